@@ -1,0 +1,441 @@
+//! A thin, checked layer over the raw JVMTI function table: every call returns `Result`, and
+//! memory JVMTI allocates for us is released by RAII guards.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::fmt;
+use std::ptr;
+
+use crate::sys::jthread;
+use jni::sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
+
+use crate::sys;
+
+/// A JVMTI error code, with the function that returned it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JvmtiError {
+    pub code: sys::jvmtiError,
+    pub function: &'static str,
+}
+
+impl fmt::Display for JvmtiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed with JVMTI error {}", self.function, self.code)
+    }
+}
+
+impl std::error::Error for JvmtiError {}
+
+pub type Result<T> = std::result::Result<T, JvmtiError>;
+
+/// Error codes we react to (the rest are just reported).
+pub const ERR_WRONG_PHASE: sys::jvmtiError = sys::jvmtiError_JVMTI_ERROR_WRONG_PHASE;
+
+/// Calls one function of the JVMTI table and turns its error code into a `Result`.
+macro_rules! call {
+    ($env:expr, $name:ident $(, $arg:expr)*) => {{
+        let env: *mut sys::jvmtiEnv = $env;
+        // SAFETY: `env` is a live JVMTI environment (the invariant of `Jvmti`); the VM fills every
+        // slot of the function table, so a missing entry is a broken VM, reported as an error.
+        let code = unsafe {
+            match (**env).$name {
+                Some(function) => function(env $(, $arg)*),
+                None => sys::jvmtiError_JVMTI_ERROR_NOT_AVAILABLE,
+            }
+        };
+        if code == sys::jvmtiError_JVMTI_ERROR_NONE {
+            Ok(())
+        } else {
+            Err(JvmtiError { code, function: stringify!($name) })
+        }
+    }};
+}
+
+/// A JVMTI environment. Copyable: JVMTI environments are valid for the life of the VM and usable
+/// from any thread attached to it (and, for memory and raw-monitor functions, from callbacks).
+#[derive(Clone, Copy)]
+pub struct Jvmti {
+    env: *mut sys::jvmtiEnv,
+}
+
+// SAFETY: JVMTI environments are process-global and the spec allows calling them from any thread
+// that the functions' own rules allow; `Jvmti` adds no thread-affine state.
+unsafe impl Send for Jvmti {}
+// SAFETY: as above; all methods take `&self` and JVMTI synchronizes internally.
+unsafe impl Sync for Jvmti {}
+
+/// JVMTI-allocated memory, released with `Deallocate` when dropped.
+pub struct JvmtiBuf<T> {
+    jvmti: Jvmti,
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> JvmtiBuf<T> {
+    pub fn as_slice(&self) -> &[T] {
+        if self.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: JVMTI returned `len` initialized elements at `ptr`, alive until we deallocate.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> Drop for JvmtiBuf<T> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            let _ = call!(self.jvmti.env, Deallocate, self.ptr.cast::<u8>());
+        }
+    }
+}
+
+/// A JVMTI-allocated modified-UTF-8 string.
+pub struct JvmtiStr(JvmtiBuf<c_char>);
+
+impl JvmtiStr {
+    fn new(jvmti: Jvmti, ptr: *mut c_char) -> Self {
+        Self(JvmtiBuf { jvmti, ptr, len: 0 })
+    }
+
+    /// The text, lossily decoded (modified UTF-8 differs from UTF-8 only for NUL and
+    /// supplementary characters, which class and method names practically never contain).
+    pub fn to_string_lossy(&self) -> String {
+        if self.0.ptr.is_null() {
+            return String::new();
+        }
+        // SAFETY: JVMTI returns NUL-terminated strings.
+        unsafe { CStr::from_ptr(self.0.ptr) }
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+pub struct ThreadInfo {
+    pub name: String,
+}
+
+pub struct RawMonitor {
+    jvmti: Jvmti,
+    id: sys::jrawMonitorID,
+}
+
+// SAFETY: raw monitors are designed to be shared across threads.
+unsafe impl Send for RawMonitor {}
+// SAFETY: as above.
+unsafe impl Sync for RawMonitor {}
+
+impl RawMonitor {
+    /// Enters the monitor; it is exited when the guard drops.
+    pub fn enter(&self) -> Result<RawMonitorGuard<'_>> {
+        call!(self.jvmti.env, RawMonitorEnter, self.id)?;
+        Ok(RawMonitorGuard { monitor: self })
+    }
+}
+
+pub struct RawMonitorGuard<'a> {
+    monitor: &'a RawMonitor,
+}
+
+impl RawMonitorGuard<'_> {
+    /// Waits up to `millis` for a notification (spurious wake-ups possible).
+    pub fn wait(&self, millis: jlong) -> Result<()> {
+        call!(
+            self.monitor.jvmti.env,
+            RawMonitorWait,
+            self.monitor.id,
+            millis
+        )
+    }
+
+    pub fn notify_all(&self) -> Result<()> {
+        call!(self.monitor.jvmti.env, RawMonitorNotifyAll, self.monitor.id)
+    }
+}
+
+impl Drop for RawMonitorGuard<'_> {
+    fn drop(&mut self) {
+        let _ = call!(self.monitor.jvmti.env, RawMonitorExit, self.monitor.id);
+    }
+}
+
+impl Jvmti {
+    /// # Safety
+    /// `env` must be a JVMTI environment obtained from `GetEnv`, valid for the VM's life.
+    pub unsafe fn from_raw(env: *mut sys::jvmtiEnv) -> Self {
+        Self { env }
+    }
+
+    pub fn potential_capabilities(&self) -> Result<sys::jvmtiCapabilities> {
+        let mut caps = empty_capabilities();
+        call!(self.env, GetPotentialCapabilities, &mut caps)?;
+        Ok(caps)
+    }
+
+    pub fn add_capabilities(&self, caps: &sys::jvmtiCapabilities) -> Result<()> {
+        call!(self.env, AddCapabilities, caps)
+    }
+
+    pub fn set_event_callbacks(&self, callbacks: &sys::jvmtiEventCallbacks) -> Result<()> {
+        let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
+        call!(self.env, SetEventCallbacks, callbacks, size)
+    }
+
+    pub fn enable_event(&self, event: sys::jvmtiEvent) -> Result<()> {
+        call!(
+            self.env,
+            SetEventNotificationMode,
+            sys::jvmtiEventMode_JVMTI_ENABLE,
+            event,
+            ptr::null_mut()
+        )
+    }
+
+    pub fn disable_event(&self, event: sys::jvmtiEvent) -> Result<()> {
+        call!(
+            self.env,
+            SetEventNotificationMode,
+            sys::jvmtiEventMode_JVMTI_DISABLE,
+            event,
+            ptr::null_mut()
+        )
+    }
+
+    pub fn create_raw_monitor(&self, name: &CStr) -> Result<RawMonitor> {
+        let mut id: sys::jrawMonitorID = ptr::null_mut();
+        call!(self.env, CreateRawMonitor, name.as_ptr(), &mut id)?;
+        Ok(RawMonitor { jvmti: *self, id })
+    }
+
+    pub fn set_heap_sampling_interval(&self, bytes: jint) -> Result<()> {
+        call!(self.env, SetHeapSamplingInterval, bytes)
+    }
+
+    pub fn system_property(&self, name: &str) -> Option<String> {
+        let name = CString::new(name).ok()?;
+        let mut value: *mut c_char = ptr::null_mut();
+        call!(self.env, GetSystemProperty, name.as_ptr(), &mut value).ok()?;
+        Some(JvmtiStr::new(*self, value).to_string_lossy())
+    }
+
+    /// # Safety
+    /// `thread` must be a live `java.lang.Thread` reference; `proc_` runs on it with `arg`.
+    pub unsafe fn run_agent_thread(
+        &self,
+        thread: jthread,
+        proc_: sys::jvmtiStartFunction,
+        arg: *const c_void,
+    ) -> Result<()> {
+        call!(
+            self.env,
+            RunAgentThread,
+            thread,
+            proc_,
+            arg,
+            sys::JVMTI_THREAD_NORM_PRIORITY as jint
+        )
+    }
+
+    /// All loaded classes, as JNI local references owned by the caller's local frame.
+    pub fn loaded_classes(&self) -> Result<JvmtiBuf<jclass>> {
+        let mut count: jint = 0;
+        let mut classes: *mut jclass = ptr::null_mut();
+        call!(self.env, GetLoadedClasses, &mut count, &mut classes)?;
+        Ok(JvmtiBuf {
+            jvmti: *self,
+            ptr: classes,
+            len: count.max(0) as usize,
+        })
+    }
+
+    pub fn class_signature(&self, class: jclass) -> Result<JvmtiStr> {
+        let mut sig: *mut c_char = ptr::null_mut();
+        call!(
+            self.env,
+            GetClassSignature,
+            class,
+            &mut sig,
+            ptr::null_mut()
+        )?;
+        Ok(JvmtiStr::new(*self, sig))
+    }
+
+    pub fn source_file_name(&self, class: jclass) -> Result<JvmtiStr> {
+        let mut name: *mut c_char = ptr::null_mut();
+        call!(self.env, GetSourceFileName, class, &mut name)?;
+        Ok(JvmtiStr::new(*self, name))
+    }
+
+    pub fn tag(&self, object: jobject) -> Result<jlong> {
+        let mut tag: jlong = 0;
+        call!(self.env, GetTag, object, &mut tag)?;
+        Ok(tag)
+    }
+
+    pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<()> {
+        call!(self.env, SetTag, object, tag)
+    }
+
+    pub fn object_size(&self, object: jobject) -> Result<jlong> {
+        let mut size: jlong = 0;
+        call!(self.env, GetObjectSize, object, &mut size)?;
+        Ok(size)
+    }
+
+    /// # Safety
+    /// The callbacks must match the JVMTI contracts and `user_data` must be what they expect.
+    pub unsafe fn follow_references(
+        &self,
+        callbacks: &sys::jvmtiHeapCallbacks,
+        user_data: *const c_void,
+    ) -> Result<()> {
+        call!(
+            self.env,
+            FollowReferences,
+            0,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            callbacks,
+            user_data
+        )
+    }
+
+    /// Fills `frames` with the top of `thread`'s stack (null = current thread); returns the count.
+    pub fn stack_trace(
+        &self,
+        thread: jthread,
+        frames: &mut [sys::jvmtiFrameInfo],
+    ) -> Result<usize> {
+        let mut count: jint = 0;
+        call!(
+            self.env,
+            GetStackTrace,
+            thread,
+            0,
+            frames.len() as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        )?;
+        Ok(count.max(0) as usize)
+    }
+
+    pub fn thread_local_storage(&self, thread: jthread) -> Result<*mut c_void> {
+        let mut data: *mut c_void = ptr::null_mut();
+        call!(self.env, GetThreadLocalStorage, thread, &mut data)?;
+        Ok(data)
+    }
+
+    pub fn set_thread_local_storage(&self, thread: jthread, data: *const c_void) -> Result<()> {
+        call!(self.env, SetThreadLocalStorage, thread, data)
+    }
+
+    /// The thread's name. The info's JNI references (group, loader) are left to the caller's
+    /// local frame.
+    pub fn thread_info(&self, thread: jthread) -> Result<ThreadInfo> {
+        let mut info = sys::jvmtiThreadInfo {
+            name: ptr::null_mut(),
+            priority: 0,
+            is_daemon: 0,
+            thread_group: ptr::null_mut(),
+            context_class_loader: ptr::null_mut(),
+        };
+        call!(self.env, GetThreadInfo, thread, &mut info)?;
+        Ok(ThreadInfo {
+            name: JvmtiStr::new(*self, info.name).to_string_lossy(),
+        })
+    }
+
+    pub fn method_name(&self, method: jmethodID) -> Result<JvmtiStr> {
+        let mut name: *mut c_char = ptr::null_mut();
+        call!(
+            self.env,
+            GetMethodName,
+            method,
+            &mut name,
+            ptr::null_mut(),
+            ptr::null_mut()
+        )?;
+        Ok(JvmtiStr::new(*self, name))
+    }
+
+    pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
+        let mut class: jclass = ptr::null_mut();
+        call!(self.env, GetMethodDeclaringClass, method, &mut class)?;
+        Ok(class)
+    }
+
+    pub fn line_number_table(
+        &self,
+        method: jmethodID,
+    ) -> Result<JvmtiBuf<sys::jvmtiLineNumberEntry>> {
+        let mut count: jint = 0;
+        let mut table: *mut sys::jvmtiLineNumberEntry = ptr::null_mut();
+        call!(self.env, GetLineNumberTable, method, &mut count, &mut table)?;
+        Ok(JvmtiBuf {
+            jvmti: *self,
+            ptr: table,
+            len: count.max(0) as usize,
+        })
+    }
+
+    pub fn dispose(&self) -> Result<()> {
+        call!(self.env, DisposeEnvironment)
+    }
+}
+
+/// Obtains a JVMTI environment from the JavaVM, preferring the newest version we know.
+///
+/// # Safety
+/// `vm` must be the `JavaVM` passed to `Agent_OnLoad`.
+pub unsafe fn get_env(vm: *mut jni::sys::JavaVM) -> Option<Jvmti> {
+    for version in [sys::JVMTI_VERSION_11, sys::JVMTI_VERSION_1_2] {
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: `vm` is valid per the contract; GetEnv is always present in the invoke table.
+        let rc = unsafe {
+            match (**vm).GetEnv {
+                Some(get_env) => get_env(vm, &mut env, version as jint),
+                None => return None,
+            }
+        };
+        if rc == jni::sys::JNI_OK && !env.is_null() {
+            // SAFETY: GetEnv returned a JVMTI environment for a JVMTI version constant.
+            return Some(unsafe { Jvmti::from_raw(env.cast()) });
+        }
+    }
+    None
+}
+
+/// Local-frame guard for JNI local references made on an agent thread.
+pub struct LocalFrame {
+    env: *mut JNIEnv,
+}
+
+impl LocalFrame {
+    /// # Safety
+    /// `env` must be the current thread's JNIEnv.
+    pub unsafe fn push(env: *mut JNIEnv, capacity: jint) -> Option<Self> {
+        // SAFETY: per contract; PushLocalFrame is always present in the JNI table.
+        let rc = unsafe {
+            match (**env).PushLocalFrame {
+                Some(push) => push(env, capacity),
+                None => return None,
+            }
+        };
+        (rc == 0).then_some(Self { env })
+    }
+}
+
+impl Drop for LocalFrame {
+    fn drop(&mut self) {
+        // SAFETY: pops the frame this guard pushed, on the same thread.
+        unsafe {
+            if let Some(pop) = (**self.env).PopLocalFrame {
+                pop(self.env, ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// A capability set with nothing in it.
+pub fn empty_capabilities() -> sys::jvmtiCapabilities {
+    // SAFETY: a plain bitfield struct, for which all-zero means "no capability".
+    unsafe { std::mem::zeroed() }
+}

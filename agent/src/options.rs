@@ -1,0 +1,441 @@
+//! The agent's options: `-agentpath:libmemcity.so=key=value,key=value`.
+//!
+//! A malformed value refuses the load (a half-configured agent is worse than none); an unknown
+//! key is a warning, so an option added in a newer memcity does not break an older one.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::log::Level;
+
+/// Default classifier chain: districts by package, buildings by type.
+pub const DEFAULT_CLASSIFIERS: &str = "package:type";
+/// Default `SampledObjectAlloc` interval: the JVM's own default, cheap enough to leave on.
+pub const DEFAULT_SAMPLING_BYTES: u64 = 512 * 1024;
+/// Default stopped-time budget: 2 % of wall time.
+pub const DEFAULT_BUDGET_PERCENT: f64 = 2.0;
+/// Default minimum time between two GC-triggered walks.
+pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(1000);
+/// Default hard cap on one walk's stopped time; a walk past it is aborted.
+pub const DEFAULT_MAX_PAUSE: Duration = Duration::from_millis(2000);
+/// Default gRPC port.
+pub const DEFAULT_PORT: u16 = 7788;
+/// Default bind address: loopback only; heap contents are not for the network unless asked.
+pub const DEFAULT_BIND: &str = "127.0.0.1";
+/// Default memory cap for the history kept for late-joining viewers.
+pub const DEFAULT_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
+/// Default number of stack frames that name an allocation site.
+pub const DEFAULT_SITE_FRAMES: usize = 3;
+/// Most frames a site may have; deeper stacks cost more in every sampled allocation.
+pub const MAX_SITE_FRAMES: usize = 16;
+
+/// One valid key, its value syntax and its meaning; printed when options are wrong.
+pub const KEYS: &[(&str, &str, &str)] = &[
+    (
+        "classifiers",
+        "package:type",
+        "grouping chain of package, type, site, thread",
+    ),
+    (
+        "sampling",
+        "512k",
+        "allocation sampling interval in bytes (0 = every allocation, slow; off)",
+    ),
+    (
+        "site_frames",
+        "3",
+        "stack frames naming an allocation site (1-16)",
+    ),
+    (
+        "budget",
+        "2%",
+        "most stopped time for heap walks, percent of wall time",
+    ),
+    (
+        "min_interval",
+        "1s",
+        "least time between two GC-triggered walks",
+    ),
+    (
+        "max_pause",
+        "2s",
+        "abort a single walk that stops the JVM longer than this",
+    ),
+    (
+        "port",
+        "7788",
+        "gRPC port (0 = pick a free one; off = no server)",
+    ),
+    ("bind", "127.0.0.1", "gRPC bind address"),
+    (
+        "portfile",
+        "PATH",
+        "write the gRPC port here once listening",
+    ),
+    ("record", "PATH", "write the session to this recording file"),
+    (
+        "history",
+        "64m",
+        "memory cap of the history kept for late viewers",
+    ),
+    (
+        "log",
+        "info",
+        "log level on stderr: error, warn, info, debug, off",
+    ),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Classifier {
+    Package,
+    Type,
+    Site,
+    Thread,
+}
+
+impl Classifier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Classifier::Package => "package",
+            Classifier::Type => "type",
+            Classifier::Site => "site",
+            Classifier::Thread => "thread",
+        }
+    }
+
+    /// Whether this level comes from allocation sampling (an estimate) rather than the walk.
+    pub fn is_sampled(self) -> bool {
+        matches!(self, Classifier::Site | Classifier::Thread)
+    }
+}
+
+/// Parses a chain such as `package:type:site` (also accepts `,`-free aliases like `pkg`).
+pub fn parse_classifiers(text: &str) -> Result<Vec<Classifier>, String> {
+    let mut chain = Vec::new();
+    for part in text.split(':') {
+        let classifier = match part.trim().to_ascii_lowercase().as_str() {
+            "package" | "pkg" => Classifier::Package,
+            "type" | "class" => Classifier::Type,
+            "site" | "allocation-site" | "allocsite" => Classifier::Site,
+            "thread" => Classifier::Thread,
+            other => {
+                return Err(format!(
+                    "unknown classifier '{other}' (valid: package, type, site, thread)"
+                ))
+            }
+        };
+        if chain.contains(&classifier) {
+            return Err(format!("classifier '{}' appears twice", classifier.name()));
+        }
+        chain.push(classifier);
+    }
+    if chain.is_empty() {
+        return Err("the classifier chain is empty".into());
+    }
+    Ok(chain)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub classifiers: Vec<Classifier>,
+    /// `None`: sampling off.
+    pub sampling: Option<u64>,
+    pub site_frames: usize,
+    /// Fraction of wall time (0.02 = 2 %).
+    pub budget: f64,
+    pub min_interval: Duration,
+    pub max_pause: Duration,
+    /// `None`: no gRPC server.
+    pub port: Option<u16>,
+    pub bind: IpAddr,
+    pub portfile: Option<PathBuf>,
+    pub record: Option<PathBuf>,
+    pub history_bytes: u64,
+    pub log: Level,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            classifiers: parse_classifiers(DEFAULT_CLASSIFIERS).expect("valid default"),
+            sampling: Some(DEFAULT_SAMPLING_BYTES),
+            site_frames: DEFAULT_SITE_FRAMES,
+            budget: DEFAULT_BUDGET_PERCENT / 100.0,
+            min_interval: DEFAULT_MIN_INTERVAL,
+            max_pause: DEFAULT_MAX_PAUSE,
+            port: Some(DEFAULT_PORT),
+            bind: DEFAULT_BIND.parse().expect("valid default"),
+            portfile: None,
+            record: None,
+            history_bytes: DEFAULT_HISTORY_BYTES,
+            log: Level::Info,
+        }
+    }
+}
+
+/// What went wrong, with the key it concerns; rendered with the table of valid keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionsError {
+    pub message: String,
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "invalid agent options: {}", self.message)?;
+        writeln!(
+            f,
+            "usage: -agentpath:/path/to/libmemcity.so[=key=value,...]; valid keys:"
+        )?;
+        for (key, example, meaning) in KEYS {
+            writeln!(f, "  {:<13}{:<12}{meaning}", key, example)?;
+        }
+        write!(
+            f,
+            "the JVM will not start with these options; fix or drop the value"
+        )
+    }
+}
+
+/// Parses the option string. Returns the options and warnings (unknown keys) to log.
+pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError> {
+    let mut options = Options::default();
+    let mut warnings = Vec::new();
+    let text = text.unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok((options, warnings));
+    }
+    for item in text.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = item.split_once('=') else {
+            return Err(err(format!("'{item}' has no value (expected key=value)")));
+        };
+        let key = key.trim().to_ascii_lowercase();
+        let value = value.trim();
+        let bad = |why: String| err(format!("{key}={value}: {why}"));
+        match key.as_str() {
+            "classifiers" => options.classifiers = parse_classifiers(value).map_err(bad)?,
+            "sampling" => {
+                options.sampling = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    let bytes = parse_bytes(value).map_err(bad)?;
+                    if bytes > i32::MAX as u64 {
+                        return Err(bad("the JVM takes at most 2147483647 bytes".into()));
+                    }
+                    Some(bytes)
+                }
+            }
+            "site_frames" => {
+                let frames: usize = value
+                    .parse()
+                    .map_err(|_| bad("expected a whole number of frames".into()))?;
+                if !(1..=MAX_SITE_FRAMES).contains(&frames) {
+                    return Err(bad(format!("expected 1 to {MAX_SITE_FRAMES}")));
+                }
+                options.site_frames = frames;
+            }
+            "budget" => {
+                let percent: f64 = value
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| bad("expected a percentage such as 2 or 2%".into()))?;
+                if !(percent > 0.0 && percent <= 100.0) {
+                    return Err(bad("expected a percentage above 0 and at most 100".into()));
+                }
+                options.budget = percent / 100.0;
+            }
+            "min_interval" => options.min_interval = parse_duration(value).map_err(bad)?,
+            "max_pause" => {
+                let pause = parse_duration(value).map_err(bad)?;
+                if pause.is_zero() {
+                    return Err(bad("a zero pause would abort every walk".into()));
+                }
+                options.max_pause = pause;
+            }
+            "port" => {
+                options.port = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad("expected a port 0-65535 or off".into()))?,
+                    )
+                }
+            }
+            "bind" => {
+                options.bind = value
+                    .parse()
+                    .map_err(|_| bad("expected an IP address such as 127.0.0.1 or ::1".into()))?
+            }
+            "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),
+            "record" => options.record = Some(non_empty_path(value).map_err(bad)?),
+            "history" => options.history_bytes = parse_bytes(value).map_err(bad)?,
+            "log" => {
+                options.log = Level::parse(value)
+                    .ok_or_else(|| bad("expected error, warn, info, debug or off".into()))?
+            }
+            _ => warnings.push(format!(
+                "unknown option '{key}' ignored (valid: {})",
+                KEYS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+    Ok((options, warnings))
+}
+
+fn err(message: String) -> OptionsError {
+    OptionsError { message }
+}
+
+fn non_empty_path(value: &str) -> Result<PathBuf, String> {
+    if value.is_empty() {
+        Err("expected a file path".into())
+    } else {
+        Ok(PathBuf::from(value))
+    }
+}
+
+/// `512k`, `4m`, `1g`, `65536`, `64mb` (binary multiples).
+pub fn parse_bytes(value: &str) -> Result<u64, String> {
+    let lower = value.to_ascii_lowercase();
+    let trimmed = lower.trim_end_matches('b').trim_end_matches('i');
+    let (digits, multiplier) = match trimmed.chars().last() {
+        Some('k') => (&trimmed[..trimmed.len() - 1], 1024),
+        Some('m') => (&trimmed[..trimmed.len() - 1], 1024 * 1024),
+        Some('g') => (&trimmed[..trimmed.len() - 1], 1024 * 1024 * 1024),
+        _ => (trimmed, 1),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| "expected a size such as 512k, 64m or 1048576".to_string())
+}
+
+/// `250ms`, `2s`, `1m`, or plain milliseconds.
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    let lower = value.to_ascii_lowercase();
+    let parse = |digits: &str| digits.trim().parse::<f64>().ok().filter(|v| *v >= 0.0);
+    let millis = if let Some(d) = lower.strip_suffix("ms") {
+        parse(d)
+    } else if let Some(d) = lower.strip_suffix('s') {
+        parse(d).map(|v| v * 1000.0)
+    } else if let Some(d) = lower.strip_suffix('m') {
+        parse(d).map(|v| v * 60_000.0)
+    } else {
+        parse(&lower)
+    };
+    millis
+        .filter(|v| v.is_finite() && *v < 1e12)
+        .map(|ms| Duration::from_micros((ms * 1000.0) as u64))
+        .ok_or_else(|| "expected a duration such as 500ms, 2s or 1m".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_options_gives_documented_defaults() {
+        let (o, w) = parse(None).unwrap();
+        assert_eq!(o, Options::default());
+        assert!(w.is_empty());
+        assert_eq!(o.classifiers, [Classifier::Package, Classifier::Type]);
+        assert_eq!(o.sampling, Some(512 * 1024));
+        assert_eq!(o.budget, 0.02);
+        assert_eq!(o.port, Some(7788));
+        assert_eq!(o.bind.to_string(), "127.0.0.1");
+        assert_eq!(o.history_bytes, 64 << 20);
+        assert_eq!(parse(Some("  ")).unwrap().0, Options::default());
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let (o, w) = parse(Some(
+            "classifiers=type:site:thread,sampling=64k,site_frames=5,budget=5%,min_interval=250ms,\
+             max_pause=3s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
+        ))
+        .unwrap();
+        assert!(w.is_empty());
+        assert_eq!(
+            o.classifiers,
+            [Classifier::Type, Classifier::Site, Classifier::Thread]
+        );
+        assert_eq!(o.sampling, Some(65536));
+        assert_eq!(o.site_frames, 5);
+        assert!((o.budget - 0.05).abs() < 1e-12);
+        assert_eq!(o.min_interval, Duration::from_millis(250));
+        assert_eq!(o.max_pause, Duration::from_secs(3));
+        assert_eq!(o.port, Some(0));
+        assert_eq!(o.bind.to_string(), "::1");
+        assert_eq!(o.portfile, Some(PathBuf::from("/tmp/p")));
+        assert_eq!(o.record, Some(PathBuf::from("/tmp/r.mcrec")));
+        assert_eq!(o.history_bytes, 1 << 20);
+        assert_eq!(o.log, Level::Debug);
+    }
+
+    #[test]
+    fn off_values_and_sampling_zero() {
+        let (o, _) = parse(Some("sampling=off,port=off,log=off")).unwrap();
+        assert_eq!(o.sampling, None);
+        assert_eq!(o.port, None);
+        assert_eq!(o.log, Level::Off);
+        assert_eq!(parse(Some("sampling=0")).unwrap().0.sampling, Some(0));
+    }
+
+    #[test]
+    fn unknown_key_warns_and_continues() {
+        let (o, w) = parse(Some("colour=red,port=1234")).unwrap();
+        assert_eq!(o.port, Some(1234));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("colour"));
+        assert!(w[0].contains("classifiers"));
+    }
+
+    #[test]
+    fn malformed_values_are_errors_that_list_the_keys() {
+        for bad in [
+            "port=http",
+            "port=70000",
+            "sampling=lots",
+            "sampling=4g",
+            "budget=0",
+            "budget=150%",
+            "classifiers=type:colour",
+            "classifiers=type:type",
+            "classifiers=",
+            "max_pause=0",
+            "min_interval=soon",
+            "bind=localhost:80",
+            "record=",
+            "log=chatty",
+            "site_frames=0",
+            "justakey",
+        ] {
+            let e = parse(Some(bad)).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("invalid agent options"), "{bad}: {text}");
+            assert!(text.contains("portfile"), "{bad}: lists keys: {text}");
+        }
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_bytes("512k"), Ok(524288));
+        assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        assert_eq!(parse_bytes("100"), Ok(100));
+        assert!(parse_bytes("k").is_err());
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("20"), Ok(Duration::from_millis(20)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("-1s").is_err());
+    }
+}

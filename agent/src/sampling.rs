@@ -1,0 +1,205 @@
+//! Allocation sampling: `SampledObjectAlloc` tags a sampled object with its allocation site,
+//! thread and weight. The callback runs on the allocating application thread, so it does the
+//! least it can: read the top frames, intern them under a short lock, set one tag. Method and
+//! thread names are resolved later, on the agent's own thread.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use crate::sys::jthread;
+use jni::sys::{jlong, jmethodID, jobject};
+
+use crate::jvmti::Jvmti;
+use crate::options::MAX_SITE_FRAMES;
+use crate::sys;
+use crate::tags;
+
+/// One frame of a site: method and bytecode index.
+pub type Frame = (usize, i64);
+
+#[derive(Default)]
+struct Sites {
+    ids: HashMap<Vec<Frame>, u32>,
+    /// Index `id - 1`.
+    frames: Vec<Vec<Frame>>,
+}
+
+#[derive(Default)]
+struct Threads {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+pub struct Sampler {
+    /// Bytes between samples; 0 samples every allocation.
+    interval: u64,
+    frames: usize,
+    sites: Mutex<Sites>,
+    threads: Mutex<Threads>,
+}
+
+/// Site id of samples beyond [`tags::MAX_SITE`] distinct sites.
+pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
+/// Thread id of samples beyond [`tags::MAX_THREAD`] distinct thread names.
+pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
+
+impl Sampler {
+    pub fn new(interval: u64, frames: usize) -> Self {
+        Self {
+            interval,
+            frames: frames.clamp(1, MAX_SITE_FRAMES),
+            sites: Mutex::default(),
+            threads: Mutex::default(),
+        }
+    }
+
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// How many allocations of `size` bytes one sample stands for: the JVM samples on average
+    /// once per `interval` bytes, so an object of `size` is sampled with probability about
+    /// `size / interval`.
+    pub fn weight(&self, size: jlong) -> f64 {
+        if self.interval == 0 {
+            1.0
+        } else {
+            (self.interval as f64 / size.max(1) as f64).max(1.0)
+        }
+    }
+
+    fn site_id(&self, frames: &[Frame]) -> u32 {
+        let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&id) = sites.ids.get(frames) {
+            return id;
+        }
+        if sites.frames.len() as u32 >= OVERFLOW_SITE - 1 {
+            return OVERFLOW_SITE;
+        }
+        sites.frames.push(frames.to_vec());
+        let id = sites.frames.len() as u32;
+        sites.ids.insert(frames.to_vec(), id);
+        id
+    }
+
+    fn thread_id(&self, name: String) -> u32 {
+        let mut threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&id) = threads.ids.get(&name) {
+            return id;
+        }
+        if threads.names.len() as u32 >= OVERFLOW_THREAD - 1 {
+            return OVERFLOW_THREAD;
+        }
+        threads.names.push(name.clone());
+        let id = threads.names.len() as u32;
+        threads.ids.insert(name, id);
+        id
+    }
+
+    /// Handles one `SampledObjectAlloc` event on the allocating thread.
+    pub fn on_sample(&self, jvmti: &Jvmti, thread: jthread, object: jobject, size: jlong) {
+        let mut buf: [sys::jvmtiFrameInfo; MAX_SITE_FRAMES] =
+            std::array::from_fn(|_| sys::jvmtiFrameInfo {
+                method: std::ptr::null_mut(),
+                location: 0,
+            });
+        let depth = jvmti
+            .stack_trace(thread, &mut buf[..self.frames])
+            .unwrap_or(0);
+        let mut frames = [(0usize, 0i64); MAX_SITE_FRAMES];
+        for (slot, frame) in frames.iter_mut().zip(&buf[..depth]) {
+            *slot = (frame.method as usize, frame.location);
+        }
+        let site = if depth == 0 {
+            OVERFLOW_SITE
+        } else {
+            self.site_id(&frames[..depth])
+        };
+        // The thread's id lives in JVMTI thread-local storage (stored plus one, since null means
+        // "not yet looked up"), so the name is fetched once per thread, not per sample.
+        let thread_id = match jvmti.thread_local_storage(thread) {
+            Ok(data) if !data.is_null() => (data as usize - 1) as u32,
+            _ => {
+                let name = jvmti
+                    .thread_info(thread)
+                    .map(|info| info.name)
+                    .unwrap_or_else(|_| "(unnamed thread)".into());
+                let id = self.thread_id(name);
+                let _ = jvmti.set_thread_local_storage(thread, (id as usize + 1) as *const c_void);
+                id
+            }
+        };
+        // An object may already carry a tag (a class mirror); never overwrite ours or others'.
+        if jvmti.tag(object).map(|t| t == 0).unwrap_or(false) {
+            let _ = jvmti.set_tag(object, tags::sample_tag(site, thread_id, self.weight(size)));
+        }
+    }
+
+    /// Frames of sites `from..` (ids), for the agent thread to resolve.
+    pub fn sites_from(&self, from: u32) -> Vec<(u32, Vec<Frame>)> {
+        let sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
+        sites
+            .frames
+            .iter()
+            .enumerate()
+            .skip(from.saturating_sub(1) as usize)
+            .map(|(i, frames)| (i as u32 + 1, frames.clone()))
+            .collect()
+    }
+
+    pub fn thread_name(&self, id: u32) -> Option<String> {
+        let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        threads.names.get((id as usize).checked_sub(1)?).cloned()
+    }
+}
+
+/// Resolves methods to names on the agent thread, caching per method.
+pub struct MethodNames {
+    cache: HashMap<usize, (String, String, Option<String>, Vec<(i64, i32)>)>,
+}
+
+impl MethodNames {
+    pub fn new() -> Self {
+        Self {
+            cache: HashMap::new(),
+        }
+    }
+
+    /// `Class.method(File.java:line)` for one frame. Needs a JNI local frame around it (the
+    /// declaring class comes back as a local reference).
+    pub fn frame(&mut self, jvmti: &Jvmti, (method, bci): Frame) -> String {
+        let entry = self.cache.entry(method).or_insert_with(|| {
+            let id = method as jmethodID;
+            let name = jvmti
+                .method_name(id)
+                .map(|s| s.to_string_lossy())
+                .unwrap_or_else(|_| "<unknown method>".into());
+            let (class, file) = match jvmti.method_declaring_class(id) {
+                Ok(class) => (
+                    jvmti
+                        .class_signature(class)
+                        .map(|s| crate::names::java_name(&s.to_string_lossy()))
+                        .unwrap_or_else(|_| "<unknown class>".into()),
+                    jvmti
+                        .source_file_name(class)
+                        .ok()
+                        .map(|s| s.to_string_lossy()),
+                ),
+                Err(_) => ("<unloaded class>".into(), None),
+            };
+            let lines = jvmti
+                .line_number_table(id)
+                .map(|t| {
+                    t.as_slice()
+                        .iter()
+                        .map(|e| (e.start_location, e.line_number))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (class, name, file, lines)
+        });
+        let line = crate::names::line_of(&entry.3, bci);
+        crate::names::frame_name(&entry.0, &entry.1, entry.2.as_deref(), line)
+    }
+}

@@ -1,0 +1,171 @@
+//! The 64-bit object tags the agent sets, and what each bit means.
+//!
+//! ```text
+//! class mirror:  1 | 0...0 | class id (32 bits)
+//! object:        0 | epoch (15) | 0000 | weight (10) | thread (12) | site (22)
+//! ```
+//! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
+//! objects carry their allocation site, thread and sampling weight. Object arrays additionally
+//! carry the epoch of the last walk that counted their bytes: arrays vary in size and the walk
+//! may report one array several times, so the epoch makes each count once. Tags are only ever set
+//! on sampled objects, classes and object arrays, never on every object (a tag costs the VM tens
+//! of bytes and slows later walks).
+
+pub const CLASS_BIT: i64 = i64::MIN; // bit 63
+
+const SITE_BITS: u32 = 22;
+const THREAD_BITS: u32 = 12;
+const WEIGHT_BITS: u32 = 10;
+const EPOCH_SHIFT: u32 = 48;
+const EPOCH_BITS: u32 = 15;
+
+pub const MAX_SITE: u32 = (1 << SITE_BITS) - 1;
+pub const MAX_THREAD: u32 = (1 << THREAD_BITS) - 1;
+pub const MAX_EPOCH: u64 = (1 << EPOCH_BITS) - 1;
+
+const SITE_MASK: i64 = MAX_SITE as i64;
+const THREAD_SHIFT: u32 = SITE_BITS;
+const WEIGHT_SHIFT: u32 = SITE_BITS + THREAD_BITS;
+const SAMPLE_KEY_MASK: i64 = (1 << (SITE_BITS + THREAD_BITS)) - 1;
+const EPOCH_MASK: i64 = (MAX_EPOCH as i64) << EPOCH_SHIFT;
+
+pub fn class_tag(id: u32) -> i64 {
+    CLASS_BIT | id as i64
+}
+
+/// The class id of a class tag, 0 for anything else (an untagged class).
+#[inline]
+pub fn class_id(tag: i64) -> u32 {
+    if tag & CLASS_BIT != 0 {
+        tag as u32
+    } else {
+        0
+    }
+}
+
+/// Tag of a freshly sampled object. `site` and `thread` must be at least 1.
+pub fn sample_tag(site: u32, thread: u32, weight: f64) -> i64 {
+    debug_assert!(site >= 1 && site <= MAX_SITE && thread <= MAX_THREAD);
+    (site as i64)
+        | ((thread as i64) << THREAD_SHIFT)
+        | ((encode_weight(weight) as i64) << WEIGHT_SHIFT)
+}
+
+/// `(site, thread)` packed, or 0 for an object that carries no sample.
+#[inline]
+pub fn sample_key(tag: i64) -> u64 {
+    if tag & CLASS_BIT != 0 || tag & SITE_MASK == 0 {
+        0
+    } else {
+        (tag & SAMPLE_KEY_MASK) as u64
+    }
+}
+
+pub fn key_site(key: u64) -> u32 {
+    (key & SITE_MASK as u64) as u32
+}
+
+pub fn key_thread(key: u64) -> u32 {
+    (key >> THREAD_SHIFT) as u32 & MAX_THREAD
+}
+
+#[inline]
+pub fn weight(tag: i64) -> f64 {
+    decode_weight(((tag >> WEIGHT_SHIFT) & ((1 << WEIGHT_BITS) - 1)) as u16)
+}
+
+#[inline]
+pub fn epoch(tag: i64) -> u64 {
+    ((tag & EPOCH_MASK) >> EPOCH_SHIFT) as u64
+}
+
+#[inline]
+pub fn with_epoch(tag: i64, epoch: u64) -> i64 {
+    (tag & !EPOCH_MASK) | (((epoch & MAX_EPOCH) as i64) << EPOCH_SHIFT)
+}
+
+/// The epoch after `epoch`: 1..=MAX_EPOCH, skipping 0 (the "never counted" value).
+pub fn next_epoch(epoch: u64) -> u64 {
+    if epoch >= MAX_EPOCH {
+        1
+    } else {
+        epoch + 1
+    }
+}
+
+/// A sampling weight (how many allocations one sample stands for, at least 1) in 10 bits: a
+/// 5-bit power of two and a 5-bit fraction, so within about 1.6 % of the real value.
+pub fn encode_weight(weight: f64) -> u16 {
+    let w = if weight.is_finite() {
+        weight.max(1.0)
+    } else {
+        1.0
+    };
+    let exponent = (w.log2().floor() as i32).clamp(0, 31);
+    let scaled = w / f64::from(1u32 << exponent) - 1.0; // in [0, 1)
+    let mut mantissa = (scaled * 32.0).round() as i32;
+    let mut exponent = exponent;
+    if mantissa >= 32 {
+        mantissa = 0;
+        exponent = (exponent + 1).min(31);
+    }
+    ((exponent as u16) << 5) | mantissa as u16
+}
+
+pub fn decode_weight(code: u16) -> f64 {
+    let exponent = (code >> 5) & 31;
+    let mantissa = code & 31;
+    (1.0 + f64::from(mantissa) / 32.0) * f64::from(1u32 << exponent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_tags_round_trip_and_are_negative() {
+        let t = class_tag(1234);
+        assert!(t < 0);
+        assert_eq!(class_id(t), 1234);
+        assert_eq!(class_id(0), 0);
+        assert_eq!(sample_key(t), 0);
+    }
+
+    #[test]
+    fn sample_tags_carry_site_thread_and_weight() {
+        let t = sample_tag(MAX_SITE, MAX_THREAD, 21845.3);
+        assert!(t > 0);
+        assert_eq!(class_id(t), 0);
+        let key = sample_key(t);
+        assert_eq!(key_site(key), MAX_SITE);
+        assert_eq!(key_thread(key), MAX_THREAD);
+        assert!((weight(t) / 21845.3 - 1.0).abs() < 0.02, "{}", weight(t));
+        assert_eq!(epoch(t), 0);
+    }
+
+    #[test]
+    fn epochs_do_not_disturb_samples() {
+        let t = sample_tag(7, 3, 2.0);
+        let e = with_epoch(t, MAX_EPOCH);
+        assert_eq!(epoch(e), MAX_EPOCH);
+        assert_eq!(sample_key(e), sample_key(t));
+        assert_eq!(weight(e), weight(t));
+        assert_eq!(epoch(with_epoch(e, 5)), 5);
+        // An object array that was never sampled: epoch only, no sample key.
+        assert_eq!(sample_key(with_epoch(0, 9)), 0);
+        assert_eq!(next_epoch(MAX_EPOCH), 1);
+        assert_eq!(next_epoch(0), 1);
+    }
+
+    #[test]
+    fn weights_are_close_over_the_whole_range() {
+        let mut w = 1.0;
+        while w < 1e9 {
+            let back = decode_weight(encode_weight(w));
+            assert!((back / w - 1.0).abs() <= 0.016, "{w} -> {back}");
+            w *= 1.37;
+        }
+        assert_eq!(decode_weight(encode_weight(0.2)), 1.0);
+        assert_eq!(decode_weight(encode_weight(f64::NAN)), 1.0);
+    }
+}

@@ -1,0 +1,373 @@
+//! Turns a walk's per-class counts into the grouping tree of the classifier chain.
+//!
+//! Package and type totals are the walk's exact counts. Below a `site` or `thread` classifier the
+//! exact type total is split by the sampled live objects of that type: each sample stands for
+//! `weight` objects; if the samples stand for more than the exact total they are scaled down to
+//! it, and what they do not cover goes to an explicit "(unsampled)" group (objects allocated
+//! before the agent, or too rare to be sampled). Splits use largest-remainder rounding, so the
+//! children of every node add up exactly to it.
+
+use std::collections::HashMap;
+
+use memcity_proto::strings::StringInterner;
+use memcity_proto::v1::{Exactness, Node, Reference};
+
+use crate::names::{self, UNSAMPLED};
+use crate::options::Classifier;
+use crate::tags;
+use crate::walk::{SampleCount, WalkResult};
+
+/// Names of the ids a walk reports.
+pub trait NameSource {
+    /// Java name of a class id (id 0: [`names::UNKNOWN_CLASS`]).
+    fn class(&self, id: u32) -> &str;
+    fn site(&self, id: u32) -> &str;
+    fn thread(&self, id: u32) -> &str;
+}
+
+#[derive(Default)]
+struct Group {
+    objects: u64,
+    bytes: u64,
+    estimated: bool,
+    children: HashMap<u32, Group>,
+}
+
+impl Group {
+    fn add(&mut self, path: &[(u32, bool)], objects: u64, bytes: u64) {
+        self.objects += objects;
+        self.bytes += bytes;
+        if let Some((&(name, estimated), rest)) = path.split_first() {
+            let child = self.children.entry(name).or_default();
+            child.estimated |= estimated;
+            child.add(rest, objects, bytes);
+        }
+    }
+
+    fn into_node(self, name: u32) -> Node {
+        let mut children: Vec<Node> = self
+            .children
+            .into_iter()
+            .map(|(name, group)| group.into_node(name))
+            .collect();
+        // Largest first, then by id, so equal inputs give byte-identical snapshots.
+        children.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
+        Node {
+            name,
+            objects: self.objects,
+            bytes: self.bytes,
+            estimated: self.estimated,
+            children,
+        }
+    }
+}
+
+/// Splits `total` in proportion to `weights` (largest remainder), so the parts sum to `total`.
+pub fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
+    let sum: f64 = weights.iter().sum();
+    if weights.is_empty() || sum <= 0.0 {
+        return vec![0; weights.len()];
+    }
+    let exact: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
+    let mut parts: Vec<u64> = exact.iter().map(|e| e.floor() as u64).collect();
+    let mut left = total.saturating_sub(parts.iter().sum());
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| {
+        let fa = exact[a] - exact[a].floor();
+        let fb = exact[b] - exact[b].floor();
+        fb.total_cmp(&fa).then(a.cmp(&b))
+    });
+    for &i in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        parts[i] += 1;
+        left -= 1;
+    }
+    parts
+}
+
+pub struct Built {
+    pub root: Node,
+    pub references: Vec<Reference>,
+    pub exactness: Exactness,
+}
+
+/// Builds the tree for `chain` from `walk`.
+pub fn build(
+    walk: &WalkResult,
+    chain: &[Classifier],
+    names: &dyn NameSource,
+    strings: &mut StringInterner,
+) -> Built {
+    let sampled_chain = chain.iter().any(|c| c.is_sampled());
+    // Samples grouped by class, in a stable order.
+    let mut samples_by_class: HashMap<u32, Vec<(u64, SampleCount)>> = HashMap::new();
+    let mut sampled_live = 0;
+    for (&(class, key), &count) in &walk.sampled {
+        sampled_live += count.objects;
+        if sampled_chain {
+            samples_by_class
+                .entry(class)
+                .or_default()
+                .push((key, count));
+        }
+    }
+    let mut root = Group::default();
+    let mut path = Vec::with_capacity(chain.len());
+    for (class, &objects) in walk.objects.iter().enumerate() {
+        if objects == 0 {
+            continue;
+        }
+        let class = class as u32;
+        let bytes = walk.bytes[class as usize];
+        let class_name = names.class(class);
+        let mut name_path =
+            |site: Option<u32>, thread: Option<u32>, strings: &mut StringInterner| {
+                path.clear();
+                let mut estimated = false;
+                for classifier in chain {
+                    estimated |= classifier.is_sampled();
+                    let name = match classifier {
+                        Classifier::Package => names::package_of(class_name),
+                        Classifier::Type => class_name,
+                        Classifier::Site => site.map_or(UNSAMPLED, |s| names.site(s)),
+                        Classifier::Thread => thread.map_or(UNSAMPLED, |t| names.thread(t)),
+                    };
+                    path.push((strings.intern(name), estimated));
+                }
+                path.clone()
+            };
+        let samples = samples_by_class.get_mut(&class);
+        let Some(samples) = samples.filter(|s| !s.is_empty()) else {
+            let p = name_path(None, None, strings);
+            root.add(&p, objects, bytes);
+            continue;
+        };
+        samples.sort_by_key(|(key, _)| *key);
+        let estimate: f64 = samples.iter().map(|(_, c)| c.weight).sum();
+        let covered = (estimate.round() as u64).min(objects);
+        let mut weights: Vec<f64> = samples.iter().map(|(_, c)| c.weight).collect();
+        let object_parts = apportion(covered, &weights);
+        // Bytes follow objects: the same split with the unsampled rest as one more part.
+        let mut byte_weights: Vec<f64> = object_parts.iter().map(|&o| o as f64).collect();
+        byte_weights.push((objects - covered) as f64);
+        let byte_parts = apportion(bytes, &byte_weights);
+        weights.clear();
+        for (i, (key, _)) in samples.iter().enumerate() {
+            if object_parts[i] == 0 {
+                continue;
+            }
+            let p = name_path(
+                Some(tags::key_site(*key)),
+                Some(tags::key_thread(*key)),
+                strings,
+            );
+            root.add(&p, object_parts[i], byte_parts[i]);
+        }
+        if objects > covered {
+            let p = name_path(None, None, strings);
+            root.add(&p, objects - covered, byte_parts[samples.len()]);
+        }
+    }
+    let mut references: Vec<Reference> = walk
+        .references
+        .iter()
+        .map(|(&(from, to), count)| Reference {
+            from_type: strings.intern(names.class(from)),
+            to_type: strings.intern(names.class(to)),
+            referrers: count.referrers,
+            references: count.references,
+        })
+        .collect();
+    references.sort_by(|a, b| {
+        b.references
+            .cmp(&a.references)
+            .then(a.from_type.cmp(&b.from_type))
+            .then(a.to_type.cmp(&b.to_type))
+    });
+    Built {
+        root: root.into_node(0),
+        references,
+        exactness: Exactness {
+            types_exact: true,
+            sites_estimated: sampled_chain,
+            sampled_live_objects: sampled_live,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::RefCount;
+
+    struct Fixed;
+    impl NameSource for Fixed {
+        fn class(&self, id: u32) -> &str {
+            [
+                "(unknown)",
+                "java.util.LinkedList$Node",
+                "Person",
+                "java.lang.String",
+                "byte[]",
+            ][id as usize]
+        }
+        fn site(&self, id: u32) -> &str {
+            ["", "Main.a(Main.java:1)", "Main.b(Main.java:2)"][id as usize]
+        }
+        fn thread(&self, id: u32) -> &str {
+            ["", "main", "worker"][id as usize]
+        }
+    }
+
+    fn walk() -> WalkResult {
+        let mut w = WalkResult {
+            objects: vec![0, 10, 10, 20, 20],
+            bytes: vec![0, 240, 160, 480, 1000],
+            ..Default::default()
+        };
+        w.references.insert(
+            (1, 2),
+            RefCount {
+                referrers: 10,
+                references: 10,
+            },
+        );
+        w.references.insert(
+            (2, 3),
+            RefCount {
+                referrers: 10,
+                references: 20,
+            },
+        );
+        // Strings: samples standing for 6 + 9 objects, 5 unsampled.
+        let key = |site: u64, thread: u64| site | (thread << 22);
+        w.sampled.insert(
+            (3, key(1, 1)),
+            SampleCount {
+                objects: 2,
+                weight: 6.0,
+            },
+        );
+        w.sampled.insert(
+            (3, key(2, 2)),
+            SampleCount {
+                objects: 1,
+                weight: 9.0,
+            },
+        );
+        // byte[]: samples standing for far more than exist: scaled down, nothing unsampled.
+        w.sampled.insert(
+            (4, key(1, 1)),
+            SampleCount {
+                objects: 1,
+                weight: 300.0,
+            },
+        );
+        w.sampled.insert(
+            (4, key(2, 1)),
+            SampleCount {
+                objects: 1,
+                weight: 100.0,
+            },
+        );
+        w
+    }
+
+    fn child<'a>(node: &'a Node, strings: &StringInterner, name: &str) -> &'a Node {
+        node.children
+            .iter()
+            .find(|c| strings.name(c.name) == Some(name))
+            .unwrap_or_else(|| panic!("no child {name}"))
+    }
+
+    #[test]
+    fn package_type_tree_is_exact() {
+        let mut strings = StringInterner::new();
+        let b = build(
+            &walk(),
+            &[Classifier::Package, Classifier::Type],
+            &Fixed,
+            &mut strings,
+        );
+        assert_eq!(b.root.objects, 60);
+        assert_eq!(b.root.bytes, 1880);
+        assert!(!b.exactness.sites_estimated);
+        assert_eq!(b.exactness.sampled_live_objects, 5);
+        let util = child(&b.root, &strings, "java.util");
+        assert_eq!(
+            child(util, &strings, "java.util.LinkedList$Node").objects,
+            10
+        );
+        assert!(!util.estimated);
+        let prim = child(&b.root, &strings, names::PRIMITIVE_ARRAYS);
+        assert_eq!(child(prim, &strings, "byte[]").bytes, 1000);
+        let person = child(
+            child(&b.root, &strings, names::DEFAULT_PACKAGE),
+            &strings,
+            "Person",
+        );
+        assert!(person.children.is_empty());
+        assert_eq!(b.references.len(), 2);
+        assert_eq!(b.references[0].references, 20);
+        assert_eq!(strings.name(b.references[0].from_type), Some("Person"));
+    }
+
+    #[test]
+    fn site_level_is_scaled_to_exact_type_totals() {
+        let mut strings = StringInterner::new();
+        let b = build(
+            &walk(),
+            &[Classifier::Type, Classifier::Site],
+            &Fixed,
+            &mut strings,
+        );
+        assert!(b.exactness.sites_estimated);
+        let string = child(&b.root, &strings, "java.lang.String");
+        assert_eq!(string.objects, 20);
+        assert!(!string.estimated);
+        let a = child(string, &strings, "Main.a(Main.java:1)");
+        let bb = child(string, &strings, "Main.b(Main.java:2)");
+        let un = child(string, &strings, UNSAMPLED);
+        assert_eq!((a.objects, bb.objects, un.objects), (6, 9, 5));
+        assert!(a.estimated && un.estimated);
+        assert_eq!(a.bytes + bb.bytes + un.bytes, 480);
+        let bytes = child(&b.root, &strings, "byte[]");
+        let parts: Vec<u64> = bytes.children.iter().map(|c| c.objects).collect();
+        assert_eq!(parts, [15, 5]);
+        assert!(bytes
+            .children
+            .iter()
+            .all(|c| strings.name(c.name) != Some(UNSAMPLED)));
+        // A type with no samples at all is wholly unsampled.
+        let node = child(&b.root, &strings, "java.util.LinkedList$Node");
+        assert_eq!(child(node, &strings, UNSAMPLED).objects, 10);
+    }
+
+    #[test]
+    fn thread_above_type_marks_everything_below_estimated() {
+        let mut strings = StringInterner::new();
+        let b = build(
+            &walk(),
+            &[Classifier::Thread, Classifier::Type],
+            &Fixed,
+            &mut strings,
+        );
+        let main = child(&b.root, &strings, "main");
+        assert!(main.estimated);
+        assert!(main.children.iter().all(|c| c.estimated));
+        let total: u64 = b.root.children.iter().map(|c| c.objects).sum();
+        assert_eq!(total, 60);
+    }
+
+    #[test]
+    fn apportion_sums_exactly() {
+        assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), [4, 3, 3]);
+        assert_eq!(apportion(0, &[1.0]), [0]);
+        assert_eq!(apportion(5, &[]), Vec::<u64>::new());
+        assert_eq!(apportion(7, &[0.0, 0.0]), [0, 0]);
+        let parts = apportion(1_000_003, &[0.3, 0.3, 0.4]);
+        assert_eq!(parts.iter().sum::<u64>(), 1_000_003);
+    }
+}

@@ -1,0 +1,468 @@
+//! One heap walk: `FollowReferences` from the GC roots, so only live objects are counted.
+//!
+//! HotSpot visits each reachable object exactly once, and a visit of an instance or array starts
+//! by reporting the object's reference to its class (`JVMTI_HEAP_REFERENCE_CLASS`), followed by
+//! its field or element references (jvmtiTagMap.cpp, `iterate_over_object` / `iterate_over_array`).
+//! So a CLASS reference marks "one more live object of the referrer's class", and the references
+//! that follow until the next CLASS reference all belong to that object: that gives exact object
+//! counts and exact distinct-referrer counts without tagging every object.
+//!
+//! Sizes: an instance's size is fixed per class and learned from any report of an instance as a
+//! referee; primitive arrays report their size once, through the array-primitive-value callback;
+//! object arrays are sized when first reported as a referee, deduplicated with the walk epoch in
+//! their tag. Class mirrors (`java.lang.Class` instances) are not visited through a CLASS
+//! reference, so they are counted from the class table instead.
+//!
+//! The callbacks run inside a safepoint on the VM thread: they must not allocate much, lock, or
+//! call JNI. They only update the state below; everything else happens after the walk.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use jni::sys::{jint, jlong};
+
+use crate::jvmti::{self, Jvmti};
+use crate::sys;
+use crate::tags;
+
+/// A fast hasher for small integer keys on the walk's hot path (SipHash is several times slower
+/// and the keys are not attacker-controlled).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
+/// Reference counts between two classes (see `Reference` in the proto).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RefCount {
+    pub referrers: u64,
+    pub references: u64,
+}
+
+/// Sampled live objects of one (class, site, thread).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct SampleCount {
+    /// Live objects carrying this sample key.
+    pub objects: u64,
+    /// Sum of their sampling weights: the estimated live objects they stand for.
+    pub weight: f64,
+}
+
+/// What one walk found, indexed by class id (0 = objects of an untagged class).
+#[derive(Debug, Default, Clone)]
+pub struct WalkResult {
+    pub objects: Vec<u64>,
+    pub bytes: Vec<u64>,
+    /// `(class id, sample key)` -> sampled live objects.
+    pub sampled: IntMap<(u32, u64), SampleCount>,
+    /// `(from class, to class)` -> counts.
+    pub references: IntMap<(u32, u32), RefCount>,
+    pub visited: u64,
+    pub pause: Duration,
+}
+
+/// Per-class facts the walk needs, prepared by the class table before the walk.
+pub struct ClassFacts<'a> {
+    /// Whether each class id is an array of references.
+    pub object_array: &'a [bool],
+    /// Id of `java.lang.Class`, whose instances are counted from the class table.
+    pub class_class: u32,
+}
+
+struct State<'a> {
+    facts: ClassFacts<'a>,
+    epoch: u64,
+    deadline: Instant,
+    calls: u64,
+    aborted: bool,
+    panicked: bool,
+    objects: Vec<u64>,
+    array_bytes: Vec<u64>,
+    instance_size: Vec<u64>,
+    sampled: IntMap<(u32, u64), SampleCount>,
+    references: IntMap<(u32, u32), RefCount>,
+    /// The object being visited: its class, or `None` between visits.
+    current: Option<u32>,
+    /// For static-field visits of class mirrors: the mirror's tag, to tell mirrors apart.
+    current_mirror: Option<jlong>,
+    /// Distinct target classes of the current visit, with reference counts.
+    targets: Vec<(u32, u64)>,
+    visited: u64,
+}
+
+impl State<'_> {
+    #[inline]
+    fn class(&self, tag: jlong) -> u32 {
+        let id = tags::class_id(tag);
+        if (id as usize) < self.objects.len() {
+            id
+        } else {
+            0
+        }
+    }
+
+    /// Ends the current visit: one referrer for each distinct target class.
+    fn flush_visit(&mut self) {
+        if let Some(from) = self.current.take() {
+            for &(to, count) in &self.targets {
+                let entry = self.references.entry((from, to)).or_default();
+                entry.referrers += 1;
+                entry.references += count;
+            }
+        }
+        self.targets.clear();
+        self.current_mirror = None;
+    }
+
+    #[inline]
+    fn add_target(&mut self, to: u32) {
+        // Objects have few distinct target classes, so a linear scan beats hashing.
+        match self.targets.iter_mut().find(|(class, _)| *class == to) {
+            Some((_, count)) => *count += 1,
+            None => self.targets.push((to, 1)),
+        }
+    }
+
+    /// Learns sizes from a report of an object as a referee (or root).
+    #[inline]
+    fn referee(&mut self, class_tag: jlong, size: jlong, length: jint, tag_ptr: *mut jlong) {
+        let class = self.class(class_tag);
+        let size = size.max(0) as u64;
+        if length < 0 {
+            if class != self.facts.class_class {
+                self.instance_size[class as usize] = size;
+            }
+        } else if self.facts.object_array.get(class as usize) == Some(&true) && !tag_ptr.is_null() {
+            // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag.
+            let tag = unsafe { *tag_ptr };
+            if tags::epoch(tag) != self.epoch {
+                self.array_bytes[class as usize] += size;
+                // SAFETY: as above; the VM stores the new tag after the callback returns.
+                unsafe { *tag_ptr = tags::with_epoch(tag, self.epoch) };
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // mirrors the JVMTI callback signature
+    fn on_reference(
+        &mut self,
+        kind: sys::jvmtiHeapReferenceKind,
+        class_tag: jlong,
+        referrer_class_tag: jlong,
+        size: jlong,
+        tag_ptr: *mut jlong,
+        referrer_tag_ptr: *mut jlong,
+        length: jint,
+    ) -> jint {
+        self.calls += 1;
+        if self.calls & 0xfff == 0 && Instant::now() > self.deadline {
+            self.aborted = true;
+            return sys::JVMTI_VISIT_ABORT as jint;
+        }
+        match kind {
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_CLASS => {
+                // A new visit starts: `referrer` is one more live object.
+                self.flush_visit();
+                let class = self.class(referrer_class_tag);
+                self.objects[class as usize] += 1;
+                self.visited += 1;
+                self.current = Some(class);
+                if !referrer_tag_ptr.is_null() {
+                    // SAFETY: JVMTI passes a valid pointer to the referrer's tag.
+                    let tag = unsafe { *referrer_tag_ptr };
+                    let key = tags::sample_key(tag);
+                    if key != 0 {
+                        let entry = self.sampled.entry((class, key)).or_default();
+                        entry.objects += 1;
+                        entry.weight += tags::weight(tag);
+                    }
+                }
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
+            | sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
+                self.referee(class_tag, size, length, tag_ptr);
+                let to = self.class(class_tag);
+                self.add_target(to);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
+                self.referee(class_tag, size, length, tag_ptr);
+                let mirror = if referrer_tag_ptr.is_null() {
+                    0
+                } else {
+                    // SAFETY: as above.
+                    unsafe { *referrer_tag_ptr }
+                };
+                // Static fields are reported from the class mirror's visit, which has no CLASS
+                // reference to start it; a different mirror tag starts a new visit instead.
+                if self.current_mirror != Some(mirror) {
+                    self.flush_visit();
+                    self.current = Some(self.class(referrer_class_tag));
+                    self.current_mirror = Some(mirror);
+                }
+                let to = self.class(class_tag);
+                self.add_target(to);
+            }
+            _ => {
+                // Roots and class-metadata edges: sizes only.
+                self.referee(class_tag, size, length, tag_ptr);
+            }
+        }
+        sys::JVMTI_VISIT_OBJECTS as jint
+    }
+}
+
+unsafe extern "C" fn heap_reference(
+    kind: sys::jvmtiHeapReferenceKind,
+    _info: *const sys::jvmtiHeapReferenceInfo,
+    class_tag: jlong,
+    referrer_class_tag: jlong,
+    size: jlong,
+    tag_ptr: *mut jlong,
+    referrer_tag_ptr: *mut jlong,
+    length: jint,
+    user_data: *mut c_void,
+) -> jint {
+    // SAFETY: `user_data` is the `State` that `walk` passed to FollowReferences; the VM calls us
+    // from one thread at a time.
+    let state = unsafe { &mut *user_data.cast::<State>() };
+    match catch_unwind(AssertUnwindSafe(|| {
+        state.on_reference(
+            kind,
+            class_tag,
+            referrer_class_tag,
+            size,
+            tag_ptr,
+            referrer_tag_ptr,
+            length,
+        )
+    })) {
+        Ok(flags) => flags,
+        Err(_) => {
+            state.panicked = true;
+            sys::JVMTI_VISIT_ABORT as jint
+        }
+    }
+}
+
+unsafe extern "C" fn array_primitive_value(
+    class_tag: jlong,
+    size: jlong,
+    _tag_ptr: *mut jlong,
+    _count: jint,
+    _element_type: sys::jvmtiPrimitiveType,
+    _elements: *const c_void,
+    user_data: *mut c_void,
+) -> jint {
+    // SAFETY: as in `heap_reference`.
+    let state = unsafe { &mut *user_data.cast::<State>() };
+    // Plain arithmetic that cannot panic: no unwind guard needed.
+    let class = state.class(class_tag) as usize;
+    state.array_bytes[class] += size.max(0) as u64;
+    0
+}
+
+#[derive(Debug)]
+pub enum WalkError {
+    /// Ran past `deadline`; the pause so far is booked against the budget.
+    Aborted {
+        pause: Duration,
+    },
+    Jvmti(jvmti::JvmtiError),
+    /// A bug in a callback; the walk stopped and the agent should stop too.
+    Panicked,
+}
+
+/// Walks the live heap. `class_count` is the number of class ids (including 0).
+pub fn walk(
+    jvmti: &Jvmti,
+    facts: ClassFacts<'_>,
+    class_count: usize,
+    epoch: u64,
+    abort_after: Duration,
+) -> Result<WalkResult, WalkError> {
+    let start = Instant::now();
+    let mut state = State {
+        facts,
+        epoch,
+        deadline: start + abort_after,
+        calls: 0,
+        aborted: false,
+        panicked: false,
+        objects: vec![0; class_count],
+        array_bytes: vec![0; class_count],
+        instance_size: vec![0; class_count],
+        sampled: IntMap::default(),
+        references: IntMap::default(),
+        current: None,
+        current_mirror: None,
+        targets: Vec::with_capacity(16),
+        visited: 0,
+    };
+    // SAFETY: the struct is all optional function pointers, for which zero means `None`.
+    let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
+    callbacks.heap_reference_callback = Some(heap_reference);
+    callbacks.array_primitive_value_callback = Some(array_primitive_value);
+    // SAFETY: the callbacks take `State` as user data, which outlives the call.
+    let result =
+        unsafe { jvmti.follow_references(&callbacks, (&mut state as *mut State).cast::<c_void>()) };
+    let pause = start.elapsed();
+    result.map_err(WalkError::Jvmti)?;
+    if state.panicked {
+        return Err(WalkError::Panicked);
+    }
+    if state.aborted {
+        return Err(WalkError::Aborted { pause });
+    }
+    state.flush_visit();
+    let bytes = (0..class_count)
+        .map(|c| state.objects[c] * state.instance_size[c] + state.array_bytes[c])
+        .collect();
+    Ok(WalkResult {
+        objects: state.objects,
+        bytes,
+        sampled: state.sampled,
+        references: state.references,
+        visited: state.visited,
+        pause,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLASS: sys::jvmtiHeapReferenceKind =
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_CLASS;
+    const FIELD: sys::jvmtiHeapReferenceKind =
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD;
+    const ELEMENT: sys::jvmtiHeapReferenceKind =
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT;
+
+    fn state(object_array: &[bool]) -> State<'_> {
+        let n = object_array.len();
+        State {
+            facts: ClassFacts {
+                object_array,
+                class_class: 99,
+            },
+            epoch: 3,
+            deadline: Instant::now() + Duration::from_secs(60),
+            calls: 0,
+            aborted: false,
+            panicked: false,
+            objects: vec![0; n],
+            array_bytes: vec![0; n],
+            instance_size: vec![0; n],
+            sampled: IntMap::default(),
+            references: IntMap::default(),
+            current: None,
+            current_mirror: None,
+            targets: Vec::new(),
+            visited: 0,
+        }
+    }
+
+    /// Replays the callback sequence HotSpot produces for: one Node (class 1) referencing a
+    /// Person (2) twice, whose visit references two Strings (3); then a String[] (4, an object
+    /// array of 40 bytes) referenced from two places and holding two Strings.
+    #[test]
+    fn class_references_count_objects_and_group_referrers() {
+        let object_array = [false, false, false, false, true];
+        let mut s = state(&object_array);
+        let t = tags::class_tag;
+        let mut tag = 0i64;
+        let mut arr_tag = 0i64;
+        let mut referrer = tags::sample_tag(5, 1, 10.0);
+        let p = &mut tag as *mut i64;
+        let r = &mut referrer as *mut i64;
+        // Visit Node: CLASS, then two fields pointing at the Person.
+        s.on_reference(CLASS, t(99), t(1), 500, p, r, -1);
+        s.on_reference(FIELD, t(2), t(1), 24, p, r, -1);
+        s.on_reference(FIELD, t(2), t(1), 24, p, r, -1);
+        // Visit Person: two String fields.
+        let mut plain = 0i64;
+        let q = &mut plain as *mut i64;
+        s.on_reference(CLASS, t(99), t(2), 500, p, q, -1);
+        s.on_reference(FIELD, t(3), t(2), 24, p, q, -1);
+        s.on_reference(FIELD, t(3), t(2), 24, p, q, -1);
+        // The String[] reported twice as a referee: its bytes count once.
+        s.on_reference(FIELD, t(4), t(2), 40, &mut arr_tag, q, 6);
+        s.on_reference(FIELD, t(4), t(2), 40, &mut arr_tag, q, 6);
+        // Visit the array: CLASS, then two elements.
+        s.on_reference(CLASS, t(99), t(4), 500, p, q, -1);
+        s.on_reference(ELEMENT, t(3), t(4), 24, p, q, -1);
+        s.on_reference(ELEMENT, t(3), t(4), 24, p, q, -1);
+        s.flush_visit();
+
+        assert_eq!(s.objects, [0, 1, 1, 0, 1]);
+        assert_eq!(s.instance_size[2], 24);
+        assert_eq!(s.array_bytes[4], 40);
+        assert_eq!(tags::epoch(arr_tag), 3);
+        assert_eq!(
+            s.references[&(1, 2)],
+            RefCount {
+                referrers: 1,
+                references: 2
+            }
+        );
+        assert_eq!(
+            s.references[&(2, 3)],
+            RefCount {
+                referrers: 1,
+                references: 2
+            }
+        );
+        assert_eq!(s.references[&(2, 4)].references, 2);
+        assert_eq!(s.references[&(4, 3)].referrers, 1);
+        let sample = s.sampled[&(1, tags::sample_key(referrer))];
+        assert_eq!(sample.objects, 1);
+        assert!((sample.weight - 10.0).abs() < 0.2);
+        assert_eq!(s.visited, 3);
+    }
+
+    #[test]
+    fn untagged_and_unknown_classes_fall_into_class_zero() {
+        let object_array = [false, false];
+        let mut s = state(&object_array);
+        let mut tag = 0i64;
+        let p = &mut tag as *mut i64;
+        s.on_reference(CLASS, 0, 0, 1, p, p, -1);
+        s.on_reference(CLASS, 0, tags::class_tag(77), 1, p, p, -1);
+        assert_eq!(s.objects[0], 2);
+    }
+
+    #[test]
+    fn a_walk_past_its_deadline_aborts() {
+        let object_array = [false, false];
+        let mut s = state(&object_array);
+        s.deadline = Instant::now() - Duration::from_millis(1);
+        let mut tag = 0i64;
+        let p = &mut tag as *mut i64;
+        let mut last = 0;
+        for _ in 0..0x1000 {
+            last = s.on_reference(CLASS, 0, tags::class_tag(1), 1, p, p, -1);
+        }
+        assert_eq!(last, sys::JVMTI_VISIT_ABORT as jint);
+        assert!(s.aborted);
+    }
+}

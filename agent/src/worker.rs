@@ -1,0 +1,466 @@
+//! The agent thread (`memcity-worker`): waits for GCs and requests, decides within the budget
+//! whether to walk, walks, names, builds the tree and publishes it.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use jni::sys::JNIEnv;
+use memcity_proto::strings::StringInterner;
+use memcity_proto::v1::{
+    snapshot::Trigger, stream_message::Kind, Handshake, Snapshot, SnapshotReply, StreamMessage,
+    WalkCost,
+};
+use memcity_proto::PROTOCOL_VERSION;
+
+use crate::budget::{Budget, Decision};
+use crate::jvmti::{Jvmti, LocalFrame};
+use crate::log::{debug, info, warning};
+use crate::names;
+use crate::options::Classifier;
+use crate::sampling::MethodNames;
+use crate::server::Request;
+use crate::tags;
+use crate::tree::{self, NameSource};
+use crate::walk::{self, ClassFacts, WalkError};
+use crate::Agent;
+
+/// How often the worker looks for requests when no GC wakes it.
+const POLL: Duration = Duration::from_millis(50);
+/// Primitive type mirrors (`int.class` ... `void.class`): heap objects no class list reports.
+const PRIMITIVE_MIRRORS: u64 = 9;
+
+/// What the agent knows about every class it has tagged. Ids start at 1; 0 is "unknown".
+struct ClassTable {
+    names: Vec<String>,
+    object_array: Vec<bool>,
+    mirror_size: Vec<u64>,
+    class_class: u32,
+    /// Mirrors of the classes loaded at the last refresh, and their bytes.
+    mirrors: u64,
+    mirror_bytes: u64,
+    min_mirror: u64,
+}
+
+impl ClassTable {
+    fn new() -> Self {
+        Self {
+            names: vec![names::UNKNOWN_CLASS.to_string()],
+            object_array: vec![false],
+            mirror_size: vec![0],
+            class_class: 0,
+            mirrors: 0,
+            mirror_bytes: 0,
+            min_mirror: 0,
+        }
+    }
+
+    /// Tags classes loaded since the last refresh. Array classes get no ClassPrepare event, so
+    /// the loaded-class list, not events, is the source of truth.
+    fn refresh(&mut self, jvmti: &Jvmti, jni: *mut JNIEnv) {
+        // SAFETY: `jni` is the worker thread's JNIEnv; the frame frees the class references.
+        let Some(_frame) = (unsafe { LocalFrame::push(jni, 64) }) else {
+            return;
+        };
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
+        for &class in classes.as_slice() {
+            let id = match jvmti.tag(class) {
+                Ok(tag) if tags::class_id(tag) != 0 => tags::class_id(tag),
+                Ok(_) => {
+                    let Ok(signature) = jvmti.class_signature(class) else {
+                        continue;
+                    };
+                    let signature = signature.to_string_lossy();
+                    let id = self.names.len() as u32;
+                    let name = names::java_name(&signature);
+                    if name == "java.lang.Class" {
+                        self.class_class = id;
+                    }
+                    self.names.push(name);
+                    self.object_array.push(names::is_object_array(&signature));
+                    self.mirror_size
+                        .push(jvmti.object_size(class).unwrap_or(0).max(0) as u64);
+                    if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
+                        continue;
+                    }
+                    id
+                }
+                Err(_) => continue,
+            };
+            mirrors += 1;
+            let size = self.mirror_size[id as usize];
+            bytes += size;
+            min = min.min(size);
+        }
+        self.mirrors = mirrors;
+        self.mirror_bytes = bytes;
+        self.min_mirror = if min == u64::MAX { 0 } else { min };
+    }
+}
+
+struct Names<'a> {
+    classes: &'a [String],
+    sites: &'a [String],
+    threads: &'a [String],
+}
+
+impl NameSource for Names<'_> {
+    fn class(&self, id: u32) -> &str {
+        self.classes
+            .get(id as usize)
+            .map_or(names::UNKNOWN_CLASS, String::as_str)
+    }
+    fn site(&self, id: u32) -> &str {
+        self.sites
+            .get(id as usize)
+            .map_or("(other sites)", String::as_str)
+    }
+    fn thread(&self, id: u32) -> &str {
+        self.threads
+            .get(id as usize)
+            .map_or("(other threads)", String::as_str)
+    }
+}
+
+struct Worker {
+    agent: &'static Agent,
+    jni: *mut JNIEnv,
+    classes: ClassTable,
+    strings: StringInterner,
+    methods: MethodNames,
+    /// Index = site id; [0] unused.
+    site_names: Vec<String>,
+    thread_names: Vec<String>,
+    chain: Vec<Classifier>,
+    budget: Budget,
+    epoch: u64,
+    seq: u64,
+    gc_seen: u64,
+    /// GC count at the last snapshot.
+    gc_at_snapshot: u64,
+    aborted_since: u64,
+    /// A GC happened that no snapshot covers yet.
+    pending: bool,
+}
+
+pub fn handshake(agent: &Agent) -> Handshake {
+    let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
+    let command_line = std::fs::read("/proc/self/cmdline")
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    Handshake {
+        protocol_version: PROTOCOL_VERSION,
+        agent_version: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        jvm_version: property("java.vm.version"),
+        jvm_vendor: property("java.vm.vendor"),
+        jvm_name: property("java.vm.name"),
+        gc_name: gc_name(&command_line),
+        command_line,
+        classifiers: agent
+            .options
+            .classifiers
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
+        sampling_interval: agent.sampler.as_ref().map_or(0, |s| s.interval()),
+        start_time_unix_ms: agent.start_unix_ms,
+        pause_budget: agent.options.budget,
+    }
+}
+
+/// The collector, from the flags that choose it (command line, then the environment variables
+/// the launcher reads). Without a flag the JVM picks G1 on server-class machines.
+fn gc_name(command_line: &str) -> String {
+    let env = ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let flags = format!("{command_line} {env}");
+    let chosen = [
+        ("-XX:+UseZGC", "Z"),
+        ("-XX:+UseShenandoahGC", "Shenandoah"),
+        ("-XX:+UseParallelGC", "Parallel"),
+        ("-XX:+UseSerialGC", "Serial"),
+        ("-XX:+UseEpsilonGC", "Epsilon"),
+        ("-XX:+UseG1GC", "G1"),
+    ]
+    .iter()
+    .filter_map(|(flag, name)| flags.rfind(flag).map(|at| (at, *name)))
+    .max_by_key(|(at, _)| *at);
+    match chosen {
+        Some((_, name)) => name.to_string(),
+        None => "G1 (default)".to_string(),
+    }
+}
+
+/// The worker's main loop.
+///
+/// # Safety
+/// `jni` must be the calling agent thread's JNIEnv.
+pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
+    let Some(requests) = agent
+        .requests_rx
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    else {
+        return;
+    };
+    let mut worker = Worker {
+        agent,
+        jni,
+        classes: ClassTable::new(),
+        strings: StringInterner::new(),
+        methods: MethodNames::new(),
+        site_names: vec![String::new()],
+        thread_names: vec![String::new()],
+        chain: agent.options.classifiers.clone(),
+        budget: Budget::new(
+            agent.options.budget,
+            agent.options.min_interval,
+            agent.options.max_pause,
+            agent.start,
+        ),
+        epoch: 0,
+        seq: 0,
+        gc_seen: 0,
+        gc_at_snapshot: 0,
+        aborted_since: 0,
+        pending: false,
+    };
+    info!(
+        "started: classifiers {}, sampling {}, budget {}% of wall time",
+        worker
+            .chain
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(":"),
+        agent
+            .sampler
+            .as_ref()
+            .map_or("off".to_string(), |s| format!(
+                "every {} bytes",
+                s.interval()
+            )),
+        agent.options.budget * 100.0
+    );
+    worker.snapshot(Trigger::Start);
+    loop {
+        if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
+            break;
+        }
+        // Requests first: a viewer waiting for an answer beats a GC-driven walk.
+        while let Ok(request) = requests.try_recv() {
+            match request {
+                Request::Snapshot(reply) => {
+                    let result = worker.snapshot(Trigger::Request).ok_or_else(|| {
+                        "the walk was aborted for running over max_pause; raise max_pause= or retry"
+                            .to_string()
+                    });
+                    let _ = reply.send(result);
+                }
+                Request::Classifiers(chain) => {
+                    info!(
+                        "classifiers changed to {}",
+                        chain.iter().map(|c| c.name()).collect::<Vec<_>>().join(":")
+                    );
+                    worker.chain = chain;
+                }
+            }
+        }
+        let gcs = agent.gc_finished.load(Ordering::Acquire);
+        if gcs != worker.gc_seen {
+            worker.gc_seen = gcs;
+            worker.pending = true;
+        }
+        let mut wait = POLL;
+        if worker.pending {
+            match worker.budget.decide(Instant::now()) {
+                Decision::Walk => {
+                    worker.snapshot(Trigger::Gc);
+                }
+                Decision::WaitUntil(when) => {
+                    wait = wait.min(when.saturating_duration_since(Instant::now()));
+                }
+            }
+        }
+        if let Ok(guard) = agent.monitor.enter() {
+            // Re-check under the monitor so a GC that finished meanwhile is not slept through.
+            if agent.gc_finished.load(Ordering::Acquire) == worker.gc_seen
+                && !agent.stopping.load(Ordering::Acquire)
+            {
+                let _ = guard.wait(wait.as_millis().max(1) as i64);
+            }
+        }
+    }
+    debug!("worker stopped after {} snapshots", worker.seq);
+}
+
+impl Worker {
+    /// Takes and publishes one snapshot; returns the reply for a requester, `None` if the walk
+    /// was aborted.
+    fn snapshot(&mut self, trigger: Trigger) -> Option<SnapshotReply> {
+        let jvmti = self.agent.jvmti;
+        self.classes.refresh(&jvmti, self.jni);
+        self.epoch = tags::next_epoch(self.epoch);
+        let gc_now = self.agent.gc_finished.load(Ordering::Acquire);
+        let facts = ClassFacts {
+            object_array: &self.classes.object_array,
+            class_class: self.classes.class_class,
+        };
+        let abort_after = self.budget.abort_after();
+        let outcome = walk::walk(
+            &jvmti,
+            facts,
+            self.classes.names.len(),
+            self.epoch,
+            abort_after,
+        );
+        let now = Instant::now();
+        let mut result = match outcome {
+            Ok(result) => {
+                self.budget.record(result.pause, now);
+                result
+            }
+            Err(WalkError::Aborted { pause }) => {
+                self.budget.record(pause, now);
+                self.aborted_since += 1;
+                self.pending = false;
+                warning!(
+                    "heap walk aborted after {} ms (limit {} ms): the heap is too large for max_pause; the next walk waits for budget",
+                    pause.as_millis(),
+                    abort_after.as_millis()
+                );
+                return None;
+            }
+            Err(WalkError::Jvmti(e)) => {
+                self.pending = false;
+                if e.code == crate::jvmti::ERR_WRONG_PHASE {
+                    return None; // the VM is shutting down
+                }
+                warning!("heap walk failed: {e}");
+                return None;
+            }
+            Err(WalkError::Panicked) => {
+                self.agent.disable("internal error during the heap walk");
+                return None;
+            }
+        };
+        self.pending = false;
+        // Class mirrors are not visited through a CLASS reference; count them from the class
+        // list (plus the primitive mirrors, which no list reports).
+        let class_class = self.classes.class_class as usize;
+        if class_class != 0 {
+            result.objects[class_class] = self.classes.mirrors + PRIMITIVE_MIRRORS;
+            result.bytes[class_class] =
+                self.classes.mirror_bytes + PRIMITIVE_MIRRORS * self.classes.min_mirror;
+        }
+        self.resolve_names();
+        let built = tree::build(
+            &result,
+            &self.chain,
+            &Names {
+                classes: &self.classes.names,
+                sites: &self.site_names,
+                threads: &self.thread_names,
+            },
+            &mut self.strings,
+        );
+        let skipped = gc_now
+            .saturating_sub(self.gc_at_snapshot)
+            .saturating_sub(u64::from(trigger == Trigger::Gc));
+        self.gc_at_snapshot = gc_now;
+        let snapshot = Snapshot {
+            seq: self.seq,
+            time_ms: self.agent.start.elapsed().as_millis() as u64,
+            gc_count: gc_now,
+            trigger: trigger as i32,
+            classifiers: self.chain.iter().map(|c| c.name().to_string()).collect(),
+            root: Some(built.root),
+            references: built.references,
+            cost: Some(WalkCost {
+                pause_ns: result.pause.as_nanos() as u64,
+                objects_visited: result.visited,
+                skipped_gcs: skipped,
+                aborted_walks: std::mem::take(&mut self.aborted_since),
+                total_pause_ns: self.budget.spent().as_nanos() as u64,
+                wall_ns: self.budget.wall(now).as_nanos() as u64,
+                dropped_snapshots: self.agent.hub.dropped_total(),
+            }),
+            exactness: Some(built.exactness),
+        };
+        if let Some(table) = self.strings.take_new() {
+            self.agent.publish(StreamMessage {
+                kind: Some(Kind::Strings(table)),
+            });
+        }
+        debug!(
+            "snapshot {} ({:?}): {} objects, pause {} ms",
+            self.seq,
+            trigger,
+            result.visited,
+            result.pause.as_millis()
+        );
+        self.agent.publish(StreamMessage {
+            kind: Some(Kind::Snapshot(snapshot)),
+        });
+        self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
+        let reply = SnapshotReply {
+            seq: self.seq,
+            pause_ns: result.pause.as_nanos() as u64,
+        };
+        self.seq += 1;
+        Some(reply)
+    }
+
+    /// Names sites and threads sampled since the last snapshot.
+    fn resolve_names(&mut self) {
+        let Some(sampler) = &self.agent.sampler else {
+            return;
+        };
+        let jvmti = self.agent.jvmti;
+        let new_sites = sampler.sites_from(self.site_names.len() as u32);
+        if !new_sites.is_empty() {
+            // SAFETY: the worker's own JNIEnv; frees the declaring-class references.
+            let _frame = unsafe { LocalFrame::push(self.jni, 64) };
+            for (id, frames) in new_sites {
+                debug_assert_eq!(id as usize, self.site_names.len());
+                let name = frames
+                    .iter()
+                    .map(|&frame| self.methods.frame(&jvmti, frame))
+                    .collect::<Vec<_>>()
+                    .join(" <- ");
+                self.site_names.push(name);
+            }
+        }
+        while let Some(name) = sampler.thread_name(self.thread_names.len() as u32) {
+            self.thread_names.push(name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gc_name_follows_the_last_flag() {
+        assert_eq!(gc_name("java -XX:+UseZGC -jar app.jar"), "Z");
+        assert_eq!(
+            gc_name("java -XX:+UseSerialGC -XX:+UseParallelGC x"),
+            "Parallel"
+        );
+        assert_eq!(gc_name("java -XX:+UseShenandoahGC x"), "Shenandoah");
+    }
+}

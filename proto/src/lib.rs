@@ -1,0 +1,39 @@
+//! memcity's wire protocol and recording format.
+//!
+//! The gRPC messages are generated from `proto/memcity/v1/memcity.proto`; [`recording`] writes and
+//! reads the same messages as a file, and [`strings`] holds the string table both ends share.
+
+pub mod recording;
+pub mod strings;
+
+/// Generated protobuf messages and tonic client/server for package `memcity.v1`.
+pub mod v1 {
+    #![allow(clippy::all)] // generated code: lints are the generator's business, not ours
+    tonic::include_proto!("memcity.v1");
+}
+
+/// Bumped on any incompatible change to the stream's meaning. Sent in the handshake; a peer that
+/// sees another version says which side to upgrade.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The agent's default gRPC address; `memcity record` and `memcity view` connect here when given
+/// no address.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:7788";
+
+/// Largest message either end accepts. tonic's default is 4 MiB; a snapshot of a heap with tens of
+/// thousands of types and sites can exceed that, so both ends raise it to this, deliberately.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Explains a protocol version mismatch in words that say what to upgrade.
+pub fn version_mismatch_hint(peer_version: u32) -> Option<String> {
+    use std::cmp::Ordering;
+    match peer_version.cmp(&PROTOCOL_VERSION) {
+        Ordering::Equal => None,
+        Ordering::Greater => Some(format!(
+            "the agent speaks memcity protocol {peer_version}, this memcity only {PROTOCOL_VERSION}: upgrade the memcity viewer"
+        )),
+        Ordering::Less => Some(format!(
+            "the agent speaks memcity protocol {peer_version}, this memcity needs {PROTOCOL_VERSION}: upgrade the agent (libmemcity.so)"
+        )),
+    }
+}

@@ -1,0 +1,537 @@
+//! The recording file: the session stream written down.
+//!
+//! ```text
+//! magic     8 bytes   0x89 "MEMCITY"   (the high byte catches 7-bit and text-mode transfers)
+//! version   u32 LE    FORMAT_VERSION
+//! frame*    u32 LE payload length, u32 LE CRC-32 of the payload, payload
+//! ```
+//! The first frame's payload is a `RecordingHeader`; every later one is a `StreamMessage`, exactly
+//! as a live subscriber receives it. Writers flush after each snapshot, so a file cut off by a
+//! killed JVM or a full disk opens up to its last whole frame; a frame whose checksum fails is
+//! skipped (its length is still trusted if it fits in the file) and counted.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use prost::Message;
+
+use crate::v1::{RecordingHeader, StreamMessage};
+
+/// First bytes of every recording.
+pub const MAGIC: [u8; 8] = *b"\x89MEMCITY";
+/// The format version this crate writes. Readers accept every version up to this one.
+pub const FORMAT_VERSION: u32 = 1;
+/// Customary file extension.
+pub const EXTENSION: &str = "mcrec";
+/// No frame is larger than this; a length field above it means the length itself is damaged.
+pub const MAX_FRAME_BYTES: u32 = 256 * 1024 * 1024;
+
+const FRAME_HEADER_BYTES: usize = 8;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not a memcity recording (it does not start with the memcity magic bytes); record one with `memcity record` or the agent's record= option")]
+    NotARecording { path: PathBuf },
+    #[error("{path} is a memcity recording of format version {found}, but this memcity reads versions up to {supported}: upgrade memcity")]
+    UnsupportedVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path} ends before its header is complete ({len} bytes): the recorder stopped before it wrote anything useful")]
+    NoHeader { path: PathBuf, len: u64 },
+    #[error("{path}: the header frame is damaged ({reason})")]
+    BadHeader { path: PathBuf, reason: String },
+}
+
+/// Writes a recording. Used by the agent (`record=`) and by `memcity record`.
+pub struct RecordingWriter<W: Write> {
+    out: W,
+    frames: u64,
+    bytes: u64,
+}
+
+impl RecordingWriter<BufWriter<File>> {
+    /// Creates (or truncates) `path` and writes magic, version and header.
+    pub fn create(path: &Path, header: &RecordingHeader) -> io::Result<Self> {
+        let file = File::create(path)?;
+        Self::new(BufWriter::with_capacity(256 * 1024, file), header)
+    }
+}
+
+impl<W: Write> RecordingWriter<W> {
+    pub fn new(mut out: W, header: &RecordingHeader) -> io::Result<Self> {
+        out.write_all(&MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        let mut writer = Self {
+            out,
+            frames: 0,
+            bytes: (MAGIC.len() + 4) as u64,
+        };
+        writer.write_frame(&header.encode_to_vec())?;
+        writer.out.flush()?;
+        Ok(writer)
+    }
+
+    /// Appends one stream message as a frame. Not flushed: call [`RecordingWriter::flush`] at a
+    /// point where a reader should see a consistent prefix (after each snapshot).
+    pub fn write(&mut self, message: &StreamMessage) -> io::Result<()> {
+        self.write_frame(&message.encode_to_vec())
+    }
+
+    /// Appends an already encoded `StreamMessage` (the agent encodes once for all subscribers).
+    pub fn write_encoded(&mut self, payload: &[u8]) -> io::Result<()> {
+        self.write_frame(payload)
+    }
+
+    fn write_frame(&mut self, payload: &[u8]) -> io::Result<()> {
+        let len = u32::try_from(payload.len())
+            .ok()
+            .filter(|&len| len <= MAX_FRAME_BYTES)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
+        let mut head = [0u8; FRAME_HEADER_BYTES];
+        head[..4].copy_from_slice(&len.to_le_bytes());
+        head[4..].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        self.out.write_all(&head)?;
+        self.out.write_all(payload)?;
+        self.frames += 1;
+        self.bytes += (FRAME_HEADER_BYTES + payload.len()) as u64;
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Frames written so far, the header included.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// How the readable part of a file ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tail {
+    /// The file ends exactly after a whole frame.
+    Clean,
+    /// The file ends inside a frame (a killed writer or a full disk); everything before it was read.
+    Truncated { offset: u64, missing_bytes: u64 },
+    /// A frame length is impossible, so nothing after `offset` can be found again.
+    Unreadable { offset: u64, reason: String },
+}
+
+/// Reads a recording frame by frame.
+pub struct RecordingReader<R: Read> {
+    input: R,
+    path: PathBuf,
+    offset: u64,
+    header: RecordingHeader,
+    version: u32,
+    tail: Option<Tail>,
+    skipped_corrupt: u64,
+}
+
+impl RecordingReader<BufReader<File>> {
+    /// Opens `path` and reads its magic, version and header.
+    pub fn open(path: &Path) -> Result<Self, RecordingError> {
+        let file = File::open(path).map_err(|source| RecordingError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::new(BufReader::with_capacity(256 * 1024, file), path)
+    }
+}
+
+impl<R: Read> RecordingReader<R> {
+    /// `path` only names the input in error messages.
+    pub fn new(mut input: R, path: &Path) -> Result<Self, RecordingError> {
+        let path = path.to_owned();
+        let io_err = |source| RecordingError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut start = [0u8; 12];
+        let got = read_up_to(&mut input, &mut start).map_err(io_err)?;
+        if got < MAGIC.len() || start[..MAGIC.len()] != MAGIC {
+            // A file shorter than the magic that is a prefix of it is a recording that died at once.
+            if got < MAGIC.len() && got > 0 && start[..got] == MAGIC[..got] {
+                return Err(RecordingError::NoHeader {
+                    path,
+                    len: got as u64,
+                });
+            }
+            return Err(RecordingError::NotARecording { path });
+        }
+        if got < start.len() {
+            return Err(RecordingError::NoHeader {
+                path,
+                len: got as u64,
+            });
+        }
+        let version = u32::from_le_bytes(start[8..12].try_into().expect("4 bytes"));
+        // Version 1 is the only format so far; a future version 2 reader upgrades version-1 frames
+        // here, before anything else sees them.
+        if version == 0 || version > FORMAT_VERSION {
+            return Err(RecordingError::UnsupportedVersion {
+                path,
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let mut reader = Self {
+            input,
+            path: path.clone(),
+            offset: start.len() as u64,
+            header: RecordingHeader::default(),
+            version,
+            tail: None,
+            skipped_corrupt: 0,
+        };
+        let payload = match reader.next_frame().map_err(|source| RecordingError::Io {
+            path: path.clone(),
+            source,
+        })? {
+            Frame::Whole(payload) => payload,
+            Frame::End | Frame::Stop => {
+                return Err(RecordingError::NoHeader {
+                    path: reader.path.clone(),
+                    len: reader.offset,
+                })
+            }
+            Frame::Corrupt => {
+                return Err(RecordingError::BadHeader {
+                    path: reader.path.clone(),
+                    reason: "checksum mismatch".into(),
+                })
+            }
+        };
+        reader.header =
+            RecordingHeader::decode(payload.as_slice()).map_err(|e| RecordingError::BadHeader {
+                path: reader.path.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(reader)
+    }
+
+    pub fn header(&self) -> &RecordingHeader {
+        &self.header
+    }
+
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
+    /// The next message, or `None` at the end of the readable part (see [`RecordingReader::tail`]).
+    /// Damaged frames are skipped and counted, never returned.
+    pub fn next_message(&mut self) -> io::Result<Option<StreamMessage>> {
+        loop {
+            match self.next_frame()? {
+                Frame::Whole(payload) => match StreamMessage::decode(payload.as_slice()) {
+                    Ok(message) => return Ok(Some(message)),
+                    // The checksum matched, so the writer wrote this: a newer writer's message
+                    // this reader cannot decode. Skip it like a damaged frame.
+                    Err(_) => self.skipped_corrupt += 1,
+                },
+                Frame::Corrupt => self.skipped_corrupt += 1,
+                Frame::End | Frame::Stop => return Ok(None),
+            }
+        }
+    }
+
+    /// How the file ended; `None` until [`RecordingReader::next_message`] returned `None`.
+    pub fn tail(&self) -> Option<&Tail> {
+        self.tail.as_ref()
+    }
+
+    /// Frames skipped because their checksum or content was damaged.
+    pub fn skipped_corrupt(&self) -> u64 {
+        self.skipped_corrupt
+    }
+
+    /// Bytes consumed so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// A one-line warning for a file that did not end cleanly, for the CLI and viewer to show.
+    pub fn damage_summary(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        match &self.tail {
+            Some(Tail::Truncated {
+                offset,
+                missing_bytes,
+            }) => parts.push(format!(
+                "the file is cut off at byte {offset} ({missing_bytes} bytes of the last frame missing; was the JVM killed or the disk full?)"
+            )),
+            Some(Tail::Unreadable { offset, reason }) => {
+                parts.push(format!("nothing after byte {offset} could be read ({reason})"))
+            }
+            Some(Tail::Clean) | None => {}
+        }
+        if self.skipped_corrupt > 0 {
+            parts.push(format!("{} damaged frame(s) skipped", self.skipped_corrupt));
+        }
+        if parts.is_empty() {
+            None
+        } else {
+            Some(format!(
+                "{}: {}; everything before that was read",
+                self.path.display(),
+                parts.join(", ")
+            ))
+        }
+    }
+
+    fn next_frame(&mut self) -> io::Result<Frame> {
+        if self.tail.is_some() {
+            return Ok(Frame::Stop);
+        }
+        let frame_start = self.offset;
+        let mut head = [0u8; FRAME_HEADER_BYTES];
+        let got = read_up_to(&mut self.input, &mut head)?;
+        if got == 0 {
+            self.tail = Some(Tail::Clean);
+            return Ok(Frame::End);
+        }
+        if got < FRAME_HEADER_BYTES {
+            self.tail = Some(Tail::Truncated {
+                offset: frame_start,
+                missing_bytes: (FRAME_HEADER_BYTES - got) as u64,
+            });
+            return Ok(Frame::End);
+        }
+        let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+        let crc = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
+        if len > MAX_FRAME_BYTES {
+            self.tail = Some(Tail::Unreadable {
+                offset: frame_start,
+                reason: format!("frame length {len} is impossible"),
+            });
+            return Ok(Frame::End);
+        }
+        let mut payload = vec![0u8; len as usize];
+        let got_payload = read_up_to(&mut self.input, &mut payload)?;
+        self.offset += (got + got_payload) as u64;
+        if got_payload < payload.len() {
+            self.tail = Some(Tail::Truncated {
+                offset: frame_start,
+                missing_bytes: (payload.len() - got_payload) as u64,
+            });
+            return Ok(Frame::End);
+        }
+        if crc32fast::hash(&payload) != crc {
+            return Ok(Frame::Corrupt);
+        }
+        Ok(Frame::Whole(payload))
+    }
+}
+
+impl<R: Read> Iterator for RecordingReader<R> {
+    type Item = io::Result<StreamMessage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_message().transpose()
+    }
+}
+
+enum Frame {
+    Whole(Vec<u8>),
+    Corrupt,
+    /// End of the readable part reached just now.
+    End,
+    /// End was reached earlier.
+    Stop,
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_up_to<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::v1::{stream_message::Kind, Handshake, Snapshot, StringTable};
+
+    fn header() -> RecordingHeader {
+        RecordingHeader {
+            handshake: Some(Handshake {
+                protocol_version: crate::PROTOCOL_VERSION,
+                agent_version: "0.1.0".into(),
+                pid: 42,
+                jvm_version: "17".into(),
+                classifiers: vec!["package".into(), "type".into()],
+                ..Default::default()
+            }),
+            writer: "test".into(),
+            recorded_at_unix_ms: 1,
+        }
+    }
+
+    fn snapshot(seq: u64) -> StreamMessage {
+        StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot {
+                seq,
+                time_ms: seq * 100,
+                ..Default::default()
+            })),
+        }
+    }
+
+    fn write_sample(snapshots: u64) -> Vec<u8> {
+        let mut w = RecordingWriter::new(Vec::new(), &header()).unwrap();
+        w.write(&StreamMessage {
+            kind: Some(Kind::Strings(StringTable {
+                first_id: 1,
+                names: vec!["java.lang".into()],
+            })),
+        })
+        .unwrap();
+        for seq in 0..snapshots {
+            w.write(&snapshot(seq)).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<StreamMessage>, RecordingReader<&[u8]>) {
+        let mut r = RecordingReader::new(bytes, Path::new("mem.mcrec")).unwrap();
+        let mut out = Vec::new();
+        while let Some(m) = r.next_message().unwrap() {
+            out.push(m);
+        }
+        (out, r)
+    }
+
+    fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
+        messages
+            .iter()
+            .filter_map(|m| match &m.kind {
+                Some(Kind::Snapshot(s)) => Some(s.seq),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = write_sample(3);
+        let (messages, r) = read_all(&bytes);
+        assert_eq!(r.header(), &header());
+        assert_eq!(r.format_version(), FORMAT_VERSION);
+        assert_eq!(messages.len(), 4);
+        assert_eq!(seqs(&messages), [0, 1, 2]);
+        assert_eq!(r.tail(), Some(&Tail::Clean));
+        assert!(r.damage_summary().is_none());
+    }
+
+    #[test]
+    fn truncated_file_opens_up_to_its_last_whole_frame() {
+        let bytes = write_sample(3);
+        // Cut off every possible number of trailing bytes inside the last frame.
+        let full = read_all(&bytes).1.offset() as usize;
+        let last_frame_len = bytes.len() - write_sample(2).len();
+        for cut in 1..last_frame_len {
+            let (messages, r) = read_all(&bytes[..full - cut]);
+            assert_eq!(seqs(&messages), [0, 1], "cut {cut}");
+            assert!(
+                matches!(r.tail(), Some(Tail::Truncated { .. })),
+                "cut {cut}"
+            );
+            assert!(r.damage_summary().unwrap().contains("cut off"));
+        }
+    }
+
+    #[test]
+    fn corrupted_frame_is_skipped_and_counted() {
+        let mut bytes = write_sample(3);
+        let second_snapshot_end = write_sample(2).len();
+        // Flip a byte inside the payload of snapshot 1 (the frame before that end).
+        bytes[second_snapshot_end - 2] ^= 0xff;
+        let (messages, r) = read_all(&bytes);
+        assert_eq!(seqs(&messages), [0, 2]);
+        assert_eq!(r.skipped_corrupt(), 1);
+        assert!(r.damage_summary().unwrap().contains("1 damaged frame"));
+    }
+
+    #[test]
+    fn impossible_length_stops_reading_with_a_reason() {
+        let mut bytes = write_sample(2);
+        let at = write_sample(1).len();
+        bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let (messages, r) = read_all(&bytes);
+        assert_eq!(seqs(&messages), [0]);
+        assert!(matches!(r.tail(), Some(Tail::Unreadable { .. })));
+    }
+
+    #[test]
+    fn foreign_and_empty_and_future_files_get_clear_errors() {
+        let path = Path::new("x.mcrec");
+        let err = RecordingReader::new(&b"{\"time\": 1}"[..], path)
+            .err()
+            .unwrap();
+        assert!(matches!(err, RecordingError::NotARecording { .. }));
+        assert!(err.to_string().contains("not a memcity recording"));
+
+        let err = RecordingReader::new(&b""[..], path).err().unwrap();
+        assert!(matches!(err, RecordingError::NotARecording { .. }));
+
+        let err = RecordingReader::new(&MAGIC[..5], path).err().unwrap();
+        assert!(matches!(err, RecordingError::NoHeader { .. }));
+
+        let mut future = MAGIC.to_vec();
+        future.extend_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        let err = RecordingReader::new(future.as_slice(), path).err().unwrap();
+        assert!(err.to_string().contains("upgrade memcity"), "{err}");
+
+        let bytes = write_sample(0);
+        let err = RecordingReader::new(&bytes[..20], path).err().unwrap();
+        assert!(matches!(err, RecordingError::NoHeader { .. }), "{err}");
+    }
+
+    #[test]
+    fn file_writer_and_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.mcrec");
+        let mut w = RecordingWriter::create(&path, &header()).unwrap();
+        w.write(&snapshot(7)).unwrap();
+        w.flush().unwrap();
+        // A reader sees the flushed prefix while the writer is still open.
+        let seen: Vec<_> = RecordingReader::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(seqs(&seen), [7]);
+        drop(w);
+        let err = RecordingReader::open(&dir.path().join("missing.mcrec"))
+            .err()
+            .unwrap();
+        assert!(matches!(err, RecordingError::Io { .. }));
+    }
+}
