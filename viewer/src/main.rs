@@ -1,1 +1,198 @@
-fn main() {}
+//! `memcity`: watch a Java application's heap as a memory city.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
+use memcity_viewer::record::{self, Ended, RecordOptions};
+use memcity_viewer::session::Session;
+use memcity_viewer::{client, report, units};
+
+#[derive(Parser)]
+#[command(
+    name = "memcity",
+    version,
+    about = "Watch a Java application's heap as a memory city",
+    long_about = "Watch a Java application's heap as a memory city.\n\n\
+Start the JVM with the agent:   java -agentpath:/path/to/libmemcity.so -jar app.jar\n\
+then record and report:         memcity record -o app.mcrec --duration 60 && memcity report app.mcrec",
+    after_help = "ADDR is the agent's HOST:PORT (default 127.0.0.1:7788; a bare port means 127.0.0.1)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Connect to a live agent and write its session to a recording file
+    Record {
+        /// Agent address, HOST:PORT
+        addr: Option<String>,
+        /// Recording file to write (conventionally *.mcrec)
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Stop after this many snapshots (a late join counts the history it receives)
+        #[arg(long)]
+        snapshots: Option<u64>,
+        /// Stop after this many seconds
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Keep trying to connect for this many seconds (the JVM may still be starting)
+        #[arg(long, default_value_t = 10.0)]
+        wait: f64,
+    },
+    /// Rank the groups of a recording by growth, first snapshot against last
+    Report {
+        /// Recording file
+        file: PathBuf,
+        /// Show the K strongest growers (0 or a large K shows every group)
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Print JSON for scripts instead of a table
+        #[arg(long)]
+        json: bool,
+        /// References of the last snapshot to list in the table
+        #[arg(long, default_value_t = 10)]
+        references: usize,
+    },
+    /// Ask a live agent for a snapshot now, outside its GC schedule
+    Snapshot {
+        /// Agent address, HOST:PORT
+        addr: Option<String>,
+    },
+    /// Change a live agent's classifier chain, e.g. `type:site`
+    Classifiers {
+        /// Agent address, HOST:PORT
+        #[arg(long)]
+        addr: Option<String>,
+        /// Chain of package, type, site, thread, separated by ':'
+        chain: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("memcity: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        anyhow::bail!("{what} must be a number of seconds, 0 or more")
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Record {
+            addr,
+            output,
+            snapshots,
+            duration,
+            wait,
+        } => {
+            let options = RecordOptions {
+                addr,
+                output: output.clone(),
+                snapshots,
+                duration: duration.map(|d| seconds(d, "--duration")).transpose()?,
+                connect_wait: seconds(wait, "--wait")?,
+                progress: true,
+            };
+            let summary = runtime()?.block_on(record::record(options))?;
+            let why = match &summary.ended {
+                Ended::Count => "snapshot count reached".to_string(),
+                Ended::Duration => "duration reached".to_string(),
+                Ended::SessionEnd(reason) => format!("the session ended ({reason})"),
+                Ended::Disconnected(why) => {
+                    format!("the agent went away ({why}); the JVM probably exited")
+                }
+                Ended::Interrupted => "interrupted".to_string(),
+            };
+            eprintln!(
+                "memcity: wrote {} snapshots ({}) to {}: {why}",
+                summary.snapshots,
+                units::bytes(summary.bytes),
+                output.display()
+            );
+            if summary.snapshots == 0 {
+                anyhow::bail!("no snapshot was received, so the recording holds only its header");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report {
+            file,
+            top,
+            json,
+            references,
+        } => {
+            let session = Session::load(&file)?;
+            let top = if top == 0 { usize::MAX } else { top };
+            let report = report::build(&session, top)
+                .with_context(|| format!("cannot report on {}", file.display()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!(
+                    "{}",
+                    report::render_text(&report, &file.display().to_string(), references)
+                );
+            }
+            for warning in &report.warnings {
+                eprintln!("memcity: warning: {warning}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Snapshot { addr } => runtime()?.block_on(async {
+            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+                .await
+                .map_err(anyhow::Error::msg)?;
+            let reply = client
+                .request_snapshot(SnapshotRequest {})
+                .await
+                .map_err(|s| {
+                    anyhow::anyhow!("the agent could not take a snapshot: {}", s.message())
+                })?
+                .into_inner();
+            println!(
+                "snapshot {} taken; the JVM was stopped {:.1} ms",
+                reply.seq,
+                reply.pause_ns as f64 / 1e6
+            );
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Classifiers { addr, chain } => runtime()?.block_on(async {
+            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+                .await
+                .map_err(anyhow::Error::msg)?;
+            let reply = client
+                .set_classifiers(SetClassifiersRequest {
+                    classifiers: chain.split(':').map(str::to_string).collect(),
+                })
+                .await
+                .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
+                .into_inner();
+            println!("classifiers now {}", reply.classifiers.join(":"));
+            Ok(ExitCode::SUCCESS)
+        }),
+    }
+}

@@ -1,0 +1,8 @@
+//! The window-free core of the `memcity` command: the session model fed by live agents and
+//! recordings, the headless commands, and (in later milestones) the city model the viewer draws.
+
+pub mod client;
+pub mod record;
+pub mod report;
+pub mod session;
+pub mod units;

@@ -1,0 +1,157 @@
+//! `memcity record`: a live session written to a recording, in the agent's own format.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use memcity_proto::recording::RecordingWriter;
+use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
+
+use crate::client;
+use crate::units;
+
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    pub addr: Option<String>,
+    pub output: PathBuf,
+    pub snapshots: Option<u64>,
+    pub duration: Option<Duration>,
+    pub connect_wait: Duration,
+    /// Show a progress line (on a terminal).
+    pub progress: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// `--snapshots` reached.
+    Count,
+    /// `--duration` passed.
+    Duration,
+    /// The agent said the session ended (the JVM exited).
+    SessionEnd(String),
+    /// The connection broke without a goodbye (the JVM was killed).
+    Disconnected(String),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub snapshots: u64,
+    pub bytes: u64,
+    pub ended: Ended,
+}
+
+pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
+    let mut client = client::connect(options.addr.as_deref(), options.connect_wait)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let mut stream = client
+        .subscribe(SubscribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+            client: format!("memcity record {}", env!("CARGO_PKG_VERSION")),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("the agent refused the subscription: {}", s.message()))?
+        .into_inner();
+    let handshake = match stream.message().await {
+        Ok(Some(message)) => match message.kind {
+            Some(Kind::Handshake(h)) => h,
+            _ => {
+                anyhow::bail!("the agent did not start with a handshake: is this a memcity agent?")
+            }
+        },
+        Ok(None) => anyhow::bail!("the agent closed the stream before its handshake"),
+        Err(s) => anyhow::bail!("the stream failed before its handshake: {}", s.message()),
+    };
+    if let Some(hint) = version_mismatch_hint(handshake.protocol_version) {
+        anyhow::bail!(hint);
+    }
+    let header = RecordingHeader {
+        handshake: Some(handshake.clone()),
+        writer: format!("memcity record {}", env!("CARGO_PKG_VERSION")),
+        recorded_at_unix_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    };
+    let mut writer = RecordingWriter::create(&options.output, &header)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
+    let progress = options.progress && std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let deadline = options.duration.map(|d| tokio::time::Instant::now() + d);
+    let mut snapshots = 0u64;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let ended = loop {
+        let next = async {
+            match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, stream.message())
+                    .await
+                    .ok(),
+                None => Some(stream.message().await),
+            }
+        };
+        let message = tokio::select! {
+            m = next => m,
+            _ = &mut ctrl_c => break Ended::Interrupted,
+        };
+        let message = match message {
+            None => break Ended::Duration,
+            Some(Ok(Some(message))) => message,
+            Some(Ok(None)) => break Ended::Disconnected("the agent closed the stream".into()),
+            Some(Err(status)) => break Ended::Disconnected(status.message().to_string()),
+        };
+        let is_snapshot = matches!(message.kind, Some(Kind::Snapshot(_)));
+        let end = match &message.kind {
+            Some(Kind::End(end)) => Some(end.reason.clone()),
+            _ => None,
+        };
+        let written = writer.write(&message).and_then(|()| {
+            if is_snapshot || end.is_some() {
+                writer.flush()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = written {
+            anyhow::bail!(
+                "cannot write {}: {e}; the {snapshots} snapshot(s) written before are readable",
+                options.output.display()
+            );
+        }
+        if let Some(Kind::Snapshot(s)) = &message.kind {
+            snapshots += 1;
+            if progress {
+                let objects = s.root.as_ref().map_or(0, |r| r.objects);
+                let pause = s.cost.as_ref().map_or(0, |c| c.pause_ns) / 1_000_000;
+                eprint!(
+                    "\r\x1b[Krecording {}: {snapshots} snapshots, {}, {:.0} s; heap {} objects, last walk {pause} ms",
+                    options.output.display(),
+                    units::bytes(writer.bytes()),
+                    start.elapsed().as_secs_f64(),
+                    units::count(objects),
+                );
+            }
+            if options.snapshots.is_some_and(|n| snapshots >= n) {
+                break Ended::Count;
+            }
+        }
+        if let Some(reason) = end {
+            break Ended::SessionEnd(reason);
+        }
+    };
+    if progress {
+        eprintln!();
+    }
+    let bytes = writer.bytes();
+    writer
+        .finish()
+        .map_err(|e| anyhow::anyhow!("cannot finish {}: {e}", options.output.display()))?;
+    Ok(Summary {
+        snapshots,
+        bytes,
+        ended,
+    })
+}

@@ -1,0 +1,325 @@
+//! `memcity report`: which groups grew, first snapshot against last.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::session::{ResolvedReference, Session};
+use crate::units::{bytes as human_bytes, count, signed_count};
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GroupGrowth {
+    /// Node names from below the root down to the leaf group.
+    pub path: Vec<String>,
+    pub objects_first: u64,
+    pub objects_last: u64,
+    pub bytes_first: u64,
+    pub bytes_last: u64,
+    /// Whether the leaf's numbers are estimates (site or thread levels).
+    pub estimated: bool,
+}
+
+impl GroupGrowth {
+    pub fn objects_growth(&self) -> i64 {
+        self.objects_last as i64 - self.objects_first as i64
+    }
+
+    pub fn bytes_growth(&self) -> i64 {
+        self.bytes_last as i64 - self.bytes_first as i64
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReferenceJson {
+    pub from: String,
+    pub to: String,
+    pub referrers: u64,
+    pub references: u64,
+}
+
+impl From<ResolvedReference> for ReferenceJson {
+    fn from(r: ResolvedReference) -> Self {
+        Self {
+            from: r.from,
+            to: r.to,
+            referrers: r.referrers,
+            references: r.references,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub snapshots: usize,
+    pub duration_ms: u64,
+    pub classifiers: Vec<String>,
+    pub jvm: String,
+    pub gc: String,
+    pub pid: u32,
+    /// Leaf groups, strongest growers first.
+    pub groups: Vec<GroupGrowth>,
+    /// References of the last snapshot, most references first.
+    pub references: Vec<ReferenceJson>,
+    /// Stopped time of all walks as a fraction of wall time, at the last snapshot.
+    pub overhead: f64,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("the recording holds no snapshot: it was stopped before the agent's first walk")]
+    NoSnapshots,
+}
+
+/// Ranks every leaf group of the session by growth between the first and last snapshot.
+pub fn build(session: &Session, top: usize) -> Result<Report, ReportError> {
+    let last_index = session
+        .snapshots
+        .len()
+        .checked_sub(1)
+        .ok_or(ReportError::NoSnapshots)?;
+    let first = session.leaves(0);
+    let last = session.leaves(last_index);
+    let estimated: HashMap<Vec<String>, bool> = leaf_estimates(session, last_index);
+    let mut merged: BTreeMap<Vec<String>, GroupGrowth> = BTreeMap::new();
+    for (leaf, is_first) in first
+        .iter()
+        .map(|l| (l, true))
+        .chain(last.iter().map(|l| (l, false)))
+    {
+        let entry = merged
+            .entry(leaf.path.clone())
+            .or_insert_with(|| GroupGrowth {
+                path: leaf.path.clone(),
+                objects_first: 0,
+                objects_last: 0,
+                bytes_first: 0,
+                bytes_last: 0,
+                estimated: estimated.get(&leaf.path).copied().unwrap_or(false),
+            });
+        if is_first {
+            entry.objects_first = leaf.objects;
+            entry.bytes_first = leaf.bytes;
+        } else {
+            entry.objects_last = leaf.objects;
+            entry.bytes_last = leaf.bytes;
+        }
+    }
+    let mut groups: Vec<GroupGrowth> = merged.into_values().collect();
+    groups.sort_by(|a, b| {
+        b.objects_growth()
+            .cmp(&a.objects_growth())
+            .then(b.bytes_growth().cmp(&a.bytes_growth()))
+            .then(a.path.cmp(&b.path))
+    });
+    groups.truncate(top);
+    let first_snap = &session.snapshots[0];
+    let last_snap = &session.snapshots[last_index];
+    let handshake = session.handshake.clone().unwrap_or_default();
+    let overhead = last_snap
+        .cost
+        .as_ref()
+        .filter(|c| c.wall_ns > 0)
+        .map(|c| c.total_pause_ns as f64 / c.wall_ns as f64)
+        .unwrap_or(0.0);
+    Ok(Report {
+        snapshots: session.snapshots.len(),
+        duration_ms: last_snap.time_ms.saturating_sub(first_snap.time_ms),
+        classifiers: session.classifiers(),
+        jvm: format!("{} {}", handshake.jvm_name, handshake.jvm_version)
+            .trim()
+            .to_string(),
+        gc: handshake.gc_name,
+        pid: handshake.pid,
+        groups,
+        references: session
+            .references(last_index)
+            .into_iter()
+            .map(ReferenceJson::from)
+            .collect(),
+        overhead,
+        warnings: session.warnings.clone(),
+    })
+}
+
+fn leaf_estimates(session: &Session, index: usize) -> HashMap<Vec<String>, bool> {
+    fn walk(
+        session: &Session,
+        node: &memcity_proto::v1::Node,
+        path: &mut Vec<String>,
+        out: &mut HashMap<Vec<String>, bool>,
+    ) {
+        for child in &node.children {
+            path.push(session.name(child.name).to_string());
+            if child.children.is_empty() {
+                out.insert(path.clone(), child.estimated);
+            } else {
+                walk(session, child, path, out);
+            }
+            path.pop();
+        }
+    }
+    let mut out = HashMap::new();
+    if let Some(root) = session.snapshots.get(index).and_then(|s| s.root.as_ref()) {
+        walk(session, root, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// The report as a tree table for people: the top groups under their parents.
+pub fn render_text(report: &Report, source: &str, references: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{source}: {} snapshots over {:.1} s; {} ({}), pid {}; walks stopped the JVM {:.2}% of the time",
+        report.snapshots,
+        report.duration_ms as f64 / 1000.0,
+        if report.jvm.is_empty() { "unknown JVM" } else { &report.jvm },
+        if report.gc.is_empty() { "unknown GC" } else { &report.gc },
+        report.pid,
+        report.overhead * 100.0
+    );
+    let _ = writeln!(out, "grouped by {}", report.classifiers.join(" > "));
+    for warning in &report.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:>12} {:>12} {:>12} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate)",
+        "GROWTH", "OBJ FIRST", "OBJ LAST", "BYTES FIRST", "BYTES LAST"
+    );
+    let mut printed: Vec<Vec<String>> = Vec::new();
+    for group in &report.groups {
+        let depth = group.path.len();
+        for level in 0..depth.saturating_sub(1) {
+            let prefix = &group.path[..=level];
+            if !printed.iter().any(|p| p.as_slice() == prefix) {
+                let _ = writeln!(
+                    out,
+                    "{:>63}  {}{}",
+                    "",
+                    "  ".repeat(level),
+                    group.path[level]
+                );
+                printed.push(prefix.to_vec());
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{:>12} {:>12} {:>12} {:>11} {:>11}  {}{}{}",
+            signed_count(group.objects_growth()),
+            count(group.objects_first),
+            count(group.objects_last),
+            human_bytes(group.bytes_first),
+            human_bytes(group.bytes_last),
+            "  ".repeat(depth.saturating_sub(1)),
+            if group.estimated { "~" } else { "" },
+            group.path.last().map(String::as_str).unwrap_or("")
+        );
+    }
+    if references > 0 && !report.references.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{:>12} {:>12}  REFERENCES in the last snapshot (referrers = distinct objects holding one)",
+            "REFERRERS", "REFERENCES"
+        );
+        for r in report.references.iter().take(references) {
+            let _ = writeln!(
+                out,
+                "{:>12} {:>12}  {} -> {}",
+                count(r.referrers),
+                count(r.references),
+                r.from,
+                r.to
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memcity_proto::v1::{stream_message::Kind, Node, Snapshot, StreamMessage, StringTable};
+
+    fn session() -> Session {
+        let mut s = Session::new();
+        s.apply(StreamMessage {
+            kind: Some(Kind::Strings(StringTable {
+                first_id: 1,
+                names: ["p", "A", "B", "C"].map(String::from).to_vec(),
+            })),
+        })
+        .unwrap();
+        let leaf = |name, objects| Node {
+            name,
+            objects,
+            bytes: objects * 16,
+            estimated: false,
+            children: vec![],
+        };
+        for (seq, (a, b, c)) in [(10, 50, 0), (1000, 40, 5)].into_iter().enumerate() {
+            let mut children = vec![leaf(2, a), leaf(3, b)];
+            if c > 0 {
+                children.push(leaf(4, c));
+            }
+            s.apply(StreamMessage {
+                kind: Some(Kind::Snapshot(Snapshot {
+                    seq: seq as u64,
+                    time_ms: seq as u64 * 1500,
+                    root: Some(Node {
+                        name: 0,
+                        objects: a + b + c,
+                        bytes: 0,
+                        estimated: false,
+                        children: vec![Node {
+                            name: 1,
+                            objects: a + b + c,
+                            bytes: 0,
+                            estimated: false,
+                            children,
+                        }],
+                    }),
+                    ..Default::default()
+                })),
+            })
+            .unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn groups_rank_by_growth_and_missing_counts_as_zero() {
+        let r = build(&session(), 100).unwrap();
+        let paths: Vec<_> = r.groups.iter().map(|g| g.path.join("/")).collect();
+        assert_eq!(paths, ["p/A", "p/C", "p/B"]);
+        assert_eq!(r.groups[0].objects_growth(), 990);
+        assert_eq!(r.groups[1].objects_first, 0);
+        assert_eq!(r.groups[2].bytes_growth(), -160);
+        assert_eq!(r.duration_ms, 1500);
+        assert_eq!(build(&session(), 1).unwrap().groups.len(), 1);
+    }
+
+    #[test]
+    fn empty_session_is_an_error() {
+        assert!(matches!(
+            build(&Session::new(), 5),
+            Err(ReportError::NoSnapshots)
+        ));
+    }
+
+    #[test]
+    fn text_is_a_tree() {
+        let text = render_text(&build(&session(), 100).unwrap(), "x.mcrec", 5);
+        assert!(text.contains("+990"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let parent = lines
+            .iter()
+            .position(|l| l.trim_end().ends_with(" p"))
+            .unwrap();
+        assert!(lines[parent + 1].trim_end().ends_with("  A"), "{text}");
+    }
+}
