@@ -27,7 +27,7 @@ pub const DEFAULT_BIND: &str = "127.0.0.1";
 /// Default memory cap for the history kept for late-joining viewers.
 pub const DEFAULT_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
 /// Default number of stack frames that name an allocation site.
-pub const DEFAULT_SITE_FRAMES: usize = 3;
+pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
 pub const MAX_SITE_FRAMES: usize = 16;
 

@@ -39,6 +39,9 @@ pub struct Sampler {
     threads: Mutex<Threads>,
 }
 
+/// Frames captured per sample: enough to get past most library code to the application.
+pub const CAPTURE_FRAMES: usize = 12;
+
 /// Site id of samples beyond [`tags::MAX_SITE`] distinct sites.
 pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 /// Thread id of samples beyond [`tags::MAX_THREAD`] distinct thread names.
@@ -52,6 +55,11 @@ impl Sampler {
             sites: Mutex::default(),
             threads: Mutex::default(),
         }
+    }
+
+    /// Frames that name a site (the `site_frames` option).
+    pub fn naming_frames(&self) -> usize {
+        self.frames
     }
 
     pub fn interval(&self) -> u64 {
@@ -104,9 +112,10 @@ impl Sampler {
                 method: std::ptr::null_mut(),
                 location: 0,
             });
-        let depth = jvmti
-            .stack_trace(thread, &mut buf[..self.frames])
-            .unwrap_or(0);
+        // Deeper than the frames that name a site, so the name can reach the first application
+        // frame below library code (see `site_name`).
+        let capture = self.frames.max(CAPTURE_FRAMES);
+        let depth = jvmti.stack_trace(thread, &mut buf[..capture]).unwrap_or(0);
         let mut frames = [(0usize, 0i64); MAX_SITE_FRAMES];
         for (slot, frame) in frames.iter_mut().zip(&buf[..depth]) {
             *slot = (frame.method as usize, frame.location);
@@ -152,6 +161,28 @@ impl Sampler {
         let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         threads.names.get((id as usize).checked_sub(1)?).cloned()
     }
+}
+
+/// Whether a frame (as named by `frame_name`) belongs to the JDK rather than the application.
+pub fn is_library_frame(frame: &str) -> bool {
+    ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+        .iter()
+        .any(|prefix| frame.starts_with(prefix))
+}
+
+/// A site's name: its top `naming` frames, and if those are all library code, the first
+/// application frame below them, so a `String` built by `StringConcatHelper` still says which
+/// application line made it.
+pub fn site_name(frames: &[String], naming: usize) -> String {
+    let top = &frames[..naming.min(frames.len())];
+    let mut name = top.join(" <- ");
+    if top.iter().all(|f| is_library_frame(f)) {
+        if let Some(app) = frames[top.len()..].iter().find(|f| !is_library_frame(f)) {
+            name.push_str(" <- ... <- ");
+            name.push_str(app);
+        }
+    }
+    name
 }
 
 /// Resolves methods to names on the agent thread, caching per method.
@@ -201,5 +232,38 @@ impl MethodNames {
         });
         let line = crate::names::line_of(&entry.3, bci);
         crate::names::frame_name(&entry.0, &entry.1, entry.2.as_deref(), line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn site_names_reach_the_application() {
+        let stack = frames(&[
+            "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387)",
+            "java.lang.invoke.DirectMethodHandle$Holder.invokeStatic(DirectMethodHandle$Holder)",
+            "LinkedListLeak.main(LinkedListLeak.java:33)",
+        ]);
+        assert_eq!(
+            site_name(&stack, 1),
+            "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387) <- ... <- LinkedListLeak.main(LinkedListLeak.java:33)"
+        );
+        assert_eq!(site_name(&stack[2..], 1), "LinkedListLeak.main(LinkedListLeak.java:33)");
+        assert_eq!(site_name(&stack, 3), stack.join(" <- "));
+        assert_eq!(site_name(&stack[..2], 1), stack[0]);
+    }
+
+    #[test]
+    fn weights_follow_the_sampling_interval() {
+        let s = Sampler::new(1024, 1);
+        assert_eq!(s.weight(16), 64.0);
+        assert_eq!(s.weight(4096), 1.0);
+        assert_eq!(Sampler::new(0, 1).weight(16), 1.0);
     }
 }

@@ -79,6 +79,8 @@ pub struct WalkResult {
     pub references: IntMap<(u32, u32), RefCount>,
     pub visited: u64,
     pub pause: Duration,
+    /// First class id past the class table's: ids from here were tagged during the walk.
+    pub first_new_class: u32,
 }
 
 /// Per-class facts the walk needs, prepared by the class table before the walk.
@@ -87,6 +89,10 @@ pub struct ClassFacts<'a> {
     pub object_array: &'a [bool],
     /// Id of `java.lang.Class`, whose instances are counted from the class table.
     pub class_class: u32,
+    /// Next free class id: a class loaded after the class table's refresh (between that and
+    /// the safepoint) gets this as a provisional tag when the walk first meets one of its
+    /// objects, and the class table names it after the walk.
+    pub next_class_id: u32,
 }
 
 struct State<'a> {
@@ -119,6 +125,24 @@ impl State<'_> {
         } else {
             0
         }
+    }
+
+    /// Gives an untagged class mirror (the referee of a CLASS reference) a provisional id. The VM
+    /// stores the tag after the callback, so later objects of the class arrive with it.
+    fn tag_new_class(&mut self, mirror_tag: *mut jlong) -> u32 {
+        // SAFETY: JVMTI passes a valid, writable pointer to the referee's (the mirror's) tag.
+        let existing = unsafe { *mirror_tag };
+        if existing != 0 {
+            return self.class(existing);
+        }
+        let id = self.facts.next_class_id;
+        self.facts.next_class_id += 1;
+        self.objects.push(0);
+        self.array_bytes.push(0);
+        self.instance_size.push(0);
+        // SAFETY: as above.
+        unsafe { *mirror_tag = tags::class_tag(id) };
+        id
     }
 
     /// Ends the current visit: one referrer for each distinct target class.
@@ -183,7 +207,10 @@ impl State<'_> {
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_CLASS => {
                 // A new visit starts: `referrer` is one more live object.
                 self.flush_visit();
-                let class = self.class(referrer_class_tag);
+                let mut class = self.class(referrer_class_tag);
+                if class == 0 && !tag_ptr.is_null() {
+                    class = self.tag_new_class(tag_ptr);
+                }
                 self.objects[class as usize] += 1;
                 self.visited += 1;
                 self.current = Some(class);
@@ -301,6 +328,7 @@ pub fn walk(
     abort_after: Duration,
 ) -> Result<WalkResult, WalkError> {
     let start = Instant::now();
+    let first_new_class = facts.next_class_id;
     let mut state = State {
         facts,
         epoch,
@@ -334,7 +362,7 @@ pub fn walk(
         return Err(WalkError::Aborted { pause });
     }
     state.flush_visit();
-    let bytes = (0..class_count)
+    let bytes = (0..state.objects.len())
         .map(|c| state.objects[c] * state.instance_size[c] + state.array_bytes[c])
         .collect();
     Ok(WalkResult {
@@ -344,6 +372,7 @@ pub fn walk(
         references: state.references,
         visited: state.visited,
         pause,
+        first_new_class,
     })
 }
 
@@ -364,6 +393,7 @@ mod tests {
             facts: ClassFacts {
                 object_array,
                 class_class: 99,
+                next_class_id: n as u32,
             },
             epoch: 3,
             deadline: Instant::now() + Duration::from_secs(60),
@@ -441,14 +471,23 @@ mod tests {
     }
 
     #[test]
-    fn untagged_and_unknown_classes_fall_into_class_zero() {
+    fn classes_loaded_after_the_refresh_get_provisional_ids() {
         let object_array = [false, false];
         let mut s = state(&object_array);
-        let mut tag = 0i64;
-        let p = &mut tag as *mut i64;
-        s.on_reference(CLASS, 0, 0, 1, p, p, -1);
-        s.on_reference(CLASS, 0, tags::class_tag(77), 1, p, p, -1);
-        assert_eq!(s.objects[0], 2);
+        let mut mirror = 0i64;
+        let mut other = 0i64;
+        let m = &mut mirror as *mut i64;
+        let o = &mut other as *mut i64;
+        // The first object of an untagged class tags its mirror with the next id, 2.
+        s.on_reference(CLASS, 0, 0, 1, m, o, -1);
+        assert_eq!(tags::class_id(mirror), 2);
+        // The VM then reports the class with that tag.
+        s.on_reference(CLASS, 0, mirror, 1, m, o, -1);
+        assert_eq!(s.objects, [0, 0, 2]);
+        // A tag beyond every known id (not ours) falls into class 0.
+        let mut plain = 5i64;
+        s.on_reference(CLASS, 0, tags::class_tag(77), 1, &mut plain, o, -1);
+        assert_eq!(s.objects[0], 1);
     }
 
     #[test]

@@ -54,6 +54,23 @@ impl ClassTable {
         }
     }
 
+    /// Records class `id`; ids past the end (provisional tags from a walk) extend the table.
+    fn add(&mut self, id: u32, signature: &str, mirror_size: crate::jvmti::Result<i64>) {
+        let index = id as usize;
+        if self.names.len() <= index {
+            self.names.resize(index + 1, names::UNKNOWN_CLASS.to_string());
+            self.object_array.resize(index + 1, false);
+            self.mirror_size.resize(index + 1, 0);
+        }
+        let name = names::java_name(signature);
+        if name == "java.lang.Class" {
+            self.class_class = id;
+        }
+        self.names[index] = name;
+        self.object_array[index] = names::is_object_array(signature);
+        self.mirror_size[index] = mirror_size.unwrap_or(0).max(0) as u64;
+    }
+
     /// Tags classes loaded since the last refresh. Array classes get no ClassPrepare event, so
     /// the loaded-class list, not events, is the source of truth.
     fn refresh(&mut self, jvmti: &Jvmti, jni: *mut JNIEnv) {
@@ -67,24 +84,25 @@ impl ClassTable {
         let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
         for &class in classes.as_slice() {
             let id = match jvmti.tag(class) {
+                Ok(tag) if tags::class_id(tag) as usize >= self.names.len() => {
+                    // Tagged provisionally by the last walk: name it now.
+                    let id = tags::class_id(tag);
+                    let Ok(signature) = jvmti.class_signature(class) else {
+                        continue;
+                    };
+                    self.add(id, &signature.to_string_lossy(), jvmti.object_size(class));
+                    id
+                }
                 Ok(tag) if tags::class_id(tag) != 0 => tags::class_id(tag),
                 Ok(_) => {
                     let Ok(signature) = jvmti.class_signature(class) else {
                         continue;
                     };
-                    let signature = signature.to_string_lossy();
                     let id = self.names.len() as u32;
-                    let name = names::java_name(&signature);
-                    if name == "java.lang.Class" {
-                        self.class_class = id;
-                    }
-                    self.names.push(name);
-                    self.object_array.push(names::is_object_array(&signature));
-                    self.mirror_size
-                        .push(jvmti.object_size(class).unwrap_or(0).max(0) as u64);
                     if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
                         continue;
                     }
+                    self.add(id, &signature.to_string_lossy(), jvmti.object_size(class));
                     id
                 }
                 Err(_) => continue,
@@ -318,6 +336,7 @@ impl Worker {
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
             class_class: self.classes.class_class,
+            next_class_id: self.classes.names.len() as u32,
         };
         let abort_after = self.budget.abort_after();
         let outcome = walk::walk(
@@ -358,6 +377,10 @@ impl Worker {
             }
         };
         self.pending = false;
+        if result.objects.len() > result.first_new_class as usize {
+            // Name the classes the walk tagged (their mirrors are counted from the next walk on).
+            self.classes.refresh(&jvmti, self.jni);
+        }
         // Class mirrors are not visited through a CLASS reference; count them from the class
         // list (plus the primitive mirrors, which no list reports).
         let class_class = self.classes.class_class as usize;
@@ -436,12 +459,12 @@ impl Worker {
             let _frame = unsafe { LocalFrame::push(self.jni, 64) };
             for (id, frames) in new_sites {
                 debug_assert_eq!(id as usize, self.site_names.len());
-                let name = frames
+                let named: Vec<String> = frames
                     .iter()
                     .map(|&frame| self.methods.frame(&jvmti, frame))
-                    .collect::<Vec<_>>()
-                    .join(" <- ");
-                self.site_names.push(name);
+                    .collect();
+                self.site_names
+                    .push(crate::sampling::site_name(&named, sampler.naming_frames()));
             }
         }
         while let Some(name) = sampler.thread_name(self.thread_names.len() as u32) {

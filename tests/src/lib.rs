@@ -1,1 +1,364 @@
+//! Harness for the end-to-end tests: real JVMs with the real agent, the real `memcity` binary,
+//! real gRPC over loopback. Every wait has a timeout and every child JVM is killed on drop.
 
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub use memcity_viewer::session::Session;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ lives in the workspace")
+        .to_path_buf()
+}
+
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// The profile the agent and CLI under test were built with (`MEMCITY_TEST_PROFILE`, default
+/// debug, like `cargo test`).
+pub fn profile_dir() -> PathBuf {
+    let profile = std::env::var("MEMCITY_TEST_PROFILE").unwrap_or_else(|_| "debug".into());
+    target_dir().join(profile)
+}
+
+pub fn agent_path() -> PathBuf {
+    profile_dir().join("libmemcity.so")
+}
+
+pub fn memcity_bin() -> PathBuf {
+    profile_dir().join("memcity")
+}
+
+pub fn classes_dir() -> PathBuf {
+    target_dir().join("jvm-test-apps")
+}
+
+/// Builds the agent, the CLI and the Java test apps once per test binary. `cargo test` does not
+/// build a cdylib's file or another package's binary, so the harness asks cargo itself; when
+/// they are fresh this is a no-op.
+pub fn ensure_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(root())
+            .args(["build", "-p", "memcity-agent", "-p", "memcity-viewer"]);
+        if std::env::var("MEMCITY_TEST_PROFILE").as_deref() == Ok("release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("run cargo build");
+        assert!(status.success(), "building the agent and CLI failed");
+        let status = Command::new(root().join("scripts/build-java.sh"))
+            .status()
+            .expect("run scripts/build-java.sh");
+        assert!(status.success(), "building the Java test apps failed");
+    });
+}
+
+/// A JDK to run the apps on.
+#[derive(Debug, Clone)]
+pub struct Jdk {
+    pub home: PathBuf,
+    pub major: u32,
+}
+
+impl Jdk {
+    pub fn java(&self) -> PathBuf {
+        self.home.join("bin/java")
+    }
+    pub fn jcmd(&self) -> PathBuf {
+        self.home.join("bin/jcmd")
+    }
+}
+
+/// JDK 17, the project's baseline: `MEMCITY_JDK17`, else the Debian path, else `JAVA_HOME`.
+pub fn jdk17() -> Jdk {
+    let home = std::env::var_os("MEMCITY_JDK17")
+        .map(PathBuf::from)
+        .filter(|p| p.join("bin/java").exists())
+        .or_else(|| {
+            Some(PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64")).filter(|p| p.join("bin/java").exists())
+        })
+        .or_else(|| std::env::var_os("JAVA_HOME").map(PathBuf::from))
+        .expect("no JDK 17 found: install openjdk-17-jdk-headless or set MEMCITY_JDK17");
+    Jdk { home, major: 17 }
+}
+
+/// A JDK 25 if one is installed under /usr/lib/jvm (or `MEMCITY_JDK25`); tests that use it skip
+/// with a printed reason otherwise.
+pub fn jdk25() -> Option<Jdk> {
+    if let Some(home) = std::env::var_os("MEMCITY_JDK25").map(PathBuf::from) {
+        return home.join("bin/java").exists().then_some(Jdk { home, major: 25 });
+    }
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/lib/jvm")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            (name.contains("-25-") || name.contains("-25") && name.ends_with("25") || name.contains("jdk-25"))
+                && p.join("bin/java").exists()
+        })
+        .collect();
+    candidates.sort();
+    candidates.pop().map(|home| Jdk { home, major: 25 })
+}
+
+/// Prints why a test is skipped (visible with `--nocapture` and in CI logs of failures).
+pub fn skip(reason: &str) {
+    eprintln!("SKIPPED: {reason}");
+}
+
+/// A running test JVM. Killed when dropped.
+pub struct JavaApp {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stdout_seen: Mutex<Vec<String>>,
+    pub stderr_path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub struct AppSpec<'a> {
+    pub jdk: &'a Jdk,
+    pub main: &'a str,
+    pub args: Vec<String>,
+    /// Agent options; `None` runs without the agent.
+    pub agent: Option<String>,
+    pub jvm_flags: Vec<String>,
+}
+
+impl<'a> AppSpec<'a> {
+    pub fn new(jdk: &'a Jdk, main: &'a str, seconds: f64) -> Self {
+        Self {
+            jdk,
+            main,
+            args: vec![seconds.to_string()],
+            agent: Some(String::new()),
+            jvm_flags: vec!["-Xmx512m".into()],
+        }
+    }
+
+    pub fn agent(mut self, options: impl Into<String>) -> Self {
+        self.agent = Some(options.into());
+        self
+    }
+
+    pub fn flag(mut self, flag: impl Into<String>) -> Self {
+        self.jvm_flags.push(flag.into());
+        self
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn spawn(self) -> JavaApp {
+        ensure_built();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let stderr_path = dir.path().join("stderr.txt");
+        let mut cmd = Command::new(self.jdk.java());
+        cmd.args(&self.jvm_flags);
+        if let Some(options) = &self.agent {
+            let mut arg = format!("-agentpath:{}", agent_path().display());
+            if !options.is_empty() {
+                arg.push('=');
+                arg.push_str(options);
+            }
+            cmd.arg(arg);
+        }
+        cmd.arg("-cp")
+            .arg(classes_dir())
+            .arg(self.main)
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_path).expect("stderr file"));
+        let mut child = cmd.spawn().expect("start java");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("test-app-stdout".into())
+            .spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("stdout reader");
+        JavaApp {
+            child,
+            lines,
+            stdout_seen: Mutex::new(Vec::new()),
+            stderr_path,
+            _dir: dir,
+        }
+    }
+}
+
+impl JavaApp {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for a stdout line starting with `prefix`.
+    pub fn wait_for_line(&self, prefix: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stdout_seen.lock().unwrap().push(line.clone());
+                    if line.starts_with(prefix) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no '{prefix}' line from the JVM within {timeout:?}; stdout so far: {:?}; stderr: {}",
+                    self.stdout_seen.lock().unwrap(),
+                    self.stderr()
+                ),
+            }
+        }
+    }
+
+    /// Waits for the JVM to exit; returns its status and all of stdout.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Vec<String>) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // Collect the rest of stdout (the reader thread ends at EOF).
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+                    self.stdout_seen.lock().unwrap().push(line);
+                }
+                return (status, self.stdout_seen.lock().unwrap().clone());
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                panic!("the JVM did not exit within {timeout:?}; stderr: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for JavaApp {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits for a file to exist and be non-empty; returns its trimmed text.
+pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if !text.trim().is_empty() {
+                return text.trim().to_string();
+            }
+        }
+        assert!(Instant::now() < deadline, "{} did not appear within {timeout:?}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs the `memcity` CLI with a timeout.
+pub fn memcity(args: &[&str], timeout: Duration) -> Output {
+    ensure_built();
+    let mut child = Command::new(memcity_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run memcity");
+    let deadline = Instant::now() + timeout;
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "memcity {args:?} did not finish within {timeout:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `memcity report FILE --json --top 0`, parsed.
+pub fn report_json(file: &Path) -> serde_json::Value {
+    let out = memcity(
+        &["report", file.to_str().unwrap(), "--json", "--top", "0"],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "report failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("report JSON")
+}
+
+/// Growth (objects) of the leaf whose last path element is `name`.
+pub fn growth(report: &serde_json::Value, name: &str) -> i64 {
+    report["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["path"].as_array().unwrap().last().unwrap() == name)
+        .map(|g| g["objects_last"].as_i64().unwrap() - g["objects_first"].as_i64().unwrap())
+        .sum()
+}
+
+/// Leaf names of the `k` strongest growers.
+pub fn top_growers(report: &serde_json::Value, k: usize) -> Vec<String> {
+    report["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(k)
+        .map(|g| g["path"].as_array().unwrap().last().unwrap().as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `(referrers, references)` from `from` to `to` in the last snapshot, if present.
+pub fn reference(report: &serde_json::Value, from: &str, to: &str) -> Option<(u64, u64)> {
+    report["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["from"] == from && r["to"] == to)
+        .map(|r| (r["referrers"].as_u64().unwrap(), r["references"].as_u64().unwrap()))
+}
+
+/// A tokio runtime for tests that talk gRPC directly.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}

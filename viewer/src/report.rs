@@ -190,22 +190,21 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         "{:>12} {:>12} {:>12} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate)",
         "GROWTH", "OBJ FIRST", "OBJ LAST", "BYTES FIRST", "BYTES LAST"
     );
-    let mut printed: Vec<Vec<String>> = Vec::new();
+    // Rows are ranked by growth, not grouped by parent, so a parent is printed again whenever
+    // the path changes under it: each row then sits under its own ancestors.
+    let mut previous: &[String] = &[];
     for group in &report.groups {
         let depth = group.path.len();
-        for level in 0..depth.saturating_sub(1) {
-            let prefix = &group.path[..=level];
-            if !printed.iter().any(|p| p.as_slice() == prefix) {
-                let _ = writeln!(
-                    out,
-                    "{:>63}  {}{}",
-                    "",
-                    "  ".repeat(level),
-                    group.path[level]
-                );
-                printed.push(prefix.to_vec());
-            }
+        let ancestors = &group.path[..depth.saturating_sub(1)];
+        let shared = ancestors
+            .iter()
+            .zip(previous)
+            .take_while(|(a, b)| a == b)
+            .count();
+        for (level, name) in ancestors.iter().enumerate().skip(shared) {
+            let _ = writeln!(out, "{:>63}  {}{}", "", "  ".repeat(level), name);
         }
+        previous = ancestors;
         let _ = writeln!(
             out,
             "{:>12} {:>12} {:>12} {:>11} {:>11}  {}{}{}",
@@ -309,6 +308,40 @@ mod tests {
             build(&Session::new(), 5),
             Err(ReportError::NoSnapshots)
         ));
+    }
+
+    #[test]
+    fn rows_sit_under_their_own_parents() {
+        let report = Report {
+            snapshots: 2,
+            duration_ms: 0,
+            classifiers: vec![],
+            jvm: String::new(),
+            gc: String::new(),
+            pid: 0,
+            groups: [["a", "x"], ["b", "y"], ["a", "z"]]
+                .iter()
+                .map(|p| GroupGrowth {
+                    path: p.iter().map(|s| s.to_string()).collect(),
+                    objects_first: 0,
+                    objects_last: 1,
+                    bytes_first: 0,
+                    bytes_last: 0,
+                    estimated: false,
+                })
+                .collect(),
+            references: vec![],
+            overhead: 0.0,
+            warnings: vec![],
+        };
+        let text = render_text(&report, "f", 0);
+        let names: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("GROWTH"))
+            .skip(1)
+            .map(|l| l.trim_end().rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "x", "b", "y", "a", "z"], "{text}");
     }
 
     #[test]

@@ -1,0 +1,88 @@
+//! The golden recording: a real agent session (LinkedListLeak on JDK 17, Serial GC, classifiers
+//! package:type:site, made by scripts/make-golden.sh) that every future reader must still open.
+
+use std::path::Path;
+
+use memcity_proto::recording::{RecordingReader, Tail, FORMAT_VERSION};
+use memcity_proto::strings::StringResolver;
+use memcity_proto::v1::{stream_message::Kind, Node, Snapshot};
+
+fn find<'a>(node: &'a Node, names: &StringResolver, name: &str) -> Option<&'a Node> {
+    if names.resolve(node.name) == name {
+        return Some(node);
+    }
+    node.children.iter().find_map(|c| find(c, names, name))
+}
+
+fn check_sums(node: &Node) {
+    if !node.children.is_empty() {
+        let objects: u64 = node.children.iter().map(|c| c.objects).sum();
+        let bytes: u64 = node.children.iter().map(|c| c.bytes).sum();
+        assert_eq!(objects, node.objects, "children of {} add up", node.name);
+        assert_eq!(bytes, node.bytes);
+        node.children.iter().for_each(check_sums);
+    }
+}
+
+#[test]
+fn golden_v1_reads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.mcrec");
+    let mut reader = RecordingReader::open(&path).unwrap();
+    assert_eq!(reader.format_version(), 1);
+    assert!(FORMAT_VERSION >= 1);
+    let header = reader.header().clone();
+    assert_eq!(header.writer, "agent");
+    let hello = header.handshake.unwrap();
+    assert_eq!(hello.protocol_version, 1);
+    assert_eq!(hello.classifiers, ["package", "type", "site"]);
+    assert_eq!(hello.gc_name, "Serial");
+    assert_eq!(hello.sampling_interval, 16 * 1024);
+    assert!(hello.jvm_version.starts_with("17"));
+    assert!(hello.command_line.contains("LinkedListLeak"));
+
+    let mut names = StringResolver::new();
+    let mut snapshots: Vec<Snapshot> = Vec::new();
+    let mut ended = None;
+    while let Some(message) = reader.next_message().unwrap() {
+        match message.kind {
+            Some(Kind::Strings(t)) => names.apply(&t),
+            Some(Kind::Snapshot(s)) => snapshots.push(s),
+            Some(Kind::End(e)) => ended = Some(e),
+            _ => {}
+        }
+    }
+    assert_eq!(reader.tail(), Some(&Tail::Clean));
+    assert_eq!(reader.skipped_corrupt(), 0);
+    assert_eq!(ended.unwrap().reason, "vm-death");
+    assert_eq!(snapshots.len(), 5);
+    assert!(snapshots.windows(2).all(|w| w[0].seq + 1 == w[1].seq && w[0].time_ms <= w[1].time_ms));
+
+    let persons: Vec<u64> = snapshots
+        .iter()
+        .map(|s| find(s.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").map_or(0, |n| n.objects))
+        .collect();
+    assert_eq!(persons[0], 0);
+    assert!(persons.windows(2).all(|w| w[0] <= w[1]), "{persons:?}");
+    assert!(*persons.last().unwrap() > 10_000, "{persons:?}");
+
+    let last = snapshots.last().unwrap();
+    check_sums(last.root.as_ref().unwrap());
+    let exact = last.exactness.unwrap();
+    assert!(exact.types_exact && exact.sites_estimated && exact.sampled_live_objects > 0);
+    let person = find(last.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").unwrap();
+    assert!(!person.estimated);
+    assert!(person.children.iter().all(|c| c.estimated));
+    assert!(person
+        .children
+        .iter()
+        .any(|c| names.resolve(c.name).starts_with("LinkedListLeak.main(LinkedListLeak.java:")));
+    let refs: Vec<(&str, &str)> = last
+        .references
+        .iter()
+        .map(|r| (names.resolve(r.from_type), names.resolve(r.to_type)))
+        .collect();
+    assert!(refs.contains(&("java.util.LinkedList$Node", "LinkedListLeak$Person")));
+    assert!(refs.contains(&("LinkedListLeak$Person", "java.lang.String")));
+    let cost = last.cost.unwrap();
+    assert!(cost.pause_ns > 0 && cost.objects_visited > 0 && cost.wall_ns >= cost.total_pause_ns);
+}

@@ -1,0 +1,139 @@
+//! The agent is a guest: bad options refuse the load with a clear message, a broken recording
+//! path does not hurt the application, and the application's stdout stays its own.
+
+use std::time::Duration;
+
+use memcity_e2e::*;
+
+const EXIT: Duration = Duration::from_secs(60);
+
+#[test]
+fn malformed_options_refuse_the_load_with_the_valid_keys() {
+    let jdk = jdk17();
+    for bad in ["port=http", "classifiers=type:colour", "budget=0", "sampling=lots"] {
+        let mut app = AppSpec::new(&jdk, "LinkedListLeak", 1.0).agent(bad).spawn();
+        let (status, stdout) = app.wait_exit(EXIT);
+        let stderr = app.stderr();
+        assert!(!status.success(), "{bad}: the JVM must not start half-configured");
+        assert!(!stdout.iter().any(|l| l == "READY"), "{bad}: the app must not run");
+        assert!(stderr.contains("[memcity] ERROR invalid agent options"), "{bad}: {stderr}");
+        assert!(stderr.contains("portfile"), "{bad}: lists the valid keys: {stderr}");
+    }
+}
+
+#[test]
+fn unknown_option_warns_and_the_app_runs() {
+    let jdk = jdk17();
+    let mut app = AppSpec::new(&jdk, "SteadyState", 1.0)
+        .agent("port=0,colour=red")
+        .spawn();
+    let (status, stdout) = app.wait_exit(EXIT);
+    assert!(status.success(), "stderr: {}", app.stderr());
+    assert!(app.stderr().contains("unknown option 'colour'"), "{}", app.stderr());
+    // The agent never writes to the application's stdout: only the app's own lines are there.
+    assert_eq!(stdout.len(), 2, "{stdout:?}");
+    assert_eq!(stdout[0], "READY");
+    assert!(stdout[1].starts_with("DONE"));
+}
+
+#[test]
+fn unwritable_recording_path_logs_and_the_app_completes() {
+    let jdk = jdk17();
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 2.0)
+        .agent("port=0,record=/nonexistent-dir/memcity/x.mcrec")
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(30));
+    let (status, stdout) = app.wait_exit(EXIT);
+    assert!(status.success(), "stderr: {}", app.stderr());
+    assert!(stdout.last().unwrap().starts_with("DONE"));
+    let stderr = app.stderr();
+    assert!(stderr.contains("cannot write recording /nonexistent-dir/memcity/x.mcrec"), "{stderr}");
+    assert!(stderr.contains("the application continues"), "{stderr}");
+}
+
+#[test]
+fn busy_port_logs_and_the_app_completes() {
+    let jdk = jdk17();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut app = AppSpec::new(&jdk, "SteadyState", 1.0)
+        .agent(format!("port={port}"))
+        .spawn();
+    let (status, _) = app.wait_exit(EXIT);
+    assert!(status.success(), "stderr: {}", app.stderr());
+    assert!(app.stderr().contains("pass port=0"), "{}", app.stderr());
+}
+
+#[test]
+fn agent_threads_do_not_keep_the_jvm_alive_and_recording_is_finalized() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.mcrec");
+    let mut app = AppSpec::new(&jdk, "SteadyState", 1.0)
+        .agent(format!("port=0,record={}", file.display()))
+        .spawn();
+    // The app's main thread ends after 1 s; the agent's worker and gRPC threads must not hold
+    // the JVM open.
+    let (status, _) = app.wait_exit(Duration::from_secs(30));
+    assert!(status.success());
+    let session = Session::load(&file).unwrap();
+    assert!(session.warnings.is_empty(), "{:?}", session.warnings);
+    assert_eq!(session.end.as_ref().map(|e| e.reason.as_str()), Some("vm-death"));
+    assert!(!session.snapshots.is_empty());
+}
+
+#[test]
+fn recording_of_a_killed_jvm_opens_up_to_its_last_snapshot() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.mcrec");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 60.0)
+        .agent(format!(
+            "port=0,record={},budget=50,min_interval=100ms",
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(30));
+    // Wait until at least two snapshots are on disk, then kill -9: no VMDeath, no goodbye.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(s) = Session::load(&file) {
+            if s.snapshots.len() >= 2 {
+                break;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "no snapshots recorded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    app.kill();
+    let session = Session::load(&file).unwrap();
+    assert!(session.snapshots.len() >= 2);
+    assert!(session.end.is_none());
+    let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(30));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn report_explains_missing_foreign_and_cut_files() {
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.mcrec");
+    let out = memcity(&["report", missing.to_str().unwrap()], Duration::from_secs(30));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot read") && err.contains("missing.mcrec"), "{err}");
+
+    let foreign = dir.path().join("foreign.json");
+    std::fs::write(&foreign, "{\"time\": 1, \"root\": {}}").unwrap();
+    let out = memcity(&["report", foreign.to_str().unwrap()], Duration::from_secs(30));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a memcity recording"));
+
+    // The golden recording cut in the middle of its last frame: still reports, with a warning.
+    let golden = std::fs::read(root().join("proto/tests/data/golden-v1.mcrec")).unwrap();
+    let cut = dir.path().join("cut.mcrec");
+    std::fs::write(&cut, &golden[..golden.len() - 7]).unwrap();
+    let out = memcity(&["report", cut.to_str().unwrap()], Duration::from_secs(30));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cut off"));
+}
