@@ -18,6 +18,8 @@ pub const DEFAULT_SAMPLING_BYTES: u64 = 512 * 1024;
 pub const DEFAULT_BUDGET_PERCENT: f64 = 2.0;
 /// Default minimum time between two GC-triggered walks.
 pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(1000);
+/// Default longest time without a snapshot when no GC happens.
+pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
 /// Default hard cap on one walk's stopped time; a walk past it is aborted.
 pub const DEFAULT_MAX_PAUSE: Duration = Duration::from_millis(2000);
 /// Default gRPC port.
@@ -147,6 +149,8 @@ pub struct Options {
     pub budget: f64,
     pub min_interval: Duration,
     pub max_pause: Duration,
+    /// Longest time without a snapshot; `None`: snapshots only at GCs.
+    pub period: Option<Duration>,
     /// `None`: no gRPC server.
     pub port: Option<u16>,
     pub bind: IpAddr,
@@ -165,6 +169,7 @@ impl Default for Options {
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
             max_pause: DEFAULT_MAX_PAUSE,
+            period: Some(DEFAULT_PERIOD),
             port: Some(DEFAULT_PORT),
             bind: DEFAULT_BIND.parse().expect("valid default"),
             portfile: None,
@@ -256,6 +261,17 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     return Err(bad("a zero pause would abort every walk".into()));
                 }
                 options.max_pause = pause;
+            }
+            "period" => {
+                options.period = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    let period = parse_duration(value).map_err(bad)?;
+                    if period.is_zero() {
+                        return Err(bad("a zero period would walk continuously; use off".into()));
+                    }
+                    Some(period)
+                }
             }
             "port" => {
                 options.port = if value.eq_ignore_ascii_case("off") {
@@ -360,7 +376,7 @@ mod tests {
     fn every_key_parses() {
         let (o, w) = parse(Some(
             "classifiers=type:site:thread,sampling=64k,site_frames=5,budget=5%,min_interval=250ms,\
-             max_pause=3s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
+             max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
         ))
         .unwrap();
         assert!(w.is_empty());
@@ -373,6 +389,7 @@ mod tests {
         assert!((o.budget - 0.05).abs() < 1e-12);
         assert_eq!(o.min_interval, Duration::from_millis(250));
         assert_eq!(o.max_pause, Duration::from_secs(3));
+        assert_eq!(o.period, Some(Duration::from_secs(5)));
         assert_eq!(o.port, Some(0));
         assert_eq!(o.bind.to_string(), "::1");
         assert_eq!(o.portfile, Some(PathBuf::from("/tmp/p")));
@@ -383,7 +400,8 @@ mod tests {
 
     #[test]
     fn off_values_and_sampling_zero() {
-        let (o, _) = parse(Some("sampling=off,port=off,log=off")).unwrap();
+        let (o, _) = parse(Some("sampling=off,port=off,log=off,period=off")).unwrap();
+        assert_eq!(o.period, None);
         assert_eq!(o.sampling, None);
         assert_eq!(o.port, None);
         assert_eq!(o.log, Level::Off);
@@ -412,6 +430,7 @@ mod tests {
             "classifiers=type:type",
             "classifiers=",
             "max_pause=0",
+            "period=0",
             "min_interval=soon",
             "bind=localhost:80",
             "record=",

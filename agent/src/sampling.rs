@@ -254,7 +254,10 @@ mod tests {
             site_name(&stack, 1),
             "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387) <- ... <- LinkedListLeak.main(LinkedListLeak.java:33)"
         );
-        assert_eq!(site_name(&stack[2..], 1), "LinkedListLeak.main(LinkedListLeak.java:33)");
+        assert_eq!(
+            site_name(&stack[2..], 1),
+            "LinkedListLeak.main(LinkedListLeak.java:33)"
+        );
         assert_eq!(site_name(&stack, 3), stack.join(" <- "));
         assert_eq!(site_name(&stack[..2], 1), stack[0]);
     }

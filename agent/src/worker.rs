@@ -58,7 +58,8 @@ impl ClassTable {
     fn add(&mut self, id: u32, signature: &str, mirror_size: crate::jvmti::Result<i64>) {
         let index = id as usize;
         if self.names.len() <= index {
-            self.names.resize(index + 1, names::UNKNOWN_CLASS.to_string());
+            self.names
+                .resize(index + 1, names::UNKNOWN_CLASS.to_string());
             self.object_array.resize(index + 1, false);
             self.mirror_size.resize(index + 1, 0);
         }
@@ -161,6 +162,8 @@ struct Worker {
     aborted_since: u64,
     /// A GC happened that no snapshot covers yet.
     pending: bool,
+    /// When the last walk (successful or not) ended, for the `period` option.
+    last_snapshot: Instant,
 }
 
 pub fn handshake(agent: &Agent) -> Handshake {
@@ -255,6 +258,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         gc_at_snapshot: 0,
         aborted_since: 0,
         pending: false,
+        last_snapshot: Instant::now(),
     };
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time",
@@ -303,10 +307,19 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             worker.pending = true;
         }
         let mut wait = POLL;
-        if worker.pending {
+        let quiet_too_long = agent
+            .options
+            .period
+            .is_some_and(|period| worker.last_snapshot.elapsed() >= period);
+        if worker.pending || quiet_too_long {
             match worker.budget.decide(Instant::now()) {
                 Decision::Walk => {
-                    worker.snapshot(Trigger::Gc);
+                    let trigger = if worker.pending {
+                        Trigger::Gc
+                    } else {
+                        Trigger::Periodic
+                    };
+                    worker.snapshot(trigger);
                 }
                 Decision::WaitUntil(when) => {
                     wait = wait.min(when.saturating_duration_since(Instant::now()));
@@ -347,6 +360,7 @@ impl Worker {
             abort_after,
         );
         let now = Instant::now();
+        self.last_snapshot = now;
         let mut result = match outcome {
             Ok(result) => {
                 self.budget.record(result.pause, now);

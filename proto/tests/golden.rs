@@ -55,11 +55,15 @@ fn golden_v1_reads() {
     assert_eq!(reader.skipped_corrupt(), 0);
     assert_eq!(ended.unwrap().reason, "vm-death");
     assert_eq!(snapshots.len(), 5);
-    assert!(snapshots.windows(2).all(|w| w[0].seq + 1 == w[1].seq && w[0].time_ms <= w[1].time_ms));
+    assert!(snapshots
+        .windows(2)
+        .all(|w| w[0].seq + 1 == w[1].seq && w[0].time_ms <= w[1].time_ms));
 
     let persons: Vec<u64> = snapshots
         .iter()
-        .map(|s| find(s.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").map_or(0, |n| n.objects))
+        .map(|s| {
+            find(s.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").map_or(0, |n| n.objects)
+        })
         .collect();
     assert_eq!(persons[0], 0);
     assert!(persons.windows(2).all(|w| w[0] <= w[1]), "{persons:?}");
@@ -72,10 +76,9 @@ fn golden_v1_reads() {
     let person = find(last.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").unwrap();
     assert!(!person.estimated);
     assert!(person.children.iter().all(|c| c.estimated));
-    assert!(person
-        .children
-        .iter()
-        .any(|c| names.resolve(c.name).starts_with("LinkedListLeak.main(LinkedListLeak.java:")));
+    assert!(person.children.iter().any(|c| names
+        .resolve(c.name)
+        .starts_with("LinkedListLeak.main(LinkedListLeak.java:")));
     let refs: Vec<(&str, &str)> = last
         .references
         .iter()

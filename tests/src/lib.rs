@@ -88,7 +88,8 @@ pub fn jdk17() -> Jdk {
         .map(PathBuf::from)
         .filter(|p| p.join("bin/java").exists())
         .or_else(|| {
-            Some(PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64")).filter(|p| p.join("bin/java").exists())
+            Some(PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64"))
+                .filter(|p| p.join("bin/java").exists())
         })
         .or_else(|| std::env::var_os("JAVA_HOME").map(PathBuf::from))
         .expect("no JDK 17 found: install openjdk-17-jdk-headless or set MEMCITY_JDK17");
@@ -99,14 +100,19 @@ pub fn jdk17() -> Jdk {
 /// with a printed reason otherwise.
 pub fn jdk25() -> Option<Jdk> {
     if let Some(home) = std::env::var_os("MEMCITY_JDK25").map(PathBuf::from) {
-        return home.join("bin/java").exists().then_some(Jdk { home, major: 25 });
+        return home
+            .join("bin/java")
+            .exists()
+            .then_some(Jdk { home, major: 25 });
     }
     let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/lib/jvm")
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            (name.contains("-25-") || name.contains("-25") && name.ends_with("25") || name.contains("jdk-25"))
+            (name.contains("-25-")
+                || name.contains("-25") && name.ends_with("25")
+                || name.contains("jdk-25"))
                 && p.join("bin/java").exists()
         })
         .collect();
@@ -246,7 +252,10 @@ impl JavaApp {
             }
             if Instant::now() >= deadline {
                 let _ = self.child.kill();
-                panic!("the JVM did not exit within {timeout:?}; stderr: {}", self.stderr());
+                panic!(
+                    "the JVM did not exit within {timeout:?}; stderr: {}",
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -277,12 +286,17 @@ pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
                 return text.trim().to_string();
             }
         }
-        assert!(Instant::now() < deadline, "{} did not appear within {timeout:?}", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} did not appear within {timeout:?}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// Runs the `memcity` CLI with a timeout.
+/// Runs the `memcity` CLI with a timeout. Both pipes are drained while it runs, so a large
+/// output cannot fill a pipe and stall the child.
 pub fn memcity(args: &[&str], timeout: Duration) -> Output {
     ensure_built();
     let mut child = Command::new(memcity_bin())
@@ -292,20 +306,34 @@ pub fn memcity(args: &[&str], timeout: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run memcity");
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
     let deadline = Instant::now() + timeout;
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
         }
         if Instant::now() >= deadline {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
             panic!(
                 "memcity {args:?} did not finish within {timeout:?}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&stderr.join().unwrap_or_default())
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     }
 }
 
@@ -341,7 +369,16 @@ pub fn top_growers(report: &serde_json::Value, k: usize) -> Vec<String> {
         .unwrap()
         .iter()
         .take(k)
-        .map(|g| g["path"].as_array().unwrap().last().unwrap().as_str().unwrap().to_string())
+        .map(|g| {
+            g["path"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -352,7 +389,12 @@ pub fn reference(report: &serde_json::Value, from: &str, to: &str) -> Option<(u6
         .unwrap()
         .iter()
         .find(|r| r["from"] == from && r["to"] == to)
-        .map(|r| (r["referrers"].as_u64().unwrap(), r["references"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["referrers"].as_u64().unwrap(),
+                r["references"].as_u64().unwrap(),
+            )
+        })
 }
 
 /// A tokio runtime for tests that talk gRPC directly.

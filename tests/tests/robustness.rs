@@ -10,14 +10,31 @@ const EXIT: Duration = Duration::from_secs(60);
 #[test]
 fn malformed_options_refuse_the_load_with_the_valid_keys() {
     let jdk = jdk17();
-    for bad in ["port=http", "classifiers=type:colour", "budget=0", "sampling=lots"] {
+    for bad in [
+        "port=http",
+        "classifiers=type:colour",
+        "budget=0",
+        "sampling=lots",
+    ] {
         let mut app = AppSpec::new(&jdk, "LinkedListLeak", 1.0).agent(bad).spawn();
         let (status, stdout) = app.wait_exit(EXIT);
         let stderr = app.stderr();
-        assert!(!status.success(), "{bad}: the JVM must not start half-configured");
-        assert!(!stdout.iter().any(|l| l == "READY"), "{bad}: the app must not run");
-        assert!(stderr.contains("[memcity] ERROR invalid agent options"), "{bad}: {stderr}");
-        assert!(stderr.contains("portfile"), "{bad}: lists the valid keys: {stderr}");
+        assert!(
+            !status.success(),
+            "{bad}: the JVM must not start half-configured"
+        );
+        assert!(
+            !stdout.iter().any(|l| l == "READY"),
+            "{bad}: the app must not run"
+        );
+        assert!(
+            stderr.contains("[memcity] ERROR invalid agent options"),
+            "{bad}: {stderr}"
+        );
+        assert!(
+            stderr.contains("portfile"),
+            "{bad}: lists the valid keys: {stderr}"
+        );
     }
 }
 
@@ -29,7 +46,11 @@ fn unknown_option_warns_and_the_app_runs() {
         .spawn();
     let (status, stdout) = app.wait_exit(EXIT);
     assert!(status.success(), "stderr: {}", app.stderr());
-    assert!(app.stderr().contains("unknown option 'colour'"), "{}", app.stderr());
+    assert!(
+        app.stderr().contains("unknown option 'colour'"),
+        "{}",
+        app.stderr()
+    );
     // The agent never writes to the application's stdout: only the app's own lines are there.
     assert_eq!(stdout.len(), 2, "{stdout:?}");
     assert_eq!(stdout[0], "READY");
@@ -47,7 +68,10 @@ fn unwritable_recording_path_logs_and_the_app_completes() {
     assert!(status.success(), "stderr: {}", app.stderr());
     assert!(stdout.last().unwrap().starts_with("DONE"));
     let stderr = app.stderr();
-    assert!(stderr.contains("cannot write recording /nonexistent-dir/memcity/x.mcrec"), "{stderr}");
+    assert!(
+        stderr.contains("cannot write recording /nonexistent-dir/memcity/x.mcrec"),
+        "{stderr}"
+    );
     assert!(stderr.contains("the application continues"), "{stderr}");
 }
 
@@ -78,7 +102,10 @@ fn agent_threads_do_not_keep_the_jvm_alive_and_recording_is_finalized() {
     assert!(status.success());
     let session = Session::load(&file).unwrap();
     assert!(session.warnings.is_empty(), "{:?}", session.warnings);
-    assert_eq!(session.end.as_ref().map(|e| e.reason.as_str()), Some("vm-death"));
+    assert_eq!(
+        session.end.as_ref().map(|e| e.reason.as_str()),
+        Some("vm-death")
+    );
     assert!(!session.snapshots.is_empty());
 }
 
@@ -102,7 +129,10 @@ fn recording_of_a_killed_jvm_opens_up_to_its_last_snapshot() {
                 break;
             }
         }
-        assert!(std::time::Instant::now() < deadline, "no snapshots recorded");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no snapshots recorded"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     app.kill();
@@ -110,7 +140,11 @@ fn recording_of_a_killed_jvm_opens_up_to_its_last_snapshot() {
     assert!(session.snapshots.len() >= 2);
     assert!(session.end.is_none());
     let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(30));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -118,14 +152,23 @@ fn report_explains_missing_foreign_and_cut_files() {
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.mcrec");
-    let out = memcity(&["report", missing.to_str().unwrap()], Duration::from_secs(30));
+    let out = memcity(
+        &["report", missing.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot read") && err.contains("missing.mcrec"), "{err}");
+    assert!(
+        err.contains("cannot read") && err.contains("missing.mcrec"),
+        "{err}"
+    );
 
     let foreign = dir.path().join("foreign.json");
     std::fs::write(&foreign, "{\"time\": 1, \"root\": {}}").unwrap();
-    let out = memcity(&["report", foreign.to_str().unwrap()], Duration::from_secs(30));
+    let out = memcity(
+        &["report", foreign.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a memcity recording"));
 
@@ -134,6 +177,10 @@ fn report_explains_missing_foreign_and_cut_files() {
     let cut = dir.path().join("cut.mcrec");
     std::fs::write(&cut, &golden[..golden.len() - 7]).unwrap();
     let out = memcity(&["report", cut.to_str().unwrap()], Duration::from_secs(30));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cut off"));
 }
