@@ -1,0 +1,385 @@
+//! The live path over real gRPC on loopback: `memcity record` against a running agent, a late
+//! subscriber that still gets the session from its start, a subscriber that never reads, the
+//! snapshot and classifier RPCs.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use memcity_e2e::*;
+use memcity_proto::v1::{
+    stream_message::Kind, SetClassifiersRequest, Snapshot, SnapshotRequest, StreamMessage,
+    SubscribeRequest,
+};
+use memcity_proto::PROTOCOL_VERSION;
+use memcity_viewer::client;
+
+/// Starts `main` with the gRPC server on a free port; returns the app and its port.
+fn start_live(
+    jdk: &Jdk,
+    main: &str,
+    seconds: f64,
+    extra: &str,
+) -> (JavaApp, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let portfile: PathBuf = dir.path().join("port");
+    let app = AppSpec::new(jdk, main, seconds)
+        .agent(format!("port=0,portfile={}{extra}", portfile.display()))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    (app, port, dir)
+}
+
+async fn subscribe(port: &str) -> tonic::Streaming<StreamMessage> {
+    let mut client = client::connect(Some(port), Duration::from_secs(10))
+        .await
+        .unwrap();
+    client
+        .subscribe(SubscribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+            client: "e2e".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Reads until `n` snapshots arrived (or the timeout); returns all messages read.
+async fn read_snapshots(
+    stream: &mut tonic::Streaming<StreamMessage>,
+    n: usize,
+    timeout: Duration,
+) -> Vec<StreamMessage> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut out = Vec::new();
+    let mut seen = 0;
+    while seen < n {
+        let message = tokio::time::timeout_at(deadline, stream.message())
+            .await
+            .unwrap_or_else(|_| panic!("only {seen} of {n} snapshots within {timeout:?}"))
+            .expect("stream error")
+            .expect("stream ended");
+        if matches!(message.kind, Some(Kind::Snapshot(_))) {
+            seen += 1;
+        }
+        out.push(message);
+    }
+    out
+}
+
+fn snapshots(messages: &[StreamMessage]) -> Vec<&Snapshot> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.kind {
+            Some(Kind::Snapshot(s)) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn record_cli_writes_n_live_snapshots_that_report_reads() {
+    let jdk = jdk17();
+    let (mut app, port, dir) = start_live(
+        &jdk,
+        "LinkedListLeak",
+        60.0,
+        ",min_interval=200ms,budget=50,period=300ms",
+    );
+    let file = dir.path().join("live.mcrec");
+    let out = memcity(
+        &[
+            "record",
+            &port,
+            "-o",
+            file.to_str().unwrap(),
+            "--snapshots",
+            "4",
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote 4 snapshots"));
+    let session = Session::load(&file).unwrap();
+    assert_eq!(session.snapshots.len(), 4);
+    assert_eq!(
+        session.snapshots[0].seq, 0,
+        "recording starts with the session's first snapshot"
+    );
+    assert_eq!(session.handshake.as_ref().unwrap().pid, app.pid());
+    let report = report_json(&file);
+    assert_eq!(report["snapshots"], 4);
+    assert!(growth(&report, "LinkedListLeak$Person") > 0);
+    app.kill();
+}
+
+#[test]
+fn late_subscriber_gets_first_snapshot_then_live_ones() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start_live(
+        &jdk,
+        "LinkedListLeak",
+        60.0,
+        ",min_interval=200ms,budget=50,period=300ms",
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        // An early subscriber waits until the session has a few snapshots.
+        let mut early = subscribe(&port).await;
+        read_snapshots(&mut early, 3, Duration::from_secs(60)).await;
+        // A late one gets the handshake, all names, the history from snapshot 0, then live.
+        let mut late = subscribe(&port).await;
+        let messages = read_snapshots(&mut late, 5, Duration::from_secs(60)).await;
+        let hello = match &messages[0].kind {
+            Some(Kind::Handshake(h)) => h,
+            other => panic!("first message is not the handshake: {other:?}"),
+        };
+        assert_eq!(hello.protocol_version, PROTOCOL_VERSION);
+        assert_eq!(hello.pid, app.pid());
+        assert!(hello.jvm_version.starts_with("17"));
+        assert_eq!(hello.classifiers, ["package", "type"]);
+        assert!(matches!(messages[1].kind, Some(Kind::Strings(_))));
+        let seqs: Vec<u64> = snapshots(&messages).iter().map(|s| s.seq).collect();
+        assert_eq!(
+            seqs,
+            (0..5).collect::<Vec<_>>(),
+            "history then live, in order, no gap"
+        );
+        assert_eq!(
+            snapshots(&messages)[0].trigger,
+            memcity_proto::v1::snapshot::Trigger::Start as i32
+        );
+    });
+    app.kill();
+}
+
+#[test]
+fn a_client_that_never_reads_does_not_slow_the_jvm() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start_live(
+        &jdk,
+        "SteadyState",
+        12.0,
+        ",budget=100,min_interval=10ms,period=off",
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        // Subscribes, then never reads. A small HTTP/2 window (hyper's default is 2 MB) makes
+        // flow control stop the server's writes to it after a few snapshots.
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .initial_stream_window_size(Some(16 * 1024))
+            .initial_connection_window_size(Some(16 * 1024))
+            .connect()
+            .await
+            .unwrap();
+        let _stuck = memcity_proto::v1::mem_city_client::MemCityClient::new(channel)
+            .subscribe(SubscribeRequest {
+                protocol_version: PROTOCOL_VERSION,
+                client: "stuck".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut reader = subscribe(&port).await;
+        let mut rpc = client::connect(Some(&port), Duration::from_secs(10))
+            .await
+            .unwrap();
+        // Far more snapshots than the stuck client's queue and windows hold.
+        let start = Instant::now();
+        let mut last_seq = 0;
+        for _ in 0..60 {
+            last_seq = rpc
+                .request_snapshot(SnapshotRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+                .seq;
+            // The reading client keeps up.
+            read_snapshots(&mut reader, 1, Duration::from_secs(30)).await;
+        }
+        assert!(last_seq >= 60);
+        // The agent counted the stuck client's losses and says so in later snapshots.
+        let reply = rpc
+            .request_snapshot(SnapshotRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        // GC-triggered snapshots interleave with requested ones: read up to the requested one.
+        let last = loop {
+            let messages = read_snapshots(&mut reader, 1, Duration::from_secs(30)).await;
+            let last = snapshots(&messages).last().copied().cloned().unwrap();
+            if last.seq >= reply.seq {
+                break last;
+            }
+        };
+        assert_eq!(last.seq, reply.seq);
+        let dropped = last.cost.unwrap().dropped_snapshots;
+        assert!(dropped > 0, "dropped snapshots were not counted");
+        eprintln!(
+            "60 snapshots with a stuck client in {:?}; {dropped} dropped for it",
+            start.elapsed()
+        );
+    });
+    // The app finishes its fixed run on time: nothing blocked it.
+    let (status, stdout) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{}", app.stderr());
+    assert!(stdout.last().unwrap().starts_with("DONE"));
+}
+
+#[test]
+fn classifier_chain_changes_while_running_and_sites_are_estimated() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start_live(&jdk, "LinkedListLeak", 60.0, ",sampling=4k");
+    let rt = runtime();
+    rt.block_on(async {
+        let mut rpc = client::connect(Some(&port), Duration::from_secs(10))
+            .await
+            .unwrap();
+        let bad = rpc
+            .set_classifiers(SetClassifiersRequest {
+                classifiers: vec!["type".into(), "colour".into()],
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+        assert!(bad.message().contains("valid: package, type, site, thread"));
+        let reply = rpc
+            .set_classifiers(SetClassifiersRequest {
+                classifiers: vec!["type".into(), "site".into(), "thread".into()],
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(reply.classifiers, ["type", "site", "thread"]);
+        let mut stream = subscribe(&port).await;
+        let mut session = Session::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        // Ask until the leak is large enough that sampling at 4 KiB has certainly seen Persons.
+        let seq = loop {
+            let seq = rpc
+                .request_snapshot(SnapshotRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+                .seq;
+            while session.snapshots.last().is_none_or(|s| s.seq < seq) {
+                assert!(Instant::now() < deadline, "no snapshot {seq}");
+                let message = stream.message().await.unwrap().unwrap();
+                session.apply(message).unwrap();
+            }
+            let index = session.snapshots.iter().position(|s| s.seq == seq).unwrap();
+            let persons: u64 = session
+                .leaves(index)
+                .iter()
+                .filter(|l| l.path[0] == "LinkedListLeak$Person")
+                .map(|l| l.objects)
+                .sum();
+            if persons > 20_000 {
+                break seq;
+            }
+            assert!(Instant::now() < deadline, "the leak did not grow");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        let snapshot = session.snapshots.iter().find(|s| s.seq == seq).unwrap();
+        assert_eq!(snapshot.classifiers, ["type", "site", "thread"]);
+        assert!(snapshot.exactness.unwrap().sites_estimated);
+        let index = session.snapshots.iter().position(|s| s.seq == seq).unwrap();
+        let leaves = session.leaves(index);
+        let person: Vec<_> = leaves
+            .iter()
+            .filter(|l| l.path[0] == "LinkedListLeak$Person")
+            .collect();
+        assert!(
+            person.iter().any(|l| l.path[1]
+                .starts_with("LinkedListLeak.main(LinkedListLeak.java:")
+                && l.path[2] == "main"),
+            "Person objects are attributed to their allocation site and thread: {person:?}"
+        );
+        // The estimate splits the exact type total: the leaves add up to it.
+        let root = snapshot.root.as_ref().unwrap();
+        let person_node = root
+            .children
+            .iter()
+            .find(|c| session.name(c.name) == "LinkedListLeak$Person")
+            .unwrap();
+        assert!(!person_node.estimated);
+        let sum: u64 = person.iter().map(|l| l.objects).sum();
+        assert_eq!(sum, person_node.objects);
+    });
+    app.kill();
+}
+
+#[test]
+fn record_reports_an_agent_that_disappears_mid_stream() {
+    let jdk = jdk17();
+    let (mut app, port, dir) = start_live(
+        &jdk,
+        "LinkedListLeak",
+        60.0,
+        ",min_interval=200ms,budget=50,period=300ms",
+    );
+    let file = dir.path().join("cut.mcrec");
+    let mut recorder = std::process::Command::new(memcity_bin())
+        .args(["record", &port, "-o", file.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once two snapshots are on disk, kill the JVM under the recorder.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Session::load(&file).map(|s| s.snapshots.len()).unwrap_or(0) < 2 {
+        assert!(Instant::now() < deadline, "recorder wrote no snapshots");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    app.kill();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = recorder.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = recorder.kill();
+            panic!("memcity record did not notice the agent went away");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(recorder.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("the agent went away"), "{stderr}");
+    let session = Session::load(&file).unwrap();
+    assert!(session.snapshots.len() >= 2);
+    assert!(
+        session.warnings.is_empty(),
+        "the recorder finished the file cleanly"
+    );
+}
+
+#[test]
+fn record_without_an_agent_says_what_to_check() {
+    ensure_built();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = memcity(
+        &[
+            "record",
+            &port.to_string(),
+            "-o",
+            "/tmp/never.mcrec",
+            "--wait",
+            "0.5",
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect to a memcity agent"), "{err}");
+    assert!(err.contains("-agentpath"), "{err}");
+}
