@@ -16,6 +16,8 @@ mod sampling;
 mod server;
 #[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)] // generated bindings
 mod sys;
+#[cfg(test)]
+mod sys_layout;
 mod tags;
 mod tree;
 mod walk;

@@ -185,9 +185,18 @@ pub fn site_name(frames: &[String], naming: usize) -> String {
     name
 }
 
+/// What naming a frame needs of its method, fetched once per method.
+struct MethodInfo {
+    class: String,
+    name: String,
+    file: Option<String>,
+    /// `(start bytecode index, line)` pairs.
+    lines: Vec<(i64, i32)>,
+}
+
 /// Resolves methods to names on the agent thread, caching per method.
 pub struct MethodNames {
-    cache: HashMap<usize, (String, String, Option<String>, Vec<(i64, i32)>)>,
+    cache: HashMap<usize, MethodInfo>,
 }
 
 impl MethodNames {
@@ -228,10 +237,15 @@ impl MethodNames {
                         .collect()
                 })
                 .unwrap_or_default();
-            (class, name, file, lines)
+            MethodInfo {
+                class,
+                name,
+                file,
+                lines,
+            }
         });
-        let line = crate::names::line_of(&entry.3, bci);
-        crate::names::frame_name(&entry.0, &entry.1, entry.2.as_deref(), line)
+        let line = crate::names::line_of(&entry.lines, bci);
+        crate::names::frame_name(&entry.class, &entry.name, entry.file.as_deref(), line)
     }
 }
 

@@ -45,7 +45,7 @@ pub fn class_id(tag: i64) -> u32 {
 
 /// Tag of a freshly sampled object. `site` and `thread` must be at least 1.
 pub fn sample_tag(site: u32, thread: u32, weight: f64) -> i64 {
-    debug_assert!(site >= 1 && site <= MAX_SITE && thread <= MAX_THREAD);
+    debug_assert!((1..=MAX_SITE).contains(&site) && thread <= MAX_THREAD);
     (site as i64)
         | ((thread as i64) << THREAD_SHIFT)
         | ((encode_weight(weight) as i64) << WEIGHT_SHIFT)

@@ -72,16 +72,16 @@ impl Session {
                 self.handshake = Some(handshake);
             }
             Some(Kind::Strings(table)) => self.strings.apply(&table),
-            Some(Kind::Snapshot(snapshot)) => {
-                // A late joiner may see a snapshot twice only if the agent misbehaves; keep order.
+            // A late joiner may see a snapshot twice only if the agent misbehaves; keep order.
+            Some(Kind::Snapshot(snapshot))
                 if self
                     .snapshots
                     .last()
-                    .is_none_or(|last| snapshot.seq > last.seq)
-                {
-                    self.snapshots.push(snapshot);
-                }
+                    .is_none_or(|last| snapshot.seq > last.seq) =>
+            {
+                self.snapshots.push(snapshot);
             }
+            Some(Kind::Snapshot(_)) => {}
             Some(Kind::Notice(notice)) => {
                 self.dropped += notice.dropped_snapshots;
                 self.trimmed += notice.trimmed_history;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: build memcity, start a leaking Java app with the agent, watch it
+# live and show what leaks.
+#
+# Until the 3D viewer lands, "watch" means: `memcity record` follows the live session over gRPC
+# (progress line on the terminal), then `memcity report` ranks what grew and shows the references
+# from the leaking objects to their holder.
+#
+# Usage: scripts/demo.sh [SECONDS] [APP]     (default 20 s of LinkedListLeak; apps: LinkedListLeak,
+#        HostPoolLeak, CacheKeyLeak, SteadyState)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+app=${2:-LinkedListLeak}
+scripts/setup.sh
+cargo build --release -p memcity-agent -p memcity-viewer
+scripts/build-java.sh
+out=target/demo
+mkdir -p "$out"
+rm -f "$out/port"
+echo "== starting $app with the memcity agent for $seconds s"
+java -Xmx1g -XX:+UseG1GC \
+  "-agentpath:$PWD/target/release/libmemcity.so=port=0,portfile=$out/port" \
+  -cp target/jvm-test-apps "$app" "$seconds" > "$out/app.out" 2> "$out/agent.log" &
+java_pid=$!
+trap 'kill $java_pid 2>/dev/null || true' EXIT
+for _ in $(seq 300); do [ -s "$out/port" ] && break; sleep 0.1; done
+[ -s "$out/port" ] || { echo "the agent did not start; see $out/agent.log"; cat "$out/agent.log"; exit 1; }
+port=$(cat "$out/port")
+echo "== watching it live on 127.0.0.1:$port (memcity record)"
+target/release/memcity record "$port" -o "$out/demo.mcrec"
+wait $java_pid || true
+echo
+echo "== what grew (memcity report $out/demo.mcrec)"
+target/release/memcity report "$out/demo.mcrec" --top 12

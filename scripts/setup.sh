@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
+# a JDK 17 (javac, jcmd, jvmti.h) and the Rust components for fmt and clippy. Safe to re-run.
+set -euo pipefail
+need_apt=()
+if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
+  need_apt+=(openjdk-17-jdk-headless)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
