@@ -12,15 +12,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 app=${2:-LinkedListLeak}
+# MEMCITY_PROFILE=debug reuses the test build (the docs test runs this script that way).
+profile=${MEMCITY_PROFILE:-release}
 scripts/setup.sh
-cargo build --release -p memcity-agent -p memcity-viewer
+if [ "$profile" = release ]; then
+  cargo build --release -p memcity-agent -p memcity-viewer
+else
+  cargo build -p memcity-agent -p memcity-viewer
+fi
 scripts/build-java.sh
+bin="${CARGO_TARGET_DIR:-target}/$profile"
 out=target/demo
 mkdir -p "$out"
 rm -f "$out/port"
 echo "== starting $app with the memcity agent for $seconds s"
 java -Xmx1g -XX:+UseG1GC \
-  "-agentpath:$PWD/target/release/libmemcity.so=port=0,portfile=$out/port" \
+  "-agentpath:$(realpath "$bin")/libmemcity.so=port=0,portfile=$out/port" \
   -cp target/jvm-test-apps "$app" "$seconds" > "$out/app.out" 2> "$out/agent.log" &
 java_pid=$!
 trap 'kill $java_pid 2>/dev/null || true' EXIT
@@ -28,8 +35,8 @@ for _ in $(seq 300); do [ -s "$out/port" ] && break; sleep 0.1; done
 [ -s "$out/port" ] || { echo "the agent did not start; see $out/agent.log"; cat "$out/agent.log"; exit 1; }
 port=$(cat "$out/port")
 echo "== watching it live on 127.0.0.1:$port (memcity record)"
-target/release/memcity record "$port" -o "$out/demo.mcrec"
+"$bin/memcity" record "$port" -o "$out/demo.mcrec"
 wait $java_pid || true
 echo
 echo "== what grew (memcity report $out/demo.mcrec)"
-target/release/memcity report "$out/demo.mcrec" --top 12
+"$bin/memcity" report "$out/demo.mcrec" --top 12

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 /// Credit a session starts with, so the first walks (on a small, young heap) need not wait.
-pub const INITIAL_CREDIT: Duration = Duration::from_millis(200);
+pub const INITIAL_CREDIT: Duration = Duration::from_millis(50);
 /// A walk is "far over budget" at this multiple of its expected cost...
 pub const ABORT_FACTOR: u32 = 5;
 /// ...but never below this, so small heaps with noisy timings are not aborted.
@@ -131,20 +131,20 @@ mod tests {
     fn expensive_walks_are_spaced_to_the_budget() {
         let t0 = Instant::now();
         let mut b = budget(t0);
-        // A 400 ms walk spends the 200 ms start credit and 200 ms more: at 2 % that is 10 s of
-        // wall time, plus 20 s to earn the next 400 ms.
+        // A 400 ms walk spends the 50 ms start credit and 350 ms more: at 2 % that is 17.5 s of
+        // wall time, plus 20 s to earn the next 400 ms: 37.5 s after the walk.
         b.record(400 * MS, t0);
         match b.decide(t0 + 1000 * MS) {
             Decision::WaitUntil(t) => {
                 let wait = t.duration_since(t0);
                 assert!(
-                    wait > Duration::from_secs(29) && wait < Duration::from_secs(31),
+                    wait > Duration::from_millis(37_400) && wait < Duration::from_millis(37_600),
                     "{wait:?}"
                 )
             }
             Decision::Walk => panic!("walked over budget"),
         }
-        assert_eq!(b.decide(t0 + Duration::from_secs(31)), Decision::Walk);
+        assert_eq!(b.decide(t0 + Duration::from_millis(37_600)), Decision::Walk);
     }
 
     #[test]

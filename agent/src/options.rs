@@ -28,6 +28,8 @@ pub const DEFAULT_PORT: u16 = 7788;
 pub const DEFAULT_BIND: &str = "127.0.0.1";
 /// Default memory cap for the history kept for late-joining viewers.
 pub const DEFAULT_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
+/// Default cap on allocation samples per second before the interval adapts.
+pub const DEFAULT_MAX_SAMPLES: u64 = 2000;
 /// Default number of stack frames that name an allocation site.
 pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
@@ -144,6 +146,8 @@ pub struct Options {
     pub classifiers: Vec<Classifier>,
     /// `None`: sampling off.
     pub sampling: Option<u64>,
+    /// Samples per second before the interval adapts; `None`: fixed interval.
+    pub max_samples: Option<u64>,
     pub site_frames: usize,
     /// Fraction of wall time (0.02 = 2 %).
     pub budget: f64,
@@ -165,6 +169,7 @@ impl Default for Options {
         Self {
             classifiers: parse_classifiers(DEFAULT_CLASSIFIERS).expect("valid default"),
             sampling: Some(DEFAULT_SAMPLING_BYTES),
+            max_samples: Some(DEFAULT_MAX_SAMPLES),
             site_frames: DEFAULT_SITE_FRAMES,
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
@@ -233,6 +238,21 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                         return Err(bad("the JVM takes at most 2147483647 bytes".into()));
                     }
                     Some(bytes)
+                }
+            }
+            "max_samples" => {
+                options.max_samples = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    let rate: u64 = value
+                        .parse()
+                        .map_err(|_| bad("expected samples per second, or off".into()))?;
+                    if rate == 0 {
+                        return Err(bad(
+                            "0 samples per second would stop sampling; use sampling=off".into(),
+                        ));
+                    }
+                    Some(rate)
                 }
             }
             "site_frames" => {
@@ -375,7 +395,7 @@ mod tests {
     #[test]
     fn every_key_parses() {
         let (o, w) = parse(Some(
-            "classifiers=type:site:thread,sampling=64k,site_frames=5,budget=5%,min_interval=250ms,\
+            "classifiers=type:site:thread,sampling=64k,max_samples=500,site_frames=5,budget=5%,min_interval=250ms,\
              max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
         ))
         .unwrap();
@@ -385,6 +405,7 @@ mod tests {
             [Classifier::Type, Classifier::Site, Classifier::Thread]
         );
         assert_eq!(o.sampling, Some(65536));
+        assert_eq!(o.max_samples, Some(500));
         assert_eq!(o.site_frames, 5);
         assert!((o.budget - 0.05).abs() < 1e-12);
         assert_eq!(o.min_interval, Duration::from_millis(250));
@@ -436,6 +457,8 @@ mod tests {
             "record=",
             "log=chatty",
             "site_frames=0",
+            "max_samples=0",
+            "max_samples=many",
             "justakey",
         ] {
             let e = parse(Some(bad)).unwrap_err();

@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::sys::jthread;
 use jni::sys::{jlong, jmethodID, jobject};
@@ -20,7 +22,8 @@ pub type Frame = (usize, i64);
 
 #[derive(Default)]
 struct Sites {
-    ids: HashMap<Vec<Frame>, u32>,
+    /// Hashed with the walk's integer hasher: this runs on application threads.
+    ids: crate::walk::IntMap<Vec<Frame>, u32>,
     /// Index `id - 1`.
     frames: Vec<Vec<Frame>>,
 }
@@ -32,12 +35,20 @@ struct Threads {
 }
 
 pub struct Sampler {
-    /// Bytes between samples; 0 samples every allocation.
-    interval: u64,
+    /// Bytes between samples as configured; 0 samples every allocation.
+    base_interval: u64,
+    /// Bytes between samples now: raised above the base when the sample rate passes its cap
+    /// (see [`Sampler::adapt`]), and read by every sample for its weight.
+    interval: AtomicU64,
     frames: usize,
     sites: Mutex<Sites>,
     threads: Mutex<Threads>,
+    samples: AtomicU64,
+    sampling_ns: AtomicU64,
 }
+
+/// The largest interval adaptation goes to (the JVM takes up to 2^31 - 1).
+pub const MAX_ADAPTED_INTERVAL: u64 = 1 << 30;
 
 /// Frames captured per sample: enough to get past most library code to the application.
 pub const CAPTURE_FRAMES: usize = 12;
@@ -50,10 +61,13 @@ pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
 impl Sampler {
     pub fn new(interval: u64, frames: usize) -> Self {
         Self {
-            interval,
+            base_interval: interval,
+            interval: AtomicU64::new(interval),
             frames: frames.clamp(1, MAX_SITE_FRAMES),
             sites: Mutex::default(),
             threads: Mutex::default(),
+            samples: AtomicU64::new(0),
+            sampling_ns: AtomicU64::new(0),
         }
     }
 
@@ -62,18 +76,47 @@ impl Sampler {
         self.frames
     }
 
+    /// The configured interval (the handshake reports this one).
     pub fn interval(&self) -> u64 {
-        self.interval
+        self.base_interval
+    }
+
+    /// The interval in force now.
+    pub fn current_interval(&self) -> u64 {
+        self.interval.load(Ordering::Relaxed)
+    }
+
+    /// Keeps the sample rate under `max_per_second`: each sample costs the allocating thread a
+    /// few microseconds (mostly the VM's tag-map insert), so an application allocating gigabytes
+    /// a second would pay percents at a fixed interval. Doubles the interval while `rate` is over
+    /// the cap and halves it back (never below the configured one) once it is well under.
+    /// Returns the new interval if it changed. `sampling=0` (every allocation) is never adapted:
+    /// that is an explicit request.
+    pub fn adapt(&self, rate: f64, max_per_second: f64) -> Option<u64> {
+        let current = self.current_interval();
+        if self.base_interval == 0 {
+            return None;
+        }
+        let next = if rate > max_per_second && current < MAX_ADAPTED_INTERVAL {
+            current.saturating_mul(2).min(MAX_ADAPTED_INTERVAL)
+        } else if rate < max_per_second / 4.0 && current > self.base_interval {
+            (current / 2).max(self.base_interval)
+        } else {
+            return None;
+        };
+        self.interval.store(next, Ordering::Relaxed);
+        Some(next)
     }
 
     /// How many allocations of `size` bytes one sample stands for: the JVM samples on average
     /// once per `interval` bytes, so an object of `size` is sampled with probability about
     /// `size / interval`.
     pub fn weight(&self, size: jlong) -> f64 {
-        if self.interval == 0 {
+        let interval = self.current_interval();
+        if interval == 0 {
             1.0
         } else {
-            (self.interval as f64 / size.max(1) as f64).max(1.0)
+            (interval as f64 / size.max(1) as f64).max(1.0)
         }
     }
 
@@ -105,8 +148,24 @@ impl Sampler {
         id
     }
 
+    /// Samples handled and the time spent in them, for the cost report in every snapshot.
+    pub fn cost(&self) -> (u64, u64) {
+        (
+            self.samples.load(Ordering::Relaxed),
+            self.sampling_ns.load(Ordering::Relaxed),
+        )
+    }
+
     /// Handles one `SampledObjectAlloc` event on the allocating thread.
     pub fn on_sample(&self, jvmti: &Jvmti, thread: jthread, object: jobject, size: jlong) {
+        let start = Instant::now();
+        self.sample(jvmti, thread, object, size);
+        self.samples.fetch_add(1, Ordering::Relaxed);
+        self.sampling_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn sample(&self, jvmti: &Jvmti, thread: jthread, object: jobject, size: jlong) {
         let mut buf: [sys::jvmtiFrameInfo; MAX_SITE_FRAMES] =
             std::array::from_fn(|_| sys::jvmtiFrameInfo {
                 method: std::ptr::null_mut(),
@@ -139,10 +198,9 @@ impl Sampler {
                 id
             }
         };
-        // An object may already carry a tag (a class mirror); never overwrite ours or others'.
-        if jvmti.tag(object).map(|t| t == 0).unwrap_or(false) {
-            let _ = jvmti.set_tag(object, tags::sample_tag(site, thread_id, self.weight(size)));
-        }
+        // The object was just allocated, so it has no tag to lose. (Should it be a class mirror,
+        // the class table re-tags it as a class before the next walk.)
+        let _ = jvmti.set_tag(object, tags::sample_tag(site, thread_id, self.weight(size)));
     }
 
     /// Frames of sites `from..` (ids), for the agent thread to resolve.
@@ -274,6 +332,31 @@ mod tests {
         );
         assert_eq!(site_name(&stack, 3), stack.join(" <- "));
         assert_eq!(site_name(&stack[..2], 1), stack[0]);
+    }
+
+    #[test]
+    fn adaptation_keeps_the_rate_under_its_cap_and_returns() {
+        let s = Sampler::new(512 * 1024, 1);
+        assert_eq!(s.adapt(10_000.0, 2_000.0), Some(1024 * 1024));
+        assert_eq!(s.weight(1024), 1024.0, "weights use the interval in force");
+        assert_eq!(s.adapt(10_000.0, 2_000.0), Some(2048 * 1024));
+        assert_eq!(
+            s.adapt(1_000.0, 2_000.0),
+            None,
+            "between a quarter and the cap: hold"
+        );
+        assert_eq!(s.adapt(100.0, 2_000.0), Some(1024 * 1024));
+        assert_eq!(s.adapt(100.0, 2_000.0), Some(512 * 1024));
+        assert_eq!(
+            s.adapt(100.0, 2_000.0),
+            None,
+            "never below the configured interval"
+        );
+        assert_eq!(
+            Sampler::new(0, 1).adapt(1e9, 2_000.0),
+            None,
+            "sampling=0 is never adapted"
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@ use crate::tree::{self, NameSource};
 use crate::walk::{self, ClassFacts, WalkError};
 use crate::Agent;
 
+/// How often the sampling rate is checked against `max_samples`.
+const RATE_CHECK: Duration = Duration::from_secs(1);
 /// How often the worker looks for requests when no GC wakes it.
 const POLL: Duration = Duration::from_millis(50);
 /// Primitive type mirrors (`int.class` ... `void.class`): heap objects no class list reports.
@@ -164,6 +166,8 @@ struct Worker {
     pending: bool,
     /// When the last walk (successful or not) ended, for the `period` option.
     last_snapshot: Instant,
+    /// Sample count and time at the last sampling-rate check.
+    rate_check: (u64, Instant),
 }
 
 pub fn handshake(agent: &Agent) -> Handshake {
@@ -259,6 +263,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         aborted_since: 0,
         pending: false,
         last_snapshot: Instant::now(),
+        rate_check: (0, Instant::now()),
     };
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time",
@@ -306,6 +311,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             worker.gc_seen = gcs;
             worker.pending = true;
         }
+        worker.adapt_sampling();
         let mut wait = POLL;
         let quiet_too_long = agent
             .options
@@ -335,6 +341,14 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
         }
     }
+    if let Some(sampler) = &agent.sampler {
+        let (samples, ns) = sampler.cost();
+        debug!(
+            "sampling: {samples} samples, {:.1} ms in callbacks ({:.0} ns each)",
+            ns as f64 / 1e6,
+            ns as f64 / samples.max(1) as f64
+        );
+    }
     debug!("worker stopped after {} snapshots", worker.seq);
 }
 
@@ -351,7 +365,13 @@ impl Worker {
             class_class: self.classes.class_class,
             next_class_id: self.classes.names.len() as u32,
         };
-        let abort_after = self.budget.abort_after();
+        // A requested snapshot is wanted whatever it costs, up to the hard cap; a GC-driven one
+        // gives up when it runs far past what the last walk cost.
+        let abort_after = if trigger == Trigger::Request {
+            self.agent.options.max_pause
+        } else {
+            self.budget.abort_after()
+        };
         let outcome = walk::walk(
             &jvmti,
             facts,
@@ -414,6 +434,7 @@ impl Worker {
             },
             &mut self.strings,
         );
+        let (samples, sampling_ns) = self.agent.sampler.as_ref().map_or((0, 0), |s| s.cost());
         let skipped = gc_now
             .saturating_sub(self.gc_at_snapshot)
             .saturating_sub(u64::from(trigger == Trigger::Gc));
@@ -434,6 +455,13 @@ impl Worker {
                 total_pause_ns: self.budget.spent().as_nanos() as u64,
                 wall_ns: self.budget.wall(now).as_nanos() as u64,
                 dropped_snapshots: self.agent.hub.dropped_total(),
+                samples,
+                sampling_ns,
+                sampling_interval: self
+                    .agent
+                    .sampler
+                    .as_ref()
+                    .map_or(0, |s| s.current_interval()),
             }),
             exactness: Some(built.exactness),
         };
@@ -459,6 +487,27 @@ impl Worker {
         };
         self.seq += 1;
         Some(reply)
+    }
+
+    /// Once a second, keeps the allocation sample rate under `max_samples` (see `Sampler::adapt`).
+    fn adapt_sampling(&mut self) {
+        let (Some(sampler), Some(max)) = (&self.agent.sampler, self.agent.options.max_samples)
+        else {
+            return;
+        };
+        let elapsed = self.rate_check.1.elapsed();
+        if elapsed < RATE_CHECK {
+            return;
+        }
+        let samples = sampler.cost().0;
+        let rate = (samples - self.rate_check.0) as f64 / elapsed.as_secs_f64();
+        self.rate_check = (samples, Instant::now());
+        if let Some(interval) = sampler.adapt(rate, max as f64) {
+            match self.agent.jvmti.set_heap_sampling_interval(interval as i32) {
+                Ok(()) => debug!("{rate:.0} samples/s: sampling interval now {interval} bytes"),
+                Err(e) => warning!("cannot change the sampling interval: {e}"),
+            }
+        }
     }
 
     /// Names sites and threads sampled since the last snapshot.

@@ -1,0 +1,136 @@
+//! The docs cannot rot: the README's two commands exist and work, its options table is the
+//! agent's own list of keys, and `--help` output is checked against snapshots.
+
+use std::time::Duration;
+
+use memcity_e2e::*;
+
+fn readme() -> String {
+    std::fs::read_to_string(root().join("README.md")).unwrap()
+}
+
+/// The commands in the README's "Two commands on a fresh machine" block.
+fn readme_commands() -> Vec<String> {
+    let text = readme();
+    let section = &text[text
+        .find("## Two commands on a fresh machine")
+        .expect("section")..];
+    let block = &section[section.find("```sh").unwrap() + 5..];
+    let block = &block[..block.find("```").unwrap()];
+    block
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one() {
+    let commands = readme_commands();
+    assert_eq!(commands, ["scripts/demo.sh", "scripts/test.sh"]);
+    for command in &commands {
+        let path = root().join(command);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert!(mode & 0o111 != 0, "{command} is not executable");
+    }
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("scripts/test.sh"),
+        ".ci/run must call the README's test command"
+    );
+}
+
+#[test]
+fn readme_demo_command_runs_and_shows_the_leak() {
+    ensure_built();
+    let out = std::process::Command::new(root().join("scripts/demo.sh"))
+        .args(["4"])
+        .env("MEMCITY_PROFILE", "debug")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("snapshots"),
+        "the live record step ran: {stderr}"
+    );
+    let person = stdout
+        .lines()
+        .find(|l| l.trim_end().ends_with("LinkedListLeak$Person"))
+        .unwrap_or_else(|| panic!("no Person row in the demo report: {stdout}"));
+    assert!(
+        person.trim_start().starts_with('+'),
+        "Person grows: {person}"
+    );
+    assert!(
+        stdout.contains("java.util.LinkedList$Node -> LinkedListLeak$Person"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn readme_options_table_lists_exactly_the_agents_keys() {
+    let text = readme();
+    let section = &text[text.find("## Agent options").unwrap()..];
+    let section = &section[..section[3..].find("\n## ").unwrap()];
+    let mut documented: Vec<String> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .map(|l| l[..l.find('`').unwrap()].to_string())
+        .collect();
+    // The agent's own list, as it prints it when an option is wrong.
+    let jdk = jdk17();
+    let mut app = AppSpec::new(&jdk, "SteadyState", 1.0)
+        .agent("port=bad")
+        .spawn();
+    app.wait_exit(Duration::from_secs(60));
+    let stderr = app.stderr();
+    let mut listed: Vec<String> = stderr
+        .lines()
+        .skip_while(|l| !l.contains("valid keys:"))
+        .skip(1)
+        .filter_map(|l| l.strip_prefix("[memcity] ERROR   "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    documented.sort();
+    listed.sort();
+    assert!(!listed.is_empty(), "{stderr}");
+    assert_eq!(documented, listed);
+}
+
+fn check_snapshot(name: &str, actual: &str) {
+    let path = root().join("tests/snapshots").join(name);
+    if std::env::var_os("MEMCITY_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{} missing: run with MEMCITY_UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    });
+    assert_eq!(
+        actual, expected,
+        "{name} changed: review, then run with MEMCITY_UPDATE_SNAPSHOTS=1"
+    );
+}
+
+#[test]
+fn help_output_matches_snapshots() {
+    for (args, name) in [
+        (vec!["--help"], "help.txt"),
+        (vec!["record", "--help"], "help-record.txt"),
+        (vec!["report", "--help"], "help-report.txt"),
+    ] {
+        let out = memcity(&args, Duration::from_secs(30));
+        assert!(out.status.success());
+        check_snapshot(name, &String::from_utf8_lossy(&out.stdout));
+    }
+    let out = memcity(&["frobnicate"], Duration::from_secs(30));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
+}
