@@ -57,7 +57,7 @@ pub(crate) struct Agent {
     sampler: Option<Sampler>,
     hub: Arc<Hub>,
     recorder: Mutex<Option<Recorder>>,
-    requests_tx: Mutex<Option<mpsc::Sender<server::Request>>>,
+    requests_tx: Mutex<Option<mpsc::SyncSender<server::Request>>>,
     requests_rx: Mutex<Option<mpsc::Receiver<server::Request>>>,
     start: Instant,
     start_unix_ms: u64,
@@ -248,7 +248,7 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
             .set_heap_sampling_interval(interval as jint)
             .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
     }
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::sync_channel(server::REQUEST_QUEUE);
     let now = SystemTime::now();
     let agent = Agent {
         jvmti,

@@ -48,9 +48,14 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "allocation sampling interval in bytes (0 = every allocation, slow; off)",
     ),
     (
+        "max_samples",
+        "2000",
+        "samples per second before the interval grows (off = fixed)",
+    ),
+    (
         "site_frames",
-        "3",
-        "stack frames naming an allocation site (1-16)",
+        "1",
+        "top frames naming an allocation site (1-16), plus the first app frame",
     ),
     (
         "budget",
@@ -66,6 +71,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "max_pause",
         "2s",
         "abort a single walk that stops the JVM longer than this",
+    ),
+    (
+        "period",
+        "10s",
+        "snapshot after this long without a GC (off = only at GCs)",
     ),
     (
         "port",
@@ -199,7 +209,7 @@ impl fmt::Display for OptionsError {
             "usage: -agentpath:/path/to/libmemcity.so[=key=value,...]; valid keys:"
         )?;
         for (key, example, meaning) in KEYS {
-            writeln!(f, "  {:<13}{:<12}{meaning}", key, example)?;
+            writeln!(f, "  {key:<13} {example:<13} {meaning}")?;
         }
         write!(
             f,
@@ -227,6 +237,15 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
         let key = key.trim().to_ascii_lowercase();
         let value = value.trim();
         let bad = |why: String| err(format!("{key}={value}: {why}"));
+        // The printed table is the list of keys: one that is not in it is unknown, so a key
+        // cannot be parsed without being documented.
+        if !KEYS.iter().any(|(k, _, _)| *k == key) {
+            warnings.push(format!(
+                "unknown option '{key}' ignored (valid: {})",
+                KEYS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            ));
+            continue;
+        }
         match key.as_str() {
             "classifiers" => options.classifiers = parse_classifiers(value).map_err(bad)?,
             "sampling" => {
@@ -316,10 +335,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                 options.log = Level::parse(value)
                     .ok_or_else(|| bad("expected error, warn, info, debug or off".into()))?
             }
-            _ => warnings.push(format!(
-                "unknown option '{key}' ignored (valid: {})",
-                KEYS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-            )),
+            _ => warnings.push(format!("option '{key}' is listed but not handled; ignored")),
         }
     }
     Ok((options, warnings))
@@ -427,6 +443,23 @@ mod tests {
         assert_eq!(o.port, None);
         assert_eq!(o.log, Level::Off);
         assert_eq!(parse(Some("sampling=0")).unwrap().0.sampling, Some(0));
+    }
+
+    #[test]
+    fn every_parsed_key_is_in_the_printed_table() {
+        // Each key the parser accepts must be listed for users (and the README, by a docs test).
+        for (key, example, _) in KEYS {
+            let value = match *key {
+                "portfile" | "record" => "/tmp/x",
+                _ => example,
+            };
+            let (_, warnings) = parse(Some(&format!("{key}={value}"))).unwrap();
+            assert!(warnings.is_empty(), "{key}: {warnings:?}");
+        }
+        let text = parse(Some("port=x")).unwrap_err().to_string();
+        for key in ["period", "max_samples", "site_frames"] {
+            assert!(text.contains(key), "{text}");
+        }
     }
 
     #[test]

@@ -28,12 +28,15 @@ pub enum Request {
     Classifiers(Vec<Classifier>),
 }
 
+/// Requests that may wait for the agent thread; past that, callers are told to retry.
+pub const REQUEST_QUEUE: usize = 32;
+
 /// How long a `RequestSnapshot` call waits for the agent thread.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Service {
     hub: Arc<Hub>,
-    requests: Mutex<std_mpsc::Sender<Request>>,
+    requests: Mutex<std_mpsc::SyncSender<Request>>,
 }
 
 impl Service {
@@ -124,7 +127,7 @@ pub fn spawn(
     addr: SocketAddr,
     portfile: Option<std::path::PathBuf>,
     hub: Arc<Hub>,
-    requests: std_mpsc::Sender<Request>,
+    requests: std_mpsc::SyncSender<Request>,
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("memcity-grpc".into())
@@ -149,7 +152,7 @@ fn serve(
     addr: SocketAddr,
     portfile: Option<&Path>,
     hub: Arc<Hub>,
-    requests: std_mpsc::Sender<Request>,
+    requests: std_mpsc::SyncSender<Request>,
 ) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -184,3 +184,48 @@ fn report_explains_missing_foreign_and_cut_files() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cut off"));
 }
+
+#[test]
+fn full_disk_turns_recording_off_and_the_app_completes() {
+    // /dev/full accepts the open and fails every write with ENOSPC, like a full disk.
+    if !std::path::Path::new("/dev/full").exists() {
+        skip("no /dev/full on this machine: the full-disk test is skipped");
+        return;
+    }
+    let jdk = jdk17();
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 2.0)
+        .agent("port=0,record=/dev/full")
+        .spawn();
+    let (status, stdout) = app.wait_exit(EXIT);
+    assert!(status.success(), "stderr: {}", app.stderr());
+    assert!(stdout.last().unwrap().starts_with("DONE"));
+    let stderr = app.stderr();
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(stderr.contains("the application continues"), "{stderr}");
+}
+
+#[test]
+fn record_cli_on_a_full_disk_says_so() {
+    if !std::path::Path::new("/dev/full").exists() {
+        skip("no /dev/full on this machine: the full-disk test is skipped");
+        return;
+    }
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 60.0)
+        .agent(format!("port=0,portfile={}", portfile.display()))
+        .spawn();
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    let out = memcity(
+        &["record", &port, "-o", "/dev/full", "--snapshots", "2"],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/full") && err.contains("No space left on device"),
+        "{err}"
+    );
+    app.kill();
+}
