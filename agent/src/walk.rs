@@ -122,7 +122,27 @@ struct State<'a> {
     visited: u64,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    fn new(facts: ClassFacts<'a>, class_count: usize, epoch: u64, deadline: Instant) -> Self {
+        State {
+            facts,
+            epoch,
+            deadline,
+            calls: 0,
+            aborted: false,
+            panicked: false,
+            objects: vec![0; class_count],
+            array_bytes: vec![0; class_count],
+            instance_size: vec![0; class_count],
+            sampled: IntMap::default(),
+            references: IntMap::default(),
+            current: None,
+            current_mirror: None,
+            targets: Vec::with_capacity(16),
+            visited: 0,
+        }
+    }
+
     #[inline]
     fn class(&self, tag: jlong) -> u32 {
         let id = tags::class_id(tag);
@@ -335,23 +355,7 @@ pub fn walk(
 ) -> Result<WalkResult, WalkError> {
     let start = Instant::now();
     let first_new_class = facts.next_class_id;
-    let mut state = State {
-        facts,
-        epoch,
-        deadline: start + abort_after,
-        calls: 0,
-        aborted: false,
-        panicked: false,
-        objects: vec![0; class_count],
-        array_bytes: vec![0; class_count],
-        instance_size: vec![0; class_count],
-        sampled: IntMap::default(),
-        references: IntMap::default(),
-        current: None,
-        current_mirror: None,
-        targets: Vec::with_capacity(16),
-        visited: 0,
-    };
+    let mut state = State::new(facts, class_count, epoch, start + abort_after);
     // SAFETY: the struct is all optional function pointers, for which zero means `None`.
     let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
     callbacks.heap_reference_callback = Some(heap_reference);
@@ -395,27 +399,12 @@ mod tests {
 
     fn state(object_array: &[bool]) -> State<'_> {
         let n = object_array.len();
-        State {
-            facts: ClassFacts {
-                object_array,
-                class_class: 99,
-                next_class_id: n as u32,
-            },
-            epoch: 3,
-            deadline: Instant::now() + Duration::from_secs(60),
-            calls: 0,
-            aborted: false,
-            panicked: false,
-            objects: vec![0; n],
-            array_bytes: vec![0; n],
-            instance_size: vec![0; n],
-            sampled: IntMap::default(),
-            references: IntMap::default(),
-            current: None,
-            current_mirror: None,
-            targets: Vec::new(),
-            visited: 0,
-        }
+        let facts = ClassFacts {
+            object_array,
+            class_class: 99,
+            next_class_id: n as u32,
+        };
+        State::new(facts, n, 3, Instant::now() + Duration::from_secs(60))
     }
 
     /// Replays the callback sequence HotSpot produces for: one Node (class 1) referencing a

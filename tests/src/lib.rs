@@ -404,3 +404,42 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("runtime")
 }
+
+/// Subscribes to the agent at `port` as a well-behaved client.
+pub async fn subscribe(port: &str) -> tonic::Streaming<memcity_proto::v1::StreamMessage> {
+    let mut client = memcity_viewer::client::connect(Some(port), Duration::from_secs(10))
+        .await
+        .expect("connect to the agent");
+    client
+        .subscribe(memcity_proto::v1::SubscribeRequest {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            client: "e2e".into(),
+        })
+        .await
+        .expect("subscribe")
+        .into_inner()
+}
+
+/// Feeds `session` from `stream` until it holds snapshot `seq` (GC-driven snapshots may come
+/// between requested ones); returns that snapshot's index in the session.
+pub async fn read_until(
+    stream: &mut tonic::Streaming<memcity_proto::v1::StreamMessage>,
+    session: &mut Session,
+    seq: u64,
+    timeout: Duration,
+) -> usize {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while session.snapshots.last().is_none_or(|s| s.seq < seq) {
+        let message = tokio::time::timeout_at(deadline, stream.message())
+            .await
+            .unwrap_or_else(|_| panic!("snapshot {seq} did not arrive within {timeout:?}"))
+            .expect("stream error")
+            .expect("stream ended");
+        session.apply(message).expect("valid stream");
+    }
+    session
+        .snapshots
+        .iter()
+        .position(|s| s.seq == seq)
+        .expect("the requested snapshot itself")
+}

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use memcity_e2e::*;
-use memcity_proto::v1::{SnapshotRequest, SubscribeRequest};
+use memcity_proto::v1::SnapshotRequest;
 use memcity_viewer::client;
 
 /// `jcmd GC.class_histogram` as type name -> (instances, bytes), names in memcity's spelling.
@@ -95,23 +95,9 @@ fn compare_with_histogram(jdk: &Jdk, gc: &str) {
             .unwrap()
             .into_inner()
             .seq;
-        let mut stream = rpc
-            .subscribe(SubscribeRequest {
-                protocol_version: memcity_proto::PROTOCOL_VERSION,
-                client: "histogram".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let mut stream = subscribe(&port).await;
         let mut session = Session::new();
-        while session.snapshots.last().is_none_or(|s| s.seq < seq) {
-            let message = tokio::time::timeout(Duration::from_secs(60), stream.message())
-                .await
-                .expect("snapshot in time")
-                .unwrap()
-                .unwrap();
-            session.apply(message).unwrap();
-        }
+        read_until(&mut stream, &mut session, seq, Duration::from_secs(60)).await;
         (session, seq)
     });
     let hist = histogram(jdk, app.pid());

@@ -30,20 +30,6 @@ fn start_live(
     (app, port, dir)
 }
 
-async fn subscribe(port: &str) -> tonic::Streaming<StreamMessage> {
-    let mut client = client::connect(Some(port), Duration::from_secs(10))
-        .await
-        .unwrap();
-    client
-        .subscribe(SubscribeRequest {
-            protocol_version: PROTOCOL_VERSION,
-            client: "e2e".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-}
-
 /// Reads until `n` snapshots arrived (or the timeout); returns all messages read.
 async fn read_snapshots(
     stream: &mut tonic::Streaming<StreamMessage>,
@@ -209,15 +195,15 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
             .await
             .unwrap()
             .into_inner();
-        // GC-triggered snapshots interleave with requested ones: read up to the requested one.
-        let last = loop {
-            let messages = read_snapshots(&mut reader, 1, Duration::from_secs(30)).await;
-            let last = snapshots(&messages).last().copied().cloned().unwrap();
-            if last.seq >= reply.seq {
-                break last;
-            }
-        };
-        assert_eq!(last.seq, reply.seq);
+        let mut session = Session::new();
+        let index = read_until(
+            &mut reader,
+            &mut session,
+            reply.seq,
+            Duration::from_secs(30),
+        )
+        .await;
+        let last = &session.snapshots[index];
         let dropped = last.cost.unwrap().dropped_snapshots;
         assert!(dropped > 0, "dropped snapshots were not counted");
         eprintln!(
@@ -267,12 +253,7 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
                 .unwrap()
                 .into_inner()
                 .seq;
-            while session.snapshots.last().is_none_or(|s| s.seq < seq) {
-                assert!(Instant::now() < deadline, "no snapshot {seq}");
-                let message = stream.message().await.unwrap().unwrap();
-                session.apply(message).unwrap();
-            }
-            let index = session.snapshots.iter().position(|s| s.seq == seq).unwrap();
+            let index = read_until(&mut stream, &mut session, seq, Duration::from_secs(60)).await;
             let persons: u64 = session
                 .leaves(index)
                 .iter()
