@@ -54,6 +54,10 @@ pub(crate) struct Agent {
     /// Set at VMDeath: the worker finishes its current step and exits.
     stopping: AtomicBool,
     worker_done: AtomicBool,
+    /// Why the agent turned itself off, if it did.
+    failure: OnceLock<String>,
+    /// The session's `End` message was sent.
+    ended: AtomicBool,
     sampler: Option<Sampler>,
     hub: Arc<Hub>,
     recorder: Mutex<Option<Recorder>>,
@@ -65,6 +69,23 @@ pub(crate) struct Agent {
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
+
+/// Where a test asks the agent to fail on purpose (`MEMCITY_FAILPOINT`), to prove that a panic
+/// anywhere leaves the JVM running. Read once at load; `None` in normal use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failpoint {
+    GcCallback,
+    SampleCallback,
+    Worker,
+}
+
+static FAILPOINT: OnceLock<Option<Failpoint>> = OnceLock::new();
+
+pub(crate) fn failpoint(at: Failpoint) {
+    if *FAILPOINT.get().unwrap_or(&None) == Some(at) {
+        panic!("failpoint {at:?} (MEMCITY_FAILPOINT)");
+    }
+}
 
 impl Agent {
     fn get() -> Option<&'static Agent> {
@@ -100,21 +121,41 @@ impl Agent {
         self.hub.publish(message);
     }
 
-    /// Turns the agent off after an internal error: events off, viewers told, the JVM untouched.
+    /// Turns the agent off after an internal error. Safe from any context, a GC callback
+    /// included: it only flips flags and wakes the worker, which (or VMDeath, if the worker is
+    /// gone) turns the events off and tells viewers, from an ordinary thread.
     pub(crate) fn disable(&self, why: &str) {
         if !self.active.swap(false, Ordering::AcqRel) {
             return;
         }
+        let _ = self.failure.set(why.to_string());
         error!("{why}; memcity turns itself off, the application continues");
-        for event in [
-            sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
-            sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
-        ] {
-            let _ = self.jvmti.disable_event(event);
+        self.wake();
+    }
+
+    /// Ends the session once: after a failure, turns the events off; then sends the `End`
+    /// message to viewers and the recording. The worker calls it when it stops (it only acts
+    /// after a failure), VMDeath always.
+    pub(crate) fn end_session(&self, vm_death: bool) {
+        let reason = match self.failure.get() {
+            Some(why) => format!("agent error: {why}"),
+            None if vm_death => "vm-death".to_string(),
+            None => return,
+        };
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if self.failure.get().is_some() {
+            for event in [
+                sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+                sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            ] {
+                let _ = self.jvmti.disable_event(event);
+            }
         }
         self.publish(StreamMessage {
             kind: Some(Kind::End(SessionEnd {
-                reason: format!("agent error: {why}"),
+                reason,
                 snapshots: self.snapshots.load(Ordering::Relaxed),
             })),
         });
@@ -183,6 +224,12 @@ unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
         }
     };
     log::set_level(options.log);
+    let _ = FAILPOINT.set(match std::env::var("MEMCITY_FAILPOINT").as_deref() {
+        Ok("gc-callback") => Some(Failpoint::GcCallback),
+        Ok("sample-callback") => Some(Failpoint::SampleCallback),
+        Ok("worker") => Some(Failpoint::Worker),
+        _ => None,
+    });
     for warning in warnings {
         warning!("{warning}");
     }
@@ -260,6 +307,8 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
         active: AtomicBool::new(true),
         stopping: AtomicBool::new(false),
         worker_done: AtomicBool::new(false),
+        failure: OnceLock::new(),
+        ended: AtomicBool::new(false),
         recorder: Mutex::new(None),
         requests_tx: Mutex::new(Some(tx)),
         requests_rx: Mutex::new(Some(rx)),
@@ -360,10 +409,11 @@ unsafe extern "C" fn worker_main(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _
         if let Some(agent) = AGENT.get() {
             // SAFETY: `jni` is the agent thread's own JNIEnv.
             unsafe { worker::run(agent, jni) };
-            agent.worker_done.store(true, Ordering::Release);
         }
     });
     if let Some(agent) = AGENT.get() {
+        // After a failure anywhere (this thread's included), end the session from here.
+        guarded("ending the session", || agent.end_session(false));
         agent.worker_done.store(true, Ordering::Release);
     }
 }
@@ -372,6 +422,7 @@ unsafe extern "C" fn on_gc_finish(_jvmti: *mut sys::jvmtiEnv) {
     // Allowed here: raw monitors and atomics only (no JNI, no allocation, no heap access).
     guarded("GarbageCollectionFinish", || {
         if let Some(agent) = Agent::get() {
+            failpoint(Failpoint::GcCallback);
             agent.gc_finished.fetch_add(1, Ordering::AcqRel);
             agent.wake();
         }
@@ -389,6 +440,7 @@ unsafe extern "C" fn on_sampled_alloc(
     guarded("SampledObjectAlloc", || {
         if let Some(agent) = Agent::get() {
             if let Some(sampler) = &agent.sampler {
+                failpoint(Failpoint::SampleCallback);
                 sampler.on_sample(&agent.jvmti, thread, object, size);
             }
         }
@@ -409,14 +461,8 @@ unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) 
         while !agent.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        if agent.active.swap(false, Ordering::AcqRel) {
-            agent.publish(StreamMessage {
-                kind: Some(Kind::End(SessionEnd {
-                    reason: "vm-death".into(),
-                    snapshots: agent.snapshots.load(Ordering::Relaxed),
-                })),
-            });
-        }
+        agent.active.store(false, Ordering::Release);
+        agent.end_session(true);
         if let Some(writer) = agent
             .recorder
             .lock()

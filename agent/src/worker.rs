@@ -356,6 +356,9 @@ impl Worker {
     /// Takes and publishes one snapshot; returns the reply for a requester, `None` if the walk
     /// was aborted.
     fn snapshot(&mut self, trigger: Trigger) -> Option<SnapshotReply> {
+        if trigger != Trigger::Start {
+            crate::failpoint(crate::Failpoint::Worker);
+        }
         let jvmti = self.agent.jvmti;
         self.classes.refresh(&jvmti, self.jni);
         self.epoch = tags::next_epoch(self.epoch);

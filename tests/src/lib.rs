@@ -141,6 +141,8 @@ pub struct AppSpec<'a> {
     /// Agent options; `None` runs without the agent.
     pub agent: Option<String>,
     pub jvm_flags: Vec<String>,
+    /// Extra environment variables for the JVM.
+    pub env: Vec<(String, String)>,
 }
 
 impl<'a> AppSpec<'a> {
@@ -151,6 +153,7 @@ impl<'a> AppSpec<'a> {
             args: vec![seconds.to_string()],
             agent: Some(String::new()),
             jvm_flags: vec!["-Xmx512m".into()],
+            env: Vec::new(),
         }
     }
 
@@ -183,6 +186,7 @@ impl<'a> AppSpec<'a> {
             }
             cmd.arg(arg);
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.arg("-cp")
             .arg(classes_dir())
             .arg(self.main)

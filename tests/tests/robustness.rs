@@ -229,3 +229,52 @@ fn record_cli_on_a_full_disk_says_so() {
     );
     app.kill();
 }
+
+#[test]
+fn a_panic_anywhere_in_the_agent_leaves_the_jvm_running() {
+    let jdk = jdk17();
+    for failpoint in ["gc-callback", "sample-callback", "worker"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.mcrec");
+        let mut spec = AppSpec::new(&jdk, "LinkedListLeak", 3.0)
+            .agent(format!("port=0,record={},sampling=16k", file.display()));
+        spec.env
+            .push(("MEMCITY_FAILPOINT".into(), failpoint.into()));
+        let mut app = spec.spawn();
+        let (status, stdout) = app.wait_exit(EXIT);
+        let stderr = app.stderr();
+        assert!(
+            status.success(),
+            "{failpoint}: the JVM must survive: {stderr}"
+        );
+        assert!(
+            stdout.last().unwrap().starts_with("DONE"),
+            "{failpoint}: {stdout:?}"
+        );
+        assert!(
+            stderr.contains("internal error in"),
+            "{failpoint}: {stderr}"
+        );
+        assert!(
+            stderr.contains("memcity turns itself off, the application continues"),
+            "{failpoint}: {stderr}"
+        );
+        // The recording says why the session ended, and what came before is intact.
+        let session = Session::load(&file).unwrap();
+        assert!(
+            session.warnings.is_empty(),
+            "{failpoint}: {:?}",
+            session.warnings
+        );
+        let end = session.end.expect("an end message");
+        assert!(
+            end.reason.starts_with("agent error: internal error"),
+            "{failpoint}: {}",
+            end.reason
+        );
+        assert!(
+            !session.snapshots.is_empty(),
+            "{failpoint}: the start snapshot is kept"
+        );
+    }
+}
