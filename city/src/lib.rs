@@ -1,0 +1,5 @@
+//! The memory city, without a window: everything that decides what the city looks like, as
+//! plain data and pure functions, so it is tested with `cargo test`. The viewer only draws it.
+//! The papers in shared/papers are the specification; sections are cited where numbers come from.
+
+pub mod treemap;
