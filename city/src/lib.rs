@@ -2,4 +2,6 @@
 //! plain data and pure functions, so it is tested with `cargo test`. The viewer only draws it.
 //! The papers in shared/papers are the specification; sections are cited where numbers come from.
 
+pub mod layout;
+pub mod model;
 pub mod treemap;

@@ -1,0 +1,513 @@
+//! The session model: snapshots in time order, nodes identified by their key path, and the meta
+//! data the city is drawn from (Memory Cities IV.B: the *max tree* for the layout, the *growth
+//! tree* for colors and opacity).
+//!
+//! Appending a live snapshot costs time in the size of that snapshot and of the node table, never
+//! in the length of the history, so long live sessions stay interactive.
+
+use std::collections::HashMap;
+
+use memcity_proto::strings::StringResolver;
+use memcity_proto::v1::{stream_message::Kind, Handshake, Node, StreamMessage};
+
+/// A node's identity across snapshots: an index into the model's node table, assigned the first
+/// time its key path appears. Never its position in a snapshot.
+pub type NodeId = u32;
+
+/// The root ("Heap") is always node 0.
+pub const ROOT: NodeId = 0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Objects,
+    Bytes,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInfo {
+    pub parent: Option<NodeId>,
+    /// This level's key (a package, a type, a site).
+    pub name: String,
+    /// The classifier of this level ("Type", "Allocation Site"); empty for the root.
+    pub role: String,
+    pub depth: usize,
+    /// Every child seen in any snapshot, in order of first appearance.
+    pub children: Vec<NodeId>,
+    /// Index of the first snapshot the node appears in.
+    pub first_seen: usize,
+    /// Largest objects and bytes over the whole session (the max tree).
+    pub max_objects: u64,
+    pub max_bytes: u64,
+}
+
+impl NodeInfo {
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_empty()
+    }
+
+    pub fn max(&self, metric: Metric) -> u64 {
+        match metric {
+            Metric::Objects => self.max_objects,
+            Metric::Bytes => self.max_bytes,
+        }
+    }
+}
+
+/// A reference count between two groups, by the groups' names (types in memcity sessions, full
+/// keys in Memory Cities JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub from: String,
+    pub to: String,
+    /// Distinct objects of `from` referencing `to`.
+    pub referrers: u64,
+    /// References from `from` to `to` (upper bound of distinct targets).
+    pub references: u64,
+}
+
+/// One point in time.
+#[derive(Debug, Clone, Default)]
+pub struct Frame {
+    pub time_ms: u64,
+    /// `(node, objects, bytes)`, sorted by node id, for every node present.
+    values: Vec<(NodeId, u64, u64)>,
+    pub references: Vec<Reference>,
+}
+
+impl Frame {
+    fn get(&self, node: NodeId) -> Option<(u64, u64)> {
+        self.values
+            .binary_search_by_key(&node, |v| v.0)
+            .ok()
+            .map(|i| (self.values[i].1, self.values[i].2))
+    }
+}
+
+/// The growth window ("suspicious time window"): snapshot indices `start..=end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CityModel {
+    pub handshake: Option<Handshake>,
+    nodes: Vec<NodeInfo>,
+    index: HashMap<(NodeId, String), NodeId>,
+    frames: Vec<Frame>,
+    /// `None`: the whole session, following new snapshots.
+    window: Option<Window>,
+    strings: StringResolver,
+    classifiers: Vec<String>,
+    /// Largest absolute growth of any building in the window, per metric (objects, bytes).
+    max_growth: (u64, u64),
+}
+
+/// Human role names for the classifier chain, as tooltips show them.
+pub fn role_name(classifier: &str) -> String {
+    match classifier {
+        "package" => "Package".into(),
+        "type" => "Type".into(),
+        "site" => "Allocation Site".into(),
+        "thread" => "Thread".into(),
+        other => other.to_string(),
+    }
+}
+
+impl CityModel {
+    pub fn new() -> Self {
+        let mut model = Self::default();
+        model.nodes.push(NodeInfo {
+            parent: None,
+            name: "Heap".into(),
+            role: String::new(),
+            depth: 0,
+            children: Vec::new(),
+            first_seen: 0,
+            max_objects: 0,
+            max_bytes: 0,
+        });
+        model
+    }
+
+    pub fn node(&self, id: NodeId) -> &NodeInfo {
+        &self.nodes[id as usize]
+    }
+
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn frame(&self, index: usize) -> Option<&Frame> {
+        self.frames.get(index)
+    }
+
+    /// The node with this key path below the root, if it ever appeared.
+    pub fn find(&self, path: &[&str]) -> Option<NodeId> {
+        let mut at = ROOT;
+        for name in path {
+            at = *self.index.get(&(at, name.to_string()))?;
+        }
+        Some(at)
+    }
+
+    /// Key path of a node (names from below the root down to it).
+    pub fn path(&self, id: NodeId) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut at = Some(id);
+        while let Some(node) = at.filter(|&n| n != ROOT) {
+            out.push(self.nodes[node as usize].name.as_str());
+            at = self.nodes[node as usize].parent;
+        }
+        out.reverse();
+        out
+    }
+
+    fn intern(&mut self, parent: NodeId, name: &str, role: &str, frame: usize) -> NodeId {
+        if let Some(&id) = self.index.get(&(parent, name.to_string())) {
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        let depth = self.nodes[parent as usize].depth + 1;
+        self.nodes.push(NodeInfo {
+            parent: Some(parent),
+            name: name.to_string(),
+            role: role.to_string(),
+            depth,
+            children: Vec::new(),
+            first_seen: frame,
+            max_objects: 0,
+            max_bytes: 0,
+        });
+        self.nodes[parent as usize].children.push(id);
+        self.index.insert((parent, name.to_string()), id);
+        id
+    }
+
+    /// Appends one snapshot given as a tree of names. `values` are `(path, objects, bytes)` for
+    /// every node below the root (inner nodes included); the root's totals are `root`.
+    pub fn push_tree(
+        &mut self,
+        time_ms: u64,
+        root: (u64, u64),
+        nodes: &[(Vec<String>, String, u64, u64)],
+        references: Vec<Reference>,
+    ) {
+        let index = self.frames.len();
+        let mut values = vec![(ROOT, root.0, root.1)];
+        for (path, role, objects, bytes) in nodes {
+            let mut at = ROOT;
+            for (depth, name) in path.iter().enumerate() {
+                let role = if depth + 1 == path.len() {
+                    role.as_str()
+                } else {
+                    ""
+                };
+                at = self.intern(at, name, role, index);
+            }
+            values.push((at, *objects, *bytes));
+        }
+        self.push_frame(time_ms, values, references);
+    }
+
+    fn push_frame(
+        &mut self,
+        time_ms: u64,
+        mut values: Vec<(NodeId, u64, u64)>,
+        references: Vec<Reference>,
+    ) {
+        values.sort_by_key(|v| v.0);
+        values.dedup_by_key(|v| v.0);
+        for &(id, objects, bytes) in &values {
+            let node = &mut self.nodes[id as usize];
+            node.max_objects = node.max_objects.max(objects);
+            node.max_bytes = node.max_bytes.max(bytes);
+        }
+        // Keep frames in time order even if a source delivers one late.
+        let at = self.frames.partition_point(|f| f.time_ms <= time_ms);
+        self.frames.insert(
+            at,
+            Frame {
+                time_ms,
+                values,
+                references,
+            },
+        );
+        self.update_growth();
+    }
+
+    /// Feeds one message of a live stream or recording.
+    pub fn apply(&mut self, message: &StreamMessage) {
+        match &message.kind {
+            Some(Kind::Handshake(h)) => {
+                self.classifiers = h.classifiers.clone();
+                self.handshake = Some(h.clone());
+            }
+            Some(Kind::Strings(table)) => self.strings.apply(table),
+            Some(Kind::Snapshot(snapshot)) => {
+                if !snapshot.classifiers.is_empty() {
+                    self.classifiers = snapshot.classifiers.clone();
+                }
+                let Some(root) = &snapshot.root else { return };
+                let index = self.frames.len();
+                let mut values = vec![(ROOT, root.objects, root.bytes)];
+                let roles: Vec<String> = self.classifiers.iter().map(|c| role_name(c)).collect();
+                self.collect(root, ROOT, 0, &roles, index, &mut values);
+                let references = snapshot
+                    .references
+                    .iter()
+                    .map(|r| Reference {
+                        from: self.strings.resolve(r.from_type).to_string(),
+                        to: self.strings.resolve(r.to_type).to_string(),
+                        referrers: r.referrers,
+                        references: r.references,
+                    })
+                    .collect();
+                self.push_frame(snapshot.time_ms, values, references);
+            }
+            _ => {}
+        }
+    }
+
+    fn collect(
+        &mut self,
+        node: &Node,
+        id: NodeId,
+        depth: usize,
+        roles: &[String],
+        frame: usize,
+        values: &mut Vec<(NodeId, u64, u64)>,
+    ) {
+        for child in &node.children {
+            let name = self.strings.resolve(child.name).to_string();
+            let role = roles.get(depth).map(String::as_str).unwrap_or("");
+            let child_id = self.intern(id, &name, role, frame);
+            values.push((child_id, child.objects, child.bytes));
+            self.collect(child, child_id, depth + 1, roles, frame, values);
+        }
+    }
+
+    /// Value of a node in snapshot `index`; a node missing there is zero.
+    pub fn value(&self, node: NodeId, index: usize, metric: Metric) -> u64 {
+        self.frames.get(index).and_then(|f| f.get(node)).map_or(
+            0,
+            |(objects, bytes)| match metric {
+                Metric::Objects => objects,
+                Metric::Bytes => bytes,
+            },
+        )
+    }
+
+    /// Value at fractional time `t` (snapshot index plus fraction), linearly between the two
+    /// snapshots around it, for smooth growing and shrinking between snapshots.
+    pub fn value_at(&self, node: NodeId, t: f64, metric: Metric) -> f64 {
+        if self.frames.is_empty() {
+            return 0.0;
+        }
+        let t = t.clamp(0.0, (self.frames.len() - 1) as f64);
+        let i = t.floor() as usize;
+        let a = self.value(node, i, metric) as f64;
+        if i + 1 >= self.frames.len() {
+            return a;
+        }
+        let b = self.value(node, i + 1, metric) as f64;
+        a + (b - a) * (t - i as f64)
+    }
+
+    /// The window growth and colors use.
+    pub fn window(&self) -> Window {
+        self.window.unwrap_or(Window {
+            start: 0,
+            end: self.frames.len().saturating_sub(1),
+        })
+    }
+
+    /// Restricts growth and colors to `start..=end` (clamped); `None` goes back to the whole
+    /// session, following new snapshots.
+    pub fn set_window(&mut self, window: Option<Window>) {
+        let last = self.frames.len().saturating_sub(1);
+        self.window = window.map(|w| {
+            let start = w.start.min(last);
+            Window {
+                start,
+                end: w.end.clamp(start, last),
+            }
+        });
+        self.update_growth();
+    }
+
+    /// First value in the window.
+    pub fn first(&self, node: NodeId, metric: Metric) -> u64 {
+        self.value(node, self.window().start, metric)
+    }
+
+    /// Absolute growth: first to last snapshot of the window (negative when shrinking).
+    pub fn absolute_growth(&self, node: NodeId, metric: Metric) -> i64 {
+        let w = self.window();
+        self.value(node, w.end, metric) as i64 - self.value(node, w.start, metric) as i64
+    }
+
+    /// Relative growth: first snapshot of the window to `index`.
+    pub fn relative_growth(&self, node: NodeId, index: usize, metric: Metric) -> i64 {
+        self.value(node, index, metric) as i64 - self.first(node, metric) as i64
+    }
+
+    /// The largest absolute growth of any building in the window (at least 1, it divides).
+    pub fn max_growth(&self, metric: Metric) -> u64 {
+        match metric {
+            Metric::Objects => self.max_growth.0,
+            Metric::Bytes => self.max_growth.1,
+        }
+        .max(1)
+    }
+
+    fn update_growth(&mut self) {
+        let mut best = (0u64, 0u64);
+        for id in 0..self.nodes.len() as NodeId {
+            if self.nodes[id as usize].is_leaf() {
+                best.0 = best
+                    .0
+                    .max(self.absolute_growth(id, Metric::Objects).max(0) as u64);
+                best.1 = best
+                    .1
+                    .max(self.absolute_growth(id, Metric::Bytes).max(0) as u64);
+            }
+        }
+        self.max_growth = best;
+    }
+
+    /// Buildings (leaves) ranked by absolute growth in the window, strongest first.
+    pub fn strongest_growers(&self, metric: Metric) -> Vec<NodeId> {
+        let mut leaves: Vec<NodeId> = (0..self.nodes.len() as NodeId)
+            .filter(|&id| id != ROOT && self.nodes[id as usize].is_leaf())
+            .collect();
+        leaves.sort_by_key(|&id| (std::cmp::Reverse(self.absolute_growth(id, metric)), id));
+        leaves
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small session: package p with buildings A (grows 10 -> 1000), B (shrinks 50 -> 40)
+    /// and C (appears in the second snapshot).
+    pub(crate) fn sample() -> CityModel {
+        let mut m = CityModel::new();
+        let leaf = |name: &str, objects: u64| {
+            (
+                vec!["p".to_string(), name.to_string()],
+                "Type".to_string(),
+                objects,
+                objects * 16,
+            )
+        };
+        for (time, (a, b, c)) in [
+            (0u64, (10u64, 50u64, 0u64)),
+            (1000, (500, 45, 5)),
+            (2000, (1000, 40, 5)),
+        ] {
+            let mut nodes = vec![(
+                vec!["p".to_string()],
+                "Package".to_string(),
+                a + b + c,
+                (a + b + c) * 16,
+            )];
+            nodes.push(leaf("A", a));
+            nodes.push(leaf("B", b));
+            if c > 0 {
+                nodes.push(leaf("C", c));
+            }
+            m.push_tree(time, (a + b + c, (a + b + c) * 16), &nodes, vec![]);
+        }
+        m
+    }
+
+    #[test]
+    fn identity_is_the_key_path_and_missing_is_zero() {
+        let m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        let c = m.find(&["p", "C"]).unwrap();
+        assert_eq!(m.path(c), ["p", "C"]);
+        assert_eq!(m.node(c).first_seen, 1);
+        assert_eq!(m.value(c, 0, Metric::Objects), 0);
+        assert_eq!(m.value(a, 2, Metric::Bytes), 16000);
+        assert_eq!(m.node(a).role, "Type");
+        assert_eq!(
+            m.node(m.find(&["p"]).unwrap()).children,
+            [a, m.find(&["p", "B"]).unwrap(), c]
+        );
+    }
+
+    #[test]
+    fn meta_data_max_first_growth() {
+        let m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        let b = m.find(&["p", "B"]).unwrap();
+        assert_eq!(m.node(a).max_objects, 1000);
+        assert_eq!(m.node(b).max_objects, 50);
+        assert_eq!(m.first(a, Metric::Objects), 10);
+        assert_eq!(m.absolute_growth(a, Metric::Objects), 990);
+        assert_eq!(m.absolute_growth(b, Metric::Objects), -10);
+        assert_eq!(m.relative_growth(a, 1, Metric::Objects), 490);
+        assert_eq!(m.max_growth(Metric::Objects), 990);
+        assert_eq!(m.strongest_growers(Metric::Objects)[0], a);
+    }
+
+    #[test]
+    fn window_restricts_growth() {
+        let mut m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        m.set_window(Some(Window { start: 1, end: 2 }));
+        assert_eq!(m.first(a, Metric::Objects), 500);
+        assert_eq!(m.absolute_growth(a, Metric::Objects), 500);
+        assert_eq!(m.max_growth(Metric::Objects), 500);
+        m.set_window(Some(Window { start: 9, end: 1 }));
+        assert_eq!(m.window(), Window { start: 2, end: 2 });
+        m.set_window(None);
+        assert_eq!(m.window(), Window { start: 0, end: 2 });
+    }
+
+    #[test]
+    fn tweening_interpolates_between_snapshots() {
+        let m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        assert_eq!(m.value_at(a, 0.0, Metric::Objects), 10.0);
+        assert_eq!(m.value_at(a, 0.5, Metric::Objects), 255.0);
+        assert_eq!(m.value_at(a, 1.75, Metric::Objects), 875.0);
+        assert_eq!(m.value_at(a, 9.0, Metric::Objects), 1000.0);
+    }
+
+    #[test]
+    fn appending_keeps_meta_current_without_history_scans() {
+        let mut m = sample();
+        let b = m.find(&["p", "B"]).unwrap();
+        let nodes = vec![
+            (vec!["p".to_string()], "Package".to_string(), 5000, 0),
+            (
+                vec!["p".to_string(), "B".to_string()],
+                "Type".to_string(),
+                5000,
+                0,
+            ),
+        ];
+        m.push_tree(3000, (5000, 0), &nodes, vec![]);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m.node(b).max_objects, 5000);
+        assert_eq!(m.absolute_growth(b, Metric::Objects), 4950);
+        assert_eq!(m.max_growth(Metric::Objects), 4950);
+        // A is missing in the new snapshot: zero there.
+        let a = m.find(&["p", "A"]).unwrap();
+        assert_eq!(m.value(a, 3, Metric::Objects), 0);
+    }
+}
