@@ -122,7 +122,7 @@ pub fn tile(tiling: Tiling, rect: Rect, weights: &[f64], depth: usize, ratio: f6
     match tiling {
         Tiling::Slice => strip(rect, &items, total, true, &mut out),
         Tiling::Dice => strip(rect, &items, total, false, &mut out),
-        Tiling::SliceDice => strip(rect, &items, total, depth % 2 == 0, &mut out),
+        Tiling::SliceDice => strip(rect, &items, total, depth.is_multiple_of(2), &mut out),
         Tiling::Binary => binary(rect, &items, &mut out),
         Tiling::Squarify => squarify(rect, &items, total, ratio.max(1.0), &mut out),
     }
