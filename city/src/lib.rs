@@ -3,5 +3,6 @@
 //! The papers in shared/papers are the specification; sections are cited where numbers come from.
 
 pub mod layout;
+pub mod mapping;
 pub mod model;
 pub mod treemap;
