@@ -5,4 +5,5 @@
 pub mod layout;
 pub mod mapping;
 pub mod model;
+pub mod timetravel;
 pub mod treemap;
