@@ -37,7 +37,11 @@ pub fn building_height(area: f64) -> f64 {
 }
 
 fn lerp(a: Rgb, b: Rgb, t: f32) -> Rgb {
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+    [
+        a[0] + (b[0] - a[0]) * t,
+        a[1] + (b[1] - a[1]) * t,
+        a[2] + (b[2] - a[2]) * t,
+    ]
 }
 
 /// The building gradient (VI.B.2): 0 gray, 0.5 orange, 1 red, linear in between; below 0 gray.
@@ -58,7 +62,11 @@ pub fn growth_alpha(model: &CityModel, node: NodeId, index: usize, metric: Metri
 
 /// District color by level: `depth` 0 (the heap) darkest, `max_depth` lightest (VI.A).
 pub fn district_color(depth: usize, max_depth: usize) -> Rgb {
-    let t = if max_depth == 0 { 0.0 } else { depth as f32 / max_depth as f32 };
+    let t = if max_depth == 0 {
+        0.0
+    } else {
+        depth as f32 / max_depth as f32
+    };
     lerp(DISTRICT_DARK, DISTRICT_LIGHT, t.clamp(0.0, 1.0))
 }
 
@@ -202,8 +210,14 @@ mod tests {
         let b = m.find(&["p", "B"]).unwrap();
         // A: 10 -> 500 -> 1000, largest growth 990: at snapshot 1 alpha = 490/990.
         assert!((growth_alpha(&m, a, 1, Metric::Objects) - 490.0 / 990.0).abs() < 1e-12);
-        assert!(close(growth_color(growth_alpha(&m, a, 2, Metric::Objects)), RED));
-        assert!(close(growth_color(growth_alpha(&m, b, 2, Metric::Objects)), GRAY));
+        assert!(close(
+            growth_color(growth_alpha(&m, a, 2, Metric::Objects)),
+            RED
+        ));
+        assert!(close(
+            growth_color(growth_alpha(&m, b, 2, Metric::Objects)),
+            GRAY
+        ));
     }
 
     #[test]
@@ -212,14 +226,23 @@ mod tests {
         let a = m.find(&["p", "A"]).unwrap();
         let b = m.find(&["p", "B"]).unwrap();
         let c = m.find(&["p", "C"]).unwrap();
-        let o = Opacity { opaque: 1, ..Default::default() };
+        let o = Opacity {
+            opaque: 1,
+            ..Default::default()
+        };
         let solid = o.solid(&m, Metric::Objects);
         assert_eq!(solid, HashSet::from([a]));
         assert_eq!(o.of(a, &solid), 1.0);
         assert_eq!(o.of(c, &solid), 0.4);
         let all = Opacity::default().solid(&m, Metric::Objects);
-        assert!(all.contains(&c) && !all.contains(&b), "shrinking B never counts as a grower");
-        let off = Opacity { enabled: false, ..Default::default() };
+        assert!(
+            all.contains(&c) && !all.contains(&b),
+            "shrinking B never counts as a grower"
+        );
+        let off = Opacity {
+            enabled: false,
+            ..Default::default()
+        };
         assert_eq!(off.of(b, &solid), 1.0);
     }
 

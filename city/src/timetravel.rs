@@ -139,7 +139,11 @@ mod tests {
         tt.step_back(2);
         assert!(!tt.is_live());
         tt.on_append(3);
-        assert_eq!(tt.index(), 0, "stepped back: new snapshots do not pull the view");
+        assert_eq!(
+            tt.index(),
+            0,
+            "stepped back: new snapshots do not pull the view"
+        );
         tt.follow_live(3);
         assert_eq!(tt.index(), 2);
         assert!(tt.is_live());

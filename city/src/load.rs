@@ -1,0 +1,534 @@
+//! Sources of a city: memcity recordings, and Memory Cities JSON directories as AntTracks writes
+//! them (shared/memory-cities-json.md). Both end in the same [`CityModel`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use memcity_proto::recording::{RecordingError, RecordingReader};
+use memcity_proto::v1::{stream_message::Kind, StreamMessage};
+use serde_json::Value;
+
+use crate::model::{CityModel, Reference};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {path}: {problem}")]
+    Json {
+        file: PathBuf,
+        /// Where in the document, e.g. `root.children[2].objects`.
+        path: String,
+        problem: String,
+    },
+    #[error("{0} holds no Memory Cities tree files: expected an export root, a classifier folder (with anttracks-format/) or a folder of <time>.json tree files")]
+    NoTrees(PathBuf),
+}
+
+/// Loads a memcity recording. A damaged tail is not an error; it comes back as a warning.
+pub fn recording(path: &Path) -> Result<(CityModel, Vec<String>), LoadError> {
+    let mut reader = RecordingReader::open(path)?;
+    let mut model = CityModel::new();
+    if let Some(h) = reader.header().handshake.clone() {
+        model.apply(&StreamMessage {
+            kind: Some(Kind::Handshake(h)),
+        });
+    }
+    while let Some(message) = reader.next_message().map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })? {
+        model.apply(&message);
+    }
+    Ok((model, reader.damage_summary().into_iter().collect()))
+}
+
+/// Finds the tree files below `dir`: the export root, one classifier folder in it, or the folder
+/// of tree files itself.
+fn tree_files(dir: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), LoadError> {
+    let io = |source| LoadError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let json_files = |d: &Path| -> Result<Vec<PathBuf>, LoadError> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(d)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        Ok(files)
+    };
+    let classifier_folder = |d: &Path| d.join("anttracks-format").is_dir();
+    let folder = if classifier_folder(dir) {
+        dir.to_owned()
+    } else if let Some(inner) = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| classifier_folder(p))
+        .min()
+    {
+        inner
+    } else {
+        let files = json_files(dir)?;
+        if files.is_empty() {
+            return Err(LoadError::NoTrees(dir.to_owned()));
+        }
+        return Ok((files, None));
+    };
+    let files = json_files(&folder.join("anttracks-format"))?;
+    if files.is_empty() {
+        return Err(LoadError::NoTrees(dir.to_owned()));
+    }
+    Ok((files, Some(folder.join("default-format"))))
+}
+
+struct Doc<'a> {
+    file: &'a Path,
+}
+
+impl Doc<'_> {
+    fn err(&self, path: &str, problem: impl Into<String>) -> LoadError {
+        LoadError::Json {
+            file: self.file.to_owned(),
+            path: path.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    fn field<'v>(&self, v: &'v Value, path: &str, key: &str) -> Result<&'v Value, LoadError> {
+        v.get(key)
+            .ok_or_else(|| self.err(&format!("{path}.{key}"), "missing"))
+    }
+
+    fn u64(&self, v: &Value, path: &str, key: &str) -> Result<u64, LoadError> {
+        let value = self.field(v, path, key)?;
+        value
+            .as_u64()
+            .or_else(|| value.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .ok_or_else(|| {
+                self.err(
+                    &format!("{path}.{key}"),
+                    format!("expected a count, found {value}"),
+                )
+            })
+    }
+
+    fn str<'v>(&self, v: &'v Value, path: &str, key: &str) -> Result<&'v str, LoadError> {
+        let value = self.field(v, path, key)?;
+        value.as_str().ok_or_else(|| {
+            self.err(
+                &format!("{path}.{key}"),
+                format!("expected text, found {value}"),
+            )
+        })
+    }
+}
+
+fn read_json(file: &Path) -> Result<Value, LoadError> {
+    let text = std::fs::read_to_string(file).map_err(|source| LoadError::Io {
+        path: file.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| LoadError::Json {
+        file: file.to_owned(),
+        path: format!("line {}, column {}", e.line(), e.column()),
+        problem: e.to_string(),
+    })
+}
+
+/// One node of the tree into `(path below the root, role, objects, bytes)`.
+type FlatNode = (Vec<String>, String, u64, u64);
+
+fn flatten(
+    doc: &Doc<'_>,
+    node: &Value,
+    path: &str,
+    roles: &HashMap<i64, String>,
+    out: &mut Vec<FlatNode>,
+) -> Result<(), LoadError> {
+    let children = match node.get("children") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(children)) => children,
+        Some(other) => {
+            return Err(doc.err(
+                &format!("{path}.children"),
+                format!("expected a list, found {other}"),
+            ))
+        }
+    };
+    for (i, child) in children.iter().enumerate() {
+        let here = format!("{path}.children[{i}]");
+        let full_key = doc.field(child, &here, "fullKey")?;
+        let keys: Vec<String> = full_key
+            .as_array()
+            .ok_or_else(|| doc.err(&format!("{here}.fullKey"), "expected a list of keys"))?
+            .iter()
+            .map(|k| {
+                k.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| k.to_string())
+            })
+            .collect();
+        if keys.len() < 2 {
+            return Err(doc.err(
+                &format!("{here}.fullKey"),
+                "a child needs the root's key and its own",
+            ));
+        }
+        let classifier = child
+            .get("classifierId")
+            .and_then(Value::as_i64)
+            .unwrap_or(-1);
+        out.push((
+            keys[1..].to_vec(),
+            roles.get(&classifier).cloned().unwrap_or_default(),
+            doc.u64(child, &here, "objects")?,
+            doc.u64(child, &here, "bytes")?,
+        ));
+        flatten(doc, child, &here, roles, out)?;
+    }
+    Ok(())
+}
+
+/// `pointerMap` of a points-to or pointed-from file: `A -> B -> count`, keys as
+/// `fullKeyAsString`; a missing file or a null map is empty.
+fn pointer_map(file: &Path) -> Result<HashMap<(String, String), u64>, LoadError> {
+    let mut out = HashMap::new();
+    if !file.exists() {
+        return Ok(out);
+    }
+    let doc = Doc { file };
+    let json = read_json(file)?;
+    let map = match json.get("pointerMap") {
+        None | Some(Value::Null) => return Ok(out),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(doc.err("pointerMap", format!("expected an object, found {other}")))
+        }
+    };
+    for (a, targets) in map {
+        let targets = targets
+            .as_object()
+            .ok_or_else(|| doc.err(&format!("pointerMap[{a:?}]"), "expected an object"))?;
+        for (b, count) in targets {
+            let n = count.as_u64().ok_or_else(|| {
+                doc.err(
+                    &format!("pointerMap[{a:?}][{b:?}]"),
+                    format!("expected a count, found {count}"),
+                )
+            })?;
+            out.insert((a.clone(), b.clone()), n);
+        }
+    }
+    Ok(out)
+}
+
+/// The group name a reference key stands for: the last element of `fullKeyAsString`.
+fn group_name(full_key: &str) -> String {
+    full_key.rsplit('#').next().unwrap_or(full_key).to_string()
+}
+
+/// Loads a Memory Cities JSON directory (AntTracks export root, classifier folder, or folder of
+/// tree files), ordered by `time`.
+pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
+    let (files, maps) = tree_files(dir)?;
+    let mut trees = Vec::new();
+    for file in &files {
+        let json = read_json(file)?;
+        let doc = Doc { file };
+        let time = doc.u64(&json, "$", "time")?;
+        trees.push((time, file.clone(), json));
+    }
+    trees.sort_by_key(|t| t.0);
+    let mut model = CityModel::new();
+    for (time, file, json) in &trees {
+        let doc = Doc { file };
+        let mut roles = HashMap::new();
+        if let Some(list) = json.get("classifiers").and_then(Value::as_array) {
+            for (i, c) in list.iter().enumerate() {
+                let here = format!("$.classifiers[{i}]");
+                let id = doc
+                    .field(c, &here, "id")?
+                    .as_i64()
+                    .ok_or_else(|| doc.err(&here, "id is not a number"))?;
+                roles.insert(id, doc.str(c, &here, "name")?.to_string());
+            }
+        }
+        let root = doc.field(json, "$", "root")?;
+        let mut nodes = Vec::new();
+        flatten(&doc, root, "$.root", &roles, &mut nodes)?;
+        let root_values = (
+            doc.u64(root, "$.root", "objects")?,
+            doc.u64(root, "$.root", "bytes")?,
+        );
+        let mut references = Vec::new();
+        if let Some(maps) = &maps {
+            let name = file.file_name().expect("a file");
+            let points_to = pointer_map(&maps.join("points-to-maps").join(name))?;
+            let pointed_from = pointer_map(&maps.join("pointed-from-maps").join(name))?;
+            // pointed-from is keyed by the referenced group first: B <- A.
+            let mut pairs: Vec<(String, String)> = points_to.keys().cloned().collect();
+            for (b, a) in pointed_from.keys() {
+                if !points_to.contains_key(&(a.clone(), b.clone())) {
+                    pairs.push((a.clone(), b.clone()));
+                }
+            }
+            pairs.sort();
+            for (a, b) in pairs {
+                references.push(Reference {
+                    from: group_name(&a),
+                    to: group_name(&b),
+                    referrers: pointed_from
+                        .get(&(b.clone(), a.clone()))
+                        .copied()
+                        .unwrap_or(0),
+                    references: points_to.get(&(a, b)).copied().unwrap_or(0),
+                });
+            }
+        }
+        model.push_tree(*time, root_values, &nodes, references);
+    }
+    Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Metric, NodeId};
+
+    fn golden() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto/tests/data/golden-v1.mcrec")
+    }
+
+    #[test]
+    fn golden_recording_becomes_a_city() {
+        let (model, warnings) = recording(&golden()).unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(model.len(), 5);
+        let person = model
+            .find(&["(default package)", "LinkedListLeak$Person"])
+            .unwrap();
+        assert_eq!(model.node(person).role, "Type");
+        assert_eq!(
+            model.node(model.node(person).parent.unwrap()).role,
+            "Package"
+        );
+        let site = model.node(person).children[0];
+        assert_eq!(model.node(site).role, "Allocation Site");
+        assert_eq!(model.value(person, 0, Metric::Objects), 0);
+        assert!(model.value(person, 4, Metric::Objects) > 10_000);
+        assert!(model
+            .frame(4)
+            .unwrap()
+            .references
+            .iter()
+            .any(|r| r.from == "java.util.LinkedList$Node" && r.to == "LinkedListLeak$Person"));
+    }
+
+    /// Writes a Memory Cities export of a two-snapshot session as AntTracks lays it out.
+    fn write_export(root: &Path) {
+        let folder = root.join("TypeAllocationSite");
+        let trees = folder.join("anttracks-format");
+        let maps = folder.join("default-format");
+        std::fs::create_dir_all(&trees).unwrap();
+        std::fs::create_dir_all(maps.join("points-to-maps")).unwrap();
+        std::fs::create_dir_all(maps.join("pointed-from-maps")).unwrap();
+        for (time, person, string) in [(100u64, 10u64, 20u64), (200, 1000, 2000)] {
+            let tree = serde_json::json!({
+                "classifiers": [{"name": "Type", "id": 0}, {"name": "Allocation Site", "id": 1}],
+                "time": time,
+                "root": {"key": "Overall", "fullKey": ["Overall"], "fullKeyAsString": "Overall",
+                         "classifierId": -1, "objects": person + string, "bytes": (person + string) * 24,
+                         "transitiveClosureSize": -1, "retainedSize": -1,
+                  "children": [
+                    {"key": "Person", "fullKey": ["Overall", "Person"], "fullKeyAsString": "Overall#Person",
+                     "classifierId": 0, "objects": person, "bytes": person * 24,
+                     "children": [{"key": "main()", "fullKey": ["Overall", "Person", "main()"],
+                                   "fullKeyAsString": "Overall#Person#main()", "classifierId": 1,
+                                   "objects": person, "bytes": person * 24}]},
+                    {"key": "String", "fullKey": ["Overall", "String"], "fullKeyAsString": "Overall#String",
+                     "classifierId": 0, "objects": string, "bytes": string * 24}
+                  ]}
+            });
+            // Children order is arbitrary in the format: reverse it in the second file.
+            let mut tree = tree;
+            if time == 200 {
+                tree["root"]["children"].as_array_mut().unwrap().reverse();
+            }
+            std::fs::write(trees.join(format!("{time}.json")), tree.to_string()).unwrap();
+            let to = serde_json::json!({"time": time, "pointerMap": {"Overall#Person": {"Overall#String": string}}});
+            let from = serde_json::json!({"time": time, "pointerMap": {"Overall#String": {"Overall#Person": person}}});
+            std::fs::write(
+                maps.join("points-to-maps").join(format!("{time}.json")),
+                to.to_string(),
+            )
+            .unwrap();
+            std::fs::write(
+                maps.join("pointed-from-maps").join(format!("{time}.json")),
+                from.to_string(),
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn json_export_root_classifier_folder_and_tree_folder_all_load() {
+        let dir = tempfile::tempdir().unwrap();
+        write_export(dir.path());
+        let folder = dir.path().join("TypeAllocationSite");
+        for path in [
+            dir.path().to_path_buf(),
+            folder.clone(),
+            folder.join("anttracks-format"),
+        ] {
+            let model = memory_cities_json(&path).unwrap();
+            assert_eq!(model.len(), 2, "{}", path.display());
+            let site = model.find(&["Person", "main()"]).unwrap();
+            assert_eq!(model.node(site).role, "Allocation Site");
+            assert_eq!(model.value(site, 1, Metric::Objects), 1000);
+            assert_eq!(model.absolute_growth(site, Metric::Objects), 990);
+        }
+        let model = memory_cities_json(dir.path()).unwrap();
+        let refs = &model.frame(1).unwrap().references;
+        assert_eq!(
+            refs,
+            &[Reference {
+                from: "Person".into(),
+                to: "String".into(),
+                referrers: 1000,
+                references: 2000
+            }]
+        );
+        // Without the maps (tree folder given directly) there are no references, not an error.
+        let bare = memory_cities_json(&folder.join("anttracks-format")).unwrap();
+        assert!(bare.frame(1).unwrap().references.is_empty());
+    }
+
+    #[test]
+    fn recording_and_json_of_the_same_session_give_the_same_city() {
+        use memcity_proto::recording::RecordingWriter;
+        use memcity_proto::v1::{Handshake, Node, RecordingHeader, Snapshot, StringTable};
+        let dir = tempfile::tempdir().unwrap();
+        write_export(dir.path());
+        let json = memory_cities_json(dir.path()).unwrap();
+        // The same session as a memcity recording: type and site levels.
+        let file = dir.path().join("same.mcrec");
+        let header = RecordingHeader {
+            handshake: Some(Handshake {
+                protocol_version: memcity_proto::PROTOCOL_VERSION,
+                classifiers: vec!["type".into(), "site".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut w = RecordingWriter::create(&file, &header).unwrap();
+        w.write(&StreamMessage {
+            kind: Some(Kind::Strings(StringTable {
+                first_id: 1,
+                names: vec!["Person".into(), "main()".into(), "String".into()],
+            })),
+        })
+        .unwrap();
+        let node = |name, objects: u64, children| Node {
+            name,
+            objects,
+            bytes: objects * 24,
+            estimated: false,
+            children,
+        };
+        for (seq, (time, person, string)) in [(100u64, 10u64, 20u64), (200, 1000, 2000)]
+            .into_iter()
+            .enumerate()
+        {
+            w.write(&StreamMessage {
+                kind: Some(Kind::Snapshot(Snapshot {
+                    seq: seq as u64,
+                    time_ms: time,
+                    classifiers: vec!["type".into(), "site".into()],
+                    root: Some(node(
+                        0,
+                        person + string,
+                        vec![
+                            node(1, person, vec![node(2, person, vec![])]),
+                            node(3, string, vec![]),
+                        ],
+                    )),
+                    references: vec![memcity_proto::v1::Reference {
+                        from_type: 1,
+                        to_type: 3,
+                        referrers: person,
+                        references: string,
+                    }],
+                    ..Default::default()
+                })),
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let (rec, _) = recording(&file).unwrap();
+        // Same nodes by path, same values, same references, in every snapshot.
+        assert_eq!(rec.len(), json.len());
+        for (id, info) in json.nodes().iter().enumerate() {
+            let path = json.path(id as NodeId);
+            let other = rec
+                .find(&path)
+                .unwrap_or_else(|| panic!("{path:?} missing from the recording's city"));
+            assert_eq!(rec.node(other).role, info.role, "{path:?}");
+            for i in 0..json.len() {
+                for metric in [Metric::Objects, Metric::Bytes] {
+                    assert_eq!(
+                        rec.value(other, i, metric),
+                        json.value(id as NodeId, i, metric),
+                        "{path:?} at {i}"
+                    );
+                }
+            }
+        }
+        assert_eq!(rec.nodes().len(), json.nodes().len());
+        assert_eq!(
+            rec.frame(1).unwrap().references,
+            json.frame(1).unwrap().references
+        );
+        // And therefore the same layout.
+        let config = crate::layout::LayoutConfig::default();
+        let (a, b) = (
+            crate::layout::layout(&rec, &config),
+            crate::layout::layout(&json, &config),
+        );
+        for (id, _) in json.nodes().iter().enumerate() {
+            let other = rec.find(&json.path(id as NodeId)).unwrap();
+            assert_eq!(a.lot(other), b.lot(id as NodeId));
+        }
+    }
+
+    #[test]
+    fn malformed_json_names_the_file_and_the_json_path() {
+        let dir = tempfile::tempdir().unwrap();
+        write_export(dir.path());
+        let file = dir
+            .path()
+            .join("TypeAllocationSite/anttracks-format/200.json");
+        let mut tree: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        tree["root"]["children"][1]["objects"] = Value::String("many".into());
+        std::fs::write(&file, tree.to_string()).unwrap();
+        let err = memory_cities_json(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("200.json") && err.contains("$.root.children[1].objects"),
+            "{err}"
+        );
+        std::fs::write(&file, "{\"time\": 200, \"root\": ").unwrap();
+        let err = memory_cities_json(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("200.json") && err.contains("line 1"), "{err}");
+        let empty = tempfile::tempdir().unwrap();
+        let err = memory_cities_json(empty.path()).unwrap_err().to_string();
+        assert!(err.contains("holds no Memory Cities tree files"), "{err}");
+    }
+}
