@@ -2,6 +2,7 @@
 //! plain data and pure functions, so it is tested with `cargo test`. The viewer only draws it.
 //! The papers in shared/papers are the specification; sections are cited where numbers come from.
 
+pub mod camera;
 pub mod layout;
 pub mod load;
 pub mod mapping;
