@@ -149,9 +149,14 @@ mod tests {
     fn the_target_projects_to_the_center_of_the_view() {
         let cam = OrbitCamera::overview(1000.0);
         let (x, y) = cam.project(cam.target, 1280.0, 720.0).unwrap();
-        assert!((x - 640.0).abs() < 0.01 && (y - 360.0).abs() < 0.01, "{x},{y}");
+        assert!(
+            (x - 640.0).abs() < 0.01 && (y - 360.0).abs() < 0.01,
+            "{x},{y}"
+        );
         // Something higher up appears higher on the screen.
-        let (_, y_up) = cam.project(cam.target + Vec3::Y * 50.0, 1280.0, 720.0).unwrap();
+        let (_, y_up) = cam
+            .project(cam.target + Vec3::Y * 50.0, 1280.0, 720.0)
+            .unwrap();
         assert!(y_up < y);
         // Behind the camera: no pixel.
         let behind = cam.position() + (cam.position() - cam.target);
@@ -178,7 +183,10 @@ mod tests {
         assert_eq!(cam.pitch, MAX_PITCH);
         let bird = OrbitCamera::birds_eye(100.0);
         let p = bird.position();
-        assert!((p.x - 50.0).abs() < 3.0 && (p.z - 50.0).abs() < 1.0 && p.y > 120.0, "{p}");
+        assert!(
+            (p.x - 50.0).abs() < 3.0 && (p.z - 50.0).abs() < 1.0 && p.y > 120.0,
+            "{p}"
+        );
     }
 
     #[test]
@@ -195,9 +203,16 @@ mod tests {
     #[test]
     fn ray_box_hits_misses_and_starts_inside() {
         let (min, max) = (Vec3::ZERO, Vec3::ONE);
-        assert_eq!(ray_box(Vec3::new(-1.0, 0.5, 0.5), Vec3::X, min, max), Some(1.0));
+        assert_eq!(
+            ray_box(Vec3::new(-1.0, 0.5, 0.5), Vec3::X, min, max),
+            Some(1.0)
+        );
         assert_eq!(ray_box(Vec3::new(-1.0, 2.0, 0.5), Vec3::X, min, max), None);
-        assert_eq!(ray_box(Vec3::new(2.0, 0.5, 0.5), Vec3::X, min, max), None, "box behind");
+        assert_eq!(
+            ray_box(Vec3::new(2.0, 0.5, 0.5), Vec3::X, min, max),
+            None,
+            "box behind"
+        );
         assert_eq!(ray_box(Vec3::splat(0.5), Vec3::Y, min, max), Some(0.0));
     }
 }

@@ -7,5 +7,7 @@ pub mod layout;
 pub mod load;
 pub mod mapping;
 pub mod model;
+pub mod scene;
 pub mod timetravel;
 pub mod treemap;
+pub mod units;

@@ -36,12 +36,11 @@ pub fn building_height(area: f64) -> f64 {
     2.0 * area.max(0.0).sqrt()
 }
 
+/// Exact at both ends (t = 0 gives `a`, t = 1 gives `b`), so the gradient's stops are the
+/// constants themselves.
 fn lerp(a: Rgb, b: Rgb, t: f32) -> Rgb {
-    [
-        a[0] + (b[0] - a[0]) * t,
-        a[1] + (b[1] - a[1]) * t,
-        a[2] + (b[2] - a[2]) * t,
-    ]
+    let mix = |x: f32, y: f32| x * (1.0 - t) + y * t;
+    [mix(a[0], b[0]), mix(a[1], b[1]), mix(a[2], b[2])]
 }
 
 /// The building gradient (VI.B.2): 0 gray, 0.5 orange, 1 red, linear in between; below 0 gray.

@@ -5,4 +5,4 @@ pub mod client;
 pub mod record;
 pub mod report;
 pub mod session;
-pub mod units;
+pub use memcity_city::units;

@@ -1,0 +1,470 @@
+//! The city at one moment, ready to draw: districts, buildings with their boxes, colors and
+//! opacity, the frustums of the selected building, and what a pointer over it would show.
+//! The renderer draws this and nothing else, so everything here is testable without a window.
+
+use std::collections::HashSet;
+
+use glam::Vec3;
+
+use crate::camera::ray_box;
+use crate::layout::{CityLayout, Scaling};
+use crate::mapping::{self, BuildingBox, Frustum, Opacity, Rgb, DISTRICT_HEIGHT};
+use crate::model::{CityModel, Metric, NodeId, ROOT};
+use crate::treemap::Rect;
+use crate::units;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewSettings {
+    pub metric: Metric,
+    pub scaling: Scaling,
+    pub opacity: Opacity,
+    /// Growth colors on (the papers' default); off draws every building gray.
+    pub color: bool,
+    /// Draw the selected building's references.
+    pub references: bool,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        Self {
+            metric: Metric::Objects,
+            scaling: Scaling::Sqrt,
+            opacity: Opacity::default(),
+            color: true,
+            references: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct District {
+    pub node: NodeId,
+    pub rect: Rect,
+    pub depth: usize,
+    pub color: Rgb,
+}
+
+impl District {
+    /// The slab: from its level's floor to one district height above.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        let bottom = self.depth as f64 * DISTRICT_HEIGHT;
+        (
+            Vec3::new(self.rect.x as f32, bottom as f32, self.rect.y as f32),
+            Vec3::new(
+                (self.rect.x + self.rect.w) as f32,
+                (bottom + DISTRICT_HEIGHT) as f32,
+                (self.rect.y + self.rect.h) as f32,
+            ),
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Building {
+    pub node: NodeId,
+    pub shape: BuildingBox,
+    pub color: Rgb,
+    pub opacity: f32,
+    pub selected: bool,
+}
+
+impl Building {
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        let b = &self.shape;
+        (
+            Vec3::new(b.base.x as f32, b.bottom as f32, b.base.y as f32),
+            Vec3::new(
+                (b.base.x + b.base.w) as f32,
+                (b.bottom + b.height) as f32,
+                (b.base.y + b.base.h) as f32,
+            ),
+        )
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scene {
+    pub districts: Vec<District>,
+    pub buildings: Vec<Building>,
+    pub frustums: Vec<(Frustum, Vec3, Vec3)>,
+    /// Groups without a lot (pruned), over the whole city.
+    pub hidden: usize,
+}
+
+/// The group name references use for a node: the nearest `Type` on its path (sites and threads
+/// below a type belong to it), else its own name.
+fn reference_name(model: &CityModel, node: NodeId) -> &str {
+    let mut at = Some(node);
+    while let Some(n) = at.filter(|&n| n != ROOT) {
+        if model.node(n).role == "Type" {
+            return &model.node(n).name;
+        }
+        at = model.node(n).parent;
+    }
+    &model.node(node).name
+}
+
+/// Builds the scene at fractional time `t` (see `TimeTravel::t`).
+pub fn build(
+    model: &CityModel,
+    layout: &CityLayout,
+    t: f64,
+    view: &ViewSettings,
+    selected: Option<NodeId>,
+) -> Scene {
+    let mut scene = Scene {
+        hidden: layout.hidden.values().sum(),
+        ..Default::default()
+    };
+    if model.is_empty() {
+        return scene;
+    }
+    let metric = view.metric;
+    let max_depth = model
+        .nodes()
+        .iter()
+        .filter(|n| !n.is_leaf())
+        .map(|n| n.depth)
+        .max()
+        .unwrap_or(0);
+    let solid: HashSet<NodeId> = view.opacity.solid(model, metric);
+    let first_index = model.window().start;
+    let growth_scale = model.max_growth(metric) as f64;
+    let mut ids: Vec<NodeId> = layout.lots.keys().copied().collect();
+    ids.sort_unstable();
+    for node in ids {
+        let info = model.node(node);
+        let lot = layout.lots[&node];
+        if !info.is_leaf() {
+            scene.districts.push(District {
+                node,
+                rect: lot,
+                depth: info.depth,
+                color: mapping::district_color(info.depth, max_depth),
+            });
+            continue;
+        }
+        let value = model.value_at(node, t, metric);
+        if value <= 0.0 {
+            continue;
+        }
+        let Some(base) = layout.base(node, value, view.scaling) else {
+            continue;
+        };
+        let first = model.value(node, first_index, metric) as f64;
+        let color = if view.color {
+            mapping::growth_color((value - first) / growth_scale)
+        } else {
+            mapping::GRAY
+        };
+        scene.buildings.push(Building {
+            node,
+            shape: BuildingBox::new(base, info.depth),
+            color,
+            opacity: view.opacity.of(node, &solid),
+            selected: selected == Some(node),
+        });
+    }
+    if let (Some(selected), true) = (selected, view.references) {
+        scene.frustums = frustums(model, &scene, t.round() as usize, selected);
+    }
+    scene
+}
+
+/// The selected building's references in snapshot `index`: outgoing (to what it keeps alive)
+/// and incoming (what keeps it alive), each to every building of the other group.
+fn frustums(
+    model: &CityModel,
+    scene: &Scene,
+    index: usize,
+    selected: NodeId,
+) -> Vec<(Frustum, Vec3, Vec3)> {
+    let Some(frame) = model.frame(index) else {
+        return Vec::new();
+    };
+    let Some(me) = scene.buildings.iter().find(|b| b.node == selected) else {
+        return Vec::new();
+    };
+    let my_name = reference_name(model, selected);
+    let objects = |node: NodeId| model.value(node, index, Metric::Objects);
+    let roof = |b: &Building| {
+        let (x, y, z) = b.shape.roof();
+        Vec3::new(x as f32, y as f32, z as f32)
+    };
+    let mut out = Vec::new();
+    for reference in &frame.references {
+        let (incoming, other_name) = if reference.from == my_name {
+            (false, &reference.to)
+        } else if reference.to == my_name {
+            (true, &reference.from)
+        } else {
+            continue;
+        };
+        if reference.from == reference.to {
+            continue; // a group referencing itself (list nodes) has no second end to draw
+        }
+        for other in scene
+            .buildings
+            .iter()
+            .filter(|b| reference_name(model, b.node) == other_name.as_str())
+        {
+            let (from, to) = if incoming { (other, me) } else { (me, other) };
+            let (start_radius, end_radius) = mapping::frustum_radii(
+                from.shape.height,
+                objects(from.node),
+                reference.referrers,
+                to.shape.height,
+                objects(to.node),
+                reference.references,
+            );
+            out.push((
+                Frustum {
+                    from: from.node,
+                    to: to.node,
+                    start_radius,
+                    end_radius,
+                    incoming,
+                },
+                roof(from),
+                roof(to),
+            ));
+        }
+    }
+    out
+}
+
+/// The structure under a ray: the nearest building or district it hits.
+pub fn pick(scene: &Scene, origin: Vec3, dir: Vec3) -> Option<NodeId> {
+    let buildings = scene.buildings.iter().map(|b| (b.node, b.bounds()));
+    let districts = scene.districts.iter().map(|d| (d.node, d.bounds()));
+    buildings
+        .chain(districts)
+        .filter_map(|(node, (min, max))| ray_box(origin, dir, min, max).map(|t| (t, node)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, node)| node)
+}
+
+/// Tooltip text (Memory Cities VII.C): the path with roles, objects, bytes, and growth in the
+/// window up to `index`.
+pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> String {
+    let mut parts = vec!["Heap".to_string()];
+    let mut chain = Vec::new();
+    let mut at = Some(node);
+    while let Some(n) = at.filter(|&n| n != ROOT) {
+        chain.push(n);
+        at = model.node(n).parent;
+    }
+    for n in chain.into_iter().rev() {
+        let info = model.node(n);
+        parts.push(if info.role.is_empty() {
+            info.name.clone()
+        } else {
+            format!("{}: {}", info.role, info.name)
+        });
+    }
+    let objects = model.value(node, index, Metric::Objects);
+    let bytes = model.value(node, index, Metric::Bytes);
+    let growth = model.relative_growth(node, index, metric);
+    let unit = match metric {
+        Metric::Objects => units::signed_count(growth) + " objects",
+        Metric::Bytes => {
+            let sign = if growth < 0 { "-" } else { "+" };
+            format!("{sign}{}", units::bytes(growth.unsigned_abs()))
+        }
+    };
+    format!(
+        "{}\nobjects: {}   bytes: {}   growth: {unit}",
+        parts.join(" \u{2192} "),
+        units::count(objects),
+        units::bytes(bytes)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::camera::OrbitCamera;
+    use crate::layout::{layout, LayoutConfig};
+    use crate::model::{tests::sample, Reference};
+
+    fn chain_model() -> CityModel {
+        // LinkedList$Node -> Person -> String, the leak of the paper's Fig. 10.
+        let mut m = CityModel::new();
+        for (time, n) in [(0u64, 10u64), (1000, 1000)] {
+            let mut nodes = Vec::new();
+            for (name, count) in [("LinkedList$Node", n), ("Person", n), ("String", 2 * n)] {
+                nodes.push((
+                    vec!["app".to_string(), name.to_string()],
+                    "Type".to_string(),
+                    count,
+                    count * 24,
+                ));
+            }
+            nodes.insert(
+                0,
+                (
+                    vec!["app".to_string()],
+                    "Package".to_string(),
+                    4 * n,
+                    96 * n,
+                ),
+            );
+            let refs = vec![
+                Reference {
+                    from: "LinkedList$Node".into(),
+                    to: "Person".into(),
+                    referrers: n,
+                    references: n,
+                },
+                Reference {
+                    from: "Person".into(),
+                    to: "String".into(),
+                    referrers: n,
+                    references: 2 * n,
+                },
+                Reference {
+                    from: "LinkedList$Node".into(),
+                    to: "LinkedList$Node".into(),
+                    referrers: n,
+                    references: 2 * n,
+                },
+            ];
+            m.push_tree(time, (4 * n, 96 * n), &nodes, refs);
+        }
+        m
+    }
+
+    #[test]
+    fn scene_at_the_end_has_red_growers_and_blue_districts() {
+        let m = sample();
+        let l = layout(&m, &LayoutConfig::default());
+        let s = build(&m, &l, 2.0, &ViewSettings::default(), None);
+        assert_eq!(s.districts.len(), 2, "heap and package p");
+        let a = m.find(&["p", "A"]).unwrap();
+        let b = m.find(&["p", "B"]).unwrap();
+        let building = |n| s.buildings.iter().find(|x| x.node == n).unwrap();
+        assert_eq!(building(a).color, mapping::RED);
+        assert_eq!(building(b).color, mapping::GRAY);
+        assert_eq!(building(a).opacity, 1.0);
+        assert_eq!(building(b).opacity, 0.4);
+        assert_eq!(
+            building(a).shape.bottom,
+            2.0,
+            "stands on two district slabs"
+        );
+        assert_eq!(s.districts[0].color, mapping::DISTRICT_DARK);
+        // Halfway through the first step the building is tweened between its sizes.
+        let mid = build(&m, &l, 0.5, &ViewSettings::default(), None);
+        let area = |s: &Scene| {
+            s.buildings
+                .iter()
+                .find(|x| x.node == a)
+                .unwrap()
+                .shape
+                .base
+                .area()
+        };
+        assert!(area(&mid) > area(&build(&m, &l, 0.0, &ViewSettings::default(), None)));
+        assert!(area(&mid) < area(&s));
+    }
+
+    #[test]
+    fn picking_finds_the_building_under_a_projected_roof() {
+        let m = sample();
+        let l = layout(&m, &LayoutConfig::default());
+        let s = build(&m, &l, 2.0, &ViewSettings::default(), None);
+        let cam = OrbitCamera::overview(1000.0);
+        let a = m.find(&["p", "A"]).unwrap();
+        let target = s.buildings.iter().find(|b| b.node == a).unwrap();
+        let (x, y, z) = target.shape.roof();
+        let (px, py) = cam
+            .project(Vec3::new(x as f32, y as f32 - 0.5, z as f32), 1280.0, 720.0)
+            .unwrap();
+        let (origin, dir) = cam.ray(px, py, 1280.0, 720.0);
+        assert_eq!(pick(&s, origin, dir), Some(a));
+        // A ray into the sky hits nothing.
+        assert_eq!(pick(&s, cam.position(), Vec3::Y), None);
+    }
+
+    #[test]
+    fn selection_draws_incoming_and_outgoing_frustums() {
+        let m = chain_model();
+        let l = layout(&m, &LayoutConfig::default());
+        let person = m.find(&["app", "Person"]).unwrap();
+        let s = build(&m, &l, 1.0, &ViewSettings::default(), Some(person));
+        assert!(
+            s.buildings
+                .iter()
+                .find(|b| b.node == person)
+                .unwrap()
+                .selected
+        );
+        assert_eq!(s.frustums.len(), 2);
+        let incoming = s.frustums.iter().find(|f| f.0.incoming).unwrap().0;
+        assert_eq!(incoming.from, m.find(&["app", "LinkedList$Node"]).unwrap());
+        assert_eq!(incoming.to, person);
+        let outgoing = s.frustums.iter().find(|f| !f.0.incoming).unwrap().0;
+        assert_eq!(outgoing.to, m.find(&["app", "String"]).unwrap());
+        // All persons hold strings: full radius at the Person end (h/2 * 0.175).
+        let h = s
+            .buildings
+            .iter()
+            .find(|b| b.node == person)
+            .unwrap()
+            .shape
+            .height;
+        assert!((outgoing.start_radius - h / 2.0 * 0.175).abs() < 1e-9);
+        let off = ViewSettings {
+            references: false,
+            ..Default::default()
+        };
+        assert!(build(&m, &l, 1.0, &off, Some(person)).frustums.is_empty());
+    }
+
+    #[test]
+    fn tooltip_shows_path_with_roles_and_numbers() {
+        let m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        let text = tooltip(&m, a, 2, Metric::Objects);
+        assert_eq!(
+            text,
+            "Heap \u{2192} Package: p \u{2192} Type: A\nobjects: 1,000   bytes: 15.6 KiB   growth: +990 objects"
+        );
+        assert!(
+            tooltip(&m, m.find(&["p", "B"]).unwrap(), 2, Metric::Bytes).ends_with("growth: -160 B")
+        );
+    }
+
+    #[test]
+    fn selection_survives_relayout_because_it_is_a_node_id() {
+        let m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        let squarified = layout(&m, &LayoutConfig::default());
+        let sliced = layout(
+            &m,
+            &LayoutConfig {
+                tiling: crate::treemap::Tiling::Slice,
+                ..Default::default()
+            },
+        );
+        let s1 = build(&m, &squarified, 2.0, &ViewSettings::default(), Some(a));
+        let s2 = build(&m, &sliced, 2.0, &ViewSettings::default(), Some(a));
+        let selected = |s: &Scene| s.buildings.iter().find(|b| b.selected).map(|b| b.node);
+        assert_eq!(selected(&s1), Some(a));
+        assert_eq!(selected(&s2), Some(a));
+        assert_ne!(
+            s1.buildings
+                .iter()
+                .find(|b| b.node == a)
+                .unwrap()
+                .shape
+                .base,
+            s2.buildings
+                .iter()
+                .find(|b| b.node == a)
+                .unwrap()
+                .shape
+                .base
+        );
+    }
+}
