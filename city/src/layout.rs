@@ -200,6 +200,23 @@ pub struct Relayout {
     pub new: CityLayout,
 }
 
+impl Relayout {
+    /// A node's lot `progress` (0 to 1) of the way from its old place to its new one; a node new
+    /// in this layout grows from its new lot's center.
+    pub fn lot_at(&self, node: NodeId, progress: f64) -> Option<Rect> {
+        let new = self.new.lot(node)?;
+        let p = progress.clamp(0.0, 1.0);
+        let old = self.old.lot(node).unwrap_or_else(|| new.scaled_area(0.0));
+        let mix = |a: f64, b: f64| a * (1.0 - p) + b * p;
+        Some(Rect::new(
+            mix(old.x, new.x),
+            mix(old.y, new.y),
+            mix(old.w, new.w),
+            mix(old.h, new.h),
+        ))
+    }
+}
+
 /// Layout policy for a growing live session.
 #[derive(Debug, Clone)]
 pub struct LiveLayout {
@@ -485,6 +502,28 @@ mod tests {
             .map(|&c| model.node(c).name.as_str())
             .collect();
         assert_eq!(order, ["Leaky", "Steady1", "Steady2", "Newcomer"]);
+    }
+
+    #[test]
+    fn relayouts_animate_from_old_to_new_lots() {
+        let m = sample();
+        let mut live = LiveLayout::new(LayoutConfig::default());
+        live.update(&m, 0).unwrap();
+        let a = m.find(&["p", "A"]).unwrap();
+        let change = live.set_config(
+            &m,
+            LayoutConfig {
+                tiling: Tiling::Dice,
+                ..Default::default()
+            },
+            10_000,
+        );
+        let (old, new) = (change.old.lot(a).unwrap(), change.new.lot(a).unwrap());
+        assert_ne!(old, new);
+        assert_eq!(change.lot_at(a, 0.0), Some(old));
+        assert_eq!(change.lot_at(a, 1.0), Some(new));
+        let half = change.lot_at(a, 0.5).unwrap();
+        assert!((half.x - (old.x + new.x) / 2.0).abs() < EPS);
     }
 
     #[test]
