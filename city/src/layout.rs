@@ -431,6 +431,8 @@ mod tests {
         let mut relayout_times = Vec::new();
         let mut previous: Option<CityLayout> = None;
         let mut moved_between = 0;
+        let mut moves: Vec<f64> = Vec::new();
+        let mut flips = 0;
         for i in 0..200u64 {
             let mut nodes = vec![];
             let grow = 100 + i * 50;
@@ -458,6 +460,20 @@ mod tests {
                 Some(change) => {
                     relayout_times.push(i * 1000);
                     assert_eq!(change.new, *live.layout());
+                    // How far the buildings that did not change moved, as a share of the city.
+                    let before = moves.len();
+                    for name in ["Steady1", "Steady2"] {
+                        let id = model.find(&["app", name]).unwrap();
+                        if let (Some(old), Some(new)) = (change.old.lot(id), change.new.lot(id)) {
+                            let (ox, oy) = old.center();
+                            let (nx, ny) = new.center();
+                            let moved = ((nx - ox).powi(2) + (ny - oy).powi(2)).sqrt() / 1000.0;
+                            moves.push(moved);
+                        }
+                    }
+                    if moves[before..].iter().any(|m| *m > 0.25) {
+                        flips += 1;
+                    }
                 }
                 None => {
                     if let Some(prev) = &previous {
@@ -483,6 +499,21 @@ mod tests {
             }
         }
         assert_eq!(moved_between, 0, "nothing moves between re-layouts");
+        moves.sort_by(f64::total_cmp);
+        let median = moves[moves.len() / 2];
+        eprintln!(
+            "re-layouts at {relayout_times:?}; steady buildings moved {:.1} % of the city at the median, {:.1} % at most",
+            median * 100.0,
+            moves.last().unwrap() * 100.0
+        );
+        // Siblings keep their order, so a re-layout mostly resizes rows: a steady building stays
+        // in its part of the city. Squarify may still flip a row's orientation once as the
+        // proportions cross over (a known limit: row structure does not yet carry over).
+        assert!(median < 0.05, "median move {:.1} %", median * 100.0);
+        assert!(
+            flips <= 1,
+            "{flips} re-layouts moved a steady building over a quarter of the city"
+        );
         // 100x growth with 50 % headroom needs about log1.5(100) ~ 11 re-layouts, not 200.
         assert!(
             relayout_times.len() <= 16,
