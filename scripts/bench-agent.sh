@@ -18,8 +18,10 @@ jcmd=${JCMD:-jcmd}
 scripts/setup.sh >/dev/null
 cargo build --release -p memcity-agent -p memcity-viewer 2>&1 | tail -1
 scripts/build-java.sh
-agent="$PWD/target/release/libmemcity.so"
-memcity="$PWD/target/release/memcity"
+target=$(realpath "${CARGO_TARGET_DIR:-target}")
+agent="$target/release/libmemcity.so"
+memcity="$target/release/memcity"
+classes="$target/jvm-test-apps"
 work=$(mktemp -d)
 trap 'rm -rf "$work"; pkill -f "BigHeap 600" 2>/dev/null || true' EXIT
 
@@ -41,7 +43,7 @@ for run in $(seq "$runs"); do
       budget1) flags=("-agentpath:$agent=port=0,log=warn,budget=1%") ;;
       sampling0) flags=("-agentpath:$agent=port=0,log=warn,sampling=0") ;;
     esac
-    ops=$($java -Xmx1g -XX:+UseG1GC "${flags[@]}" -cp target/jvm-test-apps AllocBench "$seconds" 3 | awk '/^OPS/ {print $2}')
+    ops=$($java -Xmx1g -XX:+UseG1GC "${flags[@]}" -cp "$classes" AllocBench "$seconds" 3 | awk '/^OPS/ {print $2}')
     echo "  $config run $run: $ops"
     results[$config]+="$ops "
   done
@@ -58,7 +60,7 @@ for objects in 1000000 5000000; do
   rm -f "$work/port" "$work/out" "$work/sp.log"
   $java -Xmx6g -XX:+UseG1GC -Xlog:safepoint:file="$work/sp.log" \
     "-agentpath:$agent=port=0,portfile=$work/port,period=off,max_pause=30s,log=warn" \
-    -cp target/jvm-test-apps BigHeap 600 "$objects" > "$work/out" 2>&1 &
+    -cp "$classes" BigHeap 600 "$objects" > "$work/out" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -q READY "$work/out" 2>/dev/null && [ -s "$work/port" ] && break; sleep 0.1; done
   port=$(cat "$work/port")

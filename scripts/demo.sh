@@ -21,21 +21,28 @@ else
   cargo build -p memcity-agent -p memcity-viewer
 fi
 scripts/build-java.sh
-bin="${CARGO_TARGET_DIR:-target}/$profile"
+target="${CARGO_TARGET_DIR:-target}"
+bin="$target/$profile"
 out=target/demo
 mkdir -p "$out"
 rm -f "$out/port"
 echo "== starting $app with the memcity agent for $seconds s"
 java -Xmx1g -XX:+UseG1GC \
   "-agentpath:$(realpath "$bin")/libmemcity.so=port=0,portfile=$out/port" \
-  -cp target/jvm-test-apps "$app" "$seconds" > "$out/app.out" 2> "$out/agent.log" &
+  -cp "$target/jvm-test-apps" "$app" "$seconds" > "$out/app.out" 2> "$out/agent.log" &
 java_pid=$!
 trap 'kill $java_pid 2>/dev/null || true' EXIT
 for _ in $(seq 300); do [ -s "$out/port" ] && break; sleep 0.1; done
 [ -s "$out/port" ] || { echo "the agent did not start; see $out/agent.log"; cat "$out/agent.log"; exit 1; }
 port=$(cat "$out/port")
 echo "== watching it live on 127.0.0.1:$port (memcity record)"
-"$bin/memcity" record "$port" -o "$out/demo.mcrec"
+if ! "$bin/memcity" record "$port" -o "$out/demo.mcrec"; then
+  if ! kill -0 "$java_pid" 2>/dev/null; then
+    echo "the Java app exited early; its output and the agent's log:"
+    cat "$out/app.out" "$out/agent.log"
+  fi
+  exit 1
+fi
 wait $java_pid || true
 echo
 echo "== what grew (memcity report $out/demo.mcrec)"

@@ -7,9 +7,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 cargo build -p memcity-agent
 scripts/build-java.sh
+target=$(realpath "${CARGO_TARGET_DIR:-target}")
 out=proto/tests/data/golden-v1.mcrec
 mkdir -p "$(dirname "$out")"
 java -Xmx128m -Xmn4m -XX:+UseSerialGC -Xshare:off \
-  "-agentpath:$root/target/debug/libmemcity.so=port=off,record=$out,classifiers=package:type:site,sampling=16k,budget=50,min_interval=300ms" \
-  -cp target/jvm-test-apps LinkedListLeak 1.5 20000
+  "-agentpath:$target/debug/libmemcity.so=port=off,record=$out,classifiers=package:type:site,sampling=16k,budget=50,min_interval=300ms" \
+  -cp "$target/jvm-test-apps" LinkedListLeak 1.5 20000
 ls -l "$out"
