@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
-# a JDK 17 (javac, jcmd, jvmti.h) and the Rust components for fmt and clippy. Safe to re-run.
+# a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, and the Rust components for
+# fmt and clippy. Safe to re-run.
 set -euo pipefail
 need_apt=()
 if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
   need_apt+=(openjdk-17-jdk-headless)
 fi
+# The viewer's window test: Xvfb for a real X server, Mesa's llvmpipe for OpenGL, and the X
+# libraries miniquad loads at run time (it links none of them, so no -dev packages).
+command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb xauth)
+for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -1,5 +1,5 @@
 //! Camera math that matches the renderer: macroquad's `Camera3D` draws with
-//! `perspective_rh_gl(fovy, aspect, 0.01, 10000) * look_at_rh(position, target, up)`, and so does
+//! `perspective_rh_gl(fovy, aspect, z_near, z_far) * look_at_rh(position, target, up)`, and so does
 //! [`OrbitCamera::view_projection`], so a test can project a building's roof to the pixel the
 //! window shows it at, and a click can be turned into a ray for picking.
 //!
@@ -7,9 +7,11 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
-/// macroquad's fixed clip planes for `Camera3D`.
-pub const Z_NEAR: f32 = 0.01;
-pub const Z_FAR: f32 = 10000.0;
+/// Clip planes. The renderer passes the same to macroquad's `Camera3D` (`z_near`, `z_far`).
+/// macroquad's own default near plane (0.01) leaves a 24-bit depth buffer about 6 units of
+/// resolution at 1,000 units away, so stacked 1-unit district slabs would fight; 1.0 gives 0.06.
+pub const Z_NEAR: f32 = 1.0;
+pub const Z_FAR: f32 = 20000.0;
 
 /// An orbit camera around a target on the ground: yaw around the vertical, pitch above the
 /// horizon (never under the city), distance.
@@ -42,12 +44,23 @@ impl OrbitCamera {
         }
     }
 
-    /// The bird's-eye view (Memory Cities VII.A, key `B`): from straight above the city.
-    pub fn birds_eye(size: f32) -> Self {
+    /// The overview framed for a city whose tallest building is `tallest`: far enough back that
+    /// towers stay in the picture.
+    pub fn framing(size: f32, tallest: f32) -> Self {
+        Self {
+            target: Vec3::new(size / 2.0, tallest * 0.3, size / 2.0),
+            distance: size.max(tallest) * 1.9,
+            ..Self::overview(size)
+        }
+    }
+
+    /// The bird's-eye view (Memory Cities VII.A, key `B`): from straight above the city, high
+    /// enough above its tallest building.
+    pub fn birds_eye(size: f32, tallest: f32) -> Self {
         Self {
             pitch: MAX_PITCH,
             yaw: 0.0,
-            distance: size * 1.25,
+            distance: size * 1.25 + tallest,
             ..Self::overview(size)
         }
     }
@@ -181,7 +194,7 @@ mod tests {
         assert!(cam.position().y > 0.0);
         cam.orbit(0.0, 10.0);
         assert_eq!(cam.pitch, MAX_PITCH);
-        let bird = OrbitCamera::birds_eye(100.0);
+        let bird = OrbitCamera::birds_eye(100.0, 0.0);
         let p = bird.position();
         assert!(
             (p.x - 50.0).abs() < 3.0 && (p.z - 50.0).abs() < 1.0 && p.y > 120.0,

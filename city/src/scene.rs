@@ -91,6 +91,16 @@ pub struct Scene {
     pub hidden: usize,
 }
 
+impl Scene {
+    /// Height of the tallest building's roof, for framing the camera.
+    pub fn tallest(&self) -> f64 {
+        self.buildings
+            .iter()
+            .map(|b| b.shape.bottom + b.shape.height)
+            .fold(0.0, f64::max)
+    }
+}
+
 /// The group name references use for a node: the nearest `Type` on its path (sites and threads
 /// below a type belong to it), else its own name.
 fn reference_name(model: &CityModel, node: NodeId) -> &str {

@@ -7,6 +7,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+mod render;
+mod replay;
+
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::record::{self, Ended, RecordOptions};
 use memcity_viewer::session::Session;
@@ -59,6 +62,23 @@ enum Command {
         /// References of the last snapshot to list in the table
         #[arg(long, default_value_t = 10)]
         references: usize,
+    },
+    /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
+    Replay {
+        /// Recording file, or Memory Cities JSON export folder
+        source: PathBuf,
+        /// Snapshot to show first (0 is the first; default the last)
+        #[arg(long)]
+        at: Option<usize>,
+        /// Render one frame to this PNG and exit
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+        /// Window size, WIDTHxHEIGHT
+        #[arg(long, default_value = "1280x720")]
+        size: String,
+        /// The camera to start with
+        #[arg(long, value_enum, default_value = "overview")]
+        camera: replay::CameraView,
     },
     /// Ask a live agent for a snapshot now, outside its GC schedule
     Snapshot {
@@ -160,6 +180,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for warning in &report.warnings {
                 eprintln!("memcity: warning: {warning}");
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay {
+            source,
+            at,
+            screenshot,
+            size,
+            camera,
+        } => {
+            let (width, height) = size
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--size {size}: expected WIDTHxHEIGHT, such as 1280x720")
+                })?;
+            replay::run(replay::ReplayOptions {
+                camera,
+                source,
+                at,
+                screenshot,
+                width,
+                height,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Snapshot { addr } => runtime()?.block_on(async {

@@ -1,0 +1,171 @@
+//! The viewer in a real window under Xvfb (Mesa llvmpipe): replay the golden recording, render a
+//! frame, and check pixels where the city model projects known structures.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use glam::Vec3;
+use memcity_city::camera::{ray_box, OrbitCamera};
+use memcity_city::layout::{layout, LayoutConfig};
+use memcity_city::load;
+use memcity_city::model::Metric;
+use memcity_city::scene::{self, ViewSettings};
+use memcity_e2e::*;
+
+const W: u32 = 1280;
+const H: u32 = 720;
+
+fn xvfb_run() -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("xvfb-run"))
+            .find(|p| p.exists())
+    })
+}
+
+fn golden() -> PathBuf {
+    root().join("proto/tests/data/golden-v1.mcrec")
+}
+
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+fn pixel(img: &(u32, u32, Vec<u8>), x: f32, y: f32) -> [u8; 3] {
+    let (w, _, data) = img;
+    let i = ((y.round() as u32) * w + x.round() as u32) as usize * 4;
+    [data[i], data[i + 1], data[i + 2]]
+}
+
+#[test]
+fn replay_screenshot_shows_the_city_where_the_model_says() {
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the window test is skipped");
+        return;
+    };
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("city.png");
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin())
+        .args([
+            "replay",
+            golden().to_str().unwrap(),
+            "--at",
+            "4",
+            "--camera",
+            "birds-eye",
+        ])
+        .args([
+            "--size",
+            &format!("{W}x{H}"),
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = read_png(&shot);
+    assert_eq!((img.0, img.1), (W, H));
+
+    // The same city, computed without a window.
+    let (model, _) = load::recording(&golden()).unwrap();
+    let config = LayoutConfig::default();
+    let city = layout(&model, &config);
+    let frame = scene::build(&model, &city, 4.0, &ViewSettings::default(), None);
+    let camera = OrbitCamera::birds_eye(config.size as f32, frame.tallest() as f32);
+
+    // The top grower's roof is red.
+    let top = model.strongest_growers(Metric::Objects)[0];
+    let building = frame.buildings.iter().find(|b| b.node == top).unwrap();
+    let (x, y, z) = building.shape.roof();
+    let (px, py) = camera
+        .project(Vec3::new(x as f32, y as f32, z as f32), W as f32, H as f32)
+        .unwrap();
+    let roof = pixel(&img, px, py);
+    assert!(
+        roof[0] > 180 && roof[1] < 70 && roof[2] < 70,
+        "roof of {:?} at {px},{py} is {roof:?}",
+        model.path(top)
+    );
+
+    // Districts are blue: on a grid over the frame, wherever the model says a district shows
+    // (the ray through every pixel within 2 of the probe picks the same district), it must.
+    let mut probed = 0;
+    for gy in (8..H - 8).step_by(24) {
+        for gx in (8..W - 8).step_by(24) {
+            let (px, py) = (gx as f32, gy as f32);
+            // The nearest opaque surface under a pixel: faded glass buildings only tint it.
+            let pick_at = |dx: i32, dy: i32| {
+                let (origin, dir) = camera.ray(px + dx as f32, py + dy as f32, W as f32, H as f32);
+                let opaque = frame
+                    .buildings
+                    .iter()
+                    .filter(|b| b.opacity >= 1.0)
+                    .map(|b| (b.node, b.bounds()));
+                let districts = frame.districts.iter().map(|d| (d.node, d.bounds()));
+                opaque
+                    .chain(districts)
+                    .filter_map(|(node, (min, max))| {
+                        ray_box(origin, dir, min, max).map(|t| (t, node))
+                    })
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|(_, node)| node)
+            };
+            let Some(node) = pick_at(0, 0) else { continue };
+            if !frame.districts.iter().any(|d| d.node == node) {
+                continue;
+            }
+            if !(-2..=2).all(|dx| (-2..=2).all(|dy| pick_at(dx, dy) == Some(node))) {
+                continue;
+            }
+            let seen = pixel(&img, px, py);
+            assert!(
+                seen[2] > seen[0] + 30,
+                "district {:?} at {px},{py} is {seen:?}",
+                model.path(node)
+            );
+            probed += 1;
+        }
+    }
+    eprintln!("window test: {probed} district probes, all blue");
+    assert!(probed >= 3, "only {probed} visible district probes");
+
+    // Away from the city: the clear color.
+    let sky = pixel(&img, 5.0, 5.0);
+    let expected = [0.93f32, 0.95, 0.98].map(|c| (c * 255.0).round() as i32);
+    for (got, want) in sky.iter().zip(expected) {
+        assert!(
+            (*got as i32 - want).abs() <= 2,
+            "sky is {sky:?}, expected {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn replay_without_a_display_says_what_to_do() {
+    ensure_built();
+    let out = Command::new(memcity_bin())
+        .args(["replay", golden().to_str().unwrap()])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no display") && err.contains("xvfb-run") && err.contains("memcity report"),
+        "{err}"
+    );
+}
