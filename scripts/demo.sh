@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: build memcity, start a leaking Java app with the agent, watch it
-# live and show what leaks.
-#
-# Until the 3D viewer lands, "watch" means: `memcity record` follows the live session over gRPC
-# (progress line on the terminal), then `memcity report` ranks what grew and shows the references
-# from the leaking objects to their holder.
+# The main job on a fresh machine: build memcity, start a leaking Java app with the agent, and
+# watch it live. With a display this is `memcity demo`: the 3D city grows in a window. Without one
+# (a server, a CI box), `memcity record` follows the live session over gRPC instead and
+# `memcity report` ranks what grew and shows the references from the leaking objects to their
+# holder.
 #
 # Usage: scripts/demo.sh [SECONDS] [APP]     (default 20 s of LinkedListLeak; apps: LinkedListLeak,
 #        HostPoolLeak, CacheKeyLeak, SteadyState)
@@ -23,6 +22,11 @@ fi
 scripts/build-java.sh
 target="${CARGO_TARGET_DIR:-target}"
 bin="$target/$profile"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "$app" = LinkedListLeak ]; then
+  echo "== memcity demo: LinkedListLeak with the agent, watched live in a window (Esc quits)"
+  exec "$bin/memcity" demo --seconds "$seconds"
+fi
+echo "== no display (DISPLAY is not set): following the session as text instead of a window"
 out=target/demo
 mkdir -p "$out"
 rm -f "$out/port"

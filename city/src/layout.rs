@@ -201,6 +201,17 @@ pub struct Relayout {
 }
 
 impl Relayout {
+    /// The whole plan `progress` of the way from old to new (for drawing during the animation).
+    pub fn at(&self, progress: f64) -> CityLayout {
+        let mut plan = self.new.clone();
+        for (node, lot) in plan.lots.iter_mut() {
+            if let Some(moving) = self.lot_at(*node, progress) {
+                *lot = moving;
+            }
+        }
+        plan
+    }
+
     /// A node's lot `progress` (0 to 1) of the way from its old place to its new one; a node new
     /// in this layout grows from its new lot's center.
     pub fn lot_at(&self, node: NodeId, progress: f64) -> Option<Rect> {

@@ -169,3 +169,93 @@ fn replay_without_a_display_says_what_to_do() {
         "{err}"
     );
 }
+
+#[test]
+fn live_view_receives_snapshots_from_a_real_agent() {
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the live window test is skipped");
+        return;
+    };
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 60.0)
+        .agent(format!(
+            "port=0,portfile={},budget=50,min_interval=300ms,period=500ms",
+            portfile.display()
+        ))
+        .spawn();
+    let port = wait_for_file(&portfile, std::time::Duration::from_secs(30));
+    let shot = dir.path().join("live.png");
+    let recording = dir.path().join("viewed.mcrec");
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin())
+        .args([
+            "view",
+            &port,
+            "--exit-after",
+            "3",
+            "--record",
+            recording.to_str().unwrap(),
+        ])
+        .args(["--screenshot", shot.to_str().unwrap()])
+        .output()
+        .unwrap();
+    app.kill();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "view failed: {stderr}");
+    assert!(stderr.contains("received 3 snapshots"), "{stderr}");
+    // The city was drawn: the frame is not all sky.
+    let img = read_png(&shot);
+    let not_sky = img
+        .2
+        .chunks(4)
+        .filter(|p| (p[0] as i32 - 237).abs() > 6)
+        .count();
+    assert!(
+        not_sky > (W * H / 20) as usize,
+        "only {not_sky} non-sky pixels"
+    );
+    // --record wrote what arrived.
+    let session = Session::load(&recording).unwrap();
+    assert!(session.snapshots.len() >= 3, "{}", session.snapshots.len());
+}
+
+#[test]
+fn demo_launches_the_bundled_app_and_shows_it_live() {
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the demo window test is skipped");
+        return;
+    };
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("demo.png");
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin())
+        .args([
+            "demo",
+            "--exit-after",
+            "2",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                jdk17().home.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "demo failed: {stderr}");
+    assert!(
+        stderr.contains("demo app LinkedListLeak") && stderr.contains("received 2 snapshots"),
+        "{stderr}"
+    );
+    assert!(shot.exists());
+}

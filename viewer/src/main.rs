@@ -7,8 +7,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+mod app;
+mod demo;
 mod render;
-mod replay;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::record::{self, Ended, RecordOptions};
@@ -78,7 +79,39 @@ enum Command {
         size: String,
         /// The camera to start with
         #[arg(long, value_enum, default_value = "overview")]
-        camera: replay::CameraView,
+        camera: app::CameraView,
+    },
+    /// Start a bundled leaking Java app with the agent and watch it live
+    Demo {
+        /// How long the app runs, seconds
+        #[arg(long, default_value_t = 600)]
+        seconds: u64,
+        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+        /// For scripts: exit once this many snapshots arrived
+        #[arg(long)]
+        exit_after: Option<usize>,
+    },
+    /// Watch a live agent's heap grow as a 3D memory city
+    View {
+        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+        addr: Option<String>,
+        /// Also write what arrives to this recording
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+        /// For scripts: exit once this many snapshots arrived
+        #[arg(long)]
+        exit_after: Option<usize>,
+        /// Window size, WIDTHxHEIGHT
+        #[arg(long, default_value = "1280x720")]
+        size: String,
+        /// The camera to start with
+        #[arg(long, value_enum, default_value = "overview")]
+        camera: app::CameraView,
     },
     /// Ask a live agent for a snapshot now, outside its GC schedule
     Snapshot {
@@ -119,6 +152,14 @@ fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
     } else {
         anyhow::bail!("{what} must be a number of seconds, 0 or more")
     }
+}
+
+/// `1280x720` -> (1280, 720).
+fn window_size(size: &str) -> anyhow::Result<(u32, u32)> {
+    size.split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
+        .ok_or_else(|| anyhow::anyhow!("--size {size}: expected WIDTHxHEIGHT, such as 1280x720"))
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -189,21 +230,59 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             size,
             camera,
         } => {
-            let (width, height) = size
-                .split_once('x')
-                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-                .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
-                .ok_or_else(|| {
-                    anyhow::anyhow!("--size {size}: expected WIDTHxHEIGHT, such as 1280x720")
-                })?;
-            replay::run(replay::ReplayOptions {
-                camera,
-                source,
-                at,
-                screenshot,
-                width,
-                height,
-            })?;
+            let (width, height) = window_size(&size)?;
+            app::replay(
+                &source,
+                app::WindowOptions {
+                    camera,
+                    at,
+                    screenshot,
+                    exit_after: None,
+                    width,
+                    height,
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo {
+            seconds,
+            screenshot,
+            exit_after,
+        } => {
+            demo::run(
+                seconds,
+                app::WindowOptions {
+                    camera: app::CameraView::Overview,
+                    at: None,
+                    screenshot,
+                    exit_after,
+                    width: 1280,
+                    height: 720,
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::View {
+            addr,
+            record,
+            screenshot,
+            exit_after,
+            size,
+            camera,
+        } => {
+            let (width, height) = window_size(&size)?;
+            app::view(
+                addr,
+                record,
+                app::WindowOptions {
+                    camera,
+                    at: None,
+                    screenshot,
+                    exit_after,
+                    width,
+                    height,
+                },
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Snapshot { addr } => runtime()?.block_on(async {
