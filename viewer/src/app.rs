@@ -57,6 +57,8 @@ pub struct WindowOptions {
     pub screenshot: Option<PathBuf>,
     /// Live: leave (after the screenshot, if any) once this many snapshots arrived.
     pub exit_after: Option<usize>,
+    /// Start with this structure selected: its key path, names separated by `/`.
+    pub select: Option<String>,
     pub width: u32,
     pub height: u32,
 }
@@ -215,6 +217,13 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
     let mut camera = initial_camera(options.camera, config.size as f32, 0.0);
     let mut framed = false;
     let mut selected = None;
+    if let Some(path) = &options.select {
+        let names: Vec<&str> = path.split('/').collect();
+        selected = city.model.find(&names);
+        if selected.is_none() {
+            return Err(anyhow::anyhow!("--select {path}: no such group (give its names from the top level down, separated by '/')"));
+        }
+    }
     let mut last_mouse = mouse_position();
     loop {
         // Take what the network thread has, without waiting for more.
@@ -284,7 +293,7 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
                     *animation = None;
                 }
                 travel.tick(60.0, len);
-                let frame = scene::build(&city.model, &city.layout(), travel.t(), &view, None);
+                let frame = scene::build(&city.model, &city.layout(), travel.t(), &view, selected);
                 let tallest = frame.tallest() as f32;
                 camera = initial_camera(options.camera, config.size as f32, tallest);
                 for _ in 0..2 {

@@ -80,6 +80,10 @@ enum Command {
         /// The camera to start with
         #[arg(long, value_enum, default_value = "overview")]
         camera: app::CameraView,
+        /// Start with this group selected (its references shown): names from the top level down,
+        /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
+        #[arg(long)]
+        select: Option<String>,
     },
     /// Start a bundled leaking Java app with the agent and watch it live
     Demo {
@@ -229,6 +233,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             screenshot,
             size,
             camera,
+            select,
         } => {
             let (width, height) = window_size(&size)?;
             app::replay(
@@ -238,6 +243,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     at,
                     screenshot,
                     exit_after: None,
+                    select,
                     width,
                     height,
                 },
@@ -256,6 +262,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     at: None,
                     screenshot,
                     exit_after,
+                    select: None,
                     width: 1280,
                     height: 720,
                 },
@@ -279,6 +286,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     at: None,
                     screenshot,
                     exit_after,
+                    select: None,
                     width,
                     height,
                 },
