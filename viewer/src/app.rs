@@ -59,6 +59,11 @@ pub struct WindowOptions {
     pub exit_after: Option<usize>,
     /// Start with this structure selected: its key path, names separated by `/`.
     pub select: Option<String>,
+    /// Lots per parent: the N largest children get one (the rest are counted as hidden).
+    pub children: usize,
+    /// Benchmark: time this many still frames, then as many frames that each step in time, print
+    /// the medians and exit.
+    pub bench_frames: Option<usize>,
     pub width: u32,
     pub height: u32,
 }
@@ -179,7 +184,10 @@ impl City {
 
 async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
     let renderer = Renderer::new()?;
-    let config = LayoutConfig::default();
+    let config = LayoutConfig {
+        children_per_parent: options.children.max(1),
+        ..Default::default()
+    };
     let mut view = ViewSettings::default();
     let mut travel = TimeTravel::new();
     let (mut city, events) = match source {
@@ -283,6 +291,9 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
             framed = true;
         }
 
+        if let (Some(n), true) = (options.bench_frames, len > 0) {
+            return bench(&renderer, &city, &view, &camera, n, len).await;
+        }
         if let Some(path) = &options.screenshot {
             let ready = match options.exit_after {
                 Some(n) => received >= n,
@@ -430,4 +441,53 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
         }
         next_frame().await;
     }
+}
+
+/// Times `n` still frames, then `n` frames that each step to the next snapshot (scene, geometry
+/// and drawing), and prints medians.
+async fn bench(
+    renderer: &Renderer,
+    city: &City,
+    view: &ViewSettings,
+    camera: &OrbitCamera,
+    n: usize,
+    len: usize,
+) -> anyhow::Result<()> {
+    let plan = city.layout();
+    let (w, h) = (screen_width(), screen_height());
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let buildings = scene::build(&city.model, &plan, (len - 1) as f64, view, None)
+        .buildings
+        .len();
+    let mut still = Vec::with_capacity(n);
+    let frame = scene::build(&city.model, &plan, (len - 1) as f64, view, None);
+    for _ in 0..n {
+        let start = std::time::Instant::now();
+        renderer.draw(&frame, camera, w, h);
+        next_frame().await;
+        still.push(start.elapsed().as_secs_f64());
+    }
+    let mut stepping = Vec::with_capacity(n);
+    let mut steps = Vec::with_capacity(n);
+    for i in 0..n {
+        let start = std::time::Instant::now();
+        let frame = scene::build(&city.model, &plan, (i % len) as f64, view, None);
+        steps.push(start.elapsed().as_secs_f64());
+        renderer.draw(&frame, camera, w, h);
+        next_frame().await;
+        stepping.push(start.elapsed().as_secs_f64());
+    }
+    let (still, stepping, step) = (median(still), median(stepping), median(steps));
+    println!(
+        "{buildings} buildings at {w}x{h}: {:.1} FPS still ({:.1} ms/frame), {:.1} FPS while stepping in time ({:.1} ms/frame; the step itself {:.2} ms)",
+        1.0 / still,
+        still * 1e3,
+        1.0 / stepping,
+        stepping * 1e3,
+        step * 1e3
+    );
+    Ok(())
 }

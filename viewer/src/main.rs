@@ -84,6 +84,12 @@ enum Command {
         /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
         #[arg(long)]
         select: Option<String>,
+        /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
+        #[arg(long, value_name = "N")]
+        bench_frames: Option<usize>,
+        /// Lots per parent: the N largest children get one (Memory Cities' pruning)
+        #[arg(long, default_value_t = 20)]
+        children: usize,
     },
     /// Start a bundled leaking Java app with the agent and watch it live
     Demo {
@@ -234,6 +240,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             size,
             camera,
             select,
+            bench_frames,
+            children,
         } => {
             let (width, height) = window_size(&size)?;
             app::replay(
@@ -244,6 +252,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     screenshot,
                     exit_after: None,
                     select,
+                    bench_frames,
+                    children,
                     width,
                     height,
                 },
@@ -263,6 +273,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     screenshot,
                     exit_after,
                     select: None,
+                    bench_frames: None,
+                    children: 20,
                     width: 1280,
                     height: 720,
                 },
@@ -287,6 +299,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     screenshot,
                     exit_after,
                     select: None,
+                    bench_frames: None,
+                    children: 20,
                     width,
                     height,
                 },
