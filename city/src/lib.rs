@@ -8,6 +8,7 @@ pub mod load;
 pub mod mapping;
 pub mod model;
 pub mod scene;
+pub mod timeline;
 pub mod timetravel;
 pub mod treemap;
 pub mod units;

@@ -6,15 +6,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use macroquad::prelude::{
-    draw_rectangle, draw_text, is_key_pressed, is_mouse_button_down, is_mouse_button_pressed,
-    mouse_position, mouse_wheel, next_frame, screen_height, screen_width, Color, Conf, KeyCode,
-    MouseButton,
+    draw_line, draw_rectangle, draw_text, is_key_pressed, is_mouse_button_down,
+    is_mouse_button_pressed, is_mouse_button_released, mouse_position, mouse_wheel, next_frame,
+    screen_height, screen_width, Color, Conf, KeyCode, MouseButton,
 };
 use memcity_city::camera::OrbitCamera;
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
 use memcity_city::load;
 use memcity_city::model::CityModel;
 use memcity_city::scene::{self, ViewSettings};
+use memcity_city::timeline::Strip;
 use memcity_city::timetravel::TimeTravel;
 
 use memcity_proto::v1::stream_message::Kind;
@@ -233,6 +234,9 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
         }
     }
     let mut last_mouse = mouse_position();
+    // Where a drag on the timeline started, and the last click there (for double clicks).
+    let mut timeline_drag: Option<f32> = None;
+    let mut last_timeline_click = -1.0f64;
     loop {
         // Take what the network thread has, without waiting for more.
         if let Some(events) = &events {
@@ -375,9 +379,40 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
             camera = OrbitCamera::birds_eye(config.size as f32, frame.tallest() as f32);
         }
         renderer.draw(&frame, &camera, w, h);
+        // The heap timeline: click to jump, drag to choose the growth window, double-click to
+        // reset the window to the whole session.
+        let strip = Strip {
+            x: 10.0,
+            y: h - 26.0 - 58.0,
+            w: w - 20.0,
+            h: 50.0,
+        };
+        let on_strip = strip.contains(mouse.0, mouse.1);
+        if is_mouse_button_pressed(MouseButton::Left) && on_strip && len > 0 {
+            let now = macroquad::time::get_time();
+            if now - last_timeline_click < 0.35 {
+                city.model.set_window(None);
+            }
+            last_timeline_click = now;
+            timeline_drag = Some(mouse.0);
+            travel.jump(strip.index_at(mouse.0, len), len);
+        }
+        if let Some(from) = timeline_drag {
+            if is_mouse_button_released(MouseButton::Left) {
+                timeline_drag = None;
+                if (mouse.0 - from).abs() > 6.0 {
+                    city.model
+                        .set_window(Some(strip.window_between(from, mouse.0, len)));
+                }
+            }
+        }
         let (origin, dir) = camera.ray(mouse.0, mouse.1, w, h);
-        let hovered = scene::pick(&frame, origin, dir);
-        if is_mouse_button_pressed(MouseButton::Left) {
+        let hovered = if on_strip {
+            None
+        } else {
+            scene::pick(&frame, origin, dir)
+        };
+        if is_mouse_button_pressed(MouseButton::Left) && !on_strip {
             selected = hovered;
         }
         let index = travel.index();
@@ -408,6 +443,53 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
                 " | received {received}, dropped {dropped} | agent stop {last_pause_ms:.0} ms, {:.2}% of wall time",
                 overhead * 100.0
             ));
+        }
+        if len > 0 {
+            draw_rectangle(
+                strip.x,
+                strip.y,
+                strip.w,
+                strip.h,
+                Color::new(1.0, 1.0, 1.0, 0.75),
+            );
+            let window = city.model.window();
+            let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
+            draw_rectangle(
+                wx0,
+                strip.y,
+                (wx1 - wx0).max(2.0),
+                strip.h,
+                Color::new(1.0, 0.55, 0.0, 0.18),
+            );
+            let points = strip.points(&city.model, view.metric);
+            for pair in points.windows(2) {
+                draw_line(
+                    pair[0].0,
+                    pair[0].1,
+                    pair[1].0,
+                    pair[1].1,
+                    2.0,
+                    Color::new(0.1, 0.25, 0.6, 1.0),
+                );
+            }
+            let cx = strip.x_of(index, len);
+            draw_line(
+                cx,
+                strip.y,
+                cx,
+                strip.y + strip.h,
+                2.0,
+                Color::new(0.86, 0.08, 0.06, 1.0),
+            );
+            if let Some(from) = timeline_drag {
+                draw_rectangle(
+                    from.min(mouse.0),
+                    strip.y,
+                    (mouse.0 - from).abs(),
+                    strip.h,
+                    Color::new(1.0, 0.55, 0.0, 0.25),
+                );
+            }
         }
         draw_rectangle(0.0, h - 26.0, w, 26.0, Color::new(0.1, 0.12, 0.18, 0.85));
         draw_text(&line, 8.0, h - 8.0, 18.0, Color::new(1.0, 1.0, 1.0, 1.0));
