@@ -259,3 +259,85 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
     );
     assert!(shot.exists());
 }
+
+#[test]
+fn selected_building_shows_its_references_as_colored_frustums() {
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the references window test is skipped");
+        return;
+    };
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("refs.png");
+    let select =
+        "(default package)/LinkedListLeak$Person/LinkedListLeak.main(LinkedListLeak.java:33)";
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin())
+        .args(["replay", golden().to_str().unwrap(), "--select", select])
+        .args([
+            "--size",
+            &format!("{W}x{H}"),
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = read_png(&shot);
+
+    let (model, _) = load::recording(&golden()).unwrap();
+    let config = LayoutConfig::default();
+    let city = layout(&model, &config);
+    let names: Vec<&str> = select.split('/').collect();
+    let person = model.find(&names).unwrap();
+    let frame = scene::build(&model, &city, 4.0, &ViewSettings::default(), Some(person));
+    let camera = OrbitCamera::framing(config.size as f32, frame.tallest() as f32);
+    assert!(
+        frame.frustums.iter().any(|f| f.0.incoming) && frame.frustums.iter().any(|f| !f.0.incoming)
+    );
+    let mut checked = (0, 0);
+    for (frustum, from, to) in &frame.frustums {
+        for k in 1..10 {
+            let point = *from + (*to - *from) * (k as f32 / 10.0);
+            let Some((px, py)) = camera.project(point, W as f32, H as f32) else {
+                continue;
+            };
+            // Skip points a building hides (by the model's own geometry).
+            let (origin, dir) = camera.ray(px, py, W as f32, H as f32);
+            let distance = (point - origin).length();
+            let hidden = frame.buildings.iter().any(|b| {
+                let (min, max) = b.bounds();
+                b.opacity >= 1.0
+                    && ray_box(origin, dir, min, max).is_some_and(|t| t < distance - 2.0)
+            });
+            if hidden {
+                continue;
+            }
+            // Tubes cross each other, so a probe may show the other direction's color; it must
+            // show a frustum either way, and each direction must be seen in its own color.
+            let [r, g, b] = pixel(&img, px, py).map(i32::from);
+            let purple = r > g + 40 && b > g + 40;
+            let green = g > r + 40 && g > b + 20;
+            assert!(
+                purple || green,
+                "frustum probe at {px},{py} is {:?}",
+                [r, g, b]
+            );
+            if frustum.incoming && purple {
+                checked.0 += 1;
+            }
+            if !frustum.incoming && green {
+                checked.1 += 1;
+            }
+        }
+    }
+    assert!(
+        checked.0 >= 2 && checked.1 >= 2,
+        "too few visible frustum probes: {checked:?}"
+    );
+}
