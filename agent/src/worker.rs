@@ -41,6 +41,8 @@ struct ClassTable {
     mirrors: u64,
     mirror_bytes: u64,
     min_mirror: u64,
+    /// Whether each id has its class's name (provisional ids may wait for theirs).
+    named: Vec<bool>,
 }
 
 impl ClassTable {
@@ -53,6 +55,7 @@ impl ClassTable {
             mirrors: 0,
             mirror_bytes: 0,
             min_mirror: 0,
+            named: vec![true],
         }
     }
 
@@ -74,6 +77,18 @@ impl ClassTable {
         self.mirror_size[index] = mirror_size.unwrap_or(0).max(0) as u64;
     }
 
+    /// Makes ids below `len` taken: a walk hands out provisional ids, and their classes may not be
+    /// in the loaded-class list yet (loaded, not yet prepared), so those ids stay reserved, unnamed,
+    /// until the class shows up; a new class must never get one of them.
+    fn reserve(&mut self, len: usize) {
+        if self.names.len() < len {
+            self.names.resize(len, names::UNKNOWN_CLASS.to_string());
+            self.object_array.resize(len, false);
+            self.mirror_size.resize(len, 0);
+            self.named.resize(len, false);
+        }
+    }
+
     /// Tags classes loaded since the last refresh. Array classes get no ClassPrepare event, so
     /// the loaded-class list, not events, is the source of truth.
     fn refresh(&mut self, jvmti: &Jvmti, jni: *mut JNIEnv) {
@@ -87,8 +102,15 @@ impl ClassTable {
         let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
         for &class in classes.as_slice() {
             let id = match jvmti.tag(class) {
-                Ok(tag) if tags::class_id(tag) as usize >= self.names.len() => {
-                    // Tagged provisionally by the last walk: name it now.
+                Ok(tag)
+                    if tags::class_id(tag) != 0
+                        && !self
+                            .named
+                            .get(tags::class_id(tag) as usize)
+                            .copied()
+                            .unwrap_or(false) =>
+                {
+                    // Tagged provisionally by a walk: name it now.
                     let id = tags::class_id(tag);
                     let Ok(signature) = jvmti.class_signature(class) else {
                         continue;
@@ -415,7 +437,9 @@ impl Worker {
         };
         self.pending = false;
         if result.objects.len() > result.first_new_class as usize {
-            // Name the classes the walk tagged (their mirrors are counted from the next walk on).
+            // Keep the ids the walk handed out, then name their classes (their mirrors are counted
+            // from the next walk on).
+            self.classes.reserve(result.objects.len());
             self.classes.refresh(&jvmti, self.jni);
         }
         // Class mirrors are not visited through a CLASS reference; count them from the class

@@ -139,8 +139,10 @@ fn compare_with_histogram(jdk: &Jdk, gc: &str) {
     }
     let mut differing = Vec::new();
     // Objects we saw that the histogram's full GC no longer found: the JDK's own transients
-    // (class loading, attach) living across our walk and dying before the histogram. A handful at
-    // most, never the application's.
+    // (class loading, attach) living across our walk and dying before the histogram, and objects
+    // only weakly or phantom reachable (HotSpot reports `Reference.referent` as a field, so the
+    // walk follows it; the full GC clears them): JDK cleaners and caches here. Never the
+    // application's own types, which are compared exactly above.
     let mut above = Vec::new();
     for (name, &(objects, bytes)) in &ours {
         let (h_objects, h_bytes) = hist.get(name).copied().unwrap_or((0, 0));
@@ -153,15 +155,18 @@ fn compare_with_histogram(jdk: &Jdk, gc: &str) {
     }
     let transient: u64 = above.iter().map(|a| a.1).sum();
     assert!(
-        transient <= 8,
+        transient <= 200,
         "{label}: {transient} objects above the histogram: {above:?}"
     );
     assert!(
         above.iter().all(|(name, _)| name.starts_with("java.")
             || name.starts_with("jdk.")
             || name.starts_with("sun.")),
-        "{label}: only JDK transients may be above the histogram: {above:?}"
+        "{label}: only the JDK's own objects may be above the histogram: {above:?}"
     );
+    if transient > 0 {
+        eprintln!("{label}: JDK objects gone by the histogram's GC: {above:?}");
+    }
     let total_ours: u64 = ours.values().map(|v| v.0).sum();
     let total_hist: u64 = hist.values().map(|v| v.0).sum();
     let missing = total_hist.saturating_sub(total_ours) as f64 / total_hist as f64;
