@@ -225,12 +225,13 @@ fn steady_state_shows_no_group_growing() {
                 leaf.objects
             );
         }
-        // The ring itself is seen whole.
+        // The ring itself is seen whole (plus a new message the app may hold on its stack at the
+        // safepoint, before it replaces its slot).
         let messages: u64 = last
             .iter()
             .filter(|l| l.path.last().unwrap() == "SteadyState$Message")
             .map(|l| l.objects)
             .sum();
-        assert_eq!(messages, 20_000, "{gc}");
+        assert!((20_000..=20_004).contains(&messages), "{gc}: {messages}");
     }
 }
