@@ -89,12 +89,22 @@ pub struct WalkResult {
     pub first_new_class: u32,
 }
 
+/// JVMTI's field index of `java.lang.ref.Reference.referent` in every subclass: it is the first
+/// field `Reference` declares and `Object` has none. HotSpot numbers fields differently across
+/// versions (JDK 17 counts a class's fields down from the total in a reversed stream; later JDKs
+/// count superclass fields first, after any interface fields), and both give 0 here (the JDK's
+/// reference classes carry no interface fields).
+pub const REFERENT_FIELD: jint = 0;
+
 /// Per-class facts the walk needs, prepared by the class table before the walk.
 pub struct ClassFacts<'a> {
     /// Whether each class id is an array of references.
     pub object_array: &'a [bool],
     /// Id of `java.lang.Class`, whose instances are counted from the class table.
     pub class_class: u32,
+    /// Whether each class id is a `WeakReference` or `PhantomReference` subclass: the walk does not
+    /// follow their `referent` (a GC clears it; a soft referent is kept, so it is followed).
+    pub weak_reference: &'a [bool],
     /// Next free class id: a class loaded after the class table's refresh (between that and
     /// the safepoint) gets this as a provisional tag when the walk first meets one of its
     /// objects, and the class table names it after the walk.
@@ -217,6 +227,7 @@ impl<'a> State<'a> {
     fn on_reference(
         &mut self,
         kind: sys::jvmtiHeapReferenceKind,
+        field_index: jint,
         class_tag: jlong,
         referrer_class_tag: jlong,
         size: jlong,
@@ -250,6 +261,17 @@ impl<'a> State<'a> {
                         entry.weight += tags::weight(tag);
                     }
                 }
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
+                if field_index == REFERENT_FIELD
+                    && self.current.is_some_and(|c| {
+                        self.facts.weak_reference.get(c as usize) == Some(&true)
+                    }) =>
+            {
+                // A weak or phantom referent: what only this keeps is garbage the next GC
+                // clears, so neither count the edge nor follow it. (The object is still
+                // counted if anything else keeps it alive.)
+                return 0;
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
             | sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
@@ -286,7 +308,7 @@ impl<'a> State<'a> {
 
 unsafe extern "C" fn heap_reference(
     kind: sys::jvmtiHeapReferenceKind,
-    _info: *const sys::jvmtiHeapReferenceInfo,
+    info: *const sys::jvmtiHeapReferenceInfo,
     class_tag: jlong,
     referrer_class_tag: jlong,
     size: jlong,
@@ -298,9 +320,17 @@ unsafe extern "C" fn heap_reference(
     // SAFETY: `user_data` is the `State` that `walk` passed to FollowReferences; the VM calls us
     // from one thread at a time.
     let state = unsafe { &mut *user_data.cast::<State>() };
+    let field_index =
+        if kind == sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD && !info.is_null() {
+            // SAFETY: for FIELD references JVMTI passes field info, the `field` member of the union.
+            unsafe { (*info).field.as_ref().index }
+        } else {
+            -1
+        };
     match catch_unwind(AssertUnwindSafe(|| {
         state.on_reference(
             kind,
+            field_index,
             class_tag,
             referrer_class_tag,
             size,
@@ -402,6 +432,7 @@ mod tests {
         let facts = ClassFacts {
             object_array,
             class_class: 99,
+            weak_reference: &[],
             next_class_id: n as u32,
         };
         State::new(facts, n, 3, Instant::now() + Duration::from_secs(60))
@@ -421,22 +452,22 @@ mod tests {
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;
         // Visit Node: CLASS, then two fields pointing at the Person.
-        s.on_reference(CLASS, t(99), t(1), 500, p, r, -1);
-        s.on_reference(FIELD, t(2), t(1), 24, p, r, -1);
-        s.on_reference(FIELD, t(2), t(1), 24, p, r, -1);
+        s.on_reference(CLASS, 1, t(99), t(1), 500, p, r, -1);
+        s.on_reference(FIELD, 1, t(2), t(1), 24, p, r, -1);
+        s.on_reference(FIELD, 1, t(2), t(1), 24, p, r, -1);
         // Visit Person: two String fields.
         let mut plain = 0i64;
         let q = &mut plain as *mut i64;
-        s.on_reference(CLASS, t(99), t(2), 500, p, q, -1);
-        s.on_reference(FIELD, t(3), t(2), 24, p, q, -1);
-        s.on_reference(FIELD, t(3), t(2), 24, p, q, -1);
+        s.on_reference(CLASS, 1, t(99), t(2), 500, p, q, -1);
+        s.on_reference(FIELD, 1, t(3), t(2), 24, p, q, -1);
+        s.on_reference(FIELD, 1, t(3), t(2), 24, p, q, -1);
         // The String[] reported twice as a referee: its bytes count once.
-        s.on_reference(FIELD, t(4), t(2), 40, &mut arr_tag, q, 6);
-        s.on_reference(FIELD, t(4), t(2), 40, &mut arr_tag, q, 6);
+        s.on_reference(FIELD, 1, t(4), t(2), 40, &mut arr_tag, q, 6);
+        s.on_reference(FIELD, 1, t(4), t(2), 40, &mut arr_tag, q, 6);
         // Visit the array: CLASS, then two elements.
-        s.on_reference(CLASS, t(99), t(4), 500, p, q, -1);
-        s.on_reference(ELEMENT, t(3), t(4), 24, p, q, -1);
-        s.on_reference(ELEMENT, t(3), t(4), 24, p, q, -1);
+        s.on_reference(CLASS, 1, t(99), t(4), 500, p, q, -1);
+        s.on_reference(ELEMENT, 1, t(3), t(4), 24, p, q, -1);
+        s.on_reference(ELEMENT, 1, t(3), t(4), 24, p, q, -1);
         s.flush_visit();
 
         assert_eq!(s.objects, [0, 1, 1, 0, 1]);
@@ -474,15 +505,47 @@ mod tests {
         let m = &mut mirror as *mut i64;
         let o = &mut other as *mut i64;
         // The first object of an untagged class tags its mirror with the next id, 2.
-        s.on_reference(CLASS, 0, 0, 1, m, o, -1);
+        s.on_reference(CLASS, 1, 0, 0, 1, m, o, -1);
         assert_eq!(tags::class_id(mirror), 2);
         // The VM then reports the class with that tag.
-        s.on_reference(CLASS, 0, mirror, 1, m, o, -1);
+        s.on_reference(CLASS, 1, 0, mirror, 1, m, o, -1);
         assert_eq!(s.objects, [0, 0, 2]);
         // A tag beyond every known id (not ours) falls into class 0.
         let mut plain = 5i64;
-        s.on_reference(CLASS, 0, tags::class_tag(77), 1, &mut plain, o, -1);
+        s.on_reference(CLASS, 1, 0, tags::class_tag(77), 1, &mut plain, o, -1);
         assert_eq!(s.objects[0], 1);
+    }
+
+    #[test]
+    fn weak_and_phantom_referents_are_not_followed_but_soft_ones_are() {
+        let object_array = [false; 4];
+        let weak = [false, true, false, false]; // class 1: a WeakReference subclass
+        let mut s = state(&object_array);
+        s.facts.weak_reference = &weak;
+        let t = tags::class_tag;
+        let mut tag = 0i64;
+        let p = &mut tag as *mut i64;
+        s.on_reference(CLASS, -1, t(99), t(1), 500, p, p, -1);
+        // The referent (field 0): not followed, not counted.
+        assert_eq!(
+            s.on_reference(FIELD, REFERENT_FIELD, t(3), t(1), 24, p, p, -1),
+            0
+        );
+        // Another field (its queue) is an ordinary edge.
+        assert_eq!(
+            s.on_reference(FIELD, 1, t(2), t(1), 24, p, p, -1),
+            sys::JVMTI_VISIT_OBJECTS as jint
+        );
+        // A soft reference (class 2, not marked) keeps its referent: followed.
+        s.on_reference(CLASS, -1, t(99), t(2), 500, p, p, -1);
+        assert_eq!(
+            s.on_reference(FIELD, REFERENT_FIELD, t(3), t(2), 24, p, p, -1),
+            sys::JVMTI_VISIT_OBJECTS as jint
+        );
+        s.flush_visit();
+        assert!(!s.references.contains_key(&(1, 3)));
+        assert_eq!(s.references[&(1, 2)].references, 1);
+        assert_eq!(s.references[&(2, 3)].references, 1);
     }
 
     #[test]
@@ -494,7 +557,7 @@ mod tests {
         let p = &mut tag as *mut i64;
         let mut last = 0;
         for _ in 0..0x1000 {
-            last = s.on_reference(CLASS, 0, tags::class_tag(1), 1, p, p, -1);
+            last = s.on_reference(CLASS, 1, 0, tags::class_tag(1), 1, p, p, -1);
         }
         assert_eq!(last, sys::JVMTI_VISIT_ABORT as jint);
         assert!(s.aborted);

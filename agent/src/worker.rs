@@ -43,6 +43,8 @@ struct ClassTable {
     min_mirror: u64,
     /// Whether each id has its class's name (provisional ids may wait for theirs).
     named: Vec<bool>,
+    /// Whether each id is a `WeakReference` or `PhantomReference` subclass.
+    weak_reference: Vec<bool>,
 }
 
 impl ClassTable {
@@ -56,18 +58,22 @@ impl ClassTable {
             mirror_bytes: 0,
             min_mirror: 0,
             named: vec![true],
+            weak_reference: vec![false],
         }
     }
 
     /// Records class `id`; ids past the end (provisional tags from a walk) extend the table.
-    fn add(&mut self, id: u32, signature: &str, mirror_size: crate::jvmti::Result<i64>) {
+    fn add(
+        &mut self,
+        id: u32,
+        signature: &str,
+        mirror_size: crate::jvmti::Result<i64>,
+        weak_reference: bool,
+    ) {
         let index = id as usize;
-        if self.names.len() <= index {
-            self.names
-                .resize(index + 1, names::UNKNOWN_CLASS.to_string());
-            self.object_array.resize(index + 1, false);
-            self.mirror_size.resize(index + 1, 0);
-        }
+        self.reserve(index + 1);
+        self.named[index] = true;
+        self.weak_reference[index] = weak_reference;
         let name = names::java_name(signature);
         if name == "java.lang.Class" {
             self.class_class = id;
@@ -86,6 +92,7 @@ impl ClassTable {
             self.object_array.resize(len, false);
             self.mirror_size.resize(len, 0);
             self.named.resize(len, false);
+            self.weak_reference.resize(len, false);
         }
     }
 
@@ -99,6 +106,8 @@ impl ClassTable {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
         };
+        // SAFETY: `jni` is this thread's JNIEnv; the class references die with the frame.
+        let weak_kinds = unsafe { reference_classes(jni) };
         let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
         for &class in classes.as_slice() {
             let id = match jvmti.tag(class) {
@@ -115,7 +124,14 @@ impl ClassTable {
                     let Ok(signature) = jvmti.class_signature(class) else {
                         continue;
                     };
-                    self.add(id, &signature.to_string_lossy(), jvmti.object_size(class));
+                    // SAFETY: as above.
+                    let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
+                    self.add(
+                        id,
+                        &signature.to_string_lossy(),
+                        jvmti.object_size(class),
+                        weak,
+                    );
                     id
                 }
                 Ok(tag) if tags::class_id(tag) != 0 => tags::class_id(tag),
@@ -127,7 +143,14 @@ impl ClassTable {
                     if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
                         continue;
                     }
-                    self.add(id, &signature.to_string_lossy(), jvmti.object_size(class));
+                    // SAFETY: as above.
+                    let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
+                    self.add(
+                        id,
+                        &signature.to_string_lossy(),
+                        jvmti.object_size(class),
+                        weak,
+                    );
                     id
                 }
                 Err(_) => continue,
@@ -140,6 +163,50 @@ impl ClassTable {
         self.mirrors = mirrors;
         self.mirror_bytes = bytes;
         self.min_mirror = if min == u64::MAX { 0 } else { min };
+    }
+}
+
+/// `java.lang.ref.WeakReference` and `PhantomReference` as local references: the kinds whose
+/// referent a GC clears (soft referents stay until memory runs short, so they count as live).
+///
+/// # Safety
+/// `jni` must be the current thread's JNIEnv, inside a local frame.
+unsafe fn reference_classes(jni: *mut JNIEnv) -> Vec<jni::sys::jclass> {
+    let mut out = Vec::new();
+    for name in [
+        c"java/lang/ref/WeakReference",
+        c"java/lang/ref/PhantomReference",
+    ] {
+        // SAFETY: per the contract; FindClass and ExceptionClear are always in the table.
+        unsafe {
+            if let (Some(find), Some(clear)) = ((**jni).FindClass, (**jni).ExceptionClear) {
+                let class = find(jni, name.as_ptr());
+                if class.is_null() {
+                    clear(jni);
+                } else {
+                    out.push(class);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `class` is (a subclass of) one of `kinds`.
+///
+/// # Safety
+/// As for [`reference_classes`]; `class` a live class reference.
+unsafe fn is_subclass_of_any(
+    jni: *mut JNIEnv,
+    class: jni::sys::jclass,
+    kinds: &[jni::sys::jclass],
+) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        match (**jni).IsAssignableFrom {
+            Some(assignable) => kinds.iter().any(|&kind| assignable(jni, class, kind) != 0),
+            None => false,
+        }
     }
 }
 
@@ -388,6 +455,7 @@ impl Worker {
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
             class_class: self.classes.class_class,
+            weak_reference: &self.classes.weak_reference,
             next_class_id: self.classes.names.len() as u32,
         };
         // A requested snapshot is wanted whatever it costs, up to the hard cap; a GC-driven one
