@@ -110,51 +110,34 @@ impl ClassTable {
         let weak_kinds = unsafe { reference_classes(jni) };
         let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
         for &class in classes.as_slice() {
-            let id = match jvmti.tag(class) {
-                Ok(tag)
-                    if tags::class_id(tag) != 0
-                        && !self
-                            .named
-                            .get(tags::class_id(tag) as usize)
-                            .copied()
-                            .unwrap_or(false) =>
-                {
-                    // Tagged provisionally by a walk: name it now.
-                    let id = tags::class_id(tag);
-                    let Ok(signature) = jvmti.class_signature(class) else {
-                        continue;
-                    };
-                    // SAFETY: as above.
-                    let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
-                    self.add(
-                        id,
-                        &signature.to_string_lossy(),
-                        jvmti.object_size(class),
-                        weak,
-                    );
-                    id
+            let Ok(tag) = jvmti.tag(class) else { continue };
+            let tagged = tags::class_id(tag);
+            let id = if tagged == 0 {
+                // New since the last refresh: the next free id.
+                let id = self.names.len() as u32;
+                if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
+                    continue;
                 }
-                Ok(tag) if tags::class_id(tag) != 0 => tags::class_id(tag),
-                Ok(_) => {
-                    let Ok(signature) = jvmti.class_signature(class) else {
-                        continue;
-                    };
-                    let id = self.names.len() as u32;
-                    if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
-                        continue;
-                    }
-                    // SAFETY: as above.
-                    let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
-                    self.add(
-                        id,
-                        &signature.to_string_lossy(),
-                        jvmti.object_size(class),
-                        weak,
-                    );
-                    id
-                }
-                Err(_) => continue,
+                // Taken from now on, even if its name has to wait for the next refresh.
+                self.reserve(id as usize + 1);
+                id
+            } else {
+                tagged
             };
+            // New, or tagged provisionally by a walk: learn its name and kind now.
+            if !self.named.get(id as usize).copied().unwrap_or(false) {
+                let Ok(signature) = jvmti.class_signature(class) else {
+                    continue;
+                };
+                // SAFETY: as above.
+                let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
+                self.add(
+                    id,
+                    &signature.to_string_lossy(),
+                    jvmti.object_size(class),
+                    weak,
+                );
+            }
             mirrors += 1;
             let size = self.mirror_size[id as usize];
             bytes += size;
