@@ -2,6 +2,7 @@
 //! `memcity view` (a live agent): one model, one loop; the sources differ only in where
 //! snapshots come from. `--screenshot` writes one frame to a PNG for scripts, docs and tests.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -172,12 +173,14 @@ enum Plan {
 }
 
 impl City {
-    fn layout(&self) -> CityLayout {
+    /// The plan to draw now: borrowed, except mid-animation, when the in-between plan is built
+    /// (each frame draws from it, so the still case must not copy every lot).
+    fn layout(&self) -> Cow<'_, CityLayout> {
         match &self.plan {
-            Plan::Static(layout) => layout.clone(),
+            Plan::Static(layout) => Cow::Borrowed(layout),
             Plan::Live { live, animation } => match animation {
-                Some((relayout, progress)) => relayout.at(*progress),
-                None => live.layout().clone(),
+                Some((relayout, progress)) => Cow::Owned(relayout.at(*progress)),
+                None => Cow::Borrowed(live.layout()),
             },
         }
     }
