@@ -27,26 +27,30 @@ pub enum LoadError {
         path: String,
         problem: String,
     },
+    #[error("{0}")]
+    Protocol(#[from] crate::model::ProtocolError),
     #[error("{0} holds no Memory Cities tree files: expected an export root, a classifier folder (with anttracks-format/) or a folder of <time>.json tree files")]
     NoTrees(PathBuf),
 }
 
-/// Loads a memcity recording. A damaged tail is not an error; it comes back as a warning.
-pub fn recording(path: &Path) -> Result<(CityModel, Vec<String>), LoadError> {
+/// Loads a memcity recording. A damaged tail is not an error; it is described in the model's
+/// `warnings`, and everything before it is loaded.
+pub fn recording(path: &Path) -> Result<CityModel, LoadError> {
     let mut reader = RecordingReader::open(path)?;
     let mut model = CityModel::new();
     if let Some(h) = reader.header().handshake.clone() {
         model.apply(&StreamMessage {
             kind: Some(Kind::Handshake(h)),
-        });
+        })?;
     }
     while let Some(message) = reader.next_message().map_err(|source| LoadError::Io {
         path: path.to_owned(),
         source,
     })? {
-        model.apply(&message);
+        model.apply(&message)?;
     }
-    Ok((model, reader.damage_summary().into_iter().collect()))
+    model.warnings.extend(reader.damage_summary());
+    Ok(model)
 }
 
 /// Finds the tree files below `dir`: the export root, one classifier folder in it, or the folder
@@ -309,8 +313,8 @@ mod tests {
 
     #[test]
     fn golden_recording_becomes_a_city() {
-        let (model, warnings) = recording(&golden()).unwrap();
-        assert!(warnings.is_empty());
+        let model = recording(&golden()).unwrap();
+        assert!(model.warnings.is_empty());
         assert_eq!(model.len(), 5);
         let person = model
             .find(&["(default package)", "LinkedListLeak$Person"])
@@ -472,7 +476,7 @@ mod tests {
             .unwrap();
         }
         w.finish().unwrap();
-        let (rec, _) = recording(&file).unwrap();
+        let rec = recording(&file).unwrap();
         // Same nodes by path, same values, same references, in every snapshot.
         assert_eq!(rec.len(), json.len());
         for (id, info) in json.nodes().iter().enumerate() {

@@ -8,7 +8,10 @@
 use std::collections::HashMap;
 
 use memcity_proto::strings::StringResolver;
-use memcity_proto::v1::{stream_message::Kind, Handshake, Node, StreamMessage};
+use memcity_proto::v1::{
+    stream_message::Kind, Exactness, Handshake, Node, SessionEnd, StreamMessage, WalkCost,
+};
+use memcity_proto::version_mismatch_hint;
 
 /// A node's identity across snapshots: an index into the model's node table, assigned the first
 /// time its key path appears. Never its position in a snapshot.
@@ -39,6 +42,8 @@ pub struct NodeInfo {
     /// Largest objects and bytes over the whole session (the max tree).
     pub max_objects: u64,
     pub max_bytes: u64,
+    /// Its numbers are estimates in some snapshot (a site or thread level, scaled from samples).
+    pub estimated: bool,
 }
 
 impl NodeInfo {
@@ -69,11 +74,35 @@ pub struct Reference {
 /// One point in time.
 #[derive(Debug, Clone, Default)]
 pub struct Frame {
+    /// The snapshot's sequence number (the agent's; the index for trees pushed directly).
+    pub seq: u64,
     pub time_ms: u64,
+    /// `Snapshot.trigger` of the protocol (0 when unknown).
+    pub trigger: i32,
+    /// The classifier chain of this snapshot.
+    pub classifiers: Vec<String>,
+    /// What the walk cost, as the agent reported it.
+    pub cost: Option<WalkCost>,
+    /// Which numbers are exact, as the agent reported it.
+    pub exactness: Option<Exactness>,
     /// `(node, objects, bytes)`, sorted by node id, for every node present.
     values: Vec<(NodeId, u64, u64)>,
     pub references: Vec<Reference>,
 }
+
+/// One leaf group of a snapshot: its path of names below the root, and its size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leaf {
+    pub path: Vec<String>,
+    pub objects: u64,
+    pub bytes: u64,
+    pub estimated: bool,
+}
+
+/// A stream this model cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProtocolError(pub String);
 
 impl Frame {
     fn get(&self, node: NodeId) -> Option<(u64, u64)> {
@@ -94,6 +123,14 @@ pub struct Window {
 #[derive(Debug, Clone, Default)]
 pub struct CityModel {
     pub handshake: Option<Handshake>,
+    /// How the session ended, if it did (the JVM exited, or the agent turned itself off).
+    pub end: Option<SessionEnd>,
+    /// Snapshots the agent said this client lost (a slow reader).
+    pub dropped: u64,
+    /// Snapshots trimmed from the agent's history before this client joined.
+    pub trimmed: u64,
+    /// What the source said about itself for the user (a damaged recording's tail).
+    pub warnings: Vec<String>,
     nodes: Vec<NodeInfo>,
     index: HashMap<(NodeId, String), NodeId>,
     frames: Vec<Frame>,
@@ -128,6 +165,7 @@ impl CityModel {
             first_seen: 0,
             max_objects: 0,
             max_bytes: 0,
+            estimated: false,
         });
         model
     }
@@ -188,6 +226,7 @@ impl CityModel {
             first_seen: frame,
             max_objects: 0,
             max_bytes: 0,
+            estimated: false,
         });
         self.nodes[parent as usize].children.push(id);
         self.index.insert((parent, name.to_string()), id);
@@ -217,48 +256,57 @@ impl CityModel {
             }
             values.push((at, *objects, *bytes));
         }
-        self.push_frame(time_ms, values, references);
+        self.push_frame(Frame {
+            seq: index as u64,
+            time_ms,
+            values,
+            references,
+            ..Default::default()
+        });
     }
 
-    fn push_frame(
-        &mut self,
-        time_ms: u64,
-        mut values: Vec<(NodeId, u64, u64)>,
-        references: Vec<Reference>,
-    ) {
-        values.sort_by_key(|v| v.0);
-        values.dedup_by_key(|v| v.0);
-        for &(id, objects, bytes) in &values {
+    fn push_frame(&mut self, mut frame: Frame) {
+        frame.values.sort_by_key(|v| v.0);
+        frame.values.dedup_by_key(|v| v.0);
+        for &(id, objects, bytes) in &frame.values {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);
             node.max_bytes = node.max_bytes.max(bytes);
         }
         // Keep frames in time order even if a source delivers one late.
-        let at = self.frames.partition_point(|f| f.time_ms <= time_ms);
-        self.frames.insert(
-            at,
-            Frame {
-                time_ms,
-                values,
-                references,
-            },
-        );
+        let at = self.frames.partition_point(|f| f.time_ms <= frame.time_ms);
+        self.frames.insert(at, frame);
         self.update_growth();
     }
 
     /// Feeds one message of a live stream or recording.
-    pub fn apply(&mut self, message: &StreamMessage) {
+    /// Feeds one message of a live stream or recording. A handshake of another protocol version
+    /// is an error that says which side to upgrade.
+    pub fn apply(&mut self, message: &StreamMessage) -> Result<(), ProtocolError> {
         match &message.kind {
             Some(Kind::Handshake(h)) => {
+                if let Some(hint) = version_mismatch_hint(h.protocol_version) {
+                    return Err(ProtocolError(hint));
+                }
                 self.classifiers = h.classifiers.clone();
                 self.handshake = Some(h.clone());
             }
             Some(Kind::Strings(table)) => self.strings.apply(table),
             Some(Kind::Snapshot(snapshot)) => {
+                // A snapshot seen twice (a late join overlapping live messages) is kept once.
+                if self
+                    .frames
+                    .last()
+                    .is_some_and(|last| snapshot.seq <= last.seq)
+                {
+                    return Ok(());
+                }
                 if !snapshot.classifiers.is_empty() {
                     self.classifiers = snapshot.classifiers.clone();
                 }
-                let Some(root) = &snapshot.root else { return };
+                let Some(root) = &snapshot.root else {
+                    return Ok(());
+                };
                 let index = self.frames.len();
                 let mut values = vec![(ROOT, root.objects, root.bytes)];
                 let roles: Vec<String> = self.classifiers.iter().map(|c| role_name(c)).collect();
@@ -273,10 +321,55 @@ impl CityModel {
                         references: r.references,
                     })
                     .collect();
-                self.push_frame(snapshot.time_ms, values, references);
+                self.push_frame(Frame {
+                    seq: snapshot.seq,
+                    time_ms: snapshot.time_ms,
+                    trigger: snapshot.trigger,
+                    classifiers: self.classifiers.clone(),
+                    cost: snapshot.cost,
+                    exactness: snapshot.exactness,
+                    values,
+                    references,
+                });
             }
-            _ => {}
+            Some(Kind::Notice(notice)) => {
+                self.dropped += notice.dropped_snapshots;
+                self.trimmed += notice.trimmed_history;
+            }
+            Some(Kind::End(end)) => self.end = Some(end.clone()),
+            None => {}
         }
+        Ok(())
+    }
+
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// The classifier chain of the newest snapshot (or the handshake's).
+    pub fn classifiers(&self) -> &[String] {
+        &self.classifiers
+    }
+
+    /// The leaf groups of snapshot `index`: nodes present there with no child present.
+    pub fn leaves(&self, index: usize) -> Vec<Leaf> {
+        let Some(frame) = self.frames.get(index) else {
+            return Vec::new();
+        };
+        let present = |id: NodeId| frame.get(id).is_some();
+        frame
+            .values
+            .iter()
+            .filter(|&&(id, _, _)| {
+                id != ROOT && !self.nodes[id as usize].children.iter().any(|&c| present(c))
+            })
+            .map(|&(id, objects, bytes)| Leaf {
+                path: self.path(id).into_iter().map(str::to_string).collect(),
+                objects,
+                bytes,
+                estimated: self.nodes[id as usize].estimated,
+            })
+            .collect()
     }
 
     fn collect(
@@ -292,6 +385,7 @@ impl CityModel {
             let name = self.strings.resolve(child.name).to_string();
             let role = roles.get(depth).map(String::as_str).unwrap_or("");
             let child_id = self.intern(id, &name, role, frame);
+            self.nodes[child_id as usize].estimated |= child.estimated;
             values.push((child_id, child.objects, child.bytes));
             self.collect(child, child_id, depth + 1, roles, frame, values);
         }
@@ -431,6 +525,90 @@ pub(crate) mod tests {
             m.push_tree(time, (a + b + c, (a + b + c) * 16), &nodes, vec![]);
         }
         m
+    }
+
+    fn msg(kind: Kind) -> StreamMessage {
+        StreamMessage { kind: Some(kind) }
+    }
+
+    fn node(name: u32, objects: u64, children: Vec<Node>) -> Node {
+        Node {
+            name,
+            objects,
+            bytes: objects * 10,
+            estimated: false,
+            children,
+        }
+    }
+
+    #[test]
+    fn apply_builds_leaves_with_names() {
+        use memcity_proto::v1::{Snapshot, StringTable};
+        let mut s = CityModel::new();
+        s.apply(&msg(Kind::Handshake(Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            ..Default::default()
+        })))
+        .unwrap();
+        s.apply(&msg(Kind::Strings(StringTable {
+            first_id: 1,
+            names: vec![
+                "java.util".into(),
+                "java.util.LinkedList$Node".into(),
+                "java.lang".into(),
+                "java.lang.String".into(),
+            ],
+        })))
+        .unwrap();
+        let snapshot = Snapshot {
+            seq: 0,
+            root: Some(node(
+                0,
+                30,
+                vec![
+                    node(1, 10, vec![node(2, 10, vec![])]),
+                    node(3, 20, vec![node(4, 20, vec![])]),
+                ],
+            )),
+            ..Default::default()
+        };
+        s.apply(&msg(Kind::Snapshot(snapshot.clone()))).unwrap();
+        let leaves = s.leaves(0);
+        assert_eq!(leaves.len(), 2);
+        assert_eq!(leaves[0].path, ["java.util", "java.util.LinkedList$Node"]);
+        assert_eq!(leaves[1].bytes, 200);
+        assert!(s.leaves(5).is_empty());
+        // The same snapshot again (a late join overlapping live messages) is kept once.
+        s.apply(&msg(Kind::Snapshot(snapshot))).unwrap();
+        assert_eq!(s.len(), 1);
+        s.apply(&msg(Kind::Notice(memcity_proto::v1::Notice {
+            dropped_snapshots: 3,
+            trimmed_history: 2,
+            message: String::new(),
+        })))
+        .unwrap();
+        assert_eq!((s.dropped, s.trimmed), (3, 2));
+        s.apply(&msg(Kind::End(SessionEnd {
+            reason: "vm-death".into(),
+            snapshots: 1,
+        })))
+        .unwrap();
+        assert_eq!(s.end.as_ref().unwrap().reason, "vm-death");
+    }
+
+    #[test]
+    fn newer_protocol_is_rejected_with_an_upgrade_hint() {
+        let mut s = CityModel::new();
+        let err = s
+            .apply(&msg(Kind::Handshake(Handshake {
+                protocol_version: memcity_proto::PROTOCOL_VERSION + 1,
+                ..Default::default()
+            })))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("upgrade the memcity viewer"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-pub use memcity_viewer::session::Session;
+pub use memcity_city::load::recording as load_recording;
+pub use memcity_city::model::CityModel;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
@@ -428,21 +429,21 @@ pub async fn subscribe(port: &str) -> tonic::Streaming<memcity_proto::v1::Stream
 /// between requested ones); returns that snapshot's index in the session.
 pub async fn read_until(
     stream: &mut tonic::Streaming<memcity_proto::v1::StreamMessage>,
-    session: &mut Session,
+    session: &mut CityModel,
     seq: u64,
     timeout: Duration,
 ) -> usize {
     let deadline = tokio::time::Instant::now() + timeout;
-    while session.snapshots.last().is_none_or(|s| s.seq < seq) {
+    while session.frames().last().is_none_or(|s| s.seq < seq) {
         let message = tokio::time::timeout_at(deadline, stream.message())
             .await
             .unwrap_or_else(|_| panic!("snapshot {seq} did not arrive within {timeout:?}"))
             .expect("stream error")
             .expect("stream ended");
-        session.apply(message).expect("valid stream");
+        session.apply(&message).expect("valid stream");
     }
     session
-        .snapshots
+        .frames()
         .iter()
         .position(|s| s.seq == seq)
         .expect("the requested snapshot itself")

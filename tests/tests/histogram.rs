@@ -97,14 +97,14 @@ fn compare_with_histogram(jdk: &Jdk, gc: &str) {
             .into_inner()
             .seq;
         let mut stream = subscribe(&port).await;
-        let mut session = Session::new();
+        let mut session = CityModel::new();
         read_until(&mut stream, &mut session, seq, Duration::from_secs(60)).await;
         (session, seq)
     });
     let hist = histogram(jdk, app.pid());
     app.kill();
 
-    let index = session.snapshots.iter().position(|s| s.seq == seq).unwrap();
+    let index = session.frames().iter().position(|s| s.seq == seq).unwrap();
     let mut ours: HashMap<String, (u64, u64)> = HashMap::new();
     for leaf in session.leaves(index) {
         let entry = ours.entry(leaf.path.last().unwrap().clone()).or_default();

@@ -206,8 +206,8 @@ fn steady_state_shows_no_group_growing() {
     let jdk = jdk17();
     for gc in GCS {
         let (_dir, file, _report) = run_recorded(&jdk, "SteadyState", gc, 4.0);
-        let session = Session::load(&file).unwrap();
-        let n = session.snapshots.len();
+        let session = load_recording(&file).unwrap();
+        let n = session.len();
         // From the first third on, the ring is full: any group that keeps growing is a leak.
         let from = n / 3;
         let baseline = session.leaves(from);

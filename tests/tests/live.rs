@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use memcity_city::model::Metric;
 use memcity_e2e::*;
 use memcity_proto::v1::{
     stream_message::Kind, SetClassifiersRequest, Snapshot, SnapshotRequest, StreamMessage,
@@ -90,10 +91,11 @@ fn record_cli_writes_n_live_snapshots_that_report_reads() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote 4 snapshots"));
-    let session = Session::load(&file).unwrap();
-    assert_eq!(session.snapshots.len(), 4);
+    let session = load_recording(&file).unwrap();
+    assert_eq!(session.len(), 4);
     assert_eq!(
-        session.snapshots[0].seq, 0,
+        session.frames()[0].seq,
+        0,
         "recording starts with the session's first snapshot"
     );
     assert_eq!(session.handshake.as_ref().unwrap().pid, app.pid());
@@ -195,7 +197,7 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
             .await
             .unwrap()
             .into_inner();
-        let mut session = Session::new();
+        let mut session = CityModel::new();
         let index = read_until(
             &mut reader,
             &mut session,
@@ -203,7 +205,7 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
             Duration::from_secs(30),
         )
         .await;
-        let last = &session.snapshots[index];
+        let last = &session.frames()[index];
         let dropped = last.cost.unwrap().dropped_snapshots;
         assert!(dropped > 0, "dropped snapshots were not counted");
         eprintln!(
@@ -243,7 +245,7 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
             .into_inner();
         assert_eq!(reply.classifiers, ["type", "site", "thread"]);
         let mut stream = subscribe(&port).await;
-        let mut session = Session::new();
+        let mut session = CityModel::new();
         let deadline = Instant::now() + Duration::from_secs(60);
         // Ask until the leak is large enough that sampling at 4 KiB has certainly seen Persons.
         let seq = loop {
@@ -266,10 +268,10 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
             assert!(Instant::now() < deadline, "the leak did not grow");
             tokio::time::sleep(Duration::from_millis(300)).await;
         };
-        let snapshot = session.snapshots.iter().find(|s| s.seq == seq).unwrap();
+        let snapshot = session.frames().iter().find(|s| s.seq == seq).unwrap();
         assert_eq!(snapshot.classifiers, ["type", "site", "thread"]);
         assert!(snapshot.exactness.unwrap().sites_estimated);
-        let index = session.snapshots.iter().position(|s| s.seq == seq).unwrap();
+        let index = session.frames().iter().position(|s| s.seq == seq).unwrap();
         let leaves = session.leaves(index);
         let person: Vec<_> = leaves
             .iter()
@@ -282,15 +284,10 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
             "Person objects are attributed to their allocation site and thread: {person:?}"
         );
         // The estimate splits the exact type total: the leaves add up to it.
-        let root = snapshot.root.as_ref().unwrap();
-        let person_node = root
-            .children
-            .iter()
-            .find(|c| session.name(c.name) == "LinkedListLeak$Person")
-            .unwrap();
-        assert!(!person_node.estimated);
+        let person_node = session.find(&["LinkedListLeak$Person"]).unwrap();
+        assert!(!session.node(person_node).estimated);
         let sum: u64 = person.iter().map(|l| l.objects).sum();
-        assert_eq!(sum, person_node.objects);
+        assert_eq!(sum, session.value(person_node, index, Metric::Objects));
     });
     app.kill();
 }
@@ -312,7 +309,7 @@ fn record_reports_an_agent_that_disappears_mid_stream() {
         .unwrap();
     // Once two snapshots are on disk, kill the JVM under the recorder.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while Session::load(&file).map(|s| s.snapshots.len()).unwrap_or(0) < 2 {
+    while load_recording(&file).map(|s| s.len()).unwrap_or(0) < 2 {
         assert!(Instant::now() < deadline, "recorder wrote no snapshots");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -332,8 +329,8 @@ fn record_reports_an_agent_that_disappears_mid_stream() {
     std::io::Read::read_to_string(recorder.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("the agent went away"), "{stderr}");
-    let session = Session::load(&file).unwrap();
-    assert!(session.snapshots.len() >= 2);
+    let session = load_recording(&file).unwrap();
+    assert!(session.len() >= 2);
     assert!(
         session.warnings.is_empty(),
         "the recorder finished the file cleanly"

@@ -100,13 +100,13 @@ fn agent_threads_do_not_keep_the_jvm_alive_and_recording_is_finalized() {
     // the JVM open.
     let (status, _) = app.wait_exit(Duration::from_secs(30));
     assert!(status.success());
-    let session = Session::load(&file).unwrap();
+    let session = load_recording(&file).unwrap();
     assert!(session.warnings.is_empty(), "{:?}", session.warnings);
     assert_eq!(
         session.end.as_ref().map(|e| e.reason.as_str()),
         Some("vm-death")
     );
-    assert!(!session.snapshots.is_empty());
+    assert!(!session.is_empty());
 }
 
 #[test]
@@ -124,8 +124,8 @@ fn recording_of_a_killed_jvm_opens_up_to_its_last_snapshot() {
     // Wait until at least two snapshots are on disk, then kill -9: no VMDeath, no goodbye.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(s) = Session::load(&file) {
-            if s.snapshots.len() >= 2 {
+        if let Ok(s) = load_recording(&file) {
+            if s.len() >= 2 {
                 break;
             }
         }
@@ -136,8 +136,8 @@ fn recording_of_a_killed_jvm_opens_up_to_its_last_snapshot() {
         std::thread::sleep(Duration::from_millis(50));
     }
     app.kill();
-    let session = Session::load(&file).unwrap();
-    assert!(session.snapshots.len() >= 2);
+    let session = load_recording(&file).unwrap();
+    assert!(session.len() >= 2);
     assert!(session.end.is_none());
     let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(30));
     assert!(
@@ -260,20 +260,20 @@ fn a_panic_anywhere_in_the_agent_leaves_the_jvm_running() {
             "{failpoint}: {stderr}"
         );
         // The recording says why the session ended, and what came before is intact.
-        let session = Session::load(&file).unwrap();
+        let session = load_recording(&file).unwrap();
         assert!(
             session.warnings.is_empty(),
             "{failpoint}: {:?}",
             session.warnings
         );
-        let end = session.end.expect("an end message");
+        let end = session.end.clone().expect("an end message");
         assert!(
             end.reason.starts_with("agent error: internal error"),
             "{failpoint}: {}",
             end.reason
         );
         assert!(
-            !session.snapshots.is_empty(),
+            !session.is_empty(),
             "{failpoint}: the start snapshot is kept"
         );
     }

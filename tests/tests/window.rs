@@ -80,7 +80,7 @@ fn replay_screenshot_shows_the_city_where_the_model_says() {
     assert_eq!((img.0, img.1), (W, H));
 
     // The same city, computed without a window.
-    let (model, _) = load::recording(&golden()).unwrap();
+    let model = load::recording(&golden()).unwrap();
     let config = LayoutConfig::default();
     let city = layout(&model, &config);
     let frame = scene::build(&model, &city, 4.0, &ViewSettings::default(), None);
@@ -218,8 +218,8 @@ fn live_view_receives_snapshots_from_a_real_agent() {
         "only {not_sky} non-sky pixels"
     );
     // --record wrote what arrived.
-    let session = Session::load(&recording).unwrap();
-    assert!(session.snapshots.len() >= 3, "{}", session.snapshots.len());
+    let session = load_recording(&recording).unwrap();
+    assert!(session.len() >= 3, "{}", session.len());
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn selected_building_shows_its_references_as_colored_frustums() {
     );
     let img = read_png(&shot);
 
-    let (model, _) = load::recording(&golden()).unwrap();
+    let model = load::recording(&golden()).unwrap();
     let config = LayoutConfig::default();
     let city = layout(&model, &config);
     let names: Vec<&str> = select.split('/').collect();

@@ -71,9 +71,9 @@ pub struct WindowOptions {
 }
 
 /// Loads a recording, or a Memory Cities JSON export when `source` is a directory.
-pub fn load_city(source: &Path) -> anyhow::Result<(CityModel, Vec<String>)> {
+pub fn load_city(source: &Path) -> anyhow::Result<CityModel> {
     if source.is_dir() {
-        Ok((load::memory_cities_json(source)?, Vec::new()))
+        Ok(load::memory_cities_json(source)?)
     } else {
         Ok(load::recording(source)?)
     }
@@ -92,8 +92,8 @@ pub fn check_display() -> anyhow::Result<()> {
 
 /// Opens a recording or JSON export.
 pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
-    let (model, warnings) = load_city(path)?;
-    for warning in &warnings {
+    let model = load_city(path)?;
+    for warning in &model.warnings {
         eprintln!("memcity: warning: {warning}");
     }
     if model.is_empty() {
@@ -276,7 +276,8 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
                             Some(Kind::Notice(n)) => dropped += n.dropped_snapshots,
                             _ => {}
                         }
-                        city.model.apply(&message);
+                        // The network thread already refused another protocol version.
+                        city.model.apply(&message)?;
                     }
                 }
             }

@@ -5,5 +5,4 @@ pub mod client;
 pub mod live;
 pub mod record;
 pub mod report;
-pub mod session;
 pub use memcity_city::units;

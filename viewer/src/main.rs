@@ -13,7 +13,6 @@ mod render;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::record::{self, Ended, RecordOptions};
-use memcity_viewer::session::Session;
 use memcity_viewer::{client, report, units};
 
 #[derive(Parser)]
@@ -216,7 +215,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             references,
         } => {
-            let session = Session::load(&file)?;
+            let session = memcity_city::load::recording(&file)?;
             let top = if top == 0 { usize::MAX } else { top };
             let report = report::build(&session, top)
                 .with_context(|| format!("cannot report on {}", file.display()))?;

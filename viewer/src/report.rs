@@ -1,12 +1,12 @@
 //! `memcity report`: which groups grew, first snapshot against last.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::session::{ResolvedReference, Session};
 use crate::units::{bytes as human_bytes, count, signed_count};
+use memcity_city::model::{CityModel, Reference};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct GroupGrowth {
@@ -38,8 +38,8 @@ pub struct ReferenceJson {
     pub references: u64,
 }
 
-impl From<ResolvedReference> for ReferenceJson {
-    fn from(r: ResolvedReference) -> Self {
+impl From<Reference> for ReferenceJson {
+    fn from(r: Reference) -> Self {
         Self {
             from: r.from,
             to: r.to,
@@ -73,15 +73,13 @@ pub enum ReportError {
 }
 
 /// Ranks every leaf group of the session by growth between the first and last snapshot.
-pub fn build(session: &Session, top: usize) -> Result<Report, ReportError> {
+pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let last_index = session
-        .snapshots
         .len()
         .checked_sub(1)
         .ok_or(ReportError::NoSnapshots)?;
     let first = session.leaves(0);
     let last = session.leaves(last_index);
-    let estimated: HashMap<Vec<String>, bool> = leaf_estimates(session, last_index);
     let mut merged: BTreeMap<Vec<String>, GroupGrowth> = BTreeMap::new();
     for (leaf, is_first) in first
         .iter()
@@ -96,7 +94,7 @@ pub fn build(session: &Session, top: usize) -> Result<Report, ReportError> {
                 objects_last: 0,
                 bytes_first: 0,
                 bytes_last: 0,
-                estimated: estimated.get(&leaf.path).copied().unwrap_or(false),
+                estimated: leaf.estimated,
             });
         if is_first {
             entry.objects_first = leaf.objects;
@@ -114,8 +112,8 @@ pub fn build(session: &Session, top: usize) -> Result<Report, ReportError> {
             .then(a.path.cmp(&b.path))
     });
     groups.truncate(top);
-    let first_snap = &session.snapshots[0];
-    let last_snap = &session.snapshots[last_index];
+    let first_snap = &session.frames()[0];
+    let last_snap = &session.frames()[last_index];
     let handshake = session.handshake.clone().unwrap_or_default();
     let overhead = last_snap
         .cost
@@ -124,47 +122,24 @@ pub fn build(session: &Session, top: usize) -> Result<Report, ReportError> {
         .map(|c| c.total_pause_ns as f64 / c.wall_ns as f64)
         .unwrap_or(0.0);
     Ok(Report {
-        snapshots: session.snapshots.len(),
+        snapshots: session.len(),
         duration_ms: last_snap.time_ms.saturating_sub(first_snap.time_ms),
-        classifiers: session.classifiers(),
+        classifiers: session.classifiers().to_vec(),
         jvm: format!("{} {}", handshake.jvm_name, handshake.jvm_version)
             .trim()
             .to_string(),
         gc: handshake.gc_name,
         pid: handshake.pid,
         groups,
-        references: session
-            .references(last_index)
-            .into_iter()
+        references: last_snap
+            .references
+            .iter()
+            .cloned()
             .map(ReferenceJson::from)
             .collect(),
         overhead,
         warnings: session.warnings.clone(),
     })
-}
-
-fn leaf_estimates(session: &Session, index: usize) -> HashMap<Vec<String>, bool> {
-    fn walk(
-        session: &Session,
-        node: &memcity_proto::v1::Node,
-        path: &mut Vec<String>,
-        out: &mut HashMap<Vec<String>, bool>,
-    ) {
-        for child in &node.children {
-            path.push(session.name(child.name).to_string());
-            if child.children.is_empty() {
-                out.insert(path.clone(), child.estimated);
-            } else {
-                walk(session, child, path, out);
-            }
-            path.pop();
-        }
-    }
-    let mut out = HashMap::new();
-    if let Some(root) = session.snapshots.get(index).and_then(|s| s.root.as_ref()) {
-        walk(session, root, &mut Vec::new(), &mut out);
-    }
-    out
 }
 
 /// The report as a tree table for people: the top groups under their parents.
@@ -244,9 +219,9 @@ mod tests {
     use super::*;
     use memcity_proto::v1::{stream_message::Kind, Node, Snapshot, StreamMessage, StringTable};
 
-    fn session() -> Session {
-        let mut s = Session::new();
-        s.apply(StreamMessage {
+    fn session() -> CityModel {
+        let mut s = CityModel::new();
+        s.apply(&StreamMessage {
             kind: Some(Kind::Strings(StringTable {
                 first_id: 1,
                 names: ["p", "A", "B", "C"].map(String::from).to_vec(),
@@ -265,7 +240,7 @@ mod tests {
             if c > 0 {
                 children.push(leaf(4, c));
             }
-            s.apply(StreamMessage {
+            s.apply(&StreamMessage {
                 kind: Some(Kind::Snapshot(Snapshot {
                     seq: seq as u64,
                     time_ms: seq as u64 * 1500,
@@ -305,7 +280,7 @@ mod tests {
     #[test]
     fn empty_session_is_an_error() {
         assert!(matches!(
-            build(&Session::new(), 5),
+            build(&CityModel::new(), 5),
             Err(ReportError::NoSnapshots)
         ));
     }
