@@ -14,7 +14,7 @@ use crate::model::{CityModel, Reference};
 pub enum LoadError {
     #[error(transparent)]
     Recording(#[from] RecordingError),
-    #[error("reading {path}: {source}")]
+    #[error("cannot read {path}")] // the cause follows as the error source
     Io {
         path: PathBuf,
         #[source]

@@ -31,7 +31,7 @@ const FRAME_HEADER_BYTES: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")] // the cause follows as the error source
     Io {
         path: PathBuf,
         #[source]
