@@ -3,6 +3,7 @@
 //! The papers in shared/papers are the specification; sections are cited where numbers come from.
 
 pub mod camera;
+pub mod details;
 pub mod layout;
 pub mod load;
 pub mod mapping;

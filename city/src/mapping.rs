@@ -93,12 +93,7 @@ impl Opacity {
     /// The buildings that stay opaque: the N strongest absolute growers of the window (VI.B.3);
     /// only growers count, a city with nothing growing has no highlighted buildings.
     pub fn solid(&self, model: &CityModel, metric: Metric) -> HashSet<NodeId> {
-        model
-            .strongest_growers(metric)
-            .into_iter()
-            .filter(|&n| model.absolute_growth(n, metric) > 0)
-            .take(self.opaque)
-            .collect()
+        model.top_growers(metric, self.opaque).into_iter().collect()
     }
 
     pub fn of(&self, node: NodeId, solid: &HashSet<NodeId>) -> f32 {

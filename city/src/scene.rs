@@ -103,7 +103,7 @@ impl Scene {
 
 /// The group name references use for a node: the nearest `Type` on its path (sites and threads
 /// below a type belong to it), else its own name.
-fn reference_name(model: &CityModel, node: NodeId) -> &str {
+pub(crate) fn reference_name(model: &CityModel, node: NodeId) -> &str {
     let mut at = Some(node);
     while let Some(n) = at.filter(|&n| n != ROOT) {
         if model.node(n).role == "Type" {
@@ -112,6 +112,31 @@ fn reference_name(model: &CityModel, node: NodeId) -> &str {
         at = model.node(n).parent;
     }
     &model.node(node).name
+}
+
+/// Reads one snapshot's values for nodes asked in increasing order.
+struct Cursor<'a> {
+    values: &'a [(NodeId, u64, u64)],
+    metric: Metric,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(values: &'a [(NodeId, u64, u64)], metric: Metric) -> Self {
+        Self { values, metric }
+    }
+
+    /// The node's value; zero when the snapshot does not have it.
+    fn get(&mut self, node: NodeId) -> u64 {
+        let skip = self.values.partition_point(|v| v.0 < node);
+        self.values = &self.values[skip..];
+        match self.values.first() {
+            Some(&(n, objects, bytes)) if n == node => match self.metric {
+                Metric::Objects => objects,
+                Metric::Bytes => bytes,
+            },
+            _ => 0,
+        }
+    }
 }
 
 /// Builds the scene at fractional time `t` (see `TimeTravel::t`).
@@ -138,13 +163,20 @@ pub fn build(
         .max()
         .unwrap_or(0);
     let solid: HashSet<NodeId> = view.opacity.solid(model, metric);
-    let first_index = model.window().start;
     let growth_scale = model.max_growth(metric) as f64;
-    let mut ids: Vec<NodeId> = layout.lots.keys().copied().collect();
-    ids.sort_unstable();
-    for node in ids {
+    // Lots in node order, so the three snapshots involved are read by merging, not searching:
+    // a time-travel step rebuilds this every frame of its tween.
+    let mut lots: Vec<(NodeId, Rect)> = layout.lots.iter().map(|(&n, &r)| (n, r)).collect();
+    lots.sort_unstable_by_key(|l| l.0);
+    let last = model.len() - 1;
+    let t = t.clamp(0.0, last as f64);
+    let i = t.floor() as usize;
+    let frac = t - i as f64;
+    let mut before = Cursor::new(model.values(i), metric);
+    let mut after = Cursor::new(model.values((i + 1).min(last)), metric);
+    let mut first = Cursor::new(model.values(model.window().start), metric);
+    for (node, lot) in lots {
         let info = model.node(node);
-        let lot = layout.lots[&node];
         if !info.is_leaf() {
             scene.districts.push(District {
                 node,
@@ -154,14 +186,15 @@ pub fn build(
             });
             continue;
         }
-        let value = model.value_at(node, t, metric);
+        let (a, b) = (before.get(node) as f64, after.get(node) as f64);
+        let value = a + (b - a) * frac;
+        let first = first.get(node) as f64;
         if value <= 0.0 {
             continue;
         }
         let Some(base) = layout.base(node, value, view.scaling) else {
             continue;
         };
-        let first = model.value(node, first_index, metric) as f64;
         let color = if view.color {
             mapping::growth_color((value - first) / growth_scale)
         } else {

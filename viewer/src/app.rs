@@ -316,10 +316,10 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
                 let tallest = frame.tallest() as f32;
                 camera = initial_camera(options.camera, config.size as f32, tallest);
                 for _ in 0..2 {
-                    renderer.draw(&frame, &camera, screen_width(), screen_height());
+                    renderer.draw(&frame, &camera, screen_width(), screen_height(), 0.0);
                     next_frame().await;
                 }
-                renderer.draw(&frame, &camera, screen_width(), screen_height());
+                renderer.draw(&frame, &camera, screen_width(), screen_height(), 0.0);
                 render::screenshot(path).await?;
                 if events.is_some() {
                     eprintln!("memcity: received {received} snapshots");
@@ -382,7 +382,7 @@ async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
         if is_key_pressed(KeyCode::B) {
             camera = OrbitCamera::birds_eye(config.size as f32, frame.tallest() as f32);
         }
-        renderer.draw(&frame, &camera, w, h);
+        renderer.draw(&frame, &camera, w, h, 0.0);
         // The heap timeline: click to jump, drag to choose the growth window, double-click to
         // reset the window to the whole session.
         let strip = Strip {
@@ -552,7 +552,7 @@ async fn bench(
     let frame = scene::build(&city.model, &plan, (len - 1) as f64, view, None);
     for _ in 0..n {
         let start = std::time::Instant::now();
-        renderer.draw(&frame, camera, w, h);
+        renderer.draw(&frame, camera, w, h, 0.0);
         next_frame().await;
         still.push(start.elapsed().as_secs_f64());
     }
@@ -562,7 +562,7 @@ async fn bench(
         let start = std::time::Instant::now();
         let frame = scene::build(&city.model, &plan, (i % len) as f64, view, None);
         steps.push(start.elapsed().as_secs_f64());
-        renderer.draw(&frame, camera, w, h);
+        renderer.draw(&frame, camera, w, h, 0.0);
         next_frame().await;
         stepping.push(start.elapsed().as_secs_f64());
     }

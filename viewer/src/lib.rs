@@ -2,6 +2,7 @@
 //! recordings, the headless commands, and (in later milestones) the city model the viewer draws.
 
 pub mod client;
+pub mod controls;
 pub mod live;
 pub mod record;
 pub mod report;

@@ -1,19 +1,27 @@
 //! The window: draws what `memcity_city::scene` decided, with macroquad. Nothing here decides
 //! what the city looks like.
 //!
-//! Geometry is batched into meshes of shaded boxes. Opaque structures use a custom opaque
-//! material with back-face culling (under Mesa's llvmpipe, fill rate dominates, and the default
-//! blended pipeline is several times slower); transparent buildings are drawn after, far to
-//! near, with blending and without depth writes.
+//! Districts and buildings are instances of one unit box: a frame uploads one small record per
+//! box (corner, size, color) and the GPU places them, so a time-travel step that resizes every
+//! building rewrites a few hundred kilobytes, not the geometry. Opaque boxes use a pipeline
+//! without blending and with back-face culling (under Mesa's llvmpipe, fill rate dominates, and
+//! macroquad's default blended pipeline is several times slower); transparent buildings are
+//! drawn after, far to near, with blending and without depth writes. The few reference frustums
+//! go through macroquad's meshes.
 
 use std::path::Path;
 
-use glam::Vec3;
-use macroquad::miniquad::{BlendFactor, BlendState, BlendValue, Comparison, CullFace, Equation};
+use glam::{Mat4, Vec3};
+use macroquad::miniquad::{
+    self, BlendFactor, BlendState, BlendValue, BufferId, BufferLayout, BufferSource, BufferType,
+    BufferUsage, Comparison, CullFace, Equation, PassAction, Pipeline, ShaderMeta,
+    UniformBlockLayout, UniformDesc, UniformType, UniformsSource, VertexAttribute, VertexFormat,
+    VertexStep,
+};
 use macroquad::prelude::{
-    clear_background, get_screen_data, gl_use_default_material, gl_use_material, load_material,
-    next_frame, set_camera, set_default_camera, Camera3D, Color, Material, MaterialParams, Mesh,
-    PipelineParams, ShaderSource, Vertex,
+    clear_background, get_internal_gl, get_screen_data, gl_use_default_material, gl_use_material,
+    load_material, next_frame, set_camera, set_default_camera, Camera3D, Color, Material,
+    MaterialParams, Mesh, PipelineParams, ShaderSource, Vertex,
 };
 use memcity_city::camera::{OrbitCamera, Z_FAR, Z_NEAR};
 use memcity_city::mapping::{self, Rgb};
@@ -22,10 +30,10 @@ use memcity_city::scene::Scene;
 /// The sky. Tests probe for it.
 pub const SKY: Rgb = [0.93, 0.95, 0.98];
 
-/// Vertices per mesh: macroquad meshes index with u16.
-pub const MESH_VERTICES: usize = 60_000;
+/// Vertices per frustum mesh: macroquad meshes index with u16.
+pub const MESH_VERTICES: usize = 16_000;
 
-const VERTEX: &str = r#"#version 100
+const MESH_VERTEX: &str = r#"#version 100
 attribute vec3 position;
 attribute vec2 texcoord;
 attribute vec4 color0;
@@ -38,6 +46,20 @@ void main() {
 }
 "#;
 
+const BOX_VERTEX: &str = r#"#version 100
+attribute vec3 corner;
+attribute float shade;
+attribute vec3 lo;
+attribute vec3 size;
+attribute vec4 tint;
+uniform mat4 view_projection;
+varying lowp vec4 color;
+void main() {
+    gl_Position = view_projection * vec4(lo + corner * size, 1.0);
+    color = vec4(tint.rgb * shade, tint.a);
+}
+"#;
+
 const FRAGMENT: &str = r#"#version 100
 varying lowp vec4 color;
 void main() {
@@ -45,46 +67,228 @@ void main() {
 }
 "#;
 
+/// One box to draw: its lower corner, its size and its color.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Instance {
+    lo: [f32; 3],
+    size: [f32; 3],
+    tint: [f32; 4],
+}
+
+impl Instance {
+    fn new(min: Vec3, max: Vec3, rgb: Rgb, alpha: f32) -> Self {
+        Self {
+            lo: min.to_array(),
+            size: (max - min).to_array(),
+            tint: [rgb[0], rgb[1], rgb[2], alpha],
+        }
+    }
+}
+
+/// A unit box without its bottom face: 5 faces of 4 corners, counter-clockwise seen from outside,
+/// each with a shade by direction so neighbours read apart.
+fn unit_box() -> (Vec<[f32; 4]>, Vec<u16>) {
+    let faces: [([[f32; 3]; 4], f32); 5] = [
+        // top (+y)
+        (
+            [[0., 1., 0.], [0., 1., 1.], [1., 1., 1.], [1., 1., 0.]],
+            1.0,
+        ),
+        // +x
+        (
+            [[1., 0., 0.], [1., 1., 0.], [1., 1., 1.], [1., 0., 1.]],
+            0.82,
+        ),
+        // -x
+        (
+            [[0., 0., 1.], [0., 1., 1.], [0., 1., 0.], [0., 0., 0.]],
+            0.62,
+        ),
+        // +z
+        (
+            [[1., 0., 1.], [1., 1., 1.], [0., 1., 1.], [0., 0., 1.]],
+            0.72,
+        ),
+        // -z
+        (
+            [[0., 0., 0.], [0., 1., 0.], [1., 1., 0.], [1., 0., 0.]],
+            0.55,
+        ),
+    ];
+    let mut corners = Vec::new();
+    let mut indices = Vec::new();
+    for (quad, shade) in faces {
+        let base = corners.len() as u16;
+        corners.extend(quad.iter().map(|c| [c[0], c[1], c[2], shade]));
+        indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+    }
+    (corners, indices)
+}
+
+/// The instanced boxes: one unit box, a growable instance buffer, two pipelines.
+struct Boxes {
+    opaque: Pipeline,
+    glass: Pipeline,
+    corners: BufferId,
+    indices: BufferId,
+    index_count: i32,
+    /// Opaque and glass instances: a buffer and its capacity each (drawing takes `&self`).
+    instances: [std::cell::Cell<(BufferId, usize)>; 2],
+}
+
+impl Boxes {
+    fn new() -> anyhow::Result<Self> {
+        let gl = unsafe { get_internal_gl() };
+        let ctx = gl.quad_context;
+        if !ctx.info().features.instancing {
+            anyhow::bail!(
+                "this OpenGL cannot draw instances (it needs OpenGL 3.3 or OpenGL ES 3); \
+                 update the graphics driver, or use `memcity report` for the same session as text"
+            );
+        }
+        let (corners, indices) = unit_box();
+        let corner_buffer = ctx.new_buffer(
+            BufferType::VertexBuffer,
+            BufferUsage::Immutable,
+            BufferSource::slice(&corners),
+        );
+        let index_buffer = ctx.new_buffer(
+            BufferType::IndexBuffer,
+            BufferUsage::Immutable,
+            BufferSource::slice(&indices),
+        );
+        let shader = ctx
+            .new_shader(
+                miniquad::ShaderSource::Glsl {
+                    vertex: BOX_VERTEX,
+                    fragment: FRAGMENT,
+                },
+                ShaderMeta {
+                    images: vec![],
+                    uniforms: UniformBlockLayout {
+                        uniforms: vec![UniformDesc::new("view_projection", UniformType::Mat4)],
+                    },
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))?;
+        let layouts = [
+            BufferLayout::default(),
+            BufferLayout {
+                step_func: VertexStep::PerInstance,
+                ..Default::default()
+            },
+        ];
+        let attributes = [
+            VertexAttribute::with_buffer("corner", VertexFormat::Float3, 0),
+            VertexAttribute::with_buffer("shade", VertexFormat::Float1, 0),
+            VertexAttribute::with_buffer("lo", VertexFormat::Float3, 1),
+            VertexAttribute::with_buffer("size", VertexFormat::Float3, 1),
+            VertexAttribute::with_buffer("tint", VertexFormat::Float4, 1),
+        ];
+        let mut pipeline =
+            |blend: bool| ctx.new_pipeline(&layouts, &attributes, shader, pipeline_params(blend));
+        let (opaque, glass) = (pipeline(false), pipeline(true));
+        let capacity = 4096;
+        let mut instances = || {
+            let buffer = ctx.new_buffer(
+                BufferType::VertexBuffer,
+                BufferUsage::Stream,
+                BufferSource::empty::<Instance>(capacity),
+            );
+            std::cell::Cell::new((buffer, capacity))
+        };
+        let instances = [instances(), instances()];
+        Ok(Self {
+            opaque,
+            glass,
+            corners: corner_buffer,
+            indices: index_buffer,
+            index_count: indices.len() as i32,
+            instances,
+        })
+    }
+
+    /// Draws `opaque` then `glass` (already sorted far to near) over what is on screen.
+    fn draw(&self, view_projection: Mat4, opaque: &[Instance], glass: &[Instance]) {
+        let mut gl = unsafe { get_internal_gl() };
+        // What macroquad queued so far (the frustums) goes first, so the depth buffer has it.
+        gl.flush();
+        let ctx = gl.quad_context;
+        ctx.begin_default_pass(PassAction::Nothing);
+        for (pipeline, slot, boxes) in [(&self.opaque, 0, opaque), (&self.glass, 1, glass)] {
+            if boxes.is_empty() {
+                continue;
+            }
+            let (mut buffer, capacity) = self.instances[slot].get();
+            if boxes.len() > capacity {
+                ctx.delete_buffer(buffer);
+                let capacity = boxes.len().next_power_of_two();
+                buffer = ctx.new_buffer(
+                    BufferType::VertexBuffer,
+                    BufferUsage::Stream,
+                    BufferSource::empty::<Instance>(capacity),
+                );
+                self.instances[slot].set((buffer, capacity));
+            }
+            ctx.buffer_update(buffer, BufferSource::slice(boxes));
+            ctx.apply_pipeline(pipeline);
+            ctx.apply_bindings(&miniquad::Bindings {
+                vertex_buffers: vec![self.corners, buffer],
+                index_buffer: self.indices,
+                images: vec![],
+            });
+            ctx.apply_uniforms(UniformsSource::table(&view_projection));
+            ctx.draw(0, self.index_count, boxes.len() as i32);
+        }
+        ctx.end_render_pass();
+    }
+}
+
+fn pipeline_params(blend: bool) -> PipelineParams {
+    PipelineParams {
+        depth_test: Comparison::LessOrEqual,
+        depth_write: !blend,
+        cull_face: CullFace::Back,
+        color_blend: blend.then(|| {
+            BlendState::new(
+                Equation::Add,
+                BlendFactor::Value(BlendValue::SourceAlpha),
+                BlendFactor::OneMinusValue(BlendValue::SourceAlpha),
+            )
+        }),
+        ..Default::default()
+    }
+}
+
 pub struct Renderer {
-    opaque: Material,
-    blended: Material,
+    boxes: Boxes,
+    /// Frustums: few, through macroquad's meshes.
+    mesh: Material,
 }
 
 impl Renderer {
     pub fn new() -> anyhow::Result<Self> {
-        let material = |blend: bool| {
-            load_material(
-                ShaderSource::Glsl {
-                    vertex: VERTEX,
-                    fragment: FRAGMENT,
-                },
-                MaterialParams {
-                    pipeline_params: PipelineParams {
-                        depth_test: Comparison::LessOrEqual,
-                        depth_write: !blend,
-                        cull_face: CullFace::Back,
-                        color_blend: blend.then(|| {
-                            BlendState::new(
-                                Equation::Add,
-                                BlendFactor::Value(BlendValue::SourceAlpha),
-                                BlendFactor::OneMinusValue(BlendValue::SourceAlpha),
-                            )
-                        }),
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                },
-            )
-            .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))
-        };
+        let mesh = load_material(
+            ShaderSource::Glsl {
+                vertex: MESH_VERTEX,
+                fragment: FRAGMENT,
+            },
+            MaterialParams {
+                pipeline_params: pipeline_params(false),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))?;
         Ok(Self {
-            opaque: material(false)?,
-            blended: material(true)?,
+            boxes: Boxes::new()?,
+            mesh,
         })
     }
 
-    /// Draws one frame of `scene` seen by `camera` into a `width` x `height` view.
-    pub fn draw(&self, scene: &Scene, camera: &OrbitCamera, width: f32, height: f32) {
+    /// Draws one frame of `scene` seen by `camera` into a `width` x `height` view; the selected
+    /// building stands `lift` above its place (the jump when it is picked).
+    pub fn draw(&self, scene: &Scene, camera: &OrbitCamera, width: f32, height: f32, lift: f32) {
         clear_background(color(SKY, 1.0));
         set_camera(&Camera3D {
             position: camera.position(),
@@ -96,28 +300,14 @@ impl Renderer {
             z_far: Z_FAR,
             ..Default::default()
         });
-        let mut opaque = Batch::default();
-        for d in &scene.districts {
-            let (min, max) = d.bounds();
-            opaque.push_box(min, max, d.color, 1.0);
-        }
-        let mut transparent = Vec::new();
-        for b in &scene.buildings {
-            let (min, max) = b.bounds();
-            let rgb = if b.selected { SELECTED } else { b.color };
-            if b.opacity >= 1.0 {
-                opaque.push_box(min, max, rgb, 1.0);
-            } else {
-                transparent.push((min, max, rgb, b.opacity));
-            }
-        }
+        let mut frustums = Batch::default();
         for (frustum, from, to) in &scene.frustums {
             let rgb = if frustum.incoming {
                 mapping::INCOMING
             } else {
                 mapping::OUTGOING
             };
-            opaque.push_frustum(
+            frustums.push_frustum(
                 *from,
                 *to,
                 frustum.start_radius as f32,
@@ -125,22 +315,38 @@ impl Renderer {
                 rgb,
             );
         }
-        gl_use_material(&self.opaque);
-        opaque.draw();
-        // Far to near, so nearer glass blends over farther glass.
-        let eye = camera.position();
-        transparent.sort_by(|a, b| {
-            let da = ((a.0 + a.1) / 2.0).distance_squared(eye);
-            let db = ((b.0 + b.1) / 2.0).distance_squared(eye);
-            db.total_cmp(&da)
-        });
-        let mut glass = Batch::default();
-        for (min, max, rgb, alpha) in transparent {
-            glass.push_box(min, max, rgb, alpha);
-        }
-        gl_use_material(&self.blended);
-        glass.draw();
+        gl_use_material(&self.mesh);
+        frustums.draw();
         gl_use_default_material();
+
+        let mut opaque = Vec::with_capacity(scene.districts.len() + scene.buildings.len());
+        for d in &scene.districts {
+            let (min, max) = d.bounds();
+            opaque.push(Instance::new(min, max, d.color, 1.0));
+        }
+        let mut glass = Vec::new();
+        let eye = camera.position();
+        for b in &scene.buildings {
+            let (mut min, mut max) = b.bounds();
+            let rgb = if b.selected {
+                min.y += lift;
+                max.y += lift;
+                SELECTED
+            } else {
+                b.color
+            };
+            if b.opacity >= 1.0 {
+                opaque.push(Instance::new(min, max, rgb, 1.0));
+            } else {
+                let far = ((min + max) / 2.0).distance_squared(eye);
+                glass.push((far, Instance::new(min, max, rgb, b.opacity)));
+            }
+        }
+        // Far to near, so nearer glass blends over farther glass.
+        glass.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let glass: Vec<Instance> = glass.into_iter().map(|(_, i)| i).collect();
+        self.boxes
+            .draw(camera.view_projection(width / height), &opaque, &glass);
         set_default_camera();
     }
 }
@@ -163,82 +369,15 @@ impl Batch {
         if self
             .meshes
             .last()
-            .is_none_or(|m| m.vertices.len() + 20 > MESH_VERTICES)
+            .is_none_or(|m| m.vertices.len() + 8 > MESH_VERTICES)
         {
             self.meshes.push(Mesh {
-                vertices: Vec::with_capacity(MESH_VERTICES),
-                indices: Vec::with_capacity(MESH_VERTICES * 3 / 2),
+                vertices: Vec::new(),
+                indices: Vec::new(),
                 texture: None,
             });
         }
         self.meshes.last_mut().expect("just pushed")
-    }
-
-    /// A box without its bottom face; faces shaded by direction so neighbours read apart.
-    fn push_box(&mut self, min: Vec3, max: Vec3, rgb: Rgb, alpha: f32) {
-        let mesh = self.current();
-        // (corner order counter-clockwise seen from outside, shade)
-        let faces: [([Vec3; 4], f32); 5] = [
-            // top (+y)
-            (
-                [
-                    Vec3::new(min.x, max.y, min.z),
-                    Vec3::new(min.x, max.y, max.z),
-                    Vec3::new(max.x, max.y, max.z),
-                    Vec3::new(max.x, max.y, min.z),
-                ],
-                1.0,
-            ),
-            // +x
-            (
-                [
-                    Vec3::new(max.x, min.y, min.z),
-                    Vec3::new(max.x, max.y, min.z),
-                    Vec3::new(max.x, max.y, max.z),
-                    Vec3::new(max.x, min.y, max.z),
-                ],
-                0.82,
-            ),
-            // -x
-            (
-                [
-                    Vec3::new(min.x, min.y, max.z),
-                    Vec3::new(min.x, max.y, max.z),
-                    Vec3::new(min.x, max.y, min.z),
-                    Vec3::new(min.x, min.y, min.z),
-                ],
-                0.62,
-            ),
-            // +z
-            (
-                [
-                    Vec3::new(max.x, min.y, max.z),
-                    Vec3::new(max.x, max.y, max.z),
-                    Vec3::new(min.x, max.y, max.z),
-                    Vec3::new(min.x, min.y, max.z),
-                ],
-                0.72,
-            ),
-            // -z
-            (
-                [
-                    Vec3::new(min.x, min.y, min.z),
-                    Vec3::new(min.x, max.y, min.z),
-                    Vec3::new(max.x, max.y, min.z),
-                    Vec3::new(max.x, min.y, min.z),
-                ],
-                0.55,
-            ),
-        ];
-        for (corners, shade) in faces {
-            let base = mesh.vertices.len() as u16;
-            let c = color([rgb[0] * shade, rgb[1] * shade, rgb[2] * shade], alpha);
-            for p in corners {
-                mesh.vertices.push(Vertex::new(p.x, p.y, p.z, 0.0, 0.0, c));
-            }
-            mesh.indices
-                .extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
-        }
     }
 
     /// A frustum from roof to roof (thesis 5.5): an 8-sided tube whose radius goes from `r0` at
@@ -255,13 +394,6 @@ impl Batch {
         let u = axis.cross(helper).normalize();
         let v = axis.cross(u);
         for side in 0..SIDES {
-            if self.current().vertices.len() + 8 > MESH_VERTICES {
-                self.meshes.push(Mesh {
-                    vertices: Vec::new(),
-                    indices: Vec::new(),
-                    texture: None,
-                });
-            }
             let mesh = self.current();
             let angle = |k: usize| k as f32 / SIDES as f32 * std::f32::consts::TAU;
             let dir = |k: usize| u * angle(k).cos() + v * angle(k).sin();

@@ -1,0 +1,546 @@
+//! The viewer's controls without a window: the settings and what each changes, and where the
+//! panels, buttons and slider sit on screen for a given window size, with hit testing. The
+//! window draws these rectangles and sends clicks here, so the layout and the meaning of every
+//! click are tested with `cargo test`.
+
+use memcity_city::layout::{LayoutConfig, Scaling};
+use memcity_city::mapping::Opacity;
+use memcity_city::model::Metric;
+use memcity_city::scene::ViewSettings;
+use memcity_city::timeline::Strip;
+use memcity_city::timetravel::DEFAULT_PERIOD;
+use memcity_city::treemap::Tiling;
+
+/// Everything the settings panel changes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub metric: Metric,
+    pub scaling: Scaling,
+    pub tiling: Tiling,
+    /// Lots per parent (Memory Cities' pruning).
+    pub children: usize,
+    pub opacity: Opacity,
+    /// Growth colors; off draws every building gray.
+    pub color: bool,
+    /// Seconds per snapshot when playing.
+    pub period: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            metric: Metric::Objects,
+            scaling: Scaling::Sqrt,
+            tiling: Tiling::Squarify,
+            children: 20,
+            opacity: Opacity::default(),
+            color: true,
+            period: DEFAULT_PERIOD,
+        }
+    }
+}
+
+impl Settings {
+    pub fn layout_config(&self) -> LayoutConfig {
+        LayoutConfig {
+            tiling: self.tiling,
+            scaling: self.scaling,
+            metric: self.metric,
+            children_per_parent: self.children.max(1),
+            ..Default::default()
+        }
+    }
+
+    pub fn view(&self, references: bool) -> ViewSettings {
+        ViewSettings {
+            metric: self.metric,
+            scaling: self.scaling,
+            opacity: self.opacity,
+            color: self.color,
+            references,
+        }
+    }
+}
+
+/// One row of the settings panel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    Metric,
+    Scaling,
+    Tiling,
+    Children,
+    Opacity,
+    Opaque,
+    Faded,
+    Color,
+    Period,
+}
+
+pub const SETTINGS: [Setting; 9] = [
+    Setting::Metric,
+    Setting::Scaling,
+    Setting::Tiling,
+    Setting::Children,
+    Setting::Opacity,
+    Setting::Opaque,
+    Setting::Faded,
+    Setting::Color,
+    Setting::Period,
+];
+
+/// What a settings change asks of the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Lots change: lay out again and animate there.
+    Layout,
+    /// Only colors, opacity or sizes within lots.
+    View,
+    /// The play period.
+    Period,
+}
+
+const CHILDREN: [usize; 8] = [5, 10, 20, 50, 100, 200, 500, 1000];
+const OPAQUE: [usize; 7] = [1, 3, 5, 10, 20, 50, 100];
+const FADED: [f32; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+const PERIODS: [f64; 7] = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
+const TILINGS: [Tiling; 5] = [
+    Tiling::Squarify,
+    Tiling::Binary,
+    Tiling::Slice,
+    Tiling::Dice,
+    Tiling::SliceDice,
+];
+const SCALINGS: [Scaling; 3] = [Scaling::Sqrt, Scaling::Linear, Scaling::Quadratic];
+
+/// The next value of a list in direction `dir` (-1 or +1) from the one nearest `now`, clamped at
+/// the ends (numbers) or cycling (choices).
+fn step<T: Copy>(list: &[T], now: usize, dir: i32, cycle: bool) -> T {
+    let n = list.len() as i32;
+    let i = now as i32 + dir.signum();
+    let i = if cycle {
+        i.rem_euclid(n)
+    } else {
+        i.clamp(0, n - 1)
+    };
+    list[i as usize]
+}
+
+/// Index of the entry nearest `value`.
+fn nearest<T: Copy + Into<f64>>(list: &[T], value: f64) -> usize {
+    (0..list.len())
+        .min_by(|&a, &b| {
+            let d = |i: usize| (list[i].into() - value).abs();
+            d(a).total_cmp(&d(b))
+        })
+        .unwrap_or(0)
+}
+
+impl Setting {
+    pub fn label(self) -> &'static str {
+        match self {
+            Setting::Metric => "size by",
+            Setting::Scaling => "scaling",
+            Setting::Tiling => "tiling",
+            Setting::Children => "lots per parent",
+            Setting::Opacity => "opacity",
+            Setting::Opaque => "solid growers (N)",
+            Setting::Faded => "faded level",
+            Setting::Color => "colors",
+            Setting::Period => "play period",
+        }
+    }
+
+    pub fn value(self, s: &Settings) -> String {
+        match self {
+            Setting::Metric => match s.metric {
+                Metric::Objects => "objects",
+                Metric::Bytes => "bytes",
+            }
+            .into(),
+            Setting::Scaling => match s.scaling {
+                Scaling::Sqrt => "square root",
+                Scaling::Linear => "linear",
+                Scaling::Quadratic => "quadratic",
+            }
+            .into(),
+            Setting::Tiling => match s.tiling {
+                Tiling::Squarify => "squarify",
+                Tiling::Binary => "binary",
+                Tiling::Slice => "slice",
+                Tiling::Dice => "dice",
+                Tiling::SliceDice => "slice and dice",
+            }
+            .into(),
+            Setting::Children => s.children.to_string(),
+            Setting::Opacity => if s.opacity.enabled {
+                "fade all but growers"
+            } else {
+                "all solid"
+            }
+            .into(),
+            Setting::Opaque => s.opacity.opaque.to_string(),
+            Setting::Faded => format!("{:.0} %", s.opacity.faded * 100.0),
+            Setting::Color => if s.color { "by growth" } else { "plain" }.into(),
+            Setting::Period => format!("{} s per snapshot", s.period),
+        }
+    }
+
+    /// Moves the setting one notch in direction `dir` (-1 or +1); says what the view must redo,
+    /// or `None` when nothing changed (already at an end).
+    pub fn adjust(self, s: &mut Settings, dir: i32) -> Option<Change> {
+        let before = *s;
+        let change = match self {
+            Setting::Metric => {
+                s.metric = match s.metric {
+                    Metric::Objects => Metric::Bytes,
+                    Metric::Bytes => Metric::Objects,
+                };
+                Change::Layout
+            }
+            Setting::Scaling => {
+                let now = SCALINGS.iter().position(|&x| x == s.scaling).unwrap_or(0);
+                s.scaling = step(&SCALINGS, now, dir, true);
+                Change::Layout
+            }
+            Setting::Tiling => {
+                let now = TILINGS.iter().position(|&x| x == s.tiling).unwrap_or(0);
+                s.tiling = step(&TILINGS, now, dir, true);
+                Change::Layout
+            }
+            Setting::Children => {
+                let now = nearest(&CHILDREN.map(|c| c as f64), s.children as f64);
+                s.children = step(&CHILDREN, now, dir, false);
+                Change::Layout
+            }
+            Setting::Opacity => {
+                s.opacity.enabled = !s.opacity.enabled;
+                Change::View
+            }
+            Setting::Opaque => {
+                let now = nearest(&OPAQUE.map(|c| c as f64), s.opacity.opaque as f64);
+                s.opacity.opaque = step(&OPAQUE, now, dir, false);
+                Change::View
+            }
+            Setting::Faded => {
+                s.opacity.faded = step(&FADED, nearest(&FADED, s.opacity.faded as f64), dir, false);
+                Change::View
+            }
+            Setting::Color => {
+                s.color = !s.color;
+                Change::View
+            }
+            Setting::Period => {
+                s.period = step(&PERIODS, nearest(&PERIODS, s.period), dir, false);
+                Change::Period
+            }
+        };
+        (*s != before).then_some(change)
+    }
+}
+
+/// A rectangle on screen, in pixels from the top left.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Area {
+    pub x: f32,
+    pub y: f32,
+    pub w: f32,
+    pub h: f32,
+}
+
+impl Area {
+    pub fn new(x: f32, y: f32, w: f32, h: f32) -> Self {
+        Self { x, y, w, h }
+    }
+
+    pub fn contains(&self, px: f32, py: f32) -> bool {
+        px >= self.x && px < self.x + self.w && py >= self.y && py < self.y + self.h
+    }
+
+    pub fn center(&self) -> (f32, f32) {
+        (self.x + self.w / 2.0, self.y + self.h / 2.0)
+    }
+}
+
+/// The transport buttons, left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    First,
+    Back,
+    Play,
+    Forward,
+    Live,
+    Slower,
+    Faster,
+}
+
+pub const TRANSPORT: [Transport; 7] = [
+    Transport::First,
+    Transport::Back,
+    Transport::Play,
+    Transport::Forward,
+    Transport::Live,
+    Transport::Slower,
+    Transport::Faster,
+];
+
+/// What a click landed on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Hit {
+    /// A settings row's left (-1) or right (+1) arrow, or the row itself (+1).
+    Setting(Setting, i32),
+    /// The gear: open or close the settings.
+    Settings,
+    Transport(Transport),
+    /// The time slider, at this fraction of the session (0 first snapshot, 1 the newest).
+    Slider(f32),
+    /// The heap timeline strip.
+    Timeline,
+    /// The details panel's close box.
+    CloseDetails,
+    /// Somewhere on a panel with nothing to click: the city under it must not react.
+    Panel,
+}
+
+pub const STATUS_HEIGHT: f32 = 26.0;
+pub const ROW_HEIGHT: f32 = 24.0;
+pub const BUTTON: f32 = 30.0;
+pub const SETTINGS_WIDTH: f32 = 330.0;
+pub const DETAILS_WIDTH: f32 = 380.0;
+
+/// Where everything sits for one window size and panel state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Screen {
+    pub status: Area,
+    /// The transport bar: buttons, then the slider.
+    pub transport: Vec<(Transport, Area)>,
+    pub slider: Area,
+    pub strip: Strip,
+    pub gear: Area,
+    /// The settings panel and its rows (row, left arrow, right arrow), when open.
+    pub settings: Option<(Area, Vec<(Setting, Area, Area, Area)>)>,
+    /// The details panel and its close box, when something is selected.
+    pub details: Option<(Area, Area)>,
+}
+
+impl Screen {
+    pub fn new(width: f32, height: f32, settings_open: bool, details_open: bool) -> Self {
+        let status = Area::new(0.0, height - STATUS_HEIGHT, width, STATUS_HEIGHT);
+        let bar_y = status.y - BUTTON - 6.0;
+        let mut transport = Vec::new();
+        let mut x = 10.0;
+        for t in TRANSPORT {
+            // A gap between stepping and the period buttons.
+            if t == Transport::Slower {
+                x += 10.0;
+            }
+            transport.push((t, Area::new(x, bar_y, BUTTON, BUTTON)));
+            x += BUTTON + 4.0;
+        }
+        let slider = Area::new(x + 10.0, bar_y, (width - x - 20.0).max(40.0), BUTTON);
+        let strip = Strip {
+            x: 10.0,
+            y: bar_y - 6.0 - 50.0,
+            w: width - 20.0,
+            h: 50.0,
+        };
+        let gear = Area::new(width - 10.0 - BUTTON, 8.0, BUTTON, BUTTON);
+        let settings = settings_open.then(|| {
+            let rows_h = SETTINGS.len() as f32 * ROW_HEIGHT;
+            let panel = Area::new(
+                width - 10.0 - SETTINGS_WIDTH,
+                gear.y + BUTTON + 6.0,
+                SETTINGS_WIDTH,
+                rows_h + 36.0,
+            );
+            let rows = SETTINGS
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| {
+                    let y = panel.y + 28.0 + i as f32 * ROW_HEIGHT;
+                    let row = Area::new(panel.x + 8.0, y, panel.w - 16.0, ROW_HEIGHT - 2.0);
+                    let more = Area::new(row.x + row.w - 22.0, y, 22.0, ROW_HEIGHT - 2.0);
+                    let less = Area::new(more.x - 150.0, y, 22.0, ROW_HEIGHT - 2.0);
+                    (s, row, less, more)
+                })
+                .collect();
+            (panel, rows)
+        });
+        let details = details_open.then(|| {
+            let top = 30.0;
+            let panel = Area::new(10.0, top, DETAILS_WIDTH, (strip.y - 10.0 - top).max(120.0));
+            let close = Area::new(panel.x + panel.w - 24.0, panel.y + 4.0, 20.0, 20.0);
+            (panel, close)
+        });
+        Self {
+            status,
+            transport,
+            slider,
+            strip,
+            gear,
+            settings,
+            details,
+        }
+    }
+
+    /// What a click at `(x, y)` lands on; `None` is the city.
+    pub fn hit(&self, x: f32, y: f32) -> Option<Hit> {
+        if let Some((panel, rows)) = &self.settings {
+            for &(setting, row, less, more) in rows {
+                if less.contains(x, y) {
+                    return Some(Hit::Setting(setting, -1));
+                }
+                if more.contains(x, y) || row.contains(x, y) {
+                    return Some(Hit::Setting(setting, 1));
+                }
+            }
+            if panel.contains(x, y) {
+                return Some(Hit::Panel);
+            }
+        }
+        if self.gear.contains(x, y) {
+            return Some(Hit::Settings);
+        }
+        if let Some((panel, close)) = &self.details {
+            if close.contains(x, y) {
+                return Some(Hit::CloseDetails);
+            }
+            if panel.contains(x, y) {
+                return Some(Hit::Panel);
+            }
+        }
+        if let Some(&(t, _)) = self.transport.iter().find(|(_, a)| a.contains(x, y)) {
+            return Some(Hit::Transport(t));
+        }
+        if self.slider.contains(x, y) {
+            return Some(Hit::Slider(self.slider_fraction(x)));
+        }
+        if self.strip.contains(x, y) {
+            return Some(Hit::Timeline);
+        }
+        if self.status.contains(x, y) || (y >= self.slider.y && y < self.status.y) {
+            return Some(Hit::Panel);
+        }
+        None
+    }
+
+    /// Where along the slider pixel column `x` is, 0 to 1.
+    pub fn slider_fraction(&self, x: f32) -> f32 {
+        let track = self.slider_track();
+        ((x - track.0) / (track.1 - track.0)).clamp(0.0, 1.0)
+    }
+
+    /// The slider's usable track, first and last pixel column (the knob's half width inside).
+    pub fn slider_track(&self) -> (f32, f32) {
+        (self.slider.x + 8.0, self.slider.x + self.slider.w - 8.0)
+    }
+
+    /// The knob's center for snapshot `index` of `len`.
+    pub fn slider_knob(&self, index: usize, len: usize) -> f32 {
+        let (a, b) = self.slider_track();
+        if len <= 1 {
+            return b;
+        }
+        a + (b - a) * index as f32 / (len - 1) as f32
+    }
+}
+
+/// The snapshot a slider fraction stands for.
+pub fn slider_index(fraction: f32, len: usize) -> usize {
+    if len <= 1 {
+        return 0;
+    }
+    (fraction.clamp(0.0, 1.0) * (len - 1) as f32).round() as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_step_through_their_values_and_say_what_to_redo() {
+        let mut s = Settings::default();
+        assert_eq!(Setting::Metric.adjust(&mut s, 1), Some(Change::Layout));
+        assert_eq!(s.metric, Metric::Bytes);
+        assert_eq!(s.layout_config().metric, Metric::Bytes);
+        assert_eq!(s.view(true).metric, Metric::Bytes);
+        assert_eq!(Setting::Tiling.adjust(&mut s, -1), Some(Change::Layout));
+        assert_eq!(s.tiling, Tiling::SliceDice, "choices cycle");
+        assert_eq!(Setting::Children.adjust(&mut s, 1), Some(Change::Layout));
+        assert_eq!(s.children, 50);
+        s.children = 1000;
+        assert_eq!(
+            Setting::Children.adjust(&mut s, 1),
+            None,
+            "numbers stop at the end"
+        );
+        assert_eq!(Setting::Faded.adjust(&mut s, -1), Some(Change::View));
+        assert!((s.opacity.faded - 0.3).abs() < 1e-6);
+        assert_eq!(Setting::Opacity.adjust(&mut s, 1), Some(Change::View));
+        assert!(!s.opacity.enabled);
+        assert_eq!(Setting::Opaque.value(&s), "10", "the papers' default");
+        assert_eq!(Setting::Period.adjust(&mut s, 1), Some(Change::Period));
+        assert_eq!(s.period, 1.0);
+        assert_eq!(Setting::Period.value(&s), "1 s per snapshot");
+        s.period = 0.1;
+        assert_eq!(Setting::Period.adjust(&mut s, -1), None);
+        assert_eq!(Setting::Color.adjust(&mut s, 1), Some(Change::View));
+        assert_eq!(Setting::Color.value(&s), "plain");
+        // Every row shows a value.
+        for setting in SETTINGS {
+            assert!(!setting.value(&s).is_empty() && !setting.label().is_empty());
+        }
+    }
+
+    #[test]
+    fn clicks_land_on_what_is_drawn_there() {
+        let screen = Screen::new(1280.0, 720.0, true, true);
+        let at = |a: Area| screen.hit(a.center().0, a.center().1);
+        for &(t, area) in &screen.transport {
+            assert_eq!(at(area), Some(Hit::Transport(t)));
+        }
+        assert_eq!(at(screen.gear), Some(Hit::Settings));
+        let (panel, rows) = screen.settings.clone().unwrap();
+        assert_eq!(rows.len(), SETTINGS.len());
+        for (setting, row, less, more) in rows {
+            assert_eq!(at(less), Some(Hit::Setting(setting, -1)));
+            assert_eq!(at(more), Some(Hit::Setting(setting, 1)));
+            assert_eq!(
+                screen.hit(row.x + 4.0, row.center().1),
+                Some(Hit::Setting(setting, 1))
+            );
+            assert!(panel.contains(row.x, row.y) && panel.contains(more.x + more.w - 1.0, row.y));
+        }
+        let (details, close) = screen.details.unwrap();
+        assert_eq!(at(close), Some(Hit::CloseDetails));
+        assert_eq!(
+            screen.hit(details.x + 5.0, details.y + 60.0),
+            Some(Hit::Panel)
+        );
+        // Panels do not overlap each other or the bottom bars.
+        assert!(details.x + details.w < panel.x);
+        assert!(details.y + details.h < screen.strip.y);
+        assert_eq!(
+            screen.hit(screen.strip.x + 50.0, screen.strip.y + 10.0),
+            Some(Hit::Timeline)
+        );
+        // The slider maps its ends to the first and the newest snapshot, and back.
+        let (a, b) = screen.slider_track();
+        assert_eq!(
+            screen.hit(a, screen.slider.center().1),
+            Some(Hit::Slider(0.0))
+        );
+        assert_eq!(slider_index(screen.slider_fraction(b), 10), 9);
+        for i in 0..10 {
+            assert_eq!(
+                slider_index(screen.slider_fraction(screen.slider_knob(i, 10)), 10),
+                i
+            );
+        }
+        // The middle of the window is the city.
+        assert_eq!(screen.hit(640.0, 300.0), None);
+        // Closed panels take no clicks.
+        let bare = Screen::new(1280.0, 720.0, false, false);
+        assert_eq!(bare.hit(panel.center().0, panel.center().1), None);
+        assert_eq!(bare.hit(details.center().0, details.center().1), None);
+    }
+}
