@@ -307,6 +307,15 @@ pub const BUTTON: f32 = 30.0;
 pub const SETTINGS_WIDTH: f32 = 330.0;
 pub const DETAILS_WIDTH: f32 = 380.0;
 
+/// One row of the settings panel: the whole row and its left and right arrows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SettingRow {
+    pub setting: Setting,
+    pub row: Area,
+    pub less: Area,
+    pub more: Area,
+}
+
 /// Where everything sits for one window size and panel state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Screen {
@@ -316,8 +325,8 @@ pub struct Screen {
     pub slider: Area,
     pub strip: Strip,
     pub gear: Area,
-    /// The settings panel and its rows (row, left arrow, right arrow), when open.
-    pub settings: Option<(Area, Vec<(Setting, Area, Area, Area)>)>,
+    /// The settings panel and its rows, when open.
+    pub settings: Option<(Area, Vec<SettingRow>)>,
     /// The details panel and its close box, when something is selected.
     pub details: Option<(Area, Area)>,
 }
@@ -360,7 +369,12 @@ impl Screen {
                     let row = Area::new(panel.x + 8.0, y, panel.w - 16.0, ROW_HEIGHT - 2.0);
                     let more = Area::new(row.x + row.w - 22.0, y, 22.0, ROW_HEIGHT - 2.0);
                     let less = Area::new(more.x - 150.0, y, 22.0, ROW_HEIGHT - 2.0);
-                    (s, row, less, more)
+                    SettingRow {
+                        setting: s,
+                        row,
+                        less,
+                        more,
+                    }
                 })
                 .collect();
             (panel, rows)
@@ -385,7 +399,13 @@ impl Screen {
     /// What a click at `(x, y)` lands on; `None` is the city.
     pub fn hit(&self, x: f32, y: f32) -> Option<Hit> {
         if let Some((panel, rows)) = &self.settings {
-            for &(setting, row, less, more) in rows {
+            for &SettingRow {
+                setting,
+                row,
+                less,
+                more,
+            } in rows
+            {
                 if less.contains(x, y) {
                     return Some(Hit::Setting(setting, -1));
                 }
@@ -501,7 +521,13 @@ mod tests {
         assert_eq!(at(screen.gear), Some(Hit::Settings));
         let (panel, rows) = screen.settings.clone().unwrap();
         assert_eq!(rows.len(), SETTINGS.len());
-        for (setting, row, less, more) in rows {
+        for SettingRow {
+            setting,
+            row,
+            less,
+            more,
+        } in rows
+        {
             assert_eq!(at(less), Some(Hit::Setting(setting, -1)));
             assert_eq!(at(more), Some(Hit::Setting(setting, 1)));
             assert_eq!(
