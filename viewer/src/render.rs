@@ -139,6 +139,8 @@ struct Boxes {
 
 impl Boxes {
     fn new() -> anyhow::Result<Self> {
+        // SAFETY: called on the render thread inside macroquad's window, and the context is not
+        // kept past this function (macroquad's own state is untouched).
         let gl = unsafe { get_internal_gl() };
         let ctx = gl.quad_context;
         if !ctx.info().features.instancing {
@@ -211,6 +213,8 @@ impl Boxes {
 
     /// Draws `opaque` then `glass` (already sorted far to near) over what is on screen.
     fn draw(&self, view_projection: Mat4, opaque: &[Instance], glass: &[Instance]) {
+        // SAFETY: as in `new`: the render thread, no reference kept; macroquad's queued draws are
+        // flushed first so its state and ours do not interleave.
         let mut gl = unsafe { get_internal_gl() };
         // What macroquad queued so far (the frustums) goes first, so the depth buffer has it.
         gl.flush();
