@@ -42,6 +42,8 @@ pub struct District {
     pub rect: Rect,
     pub depth: usize,
     pub color: Rgb,
+    /// Picked by the user (a type with a site level below it is a district).
+    pub selected: bool,
 }
 
 impl District {
@@ -183,6 +185,7 @@ pub fn build(
                 rect: lot,
                 depth: info.depth,
                 color: mapping::district_color(info.depth, max_depth),
+                selected: selected == Some(node),
             });
             continue;
         }
@@ -214,6 +217,53 @@ pub fn build(
     scene
 }
 
+/// One end of a frustum: a building's roof, or for a district, the point above its tallest
+/// building (a type whose sites are its buildings reads as one group).
+struct End {
+    node: NodeId,
+    roof: Vec3,
+    /// Sets the radius, as a building's height does.
+    height: f64,
+}
+
+impl End {
+    fn of(b: &Building) -> Self {
+        let (x, y, z) = b.shape.roof();
+        Self {
+            node: b.node,
+            roof: Vec3::new(x as f32, y as f32, z as f32),
+            height: b.shape.height,
+        }
+    }
+}
+
+fn end_of(model: &CityModel, scene: &Scene, node: NodeId) -> Option<End> {
+    if let Some(b) = scene.buildings.iter().find(|b| b.node == node) {
+        return Some(End::of(b));
+    }
+    let district = scene.districts.iter().find(|d| d.node == node)?;
+    let inside = |mut at: NodeId| loop {
+        if at == node {
+            return true;
+        }
+        match model.node(at).parent {
+            Some(p) => at = p,
+            None => return false,
+        }
+    };
+    let tallest = scene
+        .buildings
+        .iter()
+        .filter(|b| inside(b.node))
+        .max_by(|a, b| a.shape.roof().1.total_cmp(&b.shape.roof().1))?;
+    let (x, z) = district.rect.center();
+    Some(End {
+        node,
+        roof: Vec3::new(x as f32, tallest.shape.roof().1 as f32, z as f32),
+        height: tallest.shape.height,
+    })
+}
+
 /// The selected building's references in snapshot `index`: outgoing (to what it keeps alive)
 /// and incoming (what keeps it alive), each to every building of the other group.
 fn frustums(
@@ -225,15 +275,11 @@ fn frustums(
     let Some(frame) = model.frame(index) else {
         return Vec::new();
     };
-    let Some(me) = scene.buildings.iter().find(|b| b.node == selected) else {
+    let Some(me) = end_of(model, scene, selected) else {
         return Vec::new();
     };
     let my_name = reference_name(model, selected);
     let objects = |node: NodeId| model.value(node, index, Metric::Objects);
-    let roof = |b: &Building| {
-        let (x, y, z) = b.shape.roof();
-        Vec3::new(x as f32, y as f32, z as f32)
-    };
     let mut out = Vec::new();
     for reference in &frame.references {
         let (incoming, other_name) = if reference.from == my_name {
@@ -251,12 +297,17 @@ fn frustums(
             .iter()
             .filter(|b| reference_name(model, b.node) == other_name.as_str())
         {
-            let (from, to) = if incoming { (other, me) } else { (me, other) };
+            let other = End::of(other);
+            let (from, to) = if incoming {
+                (&other, &me)
+            } else {
+                (&me, &other)
+            };
             let (start_radius, end_radius) = mapping::frustum_radii(
-                from.shape.height,
+                from.height,
                 objects(from.node),
                 reference.referrers,
-                to.shape.height,
+                to.height,
                 objects(to.node),
                 reference.references,
             );
@@ -268,8 +319,8 @@ fn frustums(
                     end_radius,
                     incoming,
                 },
-                roof(from),
-                roof(to),
+                from.roof,
+                to.roof,
             ));
         }
     }
@@ -462,6 +513,61 @@ mod tests {
             ..Default::default()
         };
         assert!(build(&m, &l, 1.0, &off, Some(person)).frustums.is_empty());
+    }
+
+    #[test]
+    fn a_selected_type_district_is_highlighted_and_anchors_its_frustums() {
+        // With a site level, a type is a district and its sites are the buildings.
+        let mut m = CityModel::new();
+        let row = |path: &[&str], role: &str, n: u64| {
+            (
+                path.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                role.to_string(),
+                n,
+                n * 24,
+            )
+        };
+        for (time, n) in [(0u64, 10u64), (1000, 1000)] {
+            let nodes = vec![
+                row(&["app"], "Package", 2 * n),
+                row(&["app", "Node"], "Type", n),
+                row(&["app", "Node", "add:1"], "Allocation Site", n / 2),
+                row(&["app", "Node", "add:2"], "Allocation Site", n / 2),
+                row(&["app", "Person"], "Type", n),
+            ];
+            let refs = vec![Reference {
+                from: "Node".into(),
+                to: "Person".into(),
+                referrers: n,
+                references: n,
+            }];
+            m.push_tree(time, (2 * n, 48 * n), &nodes, refs);
+        }
+        let l = layout(&m, &LayoutConfig::default());
+        let node = m.find(&["app", "Node"]).unwrap();
+        let s = build(&m, &l, 1.0, &ViewSettings::default(), Some(node));
+        assert!(s.districts.iter().any(|d| d.node == node && d.selected));
+        assert_eq!(s.frustums.len(), 1);
+        let (f, from, to) = s.frustums[0];
+        assert_eq!((f.from, f.incoming), (node, false));
+        assert_eq!(f.to, m.find(&["app", "Person"]).unwrap());
+        // The district's end stands above its tallest site, over the district's center.
+        let top = s
+            .buildings
+            .iter()
+            .filter(|b| m.node(b.node).parent == Some(node))
+            .map(|b| b.shape.roof().1)
+            .fold(0.0, f64::max);
+        assert_eq!(from.y as f64, top as f32 as f64);
+        let center = s
+            .districts
+            .iter()
+            .find(|d| d.node == node)
+            .unwrap()
+            .rect
+            .center();
+        assert!((from.x as f64 - center.0).abs() < 1e-3 && (from.z as f64 - center.1).abs() < 1e-3);
+        assert!(to.y > 0.0 && f.start_radius > 0.0 && f.end_radius > 0.0);
     }
 
     #[test]

@@ -7,21 +7,25 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use macroquad::prelude::{
-    draw_line, draw_rectangle, draw_text, is_key_pressed, is_mouse_button_down,
-    is_mouse_button_pressed, is_mouse_button_released, mouse_position, mouse_wheel, next_frame,
-    screen_height, screen_width, Color, Conf, KeyCode, MouseButton,
+    draw_rectangle, is_key_down, is_key_pressed, is_mouse_button_down, is_mouse_button_pressed,
+    is_mouse_button_released, measure_text, mouse_position, mouse_wheel, next_frame, screen_height,
+    screen_width, Color, Conf, KeyCode, MouseButton,
 };
 use memcity_city::camera::OrbitCamera;
+use memcity_city::details::{self, Details};
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
 use memcity_city::load;
-use memcity_city::model::CityModel;
-use memcity_city::scene::{self, ViewSettings};
-use memcity_city::timeline::Strip;
+use memcity_city::model::{CityModel, Metric, NodeId};
+use memcity_city::scene::{self, Scene, ViewSettings};
 use memcity_city::timetravel::TimeTravel;
 
 use memcity_proto::v1::stream_message::Kind;
+use memcity_viewer::controls::{
+    details_rows, slider_index, Change, DetailsRow, Hit, Screen, Setting, Settings, Transport,
+};
 use memcity_viewer::live::{Event, Status};
 
+use crate::hud;
 use crate::render::{self, Renderer};
 
 /// Where the city comes from.
@@ -61,8 +65,12 @@ pub struct WindowOptions {
     pub exit_after: Option<usize>,
     /// Start with this structure selected: its key path, names separated by `/`.
     pub select: Option<String>,
-    /// Lots per parent: the N largest children get one (the rest are counted as hidden).
-    pub children: usize,
+    /// Metric, scaling, tiling, lots per parent, opacity, colors, play period.
+    pub settings: Settings,
+    /// Open with the settings panel shown.
+    pub settings_open: bool,
+    /// Screenshots: draw the panels and bars too, as a user sees the window.
+    pub hud: bool,
     /// Benchmark: time this many still frames, then as many frames that each step in time, print
     /// the medians and exit.
     pub bench_frames: Option<usize>,
@@ -160,396 +168,722 @@ fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
 /// The city being shown, and how it is laid out.
 struct City {
     model: CityModel,
-    /// Replay: the papers' static plan. Live: the stable live plan.
-    plan: Plan,
-}
-
-enum Plan {
-    Static(CityLayout),
-    Live {
-        live: Box<LiveLayout>,
-        animation: Option<(Relayout, f64)>,
-    },
+    /// Live sessions: the stable live plan. Replays: `None`, and `layout` is the papers' plan.
+    live: Option<Box<LiveLayout>>,
+    layout: CityLayout,
+    /// A change of plan being animated: the change and how far along it is (0 to 1).
+    animation: Option<(Relayout, f64)>,
 }
 
 impl City {
-    /// The plan to draw now: borrowed, except mid-animation, when the in-between plan is built
-    /// (each frame draws from it, so the still case must not copy every lot).
-    fn layout(&self) -> Cow<'_, CityLayout> {
-        match &self.plan {
-            Plan::Static(layout) => Cow::Borrowed(layout),
-            Plan::Live { live, animation } => match animation {
-                Some((relayout, progress)) => Cow::Owned(relayout.at(*progress)),
-                None => Cow::Borrowed(live.layout()),
-            },
+    fn replay(model: CityModel, config: &LayoutConfig) -> Self {
+        let layout = layout::layout(&model, config);
+        Self {
+            model,
+            live: None,
+            layout,
+            animation: None,
+        }
+    }
+
+    fn live(config: LayoutConfig) -> Self {
+        Self {
+            model: CityModel::new(),
+            live: Some(Box::new(LiveLayout::new(config))),
+            layout: CityLayout::default(),
+            animation: None,
+        }
+    }
+
+    /// The plan to draw now: borrowed, except mid-animation, when the in-between plan is built.
+    fn plan(&self) -> Cow<'_, CityLayout> {
+        match (&self.animation, &self.live) {
+            (Some((relayout, progress)), _) => Cow::Owned(relayout.at(*progress)),
+            (None, Some(live)) => Cow::Borrowed(live.layout()),
+            (None, None) => Cow::Borrowed(&self.layout),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.model.frames().last().map_or(0, |f| f.time_ms)
+    }
+
+    /// Lays out again for new layout settings, animating from the plan on screen.
+    fn relayout(&mut self, config: LayoutConfig) {
+        let now = self.now_ms();
+        let on_screen = self.plan().into_owned();
+        let mut change = match &mut self.live {
+            Some(live) => live.set_config(&self.model, config, now),
+            None => {
+                let new = layout::layout(&self.model, &config);
+                let old = std::mem::replace(&mut self.layout, new.clone());
+                Relayout { old, new }
+            }
+        };
+        // Start from where things are drawn, even if a previous animation was under way.
+        change.old = on_screen;
+        self.animation = Some((change, 0.0));
+    }
+
+    /// A snapshot arrived: the live plan may need to grow.
+    fn appended(&mut self) {
+        let now = self.now_ms();
+        if let Some(live) = &mut self.live {
+            if let Some(change) = live.update(&self.model, now) {
+                self.animation = Some((change, 0.0));
+            }
+        }
+    }
+
+    fn advance(&mut self, dt: f64) {
+        if let Some((_, progress)) = &mut self.animation {
+            *progress += dt / RELAYOUT_SECONDS;
+            if *progress >= 1.0 {
+                self.animation = None;
+            }
         }
     }
 }
 
-async fn app(source: Source, options: WindowOptions) -> anyhow::Result<()> {
-    let renderer = Renderer::new()?;
-    let config = LayoutConfig {
-        children_per_parent: options.children.max(1),
-        ..Default::default()
-    };
-    let mut view = ViewSettings::default();
-    let mut travel = TimeTravel::new();
-    let (mut city, events) = match source {
-        Source::Replay(model) => {
-            let model = *model;
-            let plan = Plan::Static(layout::layout(&model, &config));
-            travel.jump(options.at.unwrap_or(model.len() - 1), model.len());
-            travel.tick(60.0, model.len()); // arrive at once: no tween into the first frame
-            (City { model, plan }, None)
+/// What a scene depends on: the scene is rebuilt only when one of these changes, so a still city
+/// costs no scene work per frame.
+#[derive(Debug, Clone, PartialEq)]
+struct SceneKey {
+    t: f64,
+    len: usize,
+    window: memcity_city::model::Window,
+    view: ViewSettings,
+    selected: Option<NodeId>,
+    plan: u64,
+    animation: Option<f64>,
+}
+
+/// Seconds the selected building's jump takes.
+const JUMP_SECONDS: f64 = 0.45;
+/// Camera speeds for the keyboard: radians and city sizes per second.
+const KEY_ORBIT: f32 = 1.4;
+const KEY_PAN: f32 = 0.6;
+
+/// A drag in progress, by what it started on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Drag {
+    /// On the city: orbit (or pan with shift); a press without movement selects.
+    City {
+        from: (f32, f32),
+        moved: bool,
+    },
+    Slider,
+    /// On the timeline strip, from this pixel column.
+    Timeline(f32),
+}
+
+struct Viewer {
+    settings: Settings,
+    references: bool,
+    city: City,
+    travel: TimeTravel,
+    camera: OrbitCamera,
+    framed: bool,
+    selected: Option<NodeId>,
+    /// When the selection changed (for its jump).
+    selected_at: f64,
+    settings_open: bool,
+    status: Status,
+    received: usize,
+    dropped: u64,
+    last_pause_ms: f64,
+    overhead: f64,
+    notes: Vec<String>,
+    drag: Option<Drag>,
+    last_mouse: (f32, f32),
+    last_timeline_click: f64,
+    /// Bumped whenever the plan changes outside an animation (a new session, a new model).
+    plan_version: u64,
+    scene: Scene,
+    scene_key: Option<SceneKey>,
+    /// The selected group's details, their rows, and what they were computed for.
+    details: Option<(DetailsKey, Details, Vec<DetailsRow>, f32)>,
+    links: Vec<hud::LinkArea>,
+}
+
+type DetailsKey = (NodeId, usize, Metric, memcity_city::model::Window, usize);
+
+impl Viewer {
+    fn view_settings(&self) -> ViewSettings {
+        self.settings.view(self.references)
+    }
+
+    /// The selected group's details (recomputed when the selection, time, metric or window
+    /// change), and the panel height they want.
+    fn refresh_details(&mut self) -> Option<f32> {
+        let Some(node) = self.selected else {
+            self.details = None;
+            return None;
+        };
+        let key = (
+            node,
+            self.travel.index(),
+            self.settings.metric,
+            self.city.model.window(),
+            self.city.model.len(),
+        );
+        if self.details.as_ref().map(|d| &d.0) != Some(&key) {
+            let d = details::details(&self.city.model, node, key.1, key.2);
+            let (rows, height) = details_rows(&d);
+            self.details = Some((key, d, rows, height));
         }
-        Source::Live(events) => {
-            let plan = Plan::Live {
-                live: Box::new(LiveLayout::new(config)),
-                animation: None,
-            };
-            (
-                City {
-                    model: CityModel::new(),
-                    plan,
-                },
-                Some(events),
-            )
-        }
-    };
-    let mut status = if events.is_some() {
-        Status::Connecting
-    } else {
-        Status::Ended("replay".into())
-    };
-    let mut received = 0usize;
-    let mut dropped = 0u64;
-    let mut last_pause_ms = 0.0;
-    let mut overhead = 0.0;
-    let mut notes: Vec<String> = Vec::new();
-    let mut camera = initial_camera(options.camera, config.size as f32, 0.0);
-    let mut framed = false;
-    let mut selected = None;
-    if let Some(path) = &options.select {
-        let names: Vec<&str> = path.split('/').collect();
-        selected = city.model.find(&names);
-        if selected.is_none() {
-            return Err(anyhow::anyhow!("--select {path}: no such group (give its names from the top level down, separated by '/')"));
+        self.details.as_ref().map(|d| d.3)
+    }
+
+    fn screen(&mut self, w: f32, h: f32) -> Screen {
+        let details = self.refresh_details();
+        Screen::new(w, h, self.settings_open, details)
+    }
+
+    /// The scene at the current time, rebuilt only when something it depends on changed.
+    fn refresh_scene(&mut self) {
+        let key = SceneKey {
+            t: self.travel.t(),
+            len: self.city.model.len(),
+            window: self.city.model.window(),
+            view: self.view_settings(),
+            selected: self.selected,
+            plan: self.plan_version,
+            animation: self.city.animation.as_ref().map(|a| a.1),
+        };
+        if self.scene_key.as_ref() != Some(&key) {
+            self.scene = scene::build(
+                &self.city.model,
+                &self.city.plan(),
+                key.t,
+                &key.view,
+                key.selected,
+            );
+            self.scene_key = Some(key);
         }
     }
-    let mut last_mouse = mouse_position();
-    // Where a drag on the timeline started, and the last click there (for double clicks).
-    let mut timeline_drag: Option<f32> = None;
-    let mut last_timeline_click = -1.0f64;
-    loop {
-        // Take what the network thread has, without waiting for more.
-        if let Some(events) = &events {
-            let mut appended = false;
-            for event in events.try_iter().take(MESSAGES_PER_FRAME) {
-                match event {
-                    Event::Status(s) => {
-                        if let Status::Failed(why) = &s {
-                            return Err(anyhow::anyhow!("{why}"));
-                        }
-                        status = s;
+
+    fn select(&mut self, node: Option<NodeId>) {
+        if node != self.selected {
+            self.selected_at = macroquad::time::get_time();
+        }
+        self.selected = node;
+    }
+
+    /// How high the selected building is lifted now: a short hop after it is picked.
+    fn lift(&self) -> f32 {
+        let Some(node) = self.selected else {
+            return 0.0;
+        };
+        let p = (macroquad::time::get_time() - self.selected_at) / JUMP_SECONDS;
+        if !(0.0..1.0).contains(&p) {
+            return 0.0;
+        }
+        let height = self
+            .scene
+            .buildings
+            .iter()
+            .find(|b| b.node == node)
+            .map_or(0.0, |b| b.shape.height);
+        ((p * std::f64::consts::PI).sin() * (height * 0.35).max(12.0)) as f32
+    }
+
+    fn apply_setting(&mut self, setting: Setting, dir: i32) {
+        match setting.adjust(&mut self.settings, dir) {
+            Some(Change::Layout) => self.city.relayout(self.settings.layout_config()),
+            Some(Change::Period) => self.travel.period = self.settings.period,
+            Some(Change::View) | None => {}
+        }
+    }
+
+    fn transport(&mut self, t: Transport) {
+        let len = self.city.model.len();
+        match t {
+            Transport::First => self.travel.jump(0, len),
+            Transport::Back => self.travel.step_back(len),
+            Transport::Play => self.travel.toggle_play(len),
+            Transport::Forward => self.travel.step_forward(len),
+            Transport::Live => self.travel.follow_live(len),
+            Transport::Slower => self.apply_setting(Setting::Period, 1),
+            Transport::Faster => self.apply_setting(Setting::Period, -1),
+        }
+    }
+
+    /// Takes what the network thread has, without waiting for more.
+    fn take_events(&mut self, events: &crossbeam_channel::Receiver<Event>) -> anyhow::Result<()> {
+        let mut appended = false;
+        for event in events.try_iter().take(MESSAGES_PER_FRAME) {
+            match event {
+                Event::Status(s) => {
+                    if let Status::Failed(why) = &s {
+                        anyhow::bail!("{why}");
                     }
-                    Event::Session => {
-                        city.model = CityModel::new();
-                        city.plan = Plan::Live {
-                            live: Box::new(LiveLayout::new(config)),
-                            animation: None,
-                        };
-                        travel = TimeTravel::new();
-                        received = 0;
-                    }
-                    Event::RecordingFailed(why) => notes.push(why),
-                    Event::Message(message) => {
-                        match &message.kind {
-                            Some(Kind::Snapshot(s)) => {
-                                received += 1;
-                                appended = true;
-                                if let Some(cost) = &s.cost {
-                                    last_pause_ms = cost.pause_ns as f64 / 1e6;
-                                    overhead =
-                                        cost.total_pause_ns as f64 / cost.wall_ns.max(1) as f64;
-                                }
+                    self.status = s;
+                }
+                Event::Session => {
+                    self.city = City::live(self.settings.layout_config());
+                    self.travel = TimeTravel::new();
+                    self.travel.period = self.settings.period;
+                    self.received = 0;
+                    self.selected = None;
+                    self.plan_version += 1;
+                }
+                Event::RecordingFailed(why) => self.notes.push(why),
+                Event::Message(message) => {
+                    match &message.kind {
+                        Some(Kind::Snapshot(s)) => {
+                            self.received += 1;
+                            appended = true;
+                            if let Some(cost) = &s.cost {
+                                self.last_pause_ms = cost.pause_ns as f64 / 1e6;
+                                self.overhead =
+                                    cost.total_pause_ns as f64 / cost.wall_ns.max(1) as f64;
                             }
-                            Some(Kind::Notice(n)) => dropped += n.dropped_snapshots,
-                            _ => {}
                         }
-                        // The network thread already refused another protocol version.
-                        city.model.apply(&message)?;
+                        Some(Kind::Notice(n)) => self.dropped += n.dropped_snapshots,
+                        _ => {}
+                    }
+                    // The network thread already refused another protocol version.
+                    self.city.model.apply(&message)?;
+                }
+            }
+        }
+        if appended {
+            self.city.appended();
+            self.travel.on_append(self.city.model.len());
+        }
+        Ok(())
+    }
+
+    /// Keyboard: time travel, toggles, and the camera (held keys move it smoothly).
+    fn keys(&mut self, dt: f32) {
+        let len = self.city.model.len();
+        let pressed = is_key_pressed;
+        if pressed(KeyCode::Right) {
+            self.travel.step_forward(len);
+        }
+        if pressed(KeyCode::Left) {
+            self.travel.step_back(len);
+        }
+        if pressed(KeyCode::Space) {
+            self.travel.toggle_play(len);
+        }
+        if pressed(KeyCode::Home) {
+            self.travel.jump(0, len);
+        }
+        if pressed(KeyCode::End) || pressed(KeyCode::L) {
+            self.travel.follow_live(len);
+        }
+        if pressed(KeyCode::R) {
+            self.references = !self.references;
+        }
+        if pressed(KeyCode::Tab) {
+            self.settings_open = !self.settings_open;
+        }
+        if pressed(KeyCode::M) {
+            self.apply_setting(Setting::Metric, 1);
+        }
+        if pressed(KeyCode::LeftBracket) {
+            self.apply_setting(Setting::Period, 1);
+        }
+        if pressed(KeyCode::RightBracket) {
+            self.apply_setting(Setting::Period, -1);
+        }
+        if pressed(KeyCode::B) {
+            self.camera = OrbitCamera::birds_eye(CITY_SIZE, self.scene.tallest() as f32);
+        }
+        if pressed(KeyCode::C) {
+            self.camera = OrbitCamera::framing(CITY_SIZE, self.scene.tallest() as f32);
+        }
+        let held = is_key_down;
+        let axis = |neg: KeyCode, pos: KeyCode| (held(pos) as i32 - held(neg) as i32) as f32;
+        let yaw = axis(KeyCode::Q, KeyCode::E);
+        let pitch = axis(KeyCode::PageDown, KeyCode::PageUp);
+        if yaw != 0.0 || pitch != 0.0 {
+            self.camera
+                .orbit(yaw * KEY_ORBIT * dt, pitch * KEY_ORBIT * dt);
+        }
+        let right = axis(KeyCode::A, KeyCode::D);
+        let forward = axis(KeyCode::S, KeyCode::W);
+        if right != 0.0 || forward != 0.0 {
+            let step = self.camera.distance * KEY_PAN * dt;
+            self.camera.pan(right * step, forward * step);
+        }
+        let zoom = axis(KeyCode::Equal, KeyCode::Minus) + axis(KeyCode::KpAdd, KeyCode::KpSubtract);
+        if zoom != 0.0 {
+            self.camera.zoom(1.0 + zoom.signum() * 1.5 * dt);
+        }
+    }
+
+    /// Mouse: panels first, then the city (drag to orbit, shift-drag or middle-drag to pan,
+    /// click to select, wheel to zoom).
+    fn mouse(&mut self, screen: &Screen, mouse: (f32, f32), hovered: Option<NodeId>) {
+        let len = self.city.model.len();
+        let (dx, dy) = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
+        self.last_mouse = mouse;
+        let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
+        if is_mouse_button_pressed(MouseButton::Left) {
+            let link = self
+                .links
+                .iter()
+                .find(|l| l.area.contains(mouse.0, mouse.1))
+                .map(|l| l.node);
+            match (link, screen.hit(mouse.0, mouse.1)) {
+                (Some(node), _) => self.select(Some(node)),
+                (None, Some(Hit::Setting(setting, dir))) => self.apply_setting(setting, dir),
+                (None, Some(Hit::Settings)) => self.settings_open = !self.settings_open,
+                (None, Some(Hit::Transport(t))) => self.transport(t),
+                (None, Some(Hit::CloseDetails)) => self.select(None),
+                (None, Some(Hit::Slider(f))) => {
+                    self.drag = Some(Drag::Slider);
+                    self.travel.jump(slider_index(f, len), len);
+                }
+                (None, Some(Hit::Timeline)) if len > 0 => {
+                    let now = macroquad::time::get_time();
+                    if now - self.last_timeline_click < 0.35 {
+                        self.city.model.set_window(None);
+                    }
+                    self.last_timeline_click = now;
+                    self.drag = Some(Drag::Timeline(mouse.0));
+                    self.travel.jump(screen.strip.index_at(mouse.0, len), len);
+                }
+                (None, Some(_)) => {}
+                (None, None) => {
+                    self.drag = Some(Drag::City {
+                        from: mouse,
+                        moved: false,
+                    })
+                }
+            }
+        }
+        match &mut self.drag {
+            Some(Drag::City { from, moved }) if is_mouse_button_down(MouseButton::Left) => {
+                *moved |= (mouse.0 - from.0).abs() + (mouse.1 - from.1).abs() > 4.0;
+                if *moved {
+                    if shift {
+                        let d = self.camera.distance / 800.0;
+                        self.camera.pan(-dx * d, dy * d);
+                    } else {
+                        self.camera.orbit(dx * 0.005, dy * 0.005);
                     }
                 }
             }
-            if appended {
-                let len = city.model.len();
-                let now = city.model.frame(len - 1).map_or(0, |f| f.time_ms);
-                if let Plan::Live { live, animation } = &mut city.plan {
-                    if let Some(change) = live.update(&city.model, now) {
-                        *animation = Some((change, 0.0));
-                    }
+            Some(Drag::Slider) if is_mouse_button_down(MouseButton::Left) => {
+                let index = slider_index(screen.slider_fraction(mouse.0), len);
+                if index != self.travel.index() {
+                    self.travel.jump(index, len);
                 }
-                travel.on_append(len);
+            }
+            _ => {}
+        }
+        if is_mouse_button_released(MouseButton::Left) {
+            match self.drag.take() {
+                Some(Drag::City { moved: false, .. }) => self.select(hovered),
+                Some(Drag::Timeline(from)) if (mouse.0 - from).abs() > 6.0 => {
+                    self.city
+                        .model
+                        .set_window(Some(screen.strip.window_between(from, mouse.0, len)));
+                }
+                _ => {}
             }
         }
-        let len = city.model.len();
-        if len > 0 && !framed {
-            let first = scene::build(&city.model, &city.layout(), (len - 1) as f64, &view, None);
-            camera = initial_camera(options.camera, config.size as f32, first.tallest() as f32);
-            framed = true;
+        let over_panel = screen.hit(mouse.0, mouse.1).is_some();
+        if is_mouse_button_down(MouseButton::Right) && !over_panel {
+            self.camera.orbit(dx * 0.005, dy * 0.005);
         }
-
-        if let (Some(n), true) = (options.bench_frames, len > 0) {
-            return bench(&renderer, &city, &view, &camera, n, len).await;
-        }
-        if let Some(path) = &options.screenshot {
-            let ready = match options.exit_after {
-                Some(n) => received >= n,
-                None => len > 0,
-            };
-            if ready {
-                if let Plan::Live { animation, .. } = &mut city.plan {
-                    *animation = None;
-                }
-                travel.tick(60.0, len);
-                let frame = scene::build(&city.model, &city.layout(), travel.t(), &view, selected);
-                let tallest = frame.tallest() as f32;
-                camera = initial_camera(options.camera, config.size as f32, tallest);
-                for _ in 0..2 {
-                    renderer.draw(&frame, &camera, screen_width(), screen_height(), 0.0);
-                    next_frame().await;
-                }
-                renderer.draw(&frame, &camera, screen_width(), screen_height(), 0.0);
-                render::screenshot(path).await?;
-                if events.is_some() {
-                    eprintln!("memcity: received {received} snapshots");
-                }
-                return Ok(());
-            }
-        } else if options.exit_after.is_some_and(|n| received >= n) {
-            eprintln!("memcity: received {received} snapshots");
-            return Ok(());
-        }
-
-        if is_key_pressed(KeyCode::Escape) || is_key_pressed(KeyCode::Q) {
-            return Ok(());
-        }
-        if is_key_pressed(KeyCode::Right) {
-            travel.step_forward(len);
-        }
-        if is_key_pressed(KeyCode::Left) {
-            travel.step_back(len);
-        }
-        if is_key_pressed(KeyCode::Space) {
-            travel.toggle_play(len);
-        }
-        if is_key_pressed(KeyCode::Home) {
-            travel.jump(0, len);
-        }
-        if is_key_pressed(KeyCode::End) || is_key_pressed(KeyCode::L) {
-            travel.follow_live(len);
-        }
-        if is_key_pressed(KeyCode::R) {
-            view.references = !view.references;
-        }
-        let mouse = mouse_position();
-        let (dx, dy) = (mouse.0 - last_mouse.0, mouse.1 - last_mouse.1);
-        last_mouse = mouse;
-        if is_mouse_button_down(MouseButton::Right) {
-            camera.orbit(dx * 0.005, dy * 0.005);
-        }
-        if is_mouse_button_down(MouseButton::Middle) {
-            camera.pan(-dx * camera.distance / 800.0, dy * camera.distance / 800.0);
+        if is_mouse_button_down(MouseButton::Middle) && !over_panel {
+            let d = self.camera.distance / 800.0;
+            self.camera.pan(-dx * d, dy * d);
         }
         let wheel = mouse_wheel().1;
-        if wheel != 0.0 {
-            camera.zoom(if wheel > 0.0 { 0.9 } else { 1.1 });
+        if wheel != 0.0 && !over_panel {
+            self.camera.zoom(if wheel > 0.0 { 0.9 } else { 1.1 });
         }
-        let dt = macroquad::time::get_frame_time() as f64;
-        travel.tick(dt, len);
-        if let Plan::Live { animation, .. } = &mut city.plan {
-            if let Some((_, progress)) = animation {
-                *progress += dt / RELAYOUT_SECONDS;
-                if *progress >= 1.0 {
-                    *animation = None;
-                }
-            }
-        }
+    }
 
-        let (w, h) = (screen_width(), screen_height());
-        let plan = city.layout();
-        let frame = scene::build(&city.model, &plan, travel.t(), &view, selected);
-        if is_key_pressed(KeyCode::B) {
-            camera = OrbitCamera::birds_eye(config.size as f32, frame.tallest() as f32);
-        }
-        renderer.draw(&frame, &camera, w, h, 0.0);
-        // The heap timeline: click to jump, drag to choose the growth window, double-click to
-        // reset the window to the whole session.
-        let strip = Strip {
-            x: 10.0,
-            y: h - 26.0 - 58.0,
-            w: w - 20.0,
-            h: 50.0,
-        };
-        let on_strip = strip.contains(mouse.0, mouse.1);
-        if is_mouse_button_pressed(MouseButton::Left) && on_strip && len > 0 {
-            let now = macroquad::time::get_time();
-            if now - last_timeline_click < 0.35 {
-                city.model.set_window(None);
-            }
-            last_timeline_click = now;
-            timeline_drag = Some(mouse.0);
-            travel.jump(strip.index_at(mouse.0, len), len);
-        }
-        if let Some(from) = timeline_drag {
-            if is_mouse_button_released(MouseButton::Left) {
-                timeline_drag = None;
-                if (mouse.0 - from).abs() > 6.0 {
-                    city.model
-                        .set_window(Some(strip.window_between(from, mouse.0, len)));
-                }
-            }
-        }
-        let (origin, dir) = camera.ray(mouse.0, mouse.1, w, h);
-        let hovered = if on_strip {
-            None
-        } else {
-            scene::pick(&frame, origin, dir)
-        };
-        if is_mouse_button_pressed(MouseButton::Left) && !on_strip {
-            selected = hovered;
-        }
-        let index = travel.index();
-        let time = city.model.frame(index).map_or(0, |f| f.time_ms);
-        let connection = match &status {
+    fn status_line(&self, live_source: bool) -> String {
+        let len = self.city.model.len();
+        let index = self.travel.index();
+        let time = self.city.model.frame(index).map_or(0, |f| f.time_ms);
+        let connection = match &self.status {
             Status::Connecting => "connecting...".to_string(),
-            Status::Live if travel.is_live() => "LIVE (following the newest snapshot)".to_string(),
+            Status::Live if self.travel.is_live() => "LIVE (following the newest snapshot)".into(),
             Status::Live => "live session, viewing the past (L returns to live)".to_string(),
             Status::Disconnected { retry_in, why } => format!(
                 "disconnected ({why}); retrying in {:.1} s",
                 retry_in.as_secs_f64()
             ),
-            Status::Ended(why) if events.is_some() => {
+            Status::Ended(why) if live_source => {
                 format!("session ended ({why}); the city stays for replay")
             }
             Status::Ended(_) => "replay".to_string(),
             Status::Failed(why) => why.clone(),
         };
         let mut line = format!(
-            "{connection} | snapshot {}/{} t={:.1}s {}",
+            "{connection} | snapshot {}/{} t={:.1}s{}",
             if len == 0 { 0 } else { index + 1 },
             len,
             time as f64 / 1000.0,
-            if travel.playing { "playing" } else { "" }
+            if self.travel.playing {
+                format!(" | playing, {} s per snapshot", self.travel.period)
+            } else {
+                String::new()
+            }
         );
-        if events.is_some() {
+        if self.scene.hidden > 0 {
+            line.push_str(&format!(" | {} small groups hidden", self.scene.hidden));
+        }
+        if live_source {
             line.push_str(&format!(
-                " | received {received}, dropped {dropped} | agent stop {last_pause_ms:.0} ms, {:.2}% of wall time",
-                overhead * 100.0
+                " | received {}, dropped {} | agent stop {:.0} ms, {:.2}% of wall time",
+                self.received,
+                self.dropped,
+                self.last_pause_ms,
+                self.overhead * 100.0
             ));
         }
-        if len > 0 {
-            draw_rectangle(
-                strip.x,
-                strip.y,
-                strip.w,
-                strip.h,
-                Color::new(1.0, 1.0, 1.0, 0.75),
-            );
-            let window = city.model.window();
-            let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
-            draw_rectangle(
-                wx0,
-                strip.y,
-                (wx1 - wx0).max(2.0),
-                strip.h,
-                Color::new(1.0, 0.55, 0.0, 0.18),
-            );
-            let points = strip.points(&city.model, view.metric);
-            for pair in points.windows(2) {
-                draw_line(
-                    pair[0].0,
-                    pair[0].1,
-                    pair[1].0,
-                    pair[1].1,
-                    2.0,
-                    Color::new(0.1, 0.25, 0.6, 1.0),
-                );
-            }
-            let cx = strip.x_of(index, len);
-            draw_line(
-                cx,
-                strip.y,
-                cx,
-                strip.y + strip.h,
-                2.0,
-                Color::new(0.86, 0.08, 0.06, 1.0),
-            );
-            if let Some(from) = timeline_drag {
-                draw_rectangle(
-                    from.min(mouse.0),
-                    strip.y,
-                    (mouse.0 - from).abs(),
-                    strip.h,
-                    Color::new(1.0, 0.55, 0.0, 0.25),
-                );
-            }
-        }
-        draw_rectangle(0.0, h - 26.0, w, 26.0, Color::new(0.1, 0.12, 0.18, 0.85));
-        draw_text(&line, 8.0, h - 8.0, 18.0, Color::new(1.0, 1.0, 1.0, 1.0));
-        draw_text(
-            "arrows: step  space: play  L: live  B: bird's eye  R: references  right-drag: orbit  middle-drag: pan  wheel: zoom  click: select",
+        line
+    }
+
+    /// Everything drawn over the city.
+    fn draw_hud(
+        &mut self,
+        screen: &Screen,
+        mouse: (f32, f32),
+        hovered: Option<NodeId>,
+        live: bool,
+    ) {
+        let len = self.city.model.len();
+        let index = self.travel.index();
+        let metric = self.settings.metric;
+        let window = self.city.model.window();
+        let points = screen.strip.points(&self.city.model, metric);
+        let dragging = match self.drag {
+            Some(Drag::Timeline(from)) => Some((from, mouse.0)),
+            _ => None,
+        };
+        hud::timeline(screen, &points, window, index, len, dragging);
+        hud::transport(
+            screen,
+            mouse,
+            self.travel.playing,
+            self.travel.is_live(),
+            index,
+            len,
+        );
+        let status = screen.status;
+        draw_rectangle(
+            status.x,
+            status.y,
+            status.w,
+            status.h,
+            Color::new(0.1, 0.12, 0.18, 0.85),
+        );
+        let line = self.status_line(live);
+        hud::text(
+            &hud::fit(&line, status.w - 16.0, 18.0),
+            8.0,
+            status.y + 18.0,
+            18.0,
+            Color::new(1.0, 1.0, 1.0, 1.0),
+        );
+        hud::text(
+            "arrows step  space play  [ ] period  L live  B/C bird's eye/overview  R references  Tab settings  \
+             drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt",
             8.0,
             18.0,
-            16.0,
-            Color::new(0.15, 0.15, 0.2, 1.0),
+            15.0,
+            hud::MUTED,
         );
-        for (i, note) in notes.iter().enumerate() {
-            draw_text(
-                note,
-                8.0,
-                38.0 + i as f32 * 18.0,
-                16.0,
-                Color::new(0.7, 0.1, 0.1, 1.0),
-            );
+        for (i, note) in self.notes.iter().enumerate() {
+            hud::text(note, 8.0, 38.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
         }
+        self.links.clear();
+        if let (Some((_, d, rows, _)), Some((area, close))) = (&self.details, screen.details) {
+            self.links = hud::details(area, close, d, rows, index, window, metric, mouse);
+        }
+        hud::settings(screen, &self.settings, mouse);
+        hud::gear(screen.gear, self.settings_open, mouse);
         if let Some(node) = hovered {
-            let text = scene::tooltip(&city.model, node, index, view.metric);
-            for (i, text_line) in text.lines().enumerate() {
-                draw_text(
-                    text_line,
-                    mouse.0 + 14.0,
-                    mouse.1 + 18.0 + i as f32 * 18.0,
-                    18.0,
-                    Color::new(0.05, 0.05, 0.1, 1.0),
-                );
+            let text = scene::tooltip(&self.city.model, node, index, metric);
+            let lines: Vec<&str> = text.lines().collect();
+            let width = lines
+                .iter()
+                .map(|l| measure_text(l, None, 17, 1.0).width)
+                .fold(0.0, f32::max);
+            let (w, h) = (screen_width(), screen_height());
+            let x = (mouse.0 + 14.0).min(w - width - 16.0).max(4.0);
+            let y = (mouse.1 + 10.0).min(h - 20.0 * lines.len() as f32 - 8.0);
+            hud::panel(memcity_viewer::controls::Area::new(
+                x - 6.0,
+                y,
+                width + 12.0,
+                lines.len() as f32 * 19.0 + 8.0,
+            ));
+            for (i, text_line) in lines.iter().enumerate() {
+                hud::text(text_line, x, y + 17.0 + i as f32 * 19.0, 17.0, hud::INK);
             }
+        }
+    }
+}
+
+/// Side of the city, as the layout makes it.
+const CITY_SIZE: f32 = 1000.0;
+
+async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
+    let renderer = Renderer::new()?;
+    let settings = options.settings;
+    let config = settings.layout_config();
+    let mut travel = TimeTravel::new();
+    travel.period = settings.period;
+    let (city, events) = match source {
+        Source::Replay(model) => {
+            let model = *model;
+            travel.jump(options.at.unwrap_or(model.len() - 1), model.len());
+            travel.tick(60.0, model.len()); // arrive at once: no tween into the first frame
+            (City::replay(model, &config), None)
+        }
+        Source::Live(events) => (City::live(config), Some(events)),
+    };
+    let live = events.is_some();
+    let mut viewer = Viewer {
+        settings,
+        references: true,
+        city,
+        travel,
+        camera: initial_camera(options.camera, CITY_SIZE, 0.0),
+        framed: false,
+        selected: None,
+        selected_at: -1.0,
+        settings_open: options.settings_open,
+        status: if live {
+            Status::Connecting
+        } else {
+            Status::Ended("replay".into())
+        },
+        received: 0,
+        dropped: 0,
+        last_pause_ms: 0.0,
+        overhead: 0.0,
+        notes: Vec::new(),
+        drag: None,
+        last_mouse: mouse_position(),
+        last_timeline_click: -1.0,
+        plan_version: 0,
+        scene: Scene::default(),
+        scene_key: None,
+        details: None,
+        links: Vec::new(),
+    };
+    if let Some(path) = options.select.take() {
+        let names: Vec<&str> = path.split('/').collect();
+        let found = viewer.city.model.find(&names);
+        if found.is_none() {
+            anyhow::bail!("--select {path}: no such group (give its names from the top level down, separated by '/')");
+        }
+        viewer.selected = found;
+    }
+    let mut ready_signalled = false;
+    loop {
+        if let Some(events) = &events {
+            viewer.take_events(events)?;
+        }
+        let len = viewer.city.model.len();
+        if len > 0 && !viewer.framed {
+            viewer.refresh_scene();
+            viewer.camera =
+                initial_camera(options.camera, CITY_SIZE, viewer.scene.tallest() as f32);
+            viewer.framed = true;
+        }
+        if let (Some(n), true) = (options.bench_frames, len > 0) {
+            return bench(&renderer, &viewer, n, len).await;
+        }
+        if let Some(path) = &options.screenshot {
+            let ready = match options.exit_after {
+                Some(n) => viewer.received >= n,
+                None => len > 0,
+            };
+            if ready {
+                viewer.city.animation = None;
+                viewer.travel.tick(60.0, len);
+                viewer.refresh_scene();
+                viewer.camera =
+                    initial_camera(options.camera, CITY_SIZE, viewer.scene.tallest() as f32);
+                // A few frames first, so the window is mapped and sized before the read-back.
+                for pass in 0..4 {
+                    let (w, h) = (screen_width(), screen_height());
+                    renderer.draw(&viewer.scene, &viewer.camera, w, h, 0.0);
+                    if options.hud {
+                        let screen = viewer.screen(w, h);
+                        viewer.draw_hud(&screen, (-100.0, -100.0), None, live);
+                    }
+                    if pass == 3 {
+                        render::screenshot(path).await?;
+                    } else {
+                        next_frame().await;
+                    }
+                }
+                if live {
+                    eprintln!("memcity: received {} snapshots", viewer.received);
+                }
+                return Ok(());
+            }
+        } else if options.exit_after.is_some_and(|n| viewer.received >= n) {
+            eprintln!("memcity: received {} snapshots", viewer.received);
+            return Ok(());
+        }
+        if is_key_pressed(KeyCode::Escape) {
+            return Ok(());
+        }
+
+        let (w, h) = (screen_width(), screen_height());
+        let dt = macroquad::time::get_frame_time();
+        let screen = viewer.screen(w, h);
+        let mouse = mouse_position();
+        viewer.keys(dt);
+        // Picking uses last frame's scene: what the pointer is over is what was drawn.
+        let (origin, dir) = viewer.camera.ray(mouse.0, mouse.1, w, h);
+        let hovered = if screen.hit(mouse.0, mouse.1).is_some()
+            || viewer
+                .links
+                .iter()
+                .any(|l| l.area.contains(mouse.0, mouse.1))
+        {
+            None
+        } else {
+            scene::pick(&viewer.scene, origin, dir)
+        };
+        viewer.mouse(&screen, mouse, hovered);
+        viewer.travel.tick(dt as f64, viewer.city.model.len());
+        viewer.city.advance(dt as f64);
+        viewer.refresh_scene();
+        renderer.draw(&viewer.scene, &viewer.camera, w, h, viewer.lift());
+        // The panels' layout may have changed with the selection.
+        let screen = viewer.screen(w, h);
+        viewer.draw_hud(&screen, mouse, hovered, live);
+        if !ready_signalled {
+            // Scripts and tests wait for this line before sending input.
+            eprintln!("memcity: window ready");
+            ready_signalled = true;
         }
         next_frame().await;
     }
 }
 
-/// Times `n` still frames, then `n` frames that each step to the next snapshot (scene, geometry
-/// and drawing), and prints medians.
-async fn bench(
-    renderer: &Renderer,
-    city: &City,
-    view: &ViewSettings,
-    camera: &OrbitCamera,
-    n: usize,
-    len: usize,
-) -> anyhow::Result<()> {
-    let plan = city.layout();
+/// Times `n` still frames, then `n` frames that each step to the next snapshot (scene and
+/// drawing), and prints medians.
+async fn bench(renderer: &Renderer, viewer: &Viewer, n: usize, len: usize) -> anyhow::Result<()> {
+    let plan = viewer.city.plan();
+    let view = viewer.view_settings();
+    let camera = &viewer.camera;
     let (w, h) = (screen_width(), screen_height());
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let buildings = scene::build(&city.model, &plan, (len - 1) as f64, view, None)
-        .buildings
-        .len();
+    let frame = scene::build(&viewer.city.model, &plan, (len - 1) as f64, &view, None);
+    let buildings = frame.buildings.len();
     let mut still = Vec::with_capacity(n);
-    let frame = scene::build(&city.model, &plan, (len - 1) as f64, view, None);
     for _ in 0..n {
         let start = std::time::Instant::now();
         renderer.draw(&frame, camera, w, h, 0.0);
@@ -560,7 +894,9 @@ async fn bench(
     let mut steps = Vec::with_capacity(n);
     for i in 0..n {
         let start = std::time::Instant::now();
-        let frame = scene::build(&city.model, &plan, (i % len) as f64, view, None);
+        // Mid-tween times, as a step is drawn: every building between two sizes.
+        let t = (i % len.max(2).saturating_sub(1)) as f64 + 0.5;
+        let frame = scene::build(&viewer.city.model, &plan, t, &view, None);
         steps.push(start.elapsed().as_secs_f64());
         renderer.draw(&frame, camera, w, h, 0.0);
         next_frame().await;

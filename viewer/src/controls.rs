@@ -173,7 +173,7 @@ impl Setting {
             .into(),
             Setting::Children => s.children.to_string(),
             Setting::Opacity => if s.opacity.enabled {
-                "fade all but growers"
+                "fade the rest"
             } else {
                 "all solid"
             }
@@ -181,7 +181,7 @@ impl Setting {
             Setting::Opaque => s.opacity.opaque.to_string(),
             Setting::Faded => format!("{:.0} %", s.opacity.faded * 100.0),
             Setting::Color => if s.color { "by growth" } else { "plain" }.into(),
-            Setting::Period => format!("{} s per snapshot", s.period),
+            Setting::Period => format!("{} s/snapshot", s.period),
         }
     }
 
@@ -304,7 +304,7 @@ pub enum Hit {
 pub const STATUS_HEIGHT: f32 = 26.0;
 pub const ROW_HEIGHT: f32 = 24.0;
 pub const BUTTON: f32 = 30.0;
-pub const SETTINGS_WIDTH: f32 = 330.0;
+pub const SETTINGS_WIDTH: f32 = 350.0;
 pub const DETAILS_WIDTH: f32 = 380.0;
 
 /// One row of the settings panel: the whole row and its left and right arrows.
@@ -332,7 +332,9 @@ pub struct Screen {
 }
 
 impl Screen {
-    pub fn new(width: f32, height: f32, settings_open: bool, details_open: bool) -> Self {
+    /// `details`: the height the details panel wants (see [`details_rows`]), when a group is
+    /// selected; it gets at most the room above the timeline.
+    pub fn new(width: f32, height: f32, settings_open: bool, details: Option<f32>) -> Self {
         let status = Area::new(0.0, height - STATUS_HEIGHT, width, STATUS_HEIGHT);
         let bar_y = status.y - BUTTON - 6.0;
         let mut transport = Vec::new();
@@ -368,7 +370,7 @@ impl Screen {
                     let y = panel.y + 28.0 + i as f32 * ROW_HEIGHT;
                     let row = Area::new(panel.x + 8.0, y, panel.w - 16.0, ROW_HEIGHT - 2.0);
                     let more = Area::new(row.x + row.w - 22.0, y, 22.0, ROW_HEIGHT - 2.0);
-                    let less = Area::new(more.x - 150.0, y, 22.0, ROW_HEIGHT - 2.0);
+                    let less = Area::new(more.x - 160.0, y, 22.0, ROW_HEIGHT - 2.0);
                     SettingRow {
                         setting: s,
                         row,
@@ -379,9 +381,10 @@ impl Screen {
                 .collect();
             (panel, rows)
         });
-        let details = details_open.then(|| {
+        let details = details.map(|wanted| {
             let top = 30.0;
-            let panel = Area::new(10.0, top, DETAILS_WIDTH, (strip.y - 10.0 - top).max(120.0));
+            let room = (strip.y - 10.0 - top).max(120.0);
+            let panel = Area::new(10.0, top, DETAILS_WIDTH, wanted.min(room));
             let close = Area::new(panel.x + panel.w - 24.0, panel.y + 4.0, 20.0, 20.0);
             (panel, close)
         });
@@ -464,6 +467,95 @@ impl Screen {
     }
 }
 
+/// One line of the details panel, from the top of the panel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DetailsRow {
+    pub kind: RowKind,
+    /// Top of the row, from the panel's top, and its height.
+    pub top: f32,
+    pub height: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    Title,
+    Path,
+    Numbers,
+    Growth,
+    Sparkline,
+    SitesHeading,
+    /// The i-th listed site.
+    Site(usize),
+    /// Line i of the hint shown when the session has no site level.
+    SitesHint(usize),
+    NoSites,
+    IncomingHeading,
+    /// The i-th reference into the group (clickable when its group has a node).
+    Incoming(usize),
+    OutgoingHeading,
+    Outgoing(usize),
+}
+
+/// Lines of the hint shown for a type in a session without a site level.
+pub const SITES_HINT: [&str; 2] = [
+    "not in this session: start the agent with",
+    "classifiers=package:type:site",
+];
+
+/// The details panel's rows for `d`, top to bottom, and the panel's height with all of them.
+pub fn details_rows(d: &memcity_city::details::Details) -> (Vec<DetailsRow>, f32) {
+    use memcity_city::details::Sites;
+    let mut rows = Vec::new();
+    let mut top = 6.0;
+    let mut push = |kind: RowKind, height: f32, top: &mut f32| {
+        rows.push(DetailsRow {
+            kind,
+            top: *top,
+            height,
+        });
+        *top += height;
+    };
+    push(RowKind::Title, 22.0, &mut top);
+    push(RowKind::Path, 18.0, &mut top);
+    push(RowKind::Numbers, 20.0, &mut top);
+    push(RowKind::Growth, 20.0, &mut top);
+    push(RowKind::Sparkline, 62.0, &mut top);
+    match &d.sites {
+        Sites::Listed { sites, .. } => {
+            push(RowKind::SitesHeading, 20.0, &mut top);
+            if sites.is_empty() {
+                push(RowKind::NoSites, 17.0, &mut top);
+            }
+            for i in 0..sites.len() {
+                push(RowKind::Site(i), 17.0, &mut top);
+            }
+            top += 6.0;
+        }
+        Sites::NotClassified => {
+            push(RowKind::SitesHeading, 20.0, &mut top);
+            for i in 0..SITES_HINT.len() {
+                push(RowKind::SitesHint(i), 17.0, &mut top);
+            }
+            top += 6.0;
+        }
+        Sites::NotApplicable => {}
+    }
+    if !d.incoming.is_empty() {
+        push(RowKind::IncomingHeading, 20.0, &mut top);
+        for i in 0..d.incoming.len() {
+            push(RowKind::Incoming(i), 17.0, &mut top);
+        }
+        top += 6.0;
+    }
+    if !d.outgoing.is_empty() {
+        push(RowKind::OutgoingHeading, 20.0, &mut top);
+        for i in 0..d.outgoing.len() {
+            push(RowKind::Outgoing(i), 17.0, &mut top);
+        }
+    }
+    (rows, top + 8.0)
+}
+
 /// The snapshot a slider fraction stands for.
 pub fn slider_index(fraction: f32, len: usize) -> usize {
     if len <= 1 {
@@ -500,7 +592,7 @@ mod tests {
         assert_eq!(Setting::Opaque.value(&s), "10", "the papers' default");
         assert_eq!(Setting::Period.adjust(&mut s, 1), Some(Change::Period));
         assert_eq!(s.period, 1.0);
-        assert_eq!(Setting::Period.value(&s), "1 s per snapshot");
+        assert_eq!(Setting::Period.value(&s), "1 s/snapshot");
         s.period = 0.1;
         assert_eq!(Setting::Period.adjust(&mut s, -1), None);
         assert_eq!(Setting::Color.adjust(&mut s, 1), Some(Change::View));
@@ -513,7 +605,7 @@ mod tests {
 
     #[test]
     fn clicks_land_on_what_is_drawn_there() {
-        let screen = Screen::new(1280.0, 720.0, true, true);
+        let screen = Screen::new(1280.0, 720.0, true, Some(5000.0));
         let at = |a: Area| screen.hit(a.center().0, a.center().1);
         for &(t, area) in &screen.transport {
             assert_eq!(at(area), Some(Hit::Transport(t)));
@@ -565,8 +657,70 @@ mod tests {
         // The middle of the window is the city.
         assert_eq!(screen.hit(640.0, 300.0), None);
         // Closed panels take no clicks.
-        let bare = Screen::new(1280.0, 720.0, false, false);
+        let bare = Screen::new(1280.0, 720.0, false, None);
         assert_eq!(bare.hit(panel.center().0, panel.center().1), None);
         assert_eq!(bare.hit(details.center().0, details.center().1), None);
+    }
+
+    #[test]
+    fn details_rows_follow_the_content() {
+        use memcity_city::details::{Details, Link, Sites};
+        let link = |name: &str| Link {
+            name: name.into(),
+            node: Some(3),
+            referrers: 5,
+            references: 7,
+        };
+        let mut d = Details {
+            node: 2,
+            name: "Node".into(),
+            role: "Type".into(),
+            path: vec!["Type: Node".into()],
+            objects: 10,
+            bytes: 240,
+            growth: 9,
+            series: vec![1, 10],
+            estimated: false,
+            sites: Sites::Listed {
+                sites: vec![("a".into(), 6), ("b".into(), 4)],
+                of: 10,
+            },
+            incoming: vec![link("List")],
+            outgoing: vec![],
+        };
+        let (rows, height) = details_rows(&d);
+        let kinds: Vec<RowKind> = rows.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                RowKind::Title,
+                RowKind::Path,
+                RowKind::Numbers,
+                RowKind::Growth,
+                RowKind::Sparkline,
+                RowKind::SitesHeading,
+                RowKind::Site(0),
+                RowKind::Site(1),
+                RowKind::IncomingHeading,
+                RowKind::Incoming(0),
+            ]
+        );
+        for pair in rows.windows(2) {
+            assert!(pair[0].top + pair[0].height <= pair[1].top, "{pair:?}");
+        }
+        let last = rows.last().unwrap();
+        assert!(height >= last.top + last.height);
+        // No sites level: the hint instead; more links: a taller panel.
+        d.sites = Sites::NotClassified;
+        d.outgoing = vec![link("Person"), link("String")];
+        let (rows, taller) = details_rows(&d);
+        assert!(rows.iter().any(|r| r.kind == RowKind::SitesHint(1)));
+        assert!(rows.iter().any(|r| r.kind == RowKind::Outgoing(1)));
+        assert!(taller > height);
+        // The screen gives the panel what it wants, up to the room above the timeline.
+        let screen = Screen::new(1280.0, 720.0, false, Some(taller));
+        assert_eq!(screen.details.unwrap().0.h, taller);
+        let small = Screen::new(1280.0, 300.0, false, Some(taller));
+        assert!(small.details.unwrap().0.h < taller);
     }
 }

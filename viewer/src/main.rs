@@ -9,9 +9,11 @@ use clap::{Parser, Subcommand};
 
 mod app;
 mod demo;
+mod hud;
 mod render;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
+use memcity_viewer::controls::Settings;
 use memcity_viewer::record::{self, Ended, RecordOptions};
 use memcity_viewer::{client, report, units};
 
@@ -28,6 +30,95 @@ then record and report:         memcity record -o app.mcrec --duration 60 && mem
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// How the city is drawn; the settings panel (Tab) changes the same things in the window.
+#[derive(clap::Args, Clone)]
+struct Look {
+    /// Size buildings by live objects or by bytes
+    #[arg(long, value_enum, default_value = "objects")]
+    metric: MetricArg,
+    /// How a size maps to an area
+    #[arg(long, value_enum, default_value = "sqrt")]
+    scaling: ScalingArg,
+    /// How lots are cut (treemap tiling)
+    #[arg(long, value_enum, default_value = "squarify")]
+    tiling: TilingArg,
+    /// Lots per parent: the N largest children get one (Memory Cities' pruning)
+    #[arg(long, default_value_t = 20)]
+    children: usize,
+    /// The N strongest growers stay solid, the rest fade (0: every building solid)
+    #[arg(long, default_value_t = memcity_city::mapping::DEFAULT_OPAQUE)]
+    solid: usize,
+    /// Seconds per snapshot when playing
+    #[arg(long, default_value_t = memcity_city::timetravel::DEFAULT_PERIOD)]
+    period: f64,
+    /// Open with the settings panel shown
+    #[arg(long)]
+    settings: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum MetricArg {
+    Objects,
+    Bytes,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ScalingArg {
+    Sqrt,
+    Linear,
+    Quadratic,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TilingArg {
+    Squarify,
+    Binary,
+    Slice,
+    Dice,
+    SliceDice,
+}
+
+impl Look {
+    fn settings(&self) -> anyhow::Result<Settings> {
+        use memcity_city::layout::Scaling;
+        use memcity_city::model::Metric;
+        use memcity_city::treemap::Tiling;
+        if !(self.period.is_finite() && self.period > 0.0) {
+            anyhow::bail!(
+                "--period {}: give the seconds per snapshot, more than 0",
+                self.period
+            );
+        }
+        if self.children == 0 {
+            anyhow::bail!("--children 0: every parent needs at least 1 lot");
+        }
+        let mut settings = Settings {
+            metric: match self.metric {
+                MetricArg::Objects => Metric::Objects,
+                MetricArg::Bytes => Metric::Bytes,
+            },
+            scaling: match self.scaling {
+                ScalingArg::Sqrt => Scaling::Sqrt,
+                ScalingArg::Linear => Scaling::Linear,
+                ScalingArg::Quadratic => Scaling::Quadratic,
+            },
+            tiling: match self.tiling {
+                TilingArg::Squarify => Tiling::Squarify,
+                TilingArg::Binary => Tiling::Binary,
+                TilingArg::Slice => Tiling::Slice,
+                TilingArg::Dice => Tiling::Dice,
+                TilingArg::SliceDice => Tiling::SliceDice,
+            },
+            children: self.children,
+            period: self.period,
+            ..Default::default()
+        };
+        settings.opacity.enabled = self.solid > 0;
+        settings.opacity.opaque = self.solid.max(1);
+        Ok(settings)
+    }
 }
 
 #[derive(Subcommand)]
@@ -86,9 +177,11 @@ enum Command {
         /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
         #[arg(long, value_name = "N")]
         bench_frames: Option<usize>,
-        /// Lots per parent: the N largest children get one (Memory Cities' pruning)
-        #[arg(long, default_value_t = 20)]
-        children: usize,
+        /// For --screenshot: draw the panels and bars too, as in the window
+        #[arg(long)]
+        hud: bool,
+        #[command(flatten)]
+        look: Look,
     },
     /// Start a bundled leaking Java app with the agent and watch it live
     Demo {
@@ -101,6 +194,8 @@ enum Command {
         /// For scripts: exit once this many snapshots arrived
         #[arg(long)]
         exit_after: Option<usize>,
+        #[command(flatten)]
+        look: Look,
     },
     /// Watch a live agent's heap grow as a 3D memory city
     View {
@@ -121,6 +216,11 @@ enum Command {
         /// The camera to start with
         #[arg(long, value_enum, default_value = "overview")]
         camera: app::CameraView,
+        /// For --screenshot: draw the panels and bars too, as in the window
+        #[arg(long)]
+        hud: bool,
+        #[command(flatten)]
+        look: Look,
     },
     /// Ask a live agent for a snapshot now, outside its GC schedule
     Snapshot {
@@ -240,7 +340,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             camera,
             select,
             bench_frames,
-            children,
+            hud,
+            look,
         } => {
             let (width, height) = window_size(&size)?;
             app::replay(
@@ -252,7 +353,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     exit_after: None,
                     select,
                     bench_frames,
-                    children,
+                    settings: look.settings()?,
+                    settings_open: look.settings,
+                    hud,
                     width,
                     height,
                 },
@@ -263,6 +366,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seconds,
             screenshot,
             exit_after,
+            look,
         } => {
             demo::run(
                 seconds,
@@ -273,7 +377,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     exit_after,
                     select: None,
                     bench_frames: None,
-                    children: 20,
+                    settings: look.settings()?,
+                    settings_open: look.settings,
+                    hud: false,
                     width: 1280,
                     height: 720,
                 },
@@ -287,6 +393,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_after,
             size,
             camera,
+            hud,
+            look,
         } => {
             let (width, height) = window_size(&size)?;
             app::view(
@@ -299,7 +407,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     exit_after,
                     select: None,
                     bench_frames: None,
-                    children: 20,
+                    settings: look.settings()?,
+                    settings_open: look.settings,
+                    hud,
                     width,
                     height,
                 },

@@ -326,7 +326,8 @@ impl Renderer {
         let mut opaque = Vec::with_capacity(scene.districts.len() + scene.buildings.len());
         for d in &scene.districts {
             let (min, max) = d.bounds();
-            opaque.push(Instance::new(min, max, d.color, 1.0));
+            let rgb = if d.selected { SELECTED } else { d.color };
+            opaque.push(Instance::new(min, max, rgb, 1.0));
         }
         let mut glass = Vec::new();
         let eye = camera.position();

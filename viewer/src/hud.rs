@@ -1,0 +1,403 @@
+//! Drawing the controls, panels and charts over the city. Where they sit and what a click on
+//! them means is decided in `memcity_viewer::controls`; this module only paints.
+
+use macroquad::prelude::{
+    draw_line, draw_rectangle, draw_rectangle_lines, draw_text, draw_triangle, measure_text, Color,
+    Vec2,
+};
+use memcity_city::details::{Details, Sites};
+use memcity_city::model::{Metric, NodeId, Window};
+use memcity_city::units;
+use memcity_viewer::controls::{
+    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
+};
+
+pub const INK: Color = Color::new(0.08, 0.09, 0.13, 1.0);
+pub const MUTED: Color = Color::new(0.35, 0.37, 0.45, 1.0);
+pub const PANEL: Color = Color::new(1.0, 1.0, 1.0, 0.88);
+pub const EDGE: Color = Color::new(0.55, 0.6, 0.7, 1.0);
+pub const BUTTON: Color = Color::new(0.9, 0.92, 0.96, 1.0);
+pub const HOVER: Color = Color::new(0.78, 0.85, 1.0, 1.0);
+pub const ACCENT: Color = Color::new(0.1, 0.25, 0.6, 1.0);
+pub const LIVE_RED: Color = Color::new(0.86, 0.08, 0.06, 1.0);
+pub const WINDOW_TINT: Color = Color::new(1.0, 0.55, 0.0, 0.18);
+pub const LINK: Color = Color::new(0.05, 0.3, 0.75, 1.0);
+
+pub fn panel(area: Area) {
+    draw_rectangle(area.x, area.y, area.w, area.h, PANEL);
+    draw_rectangle_lines(area.x, area.y, area.w, area.h, 1.0, EDGE);
+}
+
+pub fn text(s: &str, x: f32, y: f32, size: f32, color: Color) {
+    draw_text(s, x, y, size, color);
+}
+
+/// `s` cut to fit `width` pixels at `size`, with "..." where it was cut.
+pub fn fit(s: &str, width: f32, size: f32) -> String {
+    if measure_text(s, None, size as u16, 1.0).width <= width {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let (mut lo, mut hi) = (0, chars.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let candidate: String = chars[..mid].iter().collect::<String>() + "...";
+        if measure_text(&candidate, None, size as u16, 1.0).width <= width {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    chars[..lo].iter().collect::<String>() + "..."
+}
+
+fn button_face(area: Area, hovered: bool, active: bool) {
+    let fill = if active {
+        ACCENT
+    } else if hovered {
+        HOVER
+    } else {
+        BUTTON
+    };
+    draw_rectangle(area.x, area.y, area.w, area.h, fill);
+    draw_rectangle_lines(area.x, area.y, area.w, area.h, 1.0, EDGE);
+}
+
+fn triangle(cx: f32, cy: f32, r: f32, left: bool, color: Color) {
+    let s = if left { -1.0 } else { 1.0 };
+    draw_triangle(
+        Vec2::new(cx + s * r, cy),
+        Vec2::new(cx - s * r * 0.8, cy - r),
+        Vec2::new(cx - s * r * 0.8, cy + r),
+        color,
+    );
+}
+
+/// The transport bar: step and play buttons (icons), live, the period, and the time slider.
+pub fn transport(
+    screen: &Screen,
+    mouse: (f32, f32),
+    playing: bool,
+    live: bool,
+    index: usize,
+    len: usize,
+) {
+    for &(t, area) in &screen.transport {
+        let hovered = area.contains(mouse.0, mouse.1);
+        let active = (t == Transport::Live && live) || (t == Transport::Play && playing);
+        button_face(area, hovered, active);
+        let ink = if active {
+            Color::new(1.0, 1.0, 1.0, 1.0)
+        } else {
+            INK
+        };
+        let (cx, cy) = area.center();
+        match t {
+            Transport::First => {
+                draw_rectangle(cx - 8.0, cy - 7.0, 3.0, 14.0, ink);
+                triangle(cx + 1.0, cy, 7.0, true, ink);
+            }
+            Transport::Back => triangle(cx - 1.0, cy, 8.0, true, ink),
+            Transport::Play if playing => {
+                draw_rectangle(cx - 6.0, cy - 7.0, 4.0, 14.0, ink);
+                draw_rectangle(cx + 2.0, cy - 7.0, 4.0, 14.0, ink);
+            }
+            Transport::Play => triangle(cx + 1.0, cy, 8.0, false, ink),
+            Transport::Forward => triangle(cx + 1.0, cy, 8.0, false, ink),
+            Transport::Live => {
+                let dot = if live {
+                    Color::new(1.0, 0.4, 0.35, 1.0)
+                } else {
+                    LIVE_RED
+                };
+                draw_rectangle(cx - 4.0, cy - 4.0, 8.0, 8.0, dot);
+            }
+            Transport::Slower => draw_rectangle(cx - 7.0, cy - 1.5, 14.0, 3.0, ink),
+            Transport::Faster => {
+                draw_rectangle(cx - 7.0, cy - 1.5, 14.0, 3.0, ink);
+                draw_rectangle(cx - 1.5, cy - 7.0, 3.0, 14.0, ink);
+            }
+        }
+    }
+    let s = screen.slider;
+    let (a, b) = screen.slider_track();
+    draw_rectangle(s.x, s.y, s.w, s.h, Color::new(1.0, 1.0, 1.0, 0.6));
+    draw_line(a, s.y + s.h / 2.0, b, s.y + s.h / 2.0, 4.0, EDGE);
+    if len > 0 {
+        let k = screen.slider_knob(index, len);
+        let hovered = (mouse.0 - k).abs() < 10.0 && s.contains(mouse.0, mouse.1);
+        button_face(
+            Area::new(k - 7.0, s.y + 4.0, 14.0, s.h - 8.0),
+            hovered,
+            true,
+        );
+    }
+}
+
+/// The heap timeline: totals per snapshot, the growth window, the position, a drag in progress.
+pub fn timeline(
+    screen: &Screen,
+    points: &[(f32, f32)],
+    window: Window,
+    index: usize,
+    len: usize,
+    dragging: Option<(f32, f32)>,
+) {
+    let strip = screen.strip;
+    draw_rectangle(
+        strip.x,
+        strip.y,
+        strip.w,
+        strip.h,
+        Color::new(1.0, 1.0, 1.0, 0.75),
+    );
+    if len == 0 {
+        return;
+    }
+    let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
+    draw_rectangle(wx0, strip.y, (wx1 - wx0).max(2.0), strip.h, WINDOW_TINT);
+    for pair in points.windows(2) {
+        draw_line(pair[0].0, pair[0].1, pair[1].0, pair[1].1, 2.0, ACCENT);
+    }
+    let cx = strip.x_of(index, len);
+    draw_line(cx, strip.y, cx, strip.y + strip.h, 2.0, LIVE_RED);
+    if let Some((from, to)) = dragging {
+        draw_rectangle(
+            from.min(to),
+            strip.y,
+            (to - from).abs(),
+            strip.h,
+            Color::new(1.0, 0.55, 0.0, 0.25),
+        );
+    }
+}
+
+/// The settings panel.
+pub fn settings(screen: &Screen, settings: &Settings, mouse: (f32, f32)) {
+    let Some((area, rows)) = &screen.settings else {
+        return;
+    };
+    panel(*area);
+    text("Settings (Tab)", area.x + 10.0, area.y + 19.0, 18.0, INK);
+    for &SettingRow {
+        setting,
+        row,
+        less,
+        more,
+    } in rows
+    {
+        if row.contains(mouse.0, mouse.1) {
+            draw_rectangle(row.x, row.y, row.w, row.h, Color::new(0.85, 0.9, 1.0, 0.6));
+        }
+        text(setting.label(), row.x + 4.0, row.y + 16.0, 16.0, INK);
+        for (arrow, left) in [(less, true), (more, false)] {
+            button_face(arrow, arrow.contains(mouse.0, mouse.1), false);
+            let (cx, cy) = arrow.center();
+            triangle(cx, cy, 5.0, left, INK);
+        }
+        let value = fit(
+            &setting.value(settings),
+            more.x - less.x - less.w - 8.0,
+            16.0,
+        );
+        let width = measure_text(&value, None, 16, 1.0).width;
+        let mid = (less.x + less.w + more.x) / 2.0;
+        text(&value, mid - width / 2.0, row.y + 16.0, 16.0, ACCENT);
+    }
+}
+
+/// The gear that opens the settings: three bars, the universal "adjust" sign.
+pub fn gear(area: Area, open: bool, mouse: (f32, f32)) {
+    button_face(area, area.contains(mouse.0, mouse.1), open);
+    let ink = if open {
+        Color::new(1.0, 1.0, 1.0, 1.0)
+    } else {
+        INK
+    };
+    for (i, knob) in [0.3f32, 0.65, 0.45].iter().enumerate() {
+        let y = area.y + 9.0 + i as f32 * 6.0;
+        draw_line(area.x + 7.0, y, area.x + area.w - 7.0, y, 1.5, ink);
+        let kx = area.x + 7.0 + (area.w - 14.0) * knob;
+        draw_rectangle(kx - 2.0, y - 2.5, 4.0, 5.0, ink);
+    }
+}
+
+/// A clickable line of the details panel: selecting the group it names.
+pub struct LinkArea {
+    pub area: Area,
+    pub node: NodeId,
+}
+
+fn metric_amount(value: u64, metric: Metric) -> String {
+    match metric {
+        Metric::Objects => format!("{} objects", units::count(value)),
+        Metric::Bytes => units::bytes(value),
+    }
+}
+
+/// The details panel of the selected group (rows placed by `controls::details_rows`); returns
+/// the areas of its clickable links.
+#[allow(clippy::too_many_arguments)]
+pub fn details(
+    area: Area,
+    close: Area,
+    d: &Details,
+    rows: &[DetailsRow],
+    index: usize,
+    window: Window,
+    metric: Metric,
+    mouse: (f32, f32),
+) -> Vec<LinkArea> {
+    panel(area);
+    button_face(close, close.contains(mouse.0, mouse.1), false);
+    let (cx, cy) = close.center();
+    draw_line(cx - 5.0, cy - 5.0, cx + 5.0, cy + 5.0, 2.0, INK);
+    draw_line(cx - 5.0, cy + 5.0, cx + 5.0, cy - 5.0, 2.0, INK);
+    let x = area.x + 10.0;
+    let width = area.w - 20.0;
+    let mut links = Vec::new();
+    for row in rows {
+        let top = area.y + row.top;
+        if top + row.height > area.y + area.h {
+            break; // the window is too short for the rest
+        }
+        // Text baselines sit near the bottom of their row.
+        let base = top + row.height - 5.0;
+        match row.kind {
+            RowKind::Title => text(&fit(&d.name, width - 26.0, 20.0), x, base, 20.0, INK),
+            RowKind::Path => {
+                let path = if d.path.is_empty() {
+                    "the whole heap".to_string()
+                } else {
+                    d.path.join(" > ")
+                };
+                text(&fit(&path, width, 15.0), x, base, 15.0, MUTED);
+            }
+            RowKind::Numbers => text(
+                &format!(
+                    "{} objects   {}",
+                    units::count(d.objects),
+                    units::bytes(d.bytes)
+                ),
+                x,
+                base,
+                17.0,
+                INK,
+            ),
+            RowKind::Growth => {
+                let growth = match metric {
+                    Metric::Objects => units::signed_count(d.growth) + " objects",
+                    Metric::Bytes => {
+                        let sign = if d.growth < 0 { "-" } else { "+" };
+                        format!("{sign}{}", units::bytes(d.growth.unsigned_abs()))
+                    }
+                };
+                let estimated = if d.estimated { " (estimated)" } else { "" };
+                let color = if d.growth > 0 { LIVE_RED } else { INK };
+                let line = format!(
+                    "growth {growth} since snapshot {}{estimated}",
+                    window.start + 1
+                );
+                text(&fit(&line, width, 16.0), x, base, 16.0, color);
+            }
+            RowKind::Sparkline => sparkline(
+                Area::new(x, top + 3.0, width, row.height - 6.0),
+                &d.series,
+                index,
+                window,
+                metric,
+            ),
+            RowKind::SitesHeading => {
+                let title = match d.sites {
+                    Sites::Listed { .. } => "Top allocation sites (estimated from samples)",
+                    _ => "Allocation sites",
+                };
+                text(title, x, base, 16.0, ACCENT);
+            }
+            RowKind::NoSites => text("none sampled here", x + 8.0, base, 15.0, MUTED),
+            RowKind::Site(i) => {
+                if let Sites::Listed { sites, of } = &d.sites {
+                    let (name, value) = &sites[i];
+                    let share = *value as f64 * 100.0 / (*of).max(1) as f64;
+                    text(&format!("{share:>3.0}%"), x + 4.0, base, 15.0, INK);
+                    text(&fit(name, width - 48.0, 15.0), x + 44.0, base, 15.0, INK);
+                }
+            }
+            RowKind::SitesHint(i) => text(SITES_HINT[i], x + 8.0, base, 15.0, MUTED),
+            RowKind::IncomingHeading => text(
+                "Kept alive by (holders; click to follow)",
+                x,
+                base,
+                16.0,
+                ACCENT,
+            ),
+            RowKind::OutgoingHeading => text("Keeps alive (holders)", x, base, 16.0, ACCENT),
+            RowKind::Incoming(i) | RowKind::Outgoing(i) => {
+                let link = match row.kind {
+                    RowKind::Incoming(_) => &d.incoming[i],
+                    _ => &d.outgoing[i],
+                };
+                let line = Area::new(x, top, width, row.height);
+                if link.node.is_some() && line.contains(mouse.0, mouse.1) {
+                    draw_rectangle(line.x, line.y, line.w, line.h, HOVER);
+                }
+                let color = if link.node.is_some() { LINK } else { INK };
+                text(
+                    &fit(&link.name, width - 110.0, 15.0),
+                    x + 4.0,
+                    base,
+                    15.0,
+                    color,
+                );
+                let count = units::count(link.referrers);
+                let cw = measure_text(&count, None, 15, 1.0).width;
+                text(&count, x + width - cw - 4.0, base, 15.0, INK);
+                if let Some(node) = link.node {
+                    links.push(LinkArea { area: line, node });
+                }
+            }
+        }
+    }
+    links
+}
+
+/// A small chart of `series` with the window shaded and snapshot `index` marked.
+pub fn sparkline(area: Area, series: &[u64], index: usize, window: Window, metric: Metric) {
+    draw_rectangle(
+        area.x,
+        area.y,
+        area.w,
+        area.h,
+        Color::new(0.96, 0.97, 1.0, 1.0),
+    );
+    draw_rectangle_lines(area.x, area.y, area.w, area.h, 1.0, EDGE);
+    let n = series.len();
+    if n == 0 {
+        return;
+    }
+    let x_of = |i: usize| {
+        if n <= 1 {
+            area.x + area.w / 2.0
+        } else {
+            area.x + 2.0 + (area.w - 4.0) * i as f32 / (n - 1) as f32
+        }
+    };
+    let (w0, w1) = (x_of(window.start.min(n - 1)), x_of(window.end.min(n - 1)));
+    draw_rectangle(w0, area.y, (w1 - w0).max(2.0), area.h, WINDOW_TINT);
+    let max = series.iter().copied().max().unwrap_or(0).max(1) as f32;
+    let y_of = |v: u64| area.y + area.h - 3.0 - (area.h - 6.0) * v as f32 / max;
+    for i in 1..n {
+        draw_line(
+            x_of(i - 1),
+            y_of(series[i - 1]),
+            x_of(i),
+            y_of(series[i]),
+            2.0,
+            ACCENT,
+        );
+    }
+    let cx = x_of(index.min(n - 1));
+    draw_line(cx, area.y, cx, area.y + area.h, 1.5, LIVE_RED);
+    let label = metric_amount(series[index.min(n - 1)], metric);
+    text(&label, area.x + 4.0, area.y + 14.0, 14.0, MUTED);
+}
