@@ -272,7 +272,8 @@ fn a_user_selects_steps_changes_settings_and_quits() {
         &ViewSettings::default(),
         None,
     );
-    let growers: Vec<(NodeId, (f32, f32), (f32, f32))> = model
+    type Pixel = (f32, f32);
+    let growers: Vec<(NodeId, Pixel, Pixel)> = model
         .top_growers(Metric::Objects, 10)
         .into_iter()
         .filter_map(|n| {
