@@ -338,23 +338,27 @@ pub fn pick(scene: &Scene, origin: Vec3, dir: Vec3) -> Option<NodeId> {
         .map(|(_, node)| node)
 }
 
-/// Tooltip text (Memory Cities VII.C): the path with roles, objects, bytes, and growth in the
-/// window up to `index`.
+/// Tooltip text (Memory Cities VII.C): the path with roles, one level per line and indented
+/// (site names are long), then objects, bytes, and growth in the window up to `index`.
 pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> String {
-    let mut parts = vec!["Heap".to_string()];
+    let mut parts = Vec::new();
     let mut chain = Vec::new();
     let mut at = Some(node);
     while let Some(n) = at.filter(|&n| n != ROOT) {
         chain.push(n);
         at = model.node(n).parent;
     }
-    for n in chain.into_iter().rev() {
+    for (level, n) in chain.into_iter().rev().enumerate() {
         let info = model.node(n);
+        let indent = "  ".repeat(level);
         parts.push(if info.role.is_empty() {
-            info.name.clone()
+            format!("{indent}{}", info.name)
         } else {
-            format!("{}: {}", info.role, info.name)
+            format!("{indent}{}: {}", info.role, info.name)
         });
+    }
+    if parts.is_empty() {
+        parts.push("Heap".to_string());
     }
     let objects = model.value(node, index, Metric::Objects);
     let bytes = model.value(node, index, Metric::Bytes);
@@ -368,7 +372,7 @@ pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
     };
     format!(
         "{}\nobjects: {}   bytes: {}   growth: {unit}",
-        parts.join(" \u{2192} "),
+        parts.join("\n"),
         units::count(objects),
         units::bytes(bytes)
     )
@@ -577,7 +581,7 @@ mod tests {
         let text = tooltip(&m, a, 2, Metric::Objects);
         assert_eq!(
             text,
-            "Heap \u{2192} Package: p \u{2192} Type: A\nobjects: 1,000   bytes: 15.6 KiB   growth: +990 objects"
+            "Package: p\n  Type: A\nobjects: 1,000   bytes: 15.6 KiB   growth: +990 objects"
         );
         assert!(
             tooltip(&m, m.find(&["p", "B"]).unwrap(), 2, Metric::Bytes).ends_with("growth: -160 B")

@@ -706,7 +706,8 @@ impl Viewer {
         hud::gear(screen.gear, self.settings_open, mouse);
         if let Some(node) = hovered {
             let text = scene::tooltip(&self.city.model, node, index, metric);
-            let lines: Vec<&str> = text.lines().collect();
+            let room = (screen_width() * 0.6).max(200.0);
+            let lines: Vec<String> = text.lines().map(|l| hud::fit(l, room, 17.0)).collect();
             let width = lines
                 .iter()
                 .map(|l| measure_text(l, None, 17, 1.0).width)
