@@ -93,6 +93,24 @@ impl OrbitCamera {
         self.target += side * right + ahead * forward;
     }
 
+    /// The camera `t` (0 to 1) of the way from `self` to `to`, for flights between views: eased
+    /// in and out, turning the short way round.
+    pub fn toward(&self, to: &OrbitCamera, t: f32) -> OrbitCamera {
+        let t = t.clamp(0.0, 1.0);
+        let e = t * t * (3.0 - 2.0 * t);
+        let tau = std::f32::consts::TAU;
+        let turn = (to.yaw - self.yaw + std::f32::consts::PI).rem_euclid(tau) - std::f32::consts::PI;
+        let mix = |a: f32, b: f32| a + (b - a) * e;
+        OrbitCamera {
+            target: self.target.lerp(to.target, e),
+            yaw: self.yaw + turn * e,
+            pitch: mix(self.pitch, to.pitch).clamp(MIN_PITCH, MAX_PITCH),
+            // Distances span orders of magnitude: interpolate them geometrically.
+            distance: (self.distance.ln() + (to.distance.ln() - self.distance.ln()) * e).exp(),
+            fovy: mix(self.fovy, to.fovy),
+        }
+    }
+
     /// The matrix the renderer draws with.
     pub fn view_projection(&self, aspect: f32) -> Mat4 {
         Mat4::perspective_rh_gl(self.fovy, aspect, Z_NEAR, Z_FAR)
@@ -157,6 +175,30 @@ pub fn ray_box(origin: Vec3, dir: Vec3, min: Vec3, max: Vec3) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flights_start_and_end_on_their_views_and_turn_the_short_way() {
+        let from = OrbitCamera {
+            yaw: 3.0,
+            ..OrbitCamera::framing(1000.0, 200.0)
+        };
+        let to = OrbitCamera {
+            yaw: -3.0,
+            ..OrbitCamera::birds_eye(1000.0, 200.0)
+        };
+        assert_eq!(from.toward(&to, 0.0), from);
+        let end = from.toward(&to, 1.0);
+        assert!((end.yaw.sin() - to.yaw.sin()).abs() < 1e-4 && (end.yaw.cos() - to.yaw.cos()).abs() < 1e-4);
+        assert!((end.pitch - to.pitch).abs() < 1e-6 && (end.distance - to.distance).abs() < 1e-2);
+        // From 3.0 to -3.0 the short way goes up through pi, not down through 0.
+        let mid = from.toward(&to, 0.5);
+        assert!(mid.yaw > 3.0, "{}", mid.yaw);
+        // Every camera on the way stays above the horizon.
+        for i in 0..=20 {
+            let c = from.toward(&to, i as f32 / 20.0);
+            assert!(c.pitch >= MIN_PITCH && c.position().y > 0.0);
+        }
+    }
 
     #[test]
     fn the_target_projects_to_the_center_of_the_view() {
