@@ -99,7 +99,8 @@ impl OrbitCamera {
         let t = t.clamp(0.0, 1.0);
         let e = t * t * (3.0 - 2.0 * t);
         let tau = std::f32::consts::TAU;
-        let turn = (to.yaw - self.yaw + std::f32::consts::PI).rem_euclid(tau) - std::f32::consts::PI;
+        let turn =
+            (to.yaw - self.yaw + std::f32::consts::PI).rem_euclid(tau) - std::f32::consts::PI;
         let mix = |a: f32, b: f32| a + (b - a) * e;
         OrbitCamera {
             target: self.target.lerp(to.target, e),
@@ -188,7 +189,10 @@ mod tests {
         };
         assert_eq!(from.toward(&to, 0.0), from);
         let end = from.toward(&to, 1.0);
-        assert!((end.yaw.sin() - to.yaw.sin()).abs() < 1e-4 && (end.yaw.cos() - to.yaw.cos()).abs() < 1e-4);
+        assert!(
+            (end.yaw.sin() - to.yaw.sin()).abs() < 1e-4
+                && (end.yaw.cos() - to.yaw.cos()).abs() < 1e-4
+        );
         assert!((end.pitch - to.pitch).abs() < 1e-6 && (end.distance - to.distance).abs() < 1e-2);
         // From 3.0 to -3.0 the short way goes up through pi, not down through 0.
         let mid = from.toward(&to, 0.5);

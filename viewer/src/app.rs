@@ -258,6 +258,8 @@ struct SceneKey {
     animation: Option<f64>,
 }
 
+/// Seconds a camera flight takes (`B`, `C`, following a reference).
+const FLIGHT_SECONDS: f32 = 0.6;
 /// Seconds the selected building's jump takes.
 const JUMP_SECONDS: f64 = 0.45;
 /// Camera speeds for the keyboard: radians and city sizes per second.
@@ -283,6 +285,8 @@ struct Viewer {
     city: City,
     travel: TimeTravel,
     camera: OrbitCamera,
+    /// A camera flight under way: from, to, progress (0 to 1).
+    flight: Option<(OrbitCamera, OrbitCamera, f32)>,
     framed: bool,
     selected: Option<NodeId>,
     /// When the selection changed (for its jump).
@@ -360,6 +364,44 @@ impl Viewer {
                 key.selected,
             );
             self.scene_key = Some(key);
+        }
+    }
+
+    fn fly_to(&mut self, to: OrbitCamera) {
+        self.flight = Some((self.camera, to, 0.0));
+    }
+
+    fn advance_flight(&mut self, dt: f32) {
+        if let Some((from, to, progress)) = &mut self.flight {
+            *progress = (*progress + dt / FLIGHT_SECONDS).min(1.0);
+            self.camera = from.toward(to, *progress);
+            if *progress >= 1.0 {
+                self.flight = None;
+            }
+        }
+    }
+
+    /// Follows a reference to `node`: selects it and turns the camera toward it, so the next
+    /// link of the chain is in view.
+    fn follow(&mut self, node: NodeId) {
+        self.select(Some(node));
+        let center = self
+            .scene
+            .buildings
+            .iter()
+            .find(|b| b.node == node)
+            .map(|b| b.bounds())
+            .or_else(|| {
+                self.scene
+                    .districts
+                    .iter()
+                    .find(|d| d.node == node)
+                    .map(|d| d.bounds())
+            });
+        if let Some((min, max)) = center {
+            let mut to = self.camera;
+            to.target = glam::Vec3::new((min.x + max.x) / 2.0, max.y * 0.3, (min.z + max.z) / 2.0);
+            self.fly_to(to);
         }
     }
 
@@ -490,10 +532,13 @@ impl Viewer {
             self.apply_setting(Setting::Period, -1);
         }
         if pressed(KeyCode::B) {
-            self.camera = OrbitCamera::birds_eye(CITY_SIZE, self.scene.tallest() as f32);
+            self.fly_to(OrbitCamera::birds_eye(
+                CITY_SIZE,
+                self.scene.tallest() as f32,
+            ));
         }
         if pressed(KeyCode::C) {
-            self.camera = OrbitCamera::framing(CITY_SIZE, self.scene.tallest() as f32);
+            self.fly_to(OrbitCamera::framing(CITY_SIZE, self.scene.tallest() as f32));
         }
         let held = is_key_down;
         let axis = |neg: KeyCode, pos: KeyCode| (held(pos) as i32 - held(neg) as i32) as f32;
@@ -506,11 +551,13 @@ impl Viewer {
         let right = axis(KeyCode::A, KeyCode::D);
         let forward = axis(KeyCode::S, KeyCode::W);
         if right != 0.0 || forward != 0.0 {
+            self.flight = None;
             let step = self.camera.distance * KEY_PAN * dt;
             self.camera.pan(right * step, forward * step);
         }
         let zoom = axis(KeyCode::Equal, KeyCode::Minus) + axis(KeyCode::KpAdd, KeyCode::KpSubtract);
         if zoom != 0.0 {
+            self.flight = None;
             self.camera.zoom(1.0 + zoom.signum() * 1.5 * dt);
         }
     }
@@ -529,7 +576,7 @@ impl Viewer {
                 .find(|l| l.area.contains(mouse.0, mouse.1))
                 .map(|l| l.node);
             match (link, screen.hit(mouse.0, mouse.1)) {
-                (Some(node), _) => self.select(Some(node)),
+                (Some(node), _) => self.follow(node),
                 (None, Some(Hit::Setting(setting, dir))) => self.apply_setting(setting, dir),
                 (None, Some(Hit::Settings)) => self.settings_open = !self.settings_open,
                 (None, Some(Hit::Transport(t))) => self.transport(t),
@@ -560,6 +607,7 @@ impl Viewer {
             Some(Drag::City { from, moved }) if is_mouse_button_down(MouseButton::Left) => {
                 *moved |= (mouse.0 - from.0).abs() + (mouse.1 - from.1).abs() > 4.0;
                 if *moved {
+                    self.flight = None;
                     if shift {
                         let d = self.camera.distance / 800.0;
                         self.camera.pan(-dx * d, dy * d);
@@ -588,6 +636,12 @@ impl Viewer {
             }
         }
         let over_panel = screen.hit(mouse.0, mouse.1).is_some();
+        let camera_input = is_mouse_button_down(MouseButton::Right)
+            || is_mouse_button_down(MouseButton::Middle)
+            || mouse_wheel().1 != 0.0;
+        if camera_input && !over_panel {
+            self.flight = None;
+        }
         if is_mouse_button_down(MouseButton::Right) && !over_panel {
             self.camera.orbit(dx * 0.005, dy * 0.005);
         }
@@ -753,6 +807,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         city,
         travel,
         camera: initial_camera(options.camera, CITY_SIZE, 0.0),
+        flight: None,
         framed: false,
         selected: None,
         selected_at: -1.0,
@@ -857,6 +912,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         viewer.mouse(&screen, mouse, hovered);
         viewer.travel.tick(dt as f64, viewer.city.model.len());
         viewer.city.advance(dt as f64);
+        viewer.advance_flight(dt);
         viewer.refresh_scene();
         renderer.draw(&viewer.scene, &viewer.camera, w, h, viewer.lift());
         // The panels' layout may have changed with the selection.
