@@ -246,6 +246,9 @@ fn a_user_selects_steps_changes_settings_and_quits() {
     });
     let mut viewer = Viewer { child, lines };
     viewer.wait_line("memcity: window ready");
+    // The pointer starts mid-screen; a hovered building is lightened, so park it on the status bar.
+    let park = || x.xdotool(&["mousemove", "640", &(H - 10).to_string()]);
+    park();
 
     // The same city, computed without a window: the last snapshot, bird's eye.
     let model = load::recording(&golden).unwrap();
@@ -296,9 +299,22 @@ fn a_user_selects_steps_changes_settings_and_quits() {
             .ok_or(format!("{seen:?}"))
     });
 
+    // Hovering a building lightens it (a third of the way to white).
+    let (hx, hy) = (
+        watched_at.0.round().to_string(),
+        watched_at.1.round().to_string(),
+    );
+    x.xdotool(&["mousemove", &hx, &hy]);
+    let lit = color_of(watched).map(|c| c + (1.0 - c) * 0.35);
+    wait_for(&x, "the hovered building lightened", |img| {
+        let seen = img.at(watched_at.0, watched_at.1);
+        near(seen, lit, 3).then_some(()).ok_or(format!("{seen:?}"))
+    });
+    park();
+
     // Click a building: it turns the selection blue and the details panel opens.
     x.click(at.0, at.1);
-    x.xdotool(&["mousemove", "640", &(H - 10).to_string()]); // away, onto the status bar
+    park();
     wait_for(&x, "the selected building in blue", |img| {
         let seen = img.at(at.0, at.1);
         near(seen, [0.2, 0.45, 1.0], 3)
@@ -342,7 +358,7 @@ fn a_user_selects_steps_changes_settings_and_quits() {
             .ok_or(format!("{seen:?}"))
     });
     x.click(color_row.more.center().0, color_row.more.center().1);
-    x.xdotool(&["mousemove", "640", &(H - 10).to_string()]);
+    park();
     // At snapshot 3 the watched building is smaller: probe its roof there.
     let (px, py) = watched_then;
     wait_for(&x, "the watched grower in plain gray", |img| {

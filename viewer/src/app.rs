@@ -26,7 +26,7 @@ use memcity_viewer::controls::{
 use memcity_viewer::live::{Event, Status};
 
 use crate::hud;
-use crate::render::{self, Renderer};
+use crate::render::{self, Renderer, View};
 
 /// Where the city comes from.
 pub enum Source {
@@ -868,7 +868,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
                 // A few frames first, so the window is mapped and sized before the read-back.
                 for pass in 0..4 {
                     let (w, h) = (screen_width(), screen_height());
-                    renderer.draw(&viewer.scene, &viewer.camera, w, h, 0.0);
+                    renderer.draw(&viewer.scene, &viewer.camera, View::plain(w, h));
                     if options.hud {
                         let screen = viewer.screen(w, h);
                         viewer.draw_hud(&screen, (-100.0, -100.0), None, live);
@@ -914,7 +914,13 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         viewer.city.advance(dt as f64);
         viewer.advance_flight(dt);
         viewer.refresh_scene();
-        renderer.draw(&viewer.scene, &viewer.camera, w, h, viewer.lift());
+        let view = View {
+            width: w,
+            height: h,
+            lift: viewer.lift(),
+            hovered,
+        };
+        renderer.draw(&viewer.scene, &viewer.camera, view);
         // The panels' layout may have changed with the selection.
         let screen = viewer.screen(w, h);
         viewer.draw_hud(&screen, mouse, hovered, live);
@@ -943,7 +949,7 @@ async fn bench(renderer: &Renderer, viewer: &Viewer, n: usize, len: usize) -> an
     let mut still = Vec::with_capacity(n);
     for _ in 0..n {
         let start = std::time::Instant::now();
-        renderer.draw(&frame, camera, w, h, 0.0);
+        renderer.draw(&frame, camera, View::plain(w, h));
         next_frame().await;
         still.push(start.elapsed().as_secs_f64());
     }
@@ -955,7 +961,7 @@ async fn bench(renderer: &Renderer, viewer: &Viewer, n: usize, len: usize) -> an
         let t = (i % len.max(2).saturating_sub(1)) as f64 + 0.5;
         let frame = scene::build(&viewer.city.model, &plan, t, &view, None);
         steps.push(start.elapsed().as_secs_f64());
-        renderer.draw(&frame, camera, w, h, 0.0);
+        renderer.draw(&frame, camera, View::plain(w, h));
         next_frame().await;
         stepping.push(start.elapsed().as_secs_f64());
     }

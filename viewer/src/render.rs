@@ -25,6 +25,7 @@ use macroquad::prelude::{
 };
 use memcity_city::camera::{OrbitCamera, Z_FAR, Z_NEAR};
 use memcity_city::mapping::{self, Rgb};
+use memcity_city::model::NodeId;
 use memcity_city::scene::Scene;
 
 /// The sky. Tests probe for it.
@@ -291,8 +292,15 @@ impl Renderer {
     }
 
     /// Draws one frame of `scene` seen by `camera` into a `width` x `height` view; the selected
-    /// building stands `lift` above its place (the jump when it is picked).
-    pub fn draw(&self, scene: &Scene, camera: &OrbitCamera, width: f32, height: f32, lift: f32) {
+    /// building stands `lift` above its place (the jump when it is picked), and the one under the
+    /// pointer is lightened.
+    pub fn draw(&self, scene: &Scene, camera: &OrbitCamera, view: View) {
+        let View {
+            width,
+            height,
+            lift,
+            hovered,
+        } = view;
         clear_background(color(SKY, 1.0));
         set_camera(&Camera3D {
             position: camera.position(),
@@ -327,6 +335,11 @@ impl Renderer {
         for d in &scene.districts {
             let (min, max) = d.bounds();
             let rgb = if d.selected { SELECTED } else { d.color };
+            let rgb = if hovered == Some(d.node) {
+                lighten(rgb)
+            } else {
+                rgb
+            };
             opaque.push(Instance::new(min, max, rgb, 1.0));
         }
         let mut glass = Vec::new();
@@ -339,6 +352,11 @@ impl Renderer {
                 SELECTED
             } else {
                 b.color
+            };
+            let rgb = if hovered == Some(b.node) {
+                lighten(rgb)
+            } else {
+                rgb
             };
             if b.opacity >= 1.0 {
                 opaque.push(Instance::new(min, max, rgb, 1.0));
@@ -354,6 +372,32 @@ impl Renderer {
             .draw(camera.view_projection(width / height), &opaque, &glass);
         set_default_camera();
     }
+}
+
+/// How a frame is drawn: the view's size, the selection's lift, the group under the pointer.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    pub width: f32,
+    pub height: f32,
+    pub lift: f32,
+    pub hovered: Option<NodeId>,
+}
+
+impl View {
+    /// A plain frame: no lift, nothing hovered.
+    pub fn plain(width: f32, height: f32) -> Self {
+        Self {
+            width,
+            height,
+            lift: 0.0,
+            hovered: None,
+        }
+    }
+}
+
+/// A hovered structure: a third of the way to white, so it reads as "this one" in any color.
+fn lighten(rgb: Rgb) -> Rgb {
+    rgb.map(|c| c + (1.0 - c) * 0.35)
 }
 
 /// The highlight of a selected building (the papers use a distinct hue: blue).
