@@ -171,6 +171,29 @@ fn replay_without_a_display_says_what_to_do() {
 }
 
 #[test]
+fn replay_names_a_group_it_cannot_select_before_opening_a_window() {
+    ensure_built();
+    let out = Command::new(memcity_bin())
+        .args([
+            "replay",
+            golden().to_str().unwrap(),
+            "--select",
+            "java.util/NoSuchType",
+        ])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--select java.util/NoSuchType: no such group")
+            && err.contains("memcity report"),
+        "{err}"
+    );
+}
+
+#[test]
 fn live_view_receives_snapshots_from_a_real_agent() {
     let Some(xvfb) = xvfb_run() else {
         skip("xvfb-run not found (scripts/setup.sh installs it): the live window test is skipped");

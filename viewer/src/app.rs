@@ -98,6 +98,13 @@ pub fn check_display() -> anyhow::Result<()> {
     Ok(())
 }
 
+fn no_such_group(path: &str) -> String {
+    format!(
+        "--select {path}: no such group (give its names from the top level down, separated by '/'; \
+         `memcity report FILE` lists them)"
+    )
+}
+
 /// Opens a recording or JSON export.
 pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
     let model = load_city(path)?;
@@ -114,6 +121,13 @@ pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
                 path.display(),
                 model.len() - 1
             );
+        }
+    }
+    if let Some(path) = &options.select {
+        // Checked before a window opens, so a typo is one clear line, not a flash.
+        let names: Vec<&str> = path.split('/').collect();
+        if model.find(&names).is_none() {
+            anyhow::bail!("{}", no_such_group(path));
         }
     }
     check_display()?;
@@ -835,7 +849,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         let names: Vec<&str> = path.split('/').collect();
         let found = viewer.city.model.find(&names);
         if found.is_none() {
-            anyhow::bail!("--select {path}: no such group (give its names from the top level down, separated by '/')");
+            anyhow::bail!("{}", no_such_group(&path));
         }
         viewer.selected = found;
     }
