@@ -2,7 +2,7 @@
 //! estimated top allocation sites, and the references that lead into and out of it, each naming
 //! the group at the other end so a click can follow the chain toward the root cause.
 
-use crate::model::{CityModel, Metric, NodeId, ROOT};
+use crate::model::{CityModel, Metric, NodeId};
 use crate::scene::reference_name;
 
 /// Allocation sites listed at most.
@@ -58,18 +58,6 @@ pub struct Link {
     pub references: u64,
 }
 
-/// The nearest type at or above `node`.
-fn type_of(model: &CityModel, node: NodeId) -> Option<NodeId> {
-    let mut at = Some(node);
-    while let Some(n) = at.filter(|&n| n != ROOT) {
-        if model.node(n).role == "Type" {
-            return Some(n);
-        }
-        at = model.node(n).parent;
-    }
-    None
-}
-
 /// The node standing for a reference name: a `Type` of that name (the first found), else any
 /// node of that name (Memory Cities JSON names groups by their full keys).
 fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
@@ -85,20 +73,7 @@ fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
 /// The details of `node` at snapshot `index`.
 pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> Details {
     let info = model.node(node);
-    let mut path = Vec::new();
-    let mut at = Some(node);
-    while let Some(n) = at.filter(|&n| n != ROOT) {
-        let i = model.node(n);
-        path.push(if i.role.is_empty() {
-            i.name.clone()
-        } else {
-            format!("{}: {}", i.role, i.name)
-        });
-        at = i.parent;
-    }
-    path.reverse();
-
-    let sites = match type_of(model, node) {
+    let sites = match model.nearest_type(node) {
         None => Sites::NotApplicable,
         Some(ty) => {
             let mut listed: Vec<(String, u64)> = model
@@ -163,7 +138,7 @@ pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
         node,
         name: info.name.clone(),
         role: info.role.clone(),
-        path,
+        path: model.labeled_path(node),
         objects: model.value(node, index, Metric::Objects),
         bytes: model.value(node, index, Metric::Bytes),
         growth: model.relative_growth(node, index, metric),
@@ -180,34 +155,27 @@ pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::tests::row;
     use crate::model::Reference;
 
     /// app -> LinkedList$Node (two sites) and Person, with Node -> Person references.
     fn model() -> CityModel {
         let mut m = CityModel::new();
         for (time, n) in [(0u64, 10u64), (1000, 100), (2000, 1000)] {
-            let s = |path: &[&str], role: &str, objects: u64| {
-                (
-                    path.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-                    role.to_string(),
-                    objects,
-                    objects * 24,
-                )
-            };
             let nodes = vec![
-                s(&["app"], "Package", 2 * n + 5),
-                s(&["app", "LinkedList$Node"], "Type", n),
-                s(
+                row(&["app"], "Package", 2 * n + 5),
+                row(&["app", "LinkedList$Node"], "Type", n),
+                row(
                     &["app", "LinkedList$Node", "Leak.add:12"],
                     "Allocation Site",
                     n * 3 / 4,
                 ),
-                s(
+                row(
                     &["app", "LinkedList$Node", "Leak.init:3"],
                     "Allocation Site",
                     n / 4,
                 ),
-                s(&["app", "Person"], "Type", n + 5),
+                row(&["app", "Person"], "Type", n + 5),
             ];
             let refs = vec![
                 Reference {

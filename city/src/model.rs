@@ -211,6 +211,36 @@ impl CityModel {
         out
     }
 
+    /// The nearest `Type` at or above `node` (sites and threads below a type belong to it).
+    pub fn nearest_type(&self, node: NodeId) -> Option<NodeId> {
+        let mut at = Some(node);
+        while let Some(n) = at.filter(|&n| n != ROOT) {
+            if self.nodes[n as usize].role == "Type" {
+                return Some(n);
+            }
+            at = self.nodes[n as usize].parent;
+        }
+        None
+    }
+
+    /// The levels from below the root down to `node`, each as "Role: name" (or the bare name
+    /// where the level has no role), as tooltips and the details panel show them.
+    pub fn labeled_path(&self, node: NodeId) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = Some(node);
+        while let Some(n) = at.filter(|&n| n != ROOT) {
+            let info = &self.nodes[n as usize];
+            out.push(if info.role.is_empty() {
+                info.name.clone()
+            } else {
+                format!("{}: {}", info.role, info.name)
+            });
+            at = info.parent;
+        }
+        out.reverse();
+        out
+    }
+
     fn intern(&mut self, parent: NodeId, name: &str, role: &str, frame: usize) -> NodeId {
         if let Some(&id) = self.index.get(&(parent, name.to_string())) {
             return id;
@@ -529,6 +559,16 @@ impl CityModel {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// One node of a tree given to `push_tree`: its path, role and objects (24 bytes each).
+    pub(crate) fn row(path: &[&str], role: &str, objects: u64) -> (Vec<String>, String, u64, u64) {
+        (
+            path.iter().map(|p| p.to_string()).collect(),
+            role.to_string(),
+            objects,
+            objects * 24,
+        )
+    }
 
     /// A small session: package p with buildings A (grows 10 -> 1000), B (shrinks 50 -> 40)
     /// and C (appears in the second snapshot).

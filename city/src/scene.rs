@@ -9,7 +9,7 @@ use glam::Vec3;
 use crate::camera::ray_box;
 use crate::layout::{CityLayout, Scaling};
 use crate::mapping::{self, BuildingBox, Frustum, Opacity, Rgb, DISTRICT_HEIGHT};
-use crate::model::{CityModel, Metric, NodeId, ROOT};
+use crate::model::{CityModel, Metric, NodeId};
 use crate::treemap::Rect;
 use crate::units;
 
@@ -103,17 +103,10 @@ impl Scene {
     }
 }
 
-/// The group name references use for a node: the nearest `Type` on its path (sites and threads
-/// below a type belong to it), else its own name.
+/// The group name references use for a node: its nearest type's name (sites and threads below a
+/// type belong to it), else its own name.
 pub(crate) fn reference_name(model: &CityModel, node: NodeId) -> &str {
-    let mut at = Some(node);
-    while let Some(n) = at.filter(|&n| n != ROOT) {
-        if model.node(n).role == "Type" {
-            return &model.node(n).name;
-        }
-        at = model.node(n).parent;
-    }
-    &model.node(node).name
+    &model.node(model.nearest_type(node).unwrap_or(node)).name
 }
 
 /// Reads one snapshot's values for nodes asked in increasing order.
@@ -341,40 +334,21 @@ pub fn pick(scene: &Scene, origin: Vec3, dir: Vec3) -> Option<NodeId> {
 /// Tooltip text (Memory Cities VII.C): the path with roles, one level per line and indented
 /// (site names are long), then objects, bytes, and growth in the window up to `index`.
 pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> String {
-    let mut parts = Vec::new();
-    let mut chain = Vec::new();
-    let mut at = Some(node);
-    while let Some(n) = at.filter(|&n| n != ROOT) {
-        chain.push(n);
-        at = model.node(n).parent;
+    let mut lines: Vec<String> = model
+        .labeled_path(node)
+        .into_iter()
+        .enumerate()
+        .map(|(level, part)| format!("{}{part}", "  ".repeat(level)))
+        .collect();
+    if lines.is_empty() {
+        lines.push("Heap".to_string());
     }
-    for (level, n) in chain.into_iter().rev().enumerate() {
-        let info = model.node(n);
-        let indent = "  ".repeat(level);
-        parts.push(if info.role.is_empty() {
-            format!("{indent}{}", info.name)
-        } else {
-            format!("{indent}{}: {}", info.role, info.name)
-        });
-    }
-    if parts.is_empty() {
-        parts.push("Heap".to_string());
-    }
-    let objects = model.value(node, index, Metric::Objects);
-    let bytes = model.value(node, index, Metric::Bytes);
-    let growth = model.relative_growth(node, index, metric);
-    let unit = match metric {
-        Metric::Objects => units::signed_count(growth) + " objects",
-        Metric::Bytes => {
-            let sign = if growth < 0 { "-" } else { "+" };
-            format!("{sign}{}", units::bytes(growth.unsigned_abs()))
-        }
-    };
     format!(
-        "{}\nobjects: {}   bytes: {}   growth: {unit}",
-        parts.join("\n"),
-        units::count(objects),
-        units::bytes(bytes)
+        "{}\nobjects: {}   bytes: {}   growth: {}",
+        lines.join("\n"),
+        units::count(model.value(node, index, Metric::Objects)),
+        units::bytes(model.value(node, index, Metric::Bytes)),
+        units::signed_amount(model.relative_growth(node, index, metric), metric)
     )
 }
 
@@ -383,7 +357,8 @@ mod tests {
     use super::*;
     use crate::camera::OrbitCamera;
     use crate::layout::{layout, LayoutConfig};
-    use crate::model::{tests::sample, Reference};
+    use crate::model::tests::{row, sample};
+    use crate::model::Reference;
 
     fn chain_model() -> CityModel {
         // LinkedList$Node -> Person -> String, the leak of the paper's Fig. 10.
@@ -523,14 +498,6 @@ mod tests {
     fn a_selected_type_district_is_highlighted_and_anchors_its_frustums() {
         // With a site level, a type is a district and its sites are the buildings.
         let mut m = CityModel::new();
-        let row = |path: &[&str], role: &str, n: u64| {
-            (
-                path.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-                role.to_string(),
-                n,
-                n * 24,
-            )
-        };
         for (time, n) in [(0u64, 10u64), (1000, 1000)] {
             let nodes = vec![
                 row(&["app"], "Package", 2 * n),

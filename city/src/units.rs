@@ -1,5 +1,7 @@
 //! Numbers for people: `1,234,567`, `+42`, `3.4 MiB`.
 
+use crate::model::Metric;
+
 pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -37,6 +39,25 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// A size in the chosen metric: `1,234 objects` or `3.4 MiB`.
+pub fn amount(n: u64, metric: Metric) -> String {
+    match metric {
+        Metric::Objects => format!("{} objects", count(n)),
+        Metric::Bytes => bytes(n),
+    }
+}
+
+/// A change in the chosen metric, signed: `+1,234 objects`, `-160 B`.
+pub fn signed_amount(n: i64, metric: Metric) -> String {
+    match metric {
+        Metric::Objects => format!("{} objects", signed_count(n)),
+        Metric::Bytes => {
+            let sign = if n < 0 { "-" } else { "+" };
+            format!("{sign}{}", bytes(n.unsigned_abs()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +74,9 @@ mod tests {
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(3 * 1024 * 1024), "3.0 MiB");
+        assert_eq!(amount(1234, Metric::Objects), "1,234 objects");
+        assert_eq!(amount(2048, Metric::Bytes), "2.0 KiB");
+        assert_eq!(signed_amount(990, Metric::Objects), "+990 objects");
+        assert_eq!(signed_amount(-160, Metric::Bytes), "-160 B");
     }
 }

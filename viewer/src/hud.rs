@@ -228,13 +228,6 @@ pub struct LinkArea {
     pub node: NodeId,
 }
 
-fn metric_amount(value: u64, metric: Metric) -> String {
-    match metric {
-        Metric::Objects => format!("{} objects", units::count(value)),
-        Metric::Bytes => units::bytes(value),
-    }
-}
-
 /// The details panel of the selected group (rows placed by `controls::details_rows`); returns
 /// the areas of its clickable links.
 #[allow(clippy::too_many_arguments)]
@@ -285,13 +278,7 @@ pub fn details(
                 INK,
             ),
             RowKind::Growth => {
-                let growth = match metric {
-                    Metric::Objects => units::signed_count(d.growth) + " objects",
-                    Metric::Bytes => {
-                        let sign = if d.growth < 0 { "-" } else { "+" };
-                        format!("{sign}{}", units::bytes(d.growth.unsigned_abs()))
-                    }
-                };
+                let growth = units::signed_amount(d.growth, metric);
                 let estimated = if d.estimated { " (estimated)" } else { "" };
                 let color = if d.growth > 0 { LIVE_RED } else { INK };
                 let line = format!(
@@ -398,6 +385,6 @@ pub fn sparkline(area: Area, series: &[u64], index: usize, window: Window, metri
     }
     let cx = x_of(index.min(n - 1));
     draw_line(cx, area.y, cx, area.y + area.h, 1.5, LIVE_RED);
-    let label = metric_amount(series[index.min(n - 1)], metric);
+    let label = units::amount(series[index.min(n - 1)], metric);
     text(&label, area.x + 4.0, area.y + 14.0, 14.0, MUTED);
 }
