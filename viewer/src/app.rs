@@ -21,7 +21,8 @@ use memcity_city::timetravel::TimeTravel;
 
 use memcity_proto::v1::stream_message::Kind;
 use memcity_viewer::controls::{
-    details_rows, slider_index, Change, DetailsRow, Hit, Screen, Setting, Settings, Transport,
+    details_rows, link_at, slider_index, Change, DetailsRow, Hit, Screen, Setting, Settings,
+    Transport,
 };
 use memcity_viewer::live::{Event, Status};
 
@@ -321,7 +322,6 @@ struct Viewer {
     scene_key: Option<SceneKey>,
     /// The selected group's details, their rows, and what they were computed for.
     details: Option<(DetailsKey, Details, Vec<DetailsRow>, f32)>,
-    links: Vec<hud::LinkArea>,
 }
 
 type DetailsKey = (NodeId, usize, Metric, memcity_city::model::Window, usize);
@@ -351,6 +351,13 @@ impl Viewer {
             self.details = Some((key, d, rows, height));
         }
         self.details.as_ref().map(|d| d.3)
+    }
+
+    /// The group a click on the details panel would follow.
+    fn link_at(&self, screen: &Screen, mouse: (f32, f32)) -> Option<NodeId> {
+        let (panel, _) = screen.details?;
+        let (_, d, rows, _) = self.details.as_ref()?;
+        link_at(panel, rows, d, mouse.0, mouse.1)
     }
 
     fn screen(&mut self, w: f32, h: f32) -> Screen {
@@ -584,12 +591,7 @@ impl Viewer {
         self.last_mouse = mouse;
         let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
         if is_mouse_button_pressed(MouseButton::Left) {
-            let link = self
-                .links
-                .iter()
-                .find(|l| l.area.contains(mouse.0, mouse.1))
-                .map(|l| l.node);
-            match (link, screen.hit(mouse.0, mouse.1)) {
+            match (self.link_at(screen, mouse), screen.hit(mouse.0, mouse.1)) {
                 (Some(node), _) => self.follow(node),
                 (None, Some(Hit::Setting(setting, dir))) => self.apply_setting(setting, dir),
                 (None, Some(Hit::Settings)) => self.settings_open = !self.settings_open,
@@ -766,9 +768,8 @@ impl Viewer {
         for (i, note) in self.notes.iter().enumerate() {
             hud::text(note, 8.0, 38.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
         }
-        self.links.clear();
         if let (Some((_, d, rows, _)), Some((area, close))) = (&self.details, screen.details) {
-            self.links = hud::details(area, close, d, rows, index, window, metric, mouse);
+            hud::details(area, close, d, rows, index, window, metric, mouse);
         }
         hud::settings(screen, &self.settings, mouse);
         hud::gear(screen.gear, self.settings_open, mouse);
@@ -843,7 +844,6 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         scene: Scene::default(),
         scene_key: None,
         details: None,
-        links: Vec::new(),
     };
     if let Some(path) = options.select.take() {
         let names: Vec<&str> = path.split('/').collect();
@@ -913,12 +913,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         viewer.keys(dt);
         // Picking uses last frame's scene: what the pointer is over is what was drawn.
         let (origin, dir) = viewer.camera.ray(mouse.0, mouse.1, w, h);
-        let hovered = if screen.hit(mouse.0, mouse.1).is_some()
-            || viewer
-                .links
-                .iter()
-                .any(|l| l.area.contains(mouse.0, mouse.1))
-        {
+        let hovered = if screen.hit(mouse.0, mouse.1).is_some() {
             None
         } else {
             scene::pick(&viewer.scene, origin, dir)

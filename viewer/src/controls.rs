@@ -496,6 +496,39 @@ pub enum RowKind {
     Outgoing(usize),
 }
 
+impl DetailsRow {
+    /// Where the row is drawn inside `panel`, or `None` when the panel is too short for it (a
+    /// short window cuts the rest).
+    pub fn area(&self, panel: Area) -> Option<Area> {
+        let area = Area::new(
+            panel.x + 10.0,
+            panel.y + self.top,
+            panel.w - 20.0,
+            self.height,
+        );
+        (area.y + area.h <= panel.y + panel.h).then_some(area)
+    }
+}
+
+/// The group a click at `(x, y)` on the details panel follows: a reference line whose group has
+/// a node in the city.
+pub fn link_at(
+    panel: Area,
+    rows: &[DetailsRow],
+    d: &memcity_city::details::Details,
+    x: f32,
+    y: f32,
+) -> Option<memcity_city::model::NodeId> {
+    let row = rows
+        .iter()
+        .find(|r| r.area(panel).is_some_and(|a| a.contains(x, y)))?;
+    match row.kind {
+        RowKind::Incoming(i) => d.incoming.get(i)?.node,
+        RowKind::Outgoing(i) => d.outgoing.get(i)?.node,
+        _ => None,
+    }
+}
+
 /// Lines of the hint shown for a type in a session without a site level.
 pub const SITES_HINT: [&str; 2] = [
     "not in this session: start the agent with",
@@ -717,6 +750,36 @@ mod tests {
         assert!(rows.iter().any(|r| r.kind == RowKind::SitesHint(1)));
         assert!(rows.iter().any(|r| r.kind == RowKind::Outgoing(1)));
         assert!(taller > height);
+        // A click on a reference line follows it; elsewhere it does not.
+        let panel = Area::new(10.0, 30.0, 380.0, taller);
+        let line = |kind| {
+            rows.iter()
+                .find(|r| r.kind == kind)
+                .unwrap()
+                .area(panel)
+                .unwrap()
+        };
+        let (x, y) = line(RowKind::Outgoing(1)).center();
+        assert_eq!(link_at(panel, &rows, &d, x, y), Some(3));
+        let (x, y) = line(RowKind::Title).center();
+        assert_eq!(link_at(panel, &rows, &d, x, y), None);
+        d.outgoing[1].node = None;
+        assert_eq!(
+            link_at(panel, &rows, &d, x, y),
+            None,
+            "a group not in the city"
+        );
+        // A panel cut short hides, and so cannot follow, the lines past its end.
+        let short = Area { h: 100.0, ..panel };
+        assert!(line(RowKind::Outgoing(1)).y > short.y + short.h);
+        assert_eq!(
+            rows.iter()
+                .find(|r| r.kind == RowKind::Outgoing(1))
+                .unwrap()
+                .area(short),
+            None
+        );
+
         // The screen gives the panel what it wants, up to the room above the timeline.
         let screen = Screen::new(1280.0, 720.0, false, Some(taller));
         assert_eq!(screen.details.unwrap().0.h, taller);

@@ -6,7 +6,7 @@ use macroquad::prelude::{
     Vec2,
 };
 use memcity_city::details::{Details, Sites};
-use memcity_city::model::{Metric, NodeId, Window};
+use memcity_city::model::{Metric, Window};
 use memcity_city::units;
 use memcity_viewer::controls::{
     Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
@@ -222,14 +222,8 @@ pub fn gear(area: Area, open: bool, mouse: (f32, f32)) {
     }
 }
 
-/// A clickable line of the details panel: selecting the group it names.
-pub struct LinkArea {
-    pub area: Area,
-    pub node: NodeId,
-}
-
-/// The details panel of the selected group (rows placed by `controls::details_rows`); returns
-/// the areas of its clickable links.
+/// The details panel of the selected group (rows placed by `controls::details_rows`; a click on
+/// a reference line is `controls::link_at`).
 #[allow(clippy::too_many_arguments)]
 pub fn details(
     area: Area,
@@ -240,7 +234,7 @@ pub fn details(
     window: Window,
     metric: Metric,
     mouse: (f32, f32),
-) -> Vec<LinkArea> {
+) {
     panel(area);
     button_face(close, close.contains(mouse.0, mouse.1), false);
     let (cx, cy) = close.center();
@@ -248,12 +242,11 @@ pub fn details(
     draw_line(cx - 5.0, cy + 5.0, cx + 5.0, cy - 5.0, 2.0, INK);
     let x = area.x + 10.0;
     let width = area.w - 20.0;
-    let mut links = Vec::new();
     for row in rows {
-        let top = area.y + row.top;
-        if top + row.height > area.y + area.h {
+        let Some(line) = row.area(area) else {
             break; // the window is too short for the rest
-        }
+        };
+        let top = line.y;
         // Text baselines sit near the bottom of their row.
         let base = top + row.height - 5.0;
         match row.kind {
@@ -324,7 +317,6 @@ pub fn details(
                     RowKind::Incoming(_) => &d.incoming[i],
                     _ => &d.outgoing[i],
                 };
-                let line = Area::new(x, top, width, row.height);
                 if link.node.is_some() && line.contains(mouse.0, mouse.1) {
                     draw_rectangle(line.x, line.y, line.w, line.h, HOVER);
                 }
@@ -339,13 +331,9 @@ pub fn details(
                 let count = units::count(link.referrers);
                 let cw = measure_text(&count, None, 15, 1.0).width;
                 text(&count, x + width - cw - 4.0, base, 15.0, INK);
-                if let Some(node) = link.node {
-                    links.push(LinkArea { area: line, node });
-                }
             }
         }
     }
-    links
 }
 
 /// A small chart of `series` with the window shaded and snapshot `index` marked.
