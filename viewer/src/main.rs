@@ -81,6 +81,24 @@ enum TilingArg {
 }
 
 impl Look {
+    /// Window options with these settings, a `width` x `height` window and every script option
+    /// off; commands set the ones they have.
+    fn window(&self, width: u32, height: u32) -> anyhow::Result<app::WindowOptions> {
+        Ok(app::WindowOptions {
+            camera: app::CameraView::Overview,
+            at: None,
+            screenshot: None,
+            exit_after: None,
+            select: None,
+            bench_frames: None,
+            settings: self.settings()?,
+            settings_open: self.settings,
+            hud: false,
+            width,
+            height,
+        })
+    }
+
     fn settings(&self) -> anyhow::Result<Settings> {
         use memcity_city::layout::Scaling;
         use memcity_city::model::Metric;
@@ -350,14 +368,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     camera,
                     at,
                     screenshot,
-                    exit_after: None,
                     select,
                     bench_frames,
-                    settings: look.settings()?,
-                    settings_open: look.settings,
                     hud,
-                    width,
-                    height,
+                    ..look.window(width, height)?
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -371,17 +385,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             demo::run(
                 seconds,
                 app::WindowOptions {
-                    camera: app::CameraView::Overview,
-                    at: None,
                     screenshot,
                     exit_after,
-                    select: None,
-                    bench_frames: None,
-                    settings: look.settings()?,
-                    settings_open: look.settings,
-                    hud: false,
-                    width: 1280,
-                    height: 720,
+                    ..look.window(1280, 720)?
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -402,16 +408,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 record,
                 app::WindowOptions {
                     camera,
-                    at: None,
                     screenshot,
                     exit_after,
-                    select: None,
-                    bench_frames: None,
-                    settings: look.settings()?,
-                    settings_open: look.settings,
                     hud,
-                    width,
-                    height,
+                    ..look.window(width, height)?
                 },
             )?;
             Ok(ExitCode::SUCCESS)
