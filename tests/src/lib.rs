@@ -122,6 +122,15 @@ pub fn jdk25() -> Option<Jdk> {
 }
 
 /// Prints why a test is skipped (visible with `--nocapture` and in CI logs of failures).
+/// The first `name` on PATH (tools the tests drive, such as Xvfb and xdotool).
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.exists())
+    })
+}
+
 pub fn skip(reason: &str) {
     eprintln!("SKIPPED: {reason}");
 }

@@ -3,7 +3,7 @@
 //! click and what to expect come from the window-free city model and controls layout.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -21,14 +21,6 @@ use memcity_viewer::controls::{Screen, Setting, Transport};
 const W: u32 = 1280;
 const H: u32 = 720;
 const WAIT: Duration = Duration::from_secs(20);
-
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.exists())
-    })
-}
 
 /// A private X server whose screen is a file we can read. Killed when dropped.
 struct Xvfb {

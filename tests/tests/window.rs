@@ -16,11 +16,16 @@ const W: u32 = 1280;
 const H: u32 = 720;
 
 fn xvfb_run() -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("xvfb-run"))
-            .find(|p| p.exists())
-    })
+    find_on_path("xvfb-run")
+}
+
+/// `memcity` under `xvfb-run`, on a screen of the tests' size; the caller adds its arguments.
+fn memcity_in_xvfb(xvfb_run: &Path) -> Command {
+    let mut command = Command::new(xvfb_run);
+    command
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin());
+    command
 }
 
 fn golden() -> PathBuf {
@@ -52,9 +57,7 @@ fn replay_screenshot_shows_the_city_where_the_model_says() {
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("city.png");
-    let out = Command::new(xvfb)
-        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
-        .arg(memcity_bin())
+    let out = memcity_in_xvfb(&xvfb)
         .args([
             "replay",
             golden().to_str().unwrap(),
@@ -211,9 +214,7 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     let port = wait_for_file(&portfile, std::time::Duration::from_secs(30));
     let shot = dir.path().join("live.png");
     let recording = dir.path().join("viewed.mcrec");
-    let out = Command::new(xvfb)
-        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
-        .arg(memcity_bin())
+    let out = memcity_in_xvfb(&xvfb)
         .args([
             "view",
             &port,
@@ -254,9 +255,7 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("demo.png");
-    let out = Command::new(xvfb)
-        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
-        .arg(memcity_bin())
+    let out = memcity_in_xvfb(&xvfb)
         .args([
             "demo",
             "--exit-after",
@@ -294,9 +293,7 @@ fn selected_building_shows_its_references_as_colored_frustums() {
     let shot = dir.path().join("refs.png");
     let select =
         "(default package)/LinkedListLeak$Person/LinkedListLeak.main(LinkedListLeak.java:33)";
-    let out = Command::new(xvfb)
-        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
-        .arg(memcity_bin())
+    let out = memcity_in_xvfb(&xvfb)
         .args(["replay", golden().to_str().unwrap(), "--select", select])
         .args([
             "--size",
