@@ -320,10 +320,9 @@ fn a_user_selects_steps_changes_settings_and_quits() {
             .ok_or(format!("{seen:?}"))
     });
 
-    // Two steps back: the timeline's marker moves from the newest snapshot to the third.
+    // Two steps back: the timeline's marker moves from the newest snapshot to the third. Each
+    // step is awaited: a slow frame sees two quick presses of one key as one.
     x.key("r"); // references off: frustums would cross the roofs watched below
-    x.key("Left");
-    x.key("Left");
     let marker = |index: usize| {
         let cx = screen.strip.x_of(index, model.len());
         move |img: &Image| {
@@ -338,6 +337,9 @@ fn a_user_selects_steps_changes_settings_and_quits() {
                 .ok_or(format!("{red}/5 red probes at x={cx}"))
         }
     };
+    x.key("Left");
+    wait_for(&x, "the timeline marker at snapshot 4", marker(last - 1));
+    x.key("Left");
     wait_for(&x, "the timeline marker at snapshot 3", marker(last - 2));
 
     // Open the settings and turn growth colors off: the watched grower turns gray.
