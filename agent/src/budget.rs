@@ -1,10 +1,15 @@
-//! The stopped-time budget: when a heap walk may run and when a running one must give up.
+//! The stopped-time budget: whether a heap walk may run, what it will cost, and when a running
+//! one must give up.
 //!
 //! A token bucket: credit accrues at `fraction` of wall time (2 % by default) from a small
 //! initial allowance, every walk (requested ones too) spends its measured pause, and a GC-driven
-//! walk starts only when the credit covers the expected cost (the last walk's) and the minimum
-//! interval has passed. So over any stretch the JVM is stopped at most `fraction` of the time plus
-//! one walk, and a GC storm cannot turn into a snapshot storm.
+//! walk starts only when the credit covers its predicted cost and the minimum interval has
+//! passed. So over any stretch the JVM is stopped at most `fraction` of the time plus one walk,
+//! and a GC storm cannot turn into a snapshot storm.
+//!
+//! The cost of a walk is predicted before it starts, from the last walk's time per object and the
+//! live objects now (the latest estimate): a walk predicted past `max_pause` is never started,
+//! so an aborted walk is a rare misprediction, not the routine on a large heap.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +19,13 @@ pub const INITIAL_CREDIT: Duration = Duration::from_millis(50);
 pub const ABORT_FACTOR: u32 = 5;
 /// ...but never below this, so small heaps with noisy timings are not aborted.
 pub const ABORT_FLOOR: Duration = Duration::from_millis(500);
+
+/// Time per live object assumed before any walk measured it: the ~190 ns measured on JDK 17
+/// (BENCHMARKS.md) with a margin for slower machines.
+pub const DEFAULT_NS_PER_OBJECT: f64 = 250.0;
+/// Walks smaller than this measure mostly fixed costs (the safepoint, cold caches), so they may
+/// lower the per-object figure but never raise it.
+const MIN_OBJECTS_TO_MEASURE: u64 = 100_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -30,7 +42,7 @@ pub struct Budget {
     start: Instant,
     spent: Duration,
     last_end: Option<Instant>,
-    last_cost: Option<Duration>,
+    ns_per_object: f64,
 }
 
 impl Budget {
@@ -42,7 +54,7 @@ impl Budget {
             start,
             spent: Duration::ZERO,
             last_end: None,
-            last_cost: None,
+            ns_per_object: DEFAULT_NS_PER_OBJECT,
         }
     }
 
@@ -52,17 +64,34 @@ impl Budget {
         INITIAL_CREDIT.as_secs_f64() + earned - self.spent.as_secs_f64()
     }
 
-    pub fn expected_cost(&self) -> Duration {
-        self.last_cost.unwrap_or(Duration::ZERO)
+    /// What a walk of `objects` live objects is predicted to stop the JVM.
+    pub fn predict(&self, objects: u64) -> Duration {
+        Duration::from_secs_f64(objects as f64 * self.ns_per_object / 1e9)
     }
 
-    /// May a GC-driven walk start at `now`?
-    pub fn decide(&self, now: Instant) -> Decision {
+    /// Whether a walk predicted at `cost` may run at all.
+    pub fn fits(&self, cost: Duration) -> bool {
+        cost <= self.max_pause
+    }
+
+    /// How long until the budget has earned `cost`, zero if it has.
+    pub fn wait_for_credit(&self, now: Instant, cost: Duration) -> Duration {
+        let missing = cost.as_secs_f64() - self.credit(now);
+        if missing > 0.0 {
+            Duration::from_secs_f64(missing / self.fraction)
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// May a GC-driven walk predicted at `cost` start at `now`? (The caller first checks that
+    /// it [`fits`](Self::fits) at all.)
+    pub fn decide(&self, now: Instant, cost: Duration) -> Decision {
         let mut not_before = now;
         if let Some(end) = self.last_end {
             not_before = not_before.max(end + self.min_interval);
         }
-        let missing = self.expected_cost().as_secs_f64() - self.credit(now);
+        let missing = cost.as_secs_f64() - self.credit(now);
         if missing > 0.0 {
             let wait = Duration::from_secs_f64(missing / self.fraction);
             not_before = not_before.max(now + wait);
@@ -74,21 +103,28 @@ impl Budget {
         }
     }
 
-    /// How long the next walk may stop the JVM before it is aborted.
-    pub fn abort_after(&self) -> Duration {
-        match self.last_cost {
-            None => self.max_pause,
-            Some(cost) => (cost * ABORT_FACTOR).max(ABORT_FLOOR).min(self.max_pause),
+    /// How long a walk predicted at `cost` may stop the JVM before it is aborted: far past its
+    /// prediction, and never past `max_pause`.
+    pub fn abort_after(&self, cost: Duration) -> Duration {
+        (cost * ABORT_FACTOR).max(ABORT_FLOOR).min(self.max_pause)
+    }
+
+    /// Books a finished (or aborted) walk that visited `objects` in `pause`.
+    pub fn record(&mut self, pause: Duration, objects: u64, end: Instant) {
+        self.spent += pause;
+        self.last_end = Some(end);
+        if objects > 0 {
+            let measured = pause.as_nanos() as f64 / objects as f64;
+            self.ns_per_object = if objects >= MIN_OBJECTS_TO_MEASURE {
+                measured
+            } else {
+                self.ns_per_object.min(measured)
+            };
         }
     }
 
-    /// Books a finished (or aborted) walk.
-    pub fn record(&mut self, pause: Duration, end: Instant) {
-        self.spent += pause;
-        self.last_end = Some(end);
-        // An aborted walk's pause is a lower bound of its real cost, which is what we want: the
-        // next attempt waits at least that long for credit.
-        self.last_cost = Some(pause);
+    pub fn ns_per_object(&self) -> f64 {
+        self.ns_per_object
     }
 
     pub fn spent(&self) -> Duration {
@@ -114,17 +150,18 @@ mod tests {
     fn first_walk_may_run_at_once_with_the_hard_cap() {
         let t0 = Instant::now();
         let b = budget(t0);
-        assert_eq!(b.decide(t0), Decision::Walk);
-        assert_eq!(b.abort_after(), Duration::from_secs(2));
+        assert_eq!(b.decide(t0, Duration::ZERO), Decision::Walk);
+        assert_eq!(b.abort_after(Duration::ZERO), ABORT_FLOOR);
+        assert_eq!(b.predict(4_000_000), Duration::from_secs(1), "250 ns/object before any walk");
     }
 
     #[test]
     fn minimum_interval_holds_even_with_credit() {
         let t0 = Instant::now();
         let mut b = budget(t0);
-        b.record(MS, t0);
-        assert_eq!(b.decide(t0 + 500 * MS), Decision::WaitUntil(t0 + 1000 * MS));
-        assert_eq!(b.decide(t0 + 1000 * MS), Decision::Walk);
+        b.record(MS, 10_000, t0);
+        assert_eq!(b.decide(t0 + 500 * MS, MS), Decision::WaitUntil(t0 + 1000 * MS));
+        assert_eq!(b.decide(t0 + 1000 * MS, MS), Decision::Walk);
     }
 
     #[test]
@@ -133,8 +170,10 @@ mod tests {
         let mut b = budget(t0);
         // A 400 ms walk spends the 50 ms start credit and 350 ms more: at 2 % that is 17.5 s of
         // wall time, plus 20 s to earn the next 400 ms: 37.5 s after the walk.
-        b.record(400 * MS, t0);
-        match b.decide(t0 + 1000 * MS) {
+        b.record(400 * MS, 2_000_000, t0);
+        let next = b.predict(2_000_000);
+        assert_eq!(next, 400 * MS);
+        match b.decide(t0 + 1000 * MS, next) {
             Decision::WaitUntil(t) => {
                 let wait = t.duration_since(t0);
                 assert!(
@@ -144,7 +183,14 @@ mod tests {
             }
             Decision::Walk => panic!("walked over budget"),
         }
-        assert_eq!(b.decide(t0 + Duration::from_millis(37_600)), Decision::Walk);
+        assert_eq!(
+            b.decide(t0 + Duration::from_millis(37_600), next),
+            Decision::Walk
+        );
+        assert_eq!(
+            b.wait_for_credit(t0 + Duration::from_millis(37_600), next),
+            Duration::ZERO
+        );
     }
 
     #[test]
@@ -155,8 +201,8 @@ mod tests {
         let mut now = t0;
         let mut walks = 0;
         while now < t0 + Duration::from_secs(600) {
-            if b.decide(now) == Decision::Walk {
-                b.record(30 * MS, now + 30 * MS);
+            if b.decide(now, b.predict(150_000)) == Decision::Walk {
+                b.record(30 * MS, 150_000, now + 30 * MS);
                 now += 30 * MS;
                 walks += 1;
             }
@@ -173,14 +219,31 @@ mod tests {
     }
 
     #[test]
-    fn abort_threshold_follows_last_cost_within_floor_and_cap() {
+    fn abort_threshold_follows_the_prediction_within_floor_and_cap() {
+        let t0 = Instant::now();
+        let b = budget(t0);
+        assert_eq!(b.abort_after(10 * MS), ABORT_FLOOR);
+        assert_eq!(b.abort_after(200 * MS), 1000 * MS);
+        assert_eq!(b.abort_after(1500 * MS), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn predictions_follow_measured_walks_and_refuse_what_cannot_fit() {
         let t0 = Instant::now();
         let mut b = budget(t0);
-        b.record(10 * MS, t0);
-        assert_eq!(b.abort_after(), ABORT_FLOOR);
-        b.record(200 * MS, t0);
-        assert_eq!(b.abort_after(), 1000 * MS);
-        b.record(1500 * MS, t0);
-        assert_eq!(b.abort_after(), Duration::from_secs(2));
+        // A 1 M-object walk at 190 ns/object sets the rate.
+        b.record(190 * MS, 1_000_000, t0);
+        assert_eq!(b.predict(10_000_000), 1900 * MS);
+        assert!(b.fits(b.predict(10_000_000)));
+        assert!(!b.fits(b.predict(24_000_000)), "a 4.5 s walk never starts");
+        // A tiny walk dominated by fixed costs does not raise the rate...
+        b.record(5 * MS, 1_000, t0);
+        assert_eq!(b.predict(1_000_000), 190 * MS);
+        // ...but may lower it.
+        b.record(MS / 10, 1_000, t0);
+        assert_eq!(b.predict(1_000_000), 100 * MS);
+        // An aborted walk's rate counts like any other measurement.
+        b.record(2000 * MS, 8_000_000, t0);
+        assert_eq!(b.predict(8_000_000), 2000 * MS);
     }
 }

@@ -7,6 +7,7 @@
 //! turns itself off, and the application carries on. Nothing is ever written to stdout.
 
 mod budget;
+mod estimate;
 mod hub;
 mod jvmti;
 mod log;
@@ -19,13 +20,14 @@ mod sys;
 #[cfg(test)]
 mod sys_layout;
 mod tags;
+mod tracker;
 mod tree;
 mod walk;
 mod worker;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -49,6 +51,9 @@ pub(crate) struct Agent {
     /// Wakes the worker: GC finished, a request arrived, or the VM is dying.
     monitor: RawMonitor,
     gc_finished: AtomicU64,
+    /// Hands out class ids (the tags of class mirrors): the class table, the sampling callback
+    /// and the walk all tag classes, and an id must never be handed out twice.
+    next_class: AtomicU32,
     /// False once the agent turned itself off; callbacks then return at once.
     active: AtomicBool,
     /// Set at VMDeath: the worker finishes its current step and exits.
@@ -59,6 +64,8 @@ pub(crate) struct Agent {
     /// The session's `End` message was sent.
     ended: AtomicBool,
     sampler: Option<Sampler>,
+    /// Deaths of samples are reported (`ObjectFree`), so estimates between walks are possible.
+    object_free: bool,
     hub: Arc<Hub>,
     recorder: Mutex<Option<Recorder>>,
     requests_tx: Mutex<Option<mpsc::SyncSender<server::Request>>>,
@@ -149,6 +156,7 @@ impl Agent {
             for event in [
                 sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
                 sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+                sys::jvmtiEvent_JVMTI_EVENT_OBJECT_FREE,
             ] {
                 let _ = self.jvmti.disable_event(event);
             }
@@ -267,8 +275,15 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
         }
         ok
     });
+    // Which samples died: the JVM hands back the tag of each tagged object the GC frees.
+    let object_free = sampling.is_some() && potential.can_generate_object_free_events() != 0;
     if sampling.is_some() {
         caps.set_can_generate_sampled_object_alloc_events(1);
+        if object_free {
+            caps.set_can_generate_object_free_events(1);
+        } else {
+            warning!("this JVM does not report freed objects: no estimated snapshots between walks");
+        }
     }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
     caps.set_can_get_source_file_name(potential.can_get_source_file_name());
@@ -283,6 +298,9 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     callbacks.GarbageCollectionFinish = Some(on_gc_finish);
     if sampling.is_some() {
         callbacks.SampledObjectAlloc = Some(on_sampled_alloc);
+    }
+    if object_free {
+        callbacks.ObjectFree = Some(on_object_free);
     }
     jvmti
         .set_event_callbacks(&callbacks)
@@ -299,11 +317,13 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     let now = SystemTime::now();
     let agent = Agent {
         jvmti,
-        sampler: sampling.map(|interval| Sampler::new(interval, options.site_frames)),
+        sampler: sampling.map(|interval| Sampler::new(interval, options.site_frames, options.tracked)),
+        object_free,
         hub: Arc::new(Hub::new(options.history_bytes)),
         options,
         monitor,
         gc_finished: AtomicU64::new(0),
+        next_class: AtomicU32::new(1),
         active: AtomicBool::new(true),
         stopping: AtomicBool::new(false),
         worker_done: AtomicBool::new(false),
@@ -326,6 +346,9 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     ];
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    }
+    if object_free {
+        events.push(sys::jvmtiEvent_JVMTI_EVENT_OBJECT_FREE);
     }
     for event in events {
         jvmti
@@ -434,14 +457,25 @@ unsafe extern "C" fn on_sampled_alloc(
     _jni: *mut JNIEnv,
     thread: jthread,
     object: jobject,
-    _klass: jclass,
+    klass: jclass,
     size: jlong,
 ) {
     guarded("SampledObjectAlloc", || {
         if let Some(agent) = Agent::get() {
             if let Some(sampler) = &agent.sampler {
                 failpoint(Failpoint::SampleCallback);
-                sampler.on_sample(&agent.jvmti, thread, object, size);
+                sampler.on_sample(&agent.jvmti, thread, object, klass, size, &agent.next_class);
+            }
+        }
+    });
+}
+
+unsafe extern "C" fn on_object_free(_jvmti: *mut sys::jvmtiEnv, tag: jlong) {
+    // Posted by a VM thread (in JDK 11 inside the GC): one atomic `or`, nothing else.
+    guarded("ObjectFree", || {
+        if let (Some(agent), Some(slot)) = (Agent::get(), tags::sample_slot(tag)) {
+            if let Some(sampler) = &agent.sampler {
+                sampler.tracker.died(slot);
             }
         }
     });

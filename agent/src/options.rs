@@ -28,8 +28,15 @@ pub const DEFAULT_PORT: u16 = 7788;
 pub const DEFAULT_BIND: &str = "127.0.0.1";
 /// Default memory cap for the history kept for late-joining viewers.
 pub const DEFAULT_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
-/// Default cap on allocation samples per second before the interval adapts.
-pub const DEFAULT_MAX_SAMPLES: u64 = 2000;
+/// Default most time application threads may spend in the sampling callback, percent of one
+/// core, before the sampling interval grows.
+pub const DEFAULT_SAMPLING_COST_PERCENT: f64 = 0.5;
+/// Default least time between two estimated snapshots (they cost no stop, but each is a message
+/// to every viewer and the recording).
+pub const DEFAULT_ESTIMATE_INTERVAL: Duration = Duration::from_millis(500);
+/// Default most allocation samples tracked at once (24 bytes each in the agent, about 48 in the
+/// JVM's tag map).
+pub const DEFAULT_TRACKED: u32 = 256 * 1024;
 /// Default number of stack frames that name an allocation site.
 pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
@@ -48,9 +55,19 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "allocation sampling interval in bytes (0 = every allocation, slow; off)",
     ),
     (
-        "max_samples",
-        "2000",
-        "samples per second before the interval grows (off = fixed)",
+        "sampling_cost",
+        "0.5%",
+        "most sampling time, percent of one core, before the interval grows (off = fixed)",
+    ),
+    (
+        "tracked",
+        "256k",
+        "most allocation samples tracked at once (bounds the agent's memory)",
+    ),
+    (
+        "estimates",
+        "500ms",
+        "least time between estimated snapshots at GCs (off = exact walks only)",
     ),
     (
         "site_frames",
@@ -156,8 +173,12 @@ pub struct Options {
     pub classifiers: Vec<Classifier>,
     /// `None`: sampling off.
     pub sampling: Option<u64>,
-    /// Samples per second before the interval adapts; `None`: fixed interval.
-    pub max_samples: Option<u64>,
+    /// Most sampling time as a fraction of one core (0.005 = 0.5 %); `None`: fixed interval.
+    pub sampling_cost: Option<f64>,
+    /// Most samples tracked at once.
+    pub tracked: u32,
+    /// Least time between estimated snapshots; `None`: no estimated snapshots.
+    pub estimates: Option<Duration>,
     pub site_frames: usize,
     /// Fraction of wall time (0.02 = 2 %).
     pub budget: f64,
@@ -179,7 +200,9 @@ impl Default for Options {
         Self {
             classifiers: parse_classifiers(DEFAULT_CLASSIFIERS).expect("valid default"),
             sampling: Some(DEFAULT_SAMPLING_BYTES),
-            max_samples: Some(DEFAULT_MAX_SAMPLES),
+            sampling_cost: Some(DEFAULT_SAMPLING_COST_PERCENT / 100.0),
+            tracked: DEFAULT_TRACKED,
+            estimates: Some(DEFAULT_ESTIMATE_INTERVAL),
             site_frames: DEFAULT_SITE_FRAMES,
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
@@ -259,19 +282,33 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     Some(bytes)
                 }
             }
-            "max_samples" => {
-                options.max_samples = if value.eq_ignore_ascii_case("off") {
+            "sampling_cost" => {
+                options.sampling_cost = if value.eq_ignore_ascii_case("off") {
                     None
                 } else {
-                    let rate: u64 = value
-                        .parse()
-                        .map_err(|_| bad("expected samples per second, or off".into()))?;
-                    if rate == 0 {
+                    let percent = parse_percent(value).map_err(bad)?;
+                    if !(percent > 0.0 && percent <= 100.0) {
                         return Err(bad(
-                            "0 samples per second would stop sampling; use sampling=off".into(),
+                            "expected a percentage above 0 and at most 100, or off".into(),
                         ));
                     }
-                    Some(rate)
+                    Some(percent / 100.0)
+                }
+            }
+            "tracked" => {
+                let count = parse_count(value).map_err(bad)?;
+                if count == 0 || count > u64::from(u32::MAX) {
+                    return Err(bad(
+                        "expected a number of samples from 1 to 4g (such as 256k)".into(),
+                    ));
+                }
+                options.tracked = count as u32;
+            }
+            "estimates" => {
+                options.estimates = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(parse_duration(value).map_err(bad)?)
                 }
             }
             "site_frames" => {
@@ -284,10 +321,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                 options.site_frames = frames;
             }
             "budget" => {
-                let percent: f64 = value
-                    .trim_end_matches('%')
-                    .parse()
-                    .map_err(|_| bad("expected a percentage such as 2 or 2%".into()))?;
+                let percent = parse_percent(value).map_err(bad)?;
                 if !(percent > 0.0 && percent <= 100.0) {
                     return Err(bad("expected a percentage above 0 and at most 100".into()));
                 }
@@ -371,6 +405,22 @@ pub fn parse_bytes(value: &str) -> Result<u64, String> {
         .ok_or_else(|| "expected a size such as 512k, 64m or 1048576".to_string())
 }
 
+/// `2`, `2%`, `0.5%`.
+fn parse_percent(value: &str) -> Result<f64, String> {
+    value
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| "expected a percentage such as 2 or 0.5%".to_string())
+}
+
+/// `1000`, `256k`, `1m` (decimal-free counts with binary multiples, like sizes).
+fn parse_count(value: &str) -> Result<u64, String> {
+    parse_bytes(value).map_err(|_| "expected a count such as 1000 or 256k".to_string())
+}
+
 /// `250ms`, `2s`, `1m`, or plain milliseconds.
 pub fn parse_duration(value: &str) -> Result<Duration, String> {
     let lower = value.to_ascii_lowercase();
@@ -411,7 +461,7 @@ mod tests {
     #[test]
     fn every_key_parses() {
         let (o, w) = parse(Some(
-            "classifiers=type:site:thread,sampling=64k,max_samples=500,site_frames=5,budget=5%,min_interval=250ms,\
+            "classifiers=type:site:thread,sampling=64k,sampling_cost=1%,tracked=1k,estimates=2s,site_frames=5,budget=5%,min_interval=250ms,\
              max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
         ))
         .unwrap();
@@ -421,7 +471,9 @@ mod tests {
             [Classifier::Type, Classifier::Site, Classifier::Thread]
         );
         assert_eq!(o.sampling, Some(65536));
-        assert_eq!(o.max_samples, Some(500));
+        assert_eq!(o.sampling_cost, Some(0.01));
+        assert_eq!(o.tracked, 1024);
+        assert_eq!(o.estimates, Some(Duration::from_secs(2)));
         assert_eq!(o.site_frames, 5);
         assert!((o.budget - 0.05).abs() < 1e-12);
         assert_eq!(o.min_interval, Duration::from_millis(250));
@@ -437,7 +489,12 @@ mod tests {
 
     #[test]
     fn off_values_and_sampling_zero() {
-        let (o, _) = parse(Some("sampling=off,port=off,log=off,period=off")).unwrap();
+        let (o, _) = parse(Some(
+            "sampling=off,port=off,log=off,period=off,sampling_cost=off,estimates=off",
+        ))
+        .unwrap();
+        assert_eq!(o.sampling_cost, None);
+        assert_eq!(o.estimates, None);
         assert_eq!(o.period, None);
         assert_eq!(o.sampling, None);
         assert_eq!(o.port, None);
@@ -457,7 +514,7 @@ mod tests {
             assert!(warnings.is_empty(), "{key}: {warnings:?}");
         }
         let text = parse(Some("port=x")).unwrap_err().to_string();
-        for key in ["period", "max_samples", "site_frames"] {
+        for key in ["period", "sampling_cost", "site_frames", "estimates"] {
             assert!(text.contains(key), "{text}");
         }
     }
@@ -490,8 +547,11 @@ mod tests {
             "record=",
             "log=chatty",
             "site_frames=0",
-            "max_samples=0",
-            "max_samples=many",
+            "sampling_cost=0",
+            "sampling_cost=many",
+            "tracked=0",
+            "tracked=lots",
+            "estimates=soon",
             "justakey",
         ] {
             let e = parse(Some(bad)).unwrap_err();

@@ -1,11 +1,13 @@
-//! Allocation sampling: `SampledObjectAlloc` tags a sampled object with its allocation site,
-//! thread and weight. The callback runs on the allocating application thread, so it does the
-//! least it can: read the top frames, intern them under a short lock, set one tag. Method and
-//! thread names are resolved later, on the agent's own thread.
+//! Allocation sampling: `SampledObjectAlloc` records a sampled object's class, allocation site,
+//! thread, size and weight in a tracker slot (`tracker.rs`) and tags the object with the slot.
+//! The callback runs on the allocating application thread, so it does the least it can: read the
+//! top frames, intern them under a short lock, read the class's tag, claim a slot, set one tag.
+//! Method and thread names are resolved later, on the agent's own thread. Each step is timed
+//! (`SampleCost`), so the cost is measured where it is paid, not guessed.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -16,6 +18,7 @@ use crate::jvmti::Jvmti;
 use crate::options::MAX_SITE_FRAMES;
 use crate::sys;
 use crate::tags;
+use crate::tracker::Tracker;
 
 /// One frame of a site: method and bytecode index.
 pub type Frame = (usize, i64);
@@ -44,7 +47,28 @@ pub struct Sampler {
     sites: Mutex<Sites>,
     threads: Mutex<Threads>,
     samples: AtomicU64,
-    sampling_ns: AtomicU64,
+    cost: SampleCost,
+    pub tracker: Tracker,
+    /// Serializes "class untagged? then tag it" between sampling threads and the class table, so
+    /// a class never gets two ids. Never held while waiting for anything but that one tag.
+    class_tagging: Mutex<()>,
+}
+
+/// Nanoseconds spent in each step of the sampling callback, summed over all samples: where a
+/// sample's cost goes (see BENCHMARKS.md).
+#[derive(Default)]
+pub struct SampleCost {
+    pub total: AtomicU64,
+    /// `GetStackTrace` of the top frames.
+    pub stack: AtomicU64,
+    /// Interning the frames as a site id (a shared map under a lock).
+    pub site: AtomicU64,
+    /// The thread id (JVMTI thread-local storage; the name once per thread).
+    pub thread: AtomicU64,
+    /// The class's id (`GetTag` on the class mirror; tagging a new class).
+    pub class: AtomicU64,
+    /// Claiming a tracker slot and `SetTag` on the object (the VM's tag-map insert).
+    pub tag: AtomicU64,
 }
 
 /// The largest interval adaptation goes to (the JVM takes up to 2^31 - 1).
@@ -59,7 +83,7 @@ pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
 
 impl Sampler {
-    pub fn new(interval: u64, frames: usize) -> Self {
+    pub fn new(interval: u64, frames: usize, tracked: u32) -> Self {
         Self {
             base_interval: interval,
             interval: AtomicU64::new(interval),
@@ -67,8 +91,20 @@ impl Sampler {
             sites: Mutex::default(),
             threads: Mutex::default(),
             samples: AtomicU64::new(0),
-            sampling_ns: AtomicU64::new(0),
+            cost: SampleCost::default(),
+            tracker: Tracker::new(tracked),
+            class_tagging: Mutex::new(()),
         }
+    }
+
+    /// Where sampling time went (sums over all samples).
+    pub fn step_costs(&self) -> &SampleCost {
+        &self.cost
+    }
+
+    /// The lock that keeps class tagging unique; the class table takes it too.
+    pub fn class_tagging(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.class_tagging.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Frames that name a site (the `site_frames` option).
@@ -86,20 +122,22 @@ impl Sampler {
         self.interval.load(Ordering::Relaxed)
     }
 
-    /// Keeps the sample rate under `max_per_second`: each sample costs the allocating thread a
-    /// few microseconds (mostly the VM's tag-map insert), so an application allocating gigabytes
-    /// a second would pay percents at a fixed interval. Doubles the interval while `rate` is over
-    /// the cap and halves it back (never below the configured one) once it is well under.
-    /// Returns the new interval if it changed. `sampling=0` (every allocation) is never adapted:
-    /// that is an explicit request.
-    pub fn adapt(&self, rate: f64, max_per_second: f64) -> Option<u64> {
+    /// Keeps sampling's cost under `max_fraction` of one core, as measured: `fraction` is the time
+    /// application threads spent in the callback over the last check, divided by the wall time.
+    /// What a sample costs varies tenfold between applications (stack depth, compiled frames,
+    /// threads contending for the VM's tag map), so a cap on the sample count would be too
+    /// strict for one and too loose for another. Doubles the interval while over the target and
+    /// halves it back (never below the configured one) once well under it. Returns the new
+    /// interval if it changed. `sampling=0` (every allocation) is never adapted: that is an
+    /// explicit request.
+    pub fn adapt(&self, fraction: f64, max_fraction: f64) -> Option<u64> {
         let current = self.current_interval();
         if self.base_interval == 0 {
             return None;
         }
-        let next = if rate > max_per_second && current < MAX_ADAPTED_INTERVAL {
+        let next = if fraction > max_fraction && current < MAX_ADAPTED_INTERVAL {
             current.saturating_mul(2).min(MAX_ADAPTED_INTERVAL)
-        } else if rate < max_per_second / 4.0 && current > self.base_interval {
+        } else if fraction < max_fraction / 4.0 && current > self.base_interval {
             (current / 2).max(self.base_interval)
         } else {
             return None;
@@ -108,16 +146,14 @@ impl Sampler {
         Some(next)
     }
 
-    /// How many allocations of `size` bytes one sample stands for: the JVM samples on average
-    /// once per `interval` bytes, so an object of `size` is sampled with probability about
-    /// `size / interval`.
+    /// How many allocations of `size` bytes one sample stands for: the inverse of the chance
+    /// that the JVM samples such an object. The JVM draws the bytes between samples from an
+    /// exponential distribution with mean `interval` (a Poisson process over allocated bytes),
+    /// so an object of `size` bytes holds a sampling point with probability
+    /// `1 - exp(-size / interval)`: about `size / interval` for small objects, and below 1 even
+    /// for objects as large as the interval (63 % at `size == interval`).
     pub fn weight(&self, size: jlong) -> f64 {
-        let interval = self.current_interval();
-        if interval == 0 {
-            1.0
-        } else {
-            (interval as f64 / size.max(1) as f64).max(1.0)
-        }
+        weight_for(self.current_interval(), size.max(1) as u64)
     }
 
     fn site_id(&self, frames: &[Frame]) -> u32 {
@@ -152,20 +188,46 @@ impl Sampler {
     pub fn cost(&self) -> (u64, u64) {
         (
             self.samples.load(Ordering::Relaxed),
-            self.sampling_ns.load(Ordering::Relaxed),
+            self.cost.total.load(Ordering::Relaxed),
         )
     }
 
-    /// Handles one `SampledObjectAlloc` event on the allocating thread.
-    pub fn on_sample(&self, jvmti: &Jvmti, thread: jthread, object: jobject, size: jlong) {
+    /// Handles one `SampledObjectAlloc` event on the allocating thread. `next_class` hands out
+    /// class ids (shared with the class table and the walk).
+    pub fn on_sample(
+        &self,
+        jvmti: &Jvmti,
+        thread: jthread,
+        object: jobject,
+        klass: jni::sys::jclass,
+        size: jlong,
+        next_class: &AtomicU32,
+    ) {
         let start = Instant::now();
-        self.sample(jvmti, thread, object, size);
+        self.sample(jvmti, thread, object, klass, size, next_class, start);
         self.samples.fetch_add(1, Ordering::Relaxed);
-        self.sampling_ns
+        self.cost
+            .total
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
-    fn sample(&self, jvmti: &Jvmti, thread: jthread, object: jobject, size: jlong) {
+    #[allow(clippy::too_many_arguments)] // the callback's arguments, plus the clock and id source
+    fn sample(
+        &self,
+        jvmti: &Jvmti,
+        thread: jthread,
+        object: jobject,
+        klass: jni::sys::jclass,
+        size: jlong,
+        next_class: &AtomicU32,
+        start: Instant,
+    ) {
+        let mut lap = start;
+        let mut step = |counter: &AtomicU64| {
+            let now = Instant::now();
+            counter.fetch_add((now - lap).as_nanos() as u64, Ordering::Relaxed);
+            lap = now;
+        };
         let mut buf: [sys::jvmtiFrameInfo; MAX_SITE_FRAMES] =
             std::array::from_fn(|_| sys::jvmtiFrameInfo {
                 method: std::ptr::null_mut(),
@@ -175,6 +237,7 @@ impl Sampler {
         // frame below library code (see `site_name`).
         let capture = self.frames.max(CAPTURE_FRAMES);
         let depth = jvmti.stack_trace(thread, &mut buf[..capture]).unwrap_or(0);
+        step(&self.cost.stack);
         let mut frames = [(0usize, 0i64); MAX_SITE_FRAMES];
         for (slot, frame) in frames.iter_mut().zip(&buf[..depth]) {
             *slot = (frame.method as usize, frame.location);
@@ -184,6 +247,7 @@ impl Sampler {
         } else {
             self.site_id(&frames[..depth])
         };
+        step(&self.cost.site);
         // The thread's id lives in JVMTI thread-local storage (stored plus one, since null means
         // "not yet looked up"), so the name is fetched once per thread, not per sample.
         let thread_id = match jvmti.thread_local_storage(thread) {
@@ -198,9 +262,39 @@ impl Sampler {
                 id
             }
         };
-        // The object was just allocated, so it has no tag to lose. (Should it be a class mirror,
-        // the class table re-tags it as a class before the next walk.)
-        let _ = jvmti.set_tag(object, tags::sample_tag(site, thread_id, self.weight(size)));
+        step(&self.cost.thread);
+        let class = self.class_id(jvmti, klass, next_class);
+        step(&self.cost.class);
+        let code = tags::encode_weight(self.weight(size));
+        if let Some(slot) = self.tracker.track(class, site, thread_id, code, size.max(0) as u64) {
+            // The object was just allocated, so it has no tag to lose. (Should it be a class
+            // mirror, the class table re-tags it as a class and ends the sample.)
+            if jvmti.set_tag(object, tags::sample_tag(slot)).is_err() {
+                self.tracker.died(slot);
+            }
+        }
+        step(&self.cost.tag);
+    }
+
+    /// The class id of `klass` (its mirror's tag), tagging a class seen for the first time.
+    fn class_id(&self, jvmti: &Jvmti, klass: jni::sys::jclass, next_class: &AtomicU32) -> u32 {
+        let id = jvmti.tag(klass).map(tags::class_id).unwrap_or(0);
+        if id != 0 {
+            return id;
+        }
+        let _tagging = self.class_tagging();
+        // Again under the lock: another thread, or the class table, may have just tagged it.
+        match jvmti.tag(klass) {
+            Ok(tag) if tags::class_id(tag) != 0 => tags::class_id(tag),
+            Ok(_) => {
+                let id = next_class.fetch_add(1, Ordering::AcqRel);
+                match jvmti.set_tag(klass, tags::class_tag(id)) {
+                    Ok(()) => id,
+                    Err(_) => 0,
+                }
+            }
+            Err(_) => 0,
+        }
     }
 
     /// Frames of sites `from..` (ids), for the agent thread to resolve.
@@ -218,6 +312,19 @@ impl Sampler {
     pub fn thread_name(&self, id: u32) -> Option<String> {
         let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         threads.names.get((id as usize).checked_sub(1)?).cloned()
+    }
+}
+
+/// See [`Sampler::weight`]; `interval` 0 samples everything.
+pub fn weight_for(interval: u64, size: u64) -> f64 {
+    if interval == 0 {
+        return 1.0;
+    }
+    let p = -(-(size.max(1) as f64) / interval as f64).exp_m1();
+    if p > 0.0 {
+        (1.0 / p).max(1.0)
+    } else {
+        interval as f64 / size.max(1) as f64
     }
 }
 
@@ -335,35 +442,39 @@ mod tests {
     }
 
     #[test]
-    fn adaptation_keeps_the_rate_under_its_cap_and_returns() {
-        let s = Sampler::new(512 * 1024, 1);
-        assert_eq!(s.adapt(10_000.0, 2_000.0), Some(1024 * 1024));
-        assert_eq!(s.weight(1024), 1024.0, "weights use the interval in force");
-        assert_eq!(s.adapt(10_000.0, 2_000.0), Some(2048 * 1024));
+    fn adaptation_holds_the_measured_cost_under_its_target_and_returns() {
+        let s = Sampler::new(512 * 1024, 1, 16);
+        assert_eq!(s.adapt(0.02, 0.005), Some(1024 * 1024));
+        assert!((s.weight(1024) - 1024.5).abs() < 0.1, "weights use the interval in force");
+        assert_eq!(s.adapt(0.02, 0.005), Some(2048 * 1024));
         assert_eq!(
-            s.adapt(1_000.0, 2_000.0),
+            s.adapt(0.003, 0.005),
             None,
-            "between a quarter and the cap: hold"
+            "between a quarter of the target and the target: hold"
         );
-        assert_eq!(s.adapt(100.0, 2_000.0), Some(1024 * 1024));
-        assert_eq!(s.adapt(100.0, 2_000.0), Some(512 * 1024));
+        assert_eq!(s.adapt(0.0005, 0.005), Some(1024 * 1024));
+        assert_eq!(s.adapt(0.0005, 0.005), Some(512 * 1024));
         assert_eq!(
-            s.adapt(100.0, 2_000.0),
+            s.adapt(0.0005, 0.005),
             None,
             "never below the configured interval"
         );
         assert_eq!(
-            Sampler::new(0, 1).adapt(1e9, 2_000.0),
+            Sampler::new(0, 1, 16).adapt(1.0, 0.005),
             None,
             "sampling=0 is never adapted"
         );
     }
 
     #[test]
-    fn weights_follow_the_sampling_interval() {
-        let s = Sampler::new(1024, 1);
-        assert_eq!(s.weight(16), 64.0);
-        assert_eq!(s.weight(4096), 1.0);
-        assert_eq!(Sampler::new(0, 1).weight(16), 1.0);
+    fn weights_are_inverse_sampling_probabilities() {
+        let s = Sampler::new(1024, 1, 16);
+        // Small objects: about interval / size.
+        assert!((s.weight(16) - 64.5).abs() < 0.1, "{}", s.weight(16));
+        // An object as large as the interval is sampled 63 % of the time, not always.
+        assert!((s.weight(1024) - 1.582).abs() < 0.001, "{}", s.weight(1024));
+        assert!((s.weight(1 << 20) - 1.0).abs() < 1e-9);
+        assert_eq!(Sampler::new(0, 1, 16).weight(16), 1.0);
+        assert_eq!(weight_for(1 << 19, 0), weight_for(1 << 19, 1));
     }
 }

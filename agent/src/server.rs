@@ -24,7 +24,11 @@ use crate::options::{parse_classifiers, Classifier};
 
 /// Work the server hands to the agent thread.
 pub enum Request {
-    Snapshot(oneshot::Sender<Result<SnapshotReply, String>>),
+    Snapshot {
+        /// Walk even past `max_pause` or the budget.
+        force: bool,
+        reply: oneshot::Sender<Result<SnapshotReply, String>>,
+    },
     Classifiers(Vec<Classifier>),
 }
 
@@ -93,13 +97,16 @@ impl MemCity for Service {
 
     async fn request_snapshot(
         &self,
-        _request: GrpcRequest<SnapshotRequest>,
+        request: GrpcRequest<SnapshotRequest>,
     ) -> Result<Response<SnapshotReply>, Status> {
         let (tx, rx) = oneshot::channel();
-        self.send(Request::Snapshot(tx))?;
+        self.send(Request::Snapshot {
+            force: request.into_inner().force,
+            reply: tx,
+        })?;
         match tokio::time::timeout(SNAPSHOT_TIMEOUT, rx).await {
             Ok(Ok(Ok(reply))) => Ok(Response::new(reply)),
-            Ok(Ok(Err(why))) => Err(Status::aborted(why)),
+            Ok(Ok(Err(why))) => Err(Status::failed_precondition(why)),
             Ok(Err(_)) => Err(Status::unavailable(
                 "the agent stopped before taking the snapshot",
             )),

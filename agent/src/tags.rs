@@ -2,20 +2,22 @@
 //!
 //! ```text
 //! class mirror:  1 | 0...0 | class id (32 bits)
-//! object:        0 | epoch (15) | 0000 | weight (10) | thread (12) | site (22)
+//! object:        0 | epoch (15) | 0 (16) | sample slot + 1 (32)
 //! ```
 //! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
-//! objects carry their allocation site, thread and sampling weight. Object arrays additionally
-//! carry the epoch of the last walk that counted their bytes: arrays vary in size and the walk
-//! may report one array several times, so the epoch makes each count once. Tags are only ever set
-//! on sampled objects, classes and object arrays, never on every object (a tag costs the VM tens
-//! of bytes and slows later walks).
+//! objects carry the number of their slot in the tracker (`tracker.rs`), which holds the class,
+//! allocation site, thread and sampling weight; when the GC frees one, `ObjectFree` hands the
+//! tag back, so the slot number is all a death needs. Object arrays additionally carry the epoch
+//! of the last walk that counted their bytes: arrays vary in size and the walk may report one
+//! array several times, so the epoch makes each count once. Tags are only ever set on sampled
+//! objects, classes and object arrays, never on every object (a tag costs the VM tens of bytes
+//! and slows later walks).
 
 pub const CLASS_BIT: i64 = i64::MIN; // bit 63
 
+/// Bits of the sample-key packing `(site, thread)` the tree groups by.
 const SITE_BITS: u32 = 22;
 const THREAD_BITS: u32 = 12;
-const WEIGHT_BITS: u32 = 10;
 const EPOCH_SHIFT: u32 = 48;
 const EPOCH_BITS: u32 = 15;
 
@@ -25,8 +27,7 @@ pub const MAX_EPOCH: u64 = (1 << EPOCH_BITS) - 1;
 
 const SITE_MASK: i64 = MAX_SITE as i64;
 const THREAD_SHIFT: u32 = SITE_BITS;
-const WEIGHT_SHIFT: u32 = SITE_BITS + THREAD_BITS;
-const SAMPLE_KEY_MASK: i64 = (1 << (SITE_BITS + THREAD_BITS)) - 1;
+const SLOT_MASK: i64 = 0xffff_ffff;
 const EPOCH_MASK: i64 = (MAX_EPOCH as i64) << EPOCH_SHIFT;
 
 pub fn class_tag(id: u32) -> i64 {
@@ -43,21 +44,18 @@ pub fn class_id(tag: i64) -> u32 {
     }
 }
 
-/// Tag of a freshly sampled object. `site` and `thread` must be at least 1.
-pub fn sample_tag(site: u32, thread: u32, weight: f64) -> i64 {
-    debug_assert!((1..=MAX_SITE).contains(&site) && thread <= MAX_THREAD);
-    (site as i64)
-        | ((thread as i64) << THREAD_SHIFT)
-        | ((encode_weight(weight) as i64) << WEIGHT_SHIFT)
+/// Tag of a freshly sampled object tracked in `slot`.
+pub fn sample_tag(slot: u32) -> i64 {
+    i64::from(slot) + 1
 }
 
-/// `(site, thread)` packed, or 0 for an object that carries no sample.
+/// The tracker slot of a sampled object's tag, `None` for anything else.
 #[inline]
-pub fn sample_key(tag: i64) -> u64 {
-    if tag & CLASS_BIT != 0 || tag & SITE_MASK == 0 {
-        0
+pub fn sample_slot(tag: i64) -> Option<u32> {
+    if tag & CLASS_BIT != 0 || tag & SLOT_MASK == 0 {
+        None
     } else {
-        (tag & SAMPLE_KEY_MASK) as u64
+        Some(((tag & SLOT_MASK) - 1) as u32)
     }
 }
 
@@ -67,11 +65,6 @@ pub fn key_site(key: u64) -> u32 {
 
 pub fn key_thread(key: u64) -> u32 {
     (key >> THREAD_SHIFT) as u32 & MAX_THREAD
-}
-
-#[inline]
-pub fn weight(tag: i64) -> f64 {
-    decode_weight(((tag >> WEIGHT_SHIFT) & ((1 << WEIGHT_BITS) - 1)) as u16)
 }
 
 #[inline]
@@ -128,31 +121,23 @@ mod tests {
         assert!(t < 0);
         assert_eq!(class_id(t), 1234);
         assert_eq!(class_id(0), 0);
-        assert_eq!(sample_key(t), 0);
+        assert_eq!(sample_slot(t), None);
     }
 
     #[test]
-    fn sample_tags_carry_site_thread_and_weight() {
-        let t = sample_tag(MAX_SITE, MAX_THREAD, 21845.3);
+    fn sample_tags_carry_their_slot_through_epochs() {
+        let t = sample_tag(u32::MAX - 1);
         assert!(t > 0);
         assert_eq!(class_id(t), 0);
-        let key = sample_key(t);
-        assert_eq!(key_site(key), MAX_SITE);
-        assert_eq!(key_thread(key), MAX_THREAD);
-        assert!((weight(t) / 21845.3 - 1.0).abs() < 0.02, "{}", weight(t));
-        assert_eq!(epoch(t), 0);
-    }
-
-    #[test]
-    fn epochs_do_not_disturb_samples() {
-        let t = sample_tag(7, 3, 2.0);
+        assert_eq!(sample_slot(t), Some(u32::MAX - 1));
+        assert_eq!(sample_slot(sample_tag(0)), Some(0));
         let e = with_epoch(t, MAX_EPOCH);
         assert_eq!(epoch(e), MAX_EPOCH);
-        assert_eq!(sample_key(e), sample_key(t));
-        assert_eq!(weight(e), weight(t));
+        assert_eq!(sample_slot(e), sample_slot(t));
         assert_eq!(epoch(with_epoch(e, 5)), 5);
-        // An object array that was never sampled: epoch only, no sample key.
-        assert_eq!(sample_key(with_epoch(0, 9)), 0);
+        // An object array that was never sampled: epoch only, no slot.
+        assert_eq!(sample_slot(with_epoch(0, 9)), None);
+        assert_eq!(sample_slot(0), None);
         assert_eq!(next_epoch(MAX_EPOCH), 1);
         assert_eq!(next_epoch(0), 1);
     }

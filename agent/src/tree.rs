@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 
 use memcity_proto::strings::StringInterner;
-use memcity_proto::v1::{Exactness, Node, Reference};
+use memcity_proto::v1::{exactness::Source, Exactness, Node, Reference};
 
+use crate::estimate::error95;
 use crate::names::{self, UNSAMPLED};
 use crate::options::Classifier;
 use crate::tags;
@@ -30,17 +31,29 @@ struct Group {
     objects: u64,
     bytes: u64,
     estimated: bool,
+    /// Variances of `objects` and `bytes` (independent parts add up).
+    variance: (f64, f64),
     children: HashMap<u32, Group>,
 }
 
+/// What one leaf contributes.
+#[derive(Clone, Copy, Default)]
+struct Part {
+    objects: u64,
+    bytes: u64,
+    variance: (f64, f64),
+}
+
 impl Group {
-    fn add(&mut self, path: &[(u32, bool)], objects: u64, bytes: u64) {
-        self.objects += objects;
-        self.bytes += bytes;
+    fn add(&mut self, path: &[(u32, bool)], part: Part) {
+        self.objects += part.objects;
+        self.bytes += part.bytes;
+        self.variance.0 += part.variance.0;
+        self.variance.1 += part.variance.1;
         if let Some((&(name, estimated), rest)) = path.split_first() {
             let child = self.children.entry(name).or_default();
             child.estimated |= estimated;
-            child.add(rest, objects, bytes);
+            child.add(rest, part);
         }
     }
 
@@ -58,6 +71,8 @@ impl Group {
             bytes: self.bytes,
             estimated: self.estimated,
             children,
+            objects_error: error95(self.variance.0),
+            bytes_error: error95(self.variance.1),
         }
     }
 }
@@ -93,7 +108,8 @@ pub struct Built {
     pub exactness: Exactness,
 }
 
-/// Builds the tree for `chain` from `walk`.
+/// Builds the tree for `chain` from `walk` (a walk's exact counts, or estimates when
+/// `walk.variance` is set: then every group is marked estimated and carries its error).
 pub fn build(
     walk: &WalkResult,
     chain: &[Classifier],
@@ -101,6 +117,7 @@ pub fn build(
     strings: &mut StringInterner,
 ) -> Built {
     let sampled_chain = chain.iter().any(|c| c.is_sampled());
+    let estimated_types = !walk.variance.is_empty();
     // Samples grouped by class, in a stable order.
     let mut samples_by_class: HashMap<u32, Vec<(u64, SampleCount)>> = HashMap::new();
     let mut sampled_live = 0;
@@ -121,11 +138,12 @@ pub fn build(
         }
         let class = class as u32;
         let bytes = walk.bytes[class as usize];
+        let type_variance = walk.variance.get(class as usize).copied().unwrap_or_default();
         let class_name = names.class(class);
         let mut name_path =
             |site: Option<u32>, thread: Option<u32>, strings: &mut StringInterner| {
                 path.clear();
-                let mut estimated = false;
+                let mut estimated = estimated_types;
                 for classifier in chain {
                     estimated |= classifier.is_sampled();
                     let name = match classifier {
@@ -141,7 +159,14 @@ pub fn build(
         let samples = samples_by_class.get_mut(&class);
         let Some(samples) = samples.filter(|s| !s.is_empty()) else {
             let p = name_path(None, None, strings);
-            root.add(&p, objects, bytes);
+            root.add(
+                &p,
+                Part {
+                    objects,
+                    bytes,
+                    variance: type_variance,
+                },
+            );
             continue;
         };
         samples.sort_by_key(|(key, _)| *key);
@@ -163,11 +188,30 @@ pub fn build(
                 Some(tags::key_thread(*key)),
                 strings,
             );
-            root.add(&p, object_parts[i], byte_parts[i]);
+            // A split's variance is its samples' (scaled like its count); bytes follow objects.
+            let scale = object_parts[i] as f64 / samples[i].1.weight.max(1.0);
+            let var_objects = samples[i].1.variance * scale * scale;
+            let per_object = byte_parts[i] as f64 / object_parts[i] as f64;
+            root.add(
+                &p,
+                Part {
+                    objects: object_parts[i],
+                    bytes: byte_parts[i],
+                    variance: (var_objects, var_objects * per_object * per_object),
+                },
+            );
         }
         if objects > covered {
             let p = name_path(None, None, strings);
-            root.add(&p, objects - covered, byte_parts[samples.len()]);
+            // The rest carries the type's own uncertainty.
+            root.add(
+                &p,
+                Part {
+                    objects: objects - covered,
+                    bytes: byte_parts[samples.len()],
+                    variance: type_variance,
+                },
+            );
         }
     }
     let mut references: Vec<Reference> = walk
@@ -190,9 +234,15 @@ pub fn build(
         root: root.into_node(0),
         references,
         exactness: Exactness {
-            types_exact: true,
+            types_exact: !estimated_types,
             sites_estimated: sampled_chain,
             sampled_live_objects: sampled_live,
+            source: if estimated_types {
+                Source::Estimate
+            } else {
+                Source::Walk
+            } as i32,
+            ..Default::default()
         },
     }
 }
@@ -248,6 +298,7 @@ mod tests {
             SampleCount {
                 objects: 2,
                 weight: 6.0,
+                variance: 12.0,
             },
         );
         w.sampled.insert(
@@ -255,6 +306,7 @@ mod tests {
             SampleCount {
                 objects: 1,
                 weight: 9.0,
+                variance: 72.0,
             },
         );
         // byte[]: samples standing for far more than exist: scaled down, nothing unsampled.
@@ -263,6 +315,7 @@ mod tests {
             SampleCount {
                 objects: 1,
                 weight: 300.0,
+                variance: 89_700.0,
             },
         );
         w.sampled.insert(
@@ -270,6 +323,7 @@ mod tests {
             SampleCount {
                 objects: 1,
                 weight: 100.0,
+                variance: 9_900.0,
             },
         );
         w
@@ -359,6 +413,31 @@ mod tests {
         assert!(main.children.iter().all(|c| c.estimated));
         let total: u64 = b.root.children.iter().map(|c| c.objects).sum();
         assert_eq!(total, 60);
+    }
+
+    #[test]
+    fn estimated_counts_mark_every_group_and_carry_errors() {
+        let mut strings = StringInterner::new();
+        let mut w = walk();
+        w.variance = vec![(0.0, 0.0), (100.0, 10_000.0), (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)];
+        let b = build(
+            &w,
+            &[Classifier::Package, Classifier::Type],
+            &Fixed,
+            &mut strings,
+        );
+        assert!(!b.exactness.types_exact);
+        assert_eq!(b.exactness.source, Source::Estimate as i32);
+        assert!(b.root.children.iter().all(|c| c.estimated));
+        let util = child(&b.root, &strings, "java.util");
+        let node = child(util, &strings, "java.util.LinkedList$Node");
+        assert!(node.estimated);
+        assert_eq!((node.objects_error, node.bytes_error), (20, 196));
+        assert_eq!(util.objects_error, 20, "variances add up the tree");
+        // The walk's exact tree carries no error.
+        let exact = build(&walk(), &[Classifier::Type], &Fixed, &mut strings);
+        assert_eq!(exact.exactness.source, Source::Walk as i32);
+        assert!(exact.root.children.iter().all(|c| c.objects_error == 0 && !c.estimated));
     }
 
     #[test]

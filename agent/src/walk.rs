@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jni::sys::{jint, jlong};
@@ -27,6 +28,7 @@ use jni::sys::{jint, jlong};
 use crate::jvmti::{self, Jvmti};
 use crate::sys;
 use crate::tags;
+use crate::tracker::Tracker;
 
 /// A fast hasher for small integer keys on the walk's hot path (SipHash is several times slower
 /// and the keys are not attacker-controlled).
@@ -72,6 +74,8 @@ pub struct SampleCount {
     pub objects: u64,
     /// Sum of their sampling weights: the estimated live objects they stand for.
     pub weight: f64,
+    /// Sum of `w * (w - 1)`: the variance of `weight` as an estimate (see `Exactness`).
+    pub variance: f64,
 }
 
 /// What one walk found, indexed by class id (0 = objects of an untagged class).
@@ -87,6 +91,12 @@ pub struct WalkResult {
     pub pause: Duration,
     /// First class id past the class table's: ids from here were tagged during the walk.
     pub first_new_class: u32,
+    /// Per class, the variance of `(objects, bytes)` when they are estimates; empty for a
+    /// walk's exact counts.
+    pub variance: Vec<(f64, f64)>,
+    /// Tracker slots of the sampled objects the walk reached (alive at the walk). Stamped only
+    /// once the walk succeeded, so an aborted walk changes nothing.
+    pub seen_slots: Vec<u32>,
 }
 
 /// JVMTI's field index of `java.lang.ref.Reference.referent` in every subclass: it is the first
@@ -105,10 +115,12 @@ pub struct ClassFacts<'a> {
     /// Whether each class id is a `WeakReference` or `PhantomReference` subclass: the walk does not
     /// follow their `referent` (a GC clears it; a soft referent is kept, so it is followed).
     pub weak_reference: &'a [bool],
-    /// Next free class id: a class loaded after the class table's refresh (between that and
-    /// the safepoint) gets this as a provisional tag when the walk first meets one of its
-    /// objects, and the class table names it after the walk.
-    pub next_class_id: u32,
+    /// Hands out class ids (shared with the class table and the sampler): a class loaded after
+    /// the class table's refresh (between that and the safepoint) gets one as a provisional tag
+    /// when the walk first meets one of its objects, and the class table names it after the walk.
+    pub next_class: &'a AtomicU32,
+    /// Where sampled objects' slots live; the walk lists each one it reaches.
+    pub tracker: Option<&'a Tracker>,
 }
 
 struct State<'a> {
@@ -130,6 +142,8 @@ struct State<'a> {
     /// Distinct target classes of the current visit, with reference counts.
     targets: Vec<(u32, u64)>,
     visited: u64,
+    /// Tracker slots of the sampled objects reached.
+    seen_slots: Vec<u32>,
 }
 
 impl<'a> State<'a> {
@@ -150,16 +164,30 @@ impl<'a> State<'a> {
             current_mirror: None,
             targets: Vec::with_capacity(16),
             visited: 0,
+            seen_slots: Vec::new(),
         }
     }
 
     #[inline]
-    fn class(&self, tag: jlong) -> u32 {
+    fn class(&mut self, tag: jlong) -> u32 {
         let id = tags::class_id(tag);
         if (id as usize) < self.objects.len() {
             id
+        } else if id != 0 && id < self.facts.next_class.load(Ordering::Acquire) {
+            // Tagged by a sampling thread after the class table's refresh: one of ours.
+            self.grow(id);
+            id
         } else {
             0
+        }
+    }
+
+    fn grow(&mut self, id: u32) {
+        let len = id as usize + 1;
+        if self.objects.len() < len {
+            self.objects.resize(len, 0);
+            self.array_bytes.resize(len, 0);
+            self.instance_size.resize(len, 0);
         }
     }
 
@@ -171,11 +199,8 @@ impl<'a> State<'a> {
         if existing != 0 {
             return self.class(existing);
         }
-        let id = self.facts.next_class_id;
-        self.facts.next_class_id += 1;
-        self.objects.push(0);
-        self.array_bytes.push(0);
-        self.instance_size.push(0);
+        let id = self.facts.next_class.fetch_add(1, Ordering::AcqRel);
+        self.grow(id);
         // SAFETY: as above.
         unsafe { *mirror_tag = tags::class_tag(id) };
         id
@@ -254,11 +279,20 @@ impl<'a> State<'a> {
                 if !referrer_tag_ptr.is_null() {
                     // SAFETY: JVMTI passes a valid pointer to the referrer's tag.
                     let tag = unsafe { *referrer_tag_ptr };
-                    let key = tags::sample_key(tag);
-                    if key != 0 {
-                        let entry = self.sampled.entry((class, key)).or_default();
-                        entry.objects += 1;
-                        entry.weight += tags::weight(tag);
+                    if let (Some(slot), Some(tracker)) = (tags::sample_slot(tag), self.facts.tracker)
+                    {
+                        if let Some(sample) = tracker.get(slot) {
+                            self.seen_slots.push(slot);
+                            if sample.class != class {
+                                // Sampled before its class had an id, or the sampler and the
+                                // walk tagged the class at once: the walk's is the one in use.
+                                tracker.set_class(slot, class);
+                            }
+                            let entry = self.sampled.entry((class, sample.key())).or_default();
+                            entry.objects += 1;
+                            entry.weight += sample.weight;
+                            entry.variance += sample.weight * (sample.weight - 1.0);
+                        }
                     }
                 }
             }
@@ -369,6 +403,8 @@ pub enum WalkError {
     /// Ran past `deadline`; the pause so far is booked against the budget.
     Aborted {
         pause: Duration,
+        /// Objects visited before the abort: with `pause`, a lower bound of the walk's rate.
+        visited: u64,
     },
     Jvmti(jvmti::JvmtiError),
     /// A bug in a callback; the walk stopped and the agent should stop too.
@@ -384,7 +420,7 @@ pub fn walk(
     abort_after: Duration,
 ) -> Result<WalkResult, WalkError> {
     let start = Instant::now();
-    let first_new_class = facts.next_class_id;
+    let first_new_class = facts.next_class.load(Ordering::Acquire);
     let mut state = State::new(facts, class_count, epoch, start + abort_after);
     // SAFETY: the struct is all optional function pointers, for which zero means `None`.
     let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
@@ -399,7 +435,10 @@ pub fn walk(
         return Err(WalkError::Panicked);
     }
     if state.aborted {
-        return Err(WalkError::Aborted { pause });
+        return Err(WalkError::Aborted {
+            pause,
+            visited: state.visited,
+        });
     }
     state.flush_visit();
     let bytes = (0..state.objects.len())
@@ -413,6 +452,8 @@ pub fn walk(
         visited: state.visited,
         pause,
         first_new_class,
+        variance: Vec::new(),
+        seen_slots: state.seen_slots,
     })
 }
 
@@ -429,11 +470,15 @@ mod tests {
 
     fn state(object_array: &[bool]) -> State<'_> {
         let n = object_array.len();
+        // Leaked: a test's id source and tracker live as long as its state, which borrows them.
+        let next_class: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(n as u32)));
+        let tracker: &'static Tracker = Box::leak(Box::new(Tracker::new(16)));
         let facts = ClassFacts {
             object_array,
             class_class: 99,
             weak_reference: &[],
-            next_class_id: n as u32,
+            next_class,
+            tracker: Some(tracker),
         };
         State::new(facts, n, 3, Instant::now() + Duration::from_secs(60))
     }
@@ -448,7 +493,11 @@ mod tests {
         let t = tags::class_tag;
         let mut tag = 0i64;
         let mut arr_tag = 0i64;
-        let mut referrer = tags::sample_tag(5, 1, 10.0);
+        let tracker = s.facts.tracker.unwrap();
+        let slot = tracker
+            .track(1, 5, 1, tags::encode_weight(10.0), 24)
+            .unwrap();
+        let mut referrer = tags::sample_tag(slot);
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;
         // Visit Node: CLASS, then two fields pointing at the Person.
@@ -490,9 +539,12 @@ mod tests {
         );
         assert_eq!(s.references[&(2, 4)].references, 2);
         assert_eq!(s.references[&(4, 3)].referrers, 1);
-        let sample = s.sampled[&(1, tags::sample_key(referrer))];
+        let key = tracker.get(slot).unwrap().key();
+        let sample = s.sampled[&(1, key)];
         assert_eq!(sample.objects, 1);
         assert!((sample.weight - 10.0).abs() < 0.2);
+        assert!((sample.variance - 90.0).abs() < 4.0);
+        assert_eq!(s.seen_slots, [slot], "the walk lists the samples it reaches");
         assert_eq!(s.visited, 3);
     }
 

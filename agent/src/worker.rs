@@ -1,7 +1,7 @@
 //! The agent thread (`memcity-worker`): waits for GCs and requests, decides within the budget
 //! whether to walk, walks, names, builds the tree and publishes it.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jni::sys::JNIEnv;
@@ -13,19 +13,18 @@ use memcity_proto::v1::{
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::budget::{Budget, Decision};
+use crate::estimate::{Anchor, Estimator};
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::options::Classifier;
-use crate::sampling::MethodNames;
+use crate::sampling::{MethodNames, Sampler};
 use crate::server::Request;
 use crate::tags;
 use crate::tree::{self, NameSource};
-use crate::walk::{self, ClassFacts, WalkError};
+use crate::walk::{self, ClassFacts, WalkError, WalkResult};
 use crate::Agent;
 
-/// How often the sampling rate is checked against `max_samples`.
-const RATE_CHECK: Duration = Duration::from_secs(1);
 /// How often the worker looks for requests when no GC wakes it.
 const POLL: Duration = Duration::from_millis(50);
 /// Primitive type mirrors (`int.class` ... `void.class`): heap objects no class list reports.
@@ -97,8 +96,16 @@ impl ClassTable {
     }
 
     /// Tags classes loaded since the last refresh. Array classes get no ClassPrepare event, so
-    /// the loaded-class list, not events, is the source of truth.
-    fn refresh(&mut self, jvmti: &Jvmti, jni: *mut JNIEnv) {
+    /// the loaded-class list, not events, is the source of truth. New ids come from `next`,
+    /// shared with the sampling callback and the walk; `sampler` (when sampling) serializes
+    /// tagging with the callback and learns of class mirrors that had been sampled.
+    fn refresh(
+        &mut self,
+        jvmti: &Jvmti,
+        jni: *mut JNIEnv,
+        next: &AtomicU32,
+        sampler: Option<&Sampler>,
+    ) {
         // SAFETY: `jni` is the worker thread's JNIEnv; the frame frees the class references.
         let Some(_frame) = (unsafe { LocalFrame::push(jni, 64) }) else {
             return;
@@ -113,17 +120,15 @@ impl ClassTable {
             let Ok(tag) = jvmti.tag(class) else { continue };
             let tagged = tags::class_id(tag);
             let id = if tagged == 0 {
-                // New since the last refresh: the next free id.
-                let id = self.names.len() as u32;
-                if jvmti.set_tag(class, tags::class_tag(id)).is_err() {
-                    continue;
+                match tag_class(jvmti, class, next, sampler) {
+                    Some(id) => id,
+                    None => continue,
                 }
-                // Taken from now on, even if its name has to wait for the next refresh.
-                self.reserve(id as usize + 1);
-                id
             } else {
                 tagged
             };
+            // Taken from now on, even if its name has to wait for the next refresh.
+            self.reserve(id as usize + 1);
             // New, or tagged provisionally by a walk: learn its name and kind now.
             if !self.named.get(id as usize).copied().unwrap_or(false) {
                 let Ok(signature) = jvmti.class_signature(class) else {
@@ -147,6 +152,29 @@ impl ClassTable {
         self.mirror_bytes = bytes;
         self.min_mirror = if min == u64::MAX { 0 } else { min };
     }
+}
+
+/// Tags a class the table has not seen with a fresh id (under the sampler's tagging lock, so a
+/// sampling thread cannot give it a second one), returning its id.
+fn tag_class(
+    jvmti: &Jvmti,
+    class: jni::sys::jclass,
+    next: &AtomicU32,
+    sampler: Option<&Sampler>,
+) -> Option<u32> {
+    let _tagging = sampler.map(Sampler::class_tagging);
+    let tag = jvmti.tag(class).ok()?;
+    if tags::class_id(tag) != 0 {
+        return Some(tags::class_id(tag)); // a sampling thread was first
+    }
+    if let (Some(slot), Some(sampler)) = (tags::sample_slot(tag), sampler) {
+        // The mirror itself was sampled (a class defined at run time). It is counted as a class
+        // from now on, and its sample ends here: no ObjectFree will ever carry that tag.
+        sampler.tracker.died(slot);
+    }
+    let id = next.fetch_add(1, Ordering::AcqRel);
+    jvmti.set_tag(class, tags::class_tag(id)).ok()?;
+    Some(id)
 }
 
 /// `java.lang.ref.WeakReference` and `PhantomReference` as local references: the kinds whose
@@ -228,18 +256,28 @@ struct Worker {
     thread_names: Vec<String>,
     chain: Vec<Classifier>,
     budget: Budget,
+    estimator: Estimator,
     epoch: u64,
     seq: u64,
     gc_seen: u64,
     /// GC count at the last snapshot.
     gc_at_snapshot: u64,
     aborted_since: u64,
-    /// A GC happened that no snapshot covers yet.
-    pending: bool,
-    /// When the last walk (successful or not) ended, for the `period` option.
+    /// Walks not started since the last snapshot because their predicted stop was past
+    /// `max_pause`.
+    refused_since: u64,
+    /// A GC happened that no walk covers yet.
+    walk_pending: bool,
+    /// A GC happened that no snapshot (walk or estimate) covers yet.
+    estimate_pending: bool,
+    /// When the last GC finish was seen, so an estimate waits for its `ObjectFree` events.
+    gc_seen_at: Instant,
+    /// When the last snapshot of any kind was published, for `period` and `estimates`.
     last_snapshot: Instant,
-    /// Sample count and time at the last sampling-rate check.
-    rate_check: (u64, Instant),
+    /// When the class table was last refreshed for an estimate.
+    last_refresh: Instant,
+    /// Sampling time and wall time at the last sampling-cost check.
+    cost_check: (u64, Instant),
 }
 
 pub fn handshake(agent: &Agent) -> Handshake {
@@ -313,6 +351,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     else {
         return;
     };
+    let now = Instant::now();
     let mut worker = Worker {
         agent,
         jni,
@@ -328,17 +367,22 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.options.max_pause,
             agent.start,
         ),
+        estimator: Estimator::default(),
         epoch: 0,
         seq: 0,
         gc_seen: 0,
         gc_at_snapshot: 0,
         aborted_since: 0,
-        pending: false,
-        last_snapshot: Instant::now(),
-        rate_check: (0, Instant::now()),
+        refused_since: 0,
+        walk_pending: false,
+        estimate_pending: false,
+        gc_seen_at: now,
+        last_snapshot: now,
+        last_refresh: now,
+        cost_check: (0, now),
     };
     info!(
-        "started: classifiers {}, sampling {}, budget {}% of wall time",
+        "started: classifiers {}, sampling {}, budget {}% of wall time, estimates {}",
         worker
             .chain
             .iter()
@@ -352,9 +396,14 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 "every {} bytes",
                 s.interval()
             )),
-        agent.options.budget * 100.0
+        agent.options.budget * 100.0,
+        match (worker.can_estimate(), agent.options.estimates) {
+            (true, Some(every)) => format!("at GCs, at most every {} ms", every.as_millis()),
+            _ => "off".to_string(),
+        }
     );
-    worker.snapshot(Trigger::Start);
+    // The start snapshot is the first anchor: the heap is small, so the walk is short.
+    let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
             break;
@@ -362,12 +411,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         // Requests first: a viewer waiting for an answer beats a GC-driven walk.
         while let Ok(request) = requests.try_recv() {
             match request {
-                Request::Snapshot(reply) => {
-                    let result = worker.snapshot(Trigger::Request).ok_or_else(|| {
-                        "the walk was aborted for running over max_pause; raise max_pause= or retry"
-                            .to_string()
-                    });
-                    let _ = reply.send(result);
+                Request::Snapshot { force, reply } => {
+                    let _ = reply.send(worker.requested(force));
                 }
                 Request::Classifiers(chain) => {
                     info!(
@@ -381,29 +426,12 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         let gcs = agent.gc_finished.load(Ordering::Acquire);
         if gcs != worker.gc_seen {
             worker.gc_seen = gcs;
-            worker.pending = true;
+            worker.gc_seen_at = Instant::now();
+            worker.walk_pending = true;
+            worker.estimate_pending = true;
         }
         worker.adapt_sampling();
-        let mut wait = POLL;
-        let quiet_too_long = agent
-            .options
-            .period
-            .is_some_and(|period| worker.last_snapshot.elapsed() >= period);
-        if worker.pending || quiet_too_long {
-            match worker.budget.decide(Instant::now()) {
-                Decision::Walk => {
-                    let trigger = if worker.pending {
-                        Trigger::Gc
-                    } else {
-                        Trigger::Periodic
-                    };
-                    worker.snapshot(trigger);
-                }
-                Decision::WaitUntil(when) => {
-                    wait = wait.min(when.saturating_duration_since(Instant::now()));
-                }
-            }
-        }
+        let wait = worker.step();
         if let Ok(guard) = agent.monitor.enter() {
             // Re-check under the monitor so a GC that finished meanwhile is not slept through.
             if agent.gc_finished.load(Ordering::Acquire) == worker.gc_seen
@@ -413,40 +441,236 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
         }
     }
+    if agent.active.load(Ordering::Acquire) {
+        worker.final_snapshot();
+    }
     if let Some(sampler) = &agent.sampler {
-        let (samples, ns) = sampler.cost();
-        debug!(
-            "sampling: {samples} samples, {:.1} ms in callbacks ({:.0} ns each)",
-            ns as f64 / 1e6,
-            ns as f64 / samples.max(1) as f64
-        );
+        log_sampling_cost(sampler);
     }
     debug!("worker stopped after {} snapshots", worker.seq);
 }
 
+/// Where the sampling callback's time went, per sample: the measurement behind `sampling_cost`.
+fn log_sampling_cost(sampler: &Sampler) {
+    let (samples, total) = sampler.cost();
+    if samples == 0 {
+        return;
+    }
+    let c = sampler.step_costs();
+    let per = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) / samples;
+    info!(
+        "sampling: {samples} samples, {:.1} ms in all, {} ns each (stack {}, site {}, thread {}, class {}, slot and tag {})",
+        total as f64 / 1e6,
+        total / samples,
+        per(&c.stack),
+        per(&c.site),
+        per(&c.thread),
+        per(&c.class),
+        per(&c.tag)
+    );
+}
+
+/// Why an exact walk did not happen.
+enum WalkFailure {
+    Aborted,
+    /// The VM is shutting down, or JVMTI failed (logged).
+    Failed,
+}
+
+impl WalkFailure {
+    fn message(self) -> String {
+        match self {
+            WalkFailure::Aborted => {
+                "the walk ran past its limit and was aborted (the heap grew faster than predicted); retry, or raise max_pause=".to_string()
+            }
+            WalkFailure::Failed => "the walk failed (see the JVM's stderr)".to_string(),
+        }
+    }
+}
+
+/// Longest the final walk at VM death may stop the JVM (VMDeath waits 3 s for the worker).
+const END_WALK_LIMIT: Duration = Duration::from_millis(2000);
+/// A walk requested with `force` is aborted only past this, or twice `max_pause` if larger.
+const FORCED_WALK_LIMIT: Duration = Duration::from_secs(30);
+/// How long an estimate waits after a GC for its `ObjectFree` events: since JDK 17.0.6 (and
+/// in 21 and 25) the JVM's service thread posts them after the pause, after
+/// GarbageCollectionFinish (JDK 11 posts them inside the GC).
+const GC_SETTLE: Duration = Duration::from_millis(50);
+/// Longest an estimate goes without refreshing the class table (to count class mirrors) when
+/// no new class was sampled.
+const ESTIMATE_REFRESH: Duration = Duration::from_secs(10);
+/// How often the sampling cost is checked against `sampling_cost`.
+const COST_CHECK: Duration = Duration::from_secs(1);
+
 impl Worker {
-    /// Takes and publishes one snapshot; returns the reply for a requester, `None` if the walk
-    /// was aborted.
-    fn snapshot(&mut self, trigger: Trigger) -> Option<SnapshotReply> {
+    fn sampler(&self) -> Option<&'static Sampler> {
+        self.agent.sampler.as_ref()
+    }
+
+    /// Estimates need samples and their deaths.
+    fn can_estimate(&self) -> bool {
+        self.agent.sampler.is_some() && self.agent.object_free
+    }
+
+    fn refresh_classes(&mut self) {
+        let jvmti = self.agent.jvmti;
+        self.classes
+            .refresh(&jvmti, self.jni, &self.agent.next_class, self.sampler());
+        self.last_refresh = Instant::now();
+    }
+
+    /// Live objects now: the estimate when there is one, else the last walk's count.
+    fn live_objects(&mut self) -> u64 {
+        if self.can_estimate() {
+            let classes = self.classes.names.len();
+            let tracker = &self.sampler().expect("can_estimate").tracker;
+            return self
+                .estimator
+                .estimate(tracker, classes)
+                .counts
+                .objects
+                .iter()
+                .sum();
+        }
+        self.estimator.anchor().map_or(0, |a| a.total_objects)
+    }
+
+    /// What an exact walk would stop the JVM now.
+    fn predicted_walk(&mut self) -> Duration {
+        let objects = self.live_objects();
+        self.budget.predict(objects)
+    }
+
+    /// One turn of the loop after requests: walk if a walk is due and fits, else estimate if one
+    /// is due. Returns how long to sleep at most.
+    fn step(&mut self) -> Duration {
+        let mut wait = POLL;
+        let now = Instant::now();
+        let quiet_too_long = self
+            .agent
+            .options
+            .period
+            .is_some_and(|period| self.last_snapshot.elapsed() >= period);
+        let trigger = if self.estimate_pending || self.walk_pending {
+            Trigger::Gc
+        } else {
+            Trigger::Periodic
+        };
+        if self.walk_pending || quiet_too_long {
+            let predicted = self.predicted_walk();
+            if !self.budget.fits(predicted) {
+                if self.walk_pending {
+                    self.refused_since += 1;
+                    debug!(
+                        "no walk: predicted {} ms, max_pause {} ms",
+                        predicted.as_millis(),
+                        self.agent.options.max_pause.as_millis()
+                    );
+                }
+                self.walk_pending = false;
+            } else {
+                match self.budget.decide(now, predicted) {
+                    Decision::Walk => {
+                        let limit = self.budget.abort_after(predicted);
+                        if self.walk_snapshot(trigger, limit).is_ok() {
+                            return wait;
+                        }
+                    }
+                    Decision::WaitUntil(when) => {
+                        wait = wait.min(when.saturating_duration_since(now));
+                    }
+                }
+            }
+        }
+        let Some(every) = self.agent.options.estimates else {
+            return wait;
+        };
+        if !self.can_estimate() || !(self.estimate_pending || quiet_too_long) {
+            return wait;
+        }
+        let ready = (self.last_snapshot + every).max(self.gc_seen_at + GC_SETTLE);
+        if ready <= now {
+            self.estimate_snapshot(trigger);
+        } else {
+            wait = wait.min(ready - now);
+        }
+        wait
+    }
+
+    /// A snapshot asked for over gRPC: an exact walk when it fits `max_pause` and the budget,
+    /// or when forced.
+    fn requested(&mut self, force: bool) -> Result<SnapshotReply, String> {
+        let predicted = self.predicted_walk();
+        let max_pause = self.agent.options.max_pause;
+        if !force {
+            if !self.budget.fits(predicted) {
+                return Err(format!(
+                    "an exact walk would stop the application for about {} ms ({} live objects at {:.0} ns each), past max_pause={} ms; estimates continue at every GC. Pass --force to walk anyway",
+                    predicted.as_millis(),
+                    self.live_objects(),
+                    self.budget.ns_per_object(),
+                    max_pause.as_millis()
+                ));
+            }
+            let wait = self.budget.wait_for_credit(Instant::now(), predicted);
+            if !wait.is_zero() {
+                return Err(format!(
+                    "the pause budget ({}% of wall time) has not yet earned this walk's predicted {} ms; retry in {:.1} s, or pass --force",
+                    self.agent.options.budget * 100.0,
+                    predicted.as_millis(),
+                    wait.as_secs_f64()
+                ));
+            }
+        }
+        let limit = if force {
+            (max_pause * 2).max(FORCED_WALK_LIMIT)
+        } else {
+            max_pause
+        };
+        self.walk_snapshot(Trigger::Request, limit)
+            .map_err(WalkFailure::message)
+    }
+
+    /// The last snapshot, at VM death: exact if a walk fits, else estimated.
+    fn final_snapshot(&mut self) {
+        let predicted = self.predicted_walk();
+        let limit = self.agent.options.max_pause.min(END_WALK_LIMIT);
+        if predicted <= limit
+            && self
+                .budget
+                .wait_for_credit(Instant::now(), predicted)
+                .is_zero()
+            && self.walk_snapshot(Trigger::End, limit).is_ok()
+        {
+            return;
+        }
+        if self.can_estimate() {
+            self.estimate_snapshot(Trigger::End);
+        }
+    }
+
+    /// Walks the heap and publishes the exact snapshot; the walk becomes the estimates' anchor.
+    fn walk_snapshot(
+        &mut self,
+        trigger: Trigger,
+        abort_after: Duration,
+    ) -> Result<SnapshotReply, WalkFailure> {
         if trigger != Trigger::Start {
             crate::failpoint(crate::Failpoint::Worker);
         }
         let jvmti = self.agent.jvmti;
-        self.classes.refresh(&jvmti, self.jni);
+        let predicted = self.predicted_walk();
+        self.refresh_classes();
         self.epoch = tags::next_epoch(self.epoch);
-        let gc_now = self.agent.gc_finished.load(Ordering::Acquire);
+        let tracker = self.sampler().map(|s| &s.tracker);
+        // Odd while walking: samples born now and not reached were garbage (see estimate.rs).
+        let generation = tracker.map_or(0, |t| t.advance());
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
             class_class: self.classes.class_class,
             weak_reference: &self.classes.weak_reference,
-            next_class_id: self.classes.names.len() as u32,
-        };
-        // A requested snapshot is wanted whatever it costs, up to the hard cap; a GC-driven one
-        // gives up when it runs far past what the last walk cost.
-        let abort_after = if trigger == Trigger::Request {
-            self.agent.options.max_pause
-        } else {
-            self.budget.abort_after()
+            next_class: &self.agent.next_class,
+            tracker,
         };
         let outcome = walk::walk(
             &jvmti,
@@ -455,55 +679,116 @@ impl Worker {
             self.epoch,
             abort_after,
         );
+        if let Some(t) = tracker {
+            t.advance();
+        }
         let now = Instant::now();
-        self.last_snapshot = now;
         let mut result = match outcome {
             Ok(result) => {
-                self.budget.record(result.pause, now);
+                self.budget.record(result.pause, result.visited, now);
                 result
             }
-            Err(WalkError::Aborted { pause }) => {
-                self.budget.record(pause, now);
+            Err(WalkError::Aborted { pause, visited }) => {
+                self.budget.record(pause, visited, now);
                 self.aborted_since += 1;
-                self.pending = false;
+                self.walk_pending = false;
                 warning!(
-                    "heap walk aborted after {} ms (limit {} ms): the heap is too large for max_pause; the next walk waits for budget",
+                    "heap walk aborted after {} ms (limit {} ms, predicted {} ms): the heap grew faster than predicted; estimates continue",
                     pause.as_millis(),
-                    abort_after.as_millis()
+                    abort_after.as_millis(),
+                    predicted.as_millis()
                 );
-                return None;
+                return Err(WalkFailure::Aborted);
             }
             Err(WalkError::Jvmti(e)) => {
-                self.pending = false;
-                if e.code == crate::jvmti::ERR_WRONG_PHASE {
-                    return None; // the VM is shutting down
+                self.walk_pending = false;
+                if e.code != crate::jvmti::ERR_WRONG_PHASE {
+                    warning!("heap walk failed: {e}");
                 }
-                warning!("heap walk failed: {e}");
-                return None;
+                return Err(WalkFailure::Failed);
             }
             Err(WalkError::Panicked) => {
                 self.agent.disable("internal error during the heap walk");
-                return None;
+                return Err(WalkFailure::Failed);
             }
         };
-        self.pending = false;
+        if let Some(t) = tracker {
+            for &slot in &result.seen_slots {
+                t.mark_seen(slot, generation);
+            }
+        }
         if result.objects.len() > result.first_new_class as usize {
             // Keep the ids the walk handed out, then name their classes (their mirrors are counted
             // from the next walk on).
             self.classes.reserve(result.objects.len());
-            self.classes.refresh(&jvmti, self.jni);
+            self.refresh_classes();
         }
-        // Class mirrors are not visited through a CLASS reference; count them from the class
-        // list (plus the primitive mirrors, which no list reports).
+        self.count_mirrors(&mut result);
+        let seq = self.seq;
+        self.estimator.set_anchor(Anchor {
+            seq,
+            generation,
+            objects: result.objects.clone(),
+            bytes: result.bytes.clone(),
+            references: result.references.clone(),
+            total_objects: result.objects.iter().sum(),
+        });
+        let pause = result.pause;
+        self.publish(trigger, &result, predicted, None);
+        Ok(SnapshotReply {
+            seq,
+            pause_ns: pause.as_nanos() as u64,
+            predicted_pause_ns: predicted.as_nanos() as u64,
+        })
+    }
+
+    /// Estimates the heap from the surviving samples and publishes it. No stop.
+    fn estimate_snapshot(&mut self, trigger: Trigger) {
+        let Some(sampler) = self.sampler() else {
+            return;
+        };
+        let new_classes =
+            self.agent.next_class.load(Ordering::Acquire) as usize > self.classes.names.len();
+        if new_classes || self.last_refresh.elapsed() >= ESTIMATE_REFRESH {
+            self.refresh_classes();
+        }
+        let estimate = self
+            .estimator
+            .estimate(&sampler.tracker, self.classes.names.len());
+        let mut counts = estimate.counts;
+        self.classes.reserve(counts.objects.len());
+        self.count_mirrors(&mut counts);
+        if let Some(v) = counts.variance.get_mut(self.classes.class_class as usize) {
+            *v = (0.0, 0.0); // counted from the class list, not estimated
+        }
+        let predicted = self.budget.predict(counts.objects.iter().sum());
+        let anchor = self.estimator.anchor().map(|a| a.seq);
+        self.publish(trigger, &counts, predicted, Some(anchor));
+    }
+
+    /// Class mirrors are not visited through a CLASS reference; count them from the class list
+    /// (plus the primitive mirrors, which no list reports).
+    fn count_mirrors(&self, counts: &mut WalkResult) {
         let class_class = self.classes.class_class as usize;
-        if class_class != 0 {
-            result.objects[class_class] = self.classes.mirrors + PRIMITIVE_MIRRORS;
-            result.bytes[class_class] =
+        if class_class != 0 && class_class < counts.objects.len() {
+            counts.objects[class_class] = self.classes.mirrors + PRIMITIVE_MIRRORS;
+            counts.bytes[class_class] =
                 self.classes.mirror_bytes + PRIMITIVE_MIRRORS * self.classes.min_mirror;
         }
+    }
+
+    /// Builds the tree of `counts` and publishes the snapshot. `estimate_of`: `None` for a
+    /// walk, `Some(anchor seq)` for an estimate.
+    fn publish(
+        &mut self,
+        trigger: Trigger,
+        counts: &WalkResult,
+        predicted: Duration,
+        estimate_of: Option<Option<u64>>,
+    ) {
         self.resolve_names();
         let built = tree::build(
-            &result,
+            counts,
             &self.chain,
             &Names {
                 classes: &self.classes.names,
@@ -512,11 +797,28 @@ impl Worker {
             },
             &mut self.strings,
         );
-        let (samples, sampling_ns) = self.agent.sampler.as_ref().map_or((0, 0), |s| s.cost());
+        let now = Instant::now();
+        let gc_now = self.agent.gc_finished.load(Ordering::Acquire);
         let skipped = gc_now
             .saturating_sub(self.gc_at_snapshot)
             .saturating_sub(u64::from(trigger == Trigger::Gc));
         self.gc_at_snapshot = gc_now;
+        self.last_snapshot = now;
+        self.estimate_pending = false;
+        if estimate_of.is_none() {
+            self.walk_pending = false;
+        }
+        let sampler = self.sampler();
+        let (samples, sampling_ns) = sampler.map_or((0, 0), |s| s.cost());
+        let (agent_bytes, jvm_bytes) = sampler.map_or((0, 0), |s| s.tracker.memory());
+        let interval = sampler.map_or(0, |s| s.current_interval());
+        let mut exactness = built.exactness;
+        if let Some(anchor) = estimate_of {
+            exactness.anchor_seq = anchor.unwrap_or(0);
+            exactness.anchored = anchor.is_some();
+            // A type kept since the anchor with B bytes goes unsampled with chance exp(-B / I).
+            exactness.detection_bytes = interval.saturating_mul(3);
+        }
         let snapshot = Snapshot {
             seq: self.seq,
             time_ms: self.agent.start.elapsed().as_millis() as u64,
@@ -526,8 +828,8 @@ impl Worker {
             root: Some(built.root),
             references: built.references,
             cost: Some(WalkCost {
-                pause_ns: result.pause.as_nanos() as u64,
-                objects_visited: result.visited,
+                pause_ns: counts.pause.as_nanos() as u64,
+                objects_visited: counts.visited,
                 skipped_gcs: skipped,
                 aborted_walks: std::mem::take(&mut self.aborted_since),
                 total_pause_ns: self.budget.spent().as_nanos() as u64,
@@ -535,13 +837,15 @@ impl Worker {
                 dropped_snapshots: self.agent.hub.dropped_total(),
                 samples,
                 sampling_ns,
-                sampling_interval: self
-                    .agent
-                    .sampler
-                    .as_ref()
-                    .map_or(0, |s| s.current_interval()),
+                sampling_interval: interval,
+                tracked_samples: sampler.map_or(0, |s| s.tracker.in_use()),
+                untracked_samples: sampler.map_or(0, |s| s.tracker.untracked()),
+                tracking_agent_bytes: agent_bytes,
+                tracking_jvm_bytes: jvm_bytes,
+                predicted_walk_ns: predicted.as_nanos() as u64,
+                refused_walks: std::mem::take(&mut self.refused_since),
             }),
-            exactness: Some(built.exactness),
+            exactness: Some(exactness),
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {
@@ -549,40 +853,39 @@ impl Worker {
             });
         }
         debug!(
-            "snapshot {} ({:?}): {} objects, pause {} ms",
+            "snapshot {} ({:?}, {}): {} objects, pause {} ms",
             self.seq,
             trigger,
-            result.visited,
-            result.pause.as_millis()
+            if estimate_of.is_some() { "estimated" } else { "walk" },
+            snapshot.root.as_ref().map_or(0, |r| r.objects),
+            counts.pause.as_millis()
         );
         self.agent.publish(StreamMessage {
             kind: Some(Kind::Snapshot(snapshot)),
         });
         self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
-        let reply = SnapshotReply {
-            seq: self.seq,
-            pause_ns: result.pause.as_nanos() as u64,
-        };
         self.seq += 1;
-        Some(reply)
     }
 
-    /// Once a second, keeps the allocation sample rate under `max_samples` (see `Sampler::adapt`).
+    /// Once a second, holds sampling's measured cost under `sampling_cost` (see
+    /// `Sampler::adapt`).
     fn adapt_sampling(&mut self) {
-        let (Some(sampler), Some(max)) = (&self.agent.sampler, self.agent.options.max_samples)
-        else {
+        let (Some(sampler), Some(max)) = (self.sampler(), self.agent.options.sampling_cost) else {
             return;
         };
-        let elapsed = self.rate_check.1.elapsed();
-        if elapsed < RATE_CHECK {
+        let elapsed = self.cost_check.1.elapsed();
+        if elapsed < COST_CHECK {
             return;
         }
-        let samples = sampler.cost().0;
-        let rate = (samples - self.rate_check.0) as f64 / elapsed.as_secs_f64();
-        self.rate_check = (samples, Instant::now());
-        if let Some(interval) = sampler.adapt(rate, max as f64) {
+        let spent = sampler.cost().1;
+        let fraction = (spent - self.cost_check.0) as f64 / elapsed.as_nanos() as f64;
+        self.cost_check = (spent, Instant::now());
+        if let Some(interval) = sampler.adapt(fraction, max) {
             match self.agent.jvmti.set_heap_sampling_interval(interval as i32) {
-                Ok(()) => debug!("{rate:.0} samples/s: sampling interval now {interval} bytes"),
+                Ok(()) => debug!(
+                    "sampling took {:.2}% of a core: interval now {interval} bytes",
+                    fraction * 100.0
+                ),
                 Err(e) => warning!("cannot change the sampling interval: {e}"),
             }
         }

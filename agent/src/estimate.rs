@@ -1,0 +1,243 @@
+//! The live heap estimated from surviving allocation samples, reconciled with the last exact
+//! count. The estimator and its error are stated in the proto (`Exactness`); in short, for each
+//! class:
+//!
+//! ```text
+//! objects = exact at the anchor + Σ w (samples born since, alive) - Σ w (alive at the anchor, dead since)
+//! ```
+//!
+//! Which samples belong to which term comes from the tracker's generations. The worker bumps the
+//! generation before a walk (to an odd value, the walk's) and after it. The walk stamps every
+//! sample it reaches with its generation (`seen`). So after the walk, a tracked sample is
+//! - in the anchor (alive at the walk): `seen == anchor.generation`;
+//! - born since the anchor: `born > anchor.generation` (born after the walk ended);
+//! - otherwise garbage at the walk that the GC has not freed yet: in neither term (its death,
+//!   when `ObjectFree` reports it, changes nothing either).
+
+use crate::tracker::{Sample, Tracker};
+use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
+
+/// An exact count the estimates are reconciled with: a walk's result.
+pub struct Anchor {
+    /// The snapshot that published it.
+    pub seq: u64,
+    /// The walk's tracker generation (odd).
+    pub generation: u32,
+    pub objects: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub references: IntMap<(u32, u32), RefCount>,
+    /// Live objects in all, for predicting the next walk when no estimate is newer.
+    pub total_objects: u64,
+}
+
+/// Sums over samples: what they stand for, and the variance of that.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Moments {
+    pub objects: f64,
+    pub bytes: f64,
+    pub var_objects: f64,
+    pub var_bytes: f64,
+}
+
+impl Moments {
+    fn add(&mut self, sample: &Sample) {
+        let w = sample.weight;
+        let s = sample.size as f64;
+        let var = w * (w - 1.0);
+        self.objects += w;
+        self.bytes += w * s;
+        self.var_objects += var;
+        self.var_bytes += var * s * s;
+    }
+}
+
+/// Per-class estimates, in the shape the tree builder takes (its `sampled` map holds the live
+/// samples the estimate rests on).
+pub struct Estimate {
+    pub counts: WalkResult,
+}
+
+#[derive(Default)]
+pub struct Estimator {
+    anchor: Option<Anchor>,
+    /// Per class: samples alive at the anchor that have died since.
+    died: Vec<Moments>,
+}
+
+fn at<T: Default + Clone>(v: &mut Vec<T>, index: usize) -> &mut T {
+    if v.len() <= index {
+        v.resize(index + 1, T::default());
+    }
+    &mut v[index]
+}
+
+impl Estimator {
+    pub fn anchor(&self) -> Option<&Anchor> {
+        self.anchor.as_ref()
+    }
+
+    /// A walk finished: its exact counts are the new anchor. Deaths booked so far belong to
+    /// the old one.
+    pub fn set_anchor(&mut self, anchor: Anchor) {
+        self.anchor = Some(anchor);
+        self.died.clear();
+    }
+
+    /// Books the deaths `ObjectFree` reported since the last call (freeing their slots) and
+    /// estimates every class now. `classes` is the number of class ids known.
+    pub fn estimate(&mut self, tracker: &Tracker, classes: usize) -> Estimate {
+        let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
+        let mut born = vec![Moments::default(); classes];
+        let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
+        let died = &mut self.died;
+        tracker.sweep(|_, sample, dead| {
+            let class = sample.class as usize;
+            let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
+            let since_anchor = anchor_gen.is_none_or(|g| sample.born > g);
+            if dead {
+                if in_anchor {
+                    at(died, class).add(sample);
+                }
+                return;
+            }
+            if !in_anchor && !since_anchor {
+                return; // garbage at the anchor, not yet freed
+            }
+            let w = sample.weight;
+            let entry = sampled.entry((sample.class, sample.key())).or_default();
+            entry.objects += 1;
+            entry.weight += w;
+            entry.variance += w * (w - 1.0);
+            if since_anchor {
+                at(&mut born, class).add(sample);
+            }
+        });
+        let classes = classes
+            .max(born.len())
+            .max(self.died.len())
+            .max(self.anchor.as_ref().map_or(0, |a| a.objects.len()));
+        let mut counts = WalkResult {
+            objects: vec![0; classes],
+            bytes: vec![0; classes],
+            variance: vec![(0.0, 0.0); classes],
+            ..Default::default()
+        };
+        let zero = Moments::default();
+        for class in 0..classes {
+            let (exact_objects, exact_bytes) = self.anchor.as_ref().map_or((0, 0), |a| {
+                (
+                    a.objects.get(class).copied().unwrap_or(0),
+                    a.bytes.get(class).copied().unwrap_or(0),
+                )
+            });
+            let b = born.get(class).unwrap_or(&zero);
+            let d = self.died.get(class).unwrap_or(&zero);
+            let objects = exact_objects as f64 + b.objects - d.objects;
+            let bytes = exact_bytes as f64 + b.bytes - d.bytes;
+            counts.objects[class] = objects.max(0.0).round() as u64;
+            counts.bytes[class] = bytes.max(0.0).round() as u64;
+            counts.variance[class] = (b.var_objects + d.var_objects, b.var_bytes + d.var_bytes);
+        }
+        counts.sampled = sampled;
+        if let Some(anchor) = &self.anchor {
+            counts.references = anchor.references.clone();
+        }
+        Estimate { counts }
+    }
+}
+
+/// 95 % half-width from a variance.
+pub fn error95(variance: f64) -> u64 {
+    (1.96 * variance.max(0.0).sqrt()).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tags::encode_weight;
+
+    fn anchor(tracker: &Tracker, objects: Vec<u64>, bytes: Vec<u64>) -> Anchor {
+        Anchor {
+            seq: 0,
+            generation: tracker.generation(),
+            total_objects: objects.iter().sum(),
+            objects,
+            bytes,
+            references: IntMap::default(),
+        }
+    }
+
+    #[test]
+    fn without_change_the_estimate_is_the_anchor() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.advance(); // the walk's generation
+        let a = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        t.mark_seen(a, t.generation());
+        e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
+        t.advance();
+        let est = e.estimate(&t, 3);
+        assert_eq!(est.counts.objects, [0, 50, 7]);
+        assert_eq!(est.counts.bytes, [0, 400, 70]);
+        assert_eq!(est.counts.variance[1], (0.0, 0.0), "no churn, no error");
+        assert_eq!(
+            est.counts.sampled.values().map(|c| c.objects).sum::<u64>(),
+            1,
+            "the anchor's sample still splits sites"
+        );
+    }
+
+    #[test]
+    fn births_add_and_anchor_deaths_subtract_with_their_variance() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.advance();
+        let old = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        let garbage = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        t.mark_seen(old, t.generation());
+        e.set_anchor(anchor(&t, vec![0, 50], vec![0, 400]));
+        t.advance();
+        // Born after the walk: two samples of class 1 (weight 10), one of a new class 2.
+        t.track(1, 2, 1, encode_weight(10.0), 8).unwrap();
+        t.track(1, 2, 1, encode_weight(10.0), 8).unwrap();
+        t.track(2, 2, 1, encode_weight(4.0), 16).unwrap();
+        // The anchor's sample dies, and so does the garbage (which was never counted).
+        t.died(old);
+        t.died(garbage);
+        let est = e.estimate(&t, 2);
+        assert_eq!(est.counts.objects, [0, 50 + 20 - 10, 4]);
+        assert_eq!(est.counts.bytes, [0, 400 + 160 - 80, 64]);
+        // Three samples of weight 10 in the two sums: 3 * 10 * 9.
+        assert!((est.counts.variance[1].0 - 270.0).abs() < 1e-9);
+        assert!((est.counts.variance[2].0 - 12.0).abs() < 1e-9);
+        assert_eq!(
+            est.counts.sampled.values().map(|c| c.objects).sum::<u64>(),
+            3
+        );
+        // Booked once: the dead slots are freed and a second estimate agrees.
+        let again = e.estimate(&t, 2);
+        assert_eq!(again.counts.objects, est.counts.objects);
+        assert_eq!(t.in_use(), 3);
+    }
+
+    #[test]
+    fn estimates_never_go_negative_and_without_an_anchor_count_every_sample() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.track(1, 1, 1, encode_weight(32.0), 8).unwrap();
+        let est = e.estimate(&t, 2);
+        assert_eq!(est.counts.objects, [0, 32]);
+        t.advance();
+        let s = t.track(1, 1, 1, encode_weight(1000.0), 8).unwrap();
+        t.mark_seen(s, t.generation());
+        e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
+        t.died(s);
+        assert_eq!(e.estimate(&t, 2).counts.objects, [0, 0]);
+    }
+
+    #[test]
+    fn error95_is_two_standard_deviations() {
+        assert_eq!(error95(100.0), 20);
+        assert_eq!(error95(-1.0), 0);
+    }
+}
