@@ -317,7 +317,12 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     let now = SystemTime::now();
     let agent = Agent {
         jvmti,
-        sampler: sampling.map(|interval| Sampler::new(interval, options.site_frames, options.tracked)),
+        sampler: sampling.map(|interval| Sampler::new(
+                interval,
+                options.sampling_floor,
+                options.site_frames,
+                options.tracked,
+            )),
         object_free,
         hub: Arc::new(Hub::new(options.history_bytes)),
         options,

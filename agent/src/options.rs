@@ -12,8 +12,13 @@ use crate::log::Level;
 
 /// Default classifier chain: districts by package, buildings by type.
 pub const DEFAULT_CLASSIFIERS: &str = "package:type";
-/// Default `SampledObjectAlloc` interval: the JVM's own default, cheap enough to leave on.
+/// Default `SampledObjectAlloc` interval to start with: the JVM's own default, cheap anywhere.
 pub const DEFAULT_SAMPLING_BYTES: u64 = 512 * 1024;
+/// Default smallest interval the agent lowers sampling to while its measured cost stays well
+/// under `sampling_cost`: estimates are as good as their samples (the relative error of a type
+/// holding B live bytes is about sqrt(interval / B)), so an application that allocates slowly
+/// gets more samples for the same cost.
+pub const DEFAULT_SAMPLING_FLOOR: u64 = 32 * 1024;
 /// Default stopped-time budget: 2 % of wall time.
 pub const DEFAULT_BUDGET_PERCENT: f64 = 2.0;
 /// Default minimum time between two GC-triggered walks.
@@ -52,7 +57,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "sampling",
         "512k",
-        "allocation sampling interval in bytes (0 = every allocation, slow; off)",
+        "sampling interval in bytes, fixed as the least (default: 512k, down to 32k if cheap; 0 = all; off)",
     ),
     (
         "sampling_cost",
@@ -171,8 +176,10 @@ pub fn parse_classifiers(text: &str) -> Result<Vec<Classifier>, String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub classifiers: Vec<Classifier>,
-    /// `None`: sampling off.
+    /// Interval to start sampling with; `None`: sampling off.
     pub sampling: Option<u64>,
+    /// Least interval the cost control may lower sampling to.
+    pub sampling_floor: u64,
     /// Most sampling time as a fraction of one core (0.005 = 0.5 %); `None`: fixed interval.
     pub sampling_cost: Option<f64>,
     /// Most samples tracked at once.
@@ -200,6 +207,7 @@ impl Default for Options {
         Self {
             classifiers: parse_classifiers(DEFAULT_CLASSIFIERS).expect("valid default"),
             sampling: Some(DEFAULT_SAMPLING_BYTES),
+            sampling_floor: DEFAULT_SAMPLING_FLOOR,
             sampling_cost: Some(DEFAULT_SAMPLING_COST_PERCENT / 100.0),
             tracked: DEFAULT_TRACKED,
             estimates: Some(DEFAULT_ESTIMATE_INTERVAL),
@@ -279,6 +287,8 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     if bytes > i32::MAX as u64 {
                         return Err(bad("the JVM takes at most 2147483647 bytes".into()));
                     }
+                    // An explicit interval is what the user wants at least: never sample finer.
+                    options.sampling_floor = bytes;
                     Some(bytes)
                 }
             }
@@ -451,6 +461,7 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(o.classifiers, [Classifier::Package, Classifier::Type]);
         assert_eq!(o.sampling, Some(512 * 1024));
+        assert_eq!(o.sampling_floor, 32 * 1024);
         assert_eq!(o.budget, 0.02);
         assert_eq!(o.port, Some(7788));
         assert_eq!(o.bind.to_string(), "127.0.0.1");
@@ -471,6 +482,7 @@ mod tests {
             [Classifier::Type, Classifier::Site, Classifier::Thread]
         );
         assert_eq!(o.sampling, Some(65536));
+        assert_eq!(o.sampling_floor, 65536, "an explicit interval is the floor");
         assert_eq!(o.sampling_cost, Some(0.01));
         assert_eq!(o.tracked, 1024);
         assert_eq!(o.estimates, Some(Duration::from_secs(2)));

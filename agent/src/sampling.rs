@@ -38,8 +38,10 @@ struct Threads {
 }
 
 pub struct Sampler {
-    /// Bytes between samples as configured; 0 samples every allocation.
+    /// Bytes between samples to start with; 0 samples every allocation.
     base_interval: u64,
+    /// The least interval the cost control may lower it to.
+    floor: u64,
     /// Bytes between samples now: raised above the base when the sample rate passes its cap
     /// (see [`Sampler::adapt`]), and read by every sample for its weight.
     interval: AtomicU64,
@@ -83,9 +85,10 @@ pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
 
 impl Sampler {
-    pub fn new(interval: u64, frames: usize, tracked: u32) -> Self {
+    pub fn new(interval: u64, floor: u64, frames: usize, tracked: u32) -> Self {
         Self {
             base_interval: interval,
+            floor: floor.min(interval),
             interval: AtomicU64::new(interval),
             frames: frames.clamp(1, MAX_SITE_FRAMES),
             sites: Mutex::default(),
@@ -127,18 +130,24 @@ impl Sampler {
     /// What a sample costs varies tenfold between applications (stack depth, compiled frames,
     /// threads contending for the VM's tag map), so a cap on the sample count would be too
     /// strict for one and too loose for another. Doubles the interval while over the target and
-    /// halves it back (never below the configured one) once well under it. Returns the new
-    /// interval if it changed. `sampling=0` (every allocation) is never adapted: that is an
-    /// explicit request.
-    pub fn adapt(&self, fraction: f64, max_fraction: f64) -> Option<u64> {
+    /// halves it (never below the floor) while well under it: more samples, better estimates, at
+    /// the same cost. `live_bytes` raises the floor so the live samples (about live bytes /
+    /// interval) stay within half the tracker's capacity. Returns the new interval if it changed.
+    /// `sampling=0` (every allocation) is never adapted: that is an explicit request.
+    pub fn adapt(&self, fraction: f64, max_fraction: f64, live_bytes: u64) -> Option<u64> {
         let current = self.current_interval();
         if self.base_interval == 0 {
             return None;
         }
-        let next = if fraction > max_fraction && current < MAX_ADAPTED_INTERVAL {
+        let floor = self
+            .floor
+            .max(live_bytes.saturating_mul(2) / u64::from(self.tracker.capacity().max(1)))
+            .min(MAX_ADAPTED_INTERVAL);
+        let next = if (fraction > max_fraction || current < floor) && current < MAX_ADAPTED_INTERVAL
+        {
             current.saturating_mul(2).min(MAX_ADAPTED_INTERVAL)
-        } else if fraction < max_fraction / 4.0 && current > self.base_interval {
-            (current / 2).max(self.base_interval)
+        } else if fraction < max_fraction / 4.0 && current / 2 >= floor {
+            current / 2
         } else {
             return None;
         };
@@ -443,24 +452,27 @@ mod tests {
 
     #[test]
     fn adaptation_holds_the_measured_cost_under_its_target_and_returns() {
-        let s = Sampler::new(512 * 1024, 1, 16);
-        assert_eq!(s.adapt(0.02, 0.005), Some(1024 * 1024));
+        let s = Sampler::new(512 * 1024, 128 * 1024, 1, 1 << 20);
+        assert_eq!(s.adapt(0.02, 0.005, 0), Some(1024 * 1024));
         assert!((s.weight(1024) - 1024.5).abs() < 0.1, "weights use the interval in force");
-        assert_eq!(s.adapt(0.02, 0.005), Some(2048 * 1024));
+        assert_eq!(s.adapt(0.02, 0.005, 0), Some(2048 * 1024));
         assert_eq!(
-            s.adapt(0.003, 0.005),
+            s.adapt(0.003, 0.005, 0),
             None,
             "between a quarter of the target and the target: hold"
         );
-        assert_eq!(s.adapt(0.0005, 0.005), Some(1024 * 1024));
-        assert_eq!(s.adapt(0.0005, 0.005), Some(512 * 1024));
+        for expected in [1024, 512, 256, 128] {
+            assert_eq!(s.adapt(0.0005, 0.005, 0), Some(expected * 1024));
+        }
+        assert_eq!(s.adapt(0.0005, 0.005, 0), None, "never below the floor");
+        // With 1 Mi slots, 64 GiB live raise the floor to 128 KiB (hold) and 256 GiB to 512 KiB,
+        // so live samples fit half the table whatever the cost.
+        assert_eq!(s.adapt(0.0005, 0.005, 64 << 30), None);
+        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), Some(256 * 1024));
+        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), Some(512 * 1024));
+        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), None);
         assert_eq!(
-            s.adapt(0.0005, 0.005),
-            None,
-            "never below the configured interval"
-        );
-        assert_eq!(
-            Sampler::new(0, 1, 16).adapt(1.0, 0.005),
+            Sampler::new(0, 0, 1, 16).adapt(1.0, 0.005, 0),
             None,
             "sampling=0 is never adapted"
         );
@@ -468,13 +480,13 @@ mod tests {
 
     #[test]
     fn weights_are_inverse_sampling_probabilities() {
-        let s = Sampler::new(1024, 1, 16);
+        let s = Sampler::new(1024, 1024, 1, 16);
         // Small objects: about interval / size.
         assert!((s.weight(16) - 64.5).abs() < 0.1, "{}", s.weight(16));
         // An object as large as the interval is sampled 63 % of the time, not always.
         assert!((s.weight(1024) - 1.582).abs() < 0.001, "{}", s.weight(1024));
         assert!((s.weight(1 << 20) - 1.0).abs() < 1e-9);
-        assert_eq!(Sampler::new(0, 1, 16).weight(16), 1.0);
+        assert_eq!(Sampler::new(0, 0, 1, 16).weight(16), 1.0);
         assert_eq!(weight_for(1 << 19, 0), weight_for(1 << 19, 1));
     }
 }

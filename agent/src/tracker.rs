@@ -262,6 +262,10 @@ impl Tracker {
         (agent, self.in_use() * JVM_BYTES_PER_TAG)
     }
 
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
     pub fn generation(&self) -> u32 {
         self.generation.load(Ordering::Acquire)
     }

@@ -278,6 +278,8 @@ struct Worker {
     last_refresh: Instant,
     /// Sampling time and wall time at the last sampling-cost check.
     cost_check: (u64, Instant),
+    /// Live bytes at the last snapshot (bounds how fine sampling may get).
+    live_bytes: u64,
 }
 
 pub fn handshake(agent: &Agent) -> Handshake {
@@ -380,6 +382,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_snapshot: now,
         last_refresh: now,
         cost_check: (0, now),
+        live_bytes: 0,
     };
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time, estimates {}",
@@ -819,6 +822,7 @@ impl Worker {
             // A type kept since the anchor with B bytes goes unsampled with chance exp(-B / I).
             exactness.detection_bytes = interval.saturating_mul(3);
         }
+        self.live_bytes = built.root.bytes;
         let snapshot = Snapshot {
             seq: self.seq,
             time_ms: self.agent.start.elapsed().as_millis() as u64,
@@ -880,7 +884,7 @@ impl Worker {
         let spent = sampler.cost().1;
         let fraction = (spent - self.cost_check.0) as f64 / elapsed.as_nanos() as f64;
         self.cost_check = (spent, Instant::now());
-        if let Some(interval) = sampler.adapt(fraction, max) {
+        if let Some(interval) = sampler.adapt(fraction, max, self.live_bytes) {
             match self.agent.jvmti.set_heap_sampling_interval(interval as i32) {
                 Ok(()) => debug!(
                     "sampling took {:.2}% of a core: interval now {interval} bytes",

@@ -240,10 +240,15 @@ enum Command {
         #[command(flatten)]
         look: Look,
     },
-    /// Ask a live agent for a snapshot now, outside its GC schedule
+    /// Ask a live agent for an exact snapshot (a heap walk) now, outside its GC schedule.
+    /// A walk predicted to stop the application past the agent's max_pause, or past what its
+    /// pause budget has earned, is refused (exit code 3) with the predicted stop
     Snapshot {
         /// Agent address, HOST:PORT
         addr: Option<String>,
+        /// Walk even when the predicted stop is past max_pause or the budget
+        #[arg(long)]
+        force: bool,
     },
     /// Change a live agent's classifier chain, e.g. `type:site`
     Classifiers {
@@ -416,21 +421,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Snapshot { addr } => runtime()?.block_on(async {
+        Command::Snapshot { addr, force } => runtime()?.block_on(async {
             let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
                 .await
                 .map_err(anyhow::Error::msg)?;
-            let reply = client
-                .request_snapshot(SnapshotRequest {})
-                .await
-                .map_err(|s| {
-                    anyhow::anyhow!("the agent could not take a snapshot: {}", s.message())
-                })?
-                .into_inner();
+            let reply = match client.request_snapshot(SnapshotRequest { force }).await {
+                Ok(reply) => reply.into_inner(),
+                Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+                    eprintln!("memcity: no exact snapshot: {}", status.message());
+                    return Ok(ExitCode::from(3));
+                }
+                Err(status) => anyhow::bail!(
+                    "the agent could not take a snapshot: {}",
+                    status.message()
+                ),
+            };
             println!(
-                "snapshot {} taken; the JVM was stopped {:.1} ms",
+                "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
                 reply.seq,
-                reply.pause_ns as f64 / 1e6
+                reply.pause_ns as f64 / 1e6,
+                reply.predicted_pause_ns as f64 / 1e6
             );
             Ok(ExitCode::SUCCESS)
         }),
