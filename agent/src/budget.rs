@@ -152,7 +152,11 @@ mod tests {
         let b = budget(t0);
         assert_eq!(b.decide(t0, Duration::ZERO), Decision::Walk);
         assert_eq!(b.abort_after(Duration::ZERO), ABORT_FLOOR);
-        assert_eq!(b.predict(4_000_000), Duration::from_secs(1), "250 ns/object before any walk");
+        assert_eq!(
+            b.predict(4_000_000),
+            Duration::from_secs(1),
+            "250 ns/object before any walk"
+        );
     }
 
     #[test]
@@ -160,7 +164,10 @@ mod tests {
         let t0 = Instant::now();
         let mut b = budget(t0);
         b.record(MS, 10_000, t0);
-        assert_eq!(b.decide(t0 + 500 * MS, MS), Decision::WaitUntil(t0 + 1000 * MS));
+        assert_eq!(
+            b.decide(t0 + 500 * MS, MS),
+            Decision::WaitUntil(t0 + 1000 * MS)
+        );
         assert_eq!(b.decide(t0 + 1000 * MS, MS), Decision::Walk);
     }
 

@@ -282,7 +282,9 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
         if object_free {
             caps.set_can_generate_object_free_events(1);
         } else {
-            warning!("this JVM does not report freed objects: no estimated snapshots between walks");
+            warning!(
+                "this JVM does not report freed objects: no estimated snapshots between walks"
+            );
         }
     }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
@@ -317,12 +319,14 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     let now = SystemTime::now();
     let agent = Agent {
         jvmti,
-        sampler: sampling.map(|interval| Sampler::new(
+        sampler: sampling.map(|interval| {
+            Sampler::new(
                 interval,
                 options.sampling_floor,
                 options.site_frames,
                 options.tracked,
-            )),
+            )
+        }),
         object_free,
         hub: Arc::new(Hub::new(options.history_bytes)),
         options,

@@ -299,7 +299,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     let percent = parse_percent(value).map_err(bad)?;
                     if !(percent > 0.0 && percent <= 100.0) {
                         return Err(bad(
-                            "expected a percentage above 0 and at most 100, or off".into(),
+                            "expected a percentage above 0 and at most 100, or off".into()
                         ));
                     }
                     Some(percent / 100.0)

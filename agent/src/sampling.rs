@@ -275,7 +275,10 @@ impl Sampler {
         let class = self.class_id(jvmti, klass, next_class);
         step(&self.cost.class);
         let code = tags::encode_weight(self.weight(size));
-        if let Some(slot) = self.tracker.track(class, site, thread_id, code, size.max(0) as u64) {
+        if let Some(slot) = self
+            .tracker
+            .track(class, site, thread_id, code, size.max(0) as u64)
+        {
             // The object was just allocated, so it has no tag to lose. (Should it be a class
             // mirror, the class table re-tags it as a class and ends the sample.)
             if jvmti.set_tag(object, tags::sample_tag(slot)).is_err() {
@@ -454,7 +457,10 @@ mod tests {
     fn adaptation_holds_the_measured_cost_under_its_target_and_returns() {
         let s = Sampler::new(512 * 1024, 128 * 1024, 1, 1 << 20);
         assert_eq!(s.adapt(0.02, 0.005, 0), Some(1024 * 1024));
-        assert!((s.weight(1024) - 1024.5).abs() < 0.1, "weights use the interval in force");
+        assert!(
+            (s.weight(1024) - 1024.5).abs() < 0.1,
+            "weights use the interval in force"
+        );
         assert_eq!(s.adapt(0.02, 0.005, 0), Some(2048 * 1024));
         assert_eq!(
             s.adapt(0.003, 0.005, 0),

@@ -141,7 +141,14 @@ impl Tracker {
 
     /// Claims a slot for a new sample and fills it; the caller then tags the object with
     /// `tags::sample_tag(id)`. `None` when every slot is taken (counted).
-    pub fn track(&self, class: u32, site: u32, thread: u32, weight_code: u16, size: u64) -> Option<SlotId> {
+    pub fn track(
+        &self,
+        class: u32,
+        site: u32,
+        thread: u32,
+        weight_code: u16,
+        size: u64,
+    ) -> Option<SlotId> {
         let reused = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let id = match reused {
             Some(id) => id,
@@ -160,7 +167,8 @@ impl Tracker {
             return None;
         };
         slot.class.store(class, Ordering::Relaxed);
-        slot.size.store(size.min(u64::from(u32::MAX)) as u32, Ordering::Relaxed);
+        slot.size
+            .store(size.min(u64::from(u32::MAX)) as u32, Ordering::Relaxed);
         slot.born.store(self.generation(), Ordering::Relaxed);
         slot.seen.store(0, Ordering::Relaxed);
         let meta = LIVE

@@ -138,7 +138,11 @@ pub fn build(
         }
         let class = class as u32;
         let bytes = walk.bytes[class as usize];
-        let type_variance = walk.variance.get(class as usize).copied().unwrap_or_default();
+        let type_variance = walk
+            .variance
+            .get(class as usize)
+            .copied()
+            .unwrap_or_default();
         let class_name = names.class(class);
         let mut name_path =
             |site: Option<u32>, thread: Option<u32>, strings: &mut StringInterner| {
@@ -419,7 +423,13 @@ mod tests {
     fn estimated_counts_mark_every_group_and_carry_errors() {
         let mut strings = StringInterner::new();
         let mut w = walk();
-        w.variance = vec![(0.0, 0.0), (100.0, 10_000.0), (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)];
+        w.variance = vec![
+            (0.0, 0.0),
+            (100.0, 10_000.0),
+            (0.0, 0.0),
+            (0.0, 0.0),
+            (0.0, 0.0),
+        ];
         let b = build(
             &w,
             &[Classifier::Package, Classifier::Type],
@@ -437,7 +447,11 @@ mod tests {
         // The walk's exact tree carries no error.
         let exact = build(&walk(), &[Classifier::Type], &Fixed, &mut strings);
         assert_eq!(exact.exactness.source, Source::Walk as i32);
-        assert!(exact.root.children.iter().all(|c| c.objects_error == 0 && !c.estimated));
+        assert!(exact
+            .root
+            .children
+            .iter()
+            .all(|c| c.objects_error == 0 && !c.estimated));
     }
 
     #[test]

@@ -279,7 +279,8 @@ impl<'a> State<'a> {
                 if !referrer_tag_ptr.is_null() {
                     // SAFETY: JVMTI passes a valid pointer to the referrer's tag.
                     let tag = unsafe { *referrer_tag_ptr };
-                    if let (Some(slot), Some(tracker)) = (tags::sample_slot(tag), self.facts.tracker)
+                    if let (Some(slot), Some(tracker)) =
+                        (tags::sample_slot(tag), self.facts.tracker)
                     {
                         if let Some(sample) = tracker.get(slot) {
                             self.seen_slots.push(slot);
@@ -544,7 +545,11 @@ mod tests {
         assert_eq!(sample.objects, 1);
         assert!((sample.weight - 10.0).abs() < 0.2);
         assert!((sample.variance - 90.0).abs() < 4.0);
-        assert_eq!(s.seen_slots, [slot], "the walk lists the samples it reaches");
+        assert_eq!(
+            s.seen_slots,
+            [slot],
+            "the walk lists the samples it reaches"
+        );
         assert_eq!(s.visited, 3);
     }
 

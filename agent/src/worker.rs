@@ -860,7 +860,11 @@ impl Worker {
             "snapshot {} ({:?}, {}): {} objects, pause {} ms",
             self.seq,
             trigger,
-            if estimate_of.is_some() { "estimated" } else { "walk" },
+            if estimate_of.is_some() {
+                "estimated"
+            } else {
+                "walk"
+            },
             snapshot.root.as_ref().map_or(0, |r| r.objects),
             counts.pause.as_millis()
         );

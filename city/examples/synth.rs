@@ -54,6 +54,7 @@ fn main() -> std::io::Result<()> {
                     bytes: objects * 32,
                     estimated: false,
                     children: vec![],
+                    ..Default::default()
                 });
                 package.objects += objects;
                 package.bytes += objects * 32;

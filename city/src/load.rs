@@ -446,6 +446,7 @@ mod tests {
             bytes: objects * 24,
             estimated: false,
             children,
+            ..Default::default()
         };
         for (seq, (time, person, string)) in [(100u64, 10u64, 20u64), (200, 1000, 2000)]
             .into_iter()

@@ -87,6 +87,9 @@ pub struct Frame {
     pub exactness: Option<Exactness>,
     /// `(node, objects, bytes)`, sorted by node id, for every node present.
     values: Vec<(NodeId, u64, u64)>,
+    /// `(node, objects error, bytes error)`, sorted by node id, for every node whose numbers are
+    /// estimates in this snapshot (errors are 95 % half-widths, 0 when the agent gave none).
+    estimates: Vec<(NodeId, u64, u64)>,
     pub references: Vec<Reference>,
 }
 
@@ -97,6 +100,8 @@ pub struct Leaf {
     pub objects: u64,
     pub bytes: u64,
     pub estimated: bool,
+    /// 95 % half-width of `objects` when estimated (0 when exact or not given).
+    pub objects_error: u64,
 }
 
 /// A stream this model cannot take.
@@ -110,6 +115,22 @@ impl Frame {
             .binary_search_by_key(&node, |v| v.0)
             .ok()
             .map(|i| (self.values[i].1, self.values[i].2))
+    }
+
+    /// `Some((objects error, bytes error))` when `node`'s numbers are estimates here.
+    pub fn estimate(&self, node: NodeId) -> Option<(u64, u64)> {
+        self.estimates
+            .binary_search_by_key(&node, |v| v.0)
+            .ok()
+            .map(|i| (self.estimates[i].1, self.estimates[i].2))
+    }
+
+    /// Whether the agent estimated this snapshot from samples instead of walking the heap
+    /// (`Exactness.source`).
+    pub fn is_estimated(&self) -> bool {
+        self.exactness
+            .as_ref()
+            .is_some_and(|e| e.source() == memcity_proto::v1::exactness::Source::Estimate)
     }
 }
 
@@ -298,6 +319,8 @@ impl CityModel {
     fn push_frame(&mut self, mut frame: Frame) {
         frame.values.sort_by_key(|v| v.0);
         frame.values.dedup_by_key(|v| v.0);
+        frame.estimates.sort_by_key(|v| v.0);
+        frame.estimates.dedup_by_key(|v| v.0);
         for &(id, objects, bytes) in &frame.values {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);
@@ -339,8 +362,20 @@ impl CityModel {
                 };
                 let index = self.frames.len();
                 let mut values = vec![(ROOT, root.objects, root.bytes)];
+                let mut estimates = Vec::new();
+                if root.estimated || root.objects_error > 0 {
+                    estimates.push((ROOT, root.objects_error, root.bytes_error));
+                }
                 let roles: Vec<String> = self.classifiers.iter().map(|c| role_name(c)).collect();
-                self.collect(root, ROOT, 0, &roles, index, &mut values);
+                self.collect(root, ROOT, 0, &roles, index, &mut values, &mut estimates);
+                // Estimated snapshots mark every node, the root included.
+                let estimated_snapshot = snapshot
+                    .exactness
+                    .as_ref()
+                    .is_some_and(|e| e.source() == memcity_proto::v1::exactness::Source::Estimate);
+                if estimated_snapshot && estimates.first().is_none_or(|e| e.0 != ROOT) {
+                    estimates.insert(0, (ROOT, root.objects_error, root.bytes_error));
+                }
                 let references = snapshot
                     .references
                     .iter()
@@ -359,6 +394,7 @@ impl CityModel {
                     cost: snapshot.cost,
                     exactness: snapshot.exactness,
                     values,
+                    estimates,
                     references,
                 });
             }
@@ -393,11 +429,15 @@ impl CityModel {
             .filter(|&&(id, _, _)| {
                 id != ROOT && !self.nodes[id as usize].children.iter().any(|&c| present(c))
             })
-            .map(|&(id, objects, bytes)| Leaf {
-                path: self.path(id).into_iter().map(str::to_string).collect(),
-                objects,
-                bytes,
-                estimated: self.nodes[id as usize].estimated,
+            .map(|&(id, objects, bytes)| {
+                let estimate = frame.estimate(id);
+                Leaf {
+                    path: self.path(id).into_iter().map(str::to_string).collect(),
+                    objects,
+                    bytes,
+                    estimated: estimate.is_some(),
+                    objects_error: estimate.map_or(0, |e| e.0),
+                }
             })
             .collect()
     }
@@ -410,6 +450,7 @@ impl CityModel {
         roles: &[String],
         frame: usize,
         values: &mut Vec<(NodeId, u64, u64)>,
+        estimates: &mut Vec<(NodeId, u64, u64)>,
     ) {
         for child in &node.children {
             let name = self.strings.resolve(child.name).to_string();
@@ -417,7 +458,10 @@ impl CityModel {
             let child_id = self.intern(id, &name, role, frame);
             self.nodes[child_id as usize].estimated |= child.estimated;
             values.push((child_id, child.objects, child.bytes));
-            self.collect(child, child_id, depth + 1, roles, frame, values);
+            if child.estimated {
+                estimates.push((child_id, child.objects_error, child.bytes_error));
+            }
+            self.collect(child, child_id, depth + 1, roles, frame, values, estimates);
         }
     }
 
@@ -614,6 +658,7 @@ pub(crate) mod tests {
             bytes: objects * 10,
             estimated: false,
             children,
+            ..Default::default()
         }
     }
 

@@ -91,7 +91,8 @@ fn compare_with_histogram(jdk: &Jdk, gc: &str) {
             .await
             .unwrap();
         let seq = rpc
-            .request_snapshot(SnapshotRequest {})
+            // Forced: this compares exact counts, whatever the pause budget has earned so far.
+            .request_snapshot(SnapshotRequest { force: true })
             .await
             .unwrap()
             .into_inner()

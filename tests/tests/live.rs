@@ -182,7 +182,7 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
         let mut last_seq = 0;
         for _ in 0..60 {
             last_seq = rpc
-                .request_snapshot(SnapshotRequest {})
+                .request_snapshot(SnapshotRequest { force: false })
                 .await
                 .unwrap()
                 .into_inner()
@@ -193,7 +193,7 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
         assert!(last_seq >= 60);
         // The agent counted the stuck client's losses and says so in later snapshots.
         let reply = rpc
-            .request_snapshot(SnapshotRequest {})
+            .request_snapshot(SnapshotRequest { force: false })
             .await
             .unwrap()
             .into_inner();
@@ -250,7 +250,8 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
         // Ask until the leak is large enough that sampling at 4 KiB has certainly seen Persons.
         let seq = loop {
             let seq = rpc
-                .request_snapshot(SnapshotRequest {})
+                // Forced: asked every 300 ms, more often than a 2 % budget earns.
+                .request_snapshot(SnapshotRequest { force: true })
                 .await
                 .unwrap()
                 .into_inner()

@@ -431,10 +431,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("memcity: no exact snapshot: {}", status.message());
                     return Ok(ExitCode::from(3));
                 }
-                Err(status) => anyhow::bail!(
-                    "the agent could not take a snapshot: {}",
-                    status.message()
-                ),
+                Err(status) => {
+                    anyhow::bail!("the agent could not take a snapshot: {}", status.message())
+                }
             };
             println!(
                 "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",

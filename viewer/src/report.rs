@@ -16,8 +16,11 @@ pub struct GroupGrowth {
     pub objects_last: u64,
     pub bytes_first: u64,
     pub bytes_last: u64,
-    /// Whether the leaf's numbers are estimates (site or thread levels).
+    /// Whether the leaf's numbers are estimates (site or thread levels, or an estimated first
+    /// or last snapshot).
     pub estimated: bool,
+    /// 95 % half-width of `objects_last` when it is an estimate (0 when exact or not given).
+    pub objects_last_error: u64,
 }
 
 impl GroupGrowth {
@@ -52,6 +55,14 @@ impl From<Reference> for ReferenceJson {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub snapshots: usize,
+    /// Snapshots from heap walks (exact type totals).
+    pub exact_snapshots: usize,
+    /// Snapshots estimated from allocation samples at GCs.
+    pub estimated_snapshots: usize,
+    /// Whether the last snapshot is an estimate, and if so, the exact snapshot it is
+    /// reconciled with (whose references it carries).
+    pub last_estimated: bool,
+    pub last_anchor_seq: Option<u64>,
     pub duration_ms: u64,
     pub classifiers: Vec<String>,
     pub jvm: String,
@@ -94,14 +105,17 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 objects_last: 0,
                 bytes_first: 0,
                 bytes_last: 0,
-                estimated: leaf.estimated,
+                estimated: false,
+                objects_last_error: 0,
             });
+        entry.estimated |= leaf.estimated;
         if is_first {
             entry.objects_first = leaf.objects;
             entry.bytes_first = leaf.bytes;
         } else {
             entry.objects_last = leaf.objects;
             entry.bytes_last = leaf.bytes;
+            entry.objects_last_error = leaf.objects_error;
         }
     }
     let mut groups: Vec<GroupGrowth> = merged.into_values().collect();
@@ -121,8 +135,17 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         .filter(|c| c.wall_ns > 0)
         .map(|c| c.total_pause_ns as f64 / c.wall_ns as f64)
         .unwrap_or(0.0);
+    let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
     Ok(Report {
         snapshots: session.len(),
+        exact_snapshots: session.len() - estimated_snapshots,
+        estimated_snapshots,
+        last_estimated: last_snap.is_estimated(),
+        last_anchor_seq: last_snap
+            .exactness
+            .as_ref()
+            .filter(|e| last_snap.is_estimated() && e.anchored)
+            .map(|e| e.anchor_seq),
         duration_ms: last_snap.time_ms.saturating_sub(first_snap.time_ms),
         classifiers: session.classifiers().to_vec(),
         jvm: format!("{} {}", handshake.jvm_name, handshake.jvm_version)
@@ -155,6 +178,19 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         report.pid,
         report.overhead * 100.0
     );
+    let _ = writeln!(
+        out,
+        "{} exact (heap walks), {} estimated from allocation samples at GCs{}",
+        report.exact_snapshots,
+        report.estimated_snapshots,
+        match (report.last_estimated, report.last_anchor_seq) {
+            (true, Some(anchor)) => format!(
+                "; the last is an estimate reconciled with the walk of snapshot {anchor}, whose references it shows"
+            ),
+            (true, None) => "; the last is an estimate with no walk to reconcile with".to_string(),
+            (false, _) => String::new(),
+        }
+    );
     let _ = writeln!(out, "grouped by {}", report.classifiers.join(" > "));
     for warning in &report.warnings {
         let _ = writeln!(out, "warning: {warning}");
@@ -162,8 +198,8 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "{:>12} {:>12} {:>12} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate)",
-        "GROWTH", "OBJ FIRST", "OBJ LAST", "BYTES FIRST", "BYTES LAST"
+        "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
+        "GROWTH", "OBJ FIRST", "OBJ LAST", "±", "BYTES FIRST", "BYTES LAST"
     );
     // Rows are ranked by growth, not grouped by parent, so a parent is printed again whenever
     // the path changes under it: each row then sits under its own ancestors.
@@ -177,15 +213,20 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             .take_while(|(a, b)| a == b)
             .count();
         for (level, name) in ancestors.iter().enumerate().skip(shared) {
-            let _ = writeln!(out, "{:>63}  {}{}", "", "  ".repeat(level), name);
+            let _ = writeln!(out, "{:>73}  {}{}", "", "  ".repeat(level), name);
         }
         previous = ancestors;
         let _ = writeln!(
             out,
-            "{:>12} {:>12} {:>12} {:>11} {:>11}  {}{}{}",
+            "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {}{}{}",
             signed_count(group.objects_growth()),
             count(group.objects_first),
             count(group.objects_last),
+            if group.objects_last_error > 0 {
+                format!("±{}", count(group.objects_last_error))
+            } else {
+                String::new()
+            },
             human_bytes(group.bytes_first),
             human_bytes(group.bytes_last),
             "  ".repeat(depth.saturating_sub(1)),
@@ -234,6 +275,7 @@ mod tests {
             bytes: objects * 16,
             estimated: false,
             children: vec![],
+            ..Default::default()
         };
         for (seq, (a, b, c)) in [(10, 50, 0), (1000, 40, 5)].into_iter().enumerate() {
             let mut children = vec![leaf(2, a), leaf(3, b)];
@@ -255,7 +297,9 @@ mod tests {
                             bytes: 0,
                             estimated: false,
                             children,
+                            ..Default::default()
                         }],
+                        ..Default::default()
                     }),
                     ..Default::default()
                 })),
@@ -289,6 +333,10 @@ mod tests {
     fn rows_sit_under_their_own_parents() {
         let report = Report {
             snapshots: 2,
+            exact_snapshots: 2,
+            estimated_snapshots: 0,
+            last_estimated: false,
+            last_anchor_seq: None,
             duration_ms: 0,
             classifiers: vec![],
             jvm: String::new(),
@@ -303,6 +351,7 @@ mod tests {
                     bytes_first: 0,
                     bytes_last: 0,
                     estimated: false,
+                    objects_last_error: 0,
                 })
                 .collect(),
             references: vec![],
