@@ -1,0 +1,60 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A service-sized heap with a leak: a catalog of PRODUCTS products (four objects each: the
+ * product, its name, the name's bytes, its prices) is built and kept, then every request adds a
+ * Session to a static list nobody clears, with short-lived garbage around it so young GCs run all
+ * the time. With the defaults (2.5 M products, 200,000 sessions a second for 25 s) the live heap
+ * ends at about 15 M objects, 5 M of them Sessions. At the end it collects, idles a moment so
+ * the agent can see that collection, and prints how many sessions it holds.
+ * Usage: java CatalogLeak SECONDS [PRODUCTS] [SESSIONS_PER_SECOND]
+ */
+public class CatalogLeak {
+    static final class Product {
+        final long id;
+        final String name;
+        final int[] prices;
+        Product(long id) { this.id = id; this.name = "product-" + id; this.prices = new int[] {(int) id, 2, 3}; }
+    }
+
+    static final class Session {
+        final long id;
+        final long created;
+        int hits;
+        Session(long id, long created) { this.id = id; this.created = created; }
+    }
+
+    static Product[] catalog;
+    static final List<Session> SESSIONS = new ArrayList<>();
+    static volatile long sink;
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 25;
+        int products = args.length > 1 ? Integer.parseInt(args[1]) : 2_500_000;
+        int perSecond = args.length > 2 ? Integer.parseInt(args[2]) : 200_000;
+        catalog = new Product[products];
+        for (int i = 0; i < products; i++) catalog[i] = new Product(i);
+        System.out.println("READY catalog=" + products);
+        System.out.flush();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long tickStart = System.nanoTime();
+        long n = 0;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < perSecond / 100; i++) {
+                SESSIONS.add(new Session(n++, tickStart));
+                byte[] request = new byte[512];
+                sink += request.length + catalog[(int) (n % products)].prices[0];
+            }
+            long next = tickStart + 10_000_000L;
+            long now = System.nanoTime();
+            if (next > now) Thread.sleep((next - now) / 1_000_000L, (int) ((next - now) % 1_000_000L));
+            tickStart = next;
+        }
+        System.gc();
+        // Long enough for the agent's next estimate (at most every 500 ms, after the GC's
+        // ObjectFree events) to see this collection.
+        Thread.sleep(1500);
+        System.out.println("DONE sessions=" + SESSIONS.size());
+    }
+}
