@@ -7,8 +7,16 @@
 # 2. Stopped time per snapshot on quiet heaps of about 1 M and 5 M live objects (BigHeap), from
 #    -Xlog:safepoint ("HeapWalkOperation"), beside `jcmd GC.class_histogram` on the same heap
 #    ("GC_HeapInspection"; with and without the full GC it starts with).
+# 3. Leaking services on heaps of about 1 M, 10 M and 50 M live objects (CatalogLeak at full
+#    speed), G1 and Parallel, with and without the agent at its defaults: snapshots per minute,
+#    the longest stop memcity added (-Xlog:safepoint), throughput against no agent, the leaking
+#    type's last estimate against `jcmd GC.class_histogram`, the agent's memory (tracking, and
+#    RSS against no agent), and an exact walk's stop at that size, predicted and measured.
 #
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
+#        SECTIONS="throughput walks heaps" picks sections; HEAPS="1 10 50" (millions of live
+#        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (one run of SECONDS
+#        each, at least 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -31,6 +39,8 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}
 echo "jvm: $($java -version 2>&1 | head -2 | tail -1)"
 echo
 
+sections=${SECTIONS:-throughput walks heaps}
+if [[ " $sections " == *" throughput "* ]]; then
 echo "== throughput: AllocBench, $runs runs of ${seconds} s (+3 s warm-up), -Xmx1g G1, ops/s"
 declare -A results
 configs="none defaults budget1 sampling0"
@@ -54,7 +64,9 @@ for config in $configs; do
   awk -v c="$config" -v m="$m" -v b="$base" 'BEGIN {printf "  median %-10s %12.0f ops/s  %+6.2f%% vs no agent\n", c, m, (m/b-1)*100}'
 done
 echo
+fi
 
+if [[ " $sections " == *" walks "* ]]; then
 for objects in 1000000 5000000; do
   echo "== stopped time per snapshot: BigHeap with $objects live objects, $runs snapshots each"
   rm -f "$work/port" "$work/out" "$work/sp.log"
@@ -80,3 +92,62 @@ for objects in 1000000 5000000; do
   }'
   echo
 done
+fi
+
+if [[ " $sections " == *" heaps "* ]]; then
+heap_seconds=$(( seconds < 30 ? 30 : seconds ))
+for millions in ${HEAPS:-1 10 50}; do
+  # Four objects per product, plus Sessions leaking to a tenth of the heap.
+  products=$(( millions * 1000000 * 9 / 40 ))
+  max_sessions=$(( millions * 100000 ))
+  xmx=$(( millions < 10 ? 2 : millions / 5 + 2 ))g
+  for gc in ${HEAP_GCS:-G1 Parallel}; do
+    echo "== leaking service: ~${millions} M live objects, $gc, ${heap_seconds} s at full speed (-Xmx$xmx)"
+    for config in none agent; do
+      rm -f "$work"/{port,out,sp.log,rec.mcrec}
+      flags=()
+      if [ "$config" = agent ]; then
+        flags=("-agentpath:$agent=port=0,portfile=$work/port,record=$work/rec.mcrec,log=warn")
+      fi
+      $java "-Xmx$xmx" "-XX:+Use${gc}GC" -Xlog:safepoint:file="$work/sp.log" "${flags[@]}" \
+        -cp "$classes" CatalogLeak "$heap_seconds" "$products" 0 5 600 "$max_sessions" > "$work/out" 2>&1 &
+      pid=$!
+      for _ in $(seq 3000); do grep -q '^DONE' "$work/out" 2>/dev/null && break; sleep 0.2; done
+      ops=$(awk '/^OPS/ {print $2}' "$work/out")
+      # The report as of DONE: its last snapshot is the estimate after the app's final GC.
+      [ "$config" = agent ] && "$memcity" report "$work/rec.mcrec" --json --top 0 > "$work/report.json"
+      held=$(sed -n 's/^DONE sessions=//p' "$work/out")
+      rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+      hist=$($jcmd "$pid" GC.class_histogram | awk '$4 == "CatalogLeak$Session" {print $2}')
+      if [ "$config" = none ]; then
+        base_ops=$ops; base_rss=$rss_kb
+        echo "  no agent: $ops requests/s, RSS $(( rss_kb / 1024 )) MiB, $held sessions (histogram: $hist)"
+      else
+        walk=$("$memcity" snapshot --force "$(cat "$work/port")" 2>&1 | tail -1)
+        python3 - "$work/report.json" "$work/sp.log" "$hist" "$ops" "$base_ops" "$rss_kb" "$base_rss" "$walk" <<'PY'
+import json, re, sys
+report, splog, hist, ops, base_ops, rss, base_rss, walk = sys.argv[1:9]
+r = json.load(open(report))
+session = [g for g in r["groups"] if g["path"][-1] == "CatalogLeak$Session"]
+est = session[0]["objects_last"] if session else 0
+err = session[0]["objects_last_error"] if session else 0
+minutes = r["duration_ms"] / 60000
+stops = [int(m.group(1)) for line in open(splog) if "HeapWalkOperation" in line
+         for m in [re.search(r"Total: (\d+) ns", line)] if m]
+# The last walk is the benchmark's own forced one: what memcity chose to add is the rest.
+added = max(stops[:-1], default=0) / 1e6
+print(f"  agent:    {int(ops)} requests/s ({(int(ops) / int(base_ops) - 1) * 100:+.2f} % vs no agent), "
+      f"RSS +{(int(rss) - int(base_rss)) // 1024} MiB")
+print(f"            {r['snapshots']} snapshots ({r['exact_snapshots']} walks, {r['estimated_snapshots']} estimated) "
+      f"in {minutes * 60:.0f} s: {r['snapshots'] / minutes:.0f} per minute; longest stop memcity added {added:.1f} ms")
+print(f"            CatalogLeak$Session: last estimate {est} ±{err}, histogram {hist} "
+      f"({(est / int(hist) - 1) * 100:+.2f} %)")
+print(f"            exact walk now: {walk}")
+PY
+      fi
+      kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    done
+    echo
+  done
+done
+fi

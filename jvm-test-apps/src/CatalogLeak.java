@@ -8,7 +8,12 @@ import java.util.List;
  * the time. With the defaults (2.5 M products, 200,000 sessions a second for 25 s) the live heap
  * ends at about 15 M objects, 5 M of them Sessions. At the end it collects, idles a moment so
  * the agent can see that collection, and prints how many sessions it holds.
- * Usage: java CatalogLeak SECONDS [PRODUCTS] [SESSIONS_PER_SECOND]
+ *
+ * With SESSIONS_PER_SECOND 0 it runs requests at full speed instead (for benchmarks): after
+ * WARMUP seconds it counts requests, every 100th request leaks a Session until MAX_SESSIONS, and
+ * it prints "OPS requests-per-second" before DONE. LINGER seconds after DONE it exits, so a
+ * benchmark can inspect the final heap.
+ * Usage: java CatalogLeak SECONDS [PRODUCTS] [SESSIONS_PER_SECOND] [WARMUP] [LINGER] [MAX_SESSIONS]
  */
 public class CatalogLeak {
     static final class Product {
@@ -33,28 +38,52 @@ public class CatalogLeak {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 25;
         int products = args.length > 1 ? Integer.parseInt(args[1]) : 2_500_000;
         int perSecond = args.length > 2 ? Integer.parseInt(args[2]) : 200_000;
+        double warmup = args.length > 3 ? Double.parseDouble(args[3]) : 3;
+        double linger = args.length > 4 ? Double.parseDouble(args[4]) : 0;
+        long maxSessions = args.length > 5 ? Long.parseLong(args[5]) : Long.MAX_VALUE;
         catalog = new Product[products];
         for (int i = 0; i < products; i++) catalog[i] = new Product(i);
         System.out.println("READY catalog=" + products);
         System.out.flush();
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        long tickStart = System.nanoTime();
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
         long n = 0;
-        while (System.nanoTime() < end) {
-            for (int i = 0; i < perSecond / 100; i++) {
-                SESSIONS.add(new Session(n++, tickStart));
-                byte[] request = new byte[512];
-                sink += request.length + catalog[(int) (n % products)].prices[0];
+        if (perSecond > 0) {
+            long tickStart = start;
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < perSecond / 100; i++) {
+                    SESSIONS.add(new Session(n++, tickStart));
+                    byte[] request = new byte[512];
+                    sink += request.length + catalog[(int) (n % products)].prices[0];
+                }
+                long next = tickStart + 10_000_000L;
+                long now = System.nanoTime();
+                if (next > now) Thread.sleep((next - now) / 1_000_000L, (int) ((next - now) % 1_000_000L));
+                tickStart = next;
             }
-            long next = tickStart + 10_000_000L;
-            long now = System.nanoTime();
-            if (next > now) Thread.sleep((next - now) / 1_000_000L, (int) ((next - now) % 1_000_000L));
-            tickStart = next;
+        } else {
+            long measureFrom = start + (long) (warmup * 1e9);
+            long counted = 0;
+            long now = start;
+            while (now < end) {
+                for (int i = 0; i < 1000; i++) {
+                    n++;
+                    if (n % 100 == 0 && SESSIONS.size() < maxSessions) SESSIONS.add(new Session(n, now));
+                    byte[] request = new byte[256];
+                    sink += request.length + catalog[(int) (n % products)].name.length();
+                }
+                now = System.nanoTime();
+                if (now >= measureFrom) counted += 1000;
+            }
+            double measured = (end - Math.max(measureFrom, start)) / 1e9;
+            System.out.println("OPS " + (long) (counted / measured));
         }
         System.gc();
         // Long enough for the agent's next estimate (at most every 500 ms, after the GC's
         // ObjectFree events) to see this collection.
         Thread.sleep(1500);
         System.out.println("DONE sessions=" + SESSIONS.size());
+        System.out.flush();
+        if (linger > 0) Thread.sleep((long) (linger * 1000));
     }
 }
