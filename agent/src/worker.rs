@@ -270,7 +270,8 @@ struct Worker {
     walk_pending: bool,
     /// A GC happened that no snapshot (walk or estimate) covers yet.
     estimate_pending: bool,
-    /// When the last GC finish was seen, so an estimate waits for its `ObjectFree` events.
+    /// When the first GC not covered by a snapshot was seen, so an estimate waits for its
+    /// `ObjectFree` events (not for every later GC's: under a GC storm it would never start).
     gc_seen_at: Instant,
     /// When the last snapshot of any kind was published, for `period` and `estimates`.
     last_snapshot: Instant,
@@ -429,7 +430,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         let gcs = agent.gc_finished.load(Ordering::Acquire);
         if gcs != worker.gc_seen {
             worker.gc_seen = gcs;
-            worker.gc_seen_at = Instant::now();
+            if !worker.estimate_pending {
+                worker.gc_seen_at = Instant::now();
+            }
             worker.walk_pending = true;
             worker.estimate_pending = true;
         }

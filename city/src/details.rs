@@ -3,7 +3,8 @@
 //! the group at the other end so a click can follow the chain toward the root cause.
 
 use crate::model::{CityModel, Metric, NodeId};
-use crate::scene::reference_name;
+use crate::scene::{self, reference_name};
+use crate::timeline::{self, Anchor, Basis};
 
 /// Allocation sites listed at most.
 pub const TOP_SITES: usize = 5;
@@ -152,6 +153,59 @@ pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
     }
 }
 
+/// How much the panel's numbers can be trusted: their errors where the snapshot shown estimates
+/// them, and which walk its references come from (an estimate counts no references of its own).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accuracy {
+    /// 95 % half-widths of `Details::objects` and `bytes` when they are estimates (0 when the
+    /// agent gave none); `None` when counted.
+    pub error: Option<(u64, u64)>,
+    /// What the snapshot shown rests on.
+    pub basis: Basis,
+}
+
+/// The accuracy of `node`'s details at snapshot `index`.
+pub fn accuracy(model: &CityModel, node: NodeId, index: usize) -> Accuracy {
+    Accuracy {
+        error: model.frame(index).and_then(|f| f.estimate(node)),
+        basis: timeline::basis(model, index).unwrap_or(Basis::Walk),
+    }
+}
+
+impl Accuracy {
+    /// The panel's numbers line: `1,000 objects   15.6 KiB`, estimates as `~n ±e`.
+    pub fn numbers(&self, d: &Details) -> String {
+        let (objects, bytes) = scene::numbers(d.objects, d.bytes, self.error);
+        format!("{objects} objects   {bytes}")
+    }
+
+    /// Where the references listed come from, for their headings: an estimate's are its
+    /// anchor walk's, which may be well in the past.
+    fn walk(&self) -> Option<String> {
+        match self.basis {
+            Basis::Estimate(Anchor::Snapshot(index)) => {
+                Some(format!("walk of snapshot {}", index + 1))
+            }
+            Basis::Estimate(Anchor::Earlier(_)) => Some("an earlier walk".to_string()),
+            Basis::Estimate(Anchor::Unanchored) | Basis::Walk => None,
+        }
+    }
+
+    pub fn incoming_heading(&self) -> String {
+        match self.walk() {
+            Some(walk) => format!("Kept alive by ({walk}; click to follow)"),
+            None => "Kept alive by (holders; click to follow)".to_string(),
+        }
+    }
+
+    pub fn outgoing_heading(&self) -> String {
+        match self.walk() {
+            Some(walk) => format!("Keeps alive ({walk})"),
+            None => "Keeps alive (holders)".to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +302,44 @@ mod tests {
         assert_eq!(
             details(&m, app, 2, Metric::Objects).sites,
             Sites::NotApplicable
+        );
+    }
+
+    #[test]
+    fn an_estimate_shows_its_errors_and_the_walk_of_its_references() {
+        let m = crate::timeline::tests::estimated_session(0);
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        let d = details(&m, leak, 3, Metric::Objects);
+        let a = accuracy(&m, leak, 3);
+        assert_eq!(a.error, Some((40, 640)));
+        assert_eq!(a.numbers(&d), "~260 ±40 objects   ~4.1 KiB ±640 B");
+        // The estimate lists the references its anchor walk (snapshot 3) counted.
+        assert_eq!(d.outgoing[0].referrers, 200);
+        assert_eq!(a.outgoing_heading(), "Keeps alive (walk of snapshot 3)");
+        assert_eq!(
+            a.incoming_heading(),
+            "Kept alive by (walk of snapshot 3; click to follow)"
+        );
+        // At a walk: plain numbers and headings.
+        let walk = accuracy(&m, leak, 2);
+        assert_eq!(
+            walk,
+            Accuracy {
+                error: None,
+                basis: Basis::Walk
+            }
+        );
+        assert_eq!(
+            walk.numbers(&details(&m, leak, 2, Metric::Objects)),
+            "200 objects   3.1 KiB"
+        );
+        assert_eq!(walk.outgoing_heading(), "Keeps alive (holders)");
+        // A viewer that joined after the walk cannot number it.
+        let late = crate::timeline::tests::estimated_session(1);
+        let late_leak = late.find(&["app", "Leak"]).unwrap();
+        assert_eq!(
+            accuracy(&late, late_leak, 0).incoming_heading(),
+            "Kept alive by (an earlier walk; click to follow)"
         );
     }
 }

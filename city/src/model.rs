@@ -134,6 +134,12 @@ impl Frame {
     }
 }
 
+/// What one snapshot's tree gives a frame: values of every node, errors of the estimated ones.
+struct Collected {
+    values: Vec<(NodeId, u64, u64)>,
+    estimates: Vec<(NodeId, u64, u64)>,
+}
+
 /// The growth window ("suspicious time window"): snapshot indices `start..=end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
@@ -361,13 +367,21 @@ impl CityModel {
                     return Ok(());
                 };
                 let index = self.frames.len();
-                let mut values = vec![(ROOT, root.objects, root.bytes)];
-                let mut estimates = Vec::new();
+                let mut collected = Collected {
+                    values: vec![(ROOT, root.objects, root.bytes)],
+                    estimates: Vec::new(),
+                };
                 if root.estimated || root.objects_error > 0 {
-                    estimates.push((ROOT, root.objects_error, root.bytes_error));
+                    collected
+                        .estimates
+                        .push((ROOT, root.objects_error, root.bytes_error));
                 }
                 let roles: Vec<String> = self.classifiers.iter().map(|c| role_name(c)).collect();
-                self.collect(root, ROOT, 0, &roles, index, &mut values, &mut estimates);
+                self.collect(root, ROOT, 0, &roles, index, &mut collected);
+                let Collected {
+                    values,
+                    mut estimates,
+                } = collected;
                 // Estimated snapshots mark every node, the root included.
                 let estimated_snapshot = snapshot
                     .exactness
@@ -449,19 +463,19 @@ impl CityModel {
         depth: usize,
         roles: &[String],
         frame: usize,
-        values: &mut Vec<(NodeId, u64, u64)>,
-        estimates: &mut Vec<(NodeId, u64, u64)>,
+        out: &mut Collected,
     ) {
         for child in &node.children {
             let name = self.strings.resolve(child.name).to_string();
             let role = roles.get(depth).map(String::as_str).unwrap_or("");
             let child_id = self.intern(id, &name, role, frame);
             self.nodes[child_id as usize].estimated |= child.estimated;
-            values.push((child_id, child.objects, child.bytes));
+            out.values.push((child_id, child.objects, child.bytes));
             if child.estimated {
-                estimates.push((child_id, child.objects_error, child.bytes_error));
+                out.estimates
+                    .push((child_id, child.objects_error, child.bytes_error));
             }
-            self.collect(child, child_id, depth + 1, roles, frame, values, estimates);
+            self.collect(child, child_id, depth + 1, roles, frame, out);
         }
     }
 

@@ -331,8 +331,31 @@ pub fn pick(scene: &Scene, origin: Vec3, dir: Vec3) -> Option<NodeId> {
         .map(|(_, node)| node)
 }
 
+/// `objects` and `bytes` as tooltips and the details panel write them: plain when counted, and
+/// when estimated `~n ±e`, `e` the 95 % error (left out when the agent gave none).
+///
+/// `~`, not `≈`: the window draws text in macroquad's default font (ProggyClean), which covers
+/// Latin-1 only; `±` (U+00B1) is in it, `≈` (U+2248) would show as a box.
+pub(crate) fn numbers(objects: u64, bytes: u64, error: Option<(u64, u64)>) -> (String, String) {
+    let Some((objects_error, bytes_error)) = error else {
+        return (units::count(objects), units::bytes(bytes));
+    };
+    let about = |value: String, error: u64, unit: fn(u64) -> String| {
+        if error == 0 {
+            format!("~{value}")
+        } else {
+            format!("~{value} ±{}", unit(error))
+        }
+    };
+    (
+        about(units::count(objects), objects_error, units::count),
+        about(units::bytes(bytes), bytes_error, units::bytes),
+    )
+}
+
 /// Tooltip text (Memory Cities VII.C): the path with roles, one level per line and indented
-/// (site names are long), then objects, bytes, and growth in the window up to `index`.
+/// (site names are long), then objects, bytes, and growth in the window up to `index`, marked
+/// as estimates (with their errors) where the snapshots say so.
 pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> String {
     let mut lines: Vec<String> = model
         .labeled_path(node)
@@ -343,11 +366,19 @@ pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
     if lines.is_empty() {
         lines.push("Heap".to_string());
     }
+    let estimate = |at: usize| model.frame(at).and_then(|f| f.estimate(node));
+    let error = estimate(index);
+    let (objects, bytes) = numbers(
+        model.value(node, index, Metric::Objects),
+        model.value(node, index, Metric::Bytes),
+        error,
+    );
+    // Growth is as rough as the rougher of its two ends.
+    let rough = error.is_some() || estimate(model.window().start).is_some();
     format!(
-        "{}\nobjects: {}   bytes: {}   growth: {}",
+        "{}\nobjects: {objects}   bytes: {bytes}   growth: {}{}",
         lines.join("\n"),
-        units::count(model.value(node, index, Metric::Objects)),
-        units::bytes(model.value(node, index, Metric::Bytes)),
+        if rough { "~" } else { "" },
         units::signed_amount(model.relative_growth(node, index, metric), metric)
     )
 }
@@ -553,6 +584,30 @@ mod tests {
         assert!(
             tooltip(&m, m.find(&["p", "B"]).unwrap(), 2, Metric::Bytes).ends_with("growth: -160 B")
         );
+    }
+
+    #[test]
+    fn tooltip_marks_estimates_with_their_errors() {
+        let m = crate::timeline::tests::estimated_session(0);
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        assert_eq!(
+            tooltip(&m, leak, 3, Metric::Objects),
+            "Package: app\n  Type: Leak\nobjects: ~260 ±40   bytes: ~4.1 KiB ±640 B   growth: ~+160 objects"
+        );
+        // The walk after it counted: plain numbers, exact growth from the first walk.
+        assert_eq!(
+            tooltip(&m, leak, 2, Metric::Bytes),
+            "Package: app\n  Type: Leak\nobjects: 200   bytes: 3.1 KiB   growth: +1.6 KiB"
+        );
+        // An estimate without an error shows no `±`.
+        let person = m.find(&["app", "Person"]).unwrap();
+        assert!(tooltip(&m, person, 1, Metric::Objects)
+            .ends_with("objects: ~50   bytes: ~800 B   growth: ~0 objects"));
+        // Growth from an estimated start is rough even at a walk.
+        let mut from_estimate = m.clone();
+        from_estimate.set_window(Some(crate::model::Window { start: 1, end: 3 }));
+        assert!(tooltip(&from_estimate, leak, 2, Metric::Objects)
+            .ends_with("objects: 200   bytes: 3.1 KiB   growth: ~+50 objects"));
     }
 
     #[test]

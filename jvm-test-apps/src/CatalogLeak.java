@@ -33,6 +33,8 @@ public class CatalogLeak {
     static Product[] catalog;
     static final List<Session> SESSIONS = new ArrayList<>();
     static volatile long sink;
+    /** The last request's buffer: escapes, so the JIT cannot elide the garbage. */
+    static volatile Object lastRequest;
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 25;
@@ -70,6 +72,7 @@ public class CatalogLeak {
                     n++;
                     if (n % 100 == 0 && SESSIONS.size() < maxSessions) SESSIONS.add(new Session(n, now));
                     byte[] request = new byte[256];
+                    lastRequest = request;
                     sink += request.length + catalog[(int) (n % products)].name.length();
                 }
                 now = System.nanoTime();

@@ -12,11 +12,12 @@ use macroquad::prelude::{
     screen_width, Color, Conf, KeyCode, MouseButton,
 };
 use memcity_city::camera::OrbitCamera;
-use memcity_city::details::{self, Details};
+use memcity_city::details::{self, Accuracy, Details};
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
 use memcity_city::load;
 use memcity_city::model::{CityModel, Metric, NodeId};
 use memcity_city::scene::{self, Scene, ViewSettings};
+use memcity_city::timeline;
 use memcity_city::timetravel::TimeTravel;
 
 use memcity_proto::v1::stream_message::Kind;
@@ -320,11 +321,20 @@ struct Viewer {
     plan_version: u64,
     scene: Scene,
     scene_key: Option<SceneKey>,
-    /// The selected group's details, their rows, and what they were computed for.
-    details: Option<(DetailsKey, Details, Vec<DetailsRow>, f32)>,
+    details: Option<DetailsPanel>,
 }
 
 type DetailsKey = (NodeId, usize, Metric, memcity_city::model::Window, usize);
+
+/// The selected group's details as the panel shows them, and what they were computed for.
+struct DetailsPanel {
+    key: DetailsKey,
+    details: Details,
+    accuracy: Accuracy,
+    rows: Vec<DetailsRow>,
+    /// The panel's height with every row.
+    height: f32,
+}
 
 impl Viewer {
     fn view_settings(&self) -> ViewSettings {
@@ -345,19 +355,26 @@ impl Viewer {
             self.city.model.window(),
             self.city.model.len(),
         );
-        if self.details.as_ref().map(|d| &d.0) != Some(&key) {
+        if self.details.as_ref().map(|d| &d.key) != Some(&key) {
             let d = details::details(&self.city.model, node, key.1, key.2);
+            let accuracy = details::accuracy(&self.city.model, node, key.1);
             let (rows, height) = details_rows(&d);
-            self.details = Some((key, d, rows, height));
+            self.details = Some(DetailsPanel {
+                key,
+                details: d,
+                accuracy,
+                rows,
+                height,
+            });
         }
-        self.details.as_ref().map(|d| d.3)
+        self.details.as_ref().map(|d| d.height)
     }
 
     /// The group a click on the details panel would follow.
     fn link_at(&self, screen: &Screen, mouse: (f32, f32)) -> Option<NodeId> {
         let (panel, _) = screen.details?;
-        let (_, d, rows, _) = self.details.as_ref()?;
-        link_at(panel, rows, d, mouse.0, mouse.1)
+        let d = self.details.as_ref()?;
+        link_at(panel, &d.rows, &d.details, mouse.0, mouse.1)
     }
 
     fn screen(&mut self, w: f32, h: f32) -> Screen {
@@ -689,8 +706,12 @@ impl Viewer {
             Status::Ended(_) => "replay".to_string(),
             Status::Failed(why) => why.clone(),
         };
+        // What the snapshot rests on comes early: a long line is cut at its end.
+        let basis = timeline::basis(&self.city.model, index)
+            .map(|b| format!(" | {}", b.label()))
+            .unwrap_or_default();
         let mut line = format!(
-            "{connection} | snapshot {}/{} t={:.1}s{}",
+            "{connection} | snapshot {}/{} t={:.1}s{basis}{}",
             if len == 0 { 0 } else { index + 1 },
             len,
             time as f64 / 1000.0,
@@ -727,12 +748,12 @@ impl Viewer {
         let index = self.travel.index();
         let metric = self.settings.metric;
         let window = self.city.model.window();
-        let points = screen.strip.points(&self.city.model, metric);
+        let chart = screen.strip.chart(&self.city.model, metric);
         let dragging = match self.drag {
             Some(Drag::Timeline(from)) => Some((from, mouse.0)),
             _ => None,
         };
-        hud::timeline(screen, &points, window, index, len, dragging);
+        hud::timeline(screen, &chart, window, index, len, dragging);
         hud::transport(
             screen,
             mouse,
@@ -768,8 +789,18 @@ impl Viewer {
         for (i, note) in self.notes.iter().enumerate() {
             hud::text(note, 8.0, 38.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
         }
-        if let (Some((_, d, rows, _)), Some((area, close))) = (&self.details, screen.details) {
-            hud::details(area, close, d, rows, index, window, metric, mouse);
+        if let (Some(d), Some((area, close))) = (&self.details, screen.details) {
+            hud::details(
+                area,
+                close,
+                &d.details,
+                &d.accuracy,
+                &d.rows,
+                index,
+                window,
+                metric,
+                mouse,
+            );
         }
         hud::settings(screen, &self.settings, mouse);
         hud::gear(screen.gear, self.settings_open, mouse);

@@ -2,11 +2,12 @@
 //! them means is decided in `memcity_viewer::controls`; this module only paints.
 
 use macroquad::prelude::{
-    draw_line, draw_rectangle, draw_rectangle_lines, draw_text, draw_triangle, measure_text, Color,
-    Vec2,
+    draw_circle, draw_circle_lines, draw_line, draw_rectangle, draw_rectangle_lines, draw_text,
+    draw_triangle, measure_text, Color, Vec2,
 };
-use memcity_city::details::{Details, Sites};
+use memcity_city::details::{Accuracy, Details, Sites};
 use memcity_city::model::{Metric, Window};
+use memcity_city::timeline::Chart;
 use memcity_city::units;
 use memcity_viewer::controls::{
     Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
@@ -30,6 +31,17 @@ pub fn panel(area: Area) {
 
 pub fn text(s: &str, x: f32, y: f32, size: f32, color: Color) {
     draw_text(s, x, y, size, color);
+}
+
+/// `s` at the first of `sizes` it fits `width` at, else cut to fit at the last: estimates carry
+/// errors that make a line longer, and a smaller line reads better than a cut one.
+pub fn text_within(s: &str, x: f32, y: f32, width: f32, sizes: &[f32], color: Color) {
+    let size = sizes
+        .iter()
+        .copied()
+        .find(|&size| measure_text(s, None, size as u16, 1.0).width <= width)
+        .unwrap_or(sizes[sizes.len() - 1]);
+    text(&fit(s, width, size), x, y, size, color);
 }
 
 /// `s` cut to fit `width` pixels at `size`, with "..." where it was cut.
@@ -134,10 +146,11 @@ pub fn transport(
     }
 }
 
-/// The heap timeline: totals per snapshot, the growth window, the position, a drag in progress.
+/// The heap timeline: totals per snapshot (walks solid, estimates hollow and dashed), the growth
+/// window, the position, a drag in progress.
 pub fn timeline(
     screen: &Screen,
-    points: &[(f32, f32)],
+    chart: &Chart,
     window: Window,
     index: usize,
     len: usize,
@@ -156,8 +169,43 @@ pub fn timeline(
     }
     let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
     draw_rectangle(wx0, strip.y, (wx1 - wx0).max(2.0), strip.h, WINDOW_TINT);
-    for pair in points.windows(2) {
-        draw_line(pair[0].0, pair[0].1, pair[1].0, pair[1].1, 2.0, ACCENT);
+    if chart.any_estimate {
+        text(
+            "solid: heap walk   hollow, dashed: estimate",
+            strip.x + 4.0,
+            strip.y + 11.0,
+            13.0,
+            MUTED,
+        );
+    }
+    let bottom = strip.y + strip.h;
+    for &(x, top, estimated) in &chart.ticks {
+        let (width, color) = if estimated {
+            (1.0, MUTED)
+        } else {
+            (2.0, ACCENT)
+        };
+        draw_line(x, bottom, x, top, width, color);
+    }
+    for piece in &chart.pieces {
+        draw_line(
+            piece.from.0,
+            piece.from.1,
+            piece.to.0,
+            piece.to.1,
+            2.0,
+            ACCENT,
+        );
+    }
+    if chart.dot_radius > 0.0 {
+        for p in &chart.points {
+            if p.estimated {
+                draw_circle(p.x, p.y, chart.dot_radius, Color::new(1.0, 1.0, 1.0, 1.0));
+                draw_circle_lines(p.x, p.y, chart.dot_radius, 1.5, ACCENT);
+            } else {
+                draw_circle(p.x, p.y, chart.dot_radius, ACCENT);
+            }
+        }
     }
     let cx = strip.x_of(index, len);
     draw_line(cx, strip.y, cx, strip.y + strip.h, 2.0, LIVE_RED);
@@ -229,6 +277,7 @@ pub fn details(
     area: Area,
     close: Area,
     d: &Details,
+    accuracy: &Accuracy,
     rows: &[DetailsRow],
     index: usize,
     window: Window,
@@ -259,17 +308,9 @@ pub fn details(
                 };
                 text(&fit(&path, width, 15.0), x, base, 15.0, MUTED);
             }
-            RowKind::Numbers => text(
-                &format!(
-                    "{} objects   {}",
-                    units::count(d.objects),
-                    units::bytes(d.bytes)
-                ),
-                x,
-                base,
-                17.0,
-                INK,
-            ),
+            RowKind::Numbers => {
+                text_within(&accuracy.numbers(d), x, base, width, &[17.0, 15.0], INK)
+            }
             RowKind::Growth => {
                 let growth = units::signed_amount(d.growth, metric);
                 let estimated = if d.estimated { " (estimated)" } else { "" };
@@ -304,14 +345,22 @@ pub fn details(
                 }
             }
             RowKind::SitesHint(i) => text(SITES_HINT[i], x + 8.0, base, 15.0, MUTED),
-            RowKind::IncomingHeading => text(
-                "Kept alive by (holders; click to follow)",
+            RowKind::IncomingHeading => text_within(
+                &accuracy.incoming_heading(),
                 x,
                 base,
-                16.0,
+                width,
+                &[16.0, 15.0],
                 ACCENT,
             ),
-            RowKind::OutgoingHeading => text("Keeps alive (holders)", x, base, 16.0, ACCENT),
+            RowKind::OutgoingHeading => text_within(
+                &accuracy.outgoing_heading(),
+                x,
+                base,
+                width,
+                &[16.0, 15.0],
+                ACCENT,
+            ),
             RowKind::Incoming(i) | RowKind::Outgoing(i) => {
                 let link = match row.kind {
                     RowKind::Incoming(_) => &d.incoming[i],

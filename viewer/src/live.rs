@@ -40,7 +40,8 @@ pub enum Event {
     Status(Status),
     /// A new session began (first connection, or the agent restarted): start a fresh city.
     Session,
-    Message(StreamMessage),
+    /// Boxed: a snapshot message is hundreds of bytes, the other events a few words.
+    Message(Box<StreamMessage>),
     /// `--record` could not write: recording stopped, viewing goes on.
     RecordingFailed(String),
 }
@@ -141,7 +142,7 @@ async fn run(addr: Option<String>, record: Option<PathBuf>, tx: Sender<Event>) {
                     Some(Kind::End(e)) => Some(e.reason.clone()),
                     _ => None,
                 };
-                if !send(Event::Message(message)) {
+                if !send(Event::Message(Box::new(message))) {
                     return Ok(true);
                 }
                 if let Some(reason) = end {
