@@ -79,6 +79,8 @@ pub struct Frame {
     pub time_ms: u64,
     /// `Snapshot.trigger` of the protocol (0 when unknown).
     pub trigger: i32,
+    /// GCs finished in the JVM when the snapshot was taken (0 when unknown).
+    pub gc_count: u64,
     /// The classifier chain of this snapshot.
     pub classifiers: Vec<String>,
     /// What the walk cost, as the agent reported it.
@@ -404,6 +406,7 @@ impl CityModel {
                     seq: snapshot.seq,
                     time_ms: snapshot.time_ms,
                     trigger: snapshot.trigger,
+                    gc_count: snapshot.gc_count,
                     classifiers: self.classifiers.clone(),
                     cost: snapshot.cost,
                     exactness: snapshot.exactness,

@@ -56,6 +56,7 @@ public class CatalogLeak {
                 for (int i = 0; i < perSecond / 100; i++) {
                     SESSIONS.add(new Session(n++, tickStart));
                     byte[] request = new byte[512];
+                    lastRequest = request;
                     sink += request.length + catalog[(int) (n % products)].prices[0];
                 }
                 long next = tickStart + 10_000_000L;
