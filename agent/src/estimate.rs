@@ -62,6 +62,13 @@ pub struct Estimator {
     anchor: Option<Anchor>,
     /// Per class: samples alive at the anchor that have died since.
     died: Vec<Moments>,
+    /// Per class: corrections from the GC's own counts since the anchor (objects, bytes), and
+    /// the variance the estimate had when corrected (churn before it no longer counts).
+    shift: Vec<(f64, f64)>,
+    variance_offset: Vec<(f64, f64)>,
+    /// Types corrected by GC counts since the anchor, and when the last count was taken.
+    gc_counted: u64,
+    gc_count_unix_ms: u64,
 }
 
 fn at<T: Default + Clone>(v: &mut Vec<T>, index: usize) -> &mut T {
@@ -81,6 +88,35 @@ impl Estimator {
     pub fn set_anchor(&mut self, anchor: Anchor) {
         self.anchor = Some(anchor);
         self.died.clear();
+        self.shift.clear();
+        self.variance_offset.clear();
+        self.gc_counted = 0;
+    }
+
+    /// The GC counted `class`'s type exactly at a moment when this estimator said `then`: shift
+    /// the estimate by the difference (`objects`, `bytes`), so that it equals the count at that
+    /// moment and moves with the samples after it. Only the churn since is uncertain now, so the
+    /// variance the estimate had then (`variance_then`) no longer counts. (The count and `then`
+    /// are up to a coalescing interval apart; the churn in it is the error left.) For a count
+    /// covering several class ids of one name (one class name in two loaders) the worker puts
+    /// the difference of the whole on one of them.
+    pub fn shift_by(&mut self, class: u32, objects: f64, bytes: f64, variance_then: (f64, f64)) {
+        let c = class as usize;
+        let shift = at(&mut self.shift, c);
+        shift.0 += objects;
+        shift.1 += bytes;
+        *at(&mut self.variance_offset, c) = variance_then;
+        self.gc_counted += 1;
+    }
+
+    pub fn note_gc_count(&mut self, unix_ms: u64) {
+        self.gc_count_unix_ms = unix_ms;
+    }
+
+    /// Types corrected by GC counts since the last walk, and when the last count was taken
+    /// (milliseconds since the Unix epoch; 0: never).
+    pub fn gc_counted(&self) -> (u64, u64) {
+        (self.gc_counted, self.gc_count_unix_ms)
     }
 
     /// Books the deaths `ObjectFree` reported since the last call (freeing their slots) and
@@ -115,6 +151,7 @@ impl Estimator {
         let classes = classes
             .max(born.len())
             .max(self.died.len())
+            .max(self.shift.len())
             .max(self.anchor.as_ref().map_or(0, |a| a.objects.len()));
         let mut counts = WalkResult {
             objects: vec![0; classes],
@@ -132,11 +169,17 @@ impl Estimator {
             });
             let b = born.get(class).unwrap_or(&zero);
             let d = self.died.get(class).unwrap_or(&zero);
-            let objects = exact_objects as f64 + b.objects - d.objects;
-            let bytes = exact_bytes as f64 + b.bytes - d.bytes;
+            let (shift_objects, shift_bytes) = self.shift.get(class).copied().unwrap_or_default();
+            let (offset_objects, offset_bytes) =
+                self.variance_offset.get(class).copied().unwrap_or_default();
+            let objects = exact_objects as f64 + shift_objects + b.objects - d.objects;
+            let bytes = exact_bytes as f64 + shift_bytes + b.bytes - d.bytes;
             counts.objects[class] = objects.max(0.0).round() as u64;
             counts.bytes[class] = bytes.max(0.0).round() as u64;
-            counts.variance[class] = (b.var_objects + d.var_objects, b.var_bytes + d.var_bytes);
+            counts.variance[class] = (
+                (b.var_objects + d.var_objects - offset_objects).max(0.0),
+                (b.var_bytes + d.var_bytes - offset_bytes).max(0.0),
+            );
         }
         counts.sampled = sampled;
         if let Some(anchor) = &self.anchor {
@@ -233,6 +276,38 @@ mod tests {
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
         assert_eq!(e.estimate(&t, 2).counts.objects, [0, 0]);
+    }
+
+    #[test]
+    fn a_gc_count_corrects_the_estimate_and_its_error() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
+        t.advance();
+        t.track(1, 1, 1, encode_weight(50.0), 8).unwrap();
+        let before = e.estimate(&t, 2).counts;
+        assert_eq!(before.objects[1], 150);
+        // The GC counted 130 when the estimate said 150.
+        let then = (before.objects[1], before.bytes[1], before.variance[1]);
+        e.shift_by(1, 130.0 - then.0 as f64, 1040.0 - then.1 as f64, then.2);
+        e.note_gc_count(42);
+        let after = e.estimate(&t, 2).counts;
+        assert_eq!((after.objects[1], after.bytes[1]), (130, 1040));
+        assert_eq!(
+            after.variance[1],
+            (0.0, 0.0),
+            "only churn since the count is uncertain"
+        );
+        assert_eq!(e.gc_counted(), (1, 42));
+        // Later births still add, with their variance.
+        t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        let later = e.estimate(&t, 2).counts;
+        assert_eq!(later.objects[1], 140);
+        assert!((later.variance[1].0 - 90.0).abs() < 1e-9);
+        // A walk starts over.
+        e.set_anchor(anchor(&t, vec![0, 7], vec![0, 56]));
+        assert_eq!(e.gc_counted().0, 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod budget;
 mod estimate;
+mod gc_counts;
 mod hub;
 mod jvmti;
 mod log;
@@ -170,7 +171,7 @@ impl Agent {
     }
 }
 
-fn unix_ms(time: SystemTime) -> u64 {
+pub(crate) fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)

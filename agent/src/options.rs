@@ -39,6 +39,10 @@ pub const DEFAULT_SAMPLING_COST_PERCENT: f64 = 0.5;
 /// Default least time between two estimated snapshots (they cost no stop, but each is a message
 /// to every viewer and the recording).
 pub const DEFAULT_ESTIMATE_INTERVAL: Duration = Duration::from_millis(500);
+/// Default most a GC's own count of live objects per class (JFR `jdk.ObjectCountAfterGC`) may be
+/// predicted to add to the pause it runs in: about 6-10 ns per live object, so heaps up to some
+/// 20 M objects are counted at full GCs and G1 remarks.
+pub const DEFAULT_GC_COUNTS: Duration = Duration::from_millis(200);
 /// Default most allocation samples tracked at once (24 bytes each in the agent, about 48 in the
 /// JVM's tag map).
 pub const DEFAULT_TRACKED: u32 = 256 * 1024;
@@ -73,6 +77,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "estimates",
         "500ms",
         "least time between estimated snapshots at GCs (off = exact walks only)",
+    ),
+    (
+        "gc_counts",
+        "200ms",
+        "let full GCs and G1 remarks count types (JFR) while that adds less than this (off)",
     ),
     (
         "site_frames",
@@ -186,6 +195,8 @@ pub struct Options {
     pub tracked: u32,
     /// Least time between estimated snapshots; `None`: no estimated snapshots.
     pub estimates: Option<Duration>,
+    /// Most predicted pause a GC's own type count may add; `None`: no GC counts (no JFR).
+    pub gc_counts: Option<Duration>,
     pub site_frames: usize,
     /// Fraction of wall time (0.02 = 2 %).
     pub budget: f64,
@@ -211,6 +222,7 @@ impl Default for Options {
             sampling_cost: Some(DEFAULT_SAMPLING_COST_PERCENT / 100.0),
             tracked: DEFAULT_TRACKED,
             estimates: Some(DEFAULT_ESTIMATE_INTERVAL),
+            gc_counts: Some(DEFAULT_GC_COUNTS),
             site_frames: DEFAULT_SITE_FRAMES,
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
@@ -313,6 +325,13 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     ));
                 }
                 options.tracked = count as u32;
+            }
+            "gc_counts" => {
+                options.gc_counts = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(parse_duration(value).map_err(bad)?)
+                }
             }
             "estimates" => {
                 options.estimates = if value.eq_ignore_ascii_case("off") {
@@ -472,7 +491,7 @@ mod tests {
     #[test]
     fn every_key_parses() {
         let (o, w) = parse(Some(
-            "classifiers=type:site:thread,sampling=64k,sampling_cost=1%,tracked=1k,estimates=2s,site_frames=5,budget=5%,min_interval=250ms,\
+            "classifiers=type:site:thread,sampling=64k,sampling_cost=1%,tracked=1k,estimates=2s,gc_counts=50ms,site_frames=5,budget=5%,min_interval=250ms,\
              max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
         ))
         .unwrap();
@@ -486,6 +505,7 @@ mod tests {
         assert_eq!(o.sampling_cost, Some(0.01));
         assert_eq!(o.tracked, 1024);
         assert_eq!(o.estimates, Some(Duration::from_secs(2)));
+        assert_eq!(o.gc_counts, Some(Duration::from_millis(50)));
         assert_eq!(o.site_frames, 5);
         assert!((o.budget - 0.05).abs() < 1e-12);
         assert_eq!(o.min_interval, Duration::from_millis(250));
@@ -502,11 +522,12 @@ mod tests {
     #[test]
     fn off_values_and_sampling_zero() {
         let (o, _) = parse(Some(
-            "sampling=off,port=off,log=off,period=off,sampling_cost=off,estimates=off",
+            "sampling=off,port=off,log=off,period=off,sampling_cost=off,estimates=off,gc_counts=off",
         ))
         .unwrap();
         assert_eq!(o.sampling_cost, None);
         assert_eq!(o.estimates, None);
+        assert_eq!(o.gc_counts, None);
         assert_eq!(o.period, None);
         assert_eq!(o.sampling, None);
         assert_eq!(o.port, None);
@@ -564,6 +585,7 @@ mod tests {
             "tracked=0",
             "tracked=lots",
             "estimates=soon",
+            "gc_counts=lots",
             "justakey",
         ] {
             let e = parse(Some(bad)).unwrap_err();

@@ -14,6 +14,7 @@ use memcity_proto::PROTOCOL_VERSION;
 
 use crate::budget::{Budget, Decision};
 use crate::estimate::{Anchor, Estimator};
+use crate::gc_counts::{self, GcCount, GcCounts};
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
@@ -281,7 +282,30 @@ struct Worker {
     cost_check: (u64, Instant),
     /// Live bytes at the last snapshot (bounds how fine sampling may get).
     live_bytes: u64,
+    /// The collector's own type counts (JFR), when running.
+    gc_counts: Option<GcCounts>,
+    /// What counting costs the GC per live object: measured from its phase, else assumed.
+    count_ns_per_object: f64,
+    /// What the last count added to its GC's pause.
+    last_count_pause_ns: u64,
+    /// Per-class numbers of the last snapshots, to find what the estimate said at a counted GC.
+    recent: std::collections::VecDeque<Recent>,
 }
+
+/// One published snapshot's per-class numbers.
+struct Recent {
+    unix_ms: u64,
+    objects: Vec<u64>,
+    bytes: Vec<u64>,
+    variance: Vec<(f64, f64)>,
+}
+
+/// Snapshots kept in `Worker::recent`: enough to cover the JFR stream's delay (about a second)
+/// at two estimates a second.
+const RECENT: usize = 16;
+/// Time per live object a GC's count is assumed to add until one is measured: the 6-10 ns
+/// measured on JDK 17 (BENCHMARKS.md), rounded up.
+const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 10.0;
 
 pub fn handshake(agent: &Agent) -> Handshake {
     let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
@@ -384,6 +408,10 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_refresh: now,
         cost_check: (0, now),
         live_bytes: 0,
+        gc_counts: None,
+        count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
+        last_count_pause_ns: 0,
+        recent: std::collections::VecDeque::new(),
     };
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time, estimates {}",
@@ -408,6 +436,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     );
     // The start snapshot is the first anchor: the heap is small, so the walk is short.
     let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
+    worker.start_gc_counts();
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
             break;
@@ -427,6 +456,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 }
             }
         }
+        worker.take_gc_counts();
         let gcs = agent.gc_finished.load(Ordering::Acquire);
         if gcs != worker.gc_seen {
             worker.gc_seen = gcs;
@@ -824,7 +854,12 @@ impl Worker {
             exactness.anchored = anchor.is_some();
             // A type kept since the anchor with B bytes goes unsampled with chance exp(-B / I).
             exactness.detection_bytes = interval.saturating_mul(3);
+            let (types, at_ms) = self.estimator.gc_counted();
+            exactness.gc_counted_types = types;
+            exactness.gc_count_time_ms = at_ms.saturating_sub(self.agent.start_unix_ms);
         }
+        self.remember(counts);
+        self.switch_gc_counts(built.root.objects);
         self.live_bytes = built.root.bytes;
         let snapshot = Snapshot {
             seq: self.seq,
@@ -851,6 +886,8 @@ impl Worker {
                 tracking_jvm_bytes: jvm_bytes,
                 predicted_walk_ns: predicted.as_nanos() as u64,
                 refused_walks: std::mem::take(&mut self.refused_since),
+                gc_counts_on: self.gc_counts.as_ref().is_some_and(GcCounts::enabled),
+                gc_count_pause_ns: self.last_count_pause_ns,
             }),
             exactness: Some(exactness),
         };
@@ -876,6 +913,171 @@ impl Worker {
         });
         self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
         self.seq += 1;
+    }
+
+    /// Starts the collector's own type counts (JFR), if asked for and possible.
+    fn start_gc_counts(&mut self) {
+        let Some(limit) = self.agent.options.gc_counts else {
+            return;
+        };
+        // SAFETY: the worker's own JNIEnv, valid for this thread's life.
+        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+            return;
+        };
+        match GcCounts::start(&mut env) {
+            Ok(counts) => {
+                info!(
+                    "GC counts on: full GCs and G1 remarks count live objects per type (JFR jdk.ObjectCountAfterGC) while that adds under {} ms",
+                    limit.as_millis()
+                );
+                self.gc_counts = Some(counts);
+            }
+            Err(why) => info!("no GC counts ({why}); estimates rest on walks and samples alone"),
+        }
+    }
+
+    /// Reconciles the estimates with the newest complete GC count, and publishes the result.
+    fn take_gc_counts(&mut self) {
+        if self.gc_counts.is_none() {
+            return;
+        }
+        let Some(count) = gc_counts::take_ready()
+            .into_iter()
+            .rfind(|c| !c.classes.is_empty())
+        else {
+            return;
+        };
+        self.reconcile(&count);
+        if self.agent.options.estimates.is_some() && self.can_estimate() {
+            self.estimate_snapshot(Trigger::Gc);
+        }
+    }
+
+    /// Shifts each counted type's estimate so that it equals the GC's count at that GC (see
+    /// `Estimator::reconcile`), comparing with the first snapshot published after the GC.
+    fn reconcile(&mut self, count: &GcCount) {
+        // The first snapshot taken once that GC's ObjectFree events were in.
+        let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
+        let then = match self.recent.iter().position(|r| r.unix_ms >= settled) {
+            Some(i) => i,
+            None => {
+                debug!(
+                    "GC {} counted {} types before any snapshot after it; skipped",
+                    count.gc_id,
+                    count.classes.len()
+                );
+                return;
+            }
+        };
+        let live_then: u64 = self.recent[then].objects.iter().sum();
+        if let Some(ns) = count.phase_ns {
+            self.last_count_pause_ns = ns;
+            if live_then > 100_000 {
+                self.count_ns_per_object = ns as f64 / live_then as f64;
+            }
+        }
+        if self.estimator.anchor().is_none() || !self.can_estimate() {
+            return;
+        }
+        let mut by_name: std::collections::HashMap<&str, Vec<u32>> =
+            std::collections::HashMap::new();
+        for (id, name) in self.classes.names.iter().enumerate() {
+            if self.classes.named.get(id).copied().unwrap_or(false) {
+                by_name.entry(name.as_str()).or_default().push(id as u32);
+            }
+        }
+        let recent = &self.recent[then];
+        let get = |v: &Vec<u64>, id: u32| v.get(id as usize).copied().unwrap_or(0);
+        let mut shifts = Vec::new();
+        for (name, objects, bytes) in &count.classes {
+            let java = gc_counts::java_name(name);
+            let Some(ids) = by_name.get(java.as_str()) else {
+                continue;
+            };
+            if ids.contains(&self.classes.class_class) {
+                continue; // class mirrors are counted from the class list
+            }
+            let then_objects: u64 = ids.iter().map(|&id| get(&recent.objects, id)).sum();
+            let then_bytes: u64 = ids.iter().map(|&id| get(&recent.bytes, id)).sum();
+            // The difference goes to the id holding most of the type.
+            let target = *ids
+                .iter()
+                .max_by_key(|&&id| get(&recent.objects, id))
+                .expect("ids are never empty");
+            let variance = recent
+                .variance
+                .get(target as usize)
+                .copied()
+                .unwrap_or_default();
+            debug!(
+                "GC count {java}: {objects} objects, {then_objects} estimated then (ids {ids:?})"
+            );
+            shifts.push((
+                target,
+                *objects as f64 - then_objects as f64,
+                *bytes as f64 - then_bytes as f64,
+                variance,
+            ));
+        }
+        debug!(
+            "GC {} counted {} types ({} matched), counting took {} us",
+            count.gc_id,
+            count.classes.len(),
+            shifts.len(),
+            count.phase_ns.unwrap_or(0) / 1000
+        );
+        for (class, objects, bytes, variance) in shifts {
+            self.estimator.shift_by(class, objects, bytes, variance);
+        }
+        self.estimator.note_gc_count(count.time_unix_ms);
+    }
+
+    /// Keeps a snapshot's per-class numbers for [`reconcile`](Self::reconcile).
+    fn remember(&mut self, counts: &WalkResult) {
+        if self.gc_counts.is_none() {
+            return;
+        }
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Recent {
+            unix_ms: crate::unix_ms(std::time::SystemTime::now()),
+            objects: counts.objects.clone(),
+            bytes: counts.bytes.clone(),
+            variance: counts.variance.clone(),
+        });
+    }
+
+    /// Turns the GC's counting off while it is predicted to add more than `gc_counts` to a
+    /// pause, and on again once it fits with a margin (so it does not flip at the border).
+    fn switch_gc_counts(&mut self, live_objects: u64) {
+        let (Some(counts), Some(limit)) = (self.gc_counts.as_mut(), self.agent.options.gc_counts)
+        else {
+            return;
+        };
+        let predicted =
+            Duration::from_secs_f64(live_objects as f64 * self.count_ns_per_object / 1e9);
+        let on = if counts.enabled() {
+            predicted <= limit
+        } else {
+            predicted <= limit.mul_f64(0.8)
+        };
+        if on == counts.enabled() {
+            return;
+        }
+        // SAFETY: the worker's own JNIEnv.
+        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+            return;
+        };
+        match counts.set_enabled(&mut env, on) {
+            Ok(()) => info!(
+                "GC counts {}: a count of {live_objects} objects would add about {} ms to a pause (limit {} ms)",
+                if on { "on again" } else { "off" },
+                predicted.as_millis(),
+                limit.as_millis()
+            ),
+            Err(why) => warning!("{why}"),
+        }
     }
 
     /// Once a second, holds sampling's measured cost under `sampling_cost` (see

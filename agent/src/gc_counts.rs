@@ -1,0 +1,319 @@
+//! Exact type totals from the GC itself, where HotSpot has them: JFR's `jdk.ObjectCountAfterGC`.
+//!
+//! Inside full GCs (G1, Parallel, Serial) and G1 remark pauses, HotSpot can count the live objects
+//! of every class with the collector's own marking (gcTrace.cpp `report_object_count_after_gc`,
+//! in parallel on the GC workers since JDK-8307348), for a few nanoseconds per object against the
+//! ~190 of a JVMTI walk. It does so only while a JFR recording asks for the event. The agent
+//! starts one in-process: it defines a small Java class (`agent/java/memcity/GcCounts.java`, built
+//! by `build.rs`) that opens a `RecordingStream` and hands every event to the native methods
+//! below, which only queue it. The worker takes whole GCs' counts from the queue and reconciles
+//! its estimates with them (`Worker::reconcile`).
+//!
+//! Where it cannot help: ZGC and Shenandoah send no such event; young GCs count nothing; classes
+//! under `ObjectCountCutOffPercent` of the counted bytes (0.5 % by default, an experimental flag)
+//! are not reported, so their estimates stand; a G1 remark counts objects allocated during
+//! marking too (an upper bound); JDK 11 to 13 have no `RecordingStream`.
+//!
+//! Counting lengthens the pauses it runs in, so the worker turns the event off while the
+//! predicted addition (live objects times the measured time per object, from the GC's "Report
+//! Object Count" phase) is past the `gc_counts` option, and on again when it fits.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use jni::objects::{GlobalRef, JClass, JObject, JString, JValue};
+use jni::{JNIEnv, NativeMethod};
+
+/// One GC's counts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GcCount {
+    pub gc_id: u64,
+    /// When the GC counted, milliseconds since the Unix epoch.
+    pub time_unix_ms: u64,
+    /// `(JFR class name, live objects, live bytes)`.
+    pub classes: Vec<(String, u64, u64)>,
+    /// What counting added to the pause, when the GC reported its phase.
+    pub phase_ns: Option<u64>,
+}
+
+#[derive(Default)]
+struct Inbox {
+    /// Counts still arriving, by GC id.
+    open: BTreeMap<u64, GcCount>,
+    /// Phase times that arrived before (or without) their counts.
+    phases: HashMap<u64, u64>,
+    /// Whole GCs, ready for the worker.
+    ready: Vec<GcCount>,
+}
+
+/// Most GCs kept waiting for the worker; older ones are dropped (a worker that slow has bigger
+/// problems, and the newest count is the one that matters).
+const MAX_READY: usize = 16;
+
+static INBOX: Mutex<Option<Inbox>> = Mutex::new(None);
+
+fn with_inbox<T>(f: impl FnOnce(&mut Inbox) -> T) -> T {
+    let mut guard = INBOX.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Inbox::default))
+}
+
+/// Every GC whose counts are complete (a stream flush ends a chunk, and a GC's events are all in
+/// one chunk: they are written together at the end of its pause).
+pub fn take_ready() -> Vec<GcCount> {
+    with_inbox(|inbox| std::mem::take(&mut inbox.ready))
+}
+
+extern "system" fn counted(
+    mut env: JNIEnv,
+    _class: JClass,
+    gc_id: jni::sys::jlong,
+    name: JString,
+    count: jni::sys::jlong,
+    bytes: jni::sys::jlong,
+    time_ms: jni::sys::jlong,
+) {
+    // Called on JFR's stream thread: a panic must not unwind into the JVM.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Ok(name) = env.get_string(&name).map(String::from) else {
+            let _ = env.exception_clear();
+            return;
+        };
+        with_inbox(|inbox| {
+            let entry = inbox.open.entry(gc_id as u64).or_default();
+            entry.gc_id = gc_id as u64;
+            entry.time_unix_ms = time_ms.max(0) as u64;
+            entry
+                .classes
+                .push((name, count.max(0) as u64, bytes.max(0) as u64));
+        });
+    }));
+}
+
+extern "system" fn phase(
+    _env: JNIEnv,
+    _class: JClass,
+    gc_id: jni::sys::jlong,
+    nanos: jni::sys::jlong,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        with_inbox(|inbox| {
+            inbox.phases.insert(gc_id as u64, nanos.max(0) as u64);
+        });
+    }));
+}
+
+extern "system" fn flushed(_env: JNIEnv, _class: JClass) {
+    let _ = catch_unwind(AssertUnwindSafe(|| with_inbox(hand_over)));
+}
+
+/// A chunk was read: the GCs counted in it are complete.
+fn hand_over(inbox: &mut Inbox) {
+    let open = std::mem::take(&mut inbox.open);
+    for (gc_id, mut count) in open {
+        count.phase_ns = inbox.phases.remove(&gc_id);
+        inbox.ready.push(count);
+    }
+    // Phases of older GCs that counted nothing (the event was off) are of no use.
+    let newest = inbox.ready.iter().map(|c| c.gc_id).max().unwrap_or(0);
+    inbox.phases.retain(|&id, _| id > newest);
+    let excess = inbox.ready.len().saturating_sub(MAX_READY);
+    inbox.ready.drain(..excess);
+}
+
+/// The running JFR stream.
+pub struct GcCounts {
+    class: GlobalRef,
+    stream: GlobalRef,
+    enabled: bool,
+}
+
+#[cfg(memcity_gc_counts)]
+const CLASS_FILE: Option<&[u8]> = Some(include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/memcity/GcCounts.class"
+)));
+#[cfg(not(memcity_gc_counts))]
+const CLASS_FILE: Option<&[u8]> = None;
+
+/// Turns a pending Java exception into an error (cleared: nothing is printed).
+fn check(env: &mut JNIEnv, what: &str, result: jni::errors::Result<()>) -> Result<(), String> {
+    if env.exception_check().unwrap_or(false) {
+        let thrown = env.exception_occurred().ok();
+        let _ = env.exception_clear();
+        let name = thrown
+            .and_then(|t| {
+                let class = env.get_object_class(&t).ok()?;
+                let name = env
+                    .call_method(&class, "getName", "()Ljava/lang/String;", &[])
+                    .ok()?
+                    .l()
+                    .ok()?;
+                let _ = env.exception_clear();
+                env.get_string(&JString::from(name)).ok().map(String::from)
+            })
+            .unwrap_or_else(|| "an exception".into());
+        return Err(format!("{what}: {name}"));
+    }
+    result.map_err(|e| format!("{what}: {e}"))
+}
+
+impl GcCounts {
+    /// Defines the helper class in the system class loader and starts the stream.
+    pub fn start(env: &mut JNIEnv) -> Result<GcCounts, String> {
+        let bytes = CLASS_FILE.ok_or("this agent was built without a JDK (no javac)")?;
+        let framed = env.with_local_frame(16, |env| {
+            Ok::<_, jni::errors::Error>(Self::start_in_frame(env, bytes))
+        });
+        framed.map_err(|e| format!("JNI local frame: {e}"))?
+    }
+
+    fn start_in_frame(env: &mut JNIEnv, bytes: &[u8]) -> Result<GcCounts, String> {
+        {
+            let loader = env
+                .call_static_method(
+                    "java/lang/ClassLoader",
+                    "getSystemClassLoader",
+                    "()Ljava/lang/ClassLoader;",
+                    &[],
+                )
+                .and_then(|v| v.l());
+            let loader = match loader {
+                Ok(l) => l,
+                Err(e) => {
+                    check(env, "no system class loader", Err(e))?;
+                    return Err("no system class loader".into());
+                }
+            };
+            let class = match env.define_class("memcity/GcCounts", &loader, bytes) {
+                Ok(c) => c,
+                Err(e) => {
+                    // An old JDK refuses the class file (JFR streaming needs JDK 14).
+                    check(env, "the JVM refused the JFR helper class", Err(e))?;
+                    return Err("the JVM refused the JFR helper class".into());
+                }
+            };
+            let natives = [
+                NativeMethod {
+                    name: "counted".into(),
+                    sig: "(JLjava/lang/String;JJJ)V".into(),
+                    fn_ptr: counted as *mut std::ffi::c_void,
+                },
+                NativeMethod {
+                    name: "phase".into(),
+                    sig: "(JJ)V".into(),
+                    fn_ptr: phase as *mut std::ffi::c_void,
+                },
+                NativeMethod {
+                    name: "flushed".into(),
+                    sig: "()V".into(),
+                    fn_ptr: flushed as *mut std::ffi::c_void,
+                },
+            ];
+            let registered = env.register_native_methods(&class, &natives);
+            check(env, "cannot register the JFR callbacks", registered)?;
+            let started = env.call_static_method(&class, "start", "()Ljava/lang/Object;", &[]);
+            let stream = match started.and_then(|v| v.l()) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    check(env, "JFR did not start", Err(e))?;
+                    return Err("JFR did not start".into());
+                }
+            };
+            let class = env
+                .new_global_ref(&class)
+                .map_err(|e| format!("global reference: {e}"))?;
+            let stream = env
+                .new_global_ref(stream)
+                .map_err(|e| format!("global reference: {e}"))?;
+            Ok(GcCounts {
+                class,
+                stream,
+                enabled: true,
+            })
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Turns counting on or off for the following GCs.
+    pub fn set_enabled(&mut self, env: &mut JNIEnv, on: bool) -> Result<(), String> {
+        if on == self.enabled {
+            return Ok(());
+        }
+        let class: &JClass = self.class.as_obj().into();
+        let stream: &JObject = self.stream.as_obj();
+        let result = env
+            .call_static_method(
+                class,
+                "setEnabled",
+                "(Ljava/lang/Object;Z)V",
+                &[JValue::Object(stream), JValue::Bool(u8::from(on))],
+            )
+            .map(|_| ());
+        check(env, "cannot switch GC counts", result)?;
+        self.enabled = on;
+        Ok(())
+    }
+}
+
+/// JFR names arrays by descriptor with dots (`[J`, `[Ljava.lang.String;`), other classes by
+/// their binary name (`java.util.HashMap$Node`): the names the class table uses.
+pub fn java_name(jfr_name: &str) -> String {
+    if jfr_name.starts_with('[') {
+        crate::names::java_name(&jfr_name.replace('.', "/"))
+    } else {
+        jfr_name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jfr_names_become_table_names() {
+        assert_eq!(java_name("[J"), "long[]");
+        assert_eq!(java_name("[[Ljava.lang.String;"), "java.lang.String[][]");
+        assert_eq!(
+            java_name("java.util.HashMap$Node"),
+            "java.util.HashMap$Node"
+        );
+    }
+
+    #[test]
+    fn a_flush_hands_over_whole_gcs_with_their_phase() {
+        let mut inbox = Inbox::default();
+        inbox.phases.insert(3, 50); // a GC that counted nothing
+        inbox.phases.insert(7, 1_000);
+        inbox.phases.insert(9, 2_000); // its counts are still to come
+        inbox.open.insert(
+            7,
+            GcCount {
+                gc_id: 7,
+                time_unix_ms: 5,
+                classes: vec![("[J".into(), 10, 160)],
+                phase_ns: None,
+            },
+        );
+        hand_over(&mut inbox);
+        assert_eq!(inbox.ready.len(), 1);
+        assert_eq!(inbox.ready[0].phase_ns, Some(1_000));
+        assert!(inbox.open.is_empty());
+        assert_eq!(inbox.phases.keys().copied().collect::<Vec<_>>(), [9]);
+        for id in 10..40 {
+            inbox.open.insert(
+                id,
+                GcCount {
+                    gc_id: id,
+                    ..Default::default()
+                },
+            );
+        }
+        hand_over(&mut inbox);
+        assert_eq!(inbox.ready.len(), MAX_READY, "the newest are kept");
+        assert_eq!(inbox.ready.last().unwrap().gc_id, 39);
+    }
+}
