@@ -4,6 +4,9 @@
 pub const PRIMITIVE_ARRAYS: &str = "(primitive arrays)";
 /// Package name of types in the unnamed package.
 pub const DEFAULT_PACKAGE: &str = "(default package)";
+/// Site of samples taken while the classifier chain had no `site` level (the stack trace that
+/// names a site is most of a sample's cost, so it is only read when asked for).
+pub const SITE_NOT_RECORDED: &str = "(site not recorded)";
 /// Site or thread of objects no sample tells anything about.
 pub const UNSAMPLED: &str = "(unsampled)";
 /// Type of objects whose class had no tag at the walk (loaded in the instant before it).

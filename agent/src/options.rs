@@ -41,8 +41,8 @@ pub const DEFAULT_SAMPLING_COST_PERCENT: f64 = 0.5;
 pub const DEFAULT_ESTIMATE_INTERVAL: Duration = Duration::from_millis(500);
 /// Default most a GC's own count of live objects per class (JFR `jdk.ObjectCountAfterGC`) may be
 /// predicted to add to the pause it runs in: about 6-10 ns per live object, so heaps up to some
-/// 20 M objects are counted at full GCs and G1 remarks.
-pub const DEFAULT_GC_COUNTS: Duration = Duration::from_millis(200);
+/// 10-15 M objects are counted at full GCs and G1 remarks.
+pub const DEFAULT_GC_COUNTS: Duration = Duration::from_millis(100);
 /// Default most allocation samples tracked at once (24 bytes each in the agent, about 48 in the
 /// JVM's tag map).
 pub const DEFAULT_TRACKED: u32 = 256 * 1024;
@@ -80,7 +80,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "gc_counts",
-        "200ms",
+        "100ms",
         "let full GCs and G1 remarks count types (JFR) while that adds less than this (off)",
     ),
     (

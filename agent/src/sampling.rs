@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -46,6 +46,10 @@ pub struct Sampler {
     /// (see [`Sampler::adapt`]), and read by every sample for its weight.
     interval: AtomicU64,
     frames: usize,
+    /// Whether samples record their allocation site: only while the classifier chain has a
+    /// `site` level. The stack trace is most of a sample's cost (decoding compiled frames takes
+    /// microseconds), and type, package and thread levels do not need it.
+    want_sites: AtomicBool,
     sites: Mutex<Sites>,
     threads: Mutex<Threads>,
     samples: AtomicU64,
@@ -79,6 +83,8 @@ pub const MAX_ADAPTED_INTERVAL: u64 = 1 << 30;
 /// Frames captured per sample: enough to get past most library code to the application.
 pub const CAPTURE_FRAMES: usize = 12;
 
+/// Site id of samples taken while no `site` level was asked for.
+pub const NO_SITE: u32 = 0;
 /// Site id of samples beyond [`tags::MAX_SITE`] distinct sites.
 pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 /// Thread id of samples beyond [`tags::MAX_THREAD`] distinct thread names.
@@ -91,6 +97,7 @@ impl Sampler {
             floor: floor.min(interval),
             interval: AtomicU64::new(interval),
             frames: frames.clamp(1, MAX_SITE_FRAMES),
+            want_sites: AtomicBool::new(true),
             sites: Mutex::default(),
             threads: Mutex::default(),
             samples: AtomicU64::new(0),
@@ -108,6 +115,11 @@ impl Sampler {
     /// The lock that keeps class tagging unique; the class table takes it too.
     pub fn class_tagging(&self) -> std::sync::MutexGuard<'_, ()> {
         self.class_tagging.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records sites from now on, or stops (see `want_sites`).
+    pub fn record_sites(&self, on: bool) {
+        self.want_sites.store(on, Ordering::Relaxed);
     }
 
     /// Frames that name a site (the `site_frames` option).
@@ -130,7 +142,8 @@ impl Sampler {
     /// What a sample costs varies tenfold between applications (stack depth, compiled frames,
     /// threads contending for the VM's tag map), so a cap on the sample count would be too
     /// strict for one and too loose for another. Doubles the interval while over the target and
-    /// halves it (never below the floor) while well under it: more samples, better estimates, at
+    /// halves it (quarters it when far under; never below the floor) while well under it: more
+    /// samples, better estimates, at
     /// the same cost. `live_bytes` raises the floor so the live samples (about live bytes /
     /// interval) stay within half the tracker's capacity. Returns the new interval if it changed.
     /// `sampling=0` (every allocation) is never adapted: that is an explicit request.
@@ -146,6 +159,10 @@ impl Sampler {
         let next = if (fraction > max_fraction || current < floor) && current < MAX_ADAPTED_INTERVAL
         {
             current.saturating_mul(2).min(MAX_ADAPTED_INTERVAL)
+        } else if fraction < max_fraction / 16.0 && current / 4 >= floor {
+            // Far under: a quarter at once, so a burst that coarsened sampling (an application
+            // building its caches) costs accuracy for seconds, not a minute.
+            current / 4
         } else if fraction < max_fraction / 4.0 && current / 2 >= floor {
             current / 2
         } else {
@@ -242,21 +259,26 @@ impl Sampler {
                 method: std::ptr::null_mut(),
                 location: 0,
             });
-        // Deeper than the frames that name a site, so the name can reach the first application
-        // frame below library code (see `site_name`).
-        let capture = self.frames.max(CAPTURE_FRAMES);
-        let depth = jvmti.stack_trace(thread, &mut buf[..capture]).unwrap_or(0);
-        step(&self.cost.stack);
-        let mut frames = [(0usize, 0i64); MAX_SITE_FRAMES];
-        for (slot, frame) in frames.iter_mut().zip(&buf[..depth]) {
-            *slot = (frame.method as usize, frame.location);
-        }
-        let site = if depth == 0 {
-            OVERFLOW_SITE
+        let site = if self.want_sites.load(Ordering::Relaxed) {
+            // Deeper than the frames that name a site, so the name can reach the first
+            // application frame below library code (see `site_name`).
+            let capture = self.frames.max(CAPTURE_FRAMES);
+            let depth = jvmti.stack_trace(thread, &mut buf[..capture]).unwrap_or(0);
+            step(&self.cost.stack);
+            let mut frames = [(0usize, 0i64); MAX_SITE_FRAMES];
+            for (slot, frame) in frames.iter_mut().zip(&buf[..depth]) {
+                *slot = (frame.method as usize, frame.location);
+            }
+            let site = if depth == 0 {
+                OVERFLOW_SITE
+            } else {
+                self.site_id(&frames[..depth])
+            };
+            step(&self.cost.site);
+            site
         } else {
-            self.site_id(&frames[..depth])
+            NO_SITE
         };
-        step(&self.cost.site);
         // The thread's id lives in JVMTI thread-local storage (stored plus one, since null means
         // "not yet looked up"), so the name is fetched once per thread, not per sample.
         let thread_id = match jvmti.thread_local_storage(thread) {
@@ -467,10 +489,15 @@ mod tests {
             None,
             "between a quarter of the target and the target: hold"
         );
-        for expected in [1024, 512, 256, 128] {
-            assert_eq!(s.adapt(0.0005, 0.005, 0), Some(expected * 1024));
-        }
-        assert_eq!(s.adapt(0.0005, 0.005, 0), None, "never below the floor");
+        // Well under (a tenth of the target): halves; far under (a hundredth): quarters.
+        assert_eq!(s.adapt(0.0005, 0.005, 0), Some(1024 * 1024));
+        assert_eq!(s.adapt(0.00005, 0.005, 0), Some(256 * 1024));
+        assert_eq!(
+            s.adapt(0.00005, 0.005, 0),
+            Some(128 * 1024),
+            "halves to the floor"
+        );
+        assert_eq!(s.adapt(0.00005, 0.005, 0), None, "never below the floor");
         // With 1 Mi slots, 64 GiB live raise the floor to 128 KiB (hold) and 256 GiB to 512 KiB,
         // so live samples fit half the table whatever the cost.
         assert_eq!(s.adapt(0.0005, 0.005, 64 << 30), None);

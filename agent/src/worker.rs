@@ -290,6 +290,8 @@ struct Worker {
     last_count_pause_ns: u64,
     /// Per-class numbers of the last snapshots, to find what the estimate said at a counted GC.
     recent: std::collections::VecDeque<Recent>,
+    /// The newest GC count, until a snapshot taken after its GC exists to reconcile it with.
+    waiting_count: Option<GcCount>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -299,6 +301,18 @@ struct Recent {
     bytes: Vec<u64>,
     variance: Vec<(f64, f64)>,
 }
+
+/// What became of a GC count.
+enum Reconciled {
+    Done,
+    /// No snapshot after its GC yet: try again.
+    NotYet,
+    /// Too old, or nothing to reconcile with.
+    Never,
+}
+
+/// How long a GC count may wait for a snapshot after its GC.
+const COUNT_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Snapshots kept in `Worker::recent`: enough to cover the JFR stream's delay (about a second)
 /// at two estimates a second.
@@ -385,7 +399,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         classes: ClassTable::new(),
         strings: StringInterner::new(),
         methods: MethodNames::new(),
-        site_names: vec![String::new()],
+        site_names: vec![names::SITE_NOT_RECORDED.to_string()],
         thread_names: vec![String::new()],
         chain: agent.options.classifiers.clone(),
         budget: Budget::new(
@@ -412,6 +426,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
         last_count_pause_ns: 0,
         recent: std::collections::VecDeque::new(),
+        waiting_count: None,
     };
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time, estimates {}",
@@ -435,6 +450,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         }
     );
     // The start snapshot is the first anchor: the heap is small, so the walk is short.
+    worker.sync_site_recording();
     let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
     worker.start_gc_counts();
     loop {
@@ -453,6 +469,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                         chain.iter().map(|c| c.name()).collect::<Vec<_>>().join(":")
                     );
                     worker.chain = chain;
+                    worker.sync_site_recording();
                 }
             }
         }
@@ -541,6 +558,13 @@ const COST_CHECK: Duration = Duration::from_secs(1);
 impl Worker {
     fn sampler(&self) -> Option<&'static Sampler> {
         self.agent.sampler.as_ref()
+    }
+
+    /// Samples record their site only while the chain has a site level (see `Sampler`).
+    fn sync_site_recording(&self) {
+        if let Some(sampler) = self.sampler() {
+            sampler.record_sites(self.chain.contains(&Classifier::Site));
+        }
     }
 
     /// Estimates need samples and their deaths.
@@ -941,33 +965,40 @@ impl Worker {
         if self.gc_counts.is_none() {
             return;
         }
-        let Some(count) = gc_counts::take_ready()
+        if let Some(count) = gc_counts::take_ready()
             .into_iter()
             .rfind(|c| !c.classes.is_empty())
-        else {
+        {
+            self.waiting_count = Some(count);
+        }
+        let Some(count) = self.waiting_count.take() else {
             return;
         };
-        self.reconcile(&count);
-        if self.agent.options.estimates.is_some() && self.can_estimate() {
-            self.estimate_snapshot(Trigger::Gc);
+        match self.reconcile(&count) {
+            Reconciled::Done => {
+                if self.agent.options.estimates.is_some() && self.can_estimate() {
+                    self.estimate_snapshot(Trigger::Gc);
+                }
+            }
+            Reconciled::NotYet => self.waiting_count = Some(count),
+            Reconciled::Never => {}
         }
     }
 
     /// Shifts each counted type's estimate so that it equals the GC's count at that GC (see
     /// `Estimator::reconcile`), comparing with the first snapshot published after the GC.
-    fn reconcile(&mut self, count: &GcCount) {
+    fn reconcile(&mut self, count: &GcCount) -> Reconciled {
         // The first snapshot taken once that GC's ObjectFree events were in.
         let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
-        let then = match self.recent.iter().position(|r| r.unix_ms >= settled) {
-            Some(i) => i,
-            None => {
-                debug!(
-                    "GC {} counted {} types before any snapshot after it; skipped",
-                    count.gc_id,
-                    count.classes.len()
-                );
-                return;
-            }
+        let Some(then) = self.recent.iter().position(|r| r.unix_ms >= settled) else {
+            // The estimate after that GC is still to come (the count arrived within the
+            // coalescing interval), unless it is so old that the GC's snapshot was dropped.
+            let now = crate::unix_ms(std::time::SystemTime::now());
+            return if now.saturating_sub(count.time_unix_ms) < COUNT_PATIENCE.as_millis() as u64 {
+                Reconciled::NotYet
+            } else {
+                Reconciled::Never
+            };
         };
         let live_then: u64 = self.recent[then].objects.iter().sum();
         if let Some(ns) = count.phase_ns {
@@ -977,7 +1008,7 @@ impl Worker {
             }
         }
         if self.estimator.anchor().is_none() || !self.can_estimate() {
-            return;
+            return Reconciled::Never;
         }
         let mut by_name: std::collections::HashMap<&str, Vec<u32>> =
             std::collections::HashMap::new();
@@ -1030,6 +1061,7 @@ impl Worker {
             self.estimator.shift_by(class, objects, bytes, variance);
         }
         self.estimator.note_gc_count(count.time_unix_ms);
+        Reconciled::Done
     }
 
     /// Keeps a snapshot's per-class numbers for [`reconcile`](Self::reconcile).

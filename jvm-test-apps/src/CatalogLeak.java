@@ -84,8 +84,9 @@ public class CatalogLeak {
         }
         System.gc();
         // Long enough for the agent's next estimate (at most every 500 ms, after the GC's
-        // ObjectFree events) to see this collection.
-        Thread.sleep(1500);
+        // ObjectFree events) to see this collection, and for the GC's own count to reach it
+        // through JFR (read once a second).
+        Thread.sleep(3000);
         System.out.println("DONE sessions=" + SESSIONS.size());
         System.out.flush();
         if (linger > 0) Thread.sleep((long) (linger * 1000));

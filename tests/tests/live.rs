@@ -284,9 +284,9 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
                 && l.path[2] == "main"),
             "Person objects are attributed to their allocation site and thread: {person:?}"
         );
-        // The estimate splits the exact type total: the leaves add up to it.
+        // The estimate splits the exact type total of the walk: the leaves add up to it.
         let person_node = session.find(&["LinkedListLeak$Person"]).unwrap();
-        assert!(!session.node(person_node).estimated);
+        assert!(session.frames()[index].estimate(person_node).is_none());
         let sum: u64 = person.iter().map(|l| l.objects).sum();
         assert_eq!(sum, session.value(person_node, index, Metric::Objects));
     });
