@@ -143,8 +143,7 @@ impl Sampler {
     /// threads contending for the VM's tag map), so a cap on the sample count would be too
     /// strict for one and too loose for another. Doubles the interval while over the target and
     /// halves it (quarters it when far under; never below the floor) while well under it: more
-    /// samples, better estimates, at
-    /// the same cost. `live_bytes` raises the floor so the live samples (about live bytes /
+    /// samples, better estimates, at the same cost. `live_bytes` raises the floor so the live samples (about live bytes /
     /// interval) stay within half the tracker's capacity. Returns the new interval if it changed.
     /// `sampling=0` (every allocation) is never adapted: that is an explicit request.
     pub fn adapt(&self, fraction: f64, max_fraction: f64, live_bytes: u64) -> Option<u64> {
