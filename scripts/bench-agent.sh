@@ -13,8 +13,13 @@
 #    type's last estimate against `jcmd GC.class_histogram`, the agent's memory (tracking, and
 #    RSS against no agent), and an exact walk's stop at that size, predicted and measured.
 #
+# 4. What the GC's own type count (JFR jdk.ObjectCountAfterGC, `gc_counts`) adds to a full GC on
+#    quiet heaps of about 5 M and 24 M live objects (BigHeap), G1 and Parallel: the full GC's pause
+#    with the agent's counts on and off (-Xlog:gc), and the count's own phase as the agent
+#    measured it.
+#
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
-#        SECTIONS="throughput walks heaps" picks sections; HEAPS="1 10 50" (millions of live
+#        SECTIONS="throughput walks heaps counts" picks sections; HEAPS="1 10 50" (millions of live
 #        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (one run of SECONDS
 #        each, at least 30 s).
 set -euo pipefail
@@ -39,7 +44,7 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}
 echo "jvm: $($java -version 2>&1 | head -2 | tail -1)"
 echo
 
-sections=${SECTIONS:-throughput walks heaps}
+sections=${SECTIONS:-throughput walks heaps counts}
 if [[ " $sections " == *" throughput "* ]]; then
 echo "== throughput: AllocBench, $runs runs of ${seconds} s (+3 s warm-up), -Xmx1g G1, ops/s"
 declare -A results
@@ -146,6 +151,38 @@ print(f"            exact walk now: {walk}")
 PY
       fi
       kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    done
+    echo
+  done
+done
+fi
+
+if [[ " $sections " == *" counts "* ]]; then
+for objects in 5000000 24000000; do
+  for gc in G1 Parallel; do
+    echo "== GC counts: BigHeap with $objects live objects, $gc, $runs full GCs (jcmd GC.run) each"
+    for counts in off on; do
+      rm -f "$work"/{out,gc.log}
+      # The limit is raised so the count runs at 24 M too: this measures what it would add.
+      $java -Xmx8g "-XX:+Use${gc}GC" -Xlog:gc:file="$work/gc.log" \
+        "-agentpath:$agent=port=off,period=off,max_pause=100ms,log=debug,gc_counts=$([ "$counts" = on ] && echo 5s || echo off)" \
+        -cp "$classes" BigHeap 600 "$objects" > "$work/out" 2>&1 &
+      pid=$!
+      for _ in $(seq 1200); do grep -q READY "$work/out" 2>/dev/null && break; sleep 0.1; done
+      # JFR starts after the agent's first snapshot: give it a moment before counting.
+      sleep 3
+      before=$(grep -c 'Pause Full' "$work/gc.log" || true)
+      for _ in $(seq "$runs"); do $jcmd "$pid" GC.run > /dev/null; sleep 2; done
+      sleep 2
+      kill "$pid"; wait "$pid" 2>/dev/null || true
+      full=$(grep 'Pause Full' "$work/gc.log" | tail -n +$((before + 1)) | sed -E 's/.* ([0-9.]+)ms$/\1/' | median)
+      phase=$(grep -o 'counting took [0-9]*' "$work/out" | awk '{print $3}' | tail -n "$runs" | median)
+      if [ "$counts" = off ]; then
+        echo "  counts off: full GC ${full} ms"
+      else
+        awk -v f="$full" -v p="${phase:-0}" -v n="$objects" 'BEGIN {
+          printf "  counts on:  full GC %s ms; the count phase %.1f ms (%.1f ns per live object)\n", f, p/1000, p*1000/n }'
+      fi
     done
     echo
   done

@@ -240,9 +240,10 @@ enum Command {
         #[command(flatten)]
         look: Look,
     },
-    /// Ask a live agent for an exact snapshot (a heap walk) now, outside its GC schedule.
+    /// Ask a live agent for an exact snapshot (a heap walk) now, outside its GC schedule
+    ///
     /// A walk predicted to stop the application past the agent's max_pause, or past what its
-    /// pause budget has earned, is refused (exit code 3) with the predicted stop
+    /// pause budget has earned, is refused (exit code 3) with the predicted stop.
     Snapshot {
         /// Agent address, HOST:PORT
         addr: Option<String>,
