@@ -284,6 +284,8 @@ struct Worker {
     live_bytes: u64,
     /// The collector's own type counts (JFR), when running.
     gc_counts: Option<GcCounts>,
+    /// Whether starting them was tried (once, when the heap grew too large to walk often).
+    gc_counts_tried: bool,
     /// What counting costs the GC per live object: measured from its phase, else assumed.
     count_ns_per_object: f64,
     /// What the last count added to its GC's pause.
@@ -301,6 +303,12 @@ struct Recent {
     bytes: Vec<u64>,
     variance: Vec<(f64, f64)>,
 }
+
+/// GC counts start once a walk is predicted to stop the JVM this long (about 1 M live objects).
+/// Below, walks (exact, with references) come at least every 10 s within a 2 % budget, and JFR's
+/// own objects in the application's heap (some 50,000 of its metadata and parser) would stand
+/// out in a small city; above, walks grow rare and the counts are what keeps estimates exact.
+const GC_COUNTS_FROM_WALK: Duration = Duration::from_millis(200);
 
 /// What became of a GC count.
 enum Reconciled {
@@ -423,6 +431,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         cost_check: (0, now),
         live_bytes: 0,
         gc_counts: None,
+        gc_counts_tried: false,
         count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
         last_count_pause_ns: 0,
         recent: std::collections::VecDeque::new(),
@@ -452,7 +461,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     // The start snapshot is the first anchor: the heap is small, so the walk is short.
     worker.sync_site_recording();
     let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
-    worker.start_gc_counts();
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
             break;
@@ -937,13 +945,20 @@ impl Worker {
         });
         self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
         self.seq += 1;
+        // After publishing: starting JFR takes the worker a moment.
+        if predicted >= GC_COUNTS_FROM_WALK {
+            self.start_gc_counts();
+        }
     }
 
-    /// Starts the collector's own type counts (JFR), if asked for and possible.
+    /// Starts the collector's own type counts (JFR), if asked for and possible; tried once.
     fn start_gc_counts(&mut self) {
         let Some(limit) = self.agent.options.gc_counts else {
             return;
         };
+        if std::mem::replace(&mut self.gc_counts_tried, true) {
+            return;
+        }
         // SAFETY: the worker's own JNIEnv, valid for this thread's life.
         let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
             return;
