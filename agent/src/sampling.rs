@@ -141,10 +141,11 @@ impl Sampler {
     /// application threads spent in the callback over the last check, divided by the wall time.
     /// What a sample costs varies tenfold between applications (stack depth, compiled frames,
     /// threads contending for the VM's tag map), so a cap on the sample count would be too
-    /// strict for one and too loose for another. Doubles the interval while over the target and
-    /// halves it (quarters it when far under; never below the floor) while well under it: more
-    /// samples, better estimates, at the same cost. `live_bytes` raises the floor so the live samples (about live bytes /
-    /// interval) stay within half the tracker's capacity. Returns the new interval if it changed.
+    /// strict for one and too loose for another. Over the target, the interval doubles; under
+    /// half of it, the interval moves toward the one that would cost half the target (at most a
+    /// quarter of it at once, never below the floor): more samples, better estimates, within the
+    /// budget. `live_bytes` raises the floor so the live samples (about live bytes / interval)
+    /// stay within half the tracker's capacity. Returns the new interval if it changed.
     /// `sampling=0` (every allocation) is never adapted: that is an explicit request.
     pub fn adapt(&self, fraction: f64, max_fraction: f64, live_bytes: u64) -> Option<u64> {
         let current = self.current_interval();
@@ -158,12 +159,15 @@ impl Sampler {
         let next = if (fraction > max_fraction || current < floor) && current < MAX_ADAPTED_INTERVAL
         {
             current.saturating_mul(2).min(MAX_ADAPTED_INTERVAL)
-        } else if fraction < max_fraction / 16.0 && current / 4 >= floor {
-            // Far under: a quarter at once, so a burst that coarsened sampling (an application
-            // building its caches) costs accuracy for seconds, not a minute.
-            current / 4
-        } else if fraction < max_fraction / 4.0 && current / 2 >= floor {
-            current / 2
+        } else if fraction < max_fraction / 2.0 {
+            // The cost is about proportional to the sample rate, so to 1 / interval.
+            let wanted = current as f64 * fraction / (max_fraction / 2.0);
+            let next = (wanted as u64).max(current / 4).max(floor);
+            // Small steps are not worth a change (and the measurement is noisy).
+            if next * 3 > current * 2 {
+                return None;
+            }
+            next
         } else {
             return None;
         };
@@ -486,23 +490,23 @@ mod tests {
         assert_eq!(
             s.adapt(0.003, 0.005, 0),
             None,
-            "between a quarter of the target and the target: hold"
+            "between half the target and the target: hold"
         );
-        // Well under (a tenth of the target): halves; far under (a hundredth): quarters.
-        assert_eq!(s.adapt(0.0005, 0.005, 0), Some(1024 * 1024));
-        assert_eq!(s.adapt(0.00005, 0.005, 0), Some(256 * 1024));
-        assert_eq!(
-            s.adapt(0.00005, 0.005, 0),
-            Some(128 * 1024),
-            "halves to the floor"
-        );
-        assert_eq!(s.adapt(0.00005, 0.005, 0), None, "never below the floor");
-        // With 1 Mi slots, 64 GiB live raise the floor to 128 KiB (hold) and 256 GiB to 512 KiB,
-        // so live samples fit half the table whatever the cost.
-        assert_eq!(s.adapt(0.0005, 0.005, 64 << 30), None);
-        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), Some(256 * 1024));
-        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), Some(512 * 1024));
-        assert_eq!(s.adapt(0.0005, 0.005, 256 << 30), None);
+        // At 0.2 % of a core, the interval that costs 0.25 % is 4/5 of this one: too small a
+        // step to take.
+        assert_eq!(s.adapt(0.002, 0.005, 0), None);
+        // At 0.1 %: 2/5 of it.
+        assert_eq!(s.adapt(0.001, 0.005, 0), Some(2048 * 1024 * 2 / 5));
+        // Far under: a quarter at once, then down to the floor, never below.
+        let now = s.current_interval();
+        assert_eq!(s.adapt(0.00001, 0.005, 0), Some(now / 4));
+        assert_eq!(s.adapt(0.00001, 0.005, 0), Some(128 * 1024));
+        assert_eq!(s.adapt(0.00001, 0.005, 0), None, "never below the floor");
+        // With 1 Mi slots, 256 GiB live raise the floor to 512 KiB: the interval doubles to it
+        // whatever the cost, so live samples fit half the table.
+        assert_eq!(s.adapt(0.00001, 0.005, 256 << 30), Some(256 * 1024));
+        assert_eq!(s.adapt(0.00001, 0.005, 256 << 30), Some(512 * 1024));
+        assert_eq!(s.adapt(0.00001, 0.005, 256 << 30), None);
         assert_eq!(
             Sampler::new(0, 0, 1, 16).adapt(1.0, 0.005, 0),
             None,

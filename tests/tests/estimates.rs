@@ -293,9 +293,11 @@ fn gc_counts_make_estimates_exact(jdk: &Jdk, gc: &str) {
         "{label}: counting added {:.1} ms to the full GC",
         cost.gc_count_pause_ns as f64 / 1e6
     );
-    // Every type of 1 % of the objects or more agrees with the walk within 2 %: what is left
-    // is churn after the count (the JDK's own allocations, JFR's parsing of its stream) and what
-    // the collector sees that JVMTI's roots do not (a few hundred JDK-internal objects).
+    // The app's own types are exactly the count (nothing else allocates them). Every other type
+    // of 1 % of the objects or more agrees with the walk within 5 %: what is left is churn after
+    // the count (the JDK's own allocations; JFR parsing its stream makes byte[]s and Strings that
+    // are counted until the next GC frees them) and what the collector sees that JVMTI's roots
+    // do not (a few hundred JDK-internal objects).
     let total_objects = model.value(0, walk, Metric::Objects) as f64;
     let mut checked = 0;
     for leaf in model.leaves(walk) {
@@ -308,8 +310,13 @@ fn gc_counts_make_estimates_exact(jdk: &Jdk, gc: &str) {
             "{label}: {:<32} walk {:>9} estimate after the count {est:>9}",
             leaf.path[1], leaf.objects
         );
+        let tolerance = if leaf.path[1].starts_with("MixedHeap$") {
+            0.0
+        } else {
+            0.05
+        };
         assert!(
-            est.abs_diff(leaf.objects) as f64 <= leaf.objects as f64 * 0.02,
+            est.abs_diff(leaf.objects) as f64 <= leaf.objects as f64 * tolerance,
             "{label}: {}: {est} estimated after the GC count, {} walked",
             leaf.path[1],
             leaf.objects
