@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::sys::jthread;
 use jni::sys::{jlong, jmethodID, jobject};
@@ -237,7 +237,7 @@ impl Sampler {
         self.samples.fetch_add(1, Ordering::Relaxed);
         self.cost
             .total
-            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(charged(start.elapsed()), Ordering::Relaxed);
     }
 
     #[allow(clippy::too_many_arguments)] // the callback's arguments, plus the clock and id source
@@ -254,7 +254,7 @@ impl Sampler {
         let mut lap = start;
         let mut step = |counter: &AtomicU64| {
             let now = Instant::now();
-            counter.fetch_add((now - lap).as_nanos() as u64, Ordering::Relaxed);
+            counter.fetch_add(charged(now - lap), Ordering::Relaxed);
             lap = now;
         };
         let mut buf: [sys::jvmtiFrameInfo; MAX_SITE_FRAMES] =
@@ -350,6 +350,17 @@ impl Sampler {
         let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         threads.names.get((id as usize).checked_sub(1)?).cloned()
     }
+}
+
+/// Longest time one sample (or one of its steps) is charged. Every JVMTI call in the callback
+/// waits while a safepoint is in progress (the thread goes from native into the VM), so a sample
+/// taken as a GC starts can take the whole pause; that wait is the GC's, not the sample's, and
+/// would make the cost control sample coarsely for nothing. Real samples cost microseconds
+/// (a deep stack of compiled frames, some 20 µs).
+const MAX_CHARGED: Duration = Duration::from_micros(100);
+
+fn charged(elapsed: Duration) -> u64 {
+    elapsed.min(MAX_CHARGED).as_nanos() as u64
 }
 
 /// See [`Sampler::weight`]; `interval` 0 samples everything.

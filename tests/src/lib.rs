@@ -67,6 +67,24 @@ pub fn ensure_built() {
     });
 }
 
+/// The release build of the agent, built once per test binary. For tests whose outcome depends on
+/// what the agent's own code costs: with the defaults, sampling is held to a measured cost, so a
+/// debug build (whose samples cost several times more) samples more coarsely and estimates less
+/// well than the agent users run.
+pub fn release_agent_path() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(root())
+            .args(["build", "--release", "-p", "memcity-agent"])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building the release agent failed");
+    });
+    target_dir().join("release/libmemcity.so")
+}
+
 /// A JDK to run the apps on.
 #[derive(Debug, Clone)]
 pub struct Jdk {
@@ -150,6 +168,8 @@ pub struct AppSpec<'a> {
     pub args: Vec<String>,
     /// Agent options; `None` runs without the agent.
     pub agent: Option<String>,
+    /// The agent library to load (default: the build under test, [`agent_path`]).
+    pub agent_library: Option<PathBuf>,
     pub jvm_flags: Vec<String>,
     /// Extra environment variables for the JVM.
     pub env: Vec<(String, String)>,
@@ -162,6 +182,7 @@ impl<'a> AppSpec<'a> {
             main,
             args: vec![seconds.to_string()],
             agent: Some(String::new()),
+            agent_library: None,
             jvm_flags: vec!["-Xmx512m".into()],
             env: Vec::new(),
         }
@@ -169,6 +190,12 @@ impl<'a> AppSpec<'a> {
 
     pub fn agent(mut self, options: impl Into<String>) -> Self {
         self.agent = Some(options.into());
+        self
+    }
+
+    /// Loads the release build of the agent (see [`release_agent_path`]).
+    pub fn release_agent(mut self) -> Self {
+        self.agent_library = Some(release_agent_path());
         self
     }
 
@@ -189,7 +216,8 @@ impl<'a> AppSpec<'a> {
         let mut cmd = Command::new(self.jdk.java());
         cmd.args(&self.jvm_flags);
         if let Some(options) = &self.agent {
-            let mut arg = format!("-agentpath:{}", agent_path().display());
+            let library = self.agent_library.clone().unwrap_or_else(agent_path);
+            let mut arg = format!("-agentpath:{}", library.display());
             if !options.is_empty() {
                 arg.push('=');
                 arg.push_str(options);

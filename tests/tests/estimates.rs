@@ -392,7 +392,13 @@ fn a_15m_object_leak_is_followed_by_estimates_at_defaults() {
     let jdk = jdk17();
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join("catalog.mcrec");
-    let mut app = AppSpec::new(&jdk, "CatalogLeak", 25.0)
+    // 5 M Sessions over 40 s: long enough that the first seconds, sampled coarsely while the
+    // catalog's construction made sampling expensive, weigh little in the end.
+    let mut app = AppSpec::new(&jdk, "CatalogLeak", 40.0)
+        .arg("2500000")
+        .arg("125000")
+        // The agent as shipped: at defaults, what a sample costs sets how finely it samples.
+        .release_agent()
         .flag("-XX:+UseG1GC")
         .flag("-Xmx3g")
         // A young generation of a service under load: a GC every second or so.
