@@ -7,10 +7,15 @@
 //! ```
 //!
 //! Which samples belong to which term comes from the tracker's generations. The worker bumps the
-//! generation before a walk (to an odd value, the walk's) and after it. The walk stamps every
-//! sample it reaches with its generation (`seen`). So after the walk, a tracked sample is
+//! generation before a walk (the walk's generation) and after it, and so does the end of every
+//! GC. The walk stamps every sample it reaches with its generation (`seen`). So after the walk,
+//! a tracked sample is
 //! - in the anchor (alive at the walk): `seen == anchor.generation`;
-//! - born since the anchor: `born > anchor.generation` (born after the walk ended);
+//! - born since the anchor: `born > anchor.generation` (born after the walk ended), and counted
+//!   once a GC has passed over it (`born < last GC's generation`): until then it may be garbage
+//!   the GC has yet to meet (floating garbage; an application allocating gigabytes a second
+//!   makes hundreds of megabytes of it between two GCs), so an estimate shows the heap as the
+//!   last GC left it, plus what survived;
 //! - otherwise garbage at the walk that the GC has not freed yet: in neither term (its death,
 //!   when `ObjectFree` reports it, changes nothing either).
 
@@ -123,13 +128,15 @@ impl Estimator {
     /// estimates every class now. `classes` is the number of class ids known.
     pub fn estimate(&mut self, tracker: &Tracker, classes: usize) -> Estimate {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
+        let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
         tracker.sweep(|_, sample, dead| {
             let class = sample.class as usize;
             let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
-            let since_anchor = anchor_gen.is_none_or(|g| sample.born > g);
+            let since_anchor =
+                !in_anchor && anchor_gen.is_none_or(|g| sample.born > g) && sample.born < last_gc;
             if dead {
                 if in_anchor {
                     at(died, class).add(sample);
@@ -247,6 +254,10 @@ mod tests {
         // The anchor's sample dies, and so does the garbage (which was never counted).
         t.died(old);
         t.died(garbage);
+        // Births count once a GC has passed over them.
+        let before_gc = e.estimate(&t, 2);
+        assert_eq!(before_gc.counts.objects, [0, 50 - 10]);
+        t.gc_finished();
         let est = e.estimate(&t, 2);
         assert_eq!(est.counts.objects, [0, 50 + 20 - 10, 4]);
         assert_eq!(est.counts.bytes, [0, 400 + 160 - 80, 64]);
@@ -268,6 +279,7 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.track(1, 1, 1, encode_weight(32.0), 8).unwrap();
+        t.gc_finished();
         let est = e.estimate(&t, 2);
         assert_eq!(est.counts.objects, [0, 32]);
         t.advance();
@@ -286,6 +298,7 @@ mod tests {
         e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
         t.advance();
         t.track(1, 1, 1, encode_weight(50.0), 8).unwrap();
+        t.gc_finished();
         let before = e.estimate(&t, 2).counts;
         assert_eq!(before.objects[1], 150);
         // The GC counted 130 when the estimate said 150.
@@ -300,8 +313,9 @@ mod tests {
             "only churn since the count is uncertain"
         );
         assert_eq!(e.gc_counted(), (1, 42));
-        // Later births still add, with their variance.
+        // Later births still add, with their variance, once through a GC.
         t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        t.gc_finished();
         let later = e.estimate(&t, 2).counts;
         assert_eq!(later.objects[1], 140);
         assert!((later.variance[1].0 - 90.0).abs() < 1e-9);

@@ -456,6 +456,9 @@ unsafe extern "C" fn on_gc_finish(_jvmti: *mut sys::jvmtiEnv) {
     guarded("GarbageCollectionFinish", || {
         if let Some(agent) = Agent::get() {
             failpoint(Failpoint::GcCallback);
+            if let Some(sampler) = &agent.sampler {
+                sampler.tracker.gc_finished();
+            }
             agent.gc_finished.fetch_add(1, Ordering::AcqRel);
             agent.wake();
         }

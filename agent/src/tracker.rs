@@ -80,8 +80,10 @@ pub struct Tracker {
     free: Mutex<Vec<u32>>,
     /// Samples not tracked because every slot was taken.
     untracked: AtomicU64,
-    /// Bumped before and after every walk (see `estimate.rs` for why odd and even matter).
+    /// Bumped before and after every walk and at the end of every GC (see `estimate.rs`).
     generation: AtomicU32,
+    /// The generation the last GC ended with: samples born before it have survived a GC.
+    last_gc: AtomicU32,
 }
 
 /// A slot's index, or why there is none.
@@ -100,6 +102,7 @@ impl Tracker {
             free: Mutex::new(Vec::new()),
             untracked: AtomicU64::new(0),
             generation: AtomicU32::new(2),
+            last_gc: AtomicU32::new(0),
         }
     }
 
@@ -281,6 +284,18 @@ impl Tracker {
     /// Advances the generation; returns the new one.
     pub fn advance(&self) -> u32 {
         self.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// A GC ended (called from `GarbageCollectionFinish`: atomics only). Samples taken before
+    /// now have been through a GC.
+    pub fn gc_finished(&self) {
+        let generation = self.advance();
+        self.last_gc.store(generation, Ordering::Release);
+    }
+
+    /// The generation the last GC ended with (0: none yet).
+    pub fn last_gc(&self) -> u32 {
+        self.last_gc.load(Ordering::Acquire)
     }
 }
 

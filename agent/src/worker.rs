@@ -731,7 +731,8 @@ impl Worker {
         self.refresh_classes();
         self.epoch = tags::next_epoch(self.epoch);
         let tracker = self.sampler().map(|s| &s.tracker);
-        // Odd while walking: samples born now and not reached were garbage (see estimate.rs).
+        // The walk's generation: samples born from here on and not reached were garbage at the
+        // walk (see estimate.rs).
         let generation = tracker.map_or(0, |t| t.advance());
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
