@@ -325,9 +325,9 @@ const COUNT_PATIENCE: Duration = Duration::from_secs(10);
 /// Snapshots kept in `Worker::recent`: enough to cover the JFR stream's delay (about a second)
 /// at two estimates a second.
 const RECENT: usize = 16;
-/// Time per live object a GC's count is assumed to add until one is measured: the 6-10 ns
-/// measured on JDK 17 (BENCHMARKS.md), rounded up.
-const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 10.0;
+/// Time per live object a GC's count is assumed to add until one is measured: what the agent
+/// measured on JDK 17 and 25 here, 4-7 ns (BENCHMARKS.md), taken at its upper end.
+const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 7.0;
 
 pub fn handshake(agent: &Agent) -> Handshake {
     let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
