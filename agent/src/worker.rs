@@ -282,6 +282,8 @@ struct Worker {
     cost_check: (u64, Instant),
     /// Live bytes at the last snapshot (bounds how fine sampling may get).
     live_bytes: u64,
+    /// Live objects at the last snapshot.
+    live_objects_published: u64,
     /// The collector's own type counts (JFR), when running.
     gc_counts: Option<GcCounts>,
     /// Whether starting them was tried (once, when the heap grew too large to walk often).
@@ -309,6 +311,9 @@ struct Recent {
 /// own objects in the application's heap (some 50,000 of its metadata and parser) would stand
 /// out in a small city; above, walks grow rare and the counts are what keeps estimates exact.
 const GC_COUNTS_FROM_WALK: Duration = Duration::from_millis(200);
+/// ...and once the heap holds this many objects, so JFR's own stay a few percent of the city
+/// even where walks are slow (a loaded machine, a debug build of the agent).
+const GC_COUNTS_FROM_OBJECTS: u64 = 1_000_000;
 
 /// What became of a GC count.
 enum Reconciled {
@@ -430,6 +435,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_refresh: now,
         cost_check: (0, now),
         live_bytes: 0,
+        live_objects_published: 0,
         gc_counts: None,
         gc_counts_tried: false,
         count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
@@ -549,8 +555,6 @@ impl WalkFailure {
     }
 }
 
-/// Longest the final walk at VM death may stop the JVM (VMDeath waits 3 s for the worker).
-const END_WALK_LIMIT: Duration = Duration::from_millis(2000);
 /// A walk requested with `force` is aborted only past this, or twice `max_pause` if larger.
 const FORCED_WALK_LIMIT: Duration = Duration::from_secs(30);
 /// How long an estimate waits after a GC for its `ObjectFree` events: since JDK 17.0.6 (and
@@ -699,20 +703,11 @@ impl Worker {
             .map_err(WalkFailure::message)
     }
 
-    /// The last snapshot, at VM death: exact if a walk fits, else estimated.
+    /// The last snapshot, at VM death: an estimate from the last walk and the samples since. Not
+    /// a walk: by VMDeath the application's threads are gone and with them the roots that held
+    /// its data (a walk there found the JDK's start-up heap), and the exit need not wait for one.
     fn final_snapshot(&mut self) {
-        let predicted = self.predicted_walk();
-        let limit = self.agent.options.max_pause.min(END_WALK_LIMIT);
-        if predicted <= limit
-            && self
-                .budget
-                .wait_for_credit(Instant::now(), predicted)
-                .is_zero()
-            && self.walk_snapshot(Trigger::End, limit).is_ok()
-        {
-            return;
-        }
-        if self.can_estimate() {
+        if self.can_estimate() && self.agent.options.estimates.is_some() {
             self.estimate_snapshot(Trigger::End);
         }
     }
@@ -894,6 +889,7 @@ impl Worker {
         self.remember(counts);
         self.switch_gc_counts(built.root.objects);
         self.live_bytes = built.root.bytes;
+        self.live_objects_published = built.root.objects;
         let snapshot = Snapshot {
             seq: self.seq,
             time_ms: self.agent.start.elapsed().as_millis() as u64,
@@ -947,7 +943,8 @@ impl Worker {
         self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
         self.seq += 1;
         // After publishing: starting JFR takes the worker a moment.
-        if predicted >= GC_COUNTS_FROM_WALK {
+        if predicted >= GC_COUNTS_FROM_WALK && self.live_objects_published >= GC_COUNTS_FROM_OBJECTS
+        {
             self.start_gc_counts();
         }
     }
