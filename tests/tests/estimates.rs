@@ -67,32 +67,61 @@ fn site_shares(model: &CityModel, index: usize, type_name: &str) -> Vec<(String,
         .collect()
 }
 
-/// MixedHeap (about 2 M objects of sizes from 16 bytes to 8 KB) with walks refused by a small
-/// `max_pause`: every snapshot after the start is an estimate. Then a forced walk; the estimate
-/// just before it (the heap is quiet by then) is compared with it type by type.
-///
-/// The GC's own counts are off here: this checks the estimator on samples alone (see
-/// `gc_counts_make_estimates_exact` for the counts). Sampling is fixed at 1 KiB: an estimate's relative error for a type holding B live bytes
-/// is about sqrt(interval / B) (see `Exactness` in the proto), so "within 10 % for every type of
-/// 1 % of a 90 MB heap" needs about 1,000 samples per such type. At the default interval the
-/// same estimator is checked against its own stated errors instead (the second test).
-fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
-    let _turn = take_turn();
+/// A running MixedHeap with the agent recording, once its heap is built and quiet.
+struct MixedHeapRun {
+    app: JavaApp,
+    port: String,
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts MixedHeap under `gc` with walks refused (`max_pause=100ms`: a walk of its 2 M objects
+/// is predicted far past it) and the agent's `options`, and waits for STEADY.
+fn mixed_heap(jdk: &Jdk, gc: &str, options: &str) -> MixedHeapRun {
     let dir = tempfile::tempdir().unwrap();
     let portfile = dir.path().join("port");
     let file = dir.path().join("mixed.mcrec");
-    let label = format!("JDK {} {gc}", jdk.major);
-    let mut app = AppSpec::new(jdk, "MixedHeap", 300.0)
+    let app = AppSpec::new(jdk, "MixedHeap", 300.0)
         .flag(gc)
         .flag("-Xmx1g")
         .agent(format!(
-            "port=0,portfile={},record={},classifiers=type:site,max_pause=100ms,sampling=1k,sampling_cost=off,period=off,gc_counts=off",
+            "port=0,portfile={},record={},max_pause=100ms,period=off,{options}",
             portfile.display(),
             file.display()
         ))
         .spawn();
     app.wait_for_line("STEADY", Duration::from_secs(120));
     let port = wait_for_file(&portfile, Duration::from_secs(30));
+    MixedHeapRun {
+        app,
+        port,
+        file,
+        _dir: dir,
+    }
+}
+
+/// MixedHeap (about 2 M objects of sizes from 16 bytes to 8 KB) with walks refused by a small
+/// `max_pause`: every snapshot after the start is an estimate. Then a forced walk; the estimate
+/// just before it (the heap is quiet by then) is compared with it type by type.
+///
+/// The GC's own counts are off here: this checks the estimator on samples alone (see
+/// `gc_counts_make_estimates_exact` for the counts). Sampling is fixed at 1 KiB: an estimate's
+/// relative error for a type holding B live bytes is about sqrt(interval / B) (see `Exactness` in the proto), so "within 10 % for every type of
+/// 1 % of a 90 MB heap" needs about 1,000 samples per such type. At the default interval the
+/// same estimator is checked against its own stated errors instead (the second test).
+fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
+    let _turn = take_turn();
+    let label = format!("JDK {} {gc}", jdk.major);
+    let MixedHeapRun {
+        mut app,
+        port,
+        file,
+        _dir,
+    } = mixed_heap(
+        jdk,
+        gc,
+        "classifiers=type:site,sampling=1k,sampling_cost=off,gc_counts=off",
+    );
 
     // A walk of 2 M objects is predicted far past 100 ms: refused, with the prediction.
     let refused = memcity(&["snapshot", &port], Duration::from_secs(60));
@@ -234,21 +263,13 @@ fn compare(
 /// samples of weight 32,768 each; the count replaces that guess with the collector's tally.
 fn gc_counts_make_estimates_exact(jdk: &Jdk, gc: &str) {
     let _turn = take_turn();
-    let dir = tempfile::tempdir().unwrap();
-    let portfile = dir.path().join("port");
-    let file = dir.path().join("counted.mcrec");
     let label = format!("JDK {} {gc}", jdk.major);
-    let mut app = AppSpec::new(jdk, "MixedHeap", 300.0)
-        .flag(gc)
-        .flag("-Xmx1g")
-        .agent(format!(
-            "port=0,portfile={},record={},max_pause=100ms,period=off",
-            portfile.display(),
-            file.display()
-        ))
-        .spawn();
-    app.wait_for_line("STEADY", Duration::from_secs(120));
-    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    let MixedHeapRun {
+        mut app,
+        port,
+        file,
+        _dir,
+    } = mixed_heap(jdk, gc, "gc_counts=100ms");
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     // A full GC counts; the agent reconciles and publishes an estimate that says so. (JFR may
     // still be starting when the first one runs: ask again until one is counted.)
