@@ -56,12 +56,6 @@ impl Moments {
     }
 }
 
-/// Per-class estimates, in the shape the tree builder takes (its `sampled` map holds the live
-/// samples the estimate rests on).
-pub struct Estimate {
-    pub counts: WalkResult,
-}
-
 #[derive(Default)]
 pub struct Estimator {
     anchor: Option<Anchor>,
@@ -125,8 +119,10 @@ impl Estimator {
     }
 
     /// Books the deaths `ObjectFree` reported since the last call (freeing their slots) and
-    /// estimates every class now. `classes` is the number of class ids known.
-    pub fn estimate(&mut self, tracker: &Tracker, classes: usize) -> Estimate {
+    /// estimates every class now. `classes` is the number of class ids known. The result has the
+    /// shape the tree builder takes: per-class counts with their `variance`, and the live samples
+    /// the estimate rests on in `sampled`.
+    pub fn estimate(&mut self, tracker: &Tracker, classes: usize) -> WalkResult {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
@@ -192,7 +188,7 @@ impl Estimator {
         if let Some(anchor) = &self.anchor {
             counts.references = anchor.references.clone();
         }
-        Estimate { counts }
+        counts
     }
 }
 
@@ -227,11 +223,11 @@ mod tests {
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
         let est = e.estimate(&t, 3);
-        assert_eq!(est.counts.objects, [0, 50, 7]);
-        assert_eq!(est.counts.bytes, [0, 400, 70]);
-        assert_eq!(est.counts.variance[1], (0.0, 0.0), "no churn, no error");
+        assert_eq!(est.objects, [0, 50, 7]);
+        assert_eq!(est.bytes, [0, 400, 70]);
+        assert_eq!(est.variance[1], (0.0, 0.0), "no churn, no error");
         assert_eq!(
-            est.counts.sampled.values().map(|c| c.objects).sum::<u64>(),
+            est.sampled.values().map(|c| c.objects).sum::<u64>(),
             1,
             "the anchor's sample still splits sites"
         );
@@ -256,21 +252,18 @@ mod tests {
         t.died(garbage);
         // Births count once a GC has passed over them.
         let before_gc = e.estimate(&t, 2);
-        assert_eq!(before_gc.counts.objects, [0, 50 - 10]);
+        assert_eq!(before_gc.objects, [0, 50 - 10]);
         t.gc_finished();
         let est = e.estimate(&t, 2);
-        assert_eq!(est.counts.objects, [0, 50 + 20 - 10, 4]);
-        assert_eq!(est.counts.bytes, [0, 400 + 160 - 80, 64]);
+        assert_eq!(est.objects, [0, 50 + 20 - 10, 4]);
+        assert_eq!(est.bytes, [0, 400 + 160 - 80, 64]);
         // Three samples of weight 10 in the two sums: 3 * 10 * 9.
-        assert!((est.counts.variance[1].0 - 270.0).abs() < 1e-9);
-        assert!((est.counts.variance[2].0 - 12.0).abs() < 1e-9);
-        assert_eq!(
-            est.counts.sampled.values().map(|c| c.objects).sum::<u64>(),
-            3
-        );
+        assert!((est.variance[1].0 - 270.0).abs() < 1e-9);
+        assert!((est.variance[2].0 - 12.0).abs() < 1e-9);
+        assert_eq!(est.sampled.values().map(|c| c.objects).sum::<u64>(), 3);
         // Booked once: the dead slots are freed and a second estimate agrees.
         let again = e.estimate(&t, 2);
-        assert_eq!(again.counts.objects, est.counts.objects);
+        assert_eq!(again.objects, est.objects);
         assert_eq!(t.in_use(), 3);
     }
 
@@ -281,13 +274,13 @@ mod tests {
         t.track(1, 1, 1, encode_weight(32.0), 8).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2);
-        assert_eq!(est.counts.objects, [0, 32]);
+        assert_eq!(est.objects, [0, 32]);
         t.advance();
         let s = t.track(1, 1, 1, encode_weight(1000.0), 8).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
-        assert_eq!(e.estimate(&t, 2).counts.objects, [0, 0]);
+        assert_eq!(e.estimate(&t, 2).objects, [0, 0]);
     }
 
     #[test]
@@ -299,13 +292,13 @@ mod tests {
         t.advance();
         t.track(1, 1, 1, encode_weight(50.0), 8).unwrap();
         t.gc_finished();
-        let before = e.estimate(&t, 2).counts;
+        let before = e.estimate(&t, 2);
         assert_eq!(before.objects[1], 150);
         // The GC counted 130 when the estimate said 150.
         let then = (before.objects[1], before.bytes[1], before.variance[1]);
         e.shift_by(1, 130.0 - then.0 as f64, 1040.0 - then.1 as f64, then.2);
         e.note_gc_count(42);
-        let after = e.estimate(&t, 2).counts;
+        let after = e.estimate(&t, 2);
         assert_eq!((after.objects[1], after.bytes[1]), (130, 1040));
         assert_eq!(
             after.variance[1],
@@ -316,7 +309,7 @@ mod tests {
         // Later births still add, with their variance, once through a GC.
         t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
         t.gc_finished();
-        let later = e.estimate(&t, 2).counts;
+        let later = e.estimate(&t, 2);
         assert_eq!(later.objects[1], 140);
         assert!((later.variance[1].0 - 90.0).abs() < 1e-9);
         // A walk starts over.

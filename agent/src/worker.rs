@@ -599,7 +599,6 @@ impl Worker {
             return self
                 .estimator
                 .estimate(tracker, classes)
-                .counts
                 .objects
                 .iter()
                 .sum();
@@ -816,10 +815,9 @@ impl Worker {
         if new_classes || self.last_refresh.elapsed() >= ESTIMATE_REFRESH {
             self.refresh_classes();
         }
-        let estimate = self
+        let mut counts = self
             .estimator
             .estimate(&sampler.tracker, self.classes.names.len());
-        let mut counts = estimate.counts;
         self.classes.reserve(counts.objects.len());
         self.count_mirrors(&mut counts);
         if let Some(v) = counts.variance.get_mut(self.classes.class_class as usize) {

@@ -25,7 +25,10 @@ public final class GcCounts {
     /** Every event of the chunk just read has been handed over. */
     static native void flushed();
 
-    /** Starts the stream; returns it, for {@link #setEnabled} and {@link #stop}. */
+    /**
+     * Starts the stream; returns it, for {@link #setEnabled}. It is never closed: it ends with the
+     * JVM, whose shutdown closes JFR's recordings.
+     */
     public static Object start() {
         RecordingStream stream = new RecordingStream();
         stream.enable("jdk.ObjectCountAfterGC");
@@ -70,9 +73,5 @@ public final class GcCounts {
         } else {
             s.disable("jdk.ObjectCountAfterGC");
         }
-    }
-
-    public static void stop(Object stream) {
-        ((RecordingStream) stream).close();
     }
 }
