@@ -200,7 +200,6 @@ pub fn error95(variance: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::encode_weight;
 
     fn anchor(tracker: &Tracker, objects: Vec<u64>, bytes: Vec<u64>) -> Anchor {
         Anchor {
@@ -218,7 +217,7 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance(); // the walk's generation
-        let a = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        let a = t.track(1, 1, 1, 10.0, 8).unwrap();
         t.mark_seen(a, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
@@ -238,15 +237,15 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
-        let garbage = t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        let old = t.track(1, 1, 1, 10.0, 8).unwrap();
+        let garbage = t.track(1, 1, 1, 10.0, 8).unwrap();
         t.mark_seen(old, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50], vec![0, 400]));
         t.advance();
         // Born after the walk: two samples of class 1 (weight 10), one of a new class 2.
-        t.track(1, 2, 1, encode_weight(10.0), 8).unwrap();
-        t.track(1, 2, 1, encode_weight(10.0), 8).unwrap();
-        t.track(2, 2, 1, encode_weight(4.0), 16).unwrap();
+        t.track(1, 2, 1, 10.0, 8).unwrap();
+        t.track(1, 2, 1, 10.0, 8).unwrap();
+        t.track(2, 2, 1, 4.0, 16).unwrap();
         // The anchor's sample dies, and so does the garbage (which was never counted).
         t.died(old);
         t.died(garbage);
@@ -271,12 +270,12 @@ mod tests {
     fn estimates_never_go_negative_and_without_an_anchor_count_every_sample() {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
-        t.track(1, 1, 1, encode_weight(32.0), 8).unwrap();
+        t.track(1, 1, 1, 32.0, 8).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2);
         assert_eq!(est.objects, [0, 32]);
         t.advance();
-        let s = t.track(1, 1, 1, encode_weight(1000.0), 8).unwrap();
+        let s = t.track(1, 1, 1, 1000.0, 8).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
@@ -290,7 +289,7 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
         t.advance();
-        t.track(1, 1, 1, encode_weight(50.0), 8).unwrap();
+        t.track(1, 1, 1, 50.0, 8).unwrap();
         t.gc_finished();
         let before = e.estimate(&t, 2);
         assert_eq!(before.objects[1], 150);
@@ -307,7 +306,7 @@ mod tests {
         );
         assert_eq!(e.gc_counted(), (1, 42));
         // Later births still add, with their variance, once through a GC.
-        t.track(1, 1, 1, encode_weight(10.0), 8).unwrap();
+        t.track(1, 1, 1, 10.0, 8).unwrap();
         t.gc_finished();
         let later = e.estimate(&t, 2);
         assert_eq!(later.objects[1], 140);

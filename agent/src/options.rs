@@ -43,7 +43,7 @@ pub const DEFAULT_ESTIMATE_INTERVAL: Duration = Duration::from_millis(500);
 /// predicted to add to the pause it runs in: about 6-10 ns per live object, so heaps up to some
 /// 10-15 M objects are counted at full GCs and G1 remarks.
 pub const DEFAULT_GC_COUNTS: Duration = Duration::from_millis(100);
-/// Default most allocation samples tracked at once (24 bytes each in the agent, about 48 in the
+/// Default most allocation samples tracked at once (28 bytes each in the agent, about 48 in the
 /// JVM's tag map).
 pub const DEFAULT_TRACKED: u32 = 256 * 1024;
 /// Default number of stack frames that name an allocation site.

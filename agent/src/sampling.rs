@@ -299,10 +299,10 @@ impl Sampler {
         step(&self.cost.thread);
         let class = self.class_id(jvmti, klass, next_class);
         step(&self.cost.class);
-        let code = tags::encode_weight(self.weight(size));
+        let weight = self.weight(size);
         if let Some(slot) = self
             .tracker
-            .track(class, site, thread_id, code, size.max(0) as u64)
+            .track(class, site, thread_id, weight, size.max(0) as u64)
         {
             // The object was just allocated, so it has no tag to lose. (Should it be a class
             // mirror, the class table re-tags it as a class and ends the sample.)

@@ -86,31 +86,6 @@ pub fn next_epoch(epoch: u64) -> u64 {
     }
 }
 
-/// A sampling weight (how many allocations one sample stands for, at least 1) in 10 bits: a
-/// 5-bit power of two and a 5-bit fraction, so within about 1.6 % of the real value.
-pub fn encode_weight(weight: f64) -> u16 {
-    let w = if weight.is_finite() {
-        weight.max(1.0)
-    } else {
-        1.0
-    };
-    let exponent = (w.log2().floor() as i32).clamp(0, 31);
-    let scaled = w / f64::from(1u32 << exponent) - 1.0; // in [0, 1)
-    let mut mantissa = (scaled * 32.0).round() as i32;
-    let mut exponent = exponent;
-    if mantissa >= 32 {
-        mantissa = 0;
-        exponent = (exponent + 1).min(31);
-    }
-    ((exponent as u16) << 5) | mantissa as u16
-}
-
-pub fn decode_weight(code: u16) -> f64 {
-    let exponent = (code >> 5) & 31;
-    let mantissa = code & 31;
-    (1.0 + f64::from(mantissa) / 32.0) * f64::from(1u32 << exponent)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,17 +115,5 @@ mod tests {
         assert_eq!(sample_slot(0), None);
         assert_eq!(next_epoch(MAX_EPOCH), 1);
         assert_eq!(next_epoch(0), 1);
-    }
-
-    #[test]
-    fn weights_are_close_over_the_whole_range() {
-        let mut w = 1.0;
-        while w < 1e9 {
-            let back = decode_weight(encode_weight(w));
-            assert!((back / w - 1.0).abs() <= 0.016, "{w} -> {back}");
-            w *= 1.37;
-        }
-        assert_eq!(decode_weight(encode_weight(0.2)), 1.0);
-        assert_eq!(decode_weight(encode_weight(f64::NAN)), 1.0);
     }
 }

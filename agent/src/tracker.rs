@@ -23,7 +23,7 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Slots per chunk (24 bytes each: 1.5 MiB per chunk).
+/// Slots per chunk (28 bytes each: 1.75 MiB per chunk).
 const CHUNK: usize = 1 << 16;
 
 /// What the JVM spends per tracked sample: one tag-map entry (a hashtable entry holding a weak
@@ -34,9 +34,8 @@ const STATE_SHIFT: u32 = 62;
 const LIVE: u64 = 1 << STATE_SHIFT;
 const DEAD: u64 = 2 << STATE_SHIFT;
 const STATE_MASK: u64 = 3 << STATE_SHIFT;
-/// `meta` layout below the state bits: site (22) | thread (12) | weight code (10).
+/// `meta` layout below the state bits: site (22) | thread (12).
 const THREAD_SHIFT: u32 = 22;
-const WEIGHT_SHIFT: u32 = 34;
 
 /// One sample as the worker and the walk see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,9 +62,13 @@ impl Sample {
 
 #[derive(Default)]
 struct Slot {
-    /// State (2 bits) | weight code | thread | site.
+    /// State (2 bits) | thread | site.
     meta: AtomicU64,
     class: AtomicU32,
+    /// The weight as `f32` bits: a coarser code (an earlier 10-bit one) biased every type of
+    /// one object size by the same fraction of a percent, which no number of samples averages
+    /// out.
+    weight: AtomicU32,
     size: AtomicU32,
     born: AtomicU32,
     seen: AtomicU32,
@@ -84,6 +87,8 @@ pub struct Tracker {
     generation: AtomicU32,
     /// The generation the last GC ended with: samples born before it have survived a GC.
     last_gc: AtomicU32,
+    /// Deaths reported so far: while this moves, the JVM is still posting a GC's `ObjectFree`s.
+    deaths: AtomicU64,
 }
 
 /// A slot's index, or why there is none.
@@ -103,6 +108,7 @@ impl Tracker {
             untracked: AtomicU64::new(0),
             generation: AtomicU32::new(2),
             last_gc: AtomicU32::new(0),
+            deaths: AtomicU64::new(0),
         }
     }
 
@@ -149,7 +155,7 @@ impl Tracker {
         class: u32,
         site: u32,
         thread: u32,
-        weight_code: u16,
+        weight: f64,
         size: u64,
     ) -> Option<SlotId> {
         let reused = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
@@ -173,11 +179,12 @@ impl Tracker {
         slot.size
             .store(size.min(u64::from(u32::MAX)) as u32, Ordering::Relaxed);
         slot.born.store(self.generation(), Ordering::Relaxed);
+        slot.weight
+            .store((weight.max(1.0) as f32).to_bits(), Ordering::Relaxed);
         slot.seen.store(0, Ordering::Relaxed);
         let meta = LIVE
             | u64::from(site & ((1 << THREAD_SHIFT) - 1))
-            | (u64::from(thread & 0xfff) << THREAD_SHIFT)
-            | (u64::from(weight_code & 0x3ff) << WEIGHT_SHIFT);
+            | (u64::from(thread & 0xfff) << THREAD_SHIFT);
         // Release: whoever sees LIVE sees the fields above.
         slot.meta.store(meta, Ordering::Release);
         Some(id)
@@ -189,6 +196,12 @@ impl Tracker {
         if let Some(slot) = self.slot(id) {
             slot.meta.fetch_or(DEAD, Ordering::AcqRel);
         }
+        self.deaths.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Deaths reported so far (see `deaths`).
+    pub fn deaths(&self) -> u64 {
+        self.deaths.load(Ordering::Relaxed)
     }
 
     /// Reads a live (or dead but not yet booked) sample.
@@ -202,7 +215,7 @@ impl Tracker {
             class: slot.class.load(Ordering::Relaxed),
             site: (meta & ((1 << THREAD_SHIFT) - 1)) as u32,
             thread: ((meta >> THREAD_SHIFT) & 0xfff) as u32,
-            weight: crate::tags::decode_weight(((meta >> WEIGHT_SHIFT) & 0x3ff) as u16),
+            weight: f64::from(f32::from_bits(slot.weight.load(Ordering::Relaxed))),
             size: u64::from(slot.size.load(Ordering::Relaxed)),
             born: slot.born.load(Ordering::Relaxed),
             seen: slot.seen.load(Ordering::Relaxed),
@@ -315,17 +328,16 @@ impl Drop for Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags;
 
     #[test]
     fn samples_round_trip_and_die() {
         let t = Tracker::new(10);
-        let code = tags::encode_weight(100.0);
+        let code = 100.0;
         let a = t.track(7, 5, 3, code, 24).unwrap();
         let b = t.track(8, 6, 4, code, 1 << 40).unwrap();
         let s = t.get(a).unwrap();
         assert_eq!((s.class, s.site, s.thread, s.size), (7, 5, 3, 24));
-        assert!((s.weight - 100.0).abs() < 2.0);
+        assert_eq!(s.weight, 100.0);
         assert_eq!(t.get(b).unwrap().size, u64::from(u32::MAX));
         assert_eq!(t.in_use(), 2);
         t.died(a);
@@ -341,9 +353,9 @@ mod tests {
     #[test]
     fn a_full_table_counts_what_it_cannot_track() {
         let t = Tracker::new(2);
-        assert!(t.track(1, 1, 1, 0, 8).is_some());
-        assert!(t.track(1, 1, 1, 0, 8).is_some());
-        assert!(t.track(1, 1, 1, 0, 8).is_none());
+        assert!(t.track(1, 1, 1, 1.0, 8).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8).is_none());
         assert_eq!(t.untracked(), 1);
         assert_eq!(t.in_use(), 2);
         let (agent, jvm) = t.memory();
@@ -354,7 +366,7 @@ mod tests {
     fn slots_span_chunks() {
         let t = Tracker::new(CHUNK as u32 + 5);
         for i in 0..(CHUNK as u32 + 5) {
-            assert_eq!(t.track(i, 1, 1, 0, 8), Some(i));
+            assert_eq!(t.track(i, 1, 1, 1.0, 8), Some(i));
         }
         assert_eq!(t.get(CHUNK as u32 + 4).unwrap().class, CHUNK as u32 + 4);
         t.mark_seen(CHUNK as u32, 9);

@@ -274,6 +274,9 @@ struct Worker {
     /// When the first GC not covered by a snapshot was seen, so an estimate waits for its
     /// `ObjectFree` events (not for every later GC's: under a GC storm it would never start).
     gc_seen_at: Instant,
+    /// The tracker's death count when it last moved, and when: deaths still arriving mean a GC
+    /// is still being reported.
+    deaths_seen: (u64, Instant),
     /// When the last snapshot of any kind was published, for `period` and `estimates`.
     last_snapshot: Instant,
     /// When the class table was last refreshed for an estimate.
@@ -431,6 +434,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         walk_pending: false,
         estimate_pending: false,
         gc_seen_at: now,
+        deaths_seen: (0, now),
         last_snapshot: now,
         last_refresh: now,
         cost_check: (0, now),
@@ -559,8 +563,13 @@ impl WalkFailure {
 const FORCED_WALK_LIMIT: Duration = Duration::from_secs(30);
 /// How long an estimate waits after a GC for its `ObjectFree` events: since JDK 17.0.6 (and
 /// in 21 and 25) the JVM's service thread posts them after the pause, after
-/// GarbageCollectionFinish (JDK 11 posts them inside the GC).
+/// GarbageCollectionFinish (JDK 11 posts them inside the GC). At least this long...
 const GC_SETTLE: Duration = Duration::from_millis(50);
+/// ...and until no death was reported for this long: a full GC that frees a hundred thousand
+/// samples takes the service thread longer than `GC_SETTLE` to report them all...
+const DEATHS_QUIET: Duration = Duration::from_millis(20);
+/// ...but never more than this after the GC, so a stream of deaths cannot hold estimates back.
+const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 /// Longest an estimate goes without refreshing the class table (to count class mirrors) when
 /// no new class was sampled.
 const ESTIMATE_REFRESH: Duration = Duration::from_secs(10);
@@ -659,11 +668,19 @@ impl Worker {
         if !self.can_estimate() || !(self.estimate_pending || quiet_too_long) {
             return wait;
         }
-        let ready = (self.last_snapshot + every).max(self.gc_seen_at + GC_SETTLE);
+        let deaths = self.sampler().map_or(0, |s| s.tracker.deaths());
+        if deaths != self.deaths_seen.0 {
+            self.deaths_seen = (deaths, now);
+        }
+        let reported = (self.gc_seen_at + GC_SETTLE)
+            .max(self.deaths_seen.1 + DEATHS_QUIET)
+            .min(self.gc_seen_at + SETTLE_LIMIT);
+        let ready = (self.last_snapshot + every).max(reported);
         if ready <= now {
             self.estimate_snapshot(trigger);
         } else {
-            wait = wait.min(ready - now);
+            // Deaths may still move `reported` on: look again soon.
+            wait = wait.min(ready - now).min(DEATHS_QUIET);
         }
         wait
     }

@@ -33,9 +33,14 @@ public class MixedHeap {
         int longs = (int) (1_000 * scale);
         int strings = (int) (200_000 * scale);
         int entries = (int) (100_000 * scale);
-        Small[] smallArray = new Small[smalls];
-        for (int i = 0; i < smalls; i++) smallArray[i] = new Small();
-        KEEP.add(smallArray);
+        // In chunks of 10,000: one 4 MB array is a single allocation outside any TLAB, which
+        // JDK 17's sampler can miss outright (it misses a few percent of those), and a type
+        // made of one object is then all or nothing.
+        for (int from = 0; from < smalls; from += 10_000) {
+            Small[] chunk = new Small[Math.min(10_000, smalls - from)];
+            for (int i = 0; i < chunk.length; i++) chunk[i] = new Small();
+            KEEP.add(chunk);
+        }
         Record previous = null;
         for (int i = 0; i < records; i++) previous = new Record(i, previous);
         KEEP.add(previous);
