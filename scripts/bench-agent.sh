@@ -20,8 +20,10 @@
 #
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
 #        SECTIONS="throughput walks heaps counts" picks sections; HEAPS="1 10 50" (millions of live
-#        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (one run of SECONDS
-#        each, at least 30 s).
+#        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (HEAP_RUNS runs of
+#        SECONDS each, at least 30 s; default 1); PACE=2000000 paces its requests like a service
+#        under steady load (requests per second; 0, the default, is full speed) and adds the
+#        process's CPU time against no agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -101,13 +103,18 @@ fi
 
 if [[ " $sections " == *" heaps "* ]]; then
 heap_seconds=$(( seconds < 30 ? 30 : seconds ))
+pace=${PACE:-0}
+heap_runs=${HEAP_RUNS:-1}
 for millions in ${HEAPS:-1 10 50}; do
   # Four objects per product, plus Sessions leaking to a tenth of the heap.
   products=$(( millions * 1000000 * 9 / 40 ))
   max_sessions=$(( millions * 100000 ))
   xmx=$(( millions < 10 ? 2 : millions / 5 + 2 ))g
   for gc in ${HEAP_GCS:-G1 Parallel}; do
-    echo "== leaking service: ~${millions} M live objects, $gc, ${heap_seconds} s at full speed (-Xmx$xmx)"
+    if [ "$pace" -gt 0 ]; then speed="paced at $pace requests/s"; else speed="at full speed"; fi
+    echo "== leaking service: ~${millions} M live objects, $gc, ${heap_seconds} s $speed (-Xmx$xmx), $heap_runs runs"
+    rm -f "$work/runs.jsonl"
+    for run in $(seq "$heap_runs"); do
     for config in none agent; do
       rm -f "$work"/{port,out,sp.log,rec.mcrec}
       flags=()
@@ -115,23 +122,25 @@ for millions in ${HEAPS:-1 10 50}; do
         flags=("-agentpath:$agent=port=0,portfile=$work/port,record=$work/rec.mcrec,log=warn")
       fi
       $java "-Xmx$xmx" "-XX:+Use${gc}GC" -Xlog:safepoint:file="$work/sp.log" "${flags[@]}" \
-        -cp "$classes" CatalogLeak "$heap_seconds" "$products" 0 5 600 "$max_sessions" > "$work/out" 2>&1 &
+        -cp "$classes" CatalogLeak "$heap_seconds" "$products" 0 5 600 "$max_sessions" "$pace" > "$work/out" 2>&1 &
       pid=$!
       for _ in $(seq 3000); do grep -q '^DONE' "$work/out" 2>/dev/null && break; sleep 0.2; done
       ops=$(awk '/^OPS/ {print $2}' "$work/out")
+      cpu=$(awk '/^CPU/ {print $2}' "$work/out")
       # The report as of DONE: its last snapshot is the estimate after the app's final GC.
       [ "$config" = agent ] && "$memcity" report "$work/rec.mcrec" --json --top 0 > "$work/report.json"
       held=$(sed -n 's/^DONE sessions=//p' "$work/out")
       rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
       hist=$($jcmd "$pid" GC.class_histogram | awk '$4 == "CatalogLeak$Session" {print $2}')
       if [ "$config" = none ]; then
-        base_ops=$ops; base_rss=$rss_kb
-        echo "  no agent: $ops requests/s, RSS $(( rss_kb / 1024 )) MiB, $held sessions (histogram: $hist)"
+        base_ops=$ops; base_cpu=${cpu:-0}; base_rss=$rss_kb
+        echo "  run $run, no agent: $ops requests/s${cpu:+, $cpu CPU s/s}, RSS $(( rss_kb / 1024 )) MiB, $held sessions (histogram: $hist)"
       else
         walk=$("$memcity" snapshot --force "$(cat "$work/port")" 2>&1 | tail -1)
-        python3 - "$work/report.json" "$work/sp.log" "$hist" "$ops" "$base_ops" "$rss_kb" "$base_rss" "$walk" <<'PY'
+        python3 - "$work/report.json" "$work/sp.log" "$hist" "$ops" "$base_ops" "$rss_kb" "$base_rss" "$walk" \
+          "${cpu:-0}" "$base_cpu" "$run" "$work/runs.jsonl" <<'PY'
 import json, re, sys
-report, splog, hist, ops, base_ops, rss, base_rss, walk = sys.argv[1:9]
+report, splog, hist, ops, base_ops, rss, base_rss, walk, cpu, base_cpu, run, out = sys.argv[1:13]
 r = json.load(open(report))
 session = [g for g in r["groups"] if g["path"][-1] == "CatalogLeak$Session"]
 est = session[0]["objects_last"] if session else 0
@@ -139,19 +148,39 @@ err = session[0]["objects_last_error"] if session else 0
 minutes = r["duration_ms"] / 60000
 stops = [int(m.group(1)) for line in open(splog) if "HeapWalkOperation" in line
          for m in [re.search(r"Total: (\d+) ns", line)] if m]
-# The last walk is the benchmark's own forced one: what memcity chose to add is the rest.
-added = max(stops[:-1], default=0) / 1e6
-print(f"  agent:    {int(ops)} requests/s ({(int(ops) / int(base_ops) - 1) * 100:+.2f} % vs no agent), "
-      f"RSS +{(int(rss) - int(base_rss)) // 1024} MiB")
-print(f"            {r['snapshots']} snapshots ({r['exact_snapshots']} walks, {r['estimated_snapshots']} estimated) "
-      f"in {minutes * 60:.0f} s: {r['snapshots'] / minutes:.0f} per minute; longest stop memcity added {added:.1f} ms")
-print(f"            CatalogLeak$Session: last estimate {est} ±{err}, histogram {hist} "
-      f"({(est / int(hist) - 1) * 100:+.2f} %)")
-print(f"            exact walk now: {walk}")
+r = {
+    "run": int(run),
+    "throughput": (int(ops) / int(base_ops) - 1) * 100,
+    "cpu": (float(cpu) / float(base_cpu) - 1) * 100 if float(base_cpu) > 0 else None,
+    "rss_mib": (int(rss) - int(base_rss)) // 1024,
+    "per_minute": r["snapshots"] / minutes,
+    "walks": r["exact_snapshots"],
+    # The last walk is the benchmark's own forced one: what memcity chose to add is the rest.
+    "added_ms": max(stops[:-1], default=0) / 1e6,
+    "estimate": est, "error": err, "histogram": int(hist),
+    "off": (est / int(hist) - 1) * 100,
+    "walk": walk,
+}
+open(out, "a").write(json.dumps(r) + "\n")
+cpu = f", CPU {r['cpu']:+.2f} %" if r["cpu"] is not None else ""
+print(f"  run {run}, agent: throughput {r['throughput']:+.2f} %{cpu}, RSS +{r['rss_mib']} MiB, "
+      f"{r['per_minute']:.0f} snapshots/min ({r['walks']} walks), longest stop added {r['added_ms']:.1f} ms")
+print(f"            Session: {est} ±{err} vs histogram {hist} ({r['off']:+.2f} %); exact walk now: {walk}")
 PY
       fi
       kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
     done
+    done
+    python3 - "$work/runs.jsonl" <<'PY'
+import json, statistics, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+def med(key):
+    values = [r[key] for r in runs if r[key] is not None]
+    return statistics.median(values) if values else float("nan")
+print(f"  median of {len(runs)}: throughput {med('throughput'):+.2f} %, CPU {med('cpu'):+.2f} %, "
+      f"{med('per_minute'):.0f} snapshots/min, longest stop added {med('added_ms'):.1f} ms, "
+      f"Session off by {med('off'):+.2f} % (largest |off| {max(abs(r['off']) for r in runs):.2f} %), RSS +{med('rss_mib'):.0f} MiB")
+PY
     echo
   done
 done

@@ -1,5 +1,8 @@
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A service-sized heap with a leak: a catalog of PRODUCTS products (four objects each: the
@@ -12,8 +15,12 @@ import java.util.List;
  * With SESSIONS_PER_SECOND 0 it runs requests at full speed instead (for benchmarks): after
  * WARMUP seconds it counts requests, every 100th request leaks a Session until MAX_SESSIONS, and
  * it prints "OPS requests-per-second" before DONE. LINGER seconds after DONE it exits, so a
- * benchmark can inspect the final heap.
+ * benchmark can inspect the final heap. REQUESTS_PER_SECOND above 0 paces the requests like a
+ * service under a steady load (256 bytes of garbage each, so 2,000,000 a second allocate about
+ * 540 MB/s) and prints the CPU time the whole process used per measured second ("CPU 1.02"),
+ * which is what an agent costs a paced service.
  * Usage: java CatalogLeak SECONDS [PRODUCTS] [SESSIONS_PER_SECOND] [WARMUP] [LINGER] [MAX_SESSIONS]
+ *        [REQUESTS_PER_SECOND]
  */
 public class CatalogLeak {
     static final class Product {
@@ -36,6 +43,14 @@ public class CatalogLeak {
     /** The last request's buffer: escapes, so the JIT cannot elide the garbage. */
     static volatile Object lastRequest;
 
+    /** User plus system time of the whole process (all threads: application, GC, agent), in
+     *  clock ticks of 10 ms (/proc/self/stat fields 14 and 15, after the parenthesized name). */
+    static long cpuTicks() throws Exception {
+        String stat = new String(Files.readAllBytes(Paths.get("/proc/self/stat")));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 25;
         int products = args.length > 1 ? Integer.parseInt(args[1]) : 2_500_000;
@@ -43,6 +58,7 @@ public class CatalogLeak {
         double warmup = args.length > 3 ? Double.parseDouble(args[3]) : 3;
         double linger = args.length > 4 ? Double.parseDouble(args[4]) : 0;
         long maxSessions = args.length > 5 ? Long.parseLong(args[5]) : Long.MAX_VALUE;
+        long pace = args.length > 6 ? Long.parseLong(args[6]) : 0;
         catalog = new Product[products];
         for (int i = 0; i < products; i++) catalog[i] = new Product(i);
         System.out.println("READY catalog=" + products);
@@ -68,7 +84,13 @@ public class CatalogLeak {
             long measureFrom = start + (long) (warmup * 1e9);
             long counted = 0;
             long now = start;
+            long cpuFrom = -1;
             while (now < end) {
+                if (pace > 0) {
+                    // Where the schedule says request n is due; ahead of it, wait.
+                    long due = start + (long) (n * 1e9 / pace);
+                    if (due - now > 1_000_000L) LockSupport.parkNanos(due - now);
+                }
                 for (int i = 0; i < 1000; i++) {
                     n++;
                     if (n % 100 == 0 && SESSIONS.size() < maxSessions) SESSIONS.add(new Session(n, now));
@@ -77,10 +99,14 @@ public class CatalogLeak {
                     sink += request.length + catalog[(int) (n % products)].name.length();
                 }
                 now = System.nanoTime();
-                if (now >= measureFrom) counted += 1000;
+                if (now >= measureFrom) {
+                    if (cpuFrom < 0) cpuFrom = cpuTicks();
+                    counted += 1000;
+                }
             }
             double measured = (end - Math.max(measureFrom, start)) / 1e9;
             System.out.println("OPS " + (long) (counted / measured));
+            if (pace > 0) System.out.printf("CPU %.3f%n", (cpuTicks() - cpuFrom) / 100.0 / measured);
         }
         System.gc();
         // Long enough for the agent's next estimate (at most every 500 ms, after the GC's
