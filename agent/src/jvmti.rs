@@ -246,6 +246,68 @@ impl Jvmti {
         })
     }
 
+    /// The live platform threads, as JNI local references owned by the caller's local frame.
+    pub fn all_threads(&self) -> Result<JvmtiBuf<jthread>> {
+        let mut count: jint = 0;
+        let mut threads: *mut jthread = ptr::null_mut();
+        call!(self.env, GetAllThreads, &mut count, &mut threads)?;
+        Ok(JvmtiBuf {
+            jvmti: *self,
+            ptr: threads,
+            len: count.max(0) as usize,
+        })
+    }
+
+    /// The fields a class declares, in class-file order.
+    pub fn class_fields(&self, class: jclass) -> Result<JvmtiBuf<jni::sys::jfieldID>> {
+        let mut count: jint = 0;
+        let mut fields: *mut jni::sys::jfieldID = ptr::null_mut();
+        call!(self.env, GetClassFields, class, &mut count, &mut fields)?;
+        Ok(JvmtiBuf {
+            jvmti: *self,
+            ptr: fields,
+            len: count.max(0) as usize,
+        })
+    }
+
+    /// A field's name and type signature.
+    pub fn field_name(
+        &self,
+        class: jclass,
+        field: jni::sys::jfieldID,
+    ) -> Result<(JvmtiStr, JvmtiStr)> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let mut sig: *mut c_char = ptr::null_mut();
+        call!(
+            self.env,
+            GetFieldName,
+            class,
+            field,
+            &mut name,
+            &mut sig,
+            ptr::null_mut()
+        )?;
+        Ok((JvmtiStr::new(*self, name), JvmtiStr::new(*self, sig)))
+    }
+
+    /// The interfaces a class or interface declares directly, as local references.
+    pub fn implemented_interfaces(&self, class: jclass) -> Result<JvmtiBuf<jclass>> {
+        let mut count: jint = 0;
+        let mut interfaces: *mut jclass = ptr::null_mut();
+        call!(
+            self.env,
+            GetImplementedInterfaces,
+            class,
+            &mut count,
+            &mut interfaces
+        )?;
+        Ok(JvmtiBuf {
+            jvmti: *self,
+            ptr: interfaces,
+            len: count.max(0) as usize,
+        })
+    }
+
     pub fn class_signature(&self, class: jclass) -> Result<JvmtiStr> {
         let mut sig: *mut c_char = ptr::null_mut();
         call!(

@@ -8,6 +8,7 @@
 
 mod budget;
 mod estimate;
+mod fields;
 mod gc_counts;
 mod hub;
 mod jvmti;

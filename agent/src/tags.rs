@@ -2,16 +2,19 @@
 //!
 //! ```text
 //! class mirror:  1 | 0...0 | class id (32 bits)
-//! object:        0 | epoch (15) | 0 (16) | sample slot + 1 (32)
+//! object:        0 | epoch (15) | owned depth (2) | owner (14) | sample slot + 1 (32)
 //! ```
 //! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
 //! objects carry the number of their slot in the tracker (`tracker.rs`), which holds the class,
 //! allocation site, thread and sampling weight; when the GC frees one, `ObjectFree` hands the
 //! tag back, so the slot number is all a death needs. Object arrays additionally carry the epoch
 //! of the last walk that counted their bytes: arrays vary in size and the walk may report one
-//! array several times, so the epoch makes each count once. Tags are only ever set on sampled
-//! objects, classes and object arrays, never on every object (a tag costs the VM tens of bytes
-//! and slows later walks).
+//! array several times, so the epoch makes each count once. The objects a GC root holds directly
+//! and the few below them (`walk.rs`, owners) carry the number of that root, valid in the walk
+//! whose epoch they carry: that is how a walk tells which static field, thread or stack frame
+//! owns the one collection that grows, where per-class counts mix it with every other. Tags are
+//! only ever set on sampled objects, classes, object arrays and those few owned objects, never on
+//! every object (a tag costs the VM tens of bytes and slows later walks).
 
 pub const CLASS_BIT: i64 = i64::MIN; // bit 63
 
@@ -20,10 +23,17 @@ const SITE_BITS: u32 = 22;
 const THREAD_BITS: u32 = 12;
 const EPOCH_SHIFT: u32 = 48;
 const EPOCH_BITS: u32 = 15;
+const OWNER_SHIFT: u32 = 32;
 
 pub const MAX_SITE: u32 = (1 << SITE_BITS) - 1;
 pub const MAX_THREAD: u32 = (1 << THREAD_BITS) - 1;
 pub const MAX_EPOCH: u64 = (1 << EPOCH_BITS) - 1;
+/// Owners one walk can tell apart (owner numbers are 1..=MAX_OWNER; 0 is none).
+pub const MAX_OWNER: u32 = (1 << 14) - 1;
+/// How far below its root an owned object may sit (0: the root's own referee).
+pub const MAX_OWNED_DEPTH: u8 = 3;
+const DEPTH_SHIFT: u32 = OWNER_SHIFT + 14;
+const OWNER_MASK: i64 = ((MAX_OWNER as i64) << OWNER_SHIFT) | (3 << DEPTH_SHIFT);
 
 const SITE_MASK: i64 = MAX_SITE as i64;
 const THREAD_SHIFT: u32 = SITE_BITS;
@@ -77,6 +87,30 @@ pub fn with_epoch(tag: i64, epoch: u64) -> i64 {
     (tag & !EPOCH_MASK) | (((epoch & MAX_EPOCH) as i64) << EPOCH_SHIFT)
 }
 
+/// The owner number and depth of an object's tag, if set in the walk of `epoch` (an older one
+/// numbers another walk's roots).
+#[inline]
+pub fn owner(tag: i64, epoch: u64) -> Option<(u32, u8)> {
+    let owner = ((tag >> OWNER_SHIFT) as u32) & MAX_OWNER;
+    let depth = ((tag >> DEPTH_SHIFT) & 3) as u8;
+    (tag & CLASS_BIT == 0 && owner != 0 && self::epoch(tag) == epoch).then_some((owner, depth))
+}
+
+/// `tag` owned by `owner` at `depth` in the walk of `epoch` (the sample slot is kept).
+#[inline]
+pub fn with_owner(tag: i64, owner: u32, depth: u8, epoch: u64) -> i64 {
+    let tag = (tag & !OWNER_MASK)
+        | (i64::from(owner.min(MAX_OWNER)) << OWNER_SHIFT)
+        | (i64::from(depth.min(MAX_OWNED_DEPTH)) << DEPTH_SHIFT);
+    with_epoch(tag, epoch)
+}
+
+/// `tag` without its owner (for an object array counted again by a later walk).
+#[inline]
+pub fn without_owner(tag: i64) -> i64 {
+    tag & !OWNER_MASK
+}
+
 /// The epoch after `epoch`: 1..=MAX_EPOCH, skipping 0 (the "never counted" value).
 pub fn next_epoch(epoch: u64) -> u64 {
     if epoch >= MAX_EPOCH {
@@ -115,5 +149,29 @@ mod tests {
         assert_eq!(sample_slot(0), None);
         assert_eq!(next_epoch(MAX_EPOCH), 1);
         assert_eq!(next_epoch(0), 1);
+    }
+
+    #[test]
+    fn owners_hold_only_in_their_walk_and_keep_the_sample() {
+        let t = with_owner(sample_tag(41), 7, 2, 3);
+        assert_eq!(owner(t, 3), Some((7, 2)));
+        assert_eq!(
+            owner(t, 4),
+            None,
+            "another walk's owner numbers mean nothing"
+        );
+        assert_eq!(sample_slot(t), Some(41));
+        assert_eq!(epoch(t), 3);
+        assert_eq!(owner(without_owner(t), 3), None);
+        assert_eq!(sample_slot(without_owner(t)), Some(41));
+        assert_eq!(owner(0, 0), None);
+        assert_eq!(owner(class_tag(5), 0), None);
+        assert_eq!(
+            owner(
+                with_owner(0, MAX_OWNER, MAX_OWNED_DEPTH, MAX_EPOCH),
+                MAX_EPOCH
+            ),
+            Some((MAX_OWNER, MAX_OWNED_DEPTH))
+        );
     }
 }

@@ -13,6 +13,15 @@
 //! their tag. Class mirrors (`java.lang.Class` instances) are not visited through a CLASS
 //! reference, so they are counted from the class table instead.
 //!
+//! Field level: every reference is also counted per (referrer class, slot, referee class), a slot
+//! being an instance field's JVMTI index, `ELEMENTS` for array elements, or `STATIC | index` for
+//! a static field (then the referrer is the declaring class, not `java.lang.Class`). Roots are
+//! counted per (kind, thread, frame). And since per-class counts mix the one collection that
+//! grows with every other of its class, the objects a root holds directly and the few below them
+//! are *owned*: their tag carries the root's number (`tags::owner`), so their visits are counted
+//! per root too, with the largest array and fan-out each holds. A tag per owned object is the
+//! cost, and only objects near roots get one (see `Root::start_depth`).
+//!
 //! The callbacks run inside a safepoint on the VM thread: they must not allocate much, lock, or
 //! call JNI. They only update the state below; everything else happens after the walk.
 
@@ -67,6 +76,116 @@ pub struct RefCount {
     pub references: u64,
 }
 
+/// Slot of array elements in field-level edges.
+pub const ELEMENTS: u32 = u32::MAX;
+/// Bit of a static field's slot (the JVMTI field index below it).
+pub const STATIC: u32 = 1 << 31;
+
+/// References through one slot (see `FieldEdge` in the proto).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SlotCount {
+    /// Distinct referring objects.
+    pub referrers: u64,
+    pub references: u64,
+    /// The most references one referring object holds through the slot (an array's non-null
+    /// elements of that class; 1 for a field).
+    pub max_fanout: u64,
+    /// The longest array referenced through the slot (0 when the referee is not an array).
+    pub max_length: u64,
+}
+
+impl SlotCount {
+    fn add(&mut self, references: u64, length: u64) {
+        self.referrers += 1;
+        self.references += references;
+        self.max_fanout = self.max_fanout.max(references);
+        self.max_length = self.max_length.max(length);
+    }
+}
+
+/// What kind of GC root holds an object (JVMTI's root kinds, plus static fields, which JVMTI
+/// reports from class mirrors and which tools since MAT treat as roots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RootKind {
+    StaticField,
+    Thread,
+    StackLocal,
+    JniLocal,
+    JniGlobal,
+    Monitor,
+    Other,
+}
+
+/// One GC root, as far as the walk can tell roots apart. Field numbers are the walk's; the worker
+/// names them afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Root {
+    pub kind: RootKind,
+    /// Owner number of the thread (threads are the first owners, see `ClassFacts::threads`); 0
+    /// when unknown or not a thread's.
+    pub thread: u32,
+    /// Stack and JNI locals: the frame's method (a `jmethodID`) and depth.
+    pub method: usize,
+    pub depth: i32,
+    /// Stack locals: the bytecode index.
+    pub location: i64,
+    /// Static fields: the declaring class and the field's slot (`STATIC | index`).
+    pub class: u32,
+    pub slot: u32,
+}
+
+impl Root {
+    fn of(kind: RootKind) -> Self {
+        Root {
+            kind,
+            thread: 0,
+            method: 0,
+            depth: 0,
+            location: 0,
+            class: 0,
+            slot: 0,
+        }
+    }
+
+    /// The owned depth of the object this root holds, or `None` for roots whose objects are not
+    /// worth a tag. Threads and application statics own three levels below their object (a
+    /// thread's `ThreadLocalMap`, its table and entries; a static map, its table and nodes);
+    /// stack locals two (the frame's local is often the manager that holds the map); JDK
+    /// statics only their object (there are thousands; a leak into one still shows its table's
+    /// length). JNI locals own nothing: a native frame's handles are not where a fix goes, and
+    /// since an object is owned by the first root the walk comes from (roots come before class
+    /// mirrors and their statics), they would take the static field's objects from it.
+    fn start_depth(&self, application_class: bool) -> Option<u8> {
+        match self.kind {
+            RootKind::Thread => Some(0),
+            RootKind::StaticField if application_class => Some(0),
+            RootKind::StaticField => Some(tags::MAX_OWNED_DEPTH),
+            RootKind::StackLocal => Some(1),
+            _ => None,
+        }
+    }
+}
+
+/// Stack and JNI locals: where the reference sits.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FrameRef {
+    pub thread_tag: jlong,
+    pub depth: jint,
+    pub method: usize,
+    pub location: jlong,
+}
+
+const NO_FRAME: FrameRef = FrameRef {
+    thread_tag: 0,
+    depth: 0,
+    method: 0,
+    location: 0,
+};
+
+/// `(owner, level, from class, slot, to class)`: level 0 is the root's own reference to its
+/// object (`from` and `slot` 0); level `d + 1` a reference from an object owned at depth `d`.
+pub type OwnedKey = (u32, u8, u32, u32, u32);
+
 /// Sampled live objects of one (class, site, thread).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct SampleCount {
@@ -87,6 +206,14 @@ pub struct WalkResult {
     pub sampled: IntMap<(u32, u64), SampleCount>,
     /// `(from class, to class)` -> counts.
     pub references: IntMap<(u32, u32), RefCount>,
+    /// `(from class, slot, to class)` -> counts (see `ELEMENTS`, `STATIC`).
+    pub fields: IntMap<(u32, u32, u32), SlotCount>,
+    /// The roots met, by owner number - 1 (the first `ClassFacts::threads` are the threads).
+    pub roots: Vec<Root>,
+    /// What each root owns, level by level (see `OwnedKey`).
+    pub owned: IntMap<OwnedKey, SlotCount>,
+    /// Roots met after the owner numbers ran out: counted nowhere by root.
+    pub unowned_roots: u64,
     pub visited: u64,
     pub pause: Duration,
     /// First class id past the class table's: ids from here were tagged during the walk.
@@ -121,6 +248,10 @@ pub struct ClassFacts<'a> {
     pub next_class: &'a AtomicU32,
     /// Where sampled objects' slots live; the walk lists each one it reaches.
     pub tracker: Option<&'a Tracker>,
+    /// Whether each class id is the application's (not the JDK's): its statics own more.
+    pub application: &'a [bool],
+    /// Threads the worker tagged as owners 1..=threads before the walk (`tag_threads`).
+    pub threads: u32,
 }
 
 struct State<'a> {
@@ -141,6 +272,23 @@ struct State<'a> {
     current_mirror: Option<jlong>,
     /// Distinct target classes of the current visit, with reference counts.
     targets: Vec<(u32, u64)>,
+    /// The current visit's references by slot: `(slot, to, references, longest array)`. Fields
+    /// are reported once per slot; elements are merged by class.
+    slots: Vec<(u32, u32, u64, u64)>,
+    /// The referrer of field-level edges: the visited object's class, or for static fields the
+    /// declaring class.
+    slot_owner: u32,
+    /// The current visit's owner and depth, if owned; and whether it is an array (whose
+    /// elements are counted but not owned: there may be millions).
+    current_owned: Option<(u32, u8)>,
+    current_array: bool,
+    fields: IntMap<(u32, u32, u32), SlotCount>,
+    roots: Vec<Root>,
+    /// Per root (owner number - 1), the depth its own object is owned at.
+    start_depths: Vec<u8>,
+    root_ids: HashMap<Root, u32, BuildHasherDefault<IntHasher>>,
+    owned: IntMap<OwnedKey, SlotCount>,
+    unowned_roots: u64,
     visited: u64,
     /// Tracker slots of the sampled objects reached.
     seen_slots: Vec<u32>,
@@ -148,6 +296,7 @@ struct State<'a> {
 
 impl<'a> State<'a> {
     fn new(facts: ClassFacts<'a>, class_count: usize, epoch: u64, deadline: Instant) -> Self {
+        let facts_threads = facts.threads.min(tags::MAX_OWNER);
         State {
             facts,
             epoch,
@@ -163,6 +312,21 @@ impl<'a> State<'a> {
             current: None,
             current_mirror: None,
             targets: Vec::with_capacity(16),
+            slots: Vec::with_capacity(16),
+            slot_owner: 0,
+            current_owned: None,
+            current_array: false,
+            fields: IntMap::default(),
+            roots: (1..=facts_threads)
+                .map(|thread| Root {
+                    thread,
+                    ..Root::of(RootKind::Thread)
+                })
+                .collect(),
+            start_depths: vec![0; facts_threads as usize],
+            root_ids: HashMap::default(),
+            owned: IntMap::default(),
+            unowned_roots: 0,
             visited: 0,
             seen_slots: Vec::new(),
         }
@@ -206,7 +370,7 @@ impl<'a> State<'a> {
         id
     }
 
-    /// Ends the current visit: one referrer for each distinct target class.
+    /// Ends the current visit: one referrer for each distinct target class, and for each slot.
     fn flush_visit(&mut self) {
         if let Some(from) = self.current.take() {
             for &(to, count) in &self.targets {
@@ -214,17 +378,161 @@ impl<'a> State<'a> {
                 entry.referrers += 1;
                 entry.references += count;
             }
+            let owner = self.slot_owner;
+            for &(slot, to, count, length) in &self.slots {
+                self.fields
+                    .entry((owner, slot, to))
+                    .or_default()
+                    .add(count, length);
+                if let Some((root, depth)) = self.current_owned {
+                    // Levels count from the root's own object, whatever depth it started at.
+                    let start = self
+                        .start_depths
+                        .get(root as usize - 1)
+                        .copied()
+                        .unwrap_or(0);
+                    let level = depth.saturating_sub(start) + 1;
+                    self.owned
+                        .entry((root, level, owner, slot, to))
+                        .or_default()
+                        .add(count, length);
+                }
+            }
         }
         self.targets.clear();
+        self.slots.clear();
         self.current_mirror = None;
+        self.current_owned = None;
+        self.current_array = false;
     }
 
+    /// Counts one reference of the current visit to class `to` through `slot`, and makes the
+    /// referee owned one level below the visit's object when that is owned.
     #[inline]
-    fn add_target(&mut self, to: u32) {
+    fn add_target(&mut self, slot: u32, to: u32, length: jint, tag_ptr: *mut jlong) {
         // Objects have few distinct target classes, so a linear scan beats hashing.
         match self.targets.iter_mut().find(|(class, _)| *class == to) {
             Some((_, count)) => *count += 1,
             None => self.targets.push((to, 1)),
+        }
+        let length = length.max(0) as u64;
+        // Each field is reported once per visit; only elements repeat (merged by class).
+        let merged = slot == ELEMENTS
+            && self
+                .slots
+                .iter_mut()
+                .rev()
+                .find(|s| s.1 == to)
+                .map(|s| {
+                    s.2 += 1;
+                    s.3 = s.3.max(length);
+                })
+                .is_some();
+        if !merged {
+            self.slots.push((slot, to, 1, length));
+        }
+        if let Some((root, depth)) = self.current_owned {
+            if depth < tags::MAX_OWNED_DEPTH && !self.current_array {
+                self.own(tag_ptr, to, length, root, depth + 1);
+            }
+        }
+    }
+
+    /// Tags the referee as owned by `root` at `depth`, unless it is owned already in this walk,
+    /// a class, or a primitive array (which holds nothing).
+    #[inline]
+    fn own(&mut self, tag_ptr: *mut jlong, class: u32, length: u64, root: u32, depth: u8) {
+        if tag_ptr.is_null() {
+            return;
+        }
+        let is_array = self.facts.object_array.get(class as usize) == Some(&true);
+        if length > 0 && !is_array {
+            return;
+        }
+        // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag; the VM stores
+        // the new tag after the callback returns.
+        let tag = unsafe { *tag_ptr };
+        if tag & tags::CLASS_BIT != 0 || tags::owner(tag, self.epoch).is_some() {
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { *tag_ptr = tags::with_owner(tag, root, depth, self.epoch) };
+    }
+
+    /// Counts a root reference and owns its object (see `Root::start_depth`).
+    fn root(
+        &mut self,
+        kind: RootKind,
+        frame: &FrameRef,
+        class_tag: jlong,
+        length: jint,
+        tag_ptr: *mut jlong,
+    ) {
+        let mut root = Root::of(kind);
+        match kind {
+            RootKind::Thread if !tag_ptr.is_null() => {
+                // SAFETY: JVMTI passes a valid pointer to the referee's (the thread's) tag.
+                let tag = unsafe { *tag_ptr };
+                if let Some((thread, _)) = tags::owner(tag, self.epoch) {
+                    if thread <= self.facts.threads {
+                        root.thread = thread;
+                    }
+                }
+            }
+            RootKind::StackLocal | RootKind::JniLocal => {
+                root.thread = tags::owner(frame.thread_tag, self.epoch).map_or(0, |(t, _)| t);
+                if root.thread > self.facts.threads {
+                    root.thread = 0; // a thread started since the worker tagged them
+                }
+                root.method = frame.method;
+                root.depth = frame.depth;
+                root.location = if kind == RootKind::StackLocal {
+                    frame.location
+                } else {
+                    0
+                };
+            }
+            _ => {}
+        }
+        let class = self.class(class_tag);
+        self.count_root(root, class, length, tag_ptr, true);
+    }
+
+    /// The owner number of `root`, numbering it if new (`None` once numbers run out).
+    fn root_id(&mut self, root: Root) -> Option<u32> {
+        if root.kind == RootKind::Thread && root.thread != 0 {
+            return Some(root.thread);
+        }
+        if let Some(&id) = self.root_ids.get(&root) {
+            return Some(id);
+        }
+        if self.roots.len() as u32 >= tags::MAX_OWNER {
+            self.unowned_roots += 1;
+            return None;
+        }
+        let application = self.facts.application.get(root.class as usize) == Some(&true);
+        self.start_depths.push(
+            root.start_depth(application)
+                .unwrap_or(tags::MAX_OWNED_DEPTH),
+        );
+        self.roots.push(root);
+        let id = self.roots.len() as u32;
+        self.root_ids.insert(root, id);
+        Some(id)
+    }
+
+    fn count_root(&mut self, root: Root, class: u32, length: jint, tag_ptr: *mut jlong, own: bool) {
+        let Some(id) = self.root_id(root) else {
+            return;
+        };
+        let application = self.facts.application.get(root.class as usize) == Some(&true);
+        let length = length.max(0) as u64;
+        self.owned
+            .entry((id, 0, 0, 0, class))
+            .or_default()
+            .add(1, length);
+        if let (true, Some(depth)) = (own, root.start_depth(application)) {
+            self.own(tag_ptr, class, length, id, depth);
         }
     }
 
@@ -242,8 +550,9 @@ impl<'a> State<'a> {
             let tag = unsafe { *tag_ptr };
             if tags::epoch(tag) != self.epoch {
                 self.array_bytes[class as usize] += size;
-                // SAFETY: as above; the VM stores the new tag after the callback returns.
-                unsafe { *tag_ptr = tags::with_epoch(tag, self.epoch) };
+                // SAFETY: as above; the VM stores the new tag after the callback returns. An owner
+                // from an older walk goes: owner numbers are per walk.
+                unsafe { *tag_ptr = tags::with_epoch(tags::without_owner(tag), self.epoch) };
             }
         }
     }
@@ -253,6 +562,7 @@ impl<'a> State<'a> {
         &mut self,
         kind: sys::jvmtiHeapReferenceKind,
         field_index: jint,
+        frame: &FrameRef,
         class_tag: jlong,
         referrer_class_tag: jlong,
         size: jlong,
@@ -276,9 +586,12 @@ impl<'a> State<'a> {
                 self.objects[class as usize] += 1;
                 self.visited += 1;
                 self.current = Some(class);
+                self.slot_owner = class;
+                self.current_array = self.facts.object_array.get(class as usize) == Some(&true);
                 if !referrer_tag_ptr.is_null() {
                     // SAFETY: JVMTI passes a valid pointer to the referrer's tag.
                     let tag = unsafe { *referrer_tag_ptr };
+                    self.current_owned = tags::owner(tag, self.epoch);
                     if let (Some(slot), Some(tracker)) =
                         (tags::sample_slot(tag), self.facts.tracker)
                     {
@@ -308,11 +621,15 @@ impl<'a> State<'a> {
                 // counted if anything else keeps it alive.)
                 return 0;
             }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
-            | sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD => {
                 self.referee(class_tag, size, length, tag_ptr);
                 let to = self.class(class_tag);
-                self.add_target(to);
+                self.add_target(field_index.max(0) as u32 & !STATIC, to, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
+                self.referee(class_tag, size, length, tag_ptr);
+                let to = self.class(class_tag);
+                self.add_target(ELEMENTS, to, length, tag_ptr);
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
                 self.referee(class_tag, size, length, tag_ptr);
@@ -328,12 +645,46 @@ impl<'a> State<'a> {
                     self.flush_visit();
                     self.current = Some(self.class(referrer_class_tag));
                     self.current_mirror = Some(mirror);
+                    // Field-level edges name the declaring class, not `java.lang.Class`.
+                    self.slot_owner = self.class(mirror);
                 }
                 let to = self.class(class_tag);
-                self.add_target(to);
+                let slot = STATIC | (field_index.max(0) as u32 & !STATIC);
+                self.add_target(slot, to, length, std::ptr::null_mut());
+                let root = Root {
+                    class: self.slot_owner,
+                    slot,
+                    ..Root::of(RootKind::StaticField)
+                };
+                self.count_root(root, to, length, tag_ptr, true);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::Thread, frame, class_tag, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::StackLocal, frame, class_tag, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::JniLocal, frame, class_tag, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::JniGlobal, frame, class_tag, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::Monitor, frame, class_tag, length, tag_ptr);
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => {
+                self.referee(class_tag, size, length, tag_ptr);
+                self.root(RootKind::Other, frame, class_tag, length, tag_ptr);
             }
             _ => {
-                // Roots and class-metadata edges: sizes only.
+                // System classes (their statics are counted as static fields) and
+                // class-metadata edges: sizes only.
                 self.referee(class_tag, size, length, tag_ptr);
             }
         }
@@ -355,17 +706,44 @@ unsafe extern "C" fn heap_reference(
     // SAFETY: `user_data` is the `State` that `walk` passed to FollowReferences; the VM calls us
     // from one thread at a time.
     let state = unsafe { &mut *user_data.cast::<State>() };
-    let field_index =
-        if kind == sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD && !info.is_null() {
-            // SAFETY: for FIELD references JVMTI passes field info, the `field` member of the union.
+    let mut frame = NO_FRAME;
+    let field_index = match kind {
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
+        | sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD
+            if !info.is_null() =>
+        {
+            // SAFETY: for field references JVMTI passes field info, the `field` member.
             unsafe { (*info).field.as_ref().index }
-        } else {
+        }
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
+            // SAFETY: for stack locals JVMTI passes the `stack_local` member.
+            let local = unsafe { (*info).stack_local.as_ref() };
+            frame = FrameRef {
+                thread_tag: local.thread_tag,
+                depth: local.depth,
+                method: local.method as usize,
+                location: local.location,
+            };
             -1
-        };
+        }
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
+            // SAFETY: for JNI locals JVMTI passes the `jni_local` member.
+            let local = unsafe { (*info).jni_local.as_ref() };
+            frame = FrameRef {
+                thread_tag: local.thread_tag,
+                depth: local.depth,
+                method: local.method as usize,
+                location: 0,
+            };
+            -1
+        }
+        _ => -1,
+    };
     match catch_unwind(AssertUnwindSafe(|| {
         state.on_reference(
             kind,
             field_index,
+            &frame,
             class_tag,
             referrer_class_tag,
             size,
@@ -450,6 +828,10 @@ pub fn walk(
         bytes,
         sampled: state.sampled,
         references: state.references,
+        fields: state.fields,
+        roots: state.roots,
+        owned: state.owned,
+        unowned_roots: state.unowned_roots,
         visited: state.visited,
         pause,
         first_new_class,
@@ -480,6 +862,8 @@ mod tests {
             weak_reference: &[],
             next_class,
             tracker: Some(tracker),
+            application: &[],
+            threads: 0,
         };
         State::new(facts, n, 3, Instant::now() + Duration::from_secs(60))
     }
@@ -500,22 +884,22 @@ mod tests {
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;
         // Visit Node: CLASS, then two fields pointing at the Person.
-        s.on_reference(CLASS, 1, t(99), t(1), 500, p, r, -1);
-        s.on_reference(FIELD, 1, t(2), t(1), 24, p, r, -1);
-        s.on_reference(FIELD, 1, t(2), t(1), 24, p, r, -1);
+        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(1), 500, p, r, -1);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(2), t(1), 24, p, r, -1);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(2), t(1), 24, p, r, -1);
         // Visit Person: two String fields.
         let mut plain = 0i64;
         let q = &mut plain as *mut i64;
-        s.on_reference(CLASS, 1, t(99), t(2), 500, p, q, -1);
-        s.on_reference(FIELD, 1, t(3), t(2), 24, p, q, -1);
-        s.on_reference(FIELD, 1, t(3), t(2), 24, p, q, -1);
+        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(2), 500, p, q, -1);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(3), t(2), 24, p, q, -1);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(3), t(2), 24, p, q, -1);
         // The String[] reported twice as a referee: its bytes count once.
-        s.on_reference(FIELD, 1, t(4), t(2), 40, &mut arr_tag, q, 6);
-        s.on_reference(FIELD, 1, t(4), t(2), 40, &mut arr_tag, q, 6);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(4), t(2), 40, &mut arr_tag, q, 6);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(4), t(2), 40, &mut arr_tag, q, 6);
         // Visit the array: CLASS, then two elements.
-        s.on_reference(CLASS, 1, t(99), t(4), 500, p, q, -1);
-        s.on_reference(ELEMENT, 1, t(3), t(4), 24, p, q, -1);
-        s.on_reference(ELEMENT, 1, t(3), t(4), 24, p, q, -1);
+        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(4), 500, p, q, -1);
+        s.on_reference(ELEMENT, 1, &NO_FRAME, t(3), t(4), 24, p, q, -1);
+        s.on_reference(ELEMENT, 1, &NO_FRAME, t(3), t(4), 24, p, q, -1);
         s.flush_visit();
 
         assert_eq!(s.objects, [0, 1, 1, 0, 1]);
@@ -560,14 +944,24 @@ mod tests {
         let m = &mut mirror as *mut i64;
         let o = &mut other as *mut i64;
         // The first object of an untagged class tags its mirror with the next id, 2.
-        s.on_reference(CLASS, 1, 0, 0, 1, m, o, -1);
+        s.on_reference(CLASS, 1, &NO_FRAME, 0, 0, 1, m, o, -1);
         assert_eq!(tags::class_id(mirror), 2);
         // The VM then reports the class with that tag.
-        s.on_reference(CLASS, 1, 0, mirror, 1, m, o, -1);
+        s.on_reference(CLASS, 1, &NO_FRAME, 0, mirror, 1, m, o, -1);
         assert_eq!(s.objects, [0, 0, 2]);
         // A tag beyond every known id (not ours) falls into class 0.
         let mut plain = 5i64;
-        s.on_reference(CLASS, 1, 0, tags::class_tag(77), 1, &mut plain, o, -1);
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            0,
+            tags::class_tag(77),
+            1,
+            &mut plain,
+            o,
+            -1,
+        );
         assert_eq!(s.objects[0], 1);
     }
 
@@ -580,21 +974,21 @@ mod tests {
         let t = tags::class_tag;
         let mut tag = 0i64;
         let p = &mut tag as *mut i64;
-        s.on_reference(CLASS, -1, t(99), t(1), 500, p, p, -1);
+        s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(1), 500, p, p, -1);
         // The referent (field 0): not followed, not counted.
         assert_eq!(
-            s.on_reference(FIELD, REFERENT_FIELD, t(3), t(1), 24, p, p, -1),
+            s.on_reference(FIELD, REFERENT_FIELD, &NO_FRAME, t(3), t(1), 24, p, p, -1),
             0
         );
         // Another field (its queue) is an ordinary edge.
         assert_eq!(
-            s.on_reference(FIELD, 1, t(2), t(1), 24, p, p, -1),
+            s.on_reference(FIELD, 1, &NO_FRAME, t(2), t(1), 24, p, p, -1),
             sys::JVMTI_VISIT_OBJECTS as jint
         );
         // A soft reference (class 2, not marked) keeps its referent: followed.
-        s.on_reference(CLASS, -1, t(99), t(2), 500, p, p, -1);
+        s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(2), 500, p, p, -1);
         assert_eq!(
-            s.on_reference(FIELD, REFERENT_FIELD, t(3), t(2), 24, p, p, -1),
+            s.on_reference(FIELD, REFERENT_FIELD, &NO_FRAME, t(3), t(2), 24, p, p, -1),
             sys::JVMTI_VISIT_OBJECTS as jint
         );
         s.flush_visit();
@@ -612,7 +1006,7 @@ mod tests {
         let p = &mut tag as *mut i64;
         let mut last = 0;
         for _ in 0..0x1000 {
-            last = s.on_reference(CLASS, 1, 0, tags::class_tag(1), 1, p, p, -1);
+            last = s.on_reference(CLASS, 1, &NO_FRAME, 0, tags::class_tag(1), 1, p, p, -1);
         }
         assert_eq!(last, sys::JVMTI_VISIT_ABORT as jint);
         assert!(s.aborted);

@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 use jni::sys::JNIEnv;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
-    snapshot::Trigger, stream_message::Kind, Handshake, Snapshot, SnapshotReply, StreamMessage,
-    WalkCost,
+    root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, OwnedEdge,
+    Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, WalkCost,
 };
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::budget::{Budget, Decision};
 use crate::estimate::{Anchor, Estimator};
+use crate::fields::{FieldNames, Numbering};
 use crate::gc_counts::{self, GcCount, GcCounts};
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
@@ -23,7 +24,7 @@ use crate::sampling::{MethodNames, Sampler};
 use crate::server::Request;
 use crate::tags;
 use crate::tree::{self, NameSource};
-use crate::walk::{self, ClassFacts, WalkError, WalkResult};
+use crate::walk::{self, ClassFacts, RootKind, WalkError, WalkResult};
 use crate::Agent;
 
 /// How often the worker looks for requests when no GC wakes it.
@@ -45,6 +46,8 @@ struct ClassTable {
     named: Vec<bool>,
     /// Whether each id is a `WeakReference` or `PhantomReference` subclass.
     weak_reference: Vec<bool>,
+    /// Whether each id is the application's class rather than the JDK's (see `walk::Root`).
+    application: Vec<bool>,
 }
 
 impl ClassTable {
@@ -59,6 +62,7 @@ impl ClassTable {
             min_mirror: 0,
             named: vec![true],
             weak_reference: vec![false],
+            application: vec![false],
         }
     }
 
@@ -75,6 +79,7 @@ impl ClassTable {
         self.named[index] = true;
         self.weak_reference[index] = weak_reference;
         let name = names::java_name(signature);
+        self.application[index] = !crate::sampling::is_library_frame(&name);
         if name == "java.lang.Class" {
             self.class_class = id;
         }
@@ -93,6 +98,7 @@ impl ClassTable {
             self.mirror_size.resize(len, 0);
             self.named.resize(len, false);
             self.weak_reference.resize(len, false);
+            self.application.resize(len, false);
         }
     }
 
@@ -299,6 +305,10 @@ struct Worker {
     recent: std::collections::VecDeque<Recent>,
     /// The newest GC count, until a snapshot taken after its GC exists to reconcile it with.
     waiting_count: Option<GcCount>,
+    /// Names of the walk's field numbers, per class.
+    fields: FieldNames,
+    /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
+    walk_threads: Vec<String>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -336,6 +346,22 @@ const RECENT: usize = 16;
 /// Time per live object a GC's count is assumed to add until one is measured: what the agent
 /// measured on JDK 17 and 25 here, 4-7 ns (BENCHMARKS.md), taken at its upper end.
 const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 7.0;
+
+/// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
+/// type is rare, and the rest are counted in `Reference` anyway.
+const MAX_SLOTS_PER_PAIR: usize = 16;
+
+fn root_kind(kind: RootKind) -> root::Kind {
+    match kind {
+        RootKind::StaticField => root::Kind::StaticField,
+        RootKind::Thread => root::Kind::Thread,
+        RootKind::StackLocal => root::Kind::StackLocal,
+        RootKind::JniLocal => root::Kind::JniLocal,
+        RootKind::JniGlobal => root::Kind::JniGlobal,
+        RootKind::Monitor => root::Kind::Monitor,
+        RootKind::Other => root::Kind::Other,
+    }
+}
 
 pub fn handshake(agent: &Agent) -> Handshake {
     let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
@@ -438,6 +464,13 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_snapshot: now,
         last_refresh: now,
         cost_check: (0, now),
+        fields: FieldNames::new(Numbering::of_version(
+            &agent
+                .jvmti
+                .system_property("java.vm.specification.version")
+                .unwrap_or_default(),
+        )),
+        walk_threads: Vec::new(),
         live_bytes: 0,
         live_objects_published: 0,
         gc_counts: None,
@@ -745,12 +778,15 @@ impl Worker {
         // The walk's generation: samples born from here on and not reached were garbage at the
         // walk (see estimate.rs).
         let generation = tracker.map_or(0, |t| t.advance());
+        let threads = self.tag_threads();
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
             class_class: self.classes.class_class,
             weak_reference: &self.classes.weak_reference,
             next_class: &self.agent.next_class,
             tracker,
+            application: &self.classes.application,
+            threads,
         };
         let outcome = walk::walk(
             &jvmti,
@@ -901,6 +937,18 @@ impl Worker {
             exactness.gc_counted_types = types;
             exactness.gc_count_time_ms = at_ms.saturating_sub(self.agent.start_unix_ms);
         }
+        let (fields, roots, owned) = if estimate_of.is_none() {
+            if counts.unowned_roots > 0 {
+                debug!(
+                    "{} roots met after the walk's {} owner numbers ran out",
+                    counts.unowned_roots,
+                    tags::MAX_OWNER
+                );
+            }
+            self.graph(counts)
+        } else {
+            Default::default()
+        };
         self.remember(counts);
         self.switch_gc_counts(built.root.objects);
         self.live_bytes = built.root.bytes;
@@ -934,6 +982,9 @@ impl Worker {
                 gc_count_pause_ns: self.last_count_pause_ns,
             }),
             exactness: Some(exactness),
+            fields,
+            roots,
+            owned,
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {
@@ -1162,6 +1213,192 @@ impl Worker {
                 Err(e) => warning!("cannot change the sampling interval: {e}"),
             }
         }
+    }
+
+    /// Tags the live platform threads as the walk's first owners (1, 2, ...), with the coming
+    /// walk's epoch, and notes their names: the walk then knows whose stack a local is on, and
+    /// which thread's `ThreadLocal`s hold what. Returns how many.
+    fn tag_threads(&mut self) -> u32 {
+        self.walk_threads.clear();
+        let jvmti = self.agent.jvmti;
+        // SAFETY: the worker's own JNIEnv; the frame frees the thread references.
+        let Some(_frame) = (unsafe { LocalFrame::push(self.jni, 16) }) else {
+            return 0;
+        };
+        let Ok(threads) = jvmti.all_threads() else {
+            return 0;
+        };
+        for &thread in threads.as_slice() {
+            if self.walk_threads.len() as u32 >= tags::MAX_OWNER / 2 {
+                break;
+            }
+            let Ok(tag) = jvmti.tag(thread) else { continue };
+            let owner = self.walk_threads.len() as u32 + 1;
+            if jvmti
+                .set_tag(thread, tags::with_owner(tag, owner, 0, self.epoch))
+                .is_err()
+            {
+                continue;
+            }
+            let name = jvmti
+                .thread_info(thread)
+                .map(|info| info.name)
+                .unwrap_or_else(|_| "(unnamed thread)".into());
+            self.walk_threads.push(name);
+        }
+        self.walk_threads.len() as u32
+    }
+
+    /// Learns the field names of the classes a walk's field edges come from.
+    fn learn_fields(&mut self, counts: &WalkResult) {
+        let wanted: std::collections::HashSet<u32> = counts
+            .fields
+            .keys()
+            .filter(|(from, slot, _)| *slot != walk::ELEMENTS && !self.fields.has(*from))
+            .map(|(from, _, _)| *from)
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let jvmti = self.agent.jvmti;
+        // SAFETY: the worker's own JNIEnv; the frame frees the class references.
+        let Some(_frame) = (unsafe { LocalFrame::push(self.jni, 64) }) else {
+            return;
+        };
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for &class in classes.as_slice() {
+            let Ok(tag) = jvmti.tag(class) else { continue };
+            let id = tags::class_id(tag);
+            if wanted.contains(&id) && !self.fields.has(id) {
+                // SAFETY: the worker's JNIEnv; an inner frame frees the hierarchy's references.
+                unsafe {
+                    if let Some(_inner) = LocalFrame::push(self.jni, 64) {
+                        self.fields.learn(&jvmti, self.jni, id, class);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A slot's name: a field, `[]` for elements; statics as `Class.FIELD` elsewhere.
+    fn slot_name(&self, from: u32, slot: u32) -> String {
+        if slot == walk::ELEMENTS {
+            "[]".to_string()
+        } else {
+            self.fields.name(from, slot & !walk::STATIC)
+        }
+    }
+
+    /// The walk's field edges, roots and owned edges, named, for the snapshot. At most
+    /// `MAX_SLOTS_PER_PAIR` slots are kept per pair of types (the most referencing).
+    fn graph(&mut self, counts: &WalkResult) -> (Vec<FieldEdge>, Vec<ProtoRoot>, Vec<OwnedEdge>) {
+        self.learn_fields(counts);
+        let class = |s: &Self, id: u32| -> String {
+            s.classes
+                .names
+                .get(id as usize)
+                .cloned()
+                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
+        };
+        let mut edges: Vec<(&(u32, u32, u32), &walk::SlotCount)> = counts.fields.iter().collect();
+        edges.sort_unstable_by_key(|((from, slot, to), c)| {
+            (*from, *to, std::cmp::Reverse(c.references), *slot)
+        });
+        let mut fields = Vec::with_capacity(edges.len());
+        let mut pair = (u32::MAX, u32::MAX);
+        let mut kept = 0;
+        for (&(from, slot, to), c) in edges {
+            if (from, to) != pair {
+                pair = (from, to);
+                kept = 0;
+            }
+            kept += 1;
+            if kept > MAX_SLOTS_PER_PAIR {
+                continue;
+            }
+            let field = self.slot_name(from, slot);
+            fields.push(FieldEdge {
+                from_type: self.strings.intern(&class(self, from)),
+                field: self.strings.intern(&field),
+                is_static: slot != walk::ELEMENTS && slot & walk::STATIC != 0,
+                to_type: self.strings.intern(&class(self, to)),
+                referrers: c.referrers,
+                references: c.references,
+                max_fanout: c.max_fanout,
+                max_length: c.max_length,
+            });
+        }
+        let jvmti = self.agent.jvmti;
+        // SAFETY: the worker's own JNIEnv; frees the declaring-class references of frames.
+        let _frame = unsafe { LocalFrame::push(self.jni, 64) };
+        let mut roots = Vec::with_capacity(counts.roots.len());
+        for root in &counts.roots {
+            let thread = (root.thread as usize)
+                .checked_sub(1)
+                .and_then(|i| self.walk_threads.get(i))
+                .cloned();
+            let quoted = thread.as_deref().map(|t| format!("thread \"{t}\""));
+            let mut out = ProtoRoot {
+                kind: root_kind(root.kind) as i32,
+                thread: thread.as_deref().map_or(0, |t| self.strings.intern(t)),
+                ..Default::default()
+            };
+            let name = match root.kind {
+                RootKind::StaticField => {
+                    let holder = class(self, root.class);
+                    let field = self.slot_name(root.class, root.slot);
+                    out.holder_type = self.strings.intern(&holder);
+                    out.field = self.strings.intern(&field);
+                    format!("static {holder}.{field}")
+                }
+                RootKind::Thread => quoted.unwrap_or_else(|| "a thread".into()),
+                RootKind::StackLocal | RootKind::JniLocal => {
+                    let frame = self.methods.frame(&jvmti, (root.method, root.location));
+                    out.frame = self.strings.intern(&frame);
+                    let what = if root.kind == RootKind::StackLocal {
+                        "local"
+                    } else {
+                        "JNI local"
+                    };
+                    format!(
+                        "{what} in {frame} of {}",
+                        quoted.unwrap_or_else(|| "a thread".into())
+                    )
+                }
+                RootKind::JniGlobal => "JNI global".into(),
+                RootKind::Monitor => "monitor".into(),
+                RootKind::Other => "VM internal".into(),
+            };
+            out.name = self.strings.intern(&name);
+            roots.push(out);
+        }
+        let mut owned: Vec<OwnedEdge> = counts
+            .owned
+            .iter()
+            .map(|(&(root, level, from, slot, to), c)| OwnedEdge {
+                root: root - 1,
+                level: u32::from(level),
+                from_type: if level == 0 {
+                    0
+                } else {
+                    self.strings.intern(&class(self, from))
+                },
+                field: if level == 0 {
+                    0
+                } else {
+                    self.strings.intern(&self.slot_name(from, slot))
+                },
+                to_type: self.strings.intern(&class(self, to)),
+                referrers: c.referrers,
+                references: c.references,
+                max_fanout: c.max_fanout,
+                max_length: c.max_length,
+            })
+            .collect();
+        owned.sort_unstable_by_key(|e| (e.root, e.level, e.from_type, e.field, e.to_type));
+        (fields, roots, owned)
     }
 
     /// Names sites and threads sampled since the last snapshot.

@@ -9,6 +9,7 @@ pub mod load;
 pub mod mapping;
 pub mod model;
 pub mod scene;
+pub mod suspects;
 pub mod timeline;
 pub mod timetravel;
 pub mod treemap;

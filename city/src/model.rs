@@ -71,6 +71,49 @@ pub struct Reference {
     pub references: u64,
 }
 
+/// References by field, the GC roots, and what each root holds near it, as one walk found them
+/// (names resolved; see `FieldEdge`, `Root` and `OwnedEdge` in the proto).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Graph {
+    pub fields: Vec<FieldRef>,
+    pub roots: Vec<RootRef>,
+    pub owned: Vec<OwnedRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRef {
+    pub from: String,
+    /// A field name, `[]` for array elements, or `#N`.
+    pub field: String,
+    pub is_static: bool,
+    pub to: String,
+    pub referrers: u64,
+    pub references: u64,
+    pub max_fanout: u64,
+    pub max_length: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootRef {
+    pub kind: memcity_proto::v1::root::Kind,
+    /// Readable: `static LinkedListLeak.PEOPLE`, `thread "main"`.
+    pub name: String,
+    pub thread: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRef {
+    /// Index into `Graph::roots`.
+    pub root: usize,
+    pub level: u32,
+    pub from: String,
+    pub field: String,
+    pub to: String,
+    pub references: u64,
+    pub max_fanout: u64,
+    pub max_length: u64,
+}
+
 /// One point in time.
 #[derive(Debug, Clone, Default)]
 pub struct Frame {
@@ -93,6 +136,9 @@ pub struct Frame {
     /// estimates in this snapshot (errors are 95 % half-widths, 0 when the agent gave none).
     estimates: Vec<(NodeId, u64, u64)>,
     pub references: Vec<Reference>,
+    /// The walk's graph; `None` for estimates (theirs is their anchor walk's) and sources
+    /// without one.
+    pub graph: Option<std::sync::Arc<Graph>>,
 }
 
 /// One leaf group of a snapshot: its path of names below the root, and its size.
@@ -402,7 +448,10 @@ impl CityModel {
                         references: r.references,
                     })
                     .collect();
+                let graph = (!snapshot.fields.is_empty() || !snapshot.roots.is_empty())
+                    .then(|| std::sync::Arc::new(self.graph(snapshot)));
                 self.push_frame(Frame {
+                    graph,
                     seq: snapshot.seq,
                     time_ms: snapshot.time_ms,
                     trigger: snapshot.trigger,
@@ -423,6 +472,62 @@ impl CityModel {
             None => {}
         }
         Ok(())
+    }
+
+    fn graph(&self, snapshot: &memcity_proto::v1::Snapshot) -> Graph {
+        let name = |id: u32| self.strings.resolve(id).to_string();
+        Graph {
+            fields: snapshot
+                .fields
+                .iter()
+                .map(|f| FieldRef {
+                    from: name(f.from_type),
+                    field: name(f.field),
+                    is_static: f.is_static,
+                    to: name(f.to_type),
+                    referrers: f.referrers,
+                    references: f.references,
+                    max_fanout: f.max_fanout,
+                    max_length: f.max_length,
+                })
+                .collect(),
+            roots: snapshot
+                .roots
+                .iter()
+                .map(|r| RootRef {
+                    kind: r.kind(),
+                    name: name(r.name),
+                    thread: if r.thread == 0 {
+                        String::new()
+                    } else {
+                        name(r.thread)
+                    },
+                })
+                .collect(),
+            owned: snapshot
+                .owned
+                .iter()
+                .filter(|o| (o.root as usize) < snapshot.roots.len())
+                .map(|o| OwnedRef {
+                    root: o.root as usize,
+                    level: o.level,
+                    from: if o.level == 0 {
+                        String::new()
+                    } else {
+                        name(o.from_type)
+                    },
+                    field: if o.level == 0 {
+                        String::new()
+                    } else {
+                        name(o.field)
+                    },
+                    to: name(o.to_type),
+                    references: o.references,
+                    max_fanout: o.max_fanout,
+                    max_length: o.max_length,
+                })
+                .collect(),
+        }
     }
 
     pub fn frames(&self) -> &[Frame] {
@@ -509,12 +614,27 @@ impl CityModel {
         a + (b - a) * (t - i as f64)
     }
 
-    /// The window growth and colors use.
+    /// The window growth and colors use. By default the whole session after its warm-up: the
+    /// snapshot the agent takes as the VM starts holds none of the application's objects yet, so
+    /// growth from it is start-up, not a trend (a steady application would look like a leak).
     pub fn window(&self) -> Window {
-        self.window.unwrap_or(Window {
-            start: 0,
-            end: self.frames.len().saturating_sub(1),
+        self.window.unwrap_or_else(|| {
+            let end = self.frames.len().saturating_sub(1);
+            Window {
+                start: self.warm_start().min(end),
+                end,
+            }
         })
+    }
+
+    /// The first snapshot after start-up: past the VM-start snapshot, when at least two remain.
+    pub fn warm_start(&self) -> usize {
+        let start = memcity_proto::v1::snapshot::Trigger::Start as i32;
+        self.frames
+            .iter()
+            .position(|f| f.trigger != start)
+            .filter(|&i| i + 1 < self.frames.len())
+            .unwrap_or(0)
     }
 
     /// Restricts growth and colors to `start..=end` (clamped); `None` goes back to the whole
@@ -557,7 +677,15 @@ impl CityModel {
     }
 
     fn update_growth(&mut self) {
-        let mut best = (0u64, 0u64);
+        // Growth under 2 % of the heap is not worth red: normalizing by the largest growth alone
+        // would paint the biggest wobble of a steady heap as red as a leak.
+        let end = self.window().end;
+        let heap = self
+            .frames
+            .get(end)
+            .and_then(|f| f.get(ROOT))
+            .unwrap_or((0, 0));
+        let mut best = (heap.0 / 50, heap.1 / 50);
         for id in 0..self.nodes.len() as NodeId {
             if self.nodes[id as usize].is_leaf() {
                 best.0 = best

@@ -171,6 +171,13 @@ enum Command {
         /// References of the last snapshot to list in the table
         #[arg(long, default_value_t = 10)]
         references: usize,
+        /// Start of the growth window: a snapshot index (0 is the first) or seconds since the
+        /// session started (`12s`). Default: the first snapshot after the VM-start one
+        #[arg(long)]
+        from: Option<String>,
+        /// End of the growth window, as `--from`. Default: the last snapshot
+        #[arg(long)]
+        to: Option<String>,
     },
     /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
     Replay {
@@ -338,8 +345,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             top,
             json,
             references,
+            from,
+            to,
         } => {
-            let session = memcity_city::load::recording(&file)?;
+            let mut session = memcity_city::load::recording(&file)?;
+            if from.is_some() || to.is_some() {
+                let default = session.window();
+                let start = match &from {
+                    Some(at) => report::snapshot_at(&session, at)?,
+                    None => default.start,
+                };
+                let end = match &to {
+                    Some(at) => report::snapshot_at(&session, at)?,
+                    None => default.end,
+                };
+                if end < start {
+                    anyhow::bail!(
+                        "--to ({end}) is before --from ({start}): the window would be empty"
+                    );
+                }
+                session.set_window(Some(memcity_city::model::Window { start, end }));
+            }
             let top = if top == 0 { usize::MAX } else { top };
             let report = report::build(&session, top)
                 .with_context(|| format!("cannot report on {}", file.display()))?;

@@ -1,4 +1,4 @@
-//! `memcity report`: which groups grew, first snapshot against last.
+//! `memcity report`: the leak suspects, then which groups grew over the window.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::units::{bytes as human_bytes, count, signed_count};
 use memcity_city::model::{CityModel, Reference};
+use memcity_city::suspects::{suspects, Suspect};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct GroupGrowth {
@@ -75,6 +76,76 @@ pub struct Report {
     /// Stopped time of all walks as a fraction of wall time, at the last snapshot.
     pub overhead: f64,
     pub warnings: Vec<String>,
+    /// The window growth is measured over: snapshot indices (0 is the first) and their times.
+    pub window: WindowJson,
+    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`).
+    pub suspects: Vec<SuspectJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowJson {
+    pub from: usize,
+    pub to: usize,
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuspectJson {
+    pub root_kind: String,
+    pub root: String,
+    pub holder: String,
+    pub suspect_reference: String,
+    pub leaking: Vec<String>,
+    pub growth: i64,
+    pub confidence: String,
+    pub signature: String,
+    /// The walk (snapshot seq) the trace comes from, and how much older than the window's end.
+    pub walk_seq: u64,
+    pub walk_age_ms: u64,
+    pub steps: Vec<StepJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepJson {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub field: String,
+    pub objects: u64,
+    pub growth: i64,
+    pub content: bool,
+    pub suspect: bool,
+    pub size: u64,
+}
+
+impl From<Suspect> for SuspectJson {
+    fn from(s: Suspect) -> Self {
+        SuspectJson {
+            root_kind: s.root_kind,
+            root: s.root,
+            holder: s.holder,
+            suspect_reference: s.suspect_reference,
+            leaking: s.leaking,
+            growth: s.growth,
+            confidence: s.confidence.label().to_string(),
+            signature: s.signature,
+            walk_seq: s.walk_seq,
+            walk_age_ms: s.walk_age_ms,
+            steps: s
+                .steps
+                .into_iter()
+                .map(|t| StepJson {
+                    type_name: t.type_name,
+                    field: t.field,
+                    objects: t.objects,
+                    growth: t.growth,
+                    content: t.content,
+                    suspect: t.suspect,
+                    size: t.size,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,13 +154,15 @@ pub enum ReportError {
     NoSnapshots,
 }
 
-/// Ranks every leaf group of the session by growth between the first and last snapshot.
+/// Ranks every leaf group of the session by growth over its window (by default everything after
+/// the VM-start snapshot; see `CityModel::window`), and names the leak suspects.
 pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
-    let last_index = session
-        .len()
-        .checked_sub(1)
-        .ok_or(ReportError::NoSnapshots)?;
-    let first = session.leaves(0);
+    if session.frames().is_empty() {
+        return Err(ReportError::NoSnapshots);
+    }
+    let window = session.window();
+    let last_index = window.end;
+    let first = session.leaves(window.start);
     let last = session.leaves(last_index);
     let mut merged: BTreeMap<Vec<String>, GroupGrowth> = BTreeMap::new();
     for (leaf, is_first) in first
@@ -126,7 +199,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .then(a.path.cmp(&b.path))
     });
     groups.truncate(top);
-    let first_snap = &session.frames()[0];
+    let first_snap = &session.frames()[window.start];
     let last_snap = &session.frames()[last_index];
     let handshake = session.handshake.clone().unwrap_or_default();
     let overhead = last_snap
@@ -162,7 +235,129 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .collect(),
         overhead,
         warnings: session.warnings.clone(),
+        window: WindowJson {
+            from: window.start,
+            to: window.end,
+            from_ms: first_snap.time_ms,
+            to_ms: last_snap.time_ms,
+        },
+        suspects: suspects(session)
+            .into_iter()
+            .map(SuspectJson::from)
+            .collect(),
     })
+}
+
+/// The snapshot a `--from`/`--to` value names: an index (`3`) or seconds since the session
+/// started (`12s`, the last snapshot at or before it).
+pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
+    let frames = session.frames();
+    let last = frames.len().saturating_sub(1);
+    if let Some(seconds) = at.strip_suffix('s') {
+        let seconds: f64 = seconds.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "`{at}` is not a time: give seconds like `12s` or a snapshot index like `3`"
+            )
+        })?;
+        let start = frames.first().map_or(0, |f| f.time_ms);
+        let ms = start + (seconds.max(0.0) * 1000.0) as u64;
+        return Ok(frames
+            .partition_point(|f| f.time_ms <= ms)
+            .saturating_sub(1)
+            .min(last));
+    }
+    let index: usize = at.trim().parse().map_err(|_| {
+        anyhow::anyhow!("`{at}` is not a snapshot: give an index like `3` or seconds like `12s`")
+    })?;
+    if index > last {
+        anyhow::bail!("snapshot {index} does not exist: the recording holds snapshots 0..={last}");
+    }
+    Ok(index)
+}
+
+/// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
+/// the model): the suspect reference marked, collection internals indented as content.
+fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
+    if suspects.is_empty() {
+        let _ = writeln!(
+            out,
+            "LEAK SUSPECTS: none (no type grows steadily in this window)"
+        );
+        let _ = writeln!(out);
+        return;
+    }
+    let _ = writeln!(out, "LEAK SUSPECTS");
+    for (i, s) in suspects.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. {} grows by {} objects; held by {} ({}, confidence {})",
+            i + 1,
+            s.leaking.first().map(String::as_str).unwrap_or("?"),
+            signed_count(s.growth),
+            s.holder,
+            if s.root.is_empty() {
+                "root unknown"
+            } else {
+                &s.root
+            },
+            s.confidence
+        );
+        let _ = writeln!(
+            out,
+            "   GC root: {}{}",
+            if s.root.is_empty() {
+                "(none found)"
+            } else {
+                &s.root
+            },
+            if s.root_kind.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", s.root_kind)
+            }
+        );
+        for step in &s.steps {
+            let arrow = if step.suspect { "~~>" } else { "-->" };
+            let via = if step.field.is_empty() {
+                String::new()
+            } else {
+                format!(".{} ", step.field)
+            };
+            let size = if step.size > 1 {
+                format!(", largest {}", count(step.size))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "   {}{} {}{}  ({} objects, {}{}){}",
+                if step.content { "    " } else { "" },
+                arrow,
+                via,
+                step.type_name,
+                count(step.objects),
+                signed_count(step.growth),
+                size,
+                if step.suspect {
+                    "  <- suspect reference"
+                } else {
+                    ""
+                }
+            );
+        }
+        if s.leaking.len() > 1 {
+            let _ = writeln!(out, "   also explains: {}", s.leaking[1..].join(", "));
+        }
+        if s.walk_age_ms > 0 {
+            let _ = writeln!(
+                out,
+                "   (as of the walk of snapshot {}, {:.1} s before the window's end)",
+                s.walk_seq,
+                s.walk_age_ms as f64 / 1000.0
+            );
+        }
+        let _ = writeln!(out);
+    }
 }
 
 /// The report as a tree table for people: the top groups under their parents.
@@ -191,11 +386,20 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             (false, _) => String::new(),
         }
     );
-    let _ = writeln!(out, "grouped by {}", report.classifiers.join(" > "));
+    let _ = writeln!(
+        out,
+        "grouped by {}; growth over snapshots {}..{} ({:.1} s to {:.1} s)",
+        report.classifiers.join(" > "),
+        report.window.from,
+        report.window.to,
+        report.window.from_ms as f64 / 1000.0,
+        report.window.to_ms as f64 / 1000.0
+    );
     for warning in &report.warnings {
         let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out);
+    render_suspects(&mut out, &report.suspects);
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -332,6 +536,13 @@ mod tests {
     #[test]
     fn rows_sit_under_their_own_parents() {
         let report = Report {
+            window: WindowJson {
+                from: 0,
+                to: 1,
+                from_ms: 0,
+                to_ms: 0,
+            },
+            suspects: Vec::new(),
             snapshots: 2,
             exact_snapshots: 2,
             estimated_snapshots: 0,

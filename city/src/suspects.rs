@@ -1,0 +1,570 @@
+//! Leak suspects: from a growing group to the GC root that holds it, window-free.
+//!
+//! 1. **Trend.** A type grows when its live objects rise steadily over the window (after the
+//!    warm-up, see `CityModel::warm_start`): the least-squares slope times the window's span, and
+//!    how well a line fits (R²), in the spirit of JMC's live-set rule; first against last alone
+//!    would call any start-up ramp a leak.
+//! 2. **Climb.** From a growing type, follow the incoming field edge that gained the most
+//!    references between the window's first and last walk. While its source type grows too, it
+//!    leaks too: climb on. The first source that stays flat is the **holder** (the accumulation
+//!    point of Eclipse MAT's leak suspects) and that edge the **suspect reference**. A self-edge
+//!    (`LinkedList$Node.next`) is a chain: the climb enters it from the edge that leads into it.
+//! 3. **Fold.** Collection internals (`HashMap$Node[]`, an `ArrayList`'s `Object[]`,
+//!    `ThreadLocalMap$Entry`) are not where a fix goes: a holder that is one climbs to the
+//!    collection that owns it, and the internals become its *content*.
+//! 4. **Root.** Per-type edges mix the one growing map with every map of its type, so the root
+//!    comes from what each root owns near it (`OwnedEdge`): the root whose objects reach the
+//!    holder and whose content is largest (the longest table, the largest fan-out). The search
+//!    prefers static fields, then threads, then locals (the order of JFR's and LeakCanary's paths
+//!    to GC roots, chosen for readable chains). Without such evidence the class-level edges give
+//!    a candidate, marked ambiguous.
+
+use std::collections::{HashMap, HashSet};
+
+use memcity_proto::v1::root::Kind as RootKind;
+
+use crate::model::{CityModel, FieldRef, Graph, Metric, ROOT};
+
+/// How a type's live objects moved over the window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trend {
+    pub first: u64,
+    pub last: u64,
+    /// The fitted line's rise over the window (objects).
+    pub growth: f64,
+    /// How well a line fits, 0..1 (1 for a straight rise).
+    pub fit: f64,
+}
+
+impl Trend {
+    /// Least squares over `(seconds, objects)` points.
+    pub fn fit(points: &[(f64, f64)]) -> Option<Trend> {
+        if points.len() < 2 {
+            return None;
+        }
+        let n = points.len() as f64;
+        let (mx, my) = points
+            .iter()
+            .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
+        let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+        for &(x, y) in points {
+            sxy += (x - mx) * (y - my);
+            sxx += (x - mx) * (x - mx);
+            syy += (y - my) * (y - my);
+        }
+        if sxx <= 0.0 {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let fit = if syy > 0.0 {
+            (sxy * sxy / (sxx * syy)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let span = points.last().unwrap().0 - points[0].0;
+        Some(Trend {
+            first: points[0].1.max(0.0) as u64,
+            last: points.last().unwrap().1.max(0.0) as u64,
+            growth: slope * span,
+            fit,
+        })
+    }
+
+    /// A steady rise worth naming: a line fits well and it rose by at least `floor` objects.
+    pub fn is_leak(&self, floor: f64) -> bool {
+        self.growth >= floor && self.fit >= MIN_FIT && self.last > self.first
+    }
+}
+
+/// How well a line must fit a type's objects over time to call it a steady rise.
+pub const MIN_FIT: f64 = 0.6;
+/// The least growth named a leak: this share of the heap's objects (and at least 100 objects).
+pub const MIN_GROWTH_SHARE: f64 = 0.002;
+/// A source type grows along with an edge when its objects rose by this share of the edge's
+/// new references (a `Node[]` table stays one object while its nodes multiply).
+const GROWS_WITH: f64 = 0.2;
+/// Suspects named at most.
+const MAX_SUSPECTS: usize = 5;
+
+/// The trend of every type in the window, strongest growth first.
+pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
+    let w = model.window();
+    let frames = model.frames();
+    if frames.is_empty() {
+        return Vec::new();
+    }
+    let mut types: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (id, node) in model.nodes().iter().enumerate() {
+        if node.role == "Type" {
+            types.entry(node.name.as_str()).or_default().push(id as u32);
+        }
+    }
+    let t0 = frames[w.start].time_ms as f64;
+    let mut out: Vec<(String, Trend)> = types
+        .into_iter()
+        .filter_map(|(name, ids)| {
+            let points: Vec<(f64, f64)> = (w.start..=w.end)
+                .map(|i| {
+                    let objects: u64 = ids
+                        .iter()
+                        .map(|&id| model.value(id, i, Metric::Objects))
+                        .sum();
+                    ((frames[i].time_ms as f64 - t0) / 1000.0, objects as f64)
+                })
+                .collect();
+            Trend::fit(&points).map(|t| (name.to_string(), t))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
+    out
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Confidence {
+    /// The root's own objects hold the largest growing container of the holder's type, far
+    /// ahead of any other root's.
+    Exact,
+    /// The root is the only (or the preferred) one whose objects reach the holder's type.
+    Likely,
+    /// Only per-type edges point at it: another object of the same type may be the one.
+    Ambiguous,
+}
+
+impl Confidence {
+    pub fn label(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Likely => "likely",
+            Confidence::Ambiguous => "ambiguous",
+        }
+    }
+}
+
+/// One step of a leak trace, from the root down.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub type_name: String,
+    /// The field of the step above that references this one (`[]` for elements); for the first
+    /// step, empty (the root references it).
+    pub field: String,
+    /// Live objects of the type at the window's end, and their growth over it.
+    pub objects: u64,
+    pub growth: i64,
+    /// A collection's internals (folded into the collection above in a short trace).
+    pub content: bool,
+    /// This step is reached through the suspect reference.
+    pub suspect: bool,
+    /// The largest array length or fan-out seen through `field` (0 when unknown).
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspect {
+    pub root_kind: String,
+    /// `static CacheKeyLeak.CACHE`, `thread "worker"`, `local in ... of thread "main"`; empty
+    /// when no root was found.
+    pub root: String,
+    pub steps: Vec<Step>,
+    /// The accumulation point: the collection (or object) whose content grows.
+    pub holder: String,
+    /// `Holder.field -> Type`: where the growth enters.
+    pub suspect_reference: String,
+    /// The growing types this trace explains, the strongest first.
+    pub leaking: Vec<String>,
+    /// Objects gained by the first of `leaking` over the window.
+    pub growth: i64,
+    pub confidence: Confidence,
+    /// Stable across snapshots and runs: root, holder, suspect reference, leaking type.
+    pub signature: String,
+    /// The walk the trace comes from, and how much older it is than the window's end.
+    pub walk_seq: u64,
+    pub walk_age_ms: u64,
+}
+
+/// Whether a type is a collection's internals rather than a place a fix goes.
+pub fn is_internal(type_name: &str) -> bool {
+    let base = type_name.trim_end_matches("[]");
+    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
+        && base.contains('$')
+}
+
+/// The leak suspects of the window, most growth first (empty when nothing grows steadily or no
+/// walk has a graph).
+pub fn suspects(model: &CityModel) -> Vec<Suspect> {
+    let w = model.window();
+    let frames = model.frames();
+    let Some(last) = (w.start..=w.end).rev().find(|&i| frames[i].graph.is_some()) else {
+        return Vec::new();
+    };
+    let first = (w.start..last).find(|&i| frames[i].graph.is_some());
+    let g1 = frames[last].graph.as_deref().unwrap();
+    let g0 = first.and_then(|i| frames[i].graph.as_deref());
+    let trends: HashMap<String, Trend> = type_trends(model).into_iter().collect();
+    let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
+    let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
+    let mut growers: Vec<(&String, &Trend)> =
+        trends.iter().filter(|(_, t)| t.is_leak(floor)).collect();
+    growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(b.0)));
+    let graph = Climb::new(g0, g1, &trends);
+    let mut out: Vec<Suspect> = Vec::new();
+    for (name, trend) in growers.into_iter().take(MAX_SUSPECTS * 4) {
+        let Some(mut suspect) = graph.trace(name) else {
+            continue;
+        };
+        if let Some(known) = out.iter_mut().find(|s| s.signature == suspect.signature) {
+            known.leaking.push(name.clone());
+            continue;
+        }
+        // Types that a trace already passes through are explained by it.
+        if out
+            .iter()
+            .any(|s| s.steps.iter().any(|step| &step.type_name == name))
+        {
+            continue;
+        }
+        suspect.growth = trend.growth.round() as i64;
+        suspect.walk_seq = frames[last].seq;
+        suspect.walk_age_ms = frames[w.end].time_ms.saturating_sub(frames[last].time_ms);
+        out.push(suspect);
+        if out.len() == MAX_SUSPECTS {
+            break;
+        }
+    }
+    out
+}
+
+struct Climb<'a> {
+    g1: &'a Graph,
+    trends: &'a HashMap<String, Trend>,
+    /// References per `(from, field, to)` at the first walk.
+    before: HashMap<(&'a str, &'a str, &'a str), u64>,
+    has_before: bool,
+    incoming: HashMap<&'a str, Vec<&'a FieldRef>>,
+}
+
+impl<'a> Climb<'a> {
+    fn new(g0: Option<&'a Graph>, g1: &'a Graph, trends: &'a HashMap<String, Trend>) -> Self {
+        let before = g0
+            .map(|g| {
+                g.fields
+                    .iter()
+                    .map(|f| {
+                        (
+                            (f.from.as_str(), f.field.as_str(), f.to.as_str()),
+                            f.references,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut incoming: HashMap<&str, Vec<&FieldRef>> = HashMap::new();
+        for f in &g1.fields {
+            if !f.is_static {
+                incoming.entry(f.to.as_str()).or_default().push(f);
+            }
+        }
+        Climb {
+            g1,
+            trends,
+            before,
+            has_before: g0.is_some(),
+            incoming,
+        }
+    }
+
+    /// References an edge gained between the walks (all of them when there is one walk).
+    fn gained(&self, f: &FieldRef) -> i64 {
+        let before = if self.has_before {
+            self.before
+                .get(&(f.from.as_str(), f.field.as_str(), f.to.as_str()))
+                .copied()
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        f.references as i64 - before as i64
+    }
+
+    fn growth(&self, type_name: &str) -> i64 {
+        self.trends
+            .get(type_name)
+            .map_or(0, |t| t.last as i64 - t.first as i64)
+    }
+
+    fn objects(&self, type_name: &str) -> u64 {
+        self.trends.get(type_name).map_or(0, |t| t.last)
+    }
+
+    fn step(&self, type_name: &str, field: &str, size: u64) -> Step {
+        Step {
+            type_name: type_name.to_string(),
+            field: field.to_string(),
+            objects: self.objects(type_name),
+            growth: self.growth(type_name),
+            content: false,
+            suspect: false,
+            size,
+        }
+    }
+
+    /// The edge into `to` that explains its growth: the one that gained most; a self-edge is a
+    /// chain, entered by the best edge from elsewhere.
+    fn best_into(&self, to: &str) -> Option<&'a FieldRef> {
+        let edges = self.incoming.get(to)?;
+        // Ties go to the first name (`first` before `last`), so traces are stable.
+        let key = |f: &&&FieldRef| {
+            (
+                self.gained(f),
+                f.references,
+                std::cmp::Reverse((f.from.clone(), f.field.clone())),
+            )
+        };
+        let best = *edges.iter().max_by_key(key)?;
+        if best.from != to {
+            return Some(best);
+        }
+        edges
+            .iter()
+            .filter(|f| f.from != to)
+            .max_by_key(key)
+            .copied()
+    }
+
+    fn trace(&self, leaking: &str) -> Option<Suspect> {
+        // Bottom-up: the leaking type first.
+        let mut up: Vec<Step> = vec![self.step(leaking, "", 0)];
+        let mut seen: HashSet<&str> = HashSet::from([leaking]);
+        let mut current: &str = leaking;
+        let mut suspect_edge: Option<&FieldRef> = None;
+        for _ in 0..32 {
+            let Some(edge) = self.best_into(current) else {
+                break;
+            };
+            up.last_mut().unwrap().field = edge.field.clone();
+            up.last_mut().unwrap().size = edge.max_length.max(edge.max_fanout);
+            if edge.from == current || seen.contains(edge.from.as_str()) {
+                break;
+            }
+            let source_growth = self.growth(&edge.from) as f64;
+            let grows =
+                source_growth > 0.0 && source_growth >= GROWS_WITH * self.gained(edge) as f64;
+            up.push(self.step(&edge.from, "", 0));
+            seen.insert(edge.from.as_str());
+            current = edge.from.as_str();
+            if !grows {
+                suspect_edge = Some(edge);
+                break;
+            }
+        }
+        let suspect_edge = suspect_edge?;
+        // The step reached through the suspect reference is the one below the holder.
+        let below = up.len() - 2;
+        up[below].suspect = true;
+        // Fold: a holder that is a collection's internals climbs to its collection.
+        while is_internal(current) {
+            let Some(edge) = self.best_into(current) else {
+                break;
+            };
+            if seen.contains(edge.from.as_str()) {
+                break;
+            }
+            let top = up.last_mut().unwrap();
+            top.content = true;
+            top.field = edge.field.clone();
+            top.size = edge.max_length.max(edge.max_fanout);
+            up.push(self.step(&edge.from, "", 0));
+            seen.insert(edge.from.as_str());
+            current = edge.from.as_str();
+        }
+        // Types between the holder and the suspect reference that are internals are content.
+        let holder_at = up.len() - 1;
+        for step in up.iter_mut().take(holder_at).skip(below + 1) {
+            step.content = true;
+        }
+        let holder = current.to_string();
+        let (root, root_kind, (above, field_into), confidence) = self.root_of(&holder, &up);
+        up.last_mut().unwrap().field = field_into;
+        let mut steps: Vec<Step> = above;
+        steps.extend(up.into_iter().rev());
+        let suspect_reference = format!(
+            "{}.{} -> {}",
+            suspect_edge.from, suspect_edge.field, suspect_edge.to
+        );
+        let signature = format!("{root} | {holder} | {suspect_reference} | {leaking}");
+        Some(Suspect {
+            root_kind,
+            root,
+            steps,
+            holder,
+            suspect_reference,
+            leaking: vec![leaking.to_string()],
+            growth: 0,
+            confidence,
+            signature,
+            walk_seq: 0,
+            walk_age_ms: 0,
+        })
+    }
+
+    /// The root holding `holder`, the steps from it down to (not including) the holder, and how
+    /// sure that is. `content`: the trace below the holder (bottom-up), whose types tell which
+    /// of a root's containers is the growing one.
+    #[allow(clippy::type_complexity)] // one tuple, taken apart at the one call
+    fn root_of(
+        &self,
+        holder: &str,
+        below: &[Step],
+    ) -> (String, String, (Vec<Step>, String), Confidence) {
+        let g = self.g1;
+        let content: HashSet<&str> = below.iter().map(|s| s.type_name.as_str()).collect();
+        // Per root: the deepest level at which it owns a holder, and how large the containers
+        // it owns below that are.
+        let mut candidates: HashMap<usize, (u32, u64)> = HashMap::new();
+        for o in &g.owned {
+            if o.to == holder {
+                let c = candidates.entry(o.root).or_insert((o.level, 0));
+                c.0 = c.0.min(o.level);
+            }
+        }
+        for o in &g.owned {
+            if let Some(c) = candidates.get_mut(&o.root) {
+                if o.level > c.0 && (o.from == holder || content.contains(o.from.as_str())) {
+                    c.1 = c.1.max(o.max_length).max(o.max_fanout);
+                }
+            }
+        }
+        let rank = |root: usize| -> u8 {
+            let r = &g.roots[root];
+            let app = !is_jdk_root(&r.name);
+            match r.kind {
+                RootKind::StaticField if app => 0,
+                RootKind::Thread => 1,
+                RootKind::StackLocal if !is_jdk_frame(&r.name) => 2,
+                RootKind::StaticField => 3,
+                RootKind::StackLocal | RootKind::JniLocal => 4,
+                _ => 5,
+            }
+        };
+        // One reference is no evidence of size: only containers count.
+        let mut ranked: Vec<(usize, (u32, u64))> = candidates
+            .into_iter()
+            .map(|(root, (level, size))| (root, (level, if size > 1 { size } else { 0 })))
+            .collect();
+        ranked.sort_by_key(|&(root, (level, size))| {
+            (
+                std::cmp::Reverse(size),
+                rank(root),
+                level,
+                g.roots[root].name.clone(),
+            )
+        });
+        if let Some(&(mut root, (mut level, size))) = ranked.first() {
+            let runner_up = ranked.get(1).map_or(0, |r| r.1 .1);
+            let mut confidence = if size > 0 && size >= 2 * runner_up.max(1) {
+                Confidence::Exact
+            } else if ranked.len() == 1 || rank(root) < ranked.get(1).map_or(u8::MAX, |r| rank(r.0))
+            {
+                Confidence::Likely
+            } else {
+                Confidence::Ambiguous
+            };
+            // An object is owned by the first root the walk comes from, and the walk visits
+            // what thread stacks hold before class mirrors and their statics: a method working
+            // on a static map takes it from its field. When a frame won and an application
+            // static holds the holder's type directly, the static is the root to fix (the frame
+            // only borrows it), though the evidence is the frame's.
+            if matches!(
+                g.roots[root].kind,
+                RootKind::StackLocal | RootKind::JniLocal
+            ) {
+                if let Some(&(r, (l, _))) =
+                    ranked.iter().find(|(r, (l, _))| *l == 0 && rank(*r) == 0)
+                {
+                    root = r;
+                    level = l;
+                    confidence = confidence.max(Confidence::Likely);
+                }
+            }
+            let path = self.owned_path(root, level, holder);
+            let r = &g.roots[root];
+            return (r.name.clone(), kind_label(r.kind).into(), path, confidence);
+        }
+        // No root owns one: the static fields pointing at the holder's type, the application's
+        // first.
+        let mut statics: Vec<&FieldRef> = g
+            .fields
+            .iter()
+            .filter(|f| f.is_static && f.to == holder)
+            .collect();
+        statics.sort_by_key(|f| (is_jdk_root(&f.from), f.from.clone(), f.field.clone()));
+        if let Some(f) = statics.first() {
+            return (
+                format!("static {}.{}", f.from, f.field),
+                kind_label(RootKind::StaticField).into(),
+                Default::default(),
+                Confidence::Ambiguous,
+            );
+        }
+        (
+            String::new(),
+            String::new(),
+            Default::default(),
+            Confidence::Ambiguous,
+        )
+    }
+
+    /// The steps from a root's object down to the holder it owns at `level` (top-down, holder
+    /// excluded), and the field through which the last of them references the holder.
+    fn owned_path(&self, root: usize, level: u32, holder: &str) -> (Vec<Step>, String) {
+        let mut steps: Vec<Step> = Vec::new();
+        let mut to = holder.to_string();
+        let mut field_into = String::new();
+        for l in (1..=level).rev() {
+            let Some(o) = self
+                .g1
+                .owned
+                .iter()
+                .filter(|o| o.root == root && o.level == l && o.to == to)
+                .max_by_key(|o| o.references)
+            else {
+                break;
+            };
+            match steps.last_mut() {
+                None => field_into = o.field.clone(),
+                Some(below) => below.field = o.field.clone(),
+            }
+            steps.push(self.step(&o.from, "", 0));
+            to = o.from.clone();
+        }
+        steps.reverse();
+        (steps, field_into)
+    }
+}
+
+fn kind_label(kind: RootKind) -> &'static str {
+    match kind {
+        RootKind::StaticField => "static field",
+        RootKind::Thread => "thread",
+        RootKind::StackLocal => "stack local",
+        RootKind::JniLocal => "JNI local",
+        RootKind::JniGlobal => "JNI global",
+        RootKind::Monitor => "monitor",
+        RootKind::Other | RootKind::Unspecified => "VM internal",
+    }
+}
+
+/// Whether a local's frame (`local in Class.method(...) of thread ...`) is the JDK's code.
+fn is_jdk_frame(name: &str) -> bool {
+    let frame = name.split_once(" in ").map_or(name, |(_, rest)| rest);
+    ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+        .iter()
+        .any(|p| frame.starts_with(p))
+}
+
+/// Whether a root belongs to the JDK (a JDK class's static), for ranking the application's first.
+fn is_jdk_root(name: &str) -> bool {
+    let name = name.strip_prefix("static ").unwrap_or(name);
+    ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
