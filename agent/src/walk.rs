@@ -182,6 +182,9 @@ const NO_FRAME: FrameRef = FrameRef {
     location: 0,
 };
 
+/// Elements of an owned array that are owned in turn.
+const OWNED_ELEMENTS: u32 = 64;
+
 /// `(owner, level, from class, slot, to class)`: level 0 is the root's own reference to its
 /// object (`from` and `slot` 0); level `d + 1` a reference from an object owned at depth `d`.
 pub type OwnedKey = (u32, u8, u32, u32, u32);
@@ -282,6 +285,8 @@ struct State<'a> {
     /// elements are counted but not owned: there may be millions).
     current_owned: Option<(u32, u8)>,
     current_array: bool,
+    /// Elements of the current (owned) array made owned so far.
+    elements_owned: u32,
     fields: IntMap<(u32, u32, u32), SlotCount>,
     roots: Vec<Root>,
     /// Per root (owner number - 1), the depth its own object is owned at.
@@ -316,6 +321,7 @@ impl<'a> State<'a> {
             slot_owner: 0,
             current_owned: None,
             current_array: false,
+            elements_owned: 0,
             fields: IntMap::default(),
             roots: (1..=facts_threads)
                 .map(|thread| Root {
@@ -404,6 +410,7 @@ impl<'a> State<'a> {
         self.current_mirror = None;
         self.current_owned = None;
         self.current_array = false;
+        self.elements_owned = 0;
     }
 
     /// Counts one reference of the current visit to class `to` through `slot`, and makes the
@@ -432,7 +439,13 @@ impl<'a> State<'a> {
             self.slots.push((slot, to, 1, length));
         }
         if let Some((root, depth)) = self.current_owned {
-            if depth < tags::MAX_OWNED_DEPTH && !self.current_array {
+            // An owned array's first elements are owned too (a thread's `ThreadLocalMap`
+            // entries), not all of them: a big array's are the content, and there may be
+            // millions.
+            if depth < tags::MAX_OWNED_DEPTH
+                && (!self.current_array || self.elements_owned < OWNED_ELEMENTS)
+            {
+                self.elements_owned += u32::from(self.current_array);
                 self.own(tag_ptr, to, length, root, depth + 1);
             }
         }

@@ -330,6 +330,25 @@ impl<'a> Climb<'a> {
             .copied()
     }
 
+    /// The edge from the collection that owns `internal` (a table, a node): the one through
+    /// which the largest array or fan-out is held, since the growing collection is the big one
+    /// among all of its type.
+    fn container_of(&self, internal: &str) -> Option<&'a FieldRef> {
+        self.incoming
+            .get(internal)?
+            .iter()
+            .filter(|f| f.from != internal)
+            .max_by_key(|f| {
+                (
+                    f.max_length.max(f.max_fanout),
+                    self.gained(f),
+                    f.references,
+                    std::cmp::Reverse((f.from.clone(), f.field.clone())),
+                )
+            })
+            .copied()
+    }
+
     fn trace(&self, leaking: &str) -> Option<Suspect> {
         // Bottom-up: the leaking type first.
         let mut up: Vec<Step> = vec![self.step(leaking, "", 0)];
@@ -360,11 +379,17 @@ impl<'a> Climb<'a> {
         // The step reached through the suspect reference is the one below the holder.
         let below = up.len() - 2;
         up[below].suspect = true;
-        // Fold: a holder that is a collection's internals climbs to its collection.
-        while is_internal(current) {
-            let Some(edge) = self.best_into(current) else {
+        // Fold: a holder that is a collection's internals climbs to its collection (an
+        // `Object[]` is one when a `java.util` collection holds it, as `ArrayList.elementData`).
+        loop {
+            let Some(edge) = self.container_of(current) else {
                 break;
             };
+            let internal = is_internal(current)
+                || (current == "java.lang.Object[]" && edge.from.starts_with("java.util."));
+            if !internal {
+                break;
+            }
             if seen.contains(edge.from.as_str()) {
                 break;
             }

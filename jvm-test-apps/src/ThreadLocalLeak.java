@@ -1,0 +1,50 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A leak held only through a thread: a worker thread named "leaky-worker" keeps every request's
+ * record in a ThreadLocal list it never clears (a per-thread cache that outlives its requests).
+ * Nothing else references the list: the path to it runs from the thread through its
+ * ThreadLocalMap. Prints READY once working and DONE with the records held at the end.
+ * Usage: java ThreadLocalLeak SECONDS [RECORDS_PER_SECOND]
+ */
+public class ThreadLocalLeak {
+    static final class Record {
+        final long id;
+        final String payload;
+        Record(long id, String payload) { this.id = id; this.payload = payload; }
+    }
+
+    static final ThreadLocal<List<Record>> SEEN = ThreadLocal.withInitial(ArrayList::new);
+    static volatile long sink;
+    static volatile int held;
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
+        int perSecond = args.length > 1 ? Integer.parseInt(args[1]) : 20000;
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        Thread worker = new Thread(() -> {
+            long n = 0;
+            long tick = System.nanoTime();
+            try {
+                while (System.nanoTime() < end) {
+                    for (int i = 0; i < perSecond / 100; i++, n++) {
+                        SEEN.get().add(new Record(n, "request-" + n));
+                        sink += new StringBuilder("tmp").append(n).length();
+                    }
+                    held = SEEN.get().size();
+                    tick += 10_000_000L;
+                    long wait = tick - System.nanoTime();
+                    if (wait > 0) Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "leaky-worker");
+        worker.start();
+        System.out.println("READY");
+        System.out.flush();
+        worker.join();
+        System.out.println("DONE records=" + held);
+    }
+}

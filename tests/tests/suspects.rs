@@ -1,0 +1,167 @@
+//! Leak suspects end to end: each bundled leak runs on a real JVM (G1 and ZGC) with the real
+//! agent recording, and `memcity report --json` must name its GC root, holder and fields exactly;
+//! the steady app must have no suspect.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use memcity_e2e::*;
+use serde_json::Value;
+
+const GCS: [&str; 2] = ["-XX:+UseG1GC", "-XX:+UseZGC"];
+
+/// Records `main` for `seconds` (walks allowed often, so a short run has several) and returns
+/// the report's first suspect, or `Value::Null` when it names none.
+fn first_suspect(jdk: &Jdk, main: &str, gc: &str, seconds: f64) -> (Value, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join(format!("{main}.mcrec"));
+    let mut app = AppSpec::new(jdk, main, seconds)
+        .flag(gc)
+        .flag("-Xmn16m")
+        .agent(format!(
+            "port=0,record={},budget=50,min_interval=250ms,period=400ms",
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+    assert!(status.success(), "{main} {gc}: stderr {}", app.stderr());
+    assert!(stdout.last().unwrap().starts_with("DONE"), "{stdout:?}");
+    let report = report_json(&file);
+    let suspect = report["suspects"]
+        .as_array()
+        .unwrap()
+        .first()
+        .cloned()
+        .unwrap_or(Value::Null);
+    (suspect, report)
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// `Type.field` pairs of a trace, top-down: the field by which each step is reached.
+fn fields(suspect: &Value) -> Vec<String> {
+    suspect["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", text(s, "field"), text(s, "type")))
+        .collect()
+}
+
+#[test]
+fn linked_list_leak_names_its_static_field() {
+    let jdk = jdk17();
+    for gc in GCS {
+        let (s, report) = first_suspect(&jdk, "LinkedListLeak", gc, 6.0);
+        assert_eq!(
+            text(&s, "root"),
+            "static LinkedListLeak.PEOPLE",
+            "{gc}: {report:#}"
+        );
+        assert_eq!(text(&s, "root_kind"), "static field", "{gc}");
+        assert_eq!(text(&s, "holder"), "java.util.LinkedList", "{gc}");
+        assert_eq!(
+            text(&s, "suspect_reference"),
+            "java.util.LinkedList.first -> java.util.LinkedList$Node",
+            "{gc}"
+        );
+        let f = fields(&s);
+        assert_eq!(f[0], " java.util.LinkedList", "{gc}: {f:?}");
+        assert_eq!(f[1], "first java.util.LinkedList$Node", "{gc}: {f:?}");
+        assert_eq!(f[2], "item LinkedListLeak$Person", "{gc}: {f:?}");
+        assert!(s["growth"].as_i64().unwrap() > 10_000, "{gc}: {s:#}");
+    }
+}
+
+#[test]
+fn cache_key_leak_names_its_static_map_and_its_table() {
+    let jdk = jdk17();
+    for gc in GCS {
+        let (s, report) = first_suspect(&jdk, "CacheKeyLeak", gc, 6.0);
+        assert_eq!(
+            text(&s, "root"),
+            "static CacheKeyLeak.CACHE",
+            "{gc}: {report:#}"
+        );
+        assert_eq!(
+            text(&s, "holder"),
+            "java.util.concurrent.ConcurrentHashMap",
+            "{gc}"
+        );
+        let f = fields(&s);
+        assert!(
+            f.iter()
+                .any(|x| x == "table java.util.concurrent.ConcurrentHashMap$Node[]"),
+            "{gc}: {f:?}"
+        );
+        assert!(
+            f.iter().any(|x| x == "val java.util.ArrayList"),
+            "{gc}: {f:?}"
+        );
+        // The table is folded as the map's content, and its length is the evidence.
+        let table = &s["steps"][1];
+        assert!(table["content"].as_bool().unwrap(), "{gc}: {s:#}");
+        assert!(table["size"].as_u64().unwrap() >= 1024, "{gc}: {s:#}");
+    }
+}
+
+#[test]
+fn host_pool_leak_names_the_local_in_main_and_the_pools_map() {
+    let jdk = jdk17();
+    for gc in GCS {
+        let (s, report) = first_suspect(&jdk, "HostPoolLeak", gc, 6.0);
+        let root = text(&s, "root");
+        assert!(
+            root.starts_with("local in HostPoolLeak.main(HostPoolLeak.java:")
+                && root.ends_with(" of thread \"main\""),
+            "{gc}: {root}: {report:#}"
+        );
+        assert_eq!(text(&s, "root_kind"), "stack local", "{gc}");
+        assert_eq!(text(&s, "holder"), "java.util.HashMap", "{gc}");
+        assert_eq!(text(&s, "confidence"), "exact", "{gc}");
+        let f = fields(&s);
+        assert_eq!(f[0], " HostPoolLeak$ConnectionManager", "{gc}: {f:?}");
+        assert_eq!(f[1], "pools java.util.HashMap", "{gc}: {f:?}");
+        assert_eq!(f[2], "table java.util.HashMap$Node[]", "{gc}: {f:?}");
+    }
+}
+
+#[test]
+fn a_leak_held_by_a_thread_local_names_the_thread() {
+    let jdk = jdk17();
+    for gc in GCS {
+        let (s, report) = first_suspect(&jdk, "ThreadLocalLeak", gc, 6.0);
+        assert_eq!(
+            text(&s, "root"),
+            "thread \"leaky-worker\"",
+            "{gc}: {report:#}"
+        );
+        assert_eq!(text(&s, "root_kind"), "thread", "{gc}");
+        assert_eq!(text(&s, "holder"), "java.util.ArrayList", "{gc}");
+        let f = fields(&s);
+        assert!(
+            f.iter()
+                .any(|x| x == "threadLocals java.lang.ThreadLocal$ThreadLocalMap"),
+            "{gc}: {f:?}"
+        );
+        assert!(
+            f.iter().any(|x| x == "value java.util.ArrayList"),
+            "{gc}: {f:?}"
+        );
+    }
+}
+
+#[test]
+fn steady_state_has_no_suspect() {
+    let jdk = jdk17();
+    for gc in GCS {
+        let (s, report) = first_suspect(&jdk, "SteadyState", gc, 5.0);
+        assert!(
+            s.is_null(),
+            "{gc}: a steady heap named a suspect: {report:#}"
+        );
+    }
+}
