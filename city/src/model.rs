@@ -474,6 +474,13 @@ impl CityModel {
         Ok(())
     }
 
+    /// Gives snapshot `index` a walk's graph (for sources that carry one beside `push_tree`).
+    pub fn set_graph(&mut self, index: usize, graph: Graph) {
+        if let Some(frame) = self.frames.get_mut(index) {
+            frame.graph = Some(std::sync::Arc::new(graph));
+        }
+    }
+
     fn graph(&self, snapshot: &memcity_proto::v1::Snapshot) -> Graph {
         let name = |id: u32| self.strings.resolve(id).to_string();
         Graph {

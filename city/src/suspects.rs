@@ -216,10 +216,11 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
             continue;
         }
         // Types that a trace already passes through are explained by it.
-        if out
-            .iter()
-            .any(|s| s.steps.iter().any(|step| &step.type_name == name))
+        if let Some(known) = out
+            .iter_mut()
+            .find(|s| s.steps.iter().any(|step| &step.type_name == name))
         {
+            known.leaking.push(name.clone());
             continue;
         }
         suspect.growth = trend.growth.round() as i64;
@@ -592,4 +593,240 @@ fn is_jdk_root(name: &str) -> bool {
     ["java.", "javax.", "jdk.", "sun.", "com.sun."]
         .iter()
         .any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{OwnedRef, RootRef};
+
+    fn edge(from: &str, field: &str, to: &str, references: u64, length: u64) -> FieldRef {
+        FieldRef {
+            from: from.into(),
+            field: field.into(),
+            is_static: false,
+            to: to.into(),
+            referrers: references.min(1),
+            references,
+            max_fanout: references,
+            max_length: length,
+        }
+    }
+
+    fn owned(root: usize, level: u32, from: &str, field: &str, to: &str, length: u64) -> OwnedRef {
+        OwnedRef {
+            root,
+            level,
+            from: from.into(),
+            field: field.into(),
+            to: to.into(),
+            references: 1,
+            max_fanout: 1,
+            max_length: length,
+        }
+    }
+
+    /// Three snapshots of types `(name, objects)` a second apart, each with `graph(i)`.
+    fn session(types: &[(&str, [u64; 3])], graph: impl Fn(usize) -> Graph) -> CityModel {
+        let mut m = CityModel::new();
+        for i in 0..3 {
+            let rows: Vec<(Vec<String>, String, u64, u64)> = types
+                .iter()
+                .map(|(name, counts)| {
+                    (
+                        vec!["p".into(), name.to_string()],
+                        "Type".into(),
+                        counts[i],
+                        counts[i] * 16,
+                    )
+                })
+                .collect();
+            let total: u64 = types.iter().map(|t| t.1[i]).sum();
+            m.push_tree(i as u64 * 1000, (total, total * 16), &rows, Vec::new());
+            m.set_graph(i, graph(i));
+        }
+        m
+    }
+
+    fn map_leak(i: usize) -> Graph {
+        let n = [100, 10_000, 20_000][i];
+        Graph {
+            fields: vec![
+                edge("java.util.Map", "table", "java.util.Map$Node[]", 3, 32_768),
+                edge(
+                    "java.util.Map$Node[]",
+                    "[]",
+                    "java.util.Map$Node",
+                    n + 20,
+                    n,
+                ),
+                edge("java.util.Map$Node", "value", "Item", n, 0),
+                edge("java.util.Map$Node", "next", "java.util.Map$Node", 5, 0),
+                edge("Other", "items", "Item", 10, 0),
+            ],
+            roots: vec![
+                RootRef {
+                    kind: RootKind::StaticField,
+                    name: "static App.CACHE".into(),
+                    thread: String::new(),
+                },
+                RootRef {
+                    kind: RootKind::StaticField,
+                    name: "static java.util.Registry.MAPS".into(),
+                    thread: String::new(),
+                },
+            ],
+            owned: vec![
+                owned(0, 0, "", "", "java.util.Map", 0),
+                owned(
+                    0,
+                    1,
+                    "java.util.Map",
+                    "table",
+                    "java.util.Map$Node[]",
+                    32_768,
+                ),
+                owned(1, 0, "", "", "java.util.Map", 0),
+                owned(1, 1, "java.util.Map", "table", "java.util.Map$Node[]", 16),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_steady_rise_is_a_trend_and_a_ramp_then_flat_is_not() {
+        let rise: Vec<(f64, f64)> = (0..10)
+            .map(|i| (i as f64, 100.0 + 50.0 * i as f64))
+            .collect();
+        let t = Trend::fit(&rise).unwrap();
+        assert!((t.growth - 450.0).abs() < 1e-6 && t.fit > 0.99);
+        assert!(t.is_leak(100.0));
+        let flat: Vec<(f64, f64)> = (0..10)
+            .map(|i| (i as f64, if i % 2 == 0 { 1000.0 } else { 1010.0 }))
+            .collect();
+        assert!(!Trend::fit(&flat).unwrap().is_leak(100.0));
+        assert!(Trend::fit(&rise[..1]).is_none());
+    }
+
+    #[test]
+    fn the_climb_stops_at_the_flat_table_and_folds_it_into_the_map_of_the_largest_root() {
+        let m = session(
+            &[
+                ("Item", [110, 10_010, 20_010]),
+                ("java.util.Map$Node", [105, 10_005, 20_005]),
+                ("java.util.Map$Node[]", [3, 3, 3]),
+                ("java.util.Map", [3, 3, 3]),
+            ],
+            map_leak,
+        );
+        let s = suspects(&m);
+        assert_eq!(s.len(), 1, "{s:#?}");
+        let s = &s[0];
+        assert_eq!(
+            s.root, "static App.CACHE",
+            "the root owning the long table, not the JDK's"
+        );
+        assert_eq!(s.holder, "java.util.Map");
+        assert_eq!(
+            s.suspect_reference,
+            "java.util.Map$Node[].[] -> java.util.Map$Node"
+        );
+        assert_eq!(s.confidence, Confidence::Exact);
+        assert_eq!(
+            s.leaking,
+            ["Item", "java.util.Map$Node"],
+            "the nodes are explained by the same trace"
+        );
+        let steps: Vec<(&str, &str, bool)> = s
+            .steps
+            .iter()
+            .map(|t| (t.type_name.as_str(), t.field.as_str(), t.content))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("java.util.Map", "", false),
+                ("java.util.Map$Node[]", "table", true),
+                ("java.util.Map$Node", "[]", false),
+                ("Item", "value", false)
+            ]
+        );
+        assert!(s.steps[2].suspect);
+    }
+
+    #[test]
+    fn shared_containers_leave_the_root_ambiguous_without_size_evidence() {
+        let m = session(
+            &[
+                ("Item", [110, 10_010, 20_010]),
+                ("java.util.Map$Node", [105, 10_005, 20_005]),
+                ("java.util.Map$Node[]", [3, 3, 3]),
+                ("java.util.Map", [3, 3, 3]),
+            ],
+            |i| {
+                let mut g = map_leak(i);
+                // Two application statics hold a map each, with tables of the same length.
+                g.roots[1].name = "static App.OTHER".into();
+                g.owned[1].max_length = 64;
+                g.owned[3].max_length = 64;
+                g
+            },
+        );
+        let s = &suspects(&m)[0];
+        assert_eq!(s.confidence, Confidence::Ambiguous, "{s:#?}");
+    }
+
+    #[test]
+    fn a_self_chain_is_entered_from_its_list() {
+        let m = session(
+            &[
+                ("Person", [10, 5_010, 10_010]),
+                ("List$Node", [10, 5_010, 10_010]),
+                ("List", [1, 1, 1]),
+            ],
+            |i| {
+                let n = [10, 5_010, 10_010][i];
+                Graph {
+                    fields: vec![
+                        edge("List", "first", "List$Node", 1, 0),
+                        edge("List", "last", "List$Node", 1, 0),
+                        edge("List$Node", "next", "List$Node", n - 1, 0),
+                        edge("List$Node", "prev", "List$Node", n - 1, 0),
+                        edge("List$Node", "item", "Person", n, 0),
+                    ],
+                    roots: vec![RootRef {
+                        kind: RootKind::StaticField,
+                        name: "static App.PEOPLE".into(),
+                        thread: String::new(),
+                    }],
+                    owned: vec![
+                        owned(0, 0, "", "", "List", 0),
+                        owned(0, 1, "List", "first", "List$Node", 0),
+                    ],
+                }
+            },
+        );
+        let s = &suspects(&m)[0];
+        assert_eq!(s.root, "static App.PEOPLE");
+        assert_eq!(s.holder, "List");
+        assert_eq!(s.suspect_reference, "List.first -> List$Node");
+        assert_eq!(s.confidence, Confidence::Likely);
+    }
+
+    #[test]
+    fn nothing_growing_names_nothing_and_growth_under_the_floor_is_not_a_leak() {
+        let m = session(&[("Item", [100_000, 100_050, 100_100])], |_| Graph {
+            fields: vec![edge("Holder", "items", "Item", 100_000, 0)],
+            ..Default::default()
+        });
+        assert!(suspects(&m).is_empty());
+    }
+
+    #[test]
+    fn internals_are_collection_insides() {
+        assert!(is_internal("java.util.HashMap$Node[]"));
+        assert!(is_internal("java.util.concurrent.ConcurrentHashMap$Node"));
+        assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
+        assert!(!is_internal("java.util.HashMap"));
+        assert!(!is_internal("com.example.Cache$Entry"));
+    }
 }
