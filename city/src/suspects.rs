@@ -382,10 +382,7 @@ impl<'a> Climb<'a> {
         up[below].suspect = true;
         // Fold: a holder that is a collection's internals climbs to its collection (an
         // `Object[]` is one when a `java.util` collection holds it, as `ArrayList.elementData`).
-        loop {
-            let Some(edge) = self.container_of(current) else {
-                break;
-            };
+        while let Some(edge) = self.container_of(current) {
             let internal = is_internal(current)
                 || (current == "java.lang.Object[]" && edge.from.starts_with("java.util."));
             if !internal {
