@@ -61,9 +61,14 @@ fn readme_demo_command_runs_and_shows_the_leak() {
         stderr.contains("snapshots"),
         "the live record step ran: {stderr}"
     );
+    // The growth table's row (the suspects above it mention the type too).
     let person = stdout
         .lines()
-        .find(|l| l.trim_end().ends_with("LinkedListLeak$Person"))
+        .find(|l| {
+            l.trim_end().ends_with("LinkedListLeak$Person")
+                && l.trim_start()
+                    .starts_with(|c: char| c == '+' || c == '-' || c.is_ascii_digit())
+        })
         .unwrap_or_else(|| panic!("no Person row in the demo report: {stdout}"));
     assert!(
         person.trim_start().starts_with('+'),
@@ -72,6 +77,10 @@ fn readme_demo_command_runs_and_shows_the_leak() {
     assert!(
         stdout.contains("java.util.LinkedList$Node -> LinkedListLeak$Person"),
         "{stdout}"
+    );
+    assert!(
+        stdout.contains("GC root: static LinkedListLeak.PEOPLE"),
+        "the demo's report names the leak's root: {stdout}"
     );
 }
 

@@ -158,7 +158,7 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         wait: f64,
     },
-    /// Rank the groups of a recording by growth, first snapshot against last
+    /// Name the leak suspects of a recording and rank its groups by growth over a window
     Report {
         /// Recording file
         file: PathBuf,
