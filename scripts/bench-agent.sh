@@ -34,7 +34,8 @@ scripts/setup.sh >/dev/null
 cargo build --release -p memcity-agent -p memcity-viewer 2>&1 | tail -1
 scripts/build-java.sh
 target=$(realpath "${CARGO_TARGET_DIR:-target}")
-agent="$target/release/libmemcity.so"
+# AGENT= compares another build of the agent (an older commit's, say) on the same runs.
+agent="${AGENT:-$target/release/libmemcity.so}"
 memcity="$target/release/memcity"
 classes="$target/jvm-test-apps"
 work=$(mktemp -d)

@@ -2,47 +2,19 @@
 //!
 //! JVMTI reports a field reference with an index, not a name. The JVMTI specification numbers
 //! the fields of a class C and its superclasses from `java.lang.Object` down to C, each class's
-//! in `GetClassFields` order, starting after the fields of every interface C implements
-//! (statics, the only fields interfaces have). HotSpot follows that in JDK 21 and later; before,
-//! it numbered the same list but put the interfaces' fields between C's own and its
-//! superclasses' (jvmtiTagMap.cpp, `ClassFieldMap`, a reversed `FilteredFieldStream` over C, its
-//! interfaces, then its superclasses), so a superclass's fields come out shifted down by the
-//! interface fields. Where no interface declares a field the two agree; where they do not, the
-//! name follows the running JVM's numbering, and an index that lands on a primitive field (no
-//! reference can come from one) shows that the numbering is not what we think: it is shown as
-//! `#index` rather than a wrong name.
+//! in `GetClassFields` order (static fields included), starting after the fields of every
+//! interface C implements (constants, the only fields interfaces have). HotSpot's heap walk
+//! builds the same numbers from a reversed field stream (jvmtiTagMap.cpp, `ClassFieldMap`); the
+//! end-to-end tests check them on JDK 17 and 25 with a superclass field under an interface's
+//! constants (`ThreadLocalLeak`). Should a JVM number differently, an index that lands on a
+//! primitive field (no reference can come from one) or past the fields shows as `#index`
+//! rather than as a wrong name.
 
 use std::collections::{HashMap, HashSet};
 
 use jni::sys::{jclass, JNIEnv};
 
 use crate::jvmti::Jvmti;
-
-/// How the running JVM numbers fields in heap walks (see the module comment).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Numbering {
-    /// The JVMTI specification (JDK 21 and later).
-    Spec,
-    /// Superclass fields without the interface fields' offset (JDK 20 and earlier).
-    InterfacesAfterOwn,
-}
-
-impl Numbering {
-    /// The numbering of a JVM by its `java.vm.specification.version` (`17`, `21`, `1.8`).
-    pub fn of_version(version: &str) -> Self {
-        let major = version
-            .trim_start_matches("1.")
-            .split('.')
-            .next()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0);
-        if major >= 21 {
-            Numbering::Spec
-        } else {
-            Numbering::InterfacesAfterOwn
-        }
-    }
-}
 
 /// One class's fields by JVMTI index: `(name, type signature)`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -54,29 +26,19 @@ impl FieldTable {
     /// `hierarchy`: the declared fields of `java.lang.Object`, then each superclass, then the
     /// class itself, each in `GetClassFields` order; `interface_fields`: the fields of every
     /// interface the class implements, directly or not.
-    pub fn new(
-        hierarchy: &[Vec<(String, String)>],
-        interface_fields: u32,
-        numbering: Numbering,
-    ) -> Self {
-        let mut by_index = HashMap::new();
-        let mut position = 0u32;
-        let own = hierarchy.len().saturating_sub(1);
-        for (level, fields) in hierarchy.iter().enumerate() {
-            let offset = if numbering == Numbering::Spec || level == own {
-                interface_fields
-            } else {
-                0
-            };
-            for field in fields {
-                by_index.insert(position + offset, field.clone());
-                position += 1;
-            }
-        }
+    pub fn new(hierarchy: &[Vec<(String, String)>], interface_fields: u32) -> Self {
+        let by_index = hierarchy
+            .iter()
+            .flatten()
+            .cloned()
+            .zip(interface_fields..)
+            .map(|(field, index)| (index, field))
+            .collect();
         FieldTable { by_index }
     }
 
-    /// The name of field `index`, or `#index` when it is not certain (see the module comment).
+    /// The name of field `index`, or `#index` when it cannot be a reference's (see the module
+    /// comment).
     pub fn name(&self, index: u32) -> String {
         match self.by_index.get(&index) {
             Some((name, signature)) if signature.starts_with(['L', '[']) => name.clone(),
@@ -86,19 +48,12 @@ impl FieldTable {
 }
 
 /// Field tables per class, computed once per class on the agent's thread.
+#[derive(Default)]
 pub struct FieldNames {
-    numbering: Numbering,
     tables: HashMap<u32, FieldTable>,
 }
 
 impl FieldNames {
-    pub fn new(numbering: Numbering) -> Self {
-        FieldNames {
-            numbering,
-            tables: HashMap::new(),
-        }
-    }
-
     pub fn has(&self, class_id: u32) -> bool {
         self.tables.contains_key(&class_id)
     }
@@ -148,10 +103,8 @@ impl FieldNames {
             };
         }
         hierarchy.reverse();
-        self.tables.insert(
-            class_id,
-            FieldTable::new(&hierarchy, interface_fields, self.numbering),
-        );
+        self.tables
+            .insert(class_id, FieldTable::new(&hierarchy, interface_fields));
     }
 }
 
@@ -181,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn without_interface_fields_both_numberings_agree() {
+    fn superclass_fields_come_first_and_primitives_are_not_named() {
         // class Node extends Base { Object item; Node next; int hash; }, Base { String id; }
         let hierarchy = [
             fields(&[]),
@@ -192,38 +145,24 @@ mod tests {
                 ("hash", "I"),
             ]),
         ];
-        for numbering in [Numbering::Spec, Numbering::InterfacesAfterOwn] {
-            let t = FieldTable::new(&hierarchy, 0, numbering);
-            assert_eq!(t.name(0), "id");
-            assert_eq!(t.name(1), "item");
-            assert_eq!(t.name(2), "next");
-            assert_eq!(t.name(3), "#3", "a primitive field holds no reference");
-            assert_eq!(t.name(9), "#9");
-        }
+        let t = FieldTable::new(&hierarchy, 0);
+        assert_eq!(t.name(0), "id");
+        assert_eq!(t.name(1), "item");
+        assert_eq!(t.name(2), "next");
+        assert_eq!(t.name(3), "#3", "a primitive field holds no reference");
+        assert_eq!(t.name(9), "#9");
     }
 
     #[test]
-    fn interface_fields_shift_superclass_fields_by_the_numbering() {
-        // Two interface constants; Base { String id; }, Leaf extends Base { Object value; }.
+    fn interface_constants_come_before_every_class_field() {
+        // Two interface constants; Base { String payload; }, Leaf extends Base { Object owner; }.
         let hierarchy = [
-            fields(&[("id", "Ljava/lang/String;")]),
-            fields(&[("value", "Ljava/lang/Object;")]),
+            fields(&[("payload", "Ljava/lang/String;")]),
+            fields(&[("owner", "Ljava/lang/Object;")]),
         ];
-        let spec = FieldTable::new(&hierarchy, 2, Numbering::Spec);
-        assert_eq!(spec.name(2), "id");
-        assert_eq!(spec.name(3), "value");
-        let old = FieldTable::new(&hierarchy, 2, Numbering::InterfacesAfterOwn);
-        assert_eq!(old.name(0), "id");
-        assert_eq!(old.name(3), "value");
-        assert_eq!(old.name(2), "#2");
-    }
-
-    #[test]
-    fn numbering_follows_the_jvm_version() {
-        assert_eq!(Numbering::of_version("17"), Numbering::InterfacesAfterOwn);
-        assert_eq!(Numbering::of_version("11"), Numbering::InterfacesAfterOwn);
-        assert_eq!(Numbering::of_version("1.8"), Numbering::InterfacesAfterOwn);
-        assert_eq!(Numbering::of_version("21"), Numbering::Spec);
-        assert_eq!(Numbering::of_version("25"), Numbering::Spec);
+        let t = FieldTable::new(&hierarchy, 2);
+        assert_eq!(t.name(2), "payload");
+        assert_eq!(t.name(3), "owner");
+        assert_eq!(t.name(0), "#0");
     }
 }

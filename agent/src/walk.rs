@@ -230,10 +230,8 @@ pub struct WalkResult {
 }
 
 /// JVMTI's field index of `java.lang.ref.Reference.referent` in every subclass: it is the first
-/// field `Reference` declares and `Object` has none. HotSpot numbers fields differently across
-/// versions (JDK 17 counts a class's fields down from the total in a reversed stream; later JDKs
-/// count superclass fields first, after any interface fields), and both give 0 here (the JDK's
-/// reference classes carry no interface fields).
+/// field `Reference` declares, `Object` has none, and the JDK's reference classes implement no
+/// interface with constants (see fields.rs for how the numbers are made).
 pub const REFERENT_FIELD: jint = 0;
 
 /// Per-class facts the walk needs, prepared by the class table before the walk.
@@ -863,6 +861,8 @@ mod tests {
         sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD;
     const ELEMENT: sys::jvmtiHeapReferenceKind =
         sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT;
+    const STATIC_REF: sys::jvmtiHeapReferenceKind =
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD;
 
     fn state(object_array: &[bool]) -> State<'_> {
         let n = object_array.len();
@@ -1006,6 +1006,10 @@ mod tests {
         );
         s.flush_visit();
         assert!(!s.references.contains_key(&(1, 3)));
+        assert!(
+            !s.fields.keys().any(|&(from, _, to)| from == 1 && to == 3),
+            "nor counted per field"
+        );
         assert_eq!(s.references[&(1, 2)].references, 1);
         assert_eq!(s.references[&(2, 3)].references, 1);
     }
@@ -1023,5 +1027,94 @@ mod tests {
         }
         assert_eq!(last, sys::JVMTI_VISIT_ABORT as jint);
         assert!(s.aborted);
+    }
+
+    /// A static field of application class 5 holds a map (class 1), whose table (class 2, an
+    /// object array of 16) holds two nodes (class 3): the static is a root, the map is owned at
+    /// level 0, the table at 1, the nodes at 2, and each reference is counted per field too.
+    #[test]
+    fn statics_own_what_they_hold_and_references_count_per_field() {
+        let object_array = [false, false, true, false, false, false];
+        let application = [false, false, false, false, false, true];
+        let mut s = state(&object_array);
+        s.facts.application = &application;
+        let t = tags::class_tag;
+        let mut mirror = t(5);
+        let (mut map, mut table, mut node_a, mut node_b) = (0i64, 0i64, 0i64, 0i64);
+        let mut scratch = 0i64;
+        let sp = &mut scratch as *mut i64;
+        // The mirror's visit reports the static field (index 2) to the map.
+        s.on_reference(
+            STATIC_REF,
+            2,
+            &NO_FRAME,
+            t(1),
+            t(99),
+            24,
+            &mut map,
+            &mut mirror,
+            -1,
+        );
+        assert_eq!(tags::owner(map, 3).map(|o| o.1), Some(0));
+        // The map's visit: its table field (index 1).
+        s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(1), 24, sp, &mut map, -1);
+        s.on_reference(
+            FIELD,
+            1,
+            &NO_FRAME,
+            t(2),
+            t(1),
+            80,
+            &mut table,
+            &mut map,
+            16,
+        );
+        assert_eq!(tags::owner(table, 3).map(|o| o.1), Some(1));
+        // The table's visit: two elements.
+        s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(2), 80, sp, &mut table, -1);
+        s.on_reference(
+            ELEMENT,
+            0,
+            &NO_FRAME,
+            t(3),
+            t(2),
+            32,
+            &mut node_a,
+            &mut table,
+            -1,
+        );
+        s.on_reference(
+            ELEMENT,
+            1,
+            &NO_FRAME,
+            t(3),
+            t(2),
+            32,
+            &mut node_b,
+            &mut table,
+            -1,
+        );
+        s.flush_visit();
+        assert_eq!(
+            tags::owner(node_b, 3).map(|o| o.1),
+            Some(2),
+            "the table's first elements"
+        );
+
+        let root = tags::owner(map, 3).unwrap().0;
+        let r = s.roots[root as usize - 1];
+        assert_eq!(
+            (r.kind, r.class, r.slot),
+            (RootKind::StaticField, 5, STATIC | 2)
+        );
+        assert_eq!(s.owned[&(root, 0, 0, 0, 1)].references, 1);
+        assert_eq!(s.owned[&(root, 1, 1, 1, 2)].max_length, 16);
+        let nodes = s.owned[&(root, 2, 2, ELEMENTS, 3)];
+        assert_eq!((nodes.references, nodes.max_fanout), (2, 2));
+        assert_eq!(s.fields[&(5, STATIC | 2, 1)].references, 1);
+        assert_eq!(s.fields[&(1, 1, 2)].max_length, 16);
+        assert_eq!(s.fields[&(2, ELEMENTS, 3)].referrers, 1);
+        // In the next walk (epoch 4) these owners mean nothing.
+        assert_eq!(tags::owner(map, 4), None);
     }
 }

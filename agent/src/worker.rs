@@ -14,7 +14,7 @@ use memcity_proto::PROTOCOL_VERSION;
 
 use crate::budget::{Budget, Decision};
 use crate::estimate::{Anchor, Estimator};
-use crate::fields::{FieldNames, Numbering};
+use crate::fields::FieldNames;
 use crate::gc_counts::{self, GcCount, GcCounts};
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
@@ -464,12 +464,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_snapshot: now,
         last_refresh: now,
         cost_check: (0, now),
-        fields: FieldNames::new(Numbering::of_version(
-            &agent
-                .jvmti
-                .system_property("java.vm.specification.version")
-                .unwrap_or_default(),
-        )),
+        fields: FieldNames::default(),
         walk_threads: Vec::new(),
         live_bytes: 0,
         live_objects_published: 0,

@@ -54,9 +54,10 @@ pub fn growth_color(alpha: f64) -> Rgb {
 }
 
 /// The color input of a building at snapshot `index`: (cur - first) / largest absolute growth
-/// of any building (VI.B.2), in the model's window.
+/// of any building (VI.B.2), in the model's window; growth within the estimates' stated errors
+/// does not count (`CityModel::significant_growth`).
 pub fn growth_alpha(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> f64 {
-    model.relative_growth(node, index, metric) as f64 / model.max_growth(metric) as f64
+    model.significant_growth(node, index, metric) as f64 / model.max_growth(metric) as f64
 }
 
 /// District color by level: `depth` 0 (the heap) darkest, `max_depth` lightest (VI.A).

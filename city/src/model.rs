@@ -474,6 +474,11 @@ impl CityModel {
         Ok(())
     }
 
+    #[cfg(test)]
+    pub(crate) fn frames_mut_for_tests(&mut self, index: usize) -> &mut Frame {
+        &mut self.frames[index]
+    }
+
     /// Gives snapshot `index` a walk's graph (for sources that carry one beside `push_tree`).
     pub fn set_graph(&mut self, index: usize, graph: Graph) {
         if let Some(frame) = self.frames.get_mut(index) {
@@ -674,6 +679,32 @@ impl CityModel {
         self.value(node, index, metric) as i64 - self.first(node, metric) as i64
     }
 
+    /// The 95 % error of `node`'s value at `index` (0 when exact).
+    pub fn error(&self, node: NodeId, index: usize, metric: Metric) -> u64 {
+        self.frames
+            .get(index)
+            .and_then(|f| f.estimate(node))
+            .map_or(0, |(objects, bytes)| match metric {
+                Metric::Objects => objects,
+                Metric::Bytes => bytes,
+            })
+    }
+
+    /// Growth from the window's first snapshot to `index` that the numbers can back: the
+    /// relative growth less the errors of both ends (toward zero), so an estimate's wobble is
+    /// not painted as growth.
+    pub fn significant_growth(&self, node: NodeId, index: usize, metric: Metric) -> i64 {
+        let growth = self.relative_growth(node, index, metric);
+        let error = (self.error(node, index, metric)
+            + self.error(node, self.window().start, metric))
+        .min(i64::MAX as u64) as i64;
+        if growth > 0 {
+            (growth - error).max(0)
+        } else {
+            (growth + error).min(0)
+        }
+    }
+
     /// The largest absolute growth of any building in the window (at least 1, it divides).
     pub fn max_growth(&self, metric: Metric) -> u64 {
         match metric {
@@ -697,10 +728,10 @@ impl CityModel {
             if self.nodes[id as usize].is_leaf() {
                 best.0 = best
                     .0
-                    .max(self.absolute_growth(id, Metric::Objects).max(0) as u64);
+                    .max(self.significant_growth(id, end, Metric::Objects).max(0) as u64);
                 best.1 = best
                     .1
-                    .max(self.absolute_growth(id, Metric::Bytes).max(0) as u64);
+                    .max(self.significant_growth(id, end, Metric::Bytes).max(0) as u64);
             }
         }
         self.max_growth = best;

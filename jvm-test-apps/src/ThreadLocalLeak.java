@@ -9,10 +9,23 @@ import java.util.List;
  * Usage: java ThreadLocalLeak SECONDS [RECORDS_PER_SECOND]
  */
 public class ThreadLocalLeak {
-    static final class Record {
-        final long id;
+    /** Constants in an interface shift how HotSpot numbers a superclass's fields in heap walks
+     *  (differently before JDK 21 and after): the record's payload, a superclass field, must
+     *  still be named right. */
+    interface Tagged {
+        String KIND = "record";
+        int VERSION = 1;
+    }
+
+    static class Message {
         final String payload;
-        Record(long id, String payload) { this.id = id; this.payload = payload; }
+        Message(String payload) { this.payload = payload; }
+    }
+
+    static final class Record extends Message implements Tagged {
+        final long id;
+        final Object owner;
+        Record(long id, String payload) { super(payload); this.id = id; this.owner = null; }
     }
 
     static final ThreadLocal<List<Record>> SEEN = ThreadLocal.withInitial(ArrayList::new);

@@ -13,6 +13,16 @@ const GCS: [&str; 2] = ["-XX:+UseG1GC", "-XX:+UseZGC"];
 /// Records `main` for `seconds` (walks allowed often, so a short run has several) and returns
 /// the report's first suspect, or `Value::Null` when it names none.
 fn first_suspect(jdk: &Jdk, main: &str, gc: &str, seconds: f64) -> (Value, Value) {
+    let (_dir, _file, suspect, report) = recorded(jdk, main, gc, seconds);
+    (suspect, report)
+}
+
+fn recorded(
+    jdk: &Jdk,
+    main: &str,
+    gc: &str,
+    seconds: f64,
+) -> (tempfile::TempDir, PathBuf, Value, Value) {
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join(format!("{main}.mcrec"));
     let mut app = AppSpec::new(jdk, main, seconds)
@@ -34,7 +44,7 @@ fn first_suspect(jdk: &Jdk, main: &str, gc: &str, seconds: f64) -> (Value, Value
         .first()
         .cloned()
         .unwrap_or(Value::Null);
-    (suspect, report)
+    (dir, file, suspect, report)
 }
 
 fn text(v: &Value, key: &str) -> String {
@@ -151,17 +161,79 @@ fn a_leak_held_by_a_thread_local_names_the_thread() {
             f.iter().any(|x| x == "value java.util.ArrayList"),
             "{gc}: {f:?}"
         );
+        // A superclass field of a class whose interface declares constants.
+        assert!(
+            f.iter().any(|x| x == "payload java.lang.String"),
+            "{gc}: {f:?}"
+        );
     }
 }
 
 #[test]
-fn steady_state_has_no_suspect() {
+fn steady_state_has_no_suspect_and_no_red_building() {
     let jdk = jdk17();
     for gc in GCS {
-        let (s, report) = first_suspect(&jdk, "SteadyState", gc, 5.0);
+        let (_dir, file, s, report) = recorded(&jdk, "SteadyState", gc, 5.0);
         assert!(
             s.is_null(),
             "{gc}: a steady heap named a suspect: {report:#}"
         );
+        // The city at its defaults (window after the VM-start snapshot, last snapshot shown):
+        // no building is colored red.
+        let session = load_recording(&file).unwrap();
+        let last = session.len() - 1;
+        for (id, node) in session.nodes().iter().enumerate() {
+            if node.is_leaf() {
+                let alpha = memcity_city::mapping::growth_alpha(
+                    &session,
+                    id as u32,
+                    last,
+                    memcity_city::model::Metric::Objects,
+                );
+                assert!(alpha < 1.0, "{gc}: {} is red ({alpha:.2})", node.name);
+            }
+        }
     }
+}
+
+#[test]
+fn the_signature_is_the_same_across_runs_and_collectors() {
+    let jdk = jdk17();
+    let signatures: Vec<String> = GCS
+        .iter()
+        .map(|gc| text(&first_suspect(&jdk, "CacheKeyLeak", gc, 5.0).0, "signature"))
+        .collect();
+    assert_eq!(
+        signatures[0],
+        "static CacheKeyLeak.CACHE | java.util.concurrent.ConcurrentHashMap | java.util.concurrent.ConcurrentHashMap$Node[].[] -> java.util.concurrent.ConcurrentHashMap$Node"
+    );
+    assert_eq!(signatures[0], signatures[1]);
+}
+
+/// JDK 21 and later number fields as the JVMTI specification says, earlier ones differently
+/// (agent/src/fields.rs): the names must come out right on both.
+#[test]
+fn field_names_hold_on_jdk25() {
+    let Some(jdk) = jdk25() else {
+        skip("no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 field names are not checked");
+        return;
+    };
+    let (s, report) = first_suspect(&jdk, "ThreadLocalLeak", "-XX:+UseG1GC", 6.0);
+    assert_eq!(text(&s, "root"), "thread \"leaky-worker\"", "{report:#}");
+    let f = fields(&s);
+    for expected in [
+        "threadLocals java.lang.ThreadLocal$ThreadLocalMap",
+        "table java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+        "value java.util.ArrayList",
+        "elementData java.lang.Object[]",
+        "payload java.lang.String",
+    ] {
+        assert!(f.iter().any(|x| x == expected), "{expected} in {f:?}");
+    }
+    let (s, _) = first_suspect(&jdk, "LinkedListLeak", "-XX:+UseG1GC", 5.0);
+    assert_eq!(text(&s, "root"), "static LinkedListLeak.PEOPLE");
+    assert_eq!(
+        text(&s, "suspect_reference"),
+        "java.util.LinkedList.first -> java.util.LinkedList$Node"
+    );
 }

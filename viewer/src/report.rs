@@ -104,6 +104,14 @@ pub struct SuspectJson {
     pub walk_seq: u64,
     pub walk_age_ms: u64,
     pub steps: Vec<StepJson>,
+    /// Where the first leaking type is allocated (when the grouping has a `site` level).
+    pub sites: Vec<SiteJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteJson {
+    pub site: String,
+    pub objects: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,6 +139,11 @@ impl From<Suspect> for SuspectJson {
             signature: s.signature,
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
+            sites: s
+                .sites
+                .into_iter()
+                .map(|(site, objects)| SiteJson { site, objects })
+                .collect(),
             steps: s
                 .steps
                 .into_iter()
@@ -347,6 +360,19 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
         }
         if s.leaking.len() > 1 {
             let _ = writeln!(out, "   also explains: {}", s.leaking[1..].join(", "));
+        }
+        for (i, site) in s.sites.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "   {} {} (~{} objects)",
+                if i == 0 {
+                    "allocated at"
+                } else {
+                    "          and"
+                },
+                site.site,
+                count(site.objects)
+            );
         }
         if s.walk_age_ms > 0 {
             let _ = writeln!(
