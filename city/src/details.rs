@@ -4,6 +4,7 @@
 
 use crate::model::{CityModel, Metric, NodeId};
 use crate::scene::{self, reference_name};
+use crate::suspects::Suspect;
 use crate::timeline::{self, Anchor, Basis};
 
 /// Allocation sites listed at most.
@@ -33,6 +34,56 @@ pub struct Details {
     pub incoming: Vec<Link>,
     /// What this group keeps alive (references out of it), strongest first.
     pub outgoing: Vec<Link>,
+    /// The leak suspect whose trace passes through this group's type, if any: from its GC root
+    /// down, each step a link.
+    pub trace: Option<Trace>,
+}
+
+/// A leak suspect's trace as the panel shows it (see `suspects::Suspect`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// `static LinkedListLeak.PEOPLE`, or empty when no root was found.
+    pub root: String,
+    pub confidence: &'static str,
+    pub steps: Vec<TraceStep>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStep {
+    /// `.first java.util.LinkedList$Node`: the field from the step above, and the type.
+    pub label: String,
+    pub node: Option<NodeId>,
+    /// Reached through the suspect reference.
+    pub suspect: bool,
+    /// A collection's internals.
+    pub content: bool,
+    pub growth: i64,
+}
+
+/// The trace of the first suspect that passes through `type_name`.
+pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -> Option<Trace> {
+    let s = suspects.iter().find(|s| {
+        s.steps.iter().any(|t| t.type_name == type_name) || s.leaking.iter().any(|l| l == type_name)
+    })?;
+    Some(Trace {
+        root: s.root.clone(),
+        confidence: s.confidence.label(),
+        steps: s
+            .steps
+            .iter()
+            .map(|t| TraceStep {
+                label: if t.field.is_empty() {
+                    t.type_name.clone()
+                } else {
+                    format!(".{} {}", t.field, t.type_name)
+                },
+                node: node_named(model, &t.type_name),
+                suspect: t.suspect,
+                content: t.content,
+                growth: t.growth,
+            })
+            .collect(),
+    })
 }
 
 /// Where a type's objects were allocated, as far as the session knows.
@@ -61,7 +112,7 @@ pub struct Link {
 
 /// The node standing for a reference name: a `Type` of that name (the first found), else any
 /// node of that name (Memory Cities JSON names groups by their full keys).
-fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
+pub fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
     let nodes = model.nodes();
     let named = |want_type: bool| {
         (1..nodes.len())
@@ -71,8 +122,16 @@ fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
     named(true).or_else(|| named(false))
 }
 
-/// The details of `node` at snapshot `index`.
-pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) -> Details {
+/// The details of `node` at snapshot `index`. `suspects`: the window's leak suspects
+/// (`suspects::suspects`), computed once by the caller; the panel shows the trace through this
+/// group's type.
+pub fn details(
+    model: &CityModel,
+    node: NodeId,
+    index: usize,
+    metric: Metric,
+    suspects: &[Suspect],
+) -> Details {
     let info = model.node(node);
     let sites = match model.nearest_type(node) {
         None => Sites::NotApplicable,
@@ -150,6 +209,9 @@ pub fn details(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
         sites,
         incoming,
         outgoing,
+        trace: model
+            .nearest_type(node)
+            .and_then(|ty| trace_through(model, suspects, &model.node(ty).name)),
     }
 }
 
@@ -254,7 +316,7 @@ mod tests {
     fn a_type_shows_its_series_sites_and_what_it_keeps_alive() {
         let m = model();
         let node = m.find(&["app", "LinkedList$Node"]).unwrap();
-        let d = details(&m, node, 2, Metric::Objects);
+        let d = details(&m, node, 2, Metric::Objects, &[]);
         assert_eq!(d.path, ["Package: app", "Type: LinkedList$Node"]);
         assert_eq!((d.objects, d.bytes, d.growth), (1000, 24_000, 990));
         assert_eq!(d.series, [10, 100, 1000]);
@@ -277,7 +339,7 @@ mod tests {
             }]
         );
         // Following the chain: Person is kept alive by the list nodes.
-        let p = details(&m, person, 1, Metric::Bytes);
+        let p = details(&m, person, 1, Metric::Bytes, &[]);
         assert_eq!(p.incoming[0].node, Some(node));
         assert_eq!(p.incoming[0].referrers, 100);
         assert_eq!(p.sites, Sites::NotClassified);
@@ -288,7 +350,7 @@ mod tests {
     fn a_site_lists_its_siblings_and_a_package_has_none() {
         let m = model();
         let site = m.find(&["app", "LinkedList$Node", "Leak.init:3"]).unwrap();
-        let d = details(&m, site, 0, Metric::Objects);
+        let d = details(&m, site, 0, Metric::Objects, &[]);
         match d.sites {
             Sites::Listed { sites, of } => {
                 assert_eq!(of, 10);
@@ -300,7 +362,7 @@ mod tests {
         assert_eq!(d.outgoing[0].name, "Person");
         let app = m.find(&["app"]).unwrap();
         assert_eq!(
-            details(&m, app, 2, Metric::Objects).sites,
+            details(&m, app, 2, Metric::Objects, &[]).sites,
             Sites::NotApplicable
         );
     }
@@ -309,7 +371,7 @@ mod tests {
     fn an_estimate_shows_its_errors_and_the_walk_of_its_references() {
         let m = crate::timeline::tests::estimated_session(0);
         let leak = m.find(&["app", "Leak"]).unwrap();
-        let d = details(&m, leak, 3, Metric::Objects);
+        let d = details(&m, leak, 3, Metric::Objects, &[]);
         let a = accuracy(&m, leak, 3);
         assert_eq!(a.error, Some((40, 640)));
         assert_eq!(a.numbers(&d), "~260 ±40 objects   ~4.1 KiB ±640 B");
@@ -330,7 +392,7 @@ mod tests {
             }
         );
         assert_eq!(
-            walk.numbers(&details(&m, leak, 2, Metric::Objects)),
+            walk.numbers(&details(&m, leak, 2, Metric::Objects, &[])),
             "200 objects   3.1 KiB"
         );
         assert_eq!(walk.outgoing_heading(), "Keeps alive (holders)");

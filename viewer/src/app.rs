@@ -356,7 +356,8 @@ impl Viewer {
             self.city.model.len(),
         );
         if self.details.as_ref().map(|d| &d.key) != Some(&key) {
-            let d = details::details(&self.city.model, node, key.1, key.2);
+            let suspects = memcity_city::suspects::suspects(&self.city.model);
+            let d = details::details(&self.city.model, node, key.1, key.2, &suspects);
             let accuracy = details::accuracy(&self.city.model, node, key.1);
             let (rows, height) = details_rows(&d);
             self.details = Some(DetailsPanel {
@@ -441,6 +442,28 @@ impl Viewer {
             to.target = glam::Vec3::new((min.x + max.x) / 2.0, max.y * 0.3, (min.z + max.z) / 2.0);
             self.fly_to(to);
         }
+    }
+
+    /// Selects the next leak suspect's growing type and flies to it: its details panel shows
+    /// the trace from the GC root, each step a link.
+    fn next_suspect(&mut self) {
+        let suspects = memcity_city::suspects::suspects(&self.city.model);
+        let nodes: Vec<NodeId> = suspects
+            .iter()
+            .filter_map(|s| {
+                let leaking = s.leaking.first()?;
+                details::node_named(&self.city.model, leaking)
+            })
+            .collect();
+        if nodes.is_empty() {
+            return;
+        }
+        // After the selected suspect, or the first.
+        let next = self
+            .selected
+            .and_then(|sel| nodes.iter().position(|&n| n == sel))
+            .map_or(0, |i| (i + 1) % nodes.len());
+        self.follow(nodes[next]);
     }
 
     fn select(&mut self, node: Option<NodeId>) {
@@ -559,6 +582,9 @@ impl Viewer {
         }
         if pressed(KeyCode::Tab) {
             self.settings_open = !self.settings_open;
+        }
+        if pressed(KeyCode::N) {
+            self.next_suspect();
         }
         if pressed(KeyCode::M) {
             self.apply_setting(Setting::Metric, 1);
@@ -779,7 +805,7 @@ impl Viewer {
             Color::new(1.0, 1.0, 1.0, 1.0),
         );
         hud::text(
-            "arrows step  space play  [ ] period  L live  B/C bird's eye/overview  R references  Tab settings  \
+            "arrows step  space play  [ ] period  L live  B/C bird's eye/overview  R references  N leak suspects  Tab settings  \
              drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt",
             8.0,
             18.0,

@@ -494,6 +494,9 @@ pub enum RowKind {
     Incoming(usize),
     OutgoingHeading,
     Outgoing(usize),
+    /// The leak suspect's trace through this group: its root, then each step (clickable).
+    TraceHeading,
+    TraceStep(usize),
 }
 
 impl DetailsRow {
@@ -525,6 +528,7 @@ pub fn link_at(
     match row.kind {
         RowKind::Incoming(i) => d.incoming.get(i)?.node,
         RowKind::Outgoing(i) => d.outgoing.get(i)?.node,
+        RowKind::TraceStep(i) => d.trace.as_ref()?.steps.get(i)?.node,
         _ => None,
     }
 }
@@ -553,6 +557,14 @@ pub fn details_rows(d: &memcity_city::details::Details) -> (Vec<DetailsRow>, f32
     push(RowKind::Numbers, 20.0, &mut top);
     push(RowKind::Growth, 20.0, &mut top);
     push(RowKind::Sparkline, 62.0, &mut top);
+    // The root cause first: it is what the panel is opened for when a group leaks.
+    if let Some(trace) = &d.trace {
+        push(RowKind::TraceHeading, 20.0, &mut top);
+        for i in 0..trace.steps.len() {
+            push(RowKind::TraceStep(i), 17.0, &mut top);
+        }
+        top += 6.0;
+    }
     match &d.sites {
         Sites::Listed { sites, .. } => {
             push(RowKind::SitesHeading, 20.0, &mut top);
@@ -720,6 +732,7 @@ mod tests {
             },
             incoming: vec![link("List")],
             outgoing: vec![],
+            trace: None,
         };
         let (rows, height) = details_rows(&d);
         let kinds: Vec<RowKind> = rows.iter().map(|r| r.kind).collect();
@@ -778,6 +791,51 @@ mod tests {
                 .unwrap()
                 .area(short),
             None
+        );
+
+        // A leak suspect's trace comes right under the sparkline, each step a link.
+        use memcity_city::details::{Trace, TraceStep};
+        let step = |label: &str, node| TraceStep {
+            label: label.into(),
+            node,
+            suspect: false,
+            content: false,
+            growth: 0,
+        };
+        d.trace = Some(Trace {
+            root: "static App.PEOPLE".into(),
+            confidence: "exact",
+            steps: vec![
+                step("java.util.LinkedList", Some(7)),
+                step(".first Node", None),
+            ],
+        });
+        let (rows, _) = details_rows(&d);
+        let kinds: Vec<RowKind> = rows.iter().map(|r| r.kind).take(8).collect();
+        assert_eq!(
+            kinds[5..],
+            [
+                RowKind::TraceHeading,
+                RowKind::TraceStep(0),
+                RowKind::TraceStep(1)
+            ]
+        );
+        let at = |kind| {
+            rows.iter()
+                .find(|r| r.kind == kind)
+                .unwrap()
+                .area(Area::new(10.0, 30.0, 380.0, 2000.0))
+                .unwrap()
+                .center()
+        };
+        let big = Area::new(10.0, 30.0, 380.0, 2000.0);
+        let (x, y) = at(RowKind::TraceStep(0));
+        assert_eq!(link_at(big, &rows, &d, x, y), Some(7));
+        let (x, y) = at(RowKind::TraceStep(1));
+        assert_eq!(
+            link_at(big, &rows, &d, x, y),
+            None,
+            "a type not in the city"
         );
 
         // The screen gives the panel what it wants, up to the room above the timeline.

@@ -361,6 +361,44 @@ pub fn details(
                 &[16.0, 15.0],
                 ACCENT,
             ),
+            RowKind::TraceHeading => {
+                if let Some(trace) = &d.trace {
+                    let root = if trace.root.is_empty() {
+                        "no root found".to_string()
+                    } else {
+                        trace.root.clone()
+                    };
+                    let line = format!("Leak suspect: held by {root} ({})", trace.confidence);
+                    text_within(&line, x, base, width, &[16.0, 15.0, 14.0], LIVE_RED);
+                }
+            }
+            RowKind::TraceStep(i) => {
+                if let Some(step) = d.trace.as_ref().and_then(|t| t.steps.get(i)) {
+                    if step.node.is_some() && line.contains(mouse.0, mouse.1) {
+                        draw_rectangle(line.x, line.y, line.w, line.h, HOVER);
+                    }
+                    let indent = if step.content { 18.0 } else { 4.0 };
+                    let arrow = if step.suspect { "~>" } else { "->" };
+                    let color = if step.suspect {
+                        LIVE_RED
+                    } else if step.node.is_some() {
+                        LINK
+                    } else {
+                        INK
+                    };
+                    text(arrow, x + indent, base, 15.0, color);
+                    text(
+                        &fit(&step.label, width - indent - 100.0, 15.0),
+                        x + indent + 20.0,
+                        base,
+                        15.0,
+                        color,
+                    );
+                    let growth = units::signed_amount(step.growth, Metric::Objects);
+                    let gw = measure_text(&growth, None, 15, 1.0).width;
+                    text(&growth, x + width - gw - 4.0, base, 15.0, INK);
+                }
+            }
             RowKind::Incoming(i) | RowKind::Outgoing(i) => {
                 let link = match row.kind {
                     RowKind::Incoming(_) => &d.incoming[i],
