@@ -90,6 +90,9 @@ pub struct SlotCount {
     /// The most references one referring object holds through the slot (an array's non-null
     /// elements of that class; 1 for a field).
     pub max_fanout: u64,
+    /// Referrers for which this was the first slot to its class in their visit: summed over
+    /// slots, the distinct referrers of the class pair (see `references_by_class`).
+    pub first_referrers: u64,
     /// The longest array referenced through the slot (0 when the referee is not an array).
     pub max_length: u64,
 }
@@ -266,16 +269,13 @@ struct State<'a> {
     array_bytes: Vec<u64>,
     instance_size: Vec<u64>,
     sampled: IntMap<(u32, u64), SampleCount>,
-    references: IntMap<(u32, u32), RefCount>,
     /// The object being visited: its class, or `None` between visits.
     current: Option<u32>,
     /// For static-field visits of class mirrors: the mirror's tag, to tell mirrors apart.
     current_mirror: Option<jlong>,
-    /// Distinct target classes of the current visit, with reference counts.
-    targets: Vec<(u32, u64)>,
-    /// The current visit's references by slot: `(slot, to, references, longest array)`. Fields
-    /// are reported once per slot; elements are merged by class.
-    slots: Vec<(u32, u32, u64, u64)>,
+    /// The current visit's references by slot: `(slot, to, references, longest array, first
+    /// slot to that class)`. Fields are reported once per slot; elements are merged by class.
+    slots: Vec<(u32, u32, u64, u64, bool)>,
     /// The referrer of field-level edges: the visited object's class, or for static fields the
     /// declaring class.
     slot_owner: u32,
@@ -311,10 +311,8 @@ impl<'a> State<'a> {
             array_bytes: vec![0; class_count],
             instance_size: vec![0; class_count],
             sampled: IntMap::default(),
-            references: IntMap::default(),
             current: None,
             current_mirror: None,
-            targets: Vec::with_capacity(16),
             slots: Vec::with_capacity(16),
             slot_owner: 0,
             current_owned: None,
@@ -374,20 +372,15 @@ impl<'a> State<'a> {
         id
     }
 
-    /// Ends the current visit: one referrer for each distinct target class, and for each slot.
+    /// Ends the current visit: one referrer for each slot, and for each distinct target class
+    /// (the first slot to it carries that, see `SlotCount::first_referrers`).
     fn flush_visit(&mut self) {
-        if let Some(from) = self.current.take() {
-            for &(to, count) in &self.targets {
-                let entry = self.references.entry((from, to)).or_default();
-                entry.referrers += 1;
-                entry.references += count;
-            }
+        if self.current.take().is_some() {
             let owner = self.slot_owner;
-            for &(slot, to, count, length) in &self.slots {
-                self.fields
-                    .entry((owner, slot, to))
-                    .or_default()
-                    .add(count, length);
+            for &(slot, to, count, length, first) in &self.slots {
+                let entry = self.fields.entry((owner, slot, to)).or_default();
+                entry.add(count, length);
+                entry.first_referrers += u64::from(first);
                 if let Some((root, depth)) = self.current_owned {
                     // Levels count from the root's own object, whatever depth it started at.
                     let start = self
@@ -403,7 +396,6 @@ impl<'a> State<'a> {
                 }
             }
         }
-        self.targets.clear();
         self.slots.clear();
         self.current_mirror = None;
         self.current_owned = None;
@@ -415,26 +407,25 @@ impl<'a> State<'a> {
     /// referee owned one level below the visit's object when that is owned.
     #[inline]
     fn add_target(&mut self, slot: u32, to: u32, length: jint, tag_ptr: *mut jlong) {
-        // Objects have few distinct target classes, so a linear scan beats hashing.
-        match self.targets.iter_mut().find(|(class, _)| *class == to) {
-            Some((_, count)) => *count += 1,
-            None => self.targets.push((to, 1)),
-        }
         let length = length.max(0) as u64;
-        // Each field is reported once per visit; only elements repeat (merged by class).
-        let merged = slot == ELEMENTS
-            && self
-                .slots
-                .iter_mut()
-                .rev()
-                .find(|s| s.1 == to)
-                .map(|s| {
+        // Objects have few slots, so a linear scan beats hashing. Each field is reported once
+        // per visit; elements repeat and merge by class. The first slot to a class counts the
+        // object once as that class's referrer.
+        let mut first = true;
+        let mut merged = false;
+        for s in self.slots.iter_mut() {
+            if s.1 == to {
+                first = false;
+                if slot == ELEMENTS && s.0 == ELEMENTS {
                     s.2 += 1;
                     s.3 = s.3.max(length);
-                })
-                .is_some();
+                    merged = true;
+                    break;
+                }
+            }
+        }
         if !merged {
-            self.slots.push((slot, to, 1, length));
+            self.slots.push((slot, to, 1, length, first));
         }
         if let Some((root, depth)) = self.current_owned {
             // An owned array's first elements are owned too (a thread's `ThreadLocalMap`
@@ -788,6 +779,27 @@ unsafe extern "C" fn array_primitive_value(
     0
 }
 
+/// Class-level counts from field-level ones (one map update per slot in the walk, not two).
+/// Static fields count as references from `java.lang.Class` here, as the class mirrors hold
+/// them; `FieldEdge` names the declaring class.
+fn references_by_class(
+    fields: &IntMap<(u32, u32, u32), SlotCount>,
+    class_class: u32,
+) -> IntMap<(u32, u32), RefCount> {
+    let mut out: IntMap<(u32, u32), RefCount> = IntMap::default();
+    for (&(from, slot, to), c) in fields {
+        let from = if slot != ELEMENTS && slot & STATIC != 0 {
+            class_class
+        } else {
+            from
+        };
+        let entry = out.entry((from, to)).or_default();
+        entry.referrers += c.first_referrers;
+        entry.references += c.references;
+    }
+    out
+}
+
 #[derive(Debug)]
 pub enum WalkError {
     /// Ran past `deadline`; the pause so far is booked against the budget.
@@ -838,7 +850,7 @@ pub fn walk(
         objects: state.objects,
         bytes,
         sampled: state.sampled,
-        references: state.references,
+        references: references_by_class(&state.fields, state.facts.class_class),
         fields: state.fields,
         roots: state.roots,
         owned: state.owned,
@@ -915,26 +927,27 @@ mod tests {
         s.on_reference(ELEMENT, 1, &NO_FRAME, t(3), t(4), 24, p, q, -1);
         s.flush_visit();
 
+        let references = references_by_class(&s.fields, 99);
         assert_eq!(s.objects, [0, 1, 1, 0, 1]);
         assert_eq!(s.instance_size[2], 24);
         assert_eq!(s.array_bytes[4], 40);
         assert_eq!(tags::epoch(arr_tag), 3);
         assert_eq!(
-            s.references[&(1, 2)],
+            references[&(1, 2)],
             RefCount {
                 referrers: 1,
                 references: 2
             }
         );
         assert_eq!(
-            s.references[&(2, 3)],
+            references[&(2, 3)],
             RefCount {
                 referrers: 1,
                 references: 2
             }
         );
-        assert_eq!(s.references[&(2, 4)].references, 2);
-        assert_eq!(s.references[&(4, 3)].referrers, 1);
+        assert_eq!(references[&(2, 4)].references, 2);
+        assert_eq!(references[&(4, 3)].referrers, 1);
         let key = tracker.get(slot).unwrap().key();
         let sample = s.sampled[&(1, key)];
         assert_eq!(sample.objects, 1);
@@ -1005,13 +1018,14 @@ mod tests {
             sys::JVMTI_VISIT_OBJECTS as jint
         );
         s.flush_visit();
-        assert!(!s.references.contains_key(&(1, 3)));
+        let references = references_by_class(&s.fields, 99);
+        assert!(!references.contains_key(&(1, 3)));
         assert!(
             !s.fields.keys().any(|&(from, _, to)| from == 1 && to == 3),
             "nor counted per field"
         );
-        assert_eq!(s.references[&(1, 2)].references, 1);
-        assert_eq!(s.references[&(2, 3)].references, 1);
+        assert_eq!(references[&(1, 2)].references, 1);
+        assert_eq!(references[&(2, 3)].references, 1);
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct Trace {
 pub struct TraceStep {
     /// `.first java.util.LinkedList$Node`: the field from the step above, and the type.
     pub label: String,
+    pub type_name: String,
+    /// The holder (the accumulation point).
+    pub holder: bool,
     pub node: Option<NodeId>,
     /// Reached through the suspect reference.
     pub suspect: bool,
@@ -78,6 +81,8 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
                     format!(".{} {}", t.field, t.type_name)
                 },
                 node: node_named(model, &t.type_name),
+                type_name: t.type_name.clone(),
+                holder: t.type_name == s.holder,
                 suspect: t.suspect,
                 content: t.content,
                 growth: t.growth,

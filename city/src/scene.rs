@@ -89,6 +89,8 @@ pub struct Scene {
     pub districts: Vec<District>,
     pub buildings: Vec<Building>,
     pub frustums: Vec<(Frustum, Vec3, Vec3)>,
+    /// A leak suspect's trace through the city, when the selection is on one (`trace`).
+    pub trace: Option<Trace3d>,
     /// Groups without a lot (pruned), over the whole city.
     pub hidden: usize,
 }
@@ -316,6 +318,53 @@ fn frustums(
                 to.roof,
             ));
         }
+    }
+    out
+}
+
+/// A leak suspect's trace drawn through the city: tubes from roof to roof along its steps (the
+/// suspect reference marked), a pole over the holder and a taller landmark over the root's
+/// object. Steps whose group has no lot (pruned as small) are passed over.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trace3d {
+    /// `(from roof, to roof, radius, suspect reference)`, from the root down.
+    pub links: Vec<(Vec3, Vec3, f32, bool)>,
+    /// Bottom and top of the holder's pole and of the root's landmark.
+    pub holder: Option<(Vec3, Vec3)>,
+    pub root: Option<(Vec3, Vec3)>,
+    /// The steps' roofs, from the root down, for a camera tour.
+    pub stops: Vec<Vec3>,
+}
+
+/// Places a trace's steps (`(type name, reached through the suspect reference, is the holder)`,
+/// from the root down) on the scene's buildings.
+pub fn trace(model: &CityModel, scene: &Scene, steps: &[(String, bool, bool)]) -> Trace3d {
+    let mut out = Trace3d::default();
+    let mut previous: Option<End> = None;
+    for (name, suspect, holder) in steps {
+        let Some(end) =
+            crate::details::node_named(model, name).and_then(|n| end_of(model, scene, n))
+        else {
+            continue;
+        };
+        let pole = |end: &End, times: f32| {
+            let top = end.roof + Vec3::Y * (end.height as f32 * times).clamp(8.0, 60.0);
+            (end.roof, top)
+        };
+        if out.root.is_none() {
+            out.root = Some(pole(&end, 1.0));
+        }
+        if *holder {
+            out.holder = Some(pole(&end, 0.5));
+        }
+        if let Some(from) = &previous {
+            // Thicker than the reference frustums between the same roofs (at most 0.0875 of a
+            // building's height), so the trace shows over them.
+            let radius = (from.height.max(end.height) as f32 * 0.1).max(0.6);
+            out.links.push((from.roof, end.roof, radius, *suspect));
+        }
+        out.stops.push(end.roof);
+        previous = Some(end);
     }
     out
 }

@@ -192,6 +192,16 @@ pub fn is_internal(type_name: &str) -> bool {
         && base.contains('$')
 }
 
+/// Walks (snapshots with a reference graph) in the window: suspects are traced from them.
+pub fn walks_in_window(model: &CityModel) -> usize {
+    let w = model.window();
+    model.frames()
+        [w.start.min(model.frames().len())..=w.end.min(model.frames().len().saturating_sub(1))]
+        .iter()
+        .filter(|f| f.graph.is_some())
+        .count()
+}
+
 /// The leak suspects of the window, most growth first (empty when nothing grows steadily or no
 /// walk has a graph).
 pub fn suspects(model: &CityModel) -> Vec<Suspect> {

@@ -361,3 +361,148 @@ fn selected_building_shows_its_references_as_colored_frustums() {
         "too few visible frustum probes: {checked:?}"
     );
 }
+
+/// A leaking app recorded with the real agent, replayed in a real window with its growing type
+/// selected: the details panel's leak-suspect heading is drawn where the panel's layout puts it,
+/// in the suspect's red, and the trace runs through the city in its own colors.
+#[test]
+fn details_panel_shows_the_leak_suspect_trace() {
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the suspect trace window test is skipped");
+        return;
+    };
+    ensure_built();
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("leak.mcrec");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 5.0)
+        .flag("-Xmn16m")
+        .agent(format!(
+            "port=0,record={},budget=50,min_interval=250ms,period=400ms",
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", std::time::Duration::from_secs(60));
+    let (status, _) = app.wait_exit(std::time::Duration::from_secs(120));
+    assert!(status.success(), "stderr {}", app.stderr());
+
+    let select = "(default package)/LinkedListLeak$Person";
+    let shot = dir.path().join("trace.png");
+    let out = memcity_in_xvfb(&xvfb)
+        .args([
+            "replay",
+            file.to_str().unwrap(),
+            "--select",
+            select,
+            "--hud",
+        ])
+        .args([
+            "--size",
+            &format!("{W}x{H}"),
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = read_png(&shot);
+
+    // Where the panel draws the trace, from the same window-free code the viewer uses.
+    let model = load::recording(&file).unwrap();
+    let names: Vec<&str> = select.split('/').collect();
+    let person = model.find(&names).unwrap();
+    let suspects = memcity_city::suspects::suspects(&model);
+    let d =
+        memcity_city::details::details(&model, person, model.len() - 1, Metric::Objects, &suspects);
+    let trace = d
+        .trace
+        .as_ref()
+        .expect("the Person type is on a suspect's trace");
+    assert_eq!(trace.root, "static LinkedListLeak.PEOPLE");
+    let (rows, height) = memcity_viewer::controls::details_rows(&d);
+    let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, Some(height));
+    let (panel, _) = screen.details.unwrap();
+    let heading = rows
+        .iter()
+        .find(|r| r.kind == memcity_viewer::controls::RowKind::TraceHeading)
+        .unwrap()
+        .area(panel)
+        .expect("the heading fits the panel");
+    // On the panel (near white over anything behind it), the heading's text in red.
+    let (mut red, mut light, mut all) = (0, 0, 0);
+    let mut y = heading.y;
+    while y < heading.y + heading.h {
+        let mut x = heading.x;
+        while x < heading.x + heading.w {
+            let [r, g, b] = pixel(&img, x, y);
+            all += 1;
+            if r > 150 && g < 110 && b < 110 {
+                red += 1;
+            }
+            if r > 200 && g > 200 && b > 200 {
+                light += 1;
+            }
+            x += 1.0;
+        }
+        y += 1.0;
+    }
+    assert!(
+        light * 2 > all,
+        "no panel where the heading goes ({light} of {all} light)"
+    );
+    assert!(
+        red >= 30,
+        "the trace heading is not drawn in red ({red} red pixels)"
+    );
+
+    // And through the city: tubes from step to step, where the same window-free scene puts
+    // them, in colors no building or reference frustum has.
+    let config = LayoutConfig::default();
+    let city = layout(&model, &config);
+    let last = (model.len() - 1) as f64;
+    let mut frame = scene::build(&model, &city, last, &ViewSettings::default(), Some(person));
+    let steps: Vec<(String, bool, bool)> = trace
+        .steps
+        .iter()
+        .map(|s| (s.type_name.clone(), s.suspect, s.holder))
+        .collect();
+    let trace3d = scene::trace(&model, &frame, &steps);
+    assert!(!trace3d.links.is_empty(), "{steps:?}");
+    frame.trace = Some(trace3d.clone());
+    let camera = OrbitCamera::framing(config.size as f32, frame.tallest() as f32);
+    let (mut probes, mut seen) = (0, 0);
+    for &(from, to, _, _) in &trace3d.links {
+        for k in 2..9 {
+            let point = from + (to - from) * (k as f32 / 10.0);
+            let Some((px, py)) = camera.project(point, W as f32, H as f32) else {
+                continue;
+            };
+            // Not behind a building, nor under the details panel.
+            let (origin, dir) = camera.ray(px, py, W as f32, H as f32);
+            let distance = (point - origin).length();
+            let hidden = frame.buildings.iter().any(|b| {
+                let (min, max) = b.bounds();
+                b.opacity >= 1.0
+                    && ray_box(origin, dir, min, max).is_some_and(|t| t < distance - 2.0)
+            });
+            if hidden || panel.contains(px, py) {
+                continue;
+            }
+            probes += 1;
+            let [r, g, b] = pixel(&img, px, py).map(i32::from);
+            let yellow = r > 170 && g > 150 && b < 90 && (r - g).abs() < 80;
+            let cyan = r < 90 && g > 150 && b > 150;
+            if yellow || cyan {
+                seen += 1;
+            }
+        }
+    }
+    assert!(
+        probes >= 3 && seen * 3 >= probes * 2,
+        "the trace is drawn at {seen} of {probes} visible probes"
+    );
+}

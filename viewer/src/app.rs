@@ -303,6 +303,8 @@ struct Viewer {
     camera: OrbitCamera,
     /// A camera flight under way: from, to, progress (0 to 1).
     flight: Option<(OrbitCamera, OrbitCamera, f32)>,
+    /// Camera targets still to visit on a tour along a leak trace (`F`), next last.
+    tour: Vec<glam::Vec3>,
     framed: bool,
     selected: Option<NodeId>,
     /// When the selection changed (for its jump).
@@ -402,6 +404,20 @@ impl Viewer {
                 &key.view,
                 key.selected,
             );
+            // The selection's leak-suspect trace, drawn through the city.
+            self.refresh_details();
+            let steps: Option<Vec<(String, bool, bool)>> = self
+                .details
+                .as_ref()
+                .and_then(|d| d.details.trace.as_ref())
+                .map(|t| {
+                    t.steps
+                        .iter()
+                        .map(|s| (s.type_name.clone(), s.suspect, s.holder))
+                        .collect()
+                });
+            self.scene.trace =
+                steps.map(|steps| scene::trace(&self.city.model, &self.scene, &steps));
             self.scene_key = Some(key);
         }
     }
@@ -417,6 +433,23 @@ impl Viewer {
             if *progress >= 1.0 {
                 self.flight = None;
             }
+        }
+        // A tour flies on to its next stop once a flight lands.
+        if self.flight.is_none() {
+            if let Some(stop) = self.tour.pop() {
+                let mut to = self.camera;
+                to.target = stop;
+                self.fly_to(to);
+            }
+        }
+    }
+
+    /// Flies the camera along the selection's leak trace, from the symptom up to the root (the
+    /// Memory Cities paper's future-work animation).
+    fn tour_trace(&mut self) {
+        if let Some(trace) = &self.scene.trace {
+            // Popped from the end: the root's stop goes first in the list, so it comes last.
+            self.tour = trace.stops.clone();
         }
     }
 
@@ -585,6 +618,9 @@ impl Viewer {
         }
         if pressed(KeyCode::N) {
             self.next_suspect();
+        }
+        if pressed(KeyCode::F) {
+            self.tour_trace();
         }
         if pressed(KeyCode::M) {
             self.apply_setting(Setting::Metric, 1);
@@ -805,7 +841,7 @@ impl Viewer {
             Color::new(1.0, 1.0, 1.0, 1.0),
         );
         hud::text(
-            "arrows step  space play  [ ] period  L live  B/C bird's eye/overview  R references  N leak suspects  Tab settings  \
+            "arrows step  space play  [ ] period  L live  B/C bird's eye/overview  R references  N leak suspects  F fly the trace  Tab settings  \
              drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt",
             8.0,
             18.0,
@@ -880,6 +916,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         travel,
         camera: initial_camera(options.camera, CITY_SIZE, 0.0),
         flight: None,
+        tour: Vec::new(),
         framed: false,
         selected: None,
         selected_at: -1.0,

@@ -797,6 +797,8 @@ mod tests {
         use memcity_city::details::{Trace, TraceStep};
         let step = |label: &str, node| TraceStep {
             label: label.into(),
+            type_name: label.into(),
+            holder: false,
             node,
             suspect: false,
             content: false,

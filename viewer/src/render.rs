@@ -31,6 +31,11 @@ use memcity_city::scene::Scene;
 /// The sky. Tests probe for it.
 pub const SKY: Rgb = [0.93, 0.95, 0.98];
 
+/// A leak suspect's trace (yellow) and its suspect reference and holder (cyan): colors no
+/// building, district or reference frustum uses.
+const TRACE: mapping::Rgb = [1.0, 0.9, 0.1];
+const TRACE_SUSPECT: mapping::Rgb = [0.1, 0.85, 0.9];
+
 /// Vertices per frustum mesh: macroquad meshes index with u16.
 pub const MESH_VERTICES: usize = 16_000;
 
@@ -326,6 +331,20 @@ impl Renderer {
                 frustum.end_radius as f32,
                 rgb,
             );
+        }
+        if let Some(trace) = &scene.trace {
+            for &(from, to, radius, suspect) in &trace.links {
+                let rgb = if suspect { TRACE_SUSPECT } else { TRACE };
+                frustums.push_frustum(from, to, radius, radius, rgb);
+            }
+            for (&(bottom, top), rgb) in trace
+                .root
+                .iter()
+                .zip([TRACE])
+                .chain(trace.holder.iter().zip([TRACE_SUSPECT]))
+            {
+                frustums.push_frustum(bottom, top, 1.6, 0.4, rgb);
+            }
         }
         gl_use_material(&self.mesh);
         frustums.draw();

@@ -80,6 +80,8 @@ pub struct Report {
     pub window: WindowJson,
     /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`).
     pub suspects: Vec<SuspectJson>,
+    /// Heap walks in the window, which suspects are traced from (none: no suspect can be named).
+    pub walks_in_window: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -258,6 +260,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .into_iter()
             .map(SuspectJson::from)
             .collect(),
+        walks_in_window: memcity_city::suspects::walks_in_window(session),
     })
 }
 
@@ -290,12 +293,15 @@ pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
 
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
-fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
+fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize) {
     if suspects.is_empty() {
-        let _ = writeln!(
-            out,
-            "LEAK SUSPECTS: none (no type grows steadily in this window)"
-        );
+        let why = if walks == 0 {
+            "no heap walk in this window to trace from (on a heap too large to walk within \
+             max_pause, `memcity snapshot --force` walks it once)"
+        } else {
+            "no type grows steadily in this window"
+        };
+        let _ = writeln!(out, "LEAK SUSPECTS: none ({why})");
         let _ = writeln!(out);
         return;
     }
@@ -425,7 +431,7 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out);
-    render_suspects(&mut out, &report.suspects);
+    render_suspects(&mut out, &report.suspects, report.walks_in_window);
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -560,6 +566,29 @@ mod tests {
     }
 
     #[test]
+    fn windows_are_named_by_index_or_seconds() {
+        let m = session();
+        let last = m.len() - 1;
+        assert_eq!(snapshot_at(&m, "0").unwrap(), 0);
+        assert_eq!(snapshot_at(&m, &last.to_string()).unwrap(), last);
+        assert!(snapshot_at(&m, &(last + 1).to_string())
+            .unwrap_err()
+            .to_string()
+            .contains("does not exist"));
+        // Seconds: the last snapshot at or before that time.
+        assert_eq!(snapshot_at(&m, "0s").unwrap(), 0);
+        assert_eq!(snapshot_at(&m, "9999s").unwrap(), last);
+        assert!(snapshot_at(&m, "soon")
+            .unwrap_err()
+            .to_string()
+            .contains("not a snapshot"));
+        assert!(snapshot_at(&m, "xs")
+            .unwrap_err()
+            .to_string()
+            .contains("not a time"));
+    }
+
+    #[test]
     fn rows_sit_under_their_own_parents() {
         let report = Report {
             window: WindowJson {
@@ -569,6 +598,7 @@ mod tests {
                 to_ms: 0,
             },
             suspects: Vec::new(),
+            walks_in_window: 0,
             snapshots: 2,
             exact_snapshots: 2,
             estimated_snapshots: 0,
