@@ -11,11 +11,14 @@ public class SteadyState {
     }
 
     static volatile long sink;
+    /** The ring, reachable until the JVM exits: a snapshot taken as main returns (a periodic
+     *  walk racing the exit) still sees it whole, as the tests expect of a steady app. */
+    static Message[] ring;
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
         int ringSize = args.length > 1 ? Integer.parseInt(args[1]) : 20000;
-        Message[] ring = new Message[ringSize];
+        ring = new Message[ringSize];
         // Fill the ring before READY, so its size is the same from the first snapshot on.
         for (int i = 0; i < ringSize; i++) ring[i] = new Message("topic-" + (i % 64), new byte[128]);
         System.out.println("READY");

@@ -274,6 +274,23 @@ struct SceneKey {
     animation: Option<f64>,
 }
 
+/// One line of the leak-suspects list.
+pub struct SuspectLine {
+    pub text: String,
+    /// The growing type's node, to select when the line is clicked.
+    pub node: Option<NodeId>,
+}
+
+/// A type's name without its package, for a one-line list (`java.util.LinkedList$Node` ->
+/// `LinkedList$Node`).
+fn short_type(name: &str) -> &str {
+    let base = name.split('[').next().unwrap_or(name);
+    match base.rfind('.') {
+        Some(dot) => &name[dot + 1..],
+        None => name,
+    }
+}
+
 /// Seconds a camera flight takes (`B`, `C`, following a reference).
 const FLIGHT_SECONDS: f32 = 0.6;
 /// Seconds the selected building's jump takes.
@@ -324,6 +341,9 @@ struct Viewer {
     scene: Scene,
     scene_key: Option<SceneKey>,
     details: Option<DetailsPanel>,
+    /// The window's leak suspects as listed, and the session length and window they are of
+    /// (recomputed when those change, not every frame).
+    suspects: Option<((usize, memcity_city::model::Window), Vec<SuspectLine>)>,
 }
 
 type DetailsKey = (NodeId, usize, Metric, memcity_city::model::Window, usize);
@@ -382,7 +402,42 @@ impl Viewer {
 
     fn screen(&mut self, w: f32, h: f32) -> Screen {
         let details = self.refresh_details();
-        Screen::new(w, h, self.settings_open, details)
+        let suspects = self.refresh_suspects().len();
+        Screen::new(w, h, self.settings_open, details).with_suspects(suspects)
+    }
+
+    /// The leak suspects of the window, one line each (recomputed when the session or the
+    /// window changed).
+    fn refresh_suspects(&mut self) -> &[SuspectLine] {
+        let key = (self.city.model.len(), self.city.model.window());
+        if self.suspects.as_ref().map(|s| s.0) != Some(key) {
+            let model = &self.city.model;
+            let lines = memcity_city::suspects::suspects(model)
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let leaking = s.leaking.first().cloned().unwrap_or_default();
+                    let root = if s.root.is_empty() {
+                        "root unknown".to_string()
+                    } else {
+                        s.root.clone()
+                    };
+                    SuspectLine {
+                        text: format!(
+                            "{}. {} <- {} <- {} ({})",
+                            i + 1,
+                            short_type(&leaking),
+                            short_type(&s.holder),
+                            root,
+                            s.confidence.label()
+                        ),
+                        node: details::node_named(model, &leaking),
+                    }
+                })
+                .collect();
+            self.suspects = Some((key, lines));
+        }
+        self.suspects.as_ref().map_or(&[], |s| &s.1)
     }
 
     /// The scene at the current time, rebuilt only when something it depends on changed.
@@ -480,13 +535,10 @@ impl Viewer {
     /// Selects the next leak suspect's growing type and flies to it: its details panel shows
     /// the trace from the GC root, each step a link.
     fn next_suspect(&mut self) {
-        let suspects = memcity_city::suspects::suspects(&self.city.model);
-        let nodes: Vec<NodeId> = suspects
+        let nodes: Vec<NodeId> = self
+            .refresh_suspects()
             .iter()
-            .filter_map(|s| {
-                let leaking = s.leaking.first()?;
-                details::node_named(&self.city.model, leaking)
-            })
+            .filter_map(|l| l.node)
             .collect();
         if nodes.is_empty() {
             return;
@@ -676,6 +728,12 @@ impl Viewer {
                 (None, Some(Hit::Settings)) => self.settings_open = !self.settings_open,
                 (None, Some(Hit::Transport(t))) => self.transport(t),
                 (None, Some(Hit::CloseDetails)) => self.select(None),
+                (None, Some(Hit::Suspect(i))) => {
+                    let node = self.refresh_suspects().get(i).and_then(|l| l.node);
+                    if let Some(node) = node {
+                        self.follow(node);
+                    }
+                }
                 (None, Some(Hit::Slider(f))) => {
                     self.drag = Some(Drag::Slider);
                     self.travel.jump(slider_index(f, len), len);
@@ -864,6 +922,9 @@ impl Viewer {
                 mouse,
             );
         }
+        if let (Some((area, rows)), Some((_, lines))) = (&screen.suspects, &self.suspects) {
+            hud::suspects(*area, rows, lines, self.selected, mouse);
+        }
         hud::settings(screen, &self.settings, mouse);
         hud::gear(screen.gear, self.settings_open, mouse);
         if let Some(node) = hovered {
@@ -938,6 +999,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         scene: Scene::default(),
         scene_key: None,
         details: None,
+        suspects: None,
     };
     if let Some(path) = options.select.take() {
         let names: Vec<&str> = path.split('/').collect();

@@ -297,6 +297,8 @@ pub enum Hit {
     Timeline,
     /// The details panel's close box.
     CloseDetails,
+    /// A line of the leak-suspects list: choose that suspect.
+    Suspect(usize),
     /// Somewhere on a panel with nothing to click: the city under it must not react.
     Panel,
 }
@@ -306,6 +308,10 @@ pub const ROW_HEIGHT: f32 = 24.0;
 pub const BUTTON: f32 = 30.0;
 pub const SETTINGS_WIDTH: f32 = 350.0;
 pub const DETAILS_WIDTH: f32 = 380.0;
+pub const SUSPECTS_WIDTH: f32 = 460.0;
+/// Height of a line of the leak-suspects list, and of its title.
+pub const SUSPECT_LINE: f32 = 18.0;
+const SUSPECTS_TITLE: f32 = 24.0;
 
 /// One row of the settings panel: the whole row and its left and right arrows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -329,6 +335,8 @@ pub struct Screen {
     pub settings: Option<(Area, Vec<SettingRow>)>,
     /// The details panel and its close box, when something is selected.
     pub details: Option<(Area, Area)>,
+    /// The leak-suspects list and its lines, when there are suspects (see `with_suspects`).
+    pub suspects: Option<(Area, Vec<Area>)>,
 }
 
 impl Screen {
@@ -396,7 +404,43 @@ impl Screen {
             gear,
             settings,
             details,
+            suspects: None,
         }
+    }
+
+    /// Adds the leak-suspects list (`lines` of it) under the gear, where the settings open: the
+    /// settings panel hides it while open. Left of the gear, it never covers the details panel
+    /// on a wide window; on a narrow one it keeps clear of it.
+    pub fn with_suspects(mut self, lines: usize) -> Self {
+        if lines == 0 || self.settings.is_some() {
+            return self;
+        }
+        let right = self.gear.x + self.gear.w;
+        let left_bound = self
+            .details
+            .map_or(10.0, |(panel, _)| panel.x + panel.w + 10.0);
+        let width = SUSPECTS_WIDTH.min(right - left_bound);
+        if width < 160.0 {
+            return self;
+        }
+        let panel = Area::new(
+            right - width,
+            self.gear.y + BUTTON + 6.0,
+            width,
+            SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
+        );
+        let rows = (0..lines)
+            .map(|i| {
+                Area::new(
+                    panel.x + 8.0,
+                    panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
+                    panel.w - 16.0,
+                    SUSPECT_LINE,
+                )
+            })
+            .collect();
+        self.suspects = Some((panel, rows));
+        self
     }
 
     /// What a click at `(x, y)` lands on; `None` is the city.
@@ -422,6 +466,14 @@ impl Screen {
         }
         if self.gear.contains(x, y) {
             return Some(Hit::Settings);
+        }
+        if let Some((panel, rows)) = &self.suspects {
+            if let Some(i) = rows.iter().position(|r| r.contains(x, y)) {
+                return Some(Hit::Suspect(i));
+            }
+            if panel.contains(x, y) {
+                return Some(Hit::Panel);
+            }
         }
         if let Some((panel, close)) = &self.details {
             if close.contains(x, y) {
@@ -701,6 +753,25 @@ mod tests {
         }
         // The middle of the window is the city.
         assert_eq!(screen.hit(640.0, 300.0), None);
+        // The leak-suspects list sits under the gear, clear of the details panel, each line a
+        // suspect; the open settings hide it.
+        let listed = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(3);
+        let (list, lines) = listed.suspects.clone().unwrap();
+        assert_eq!(lines.len(), 3);
+        for (i, line) in lines.iter().enumerate() {
+            assert_eq!(
+                listed.hit(line.center().0, line.center().1),
+                Some(Hit::Suspect(i))
+            );
+        }
+        let (details_panel, _) = listed.details.unwrap();
+        assert!(list.x > details_panel.x + details_panel.w);
+        assert!(list.y > listed.gear.y + listed.gear.h);
+        assert!(screen.clone().with_suspects(3).suspects.is_none());
+        assert!(Screen::new(1280.0, 720.0, false, None)
+            .with_suspects(0)
+            .suspects
+            .is_none());
         // Closed panels take no clicks.
         let bare = Screen::new(1280.0, 720.0, false, None);
         assert_eq!(bare.hit(panel.center().0, panel.center().1), None);

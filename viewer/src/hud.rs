@@ -423,6 +423,38 @@ pub fn details(
     }
 }
 
+/// The leak-suspects list: a title, then one line per suspect (a link to its growing type; the
+/// selected one highlighted).
+pub fn suspects(
+    area: Area,
+    rows: &[Area],
+    lines: &[crate::app::SuspectLine],
+    selected: Option<memcity_city::model::NodeId>,
+    mouse: (f32, f32),
+) {
+    panel(area);
+    text(
+        "Leak suspects (N: next, F: fly the trace)",
+        area.x + 10.0,
+        area.y + 18.0,
+        16.0,
+        LIVE_RED,
+    );
+    for (line, row) in lines.iter().zip(rows) {
+        if line.node.is_some() && (row.contains(mouse.0, mouse.1) || line.node == selected) {
+            draw_rectangle(row.x, row.y, row.w, row.h, HOVER);
+        }
+        let color = if line.node.is_some() { LINK } else { INK };
+        text(
+            &fit(&line.text, row.w - 4.0, 15.0),
+            row.x + 2.0,
+            row.y + row.h - 4.0,
+            15.0,
+            color,
+        );
+    }
+}
+
 /// A small chart of `series` with the window shaded and snapshot `index` marked.
 pub fn sparkline(area: Area, series: &[u64], index: usize, window: Window, metric: Metric) {
     draw_rectangle(
