@@ -169,6 +169,19 @@ impl Root {
     }
 }
 
+/// The root kind of a JVMTI root reference (`None` for system classes and non-roots).
+fn root_kind(kind: sys::jvmtiHeapReferenceKind) -> Option<RootKind> {
+    Some(match kind {
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => RootKind::Thread,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => RootKind::StackLocal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => RootKind::JniLocal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => RootKind::JniGlobal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => RootKind::Monitor,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => RootKind::Other,
+        _ => return None,
+    })
+}
+
 /// Stack and JNI locals: where the reference sits.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FrameRef {
@@ -660,34 +673,13 @@ impl<'a> State<'a> {
                 };
                 self.count_root(root, to, length, tag_ptr, true);
             }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::Thread, frame, class_tag, length, tag_ptr);
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::StackLocal, frame, class_tag, length, tag_ptr);
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::JniLocal, frame, class_tag, length, tag_ptr);
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::JniGlobal, frame, class_tag, length, tag_ptr);
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::Monitor, frame, class_tag, length, tag_ptr);
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => {
-                self.referee(class_tag, size, length, tag_ptr);
-                self.root(RootKind::Other, frame, class_tag, length, tag_ptr);
-            }
             _ => {
-                // System classes (their statics are counted as static fields) and
-                // class-metadata edges: sizes only.
+                // Roots count per root; system classes (their statics are counted as static
+                // fields) and class-metadata edges give sizes only.
                 self.referee(class_tag, size, length, tag_ptr);
+                if let Some(root) = root_kind(kind) {
+                    self.root(root, frame, class_tag, length, tag_ptr);
+                }
             }
         }
         sys::JVMTI_VISIT_OBJECTS as jint

@@ -379,6 +379,44 @@ pub fn memcity(args: &[&str], timeout: Duration) -> Output {
     }
 }
 
+/// Runs `main` for `seconds` with the agent recording to a file in a new temporary directory,
+/// walks allowed often (so a short run has several snapshots) plus `options`, and waits for its
+/// READY and its exit; asserts that it ran to its DONE line. Returns the directory (the file
+/// lives as long as it) and the recording.
+pub fn record_run(
+    jdk: &Jdk,
+    main: &str,
+    flags: &[&str],
+    options: &str,
+    seconds: f64,
+) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{main}.mcrec"));
+    let mut spec = AppSpec::new(jdk, main, seconds).flag("-Xmn16m");
+    for flag in flags {
+        spec = spec.flag(*flag);
+    }
+    let mut app = spec
+        .agent(format!(
+            "port=0,record={},budget=50,min_interval=250ms,period=400ms{}{options}",
+            file.display(),
+            if options.is_empty() { "" } else { "," }
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+    assert!(
+        status.success(),
+        "{main} {flags:?}: stderr {}",
+        app.stderr()
+    );
+    assert!(
+        stdout.last().is_some_and(|l| l.starts_with("DONE")),
+        "{main}: {stdout:?}"
+    );
+    (dir, file)
+}
+
 /// `memcity report FILE --json --top 0`, parsed.
 pub fn report_json(file: &Path) -> serde_json::Value {
     let out = memcity(

@@ -3,7 +3,6 @@
 //! references from their holders are in the maps. The steady app shows no group growing.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use memcity_e2e::*;
 use serde_json::Value;
@@ -18,28 +17,14 @@ fn run_recorded(
     gc: &str,
     seconds: f64,
 ) -> (tempfile::TempDir, PathBuf, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join(format!("{main}.mcrec"));
-    let mut app = AppSpec::new(jdk, main, seconds)
-        .flag(gc)
-        .flag("-Xmn16m")
-        .agent(format!(
-            // Walks only: these tests check exact counts and the references of the last
-            // snapshot, which estimates carry from their walk (estimates.rs tests those).
-            "port=0,record={},budget=50,min_interval=250ms,period=400ms,estimates=off",
-            file.display()
-        ))
-        .spawn();
-    app.wait_for_line("READY", Duration::from_secs(60));
-    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
-    assert!(status.success(), "{main} {gc}: stderr {}", app.stderr());
-    assert!(stdout.last().unwrap().starts_with("DONE"), "{stdout:?}");
+    // Walks only: these tests check exact counts and the references of the last snapshot,
+    // which estimates carry from their walk (estimates.rs tests those).
+    let (dir, file) = record_run(jdk, main, &[gc], "estimates=off", seconds);
     let report = report_json(&file);
     let snapshots = report["snapshots"].as_u64().unwrap();
     assert!(
         snapshots >= 3,
-        "{main} {gc}: only {snapshots} snapshots; stderr {}",
-        app.stderr()
+        "{main} {gc}: only {snapshots} snapshots: {report:#}"
     );
     (dir, file, report)
 }

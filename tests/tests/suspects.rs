@@ -3,7 +3,6 @@
 //! the steady app must have no suspect.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use memcity_e2e::*;
 use serde_json::Value;
@@ -23,20 +22,7 @@ fn recorded(
     gc: &str,
     seconds: f64,
 ) -> (tempfile::TempDir, PathBuf, Value, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let file: PathBuf = dir.path().join(format!("{main}.mcrec"));
-    let mut app = AppSpec::new(jdk, main, seconds)
-        .flag(gc)
-        .flag("-Xmn16m")
-        .agent(format!(
-            "port=0,record={},budget=50,min_interval=250ms,period=400ms",
-            file.display()
-        ))
-        .spawn();
-    app.wait_for_line("READY", Duration::from_secs(60));
-    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
-    assert!(status.success(), "{main} {gc}: stderr {}", app.stderr());
-    assert!(stdout.last().unwrap().starts_with("DONE"), "{stdout:?}");
+    let (dir, file) = record_run(jdk, main, &[gc], "", seconds);
     let report = report_json(&file);
     let suspect = report["suspects"]
         .as_array()

@@ -373,18 +373,7 @@ fn details_panel_shows_the_leak_suspect_trace() {
     };
     ensure_built();
     let jdk = jdk17();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("leak.mcrec");
-    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 5.0)
-        .flag("-Xmn16m")
-        .agent(format!(
-            "port=0,record={},budget=50,min_interval=250ms,period=400ms",
-            file.display()
-        ))
-        .spawn();
-    app.wait_for_line("READY", std::time::Duration::from_secs(60));
-    let (status, _) = app.wait_exit(std::time::Duration::from_secs(120));
-    assert!(status.success(), "stderr {}", app.stderr());
+    let (dir, file) = record_run(&jdk, "LinkedListLeak", &[], "", 5.0);
 
     let select = "(default package)/LinkedListLeak$Person";
     let shot = dir.path().join("trace.png");
