@@ -73,6 +73,14 @@ impl Hub {
         self.lock().subscribers.len()
     }
 
+    /// Subscribers whose client is still reading (closed ones are dropped here, not only at
+    /// the next publish).
+    pub fn live_subscribers(&self) -> usize {
+        let mut state = self.lock();
+        state.subscribers.retain(|s| !s.tx.is_closed());
+        state.subscribers.len()
+    }
+
     /// Whether every subscriber's queue is empty (used to let the last messages out at exit).
     pub fn drained(&self) -> bool {
         self.lock()

@@ -1,11 +1,14 @@
 //! The gRPC server, on its own named thread with its own single-threaded tokio runtime, so
 //! nothing of it runs on the application's threads or the agent's worker.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use memcity_proto::v1::mem_city_server::{MemCity, MemCityServer};
@@ -14,12 +17,14 @@ use memcity_proto::v1::{
     SubscribeRequest,
 };
 use memcity_proto::{version_mismatch_hint, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
 use tokio_stream::{Stream, StreamExt};
+use tonic::transport::server::{Connected, TcpConnectInfo};
 use tonic::{Request as GrpcRequest, Response, Status};
 
 use crate::hub::Hub;
-use crate::log::{error, info};
+use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
 
 /// Work the server hands to the agent thread.
@@ -38,22 +43,41 @@ pub const REQUEST_QUEUE: usize = 32;
 /// How long a `RequestSnapshot` call waits for the agent thread.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Connections served at once; more are closed as they arrive. Each one holds a descriptor and
+/// buffers in the JVM's process, so an unbounded number is a way to harm the host.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Live subscriptions served at once (each one queues snapshots for its client).
+pub const MAX_SUBSCRIBERS: usize = 16;
+/// A connection that sends nothing this long after it opened is closed.
+pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(10);
+/// HTTP/2 pings on idle connections, and how long an answer may take before the connection is
+/// closed: a client that connected and went silent does not hold a slot forever.
+const KEEPALIVE: Duration = Duration::from_secs(30);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
 struct Service {
     hub: Arc<Hub>,
     requests: Mutex<std_mpsc::SyncSender<Request>>,
 }
 
 impl Service {
+    /// Queues work for the agent thread without waiting: the server's one thread serves every
+    /// connection, so a blocking send while a walk runs would stop all streams.
     fn send(&self, request: Request) -> Result<(), Status> {
-        self.requests
+        match self
+            .requests
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .send(request)
-            .map_err(|_| {
-                Status::unavailable(
-                    "the agent has stopped (the JVM is exiting or the agent disabled itself)",
-                )
-            })
+            .try_send(request)
+        {
+            Ok(()) => Ok(()),
+            Err(std_mpsc::TrySendError::Full(_)) => Err(Status::resource_exhausted(format!(
+                "the agent already has {REQUEST_QUEUE} requests waiting (a walk is running); retry in a few seconds"
+            ))),
+            Err(std_mpsc::TrySendError::Disconnected(_)) => Err(Status::unavailable(
+                "the agent has stopped (the JVM is exiting or the agent disabled itself)",
+            )),
+        }
     }
 }
 
@@ -87,6 +111,11 @@ impl MemCity for Service {
             },
             peer.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
         );
+        if self.hub.live_subscribers() >= MAX_SUBSCRIBERS {
+            return Err(Status::resource_exhausted(format!(
+                "the agent serves at most {MAX_SUBSCRIBERS} viewers at once; close one (or record from one and share the file)"
+            )));
+        }
         let (backlog, rx) = self.hub.subscribe();
         let live = tokio_stream::wrappers::ReceiverStream::new(rx);
         let stream = tokio_stream::iter(backlog)
@@ -187,11 +216,149 @@ fn serve(
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
         tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(KEEPALIVE))
+            .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
             .add_service(service)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .serve_with_incoming(guarded_incoming(listener))
             .await
             .map_err(|e| format!("server error: {e}"))
     })
+}
+
+/// Accepts connections up to `MAX_CONNECTIONS` at once, closing the rest as they arrive, and
+/// wraps each so it closes if silent for `FIRST_BYTES_WITHIN`.
+fn guarded_incoming(
+    listener: tokio::net::TcpListener,
+) -> impl Stream<Item = std::io::Result<Guarded>> {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut refused = 0u64;
+        loop {
+            match listener.accept().await {
+                Ok((stream, peer)) => {
+                    if live.load(Ordering::Acquire) >= MAX_CONNECTIONS {
+                        refused += 1;
+                        // Once, then every 1000: a flood must not flood the log either.
+                        if refused % 1000 == 1 {
+                            warning!(
+                                "refused a connection from {peer}: {MAX_CONNECTIONS} are open ({refused} refused so far)"
+                            );
+                        }
+                        drop(stream);
+                        continue;
+                    }
+                    let guarded = Guarded::new(stream, live.clone());
+                    if tx.send(Ok(guarded)).await.is_err() {
+                        break; // the server stopped
+                    }
+                }
+                Err(e) => {
+                    // Out of descriptors, most likely: wait rather than spin.
+                    debug!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// A served connection: counted while open, closed if it sends nothing at first.
+pub struct Guarded {
+    inner: tokio::net::TcpStream,
+    live: Arc<AtomicUsize>,
+    /// Until the first bytes arrive.
+    silence: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Guarded {
+    fn new(inner: tokio::net::TcpStream, live: Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::AcqRel);
+        Guarded {
+            inner,
+            live,
+            silence: Some(Box::pin(tokio::time::sleep(FIRST_BYTES_WITHIN))),
+        }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl AsyncRead for Guarded {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    this.silence = None;
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => {
+                let expired = this
+                    .silence
+                    .as_mut()
+                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
+                if expired {
+                    Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client sent nothing after connecting",
+                    )))
+                } else {
+                    Poll::Pending
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl AsyncWrite for Guarded {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+impl Connected for Guarded {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.inner.connect_info()
+    }
 }
 
 /// Writes the port atomically (temp file, then rename), so a script polling for the file never

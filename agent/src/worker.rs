@@ -309,6 +309,8 @@ struct Worker {
     fields: FieldNames,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
+    /// When the last forced walk (`memcity snapshot --force`) started.
+    last_forced: Option<Instant>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -346,6 +348,9 @@ const RECENT: usize = 16;
 /// Time per live object a GC's count is assumed to add until one is measured: what the agent
 /// measured on JDK 17 and 25 here, 4-7 ns (BENCHMARKS.md), taken at its upper end.
 const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 7.0;
+
+/// Forced walks (past the budget) start at most this often.
+const FORCED_WALK_EVERY: Duration = Duration::from_secs(10);
 
 /// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
 /// type is rare, and the rest are counted in `Reference` anyway.
@@ -466,6 +471,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         cost_check: (0, now),
         fields: FieldNames::default(),
         walk_threads: Vec::new(),
+        last_forced: None,
         live_bytes: 0,
         live_objects_published: 0,
         gc_counts: None,
@@ -737,6 +743,21 @@ impl Worker {
                     wait.as_secs_f64()
                 ));
             }
+        }
+        if force {
+            // Forced walks pass the budget by design; this keeps any client (or a script in a
+            // loop) from stopping the application over and over with them.
+            if let Some(since) = self.last_forced.map(|t| t.elapsed()) {
+                if since < FORCED_WALK_EVERY {
+                    return Err(format!(
+                        "a forced walk ran {:.1} s ago: forced walks are limited to one every {} s so that no client can keep the application stopped; retry in {:.1} s",
+                        since.as_secs_f64(),
+                        FORCED_WALK_EVERY.as_secs(),
+                        (FORCED_WALK_EVERY - since).as_secs_f64()
+                    ));
+                }
+            }
+            self.last_forced = Some(Instant::now());
         }
         let limit = if force {
             (max_pause * 2).max(FORCED_WALK_LIMIT)

@@ -222,7 +222,13 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
 #[test]
 fn classifier_chain_changes_while_running_and_sites_are_estimated() {
     let jdk = jdk17();
-    let (mut app, port, _dir) = start_live(&jdk, "LinkedListLeak", 60.0, ",sampling=4k");
+    // A budget that earns a walk every few hundred ms: the test asks for one that often.
+    let (mut app, port, _dir) = start_live(
+        &jdk,
+        "LinkedListLeak",
+        60.0,
+        ",sampling=4k,budget=50,min_interval=100ms",
+    );
     let rt = runtime();
     rt.block_on(async {
         let mut rpc = client::connect(Some(&port), Duration::from_secs(10))
@@ -249,13 +255,16 @@ fn classifier_chain_changes_while_running_and_sites_are_estimated() {
         let deadline = Instant::now() + Duration::from_secs(60);
         // Ask until the leak is large enough that sampling at 4 KiB has certainly seen Persons.
         let seq = loop {
-            let seq = rpc
-                // Forced: asked every 300 ms, more often than a 2 % budget earns.
-                .request_snapshot(SnapshotRequest { force: true })
-                .await
-                .unwrap()
-                .into_inner()
-                .seq;
+            let seq = match rpc.request_snapshot(SnapshotRequest { force: false }).await {
+                Ok(reply) => reply.into_inner().seq,
+                // Not yet earned: ask again shortly.
+                Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+                    assert!(Instant::now() < deadline, "no walk earned: {status}");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+                Err(status) => panic!("{status}"),
+            };
             let index = read_until(&mut stream, &mut session, seq, Duration::from_secs(60)).await;
             let persons: u64 = session
                 .leaves(index)

@@ -1,0 +1,190 @@
+//! The agent's port under abuse, on a real JVM over real loopback gRPC: connections are capped
+//! and silent ones closed, viewers are capped, a flood of requests is answered instead of queued
+//! forever, and forced walks are rate-limited. After each, a well-behaved client is still served.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use memcity_e2e::*;
+use memcity_proto::v1::SnapshotRequest;
+use memcity_viewer::client;
+
+/// The agent's limits (agent/src/server.rs), restated: the tests check the JVM holds to them.
+const MAX_CONNECTIONS: usize = 64;
+const MAX_SUBSCRIBERS: usize = 16;
+
+fn start(jdk: &Jdk, seconds: f64) -> (JavaApp, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let portfile: PathBuf = dir.path().join("port");
+    let app = AppSpec::new(jdk, "QuietHeap", seconds)
+        .agent(format!("port=0,portfile={}", portfile.display()))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    (app, port, dir)
+}
+
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// Polls `check` every 100 ms until it holds or `timeout` passes; returns whether it held.
+fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A well-behaved client still gets the handshake and a snapshot.
+fn still_served(port: &str) {
+    let rt = runtime();
+    rt.block_on(async {
+        let mut stream = subscribe(port).await;
+        let first = tokio::time::timeout(Duration::from_secs(20), stream.message())
+            .await
+            .expect("the agent answers a new viewer")
+            .expect("stream")
+            .expect("a message");
+        assert!(first.kind.is_some());
+    });
+}
+
+#[test]
+fn connections_are_capped_and_silent_ones_closed() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start(&jdk, 90.0);
+    let pid = app.pid();
+    let baseline = descriptors(pid);
+    let addr = format!("127.0.0.1:{port}");
+    // 200 clients that connect and say nothing.
+    let held: Vec<TcpStream> = (0..200)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    assert!(held.len() >= MAX_CONNECTIONS, "{} connected", held.len());
+    // Give the server a moment to accept (and refuse) them all: the count settles at the cap.
+    let mut peak = 0;
+    eventually(Duration::from_secs(5), || {
+        peak = peak.max(descriptors(pid));
+        false
+    });
+    assert!(
+        peak <= baseline + MAX_CONNECTIONS + 8,
+        "the JVM went from {baseline} to {peak} descriptors for 200 silent connections"
+    );
+    // Silent for 10 s: closed, and the descriptors go back.
+    assert!(
+        eventually(Duration::from_secs(30), || descriptors(pid) <= baseline + 8),
+        "silent connections still open: {} descriptors against {baseline}",
+        descriptors(pid)
+    );
+    drop(held);
+    still_served(&port);
+    app.kill();
+}
+
+#[test]
+fn viewers_are_capped_and_a_request_flood_is_answered() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start(&jdk, 90.0);
+    let rt = runtime();
+    rt.block_on(async {
+        // As many viewers as allowed, then one more: refused with a reason.
+        let mut streams = Vec::new();
+        for _ in 0..MAX_SUBSCRIBERS {
+            streams.push(subscribe(&port).await);
+        }
+        let mut extra = client::connect(Some(&port), Duration::from_secs(10))
+            .await
+            .unwrap();
+        let refused = extra
+            .subscribe(memcity_proto::v1::SubscribeRequest {
+                protocol_version: memcity_proto::PROTOCOL_VERSION,
+                client: "one too many".into(),
+            })
+            .await
+            .expect_err("past the viewer cap");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(
+            refused.message().contains("at most 16 viewers"),
+            "{refused}"
+        );
+        // A viewer that leaves frees its place.
+        streams.pop();
+        let mut again = false;
+        for _ in 0..50 {
+            if extra
+                .subscribe(memcity_proto::v1::SubscribeRequest {
+                    protocol_version: memcity_proto::PROTOCOL_VERSION,
+                    client: "after one left".into(),
+                })
+                .await
+                .is_ok()
+            {
+                again = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(again, "a freed place was not given to the next viewer");
+        drop(streams);
+
+        // 100 snapshot requests at once: each is answered (a walk, "not yet earned", or "busy,
+        // retry"), none waits forever.
+        let mut calls = Vec::new();
+        for _ in 0..100 {
+            let mut rpc = extra.clone();
+            calls.push(tokio::spawn(async move {
+                rpc.request_snapshot(SnapshotRequest { force: false }).await
+            }));
+        }
+        let started = Instant::now();
+        for call in calls {
+            match tokio::time::timeout(Duration::from_secs(60), call)
+                .await
+                .expect("every request is answered within a minute")
+                .unwrap()
+            {
+                Ok(_) => {}
+                Err(status) => assert!(
+                    matches!(
+                        status.code(),
+                        tonic::Code::FailedPrecondition | tonic::Code::ResourceExhausted
+                    ),
+                    "{status}"
+                ),
+            }
+        }
+        eprintln!("100 requests answered in {:?}", started.elapsed());
+    });
+    still_served(&port);
+    app.kill();
+}
+
+#[test]
+fn forced_walks_are_rate_limited() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start(&jdk, 90.0);
+    let first = memcity(&["snapshot", "--force", &port], Duration::from_secs(60));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let second = memcity(&["snapshot", "--force", &port], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("forced walks are limited to one every 10 s")
+            && stderr.contains("retry in"),
+        "{stderr}"
+    );
+    app.kill();
+}
