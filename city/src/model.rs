@@ -398,7 +398,10 @@ impl CityModel {
                 self.classifiers = h.classifiers.clone();
                 self.handshake = Some(h.clone());
             }
-            Some(Kind::Strings(table)) => self.strings.apply(table),
+            Some(Kind::Strings(table)) => self
+                .strings
+                .apply(table)
+                .map_err(|e| ProtocolError(e.to_string()))?,
             Some(Kind::Snapshot(snapshot)) => {
                 // A snapshot seen twice (a late join overlapping live messages) is kept once.
                 if self
@@ -671,12 +674,15 @@ impl CityModel {
     /// Absolute growth: first to last snapshot of the window (negative when shrinking).
     pub fn absolute_growth(&self, node: NodeId, metric: Metric) -> i64 {
         let w = self.window();
-        self.value(node, w.end, metric) as i64 - self.value(node, w.start, metric) as i64
+        crate::units::growth(
+            self.value(node, w.start, metric),
+            self.value(node, w.end, metric),
+        )
     }
 
     /// Relative growth: first snapshot of the window to `index`.
     pub fn relative_growth(&self, node: NodeId, index: usize, metric: Metric) -> i64 {
-        self.value(node, index, metric) as i64 - self.first(node, metric) as i64
+        crate::units::growth(self.first(node, metric), self.value(node, index, metric))
     }
 
     /// The 95 % error of `node`'s value at `index` (0 when exact).
@@ -755,7 +761,7 @@ impl CityModel {
         for v in &end.values {
             while before.next_if(|b| b.0 < v.0).is_some() {}
             let first = before.next_if(|b| b.0 == v.0).map_or(0, pick);
-            let g = pick(v) as i64 - first as i64;
+            let g = crate::units::growth(first, pick(v));
             if g > 0 && self.nodes[v.0 as usize].is_leaf() && v.0 != ROOT {
                 growth.push((-g, v.0));
             }

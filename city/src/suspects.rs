@@ -105,10 +105,10 @@ pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
         .filter_map(|(name, ids)| {
             let points: Vec<(f64, f64)> = (w.start..=w.end)
                 .map(|i| {
-                    let objects: u64 = ids
-                        .iter()
-                        .map(|&id| model.value(id, i, Metric::Objects))
-                        .sum();
+                    // Saturating: a damaged file's counts must not overflow.
+                    let objects: u64 = ids.iter().fold(0u64, |sum, &id| {
+                        sum.saturating_add(model.value(id, i, Metric::Objects))
+                    });
                     ((frames[i].time_ms as f64 - t0) / 1000.0, objects as f64)
                 })
                 .collect();
@@ -195,11 +195,9 @@ pub fn is_internal(type_name: &str) -> bool {
 /// Walks (snapshots with a reference graph) in the window: suspects are traced from them.
 pub fn walks_in_window(model: &CityModel) -> usize {
     let w = model.window();
-    model.frames()
-        [w.start.min(model.frames().len())..=w.end.min(model.frames().len().saturating_sub(1))]
-        .iter()
-        .filter(|f| f.graph.is_some())
-        .count()
+    model.frames().get(w.start..=w.end).map_or(0, |frames| {
+        frames.iter().filter(|f| f.graph.is_some()).count()
+    })
 }
 
 /// The leak suspects of the window, most growth first (empty when nothing grows steadily or no
@@ -207,6 +205,9 @@ pub fn walks_in_window(model: &CityModel) -> usize {
 pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     let w = model.window();
     let frames = model.frames();
+    if frames.is_empty() {
+        return Vec::new();
+    }
     let Some(last) = (w.start..=w.end).rev().find(|&i| frames[i].graph.is_some()) else {
         return Vec::new();
     };
@@ -298,13 +299,13 @@ impl<'a> Climb<'a> {
         } else {
             0
         };
-        f.references as i64 - before as i64
+        crate::units::growth(before, f.references)
     }
 
     fn growth(&self, type_name: &str) -> i64 {
         self.trends
             .get(type_name)
-            .map_or(0, |t| t.last as i64 - t.first as i64)
+            .map_or(0, |t| crate::units::growth(t.first, t.last))
     }
 
     fn objects(&self, type_name: &str) -> u64 {
@@ -849,6 +850,14 @@ mod tests {
             ..Default::default()
         });
         assert!(suspects(&m).is_empty());
+    }
+
+    #[test]
+    fn an_empty_session_has_no_suspects() {
+        let m = CityModel::new();
+        assert!(suspects(&m).is_empty());
+        assert_eq!(walks_in_window(&m), 0);
+        assert!(type_trends(&m).is_empty());
     }
 
     #[test]

@@ -80,3 +80,26 @@ mod tests {
         assert_eq!(signed_amount(-160, Metric::Bytes), "-160 B");
     }
 }
+
+/// `to - from` as a signed growth, saturating instead of overflowing: counts come from files and
+/// streams, and a damaged or crafted one may hold values past `i64::MAX`.
+pub fn growth(from: u64, to: u64) -> i64 {
+    if to >= from {
+        i64::try_from(to - from).unwrap_or(i64::MAX)
+    } else {
+        i64::try_from(from - to).map_or(i64::MIN, |d| -d)
+    }
+}
+
+#[cfg(test)]
+mod growth_tests {
+    #[test]
+    fn growth_saturates_instead_of_overflowing() {
+        use super::growth;
+        assert_eq!(growth(10, 1000), 990);
+        assert_eq!(growth(1000, 10), -990);
+        assert_eq!(growth(0, u64::MAX), i64::MAX);
+        assert_eq!(growth(u64::MAX, 0), i64::MIN);
+        assert_eq!(growth(u64::MAX, u64::MAX - 1), -1);
+    }
+}

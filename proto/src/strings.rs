@@ -68,7 +68,24 @@ impl StringInterner {
 /// Resolves ids on the receiving side.
 #[derive(Debug, Default, Clone)]
 pub struct StringResolver {
-    names: Vec<String>,
+    /// `None`: an id no table gave (a lost frame's), shown as a placeholder.
+    names: Vec<Option<String>>,
+}
+
+/// Ids a table may skip past what is known. A lost frame skips the names one snapshot
+/// introduced (thousands); a table far past that is damaged or crafted, and filling the gap
+/// would cost memory for nothing (a `first_id` of 4e9 asked for hundreds of gigabytes).
+pub const MAX_ID_GAP: usize = 1 << 20;
+/// Names a session may hold in all.
+pub const MAX_NAMES: usize = 1 << 26;
+
+/// A string table this side refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StringTableError {
+    #[error("a string table starts at id {first_id} while {known} names are known: a gap of more than {MAX_ID_GAP} ids means a damaged or crafted stream")]
+    Gap { first_id: u32, known: usize },
+    #[error("string tables name more than {MAX_NAMES} strings: a damaged or crafted stream")]
+    TooMany,
 }
 
 impl StringResolver {
@@ -79,20 +96,30 @@ impl StringResolver {
     /// Applies a table message. Entries may overlap what is known (a late joiner's full table
     /// followed by live deltas); a gap, which only a lost frame causes, is filled with placeholders
     /// so later ids still land in the right place.
-    pub fn apply(&mut self, table: &StringTable) {
+    /// A table past a gap of [`MAX_ID_GAP`] ids, or past [`MAX_NAMES`], is refused whole.
+    pub fn apply(&mut self, table: &StringTable) -> Result<(), StringTableError> {
         let first = table.first_id.max(1) as usize - 1;
-        while self.names.len() < first {
-            let id = self.names.len() + 1;
-            self.names.push(format!("<lost name #{id}>"));
+        if first > self.names.len() + MAX_ID_GAP {
+            return Err(StringTableError::Gap {
+                first_id: table.first_id,
+                known: self.names.len(),
+            });
+        }
+        if first.saturating_add(table.names.len()) > MAX_NAMES {
+            return Err(StringTableError::TooMany);
+        }
+        if self.names.len() < first {
+            self.names.resize(first, None);
         }
         for (offset, name) in table.names.iter().enumerate() {
             let index = first + offset;
             if index < self.names.len() {
-                self.names[index] = name.clone();
+                self.names[index] = Some(name.clone());
             } else {
-                self.names.push(name.clone());
+                self.names.push(Some(name.clone()));
             }
         }
+        Ok(())
     }
 
     /// The name behind `id`; unknown ids resolve to a visible placeholder rather than failing,
@@ -101,10 +128,11 @@ impl StringResolver {
         if id == 0 {
             return "";
         }
-        self.names
-            .get(id as usize - 1)
-            .map(String::as_str)
-            .unwrap_or("<unknown name>")
+        match self.names.get(id as usize - 1) {
+            Some(Some(name)) => name,
+            Some(None) => "<lost name>",
+            None => "<unknown name>",
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -175,8 +203,29 @@ mod tests {
         r.apply(&StringTable {
             first_id: 3,
             names: vec!["c".into()],
-        });
+        })
+        .unwrap();
         assert_eq!(r.resolve(3), "c");
-        assert_eq!(r.resolve(1), "<lost name #1>");
+        assert_eq!(r.resolve(1), "<lost name>");
+    }
+
+    #[test]
+    fn a_huge_gap_or_table_is_refused_without_allocating_it() {
+        let mut r = StringResolver::new();
+        let err = r
+            .apply(&StringTable {
+                first_id: 4_000_000_000,
+                names: vec!["x".into()],
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("damaged or crafted"), "{err}");
+        assert!(r.is_empty(), "nothing was filled");
+        assert!(r
+            .apply(&StringTable {
+                first_id: (MAX_ID_GAP + 1) as u32,
+                names: vec!["y".into()],
+            })
+            .is_ok());
+        assert_eq!(r.resolve((MAX_ID_GAP + 1) as u32), "y");
     }
 }

@@ -44,7 +44,7 @@ fn golden_v1_reads() {
     let mut ended = None;
     while let Some(message) = reader.next_message().unwrap() {
         match message.kind {
-            Some(Kind::Strings(t)) => names.apply(&t),
+            Some(Kind::Strings(t)) => names.apply(&t).unwrap(),
             Some(Kind::Snapshot(s)) => snapshots.push(s),
             Some(Kind::End(e)) => ended = Some(e),
             _ => {}

@@ -278,3 +278,38 @@ fn a_panic_anywhere_in_the_agent_leaves_the_jvm_running() {
         );
     }
 }
+
+/// `memcity report --json FILE | head -1`: the reader closes the pipe after one line; memcity
+/// ends quietly (no panic, nothing on stderr), as any Unix tool does.
+#[test]
+fn a_closed_pipe_ends_the_cli_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    ensure_built();
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    for args in [
+        vec!["report", "--json", "--top", "0"],
+        vec!["report", "--top", "0"],
+    ] {
+        let mut child = Command::new(memcity_bin())
+            .args(&args)
+            .arg(&golden)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        // The pipe's reader is gone: dropped with the BufReader above.
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.trim().is_empty(), "{args:?}: {stderr}");
+    }
+}

@@ -495,3 +495,45 @@ fn details_panel_shows_the_leak_suspect_trace() {
         "the trace is drawn at {seen} of {probes} visible probes"
     );
 }
+
+/// `view` with a bad address refuses at once, before any window; `view --screenshot` with no
+/// agent on the port gives up after `--wait` with a message that says what to check, instead of
+/// waiting forever.
+#[test]
+fn view_refuses_bad_addresses_and_gives_up_waiting_for_a_missing_agent() {
+    ensure_built();
+    let bad = memcity(
+        &["view", "127.0.0.1:abc"],
+        std::time::Duration::from_secs(30),
+    );
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("is not an agent address"), "{stderr}");
+
+    let Some(xvfb) = xvfb_run() else {
+        skip("xvfb-run not found (scripts/setup.sh installs it): the missing-agent window test is skipped");
+        return;
+    };
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = memcity_in_xvfb(&xvfb)
+        .args(["view", &format!("127.0.0.1:{port}"), "--wait", "3"])
+        .args(["--size", &format!("{W}x{H}"), "--screenshot"])
+        .arg(dir.path().join("never.png"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no snapshot arrived within 3 s") && stderr.contains("agent"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -65,6 +65,8 @@ pub struct WindowOptions {
     pub screenshot: Option<PathBuf>,
     /// Live: leave (after the screenshot, if any) once this many snapshots arrived.
     pub exit_after: Option<usize>,
+    /// Live, with a screenshot: how long to wait for those snapshots before giving up.
+    pub wait: std::time::Duration,
     /// Start with this structure selected: its key path, names separated by `/`.
     pub select: Option<String>,
     /// Metric, scaling, tiling, lots per parent, opacity, colors, play period.
@@ -142,6 +144,8 @@ pub fn view(
     record: Option<PathBuf>,
     options: WindowOptions,
 ) -> anyhow::Result<()> {
+    // A bad address is refused before a window opens (it would retry it forever).
+    memcity_viewer::client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
     check_display()?;
     let events = memcity_viewer::live::spawn(addr, record)
         .map_err(|e| anyhow::anyhow!("cannot start the network thread: {e}"))?;
@@ -1010,6 +1014,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         viewer.selected = found;
     }
     let mut ready_signalled = false;
+    let started = std::time::Instant::now();
     loop {
         if let Some(events) = &events {
             viewer.take_events(events)?;
@@ -1029,6 +1034,17 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
                 Some(n) => viewer.received >= n,
                 None => len > 0,
             };
+            if !ready && live && started.elapsed() > options.wait {
+                let why = match &viewer.status {
+                    Status::Disconnected { why, .. } => format!(" (last attempt: {why})"),
+                    Status::Failed(why) | Status::Ended(why) => format!(" ({why})"),
+                    _ => String::new(),
+                };
+                anyhow::bail!(
+                    "no snapshot arrived within {:.0} s{why}: is the JVM running with the agent, and on this address? (`java -agentpath:.../libmemcity.so=port=N`)",
+                    options.wait.as_secs_f64()
+                );
+            }
             if ready {
                 viewer.city.animation = None;
                 viewer.travel.tick(60.0, len);

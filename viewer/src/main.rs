@@ -89,6 +89,7 @@ impl Look {
             at: None,
             screenshot: None,
             exit_after: None,
+            wait: std::time::Duration::from_secs(60),
             select: None,
             bench_frames: None,
             settings: self.settings()?,
@@ -235,6 +236,10 @@ enum Command {
         /// For scripts: exit once this many snapshots arrived
         #[arg(long)]
         exit_after: Option<usize>,
+        /// For --screenshot: give up (an error) when the snapshots have not arrived within this
+        /// many seconds
+        #[arg(long, default_value_t = 60.0)]
+        wait: f64,
         /// Window size, WIDTHxHEIGHT
         #[arg(long, default_value = "1280x720")]
         size: String,
@@ -269,6 +274,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`memcity report --json F | head -1`)
+    // would panic; with the default action the process ends quietly, as `cat` or `grep` do.
+    // SAFETY: called first thing, before any thread exists; setting a signal's disposition to
+    // its default has no other effect.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -429,6 +441,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             record,
             screenshot,
             exit_after,
+            wait,
             size,
             camera,
             hud,
@@ -442,6 +455,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     camera,
                     screenshot,
                     exit_after,
+                    wait: Duration::try_from_secs_f64(wait).map_err(|_| {
+                        anyhow::anyhow!("--wait {wait}: give a number of seconds, such as 60")
+                    })?,
                     hud,
                     ..look.window(width, height)?
                 },

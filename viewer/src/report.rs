@@ -26,11 +26,11 @@ pub struct GroupGrowth {
 
 impl GroupGrowth {
     pub fn objects_growth(&self) -> i64 {
-        self.objects_last as i64 - self.objects_first as i64
+        memcity_city::units::growth(self.objects_first, self.objects_last)
     }
 
     pub fn bytes_growth(&self) -> i64 {
-        self.bytes_last as i64 - self.bytes_first as i64
+        memcity_city::units::growth(self.bytes_first, self.bytes_last)
     }
 }
 
