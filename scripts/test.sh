@@ -12,11 +12,23 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== build (agent, CLI, Java test apps)"
 cargo build --workspace
 scripts/build-java.sh
+# What setup.sh installed must be there: a test that skips for lack of it fails instead
+# (tests/src/lib.rs `skip`). JDK 25 is required when this machine has one.
+require="xvfb,dev-full"
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then
   echo "JDK 25 found: the JDK 25 tests run too"
+  require="$require,jdk25"
 else
   echo "no JDK 25 under /usr/lib/jvm: the JDK 25 tests will print SKIPPED"
 fi
-echo "== cargo test"
+export MEMCITY_REQUIRE="$require"
+echo "== cargo test (required: $MEMCITY_REQUIRE)"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 # --nocapture shows the tests' own notes (SKIPPED reasons, measured residues) as they run.
-cargo test --workspace -- --nocapture
+cargo test --workspace -- --nocapture 2>&1 | tee "$log"
+echo "== summary"
+grep -E '^test result:' "$log" | awk '{p += $4; f += $6; i += $8} END {printf "%d passed, %d failed, %d ignored\n", p, f, i}'
+skipped=$(grep -c '^SKIPPED:' "$log" || true)
+echo "$skipped tests skipped part of their work:"
+grep '^SKIPPED:' "$log" | sort | uniq -c || true

@@ -175,8 +175,8 @@ mod tests {
         assert_eq!(second.names, ["c"]);
 
         let mut r = StringResolver::new();
-        r.apply(&first);
-        r.apply(&second);
+        r.apply(&first).unwrap();
+        r.apply(&second).unwrap();
         assert_eq!(r.resolve(1), "a");
         assert_eq!(r.resolve(3), "c");
         assert_eq!(r.resolve(0), "");
@@ -191,8 +191,8 @@ mod tests {
         s.intern("b");
         let full = s.full_table();
         let mut r = StringResolver::new();
-        r.apply(&full);
-        r.apply(&delta); // already known: harmless
+        r.apply(&full).unwrap();
+        r.apply(&delta).unwrap(); // already known: harmless
         assert_eq!(r.len(), 2);
         assert_eq!(r.resolve(2), "b");
     }

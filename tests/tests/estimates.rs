@@ -366,7 +366,7 @@ fn gc_counts_make_estimates_exact_serial() {
 fn gc_counts_make_estimates_exact_jdk25() {
     match jdk25() {
         Some(jdk) => gc_counts_make_estimates_exact(&jdk, "-XX:+UseG1GC"),
-        None => skip("no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
+        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
     }
 }
 
@@ -399,7 +399,7 @@ fn estimates_agree_with_an_exact_walk_shenandoah() {
 fn estimates_agree_with_an_exact_walk_jdk25() {
     match jdk25() {
         Some(jdk) => estimates_agree_with_an_exact_walk(&jdk, "-XX:+UseG1GC"),
-        None => skip("no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
+        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
     }
 }
 

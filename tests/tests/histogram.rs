@@ -198,7 +198,7 @@ fn type_totals_equal_the_class_histogram_parallel() {
 fn type_totals_equal_the_class_histogram_jdk25() {
     match jdk25() {
         Some(jdk) => compare_with_histogram(&jdk, "-XX:+UseG1GC"),
-        None => skip("no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 histogram comparison is skipped"),
+        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 histogram comparison is skipped"),
     }
 }
 

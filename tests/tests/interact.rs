@@ -215,7 +215,7 @@ fn roof_pixel(
 #[test]
 fn a_user_selects_steps_changes_settings_and_quits() {
     let (Some(xvfb), Some(_)) = (find_on_path("Xvfb"), find_on_path("xdotool")) else {
-        skip("Xvfb or xdotool not found (scripts/setup.sh installs both): the interaction test is skipped");
+        skip("xvfb", "Xvfb or xdotool not found (scripts/setup.sh installs both): the interaction test is skipped");
         return;
     };
     ensure_built();

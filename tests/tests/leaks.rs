@@ -97,7 +97,10 @@ fn linked_list_leak_is_found_under_each_collector() {
 #[test]
 fn linked_list_leak_on_jdk25() {
     let Some(jdk) = jdk25() else {
-        skip("no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 run is skipped");
+        skip(
+            "jdk25",
+            "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 run is skipped",
+        );
         return;
     };
     for gc in ["-XX:+UseG1GC", "-XX:+UseZGC"] {

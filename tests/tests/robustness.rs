@@ -189,7 +189,10 @@ fn report_explains_missing_foreign_and_cut_files() {
 fn full_disk_turns_recording_off_and_the_app_completes() {
     // /dev/full accepts the open and fails every write with ENOSPC, like a full disk.
     if !std::path::Path::new("/dev/full").exists() {
-        skip("no /dev/full on this machine: the full-disk test is skipped");
+        skip(
+            "dev-full",
+            "no /dev/full on this machine: the full-disk test is skipped",
+        );
         return;
     }
     let jdk = jdk17();
@@ -207,7 +210,10 @@ fn full_disk_turns_recording_off_and_the_app_completes() {
 #[test]
 fn record_cli_on_a_full_disk_says_so() {
     if !std::path::Path::new("/dev/full").exists() {
-        skip("no /dev/full on this machine: the full-disk test is skipped");
+        skip(
+            "dev-full",
+            "no /dev/full on this machine: the full-disk test is skipped",
+        );
         return;
     }
     let jdk = jdk17();

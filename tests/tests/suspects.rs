@@ -201,7 +201,7 @@ fn the_signature_is_the_same_across_runs_and_collectors() {
 #[test]
 fn field_names_hold_on_jdk25() {
     let Some(jdk) = jdk25() else {
-        skip("no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 field names are not checked");
+        skip("jdk25", "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 field names are not checked");
         return;
     };
     let (s, report) = first_suspect(&jdk, "ThreadLocalLeak", "-XX:+UseG1GC", 6.0);

@@ -51,7 +51,10 @@ fn pixel(img: &(u32, u32, Vec<u8>), x: f32, y: f32) -> [u8; 3] {
 #[test]
 fn replay_screenshot_shows_the_city_where_the_model_says() {
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the window test is skipped");
+        skip(
+            "xvfb",
+            "xvfb-run not found (scripts/setup.sh installs it): the window test is skipped",
+        );
         return;
     };
     ensure_built();
@@ -199,7 +202,10 @@ fn replay_names_a_group_it_cannot_select_before_opening_a_window() {
 #[test]
 fn live_view_receives_snapshots_from_a_real_agent() {
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the live window test is skipped");
+        skip(
+            "xvfb",
+            "xvfb-run not found (scripts/setup.sh installs it): the live window test is skipped",
+        );
         return;
     };
     let jdk = jdk17();
@@ -249,7 +255,10 @@ fn live_view_receives_snapshots_from_a_real_agent() {
 #[test]
 fn demo_launches_the_bundled_app_and_shows_it_live() {
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the demo window test is skipped");
+        skip(
+            "xvfb",
+            "xvfb-run not found (scripts/setup.sh installs it): the demo window test is skipped",
+        );
         return;
     };
     ensure_built();
@@ -285,7 +294,7 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
 #[test]
 fn selected_building_shows_its_references_as_colored_frustums() {
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the references window test is skipped");
+        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the references window test is skipped");
         return;
     };
     ensure_built();
@@ -368,7 +377,7 @@ fn selected_building_shows_its_references_as_colored_frustums() {
 #[test]
 fn details_panel_shows_the_leak_suspect_trace() {
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the suspect trace window test is skipped");
+        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the suspect trace window test is skipped");
         return;
     };
     ensure_built();
@@ -511,7 +520,7 @@ fn view_refuses_bad_addresses_and_gives_up_waiting_for_a_missing_agent() {
     assert!(stderr.contains("is not an agent address"), "{stderr}");
 
     let Some(xvfb) = xvfb_run() else {
-        skip("xvfb-run not found (scripts/setup.sh installs it): the missing-agent window test is skipped");
+        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the missing-agent window test is skipped");
         return;
     };
     // A port nothing listens on: bound, then released.
