@@ -103,24 +103,19 @@ pub fn layout_with(
     // Scaled weights bottom-up over the kept children only.
     let mut weight: HashMap<NodeId, f64> = HashMap::new();
     let mut kept: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-    #[allow(clippy::too_many_arguments)] // a recursive helper threading the layout's state
-    fn weigh(
-        model: &CityModel,
-        config: &LayoutConfig,
-        reserve: &dyn Fn(NodeId) -> f64,
-        order: &dyn Fn(NodeId) -> Vec<NodeId>,
-        node: NodeId,
-        weight: &mut HashMap<NodeId, f64>,
-        kept: &mut HashMap<NodeId, Vec<NodeId>>,
-        layout: &mut CityLayout,
-    ) -> f64 {
+    if model.is_empty() {
+        return layout;
+    }
+    // Weights bottom-up, without recursion: a crafted Memory Cities file with a key path
+    // 100,000 levels deep must not overflow the stack. A pre-order pass decides which children
+    // keep a lot; its reverse visits every child before its parent.
+    let mut visited = Vec::new();
+    let mut stack = vec![ROOT];
+    while let Some(node) = stack.pop() {
+        visited.push(node);
         let info = model.node(node);
         if info.is_leaf() {
-            let value = reserve(node);
-            layout.reserved.insert(node, value);
-            let w = config.scaling.apply(value);
-            weight.insert(node, w);
-            return w;
+            continue;
         }
         // Pruning: the N largest children by max value keep a lot (V.C).
         let mut by_size: Vec<NodeId> = info.children.clone();
@@ -135,30 +130,24 @@ pub fn layout_with(
             .into_iter()
             .filter(|c| lot_holders.contains(c))
             .collect();
-        let mut total = 0.0;
-        for &child in &keep {
-            total += weigh(model, config, reserve, order, child, weight, kept, layout);
-        }
-        layout
-            .reserved
-            .insert(node, keep.iter().map(|c| layout.reserved[c]).sum());
-        weight.insert(node, total);
+        stack.extend(keep.iter().copied());
         kept.insert(node, keep);
-        total
     }
-    if model.is_empty() {
-        return layout;
+    for &node in visited.iter().rev() {
+        match kept.get(&node) {
+            Some(keep) => {
+                let total = keep.iter().map(|c| weight[c]).sum();
+                let reserved = keep.iter().map(|c| layout.reserved[c]).sum();
+                layout.reserved.insert(node, reserved);
+                weight.insert(node, total);
+            }
+            None => {
+                let value = reserve(node);
+                layout.reserved.insert(node, value);
+                weight.insert(node, config.scaling.apply(value));
+            }
+        }
     }
-    weigh(
-        model,
-        config,
-        reserve,
-        order,
-        ROOT,
-        &mut weight,
-        &mut kept,
-        &mut layout,
-    );
     let city = Rect::new(0.0, 0.0, config.size, config.size);
     let mut stack = vec![(ROOT, city)];
     while let Some((node, rect)) = stack.pop() {

@@ -513,6 +513,39 @@ mod tests {
         }
     }
 
+    /// A key path 100,000 levels deep (a crafted file) loads, lays out and draws without
+    /// overflowing the stack: the tree code walks without recursion.
+    #[test]
+    fn a_deep_key_path_does_not_overflow_the_stack() {
+        let dir = tempfile::tempdir().unwrap();
+        let trees = dir.path().join("Deep").join("anttracks-format");
+        std::fs::create_dir_all(&trees).unwrap();
+        let mut full_key = vec!["Overall".to_string()];
+        full_key.extend((0..100_000).map(|i| format!("k{i}")));
+        let tree = serde_json::json!({
+            "classifiers": [{"name": "Type", "id": 0}],
+            "time": 1,
+            "root": {"key": "Overall", "fullKey": ["Overall"], "fullKeyAsString": "Overall",
+                     "classifierId": -1, "objects": 5, "bytes": 80,
+                     "children": [{"key": "leaf", "fullKey": full_key, "fullKeyAsString": "deep",
+                                   "classifierId": 0, "objects": 5, "bytes": 80}]}
+        });
+        std::fs::write(trees.join("1.json"), tree.to_string()).unwrap();
+        let model = memory_cities_json(dir.path()).unwrap();
+        assert!(model.nodes().len() > 100_000);
+        let config = crate::layout::LayoutConfig::default();
+        let city = crate::layout::layout(&model, &config);
+        let scene = crate::scene::build(
+            &model,
+            &city,
+            0.0,
+            &crate::scene::ViewSettings::default(),
+            None,
+        );
+        assert_eq!(scene.buildings.len(), 1);
+        assert!(crate::suspects::suspects(&model).is_empty());
+    }
+
     #[test]
     fn malformed_json_names_the_file_and_the_json_path() {
         let dir = tempfile::tempdir().unwrap();
