@@ -140,10 +140,18 @@ fn read_json(file: &Path) -> Result<Value, LoadError> {
         path: file.to_owned(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| LoadError::Json {
-        file: file.to_owned(),
-        path: format!("line {}, column {}", e.line(), e.column()),
-        problem: e.to_string(),
+    serde_json::from_str(&text).map_err(|e| {
+        // The message ends with the position, which the error's path already gives.
+        let message = e.to_string();
+        let position = format!(" at line {} column {}", e.line(), e.column());
+        LoadError::Json {
+            file: file.to_owned(),
+            path: format!("line {}, column {}", e.line(), e.column()),
+            problem: message
+                .strip_suffix(&position)
+                .unwrap_or(&message)
+                .to_string(),
+        }
     })
 }
 
@@ -241,65 +249,101 @@ fn group_name(full_key: &str) -> String {
 
 /// Loads a Memory Cities JSON directory (AntTracks export root, classifier folder, or folder of
 /// tree files), ordered by `time`.
+/// Loads a Memory Cities export. A file that cannot be read or parsed is skipped and named in
+/// the model's `warnings`, so one broken snapshot does not lose the rest; only a folder with no
+/// good tree file at all is an error (the first file's).
 pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
     let (files, maps) = tree_files(dir)?;
+    let mut failed = Vec::new();
     let mut trees = Vec::new();
     for file in &files {
-        let json = read_json(file)?;
-        let doc = Doc { file };
-        let time = doc.u64(&json, "$", "time")?;
-        trees.push((time, file.clone(), json));
+        let parsed = read_json(file).and_then(|json| {
+            let time = Doc { file }.u64(&json, "$", "time")?;
+            Ok((time, file.clone(), json))
+        });
+        match parsed {
+            Ok(tree) => trees.push(tree),
+            Err(e) => failed.push(e),
+        }
     }
     trees.sort_by_key(|t| t.0);
     let mut model = CityModel::new();
     for (time, file, json) in &trees {
-        let doc = Doc { file };
-        let mut roles = HashMap::new();
-        if let Some(list) = json.get("classifiers").and_then(Value::as_array) {
-            for (i, c) in list.iter().enumerate() {
-                let here = format!("$.classifiers[{i}]");
-                let id = doc
-                    .field(c, &here, "id")?
-                    .as_i64()
-                    .ok_or_else(|| doc.err(&here, "id is not a number"))?;
-                roles.insert(id, doc.str(c, &here, "name")?.to_string());
+        match tree_of(file, json, maps.as_deref()) {
+            Ok((root_values, nodes, references)) => {
+                model.push_tree(*time, root_values, &nodes, references)
             }
+            Err(e) => failed.push(e),
         }
-        let root = doc.field(json, "$", "root")?;
-        let mut nodes = Vec::new();
-        flatten(&doc, root, "$.root", &roles, &mut nodes)?;
-        let root_values = (
-            doc.u64(root, "$.root", "objects")?,
-            doc.u64(root, "$.root", "bytes")?,
-        );
-        let mut references = Vec::new();
-        if let Some(maps) = &maps {
-            let name = file.file_name().expect("a file");
-            let points_to = pointer_map(&maps.join("points-to-maps").join(name))?;
-            let pointed_from = pointer_map(&maps.join("pointed-from-maps").join(name))?;
-            // pointed-from is keyed by the referenced group first: B <- A.
-            let mut pairs: Vec<(String, String)> = points_to.keys().cloned().collect();
-            for (b, a) in pointed_from.keys() {
-                if !points_to.contains_key(&(a.clone(), b.clone())) {
-                    pairs.push((a.clone(), b.clone()));
-                }
-            }
-            pairs.sort();
-            for (a, b) in pairs {
-                references.push(Reference {
-                    from: group_name(&a),
-                    to: group_name(&b),
-                    referrers: pointed_from
-                        .get(&(b.clone(), a.clone()))
-                        .copied()
-                        .unwrap_or(0),
-                    references: points_to.get(&(a, b)).copied().unwrap_or(0),
-                });
-            }
-        }
-        model.push_tree(*time, root_values, &nodes, references);
+    }
+    if model.is_empty() && !failed.is_empty() {
+        return Err(failed.swap_remove(0));
+    }
+    let skipped = failed.len();
+    for e in failed {
+        model.warnings.push(format!("skipped {e}"));
+    }
+    if skipped > 0 {
+        model.warnings.push(format!(
+            "{skipped} of {} tree files could not be loaded; the city shows the other {}",
+            files.len(),
+            model.len()
+        ));
     }
     Ok(model)
+}
+
+/// The root's totals, the flattened tree and the references of one tree file.
+fn tree_of(
+    file: &Path,
+    json: &Value,
+    maps: Option<&Path>,
+) -> Result<((u64, u64), Vec<FlatNode>, Vec<Reference>), LoadError> {
+    let doc = Doc { file };
+    let mut roles = HashMap::new();
+    if let Some(list) = json.get("classifiers").and_then(Value::as_array) {
+        for (i, c) in list.iter().enumerate() {
+            let here = format!("$.classifiers[{i}]");
+            let id = doc
+                .field(c, &here, "id")?
+                .as_i64()
+                .ok_or_else(|| doc.err(&here, "id is not a number"))?;
+            roles.insert(id, doc.str(c, &here, "name")?.to_string());
+        }
+    }
+    let root = doc.field(json, "$", "root")?;
+    let mut nodes = Vec::new();
+    flatten(&doc, root, "$.root", &roles, &mut nodes)?;
+    let root_values = (
+        doc.u64(root, "$.root", "objects")?,
+        doc.u64(root, "$.root", "bytes")?,
+    );
+    let mut references = Vec::new();
+    if let Some(maps) = maps {
+        let name = file.file_name().expect("a file");
+        let points_to = pointer_map(&maps.join("points-to-maps").join(name))?;
+        let pointed_from = pointer_map(&maps.join("pointed-from-maps").join(name))?;
+        // pointed-from is keyed by the referenced group first: B <- A.
+        let mut pairs: Vec<(String, String)> = points_to.keys().cloned().collect();
+        for (b, a) in pointed_from.keys() {
+            if !points_to.contains_key(&(a.clone(), b.clone())) {
+                pairs.push((a.clone(), b.clone()));
+            }
+        }
+        pairs.sort();
+        for (a, b) in pairs {
+            references.push(Reference {
+                from: group_name(&a),
+                to: group_name(&b),
+                referrers: pointed_from
+                    .get(&(b.clone(), a.clone()))
+                    .copied()
+                    .unwrap_or(0),
+                references: points_to.get(&(a, b)).copied().unwrap_or(0),
+            });
+        }
+    }
+    Ok((root_values, nodes, references))
 }
 
 #[cfg(test)]
@@ -550,21 +594,30 @@ mod tests {
     fn malformed_json_names_the_file_and_the_json_path() {
         let dir = tempfile::tempdir().unwrap();
         write_export(dir.path());
-        let file = dir
-            .path()
-            .join("TypeAllocationSite/anttracks-format/200.json");
+        let folder = dir.path().join("TypeAllocationSite/anttracks-format");
+        let file = folder.join("200.json");
         let mut tree: Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         tree["root"]["children"][1]["objects"] = Value::String("many".into());
         std::fs::write(&file, tree.to_string()).unwrap();
-        let err = memory_cities_json(dir.path()).unwrap_err().to_string();
+        // One broken file: the good one loads, the broken one is named with where it broke.
+        let model = memory_cities_json(dir.path()).unwrap();
+        assert_eq!(model.len(), 1);
+        let warnings = model.warnings.join("\n");
         assert!(
-            err.contains("200.json") && err.contains("$.root.children[1].objects"),
-            "{err}"
+            warnings.contains("200.json") && warnings.contains("$.root.children[1].objects"),
+            "{warnings}"
         );
+        assert!(warnings.contains("1 of 2 tree files"), "{warnings}");
+        // A syntax error says where, once.
         std::fs::write(&file, "{\"time\": 200, \"root\": ").unwrap();
+        let warnings = memory_cities_json(dir.path()).unwrap().warnings.join("\n");
+        assert!(warnings.contains("200.json"), "{warnings}");
+        assert_eq!(warnings.matches("line 1").count(), 1, "{warnings}");
+        // Nothing loadable: an error, the first file's.
+        std::fs::write(folder.join("100.json"), "[").unwrap();
         let err = memory_cities_json(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("200.json") && err.contains("line 1"), "{err}");
+        assert!(err.contains(".json") && err.contains("line 1"), "{err}");
         let empty = tempfile::tempdir().unwrap();
         let err = memory_cities_json(empty.path()).unwrap_err().to_string();
         assert!(err.contains("holds no Memory Cities tree files"), "{err}");
