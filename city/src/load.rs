@@ -293,12 +293,11 @@ pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
     Ok(model)
 }
 
+/// One tree file: the root's `(objects, bytes)`, the flattened tree, the references.
+type Tree = ((u64, u64), Vec<FlatNode>, Vec<Reference>);
+
 /// The root's totals, the flattened tree and the references of one tree file.
-fn tree_of(
-    file: &Path,
-    json: &Value,
-    maps: Option<&Path>,
-) -> Result<((u64, u64), Vec<FlatNode>, Vec<Reference>), LoadError> {
+fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadError> {
     let doc = Doc { file };
     let mut roles = HashMap::new();
     if let Some(list) = json.get("classifiers").and_then(Value::as_array) {

@@ -169,19 +169,6 @@ pub fn skip_unless_required(required: &str, need: &str, reason: &str) {
     eprintln!("SKIPPED: {reason}");
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_skip_of_a_required_dependency_fails() {
-        super::skip_unless_required("", "xvfb", "not required: a printed skip");
-        super::skip_unless_required("dev-full", "xvfb", "another dependency is required");
-        let failed = std::panic::catch_unwind(|| {
-            super::skip_unless_required("xvfb, jdk25", "jdk25", "required")
-        });
-        assert!(failed.is_err(), "a required dependency's skip must fail");
-    }
-}
-
 /// A running test JVM. Killed when dropped.
 pub struct JavaApp {
     child: Child,
@@ -551,4 +538,17 @@ pub async fn read_until(
         .iter()
         .position(|s| s.seq == seq)
         .expect("the requested snapshot itself")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_skip_of_a_required_dependency_fails() {
+        super::skip_unless_required("", "xvfb", "not required: a printed skip");
+        super::skip_unless_required("dev-full", "xvfb", "another dependency is required");
+        let failed = std::panic::catch_unwind(|| {
+            super::skip_unless_required("xvfb, jdk25", "jdk25", "required")
+        });
+        assert!(failed.is_err(), "a required dependency's skip must fail");
+    }
 }
