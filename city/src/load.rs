@@ -50,6 +50,12 @@ pub fn recording(path: &Path) -> Result<CityModel, LoadError> {
         model.apply(&message)?;
     }
     model.warnings.extend(reader.damage_summary());
+    if model.end.is_none() {
+        model.warnings.push(format!(
+            "{} has no session end: the JVM or the recorder was killed (or it is still being written); it ends with its last whole snapshot",
+            path.display()
+        ));
+    }
     Ok(model)
 }
 

@@ -7,8 +7,11 @@
 //! ```
 //! The first frame's payload is a `RecordingHeader`; every later one is a `StreamMessage`, exactly
 //! as a live subscriber receives it. Writers flush after each snapshot, so a file cut off by a
-//! killed JVM or a full disk opens up to its last whole frame; a frame whose checksum fails is
-//! skipped (its length is still trusted if it fits in the file) and counted.
+//! killed JVM or a full disk opens up to its last whole frame. A damaged frame (its checksum
+//! fails, its length is impossible or points past the end while more frames follow) is skipped
+//! by searching forward for the next place where a whole frame's checksum holds (a message
+//! frame's payload also starts with one field whose length fills it, a cheap filter before the
+//! checksum), so damage in one frame, its length or the header loses only that frame.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -37,6 +40,8 @@ pub enum RecordingError {
         #[source]
         source: io::Error,
     },
+    #[error("{path} is empty: the recorder stopped before it wrote anything")]
+    Empty { path: PathBuf },
     #[error("{path} is not a memcity recording (it does not start with the memcity magic bytes); record one with `memcity record` or the agent's record= option")]
     NotARecording { path: PathBuf },
     #[error("{path} is a memcity recording of format version {found}, but this memcity reads versions up to {supported}: upgrade memcity")]
@@ -141,12 +146,18 @@ pub enum Tail {
 /// Reads a recording frame by frame.
 pub struct RecordingReader<R: Read> {
     input: R,
+    /// After a resynchronisation: the rest of the file, read from here instead of `input`.
+    pending: Option<io::Cursor<Vec<u8>>>,
     path: PathBuf,
     offset: u64,
     header: RecordingHeader,
     version: u32,
     tail: Option<Tail>,
     skipped_corrupt: u64,
+    /// Bytes passed over to find the next whole frame after damage.
+    skipped_bytes: u64,
+    /// Why the header frame could not be read, when the rest could.
+    header_damage: Option<String>,
 }
 
 impl RecordingReader<BufReader<File>> {
@@ -170,6 +181,9 @@ impl<R: Read> RecordingReader<R> {
         };
         let mut start = [0u8; 12];
         let got = read_up_to(&mut input, &mut start).map_err(io_err)?;
+        if got == 0 {
+            return Err(RecordingError::Empty { path });
+        }
         if got < MAGIC.len() || start[..MAGIC.len()] != MAGIC {
             // A file shorter than the magic that is a prefix of it is a recording that died at once.
             if got < MAGIC.len() && got > 0 && start[..got] == MAGIC[..got] {
@@ -198,36 +212,45 @@ impl<R: Read> RecordingReader<R> {
         }
         let mut reader = Self {
             input,
+            pending: None,
             path: path.clone(),
             offset: start.len() as u64,
             header: RecordingHeader::default(),
             version,
             tail: None,
             skipped_corrupt: 0,
+            skipped_bytes: 0,
+            header_damage: None,
         };
-        let payload = match reader.next_frame().map_err(|source| RecordingError::Io {
+        let io_err = |source| RecordingError::Io {
             path: path.clone(),
             source,
-        })? {
-            Frame::Whole(payload) => payload,
-            Frame::End | Frame::Stop => {
-                return Err(RecordingError::NoHeader {
-                    path: reader.path.clone(),
-                    len: reader.offset,
-                })
-            }
-            Frame::Corrupt => {
-                return Err(RecordingError::BadHeader {
-                    path: reader.path.clone(),
-                    reason: "checksum mismatch".into(),
-                })
-            }
         };
-        reader.header =
-            RecordingHeader::decode(payload.as_slice()).map_err(|e| RecordingError::BadHeader {
-                path: reader.path.clone(),
-                reason: e.to_string(),
-            })?;
+        match reader.next_frame().map_err(io_err)? {
+            Frame::Whole(payload) => match RecordingHeader::decode(payload.as_slice()) {
+                Ok(header) => reader.header = header,
+                Err(e) => reader.header_damage = Some(e.to_string()),
+            },
+            // The header was damaged but frames after it were found: read those, and say the
+            // JVM's details are lost.
+            Frame::Corrupt => reader.header_damage = Some("its checksum fails".into()),
+            Frame::End | Frame::Stop => {
+                return Err(match reader.tail.take() {
+                    Some(Tail::Unreadable { reason, .. }) => RecordingError::BadHeader {
+                        path: reader.path.clone(),
+                        reason,
+                    },
+                    _ => RecordingError::NoHeader {
+                        path: reader.path.clone(),
+                        len: reader.offset,
+                    },
+                })
+            }
+        }
+        // A header frame that decodes as a stream message is not a header (a damaged file).
+        if reader.header_damage.is_some() {
+            reader.skipped_corrupt = 0;
+        }
         Ok(reader)
     }
 
@@ -274,6 +297,11 @@ impl<R: Read> RecordingReader<R> {
     /// A one-line warning for a file that did not end cleanly, for the CLI and viewer to show.
     pub fn damage_summary(&self) -> Option<String> {
         let mut parts = Vec::new();
+        if let Some(why) = &self.header_damage {
+            parts.push(format!(
+                "the header frame is damaged ({why}), so the JVM's details are unknown"
+            ));
+        }
         match &self.tail {
             Some(Tail::Truncated {
                 offset,
@@ -287,16 +315,26 @@ impl<R: Read> RecordingReader<R> {
             Some(Tail::Clean) | None => {}
         }
         if self.skipped_corrupt > 0 {
-            parts.push(format!("{} damaged frame(s) skipped", self.skipped_corrupt));
+            parts.push(format!(
+                "{} damaged frame(s) skipped ({} bytes passed over to find the next whole frame)",
+                self.skipped_corrupt, self.skipped_bytes
+            ));
         }
         if parts.is_empty() {
             None
         } else {
             Some(format!(
-                "{}: {}; everything before that was read",
+                "{}: {}; everything else was read",
                 self.path.display(),
                 parts.join(", ")
             ))
+        }
+    }
+
+    fn read_bytes(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.pending {
+            Some(rest) => read_up_to(rest, buf),
+            None => read_up_to(&mut self.input, buf),
         }
     }
 
@@ -306,12 +344,13 @@ impl<R: Read> RecordingReader<R> {
         }
         let frame_start = self.offset;
         let mut head = [0u8; FRAME_HEADER_BYTES];
-        let got = read_up_to(&mut self.input, &mut head)?;
+        let got = self.read_bytes(&mut head)?;
         if got == 0 {
             self.tail = Some(Tail::Clean);
             return Ok(Frame::End);
         }
         if got < FRAME_HEADER_BYTES {
+            self.offset += got as u64;
             self.tail = Some(Tail::Truncated {
                 offset: frame_start,
                 missing_bytes: (FRAME_HEADER_BYTES - got) as u64,
@@ -321,16 +360,27 @@ impl<R: Read> RecordingReader<R> {
         let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
         let crc = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
         if len > MAX_FRAME_BYTES {
+            self.offset += got as u64;
+            if self.resync(frame_start, head.to_vec())? {
+                return Ok(Frame::Corrupt);
+            }
             self.tail = Some(Tail::Unreadable {
                 offset: frame_start,
-                reason: format!("frame length {len} is impossible"),
+                reason: format!("frame length {len} is impossible, and no whole frame follows"),
             });
             return Ok(Frame::End);
         }
         let mut payload = vec![0u8; len as usize];
-        let got_payload = read_up_to(&mut self.input, &mut payload)?;
+        let got_payload = self.read_bytes(&mut payload)?;
         self.offset += (got + got_payload) as u64;
         if got_payload < payload.len() {
+            // Cut off, or a damaged length pointing past the end: a whole frame in what was
+            // read tells them apart.
+            let mut seen = head.to_vec();
+            seen.extend_from_slice(&payload[..got_payload]);
+            if self.resync(frame_start, seen)? {
+                return Ok(Frame::Corrupt);
+            }
             self.tail = Some(Tail::Truncated {
                 offset: frame_start,
                 missing_bytes: (payload.len() - got_payload) as u64,
@@ -338,10 +388,71 @@ impl<R: Read> RecordingReader<R> {
             return Ok(Frame::End);
         }
         if crc32fast::hash(&payload) != crc {
-            return Ok(Frame::Corrupt);
+            let mut seen = head.to_vec();
+            seen.extend_from_slice(&payload);
+            if self.resync(frame_start, seen)? {
+                return Ok(Frame::Corrupt);
+            }
+            self.tail = Some(Tail::Unreadable {
+                offset: frame_start,
+                reason: "a damaged frame, and no whole frame after it".into(),
+            });
+            return Ok(Frame::End);
         }
         Ok(Frame::Whole(payload))
     }
+
+    /// After damage at `frame_start` (`seen`: the bytes read from there on), finds the next
+    /// whole frame in the rest of the file and continues from it; false if there is none. Reads
+    /// the rest of the file into memory: damage is rare, and the search needs it.
+    fn resync(&mut self, frame_start: u64, mut seen: Vec<u8>) -> io::Result<bool> {
+        match self.pending.take() {
+            Some(mut rest) => {
+                rest.read_to_end(&mut seen)?;
+            }
+            None => {
+                self.input.read_to_end(&mut seen)?;
+            }
+        }
+        let Some(at) = (1..seen.len()).find(|&k| is_whole_frame(&seen[k..])) else {
+            self.offset = frame_start + seen.len() as u64;
+            return Ok(false);
+        };
+        self.skipped_bytes += at as u64;
+        self.offset = frame_start + at as u64;
+        seen.drain(..at);
+        self.pending = Some(io::Cursor::new(seen));
+        Ok(true)
+    }
+}
+
+/// Whether `bytes` starts with a whole message frame: a length that fits, a payload that is
+/// one `StreamMessage` field filling it exactly (checked first: cheap), and a checksum that
+/// holds.
+fn is_whole_frame(bytes: &[u8]) -> bool {
+    if bytes.len() < FRAME_HEADER_BYTES + 2 {
+        return false;
+    }
+    let len = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
+    if len < 2 || len > bytes.len() - FRAME_HEADER_BYTES {
+        return false;
+    }
+    let payload = &bytes[FRAME_HEADER_BYTES..FRAME_HEADER_BYTES + len];
+    // Fields 1 to 5 of `StreamMessage`, each a length-delimited message (tag = field << 3 | 2).
+    if !matches!(payload[0], 0x0a | 0x12 | 0x1a | 0x22 | 0x2a) {
+        return false;
+    }
+    let mut value = 0usize;
+    let mut used = 0;
+    for (i, &b) in payload[1..].iter().take(5).enumerate() {
+        value |= usize::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            used = i + 1;
+            break;
+        }
+    }
+    used > 0 && 1 + used + value == len && crc32fast::hash(payload) == crc
 }
 
 impl<R: Read> Iterator for RecordingReader<R> {
@@ -490,6 +601,64 @@ mod tests {
         assert!(matches!(r.tail(), Some(Tail::Unreadable { .. })));
     }
 
+    /// The byte offset of the frame holding snapshot `seq` in `write_sample(n)` (n > seq).
+    fn frame_of(seq: u64) -> usize {
+        write_sample(seq).len()
+    }
+
+    #[test]
+    fn a_damaged_length_loses_only_its_frame() {
+        for damaged in [
+            (frame_of(1), 3u32),       // a little longer: the checksum fails
+            (frame_of(1), 1u32 << 27), // far past the end, but below the impossible bound
+        ] {
+            let mut bytes = write_sample(4);
+            let at = damaged.0;
+            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let wrong = if damaged.1 == 3 { len + 3 } else { damaged.1 };
+            bytes[at..at + 4].copy_from_slice(&wrong.to_le_bytes());
+            let (messages, r) = read_all(&bytes);
+            assert_eq!(seqs(&messages), [0, 2, 3], "length {wrong}");
+            assert_eq!(r.skipped_corrupt(), 1);
+            assert_eq!(r.tail(), Some(&Tail::Clean), "not called cut off");
+            assert!(r.damage_summary().unwrap().contains("1 damaged frame"));
+        }
+    }
+
+    #[test]
+    fn a_damaged_header_loses_only_the_jvm_details() {
+        let mut bytes = write_sample(3);
+        bytes[12 + FRAME_HEADER_BYTES + 3] ^= 0x40; // inside the header's payload
+        let (messages, r) = read_all(&bytes);
+        assert_eq!(seqs(&messages), [0, 1, 2]);
+        assert_eq!(r.header(), &RecordingHeader::default());
+        let summary = r.damage_summary().unwrap();
+        assert!(summary.contains("header frame is damaged"), "{summary}");
+    }
+
+    /// Every single-bit flip after the version: no panic, and at most the frame it hits is lost
+    /// (the strings table, the header's details, or one snapshot).
+    #[test]
+    fn any_flipped_bit_loses_at_most_one_frame() {
+        let clean = write_sample(10);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..400 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let bit = 12 * 8 + (seed % ((clean.len() as u64 - 12) * 8)) as usize;
+            let mut bytes = clean.clone();
+            bytes[bit / 8] ^= 1 << (bit % 8);
+            let (messages, r) = read_all(&bytes);
+            let read = seqs(&messages).len();
+            assert!(
+                read >= 9,
+                "bit {bit}: {read} snapshots read; {:?}",
+                r.damage_summary()
+            );
+        }
+    }
+
     #[test]
     fn foreign_and_empty_and_future_files_get_clear_errors() {
         let path = Path::new("x.mcrec");
@@ -500,7 +669,8 @@ mod tests {
         assert!(err.to_string().contains("not a memcity recording"));
 
         let err = RecordingReader::new(&b""[..], path).err().unwrap();
-        assert!(matches!(err, RecordingError::NotARecording { .. }));
+        assert!(matches!(err, RecordingError::Empty { .. }));
+        assert!(err.to_string().contains("is empty"), "{err}");
 
         let err = RecordingReader::new(&MAGIC[..5], path).err().unwrap();
         assert!(matches!(err, RecordingError::NoHeader { .. }));

@@ -145,6 +145,29 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
     if progress {
         eprintln!();
     }
+    // The file says why it ends, so a reader can tell a finished recording from one whose
+    // recorder was killed (which has no end).
+    let reason = match &ended {
+        Ended::SessionEnd(_) => None,
+        Ended::Count => Some(format!(
+            "recording stopped after {snapshots} snapshots (--snapshots)"
+        )),
+        Ended::Duration => Some("recording stopped at its --duration".to_string()),
+        Ended::Disconnected(why) => Some(format!("the agent went away: {why}")),
+        Ended::Interrupted => Some("recording interrupted (Ctrl-C)".to_string()),
+    };
+    if let Some(reason) = reason {
+        let end = memcity_proto::v1::StreamMessage {
+            kind: Some(Kind::End(memcity_proto::v1::SessionEnd {
+                reason,
+                snapshots,
+            })),
+        };
+        writer
+            .write(&end)
+            .and_then(|()| writer.flush())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", options.output.display()))?;
+    }
     let bytes = writer.bytes();
     writer
         .finish()

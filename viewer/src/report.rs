@@ -167,13 +167,20 @@ impl From<Suspect> for SuspectJson {
 pub enum ReportError {
     #[error("the recording holds no snapshot: it was stopped before the agent's first walk")]
     NoSnapshots,
+    /// No snapshot could be read from a damaged file: what the reader found instead.
+    #[error("no snapshot could be read: {0}")]
+    Damaged(String),
 }
 
 /// Ranks every leaf group of the session by growth over its window (by default everything after
 /// the VM-start snapshot; see `CityModel::window`), and names the leak suspects.
 pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     if session.frames().is_empty() {
-        return Err(ReportError::NoSnapshots);
+        return Err(if session.warnings.is_empty() {
+            ReportError::NoSnapshots
+        } else {
+            ReportError::Damaged(session.warnings.join("; "))
+        });
     }
     let window = session.window();
     let last_index = window.end;
