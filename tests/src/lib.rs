@@ -154,19 +154,19 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
 /// `scripts/test.sh` sets from what it installed and found), a skip is a failure instead: a CI
 /// must not pass by skipping.
 pub fn skip(need: &str, reason: &str) {
-    skip_unless_required(
+    check_skip(
         &std::env::var("MEMCITY_REQUIRE").unwrap_or_default(),
         need,
         reason,
     );
+    eprintln!("SKIPPED: {reason}");
 }
 
-/// [`skip`] with the required list given.
-pub fn skip_unless_required(required: &str, need: &str, reason: &str) {
+/// Panics when `need` is in the `required` list (see [`skip`]).
+pub fn check_skip(required: &str, need: &str, reason: &str) {
     if required.split(',').any(|r| r.trim() == need) {
         panic!("{need} is required here (MEMCITY_REQUIRE={required}) but missing: {reason}");
     }
-    eprintln!("SKIPPED: {reason}");
 }
 
 /// A running test JVM. Killed when dropped.
@@ -544,11 +544,10 @@ pub async fn read_until(
 mod tests {
     #[test]
     fn a_skip_of_a_required_dependency_fails() {
-        super::skip_unless_required("", "xvfb", "not required: a printed skip");
-        super::skip_unless_required("dev-full", "xvfb", "another dependency is required");
-        let failed = std::panic::catch_unwind(|| {
-            super::skip_unless_required("xvfb, jdk25", "jdk25", "required")
-        });
+        super::check_skip("", "xvfb", "not required");
+        super::check_skip("dev-full", "xvfb", "another dependency is required");
+        let failed =
+            std::panic::catch_unwind(|| super::check_skip("xvfb, jdk25", "jdk25", "required"));
         assert!(failed.is_err(), "a required dependency's skip must fail");
     }
 }

@@ -31,6 +31,26 @@ fn start_live(
     (app, port, dir)
 }
 
+/// Asks for a walk until the budget has earned one (even at `budget=100` a walk predicted at
+/// a few hundred ms may wait a moment for its credit); returns its seq.
+async fn walk_when_earned(
+    rpc: &mut memcity_proto::v1::mem_city_client::MemCityClient<tonic::transport::Channel>,
+) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match rpc.request_snapshot(SnapshotRequest { force: false }).await {
+            Ok(reply) => return reply.into_inner().seq,
+            Err(status)
+                if status.code() == tonic::Code::FailedPrecondition
+                    && Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(status) => panic!("{status}"),
+        }
+    }
+}
+
 /// Reads until `n` snapshots arrived (or the timeout); returns all messages read.
 async fn read_snapshots(
     stream: &mut tonic::Streaming<StreamMessage>,
@@ -181,30 +201,15 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
         let start = Instant::now();
         let mut last_seq = 0;
         for _ in 0..60 {
-            last_seq = rpc
-                .request_snapshot(SnapshotRequest { force: false })
-                .await
-                .unwrap()
-                .into_inner()
-                .seq;
+            last_seq = walk_when_earned(&mut rpc).await;
             // The reading client keeps up.
             read_snapshots(&mut reader, 1, Duration::from_secs(30)).await;
         }
         assert!(last_seq >= 60);
         // The agent counted the stuck client's losses and says so in later snapshots.
-        let reply = rpc
-            .request_snapshot(SnapshotRequest { force: false })
-            .await
-            .unwrap()
-            .into_inner();
+        let seq = walk_when_earned(&mut rpc).await;
         let mut session = CityModel::new();
-        let index = read_until(
-            &mut reader,
-            &mut session,
-            reply.seq,
-            Duration::from_secs(30),
-        )
-        .await;
+        let index = read_until(&mut reader, &mut session, seq, Duration::from_secs(30)).await;
         let last = &session.frames()[index];
         let dropped = last.cost.unwrap().dropped_snapshots;
         assert!(dropped > 0, "dropped snapshots were not counted");

@@ -319,3 +319,71 @@ fn a_closed_pipe_ends_the_cli_quietly() {
         assert!(stderr.trim().is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// The CLI on damaged recordings: an empty file is called empty; a damaged frame length in the
+/// middle loses that frame only (the report reads the rest and says what was skipped); a
+/// recording whose writer was killed says it has no session end.
+#[test]
+fn report_reads_past_damage_and_names_it() {
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.mcrec");
+    std::fs::write(&empty, b"").unwrap();
+    let out = memcity(
+        &["report", empty.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is empty"), "{err}");
+
+    let golden_path = root().join("proto/tests/data/golden-v1.mcrec");
+    let golden = std::fs::read(&golden_path).unwrap();
+    let clean = load_recording(&golden_path).unwrap();
+    // Frame starts: after the 12-byte preamble, each frame is its length, a checksum, payload.
+    let mut starts = Vec::new();
+    let mut at = 12;
+    while at + 8 <= golden.len() {
+        starts.push(at);
+        at += 8 + u32::from_le_bytes(golden[at..at + 4].try_into().unwrap()) as usize;
+    }
+    assert!(starts.len() > 4, "{} frames", starts.len());
+    // Damage the length of a frame in the middle.
+    let mut damaged = golden.clone();
+    let victim = starts[starts.len() / 2];
+    damaged[victim + 1] ^= 0x5a;
+    let file = dir.path().join("damaged.mcrec");
+    std::fs::write(&file, &damaged).unwrap();
+    let session = load_recording(&file).unwrap();
+    assert!(
+        session.len() + 1 >= clean.len(),
+        "{} of {} snapshots read",
+        session.len(),
+        clean.len()
+    );
+    assert!(
+        session.end.is_some(),
+        "the frames after the damage were read"
+    );
+    let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 damaged frame"), "{err}");
+
+    // Cut before its session end (a killed writer): flagged.
+    let cut = dir.path().join("killed.mcrec");
+    std::fs::write(&cut, &golden[..*starts.last().unwrap()]).unwrap();
+    let session = load_recording(&cut).unwrap();
+    assert!(
+        session
+            .warnings
+            .iter()
+            .any(|w| w.contains("no session end")),
+        "{:?}",
+        session.warnings
+    );
+}
