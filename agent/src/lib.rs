@@ -408,7 +408,13 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             .clone()
             .ok_or("request channel already closed")?;
         let addr = std::net::SocketAddr::new(agent.options.bind, port);
-        if let Err(e) = server::spawn(addr, agent.options.portfile.clone(), agent.hub.clone(), tx) {
+        if let Err(e) = server::spawn(
+            addr,
+            agent.options.insecure,
+            agent.options.portfile.clone(),
+            agent.hub.clone(),
+            tx,
+        ) {
             error!(
                 "cannot start the gRPC thread: {e}; the application continues without live viewers"
             );
@@ -526,5 +532,7 @@ unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) 
         {
             std::thread::sleep(Duration::from_millis(5));
         }
+        // Local clients stop finding this JVM (a killed one leaves its file; they skip it).
+        memcity_proto::registry::unregister(std::process::id());
     });
 }

@@ -115,6 +115,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("bind", "127.0.0.1", "gRPC bind address"),
     (
+        "insecure",
+        "false",
+        "serve a non-loopback bind without TLS (true: anyone who can reach it and has the token reads the heap's structure)",
+    ),
+    (
         "portfile",
         "PATH",
         "write the gRPC port here once listening",
@@ -207,6 +212,8 @@ pub struct Options {
     /// `None`: no gRPC server.
     pub port: Option<u16>,
     pub bind: IpAddr,
+    /// Serve a non-loopback `bind` without TLS.
+    pub insecure: bool,
     pub portfile: Option<PathBuf>,
     pub record: Option<PathBuf>,
     pub history_bytes: u64,
@@ -230,6 +237,7 @@ impl Default for Options {
             period: Some(DEFAULT_PERIOD),
             port: Some(DEFAULT_PORT),
             bind: DEFAULT_BIND.parse().expect("valid default"),
+            insecure: false,
             portfile: None,
             record: None,
             history_bytes: DEFAULT_HISTORY_BYTES,
@@ -390,6 +398,13 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                 options.bind = value
                     .parse()
                     .map_err(|_| bad("expected an IP address such as 127.0.0.1 or ::1".into()))?
+            }
+            "insecure" => {
+                options.insecure = match value {
+                    "true" | "yes" | "on" => true,
+                    "false" | "no" | "off" => false,
+                    _ => return Err(bad("expected true or false".into())),
+                }
             }
             "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),
             "record" => options.record = Some(non_empty_path(value).map_err(bad)?),

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use memcity_proto::registry;
 use memcity_proto::v1::mem_city_server::{MemCity, MemCityServer};
 use memcity_proto::v1::{
     SetClassifiersReply, SetClassifiersRequest, SnapshotReply, SnapshotRequest, StreamMessage,
@@ -161,6 +162,7 @@ impl MemCity for Service {
 /// JVM runs on without a server.
 pub fn spawn(
     addr: SocketAddr,
+    insecure: bool,
     portfile: Option<std::path::PathBuf>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
@@ -169,7 +171,7 @@ pub fn spawn(
         .name("memcity-grpc".into())
         .spawn(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                serve(addr, portfile.as_deref(), hub, requests)
+                serve(addr, insecure, portfile.as_deref(), hub, requests)
             }));
             match outcome {
                 Ok(Ok(())) => {}
@@ -186,10 +188,24 @@ pub fn spawn(
 
 fn serve(
     addr: SocketAddr,
+    insecure: bool,
     portfile: Option<&Path>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
 ) -> Result<(), String> {
+    if !addr.ip().is_loopback() {
+        if !insecure {
+            return Err(format!(
+                "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
+                registry::run_dir().display()
+            ));
+        }
+        warning!(
+            "SERVING WITHOUT TLS ON {addr} (insecure=true): anyone on the network who has the token (in {}) can read the heap's structure and request walks",
+            registry::run_dir().display()
+        );
+    }
+    let token = registry::new_token().map_err(|e| format!("cannot make an access token: {e}"))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_name("memcity-grpc-rt")
@@ -204,17 +220,32 @@ fn serve(
         let local = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let registration = registry::Registration {
+            pid: std::process::id(),
+            port: local.port(),
+            token: token.clone(),
+        };
+        let registered = registry::register(&registration).map_err(|e| {
+            format!("cannot write the access token for local clients: {e}")
+        })?;
         if let Some(path) = portfile {
             write_portfile(path, local.port())
                 .map_err(|e| format!("cannot write portfile {}: {e}", path.display()))?;
         }
-        info!("listening on {local} (memcity protocol {PROTOCOL_VERSION})");
+        info!(
+            "listening on {local} (memcity protocol {PROTOCOL_VERSION}); clients of this user find the token in {}",
+            registered.display()
+        );
         let service = MemCityServer::new(Service {
             hub,
             requests: Mutex::new(requests),
         })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let service = tonic::service::interceptor::InterceptedService::new(
+            service,
+            TokenCheck::new(&token),
+        );
         tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
@@ -223,6 +254,51 @@ fn serve(
             .await
             .map_err(|e| format!("server error: {e}"))
     })
+}
+
+/// Lets through only requests that carry the agent's token (`registry::TOKEN_HEADER`).
+#[derive(Clone)]
+struct TokenCheck {
+    expected: Arc<[u8]>,
+}
+
+impl TokenCheck {
+    fn new(token: &str) -> Self {
+        TokenCheck {
+            expected: token.as_bytes().into(),
+        }
+    }
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, request: GrpcRequest<()>) -> Result<GrpcRequest<()>, Status> {
+        let given = request
+            .metadata()
+            .get(registry::TOKEN_HEADER)
+            .map(|v| v.as_bytes());
+        // Compared in constant time: the answer must not tell how much of a guess was right.
+        let matches = given.is_some_and(|given| {
+            given.len() == self.expected.len()
+                && given
+                    .iter()
+                    .zip(self.expected.iter())
+                    .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                    == 0
+        });
+        if matches {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated(format!(
+                "{}: memcity finds the token by itself for a JVM of the same user on this machine (in {}); from elsewhere, pass --token or set MEMCITY_TOKEN",
+                if given.is_some() {
+                    "wrong token for this agent"
+                } else {
+                    "this agent needs its token"
+                },
+                registry::run_dir().display()
+            )))
+        }
+    }
 }
 
 /// Accepts connections up to `MAX_CONNECTIONS` at once, closing the rest as they arrive, and

@@ -4,6 +4,7 @@
 //! reads the same messages as a file, and [`strings`] holds the string table both ends share.
 
 pub mod recording;
+pub mod registry;
 pub mod strings;
 
 /// Generated protobuf messages and tonic client/server for package `memcity.v1`.

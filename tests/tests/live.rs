@@ -33,9 +33,7 @@ fn start_live(
 
 /// Asks for a walk until the budget has earned one (even at `budget=100` a walk predicted at
 /// a few hundred ms may wait a moment for its credit); returns its seq.
-async fn walk_when_earned(
-    rpc: &mut memcity_proto::v1::mem_city_client::MemCityClient<tonic::transport::Channel>,
-) -> u64 {
+async fn walk_when_earned(rpc: &mut client::Client) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match rpc.request_snapshot(SnapshotRequest { force: false }).await {
@@ -185,14 +183,28 @@ fn a_client_that_never_reads_does_not_slow_the_jvm() {
             .connect()
             .await
             .unwrap();
-        let _stuck = memcity_proto::v1::mem_city_client::MemCityClient::new(channel)
-            .subscribe(SubscribeRequest {
-                protocol_version: PROTOCOL_VERSION,
-                client: "stuck".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        // The agent's token, as a local client finds it.
+        let token: tonic::metadata::MetadataValue<_> =
+            memcity_proto::registry::token_for_port(port.parse().unwrap())
+                .expect("the agent registered its token")
+                .parse()
+                .unwrap();
+        let _stuck = memcity_proto::v1::mem_city_client::MemCityClient::with_interceptor(
+            channel,
+            move |mut request: tonic::Request<()>| {
+                request
+                    .metadata_mut()
+                    .insert(memcity_proto::registry::TOKEN_HEADER, token.clone());
+                Ok(request)
+            },
+        )
+        .subscribe(SubscribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+            client: "stuck".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
         let mut reader = subscribe(&port).await;
         let mut rpc = client::connect(Some(&port), Duration::from_secs(10))
             .await

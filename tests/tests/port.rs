@@ -188,3 +188,111 @@ fn forced_walks_are_rate_limited() {
     );
     app.kill();
 }
+
+/// Every request needs the agent's token: none or a wrong one is refused with a reason; the
+/// registration a local client finds it in is private to the user and goes with the JVM.
+#[test]
+fn requests_need_the_token_and_local_clients_find_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start(&jdk, 90.0);
+    let registration = memcity_proto::registry::run_dir().join(app.pid().to_string());
+    let text = std::fs::read_to_string(&registration).unwrap();
+    assert!(text.contains(&format!("port={port}")), "{text}");
+    let mode = std::fs::metadata(&registration)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "the token file is the user's alone");
+    let dir_mode = std::fs::metadata(memcity_proto::registry::run_dir())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dir_mode, 0o700);
+
+    let rt = runtime();
+    rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let request = || memcity_proto::v1::SubscribeRequest {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            client: "no token".into(),
+        };
+        let refused = memcity_proto::v1::mem_city_client::MemCityClient::new(channel.clone())
+            .subscribe(request())
+            .await
+            .expect_err("no token");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        assert!(refused.message().contains("needs its token"), "{refused}");
+        let wrong: tonic::metadata::MetadataValue<_> =
+            "0123456789abcdef0123456789abcdef".parse().unwrap();
+        let refused = memcity_proto::v1::mem_city_client::MemCityClient::with_interceptor(
+            channel,
+            move |mut r: tonic::Request<()>| {
+                r.metadata_mut()
+                    .insert(memcity_proto::registry::TOKEN_HEADER, wrong.clone());
+                Ok(r)
+            },
+        )
+        .request_snapshot(SnapshotRequest { force: true })
+        .await
+        .expect_err("wrong token");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        assert!(refused.message().contains("wrong token"), "{refused}");
+    });
+    // The CLI finds the token by itself; given a wrong one, it is refused.
+    still_served(&port);
+    let out = memcity(
+        &["--token", "feed", "snapshot", &port],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("wrong token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    app.kill();
+}
+
+/// A non-loopback bind is not served without TLS unless asked (`insecure=true`), and then
+/// with a loud warning; the token is still needed.
+#[test]
+fn a_network_bind_is_refused_without_tls_unless_insecure() {
+    let jdk = jdk17();
+    let mut app = AppSpec::new(&jdk, "SteadyState", 2.0)
+        .agent("port=0,bind=0.0.0.0")
+        .spawn();
+    let (status, _) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "the application runs on");
+    let stderr = app.stderr();
+    assert!(
+        stderr.contains("not serving on 0.0.0.0") && stderr.contains("insecure=true"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "QuietHeap", 90.0)
+        .agent(format!(
+            "port=0,bind=0.0.0.0,insecure=true,portfile={}",
+            portfile.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    assert!(
+        eventually(Duration::from_secs(10), || app
+            .stderr()
+            .contains("SERVING WITHOUT TLS")),
+        "{}",
+        app.stderr()
+    );
+    still_served(&port);
+    app.kill();
+}

@@ -2,9 +2,73 @@
 
 use std::time::{Duration, Instant};
 
+use std::sync::OnceLock;
+
+use memcity_proto::registry::{self, TOKEN_HEADER};
 use memcity_proto::v1::mem_city_client::MemCityClient;
 use memcity_proto::{DEFAULT_ADDR, MAX_MESSAGE_BYTES};
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+/// A connected client: every request carries the agent's token.
+pub type Client = MemCityClient<InterceptedService<Channel, Token>>;
+
+/// The token given on the command line (`--token`), for every connection of this process.
+static GIVEN_TOKEN: OnceLock<String> = OnceLock::new();
+
+/// Uses `token` for every agent this process connects to (a remote agent's).
+pub fn set_token(token: String) {
+    let _ = GIVEN_TOKEN.set(token);
+}
+
+/// Adds the agent's token to each request: given (`--token`, `MEMCITY_TOKEN`), or found in the
+/// registration a local agent of this user wrote for its port (`memcity_proto::registry`),
+/// looked up until found, since the agent writes it once it listens.
+#[derive(Clone)]
+pub struct Token {
+    port: Option<u16>,
+    value: Option<MetadataValue<tonic::metadata::Ascii>>,
+}
+
+impl Token {
+    fn for_uri(uri: &str) -> Self {
+        let hostport = uri.trim_start_matches("http://");
+        let (host, port) = hostport.rsplit_once(':').unwrap_or((hostport, ""));
+        let local = matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1");
+        let mut token = Token {
+            port: port.parse().ok().filter(|_| local),
+            value: None,
+        };
+        token.value = token.lookup();
+        token
+    }
+
+    fn lookup(&self) -> Option<MetadataValue<tonic::metadata::Ascii>> {
+        let given = GIVEN_TOKEN
+            .get()
+            .cloned()
+            .or_else(|| std::env::var("MEMCITY_TOKEN").ok())
+            .filter(|t| !t.is_empty());
+        let token = given.or_else(|| self.port.and_then(registry::token_for_port))?;
+        token.parse().ok()
+    }
+}
+
+impl tonic::service::Interceptor for Token {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if self.value.is_none() {
+            self.value = self.lookup();
+        }
+        if let Some(value) = &self.value {
+            request.metadata_mut().insert(TOKEN_HEADER, value.clone());
+        }
+        Ok(request)
+    }
+}
 
 /// Turns what a user types (`7788`, `:7788`, `localhost:7788`, `http://host:7788`) into a URI.
 pub fn endpoint_uri(addr: Option<&str>) -> Result<String, String> {
@@ -34,7 +98,7 @@ pub fn endpoint_uri(addr: Option<&str>) -> Result<String, String> {
 }
 
 /// Connects, retrying until `wait` has passed (the JVM may still be starting).
-pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<MemCityClient<Channel>, String> {
+pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, String> {
     let uri = endpoint_uri(addr)?;
     let endpoint = Endpoint::from_shared(uri.clone())
         .map_err(|e| format!("bad address {uri}: {e}"))?
@@ -44,9 +108,11 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<MemCityClient
     loop {
         match endpoint.connect().await {
             Ok(channel) => {
-                return Ok(MemCityClient::new(channel)
-                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                    .max_encoding_message_size(MAX_MESSAGE_BYTES))
+                return Ok(
+                    MemCityClient::with_interceptor(channel, Token::for_uri(&uri))
+                        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                        .max_encoding_message_size(MAX_MESSAGE_BYTES),
+                )
             }
             Err(e) if Instant::now() >= deadline => {
                 let detail = std::error::Error::source(&e)

@@ -25,11 +25,15 @@ use memcity_viewer::{client, report, units};
     long_about = "Watch a Java application's heap as a memory city.\n\n\
 Start the JVM with the agent:   java -agentpath:/path/to/libmemcity.so -jar app.jar\n\
 then record and report:         memcity record -o app.mcrec --duration 60 && memcity report app.mcrec",
-    after_help = "ADDR is the agent's HOST:PORT (default 127.0.0.1:7788; a bare port means 127.0.0.1)."
+    after_help = "ADDR is the agent's HOST:PORT (default 127.0.0.1:7788; a bare port means 127.0.0.1). Agents want a token: memcity reads a local agent's from its run directory, $TMPDIR/memcity-<uid>; give a remote one's with --token or MEMCITY_TOKEN."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The agent's access token, for an agent on another machine or of another user (a local
+    /// agent's is found in its run directory; also MEMCITY_TOKEN)
+    #[arg(long, global = true, value_name = "TOKEN")]
+    token: Option<String>,
 }
 
 /// How the city is drawn; the settings panel (Tab) changes the same things in the window.
@@ -282,6 +286,9 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    if let Some(token) = cli.token.clone() {
+        client::set_token(token);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -1,0 +1,177 @@
+//! Where a running agent says where it listens and which token it wants, for local clients.
+//!
+//! Each agent writes `<run dir>/<pid>` (mode 0600) in a run directory only its user can enter
+//! (`$TMPDIR/memcity-<uid>`, mode 0700): `pid=`, `port=` and `token=` lines. A client on the same
+//! machine and user finds the token for a port by itself; a remote client is given it
+//! (`--token` or `MEMCITY_TOKEN`). The token makes the port useless to other users of the
+//! machine and to anyone on the network who can reach it: heap structure, class and thread
+//! names are not theirs to read, and requests that stop the JVM are not theirs to make.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// gRPC metadata key that carries the token.
+pub const TOKEN_HEADER: &str = "memcity-token";
+
+/// One agent's registration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    pub pid: u32,
+    pub port: u16,
+    pub token: String,
+}
+
+impl Registration {
+    fn to_text(&self) -> String {
+        format!(
+            "pid={}\nport={}\ntoken={}\n",
+            self.pid, self.port, self.token
+        )
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let mut pid = None;
+        let mut port = None;
+        let mut token = None;
+        for line in text.lines() {
+            match line.split_once('=') {
+                Some(("pid", v)) => pid = v.trim().parse().ok(),
+                Some(("port", v)) => port = v.trim().parse().ok(),
+                Some(("token", v)) => token = Some(v.trim().to_string()),
+                _ => {}
+            }
+        }
+        Some(Registration {
+            pid: pid?,
+            port: port?,
+            token: token.filter(|t| !t.is_empty())?,
+        })
+    }
+}
+
+/// This user's run directory (not created).
+pub fn run_dir() -> PathBuf {
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    std::env::temp_dir().join(format!("memcity-{uid}"))
+}
+
+/// A fresh random token: 128 bits from the kernel, as hex.
+pub fn new_token() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Creates the run directory (0700) or checks that an existing one is ours and closed to
+/// others: a directory another user made, or one others can write, could feed clients a
+/// wrong token or read ours.
+fn ensure_run_dir(dir: &Path) -> io::Result<()> {
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    let me = std::fs::metadata("/proc/self")?.uid();
+    if !meta.is_dir() || meta.uid() != me || meta.permissions().mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a private directory of this user (owner {}, mode {:o}); remove it",
+                dir.display(),
+                meta.uid(),
+                meta.permissions().mode() & 0o777
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes this agent's registration (atomically, mode 0600); returns its path.
+pub fn register(registration: &Registration) -> io::Result<PathBuf> {
+    let dir = run_dir();
+    ensure_run_dir(&dir)?;
+    let path = dir.join(registration.pid.to_string());
+    let tmp = dir.join(format!(".{}.tmp", registration.pid));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(registration.to_text().as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// Removes this agent's registration (best effort: a killed JVM leaves it, and clients skip
+/// registrations of processes that are gone).
+pub fn unregister(pid: u32) {
+    let _ = std::fs::remove_file(run_dir().join(pid.to_string()));
+}
+
+/// The registrations of live agents of this user.
+pub fn registrations() -> Vec<Registration> {
+    let Ok(entries) = std::fs::read_dir(run_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| Registration::parse(&text))
+        .filter(|r| Path::new(&format!("/proc/{}", r.pid)).exists())
+        .collect()
+}
+
+/// The token of the local agent listening on `port`, if this user runs one.
+pub fn token_for_port(port: u16) -> Option<String> {
+    registrations()
+        .into_iter()
+        .find(|r| r.port == port)
+        .map(|r| r.token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registrations_round_trip_and_reject_partial_ones() {
+        let r = Registration {
+            pid: 42,
+            port: 7788,
+            token: "00ff".into(),
+        };
+        assert_eq!(Registration::parse(&r.to_text()), Some(r));
+        assert_eq!(Registration::parse("pid=1\nport=2\n"), None);
+        assert_eq!(Registration::parse("pid=1\nport=x\ntoken=a\n"), None);
+        assert_eq!(Registration::parse(""), None);
+    }
+
+    #[test]
+    fn tokens_are_random_hex() {
+        let a = new_token().unwrap();
+        let b = new_token().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_run_dir_open_to_others_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = ensure_run_dir(&open).unwrap_err();
+        assert!(err.to_string().contains("not a private directory"), "{err}");
+        let fresh = dir.path().join("fresh");
+        ensure_run_dir(&fresh).unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        ensure_run_dir(&fresh).unwrap();
+    }
+}
