@@ -10,6 +10,8 @@ fi
 # The viewer's window test: Xvfb for a real X server, Mesa's llvmpipe for OpenGL, and the X
 # libraries miniquad loads at run time (it links none of them, so no -dev packages).
 command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb xauth)
+# The TLS test makes a self-signed certificate.
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The interaction test moves the pointer and presses keys with real X events.
 command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
 for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do

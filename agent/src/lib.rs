@@ -411,6 +411,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
         if let Err(e) = server::spawn(
             addr,
             agent.options.insecure,
+            agent.options.tls.clone(),
             agent.options.portfile.clone(),
             agent.hub.clone(),
             tx,

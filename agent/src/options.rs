@@ -115,6 +115,12 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("bind", "127.0.0.1", "gRPC bind address"),
     (
+        "tls_cert",
+        "PATH",
+        "serve over TLS with this PEM certificate (chain); with tls_key",
+    ),
+    ("tls_key", "PATH", "the PEM private key of tls_cert"),
+    (
         "insecure",
         "false",
         "serve a non-loopback bind without TLS (true: anyone who can reach it and has the token reads the heap's structure)",
@@ -214,6 +220,8 @@ pub struct Options {
     pub bind: IpAddr,
     /// Serve a non-loopback `bind` without TLS.
     pub insecure: bool,
+    /// PEM certificate and key to serve TLS with.
+    pub tls: Option<(PathBuf, PathBuf)>,
     pub portfile: Option<PathBuf>,
     pub record: Option<PathBuf>,
     pub history_bytes: u64,
@@ -238,6 +246,7 @@ impl Default for Options {
             port: Some(DEFAULT_PORT),
             bind: DEFAULT_BIND.parse().expect("valid default"),
             insecure: false,
+            tls: None,
             portfile: None,
             record: None,
             history_bytes: DEFAULT_HISTORY_BYTES,
@@ -273,6 +282,7 @@ impl fmt::Display for OptionsError {
 pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError> {
     let mut options = Options::default();
     let mut warnings = Vec::new();
+    let (mut tls_cert, mut tls_key) = (None, None);
     let text = text.unwrap_or("").trim();
     if text.is_empty() {
         return Ok((options, warnings));
@@ -406,6 +416,8 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     _ => return Err(bad("expected true or false".into())),
                 }
             }
+            "tls_cert" => tls_cert = Some(non_empty_path(value).map_err(bad)?),
+            "tls_key" => tls_key = Some(non_empty_path(value).map_err(bad)?),
             "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),
             "record" => options.record = Some(non_empty_path(value).map_err(bad)?),
             "history" => options.history_bytes = parse_bytes(value).map_err(bad)?,
@@ -416,6 +428,15 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             _ => warnings.push(format!("option '{key}' is listed but not handled; ignored")),
         }
     }
+    options.tls = match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        (None, None) => None,
+        _ => {
+            return Err(err(
+                "tls_cert and tls_key go together: give both PEM files, or neither".into(),
+            ))
+        }
+    };
     Ok((options, warnings))
 }
 
@@ -551,14 +572,28 @@ mod tests {
     }
 
     #[test]
+    fn a_certificate_needs_its_key() {
+        let e = parse(Some("tls_cert=/tmp/c")).unwrap_err().to_string();
+        assert!(e.contains("go together"), "{e}");
+        let (o, _) = parse(Some("tls_cert=/tmp/c,tls_key=/tmp/k")).unwrap();
+        assert_eq!(o.tls, Some(("/tmp/c".into(), "/tmp/k".into())));
+    }
+
+    #[test]
     fn every_parsed_key_is_in_the_printed_table() {
         // Each key the parser accepts must be listed for users (and the README, by a docs test).
         for (key, example, _) in KEYS {
             let value = match *key {
-                "portfile" | "record" => "/tmp/x",
+                "portfile" | "record" | "tls_cert" | "tls_key" => "/tmp/x",
                 _ => example,
             };
-            let (_, warnings) = parse(Some(&format!("{key}={value}"))).unwrap();
+            // The certificate and its key only come together.
+            let pair = match *key {
+                "tls_cert" => ",tls_key=/tmp/k",
+                "tls_key" => ",tls_cert=/tmp/c",
+                _ => "",
+            };
+            let (_, warnings) = parse(Some(&format!("{key}={value}{pair}"))).unwrap();
             assert!(warnings.is_empty(), "{key}: {warnings:?}");
         }
         let text = parse(Some("port=x")).unwrap_err().to_string();

@@ -163,6 +163,7 @@ impl MemCity for Service {
 pub fn spawn(
     addr: SocketAddr,
     insecure: bool,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<std::path::PathBuf>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
@@ -171,7 +172,7 @@ pub fn spawn(
         .name("memcity-grpc".into())
         .spawn(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                serve(addr, insecure, portfile.as_deref(), hub, requests)
+                serve(addr, insecure, tls, portfile.as_deref(), hub, requests)
             }));
             match outcome {
                 Ok(Ok(())) => {}
@@ -189,14 +190,25 @@ pub fn spawn(
 fn serve(
     addr: SocketAddr,
     insecure: bool,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<&Path>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
 ) -> Result<(), String> {
-    if !addr.ip().is_loopback() {
+    let tls = match tls {
+        Some((cert, key)) => {
+            let read = |path: &Path| {
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+            };
+            let identity = tonic::transport::Identity::from_pem(read(&cert)?, read(&key)?);
+            Some(tonic::transport::ServerTlsConfig::new().identity(identity))
+        }
+        None => None,
+    };
+    if !addr.ip().is_loopback() && tls.is_none() {
         if !insecure {
             return Err(format!(
-                "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
+                "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Give tls_cert= and tls_key=, or serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
                 registry::run_dir().display()
             ));
         }
@@ -233,7 +245,8 @@ fn serve(
                 .map_err(|e| format!("cannot write portfile {}: {e}", path.display()))?;
         }
         info!(
-            "listening on {local} (memcity protocol {PROTOCOL_VERSION}); clients of this user find the token in {}",
+            "listening on {local}{} (memcity protocol {PROTOCOL_VERSION}); clients of this user find the token in {}",
+            if tls.is_some() { " with TLS" } else { "" },
             registered.display()
         );
         let service = MemCityServer::new(Service {
@@ -246,7 +259,13 @@ fn serve(
             service,
             TokenCheck::new(&token),
         );
-        tonic::transport::Server::builder()
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            builder = builder
+                .tls_config(tls)
+                .map_err(|e| format!("cannot serve TLS with tls_cert/tls_key: {e}"))?;
+        }
+        builder
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
             .add_service(service)

@@ -296,3 +296,126 @@ fn a_network_bind_is_refused_without_tls_unless_insecure() {
     still_served(&port);
     app.kill();
 }
+
+/// With a certificate and key, the agent serves TLS, on a network bind too; `memcity` checks it
+/// against `--ca` on an `https://` address; a plain client gets nowhere.
+#[test]
+fn tls_serves_a_network_bind_to_clients_that_check_the_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("openssl (scripts/setup.sh installs it)");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // A small CA, and the agent's certificate for 127.0.0.1 signed by it (rustls does not take
+    // a self-signed certificate as its own CA).
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"],
+            &ec[..],
+            &[
+                "-days",
+                "1",
+                "-subj",
+                "/CN=memcity test CA",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"],
+            &ec[..],
+            &[
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+                "key.pem",
+                "-out",
+                "agent.csr",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        path("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "agent.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "cert.pem",
+    ]);
+    let (cert, key) = (path("cert.pem"), path("key.pem"));
+
+    let jdk = jdk17();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "QuietHeap", 90.0)
+        .agent(format!(
+            "port=0,bind=0.0.0.0,tls_cert={},tls_key={},portfile={}",
+            cert.display(),
+            key.display(),
+            portfile.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    assert!(!app.stderr().contains("not serving"), "{}", app.stderr());
+
+    let ca_file = path("ca.pem");
+    let ca = ca_file.to_str().unwrap();
+    let https = format!("https://127.0.0.1:{port}");
+    let out = memcity(
+        &["--ca", ca, "snapshot", "--force", &https],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without the certificate to check against: told what to give.
+    let out = memcity(&["snapshot", &https], Duration::from_secs(30));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--ca"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A plain-text client cannot talk to it.
+    let out = memcity(&["snapshot", &port], Duration::from_secs(30));
+    assert!(!out.status.success());
+    app.kill();
+}

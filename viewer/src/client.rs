@@ -33,7 +33,9 @@ pub struct Token {
 
 impl Token {
     fn for_uri(uri: &str) -> Self {
-        let hostport = uri.trim_start_matches("http://");
+        let hostport = uri
+            .trim_start_matches("https://")
+            .trim_start_matches("http://");
         let (host, port) = hostport.rsplit_once(':').unwrap_or((hostport, ""));
         let local = matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1");
         let mut token = Token {
@@ -73,10 +75,11 @@ impl tonic::service::Interceptor for Token {
 /// Turns what a user types (`7788`, `:7788`, `localhost:7788`, `http://host:7788`) into a URI.
 pub fn endpoint_uri(addr: Option<&str>) -> Result<String, String> {
     let addr = addr.unwrap_or(DEFAULT_ADDR).trim();
-    let hostport = addr
-        .strip_prefix("http://")
-        .unwrap_or(addr)
-        .trim_end_matches('/');
+    let (scheme, rest) = match addr.strip_prefix("https://") {
+        Some(rest) => ("https", rest),
+        None => ("http", addr.strip_prefix("http://").unwrap_or(addr)),
+    };
+    let hostport = rest.trim_end_matches('/');
     let hostport = if hostport.chars().all(|c| c.is_ascii_digit()) && !hostport.is_empty() {
         format!("127.0.0.1:{hostport}")
     } else if let Some(port) = hostport.strip_prefix(':') {
@@ -94,16 +97,40 @@ pub fn endpoint_uri(addr: Option<&str>) -> Result<String, String> {
             "'{addr}' is not an agent address: expected HOST:PORT, such as {DEFAULT_ADDR} (the agent's port= option)"
         ));
     }
-    Ok(format!("http://{hostport}"))
+    Ok(format!("{scheme}://{hostport}"))
+}
+
+/// The CA certificate (PEM) that `https://` agents are checked against (`--ca`).
+static GIVEN_CA: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Checks `https://` agents against this CA certificate (or the agent's self-signed one).
+pub fn set_ca(path: std::path::PathBuf) {
+    let _ = GIVEN_CA.set(path);
 }
 
 /// Connects, retrying until `wait` has passed (the JVM may still be starting).
 pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, String> {
     let uri = endpoint_uri(addr)?;
-    let endpoint = Endpoint::from_shared(uri.clone())
+    let mut endpoint = Endpoint::from_shared(uri.clone())
         .map_err(|e| format!("bad address {uri}: {e}"))?
         .connect_timeout(Duration::from_secs(2))
         .tcp_nodelay(true);
+    if uri.starts_with("https://") {
+        let ca = GIVEN_CA
+            .get()
+            .cloned()
+            .or_else(|| std::env::var_os("MEMCITY_CA").map(Into::into))
+            .ok_or_else(|| {
+                format!("{uri} is a TLS address: give the agent's certificate (or its CA) with --ca FILE or MEMCITY_CA")
+            })?;
+        let pem = std::fs::read(&ca).map_err(|e| format!("cannot read {}: {e}", ca.display()))?;
+        endpoint = endpoint
+            .tls_config(
+                tonic::transport::ClientTlsConfig::new()
+                    .ca_certificate(tonic::transport::Certificate::from_pem(pem)),
+            )
+            .map_err(|e| format!("cannot use {} for TLS: {e}", ca.display()))?;
+    }
     let deadline = Instant::now() + wait;
     loop {
         match endpoint.connect().await {
@@ -120,7 +147,7 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
                     .unwrap_or_else(|| e.to_string());
                 return Err(format!(
                     "cannot connect to a memcity agent at {}: {detail}. Is the JVM running with -agentpath:/path/to/libmemcity.so, and on this port (agent option port=, default 7788)?",
-                    uri.trim_start_matches("http://")
+                    uri.trim_start_matches("https://").trim_start_matches("http://")
                 ));
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -145,6 +172,7 @@ mod tests {
             "http://localhost:1"
         );
         assert_eq!(endpoint_uri(Some("http://h:2/")).unwrap(), "http://h:2");
+        assert_eq!(endpoint_uri(Some("https://h:2")).unwrap(), "https://h:2");
         assert_eq!(
             endpoint_uri(Some("[::1]:7788")).unwrap(),
             "http://[::1]:7788"

@@ -34,6 +34,10 @@ struct Cli {
     /// agent's is found in its run directory; also MEMCITY_TOKEN)
     #[arg(long, global = true, value_name = "TOKEN")]
     token: Option<String>,
+    /// For an https:// agent (tls_cert=): the CA certificate (PEM) that signed the agent's
+    /// certificate (also MEMCITY_CA)
+    #[arg(long, global = true, value_name = "FILE")]
+    ca: Option<std::path::PathBuf>,
 }
 
 /// How the city is drawn; the settings panel (Tab) changes the same things in the window.
@@ -288,6 +292,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(token) = cli.token.clone() {
         client::set_token(token);
+    }
+    if let Some(ca) = cli.ca.clone() {
+        client::set_ca(ca);
     }
     match run(cli) {
         Ok(code) => code,
