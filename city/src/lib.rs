@@ -4,6 +4,8 @@
 
 pub mod camera;
 pub mod details;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod layout;
 pub mod load;
 pub mod mapping;
