@@ -387,3 +387,55 @@ fn report_reads_past_damage_and_names_it() {
         session.warnings
     );
 }
+
+/// Window options that cannot work are refused before a window opens, each with what to give:
+/// an impossible size, a screenshot that is not a PNG, `--hud` without a screenshot; the
+/// benchmark flag is not in users' help; `classifiers` takes its address like every command.
+#[test]
+fn cli_options_are_checked_and_consistent() {
+    ensure_built();
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let golden = golden.to_str().unwrap();
+    for (args, expect) in [
+        (vec!["replay", golden, "--size", "0x0"], "from 64 to 16384"),
+        (
+            vec!["replay", golden, "--size", "20000x20000"],
+            "from 64 to 16384",
+        ),
+        (
+            vec!["replay", golden, "--screenshot", "x.jpg"],
+            "ending in .png",
+        ),
+        (
+            vec!["replay", golden, "--hud"],
+            "--hud draws the panels into a --screenshot",
+        ),
+    ] {
+        let out = memcity(&args, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
+    let help = memcity(&["replay", "--help"], Duration::from_secs(30));
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("bench"));
+    for command in ["record", "view", "snapshot", "classifiers"] {
+        let help = memcity(&[command, "--help"], Duration::from_secs(30));
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            text.contains("[ADDR]") && text.contains("default 127.0.0.1:7788"),
+            "{command}: {text}"
+        );
+    }
+    // The address goes where it goes in every command (and the old --addr still works).
+    for args in [
+        vec!["classifiers", "type:site", "127.0.0.1:1"],
+        vec!["classifiers", "--addr", "127.0.0.1:1", "type:site"],
+    ] {
+        let out = memcity(&args, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cannot connect to a memcity agent at 127.0.0.1:1"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -152,7 +152,7 @@ impl Look {
 enum Command {
     /// Connect to a live agent and write its session to a recording file
     Record {
-        /// Agent address, HOST:PORT
+        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
         addr: Option<String>,
         /// Recording file to write (conventionally *.mcrec)
         #[arg(short, long)]
@@ -209,7 +209,8 @@ enum Command {
         #[arg(long)]
         select: Option<String>,
         /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
-        #[arg(long, value_name = "N")]
+        /// (scripts/bench-viewer.sh; not for users)
+        #[arg(long, value_name = "N", hide = true)]
         bench_frames: Option<usize>,
         /// For --screenshot: draw the panels and bars too, as in the window
         #[arg(long)]
@@ -265,7 +266,7 @@ enum Command {
     /// A walk predicted to stop the application past the agent's max_pause, or past what its
     /// pause budget has earned, is refused (exit code 3) with the predicted stop.
     Snapshot {
-        /// Agent address, HOST:PORT
+        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
         addr: Option<String>,
         /// Walk even when the predicted stop is past max_pause or the budget
         #[arg(long)]
@@ -273,11 +274,13 @@ enum Command {
     },
     /// Change a live agent's classifier chain, e.g. `type:site`
     Classifiers {
-        /// Agent address, HOST:PORT
-        #[arg(long)]
-        addr: Option<String>,
         /// Chain of package, type, site, thread, separated by ':'
         chain: String,
+        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+        addr: Option<String>,
+        /// The same as ADDR (the older spelling)
+        #[arg(long = "addr", hide = true, conflicts_with = "addr")]
+        addr_flag: Option<String>,
     },
 }
 
@@ -325,7 +328,32 @@ fn window_size(size: &str) -> anyhow::Result<(u32, u32)> {
     size.split_once('x')
         .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
         .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
-        .ok_or_else(|| anyhow::anyhow!("--size {size}: expected WIDTHxHEIGHT, such as 1280x720"))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--size {size}: expected WIDTHxHEIGHT with each side from 64 to 16384, such as 1280x720"
+            )
+        })
+}
+
+/// Checks the script options of a window: a screenshot is a PNG, and `--hud` only means
+/// something for a screenshot (the window always shows its panels).
+fn check_screenshot(screenshot: Option<&std::path::Path>, hud: bool) -> anyhow::Result<()> {
+    if let Some(path) = screenshot {
+        let png = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+        if !png {
+            anyhow::bail!(
+                "--screenshot {}: memcity writes PNG images; give a file name ending in .png",
+                path.display()
+            );
+        }
+    } else if hud {
+        anyhow::bail!(
+            "--hud draws the panels into a --screenshot; without one, the window shows them anyway"
+        );
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -420,6 +448,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             look,
         } => {
             let (width, height) = window_size(&size)?;
+            check_screenshot(screenshot.as_deref(), hud)?;
             app::replay(
                 &source,
                 app::WindowOptions {
@@ -440,6 +469,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_after,
             look,
         } => {
+            check_screenshot(screenshot.as_deref(), false)?;
             demo::run(
                 seconds,
                 app::WindowOptions {
@@ -462,6 +492,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             look,
         } => {
             let (width, height) = window_size(&size)?;
+            check_screenshot(screenshot.as_deref(), hud)?;
             app::view(
                 addr,
                 record,
@@ -500,7 +531,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Classifiers { addr, chain } => runtime()?.block_on(async {
+        Command::Classifiers {
+            chain,
+            addr,
+            addr_flag,
+        } => runtime()?.block_on(async {
+            let addr = addr.or(addr_flag);
             let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
                 .await
                 .map_err(anyhow::Error::msg)?;
