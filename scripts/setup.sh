@@ -10,6 +10,10 @@ fi
 # The viewer's window test: Xvfb for a real X server, Mesa's llvmpipe for OpenGL, and the X
 # libraries miniquad loads at run time (it links none of them, so no -dev packages).
 command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb xauth)
+# A C and C++ compiler: ring (TLS) builds C, and cargo-fuzz builds libFuzzer.
+{ command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1; } || need_apt+=(build-essential)
+# pip fetches the JDK matrix's runtimes (scripts/jdks.sh; download only, nothing is installed).
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 # The TLS test makes a self-signed certificate.
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The interaction test moves the pointer and presses keys with real X events.
