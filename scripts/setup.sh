@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
-# a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, and the Rust components for
+# a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, a C/C++ compiler, pip and
+# openssl for the build, the JDK matrix and the TLS test, and the Rust components for
 # fmt and clippy. Safe to re-run.
 set -euo pipefail
 need_apt=()
