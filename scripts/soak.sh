@@ -20,7 +20,9 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 # 500 k products; 100 k requests/s, every 100th leaking a Session until 100 k of them (100 s).
-java -Xmx1g "-agentpath:$target/release/libmemcity.so=port=0,portfile=$work/port,log=warn" \
+# history=8m: the history kept for late viewers is capped at 64 MiB by default and fills for half
+# an hour at this rate; a small cap fills in minutes, so what grows after it is a leak.
+java -Xmx1g "-agentpath:$target/release/libmemcity.so=port=0,portfile=$work/port,log=warn,history=8m" \
   -cp "$target/jvm-test-apps" CatalogLeak "$(( seconds + 60 ))" 500000 0 5 600 100000 100000 \
   > "$work/out" 2> "$work/err" &
 pid=$!
