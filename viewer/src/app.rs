@@ -278,6 +278,14 @@ struct SceneKey {
     animation: Option<f64>,
 }
 
+/// The window's leak suspects, computed once per session length and window for the list and
+/// the details panel alike (the search scans every type over the window: not per frame).
+struct SuspectsCache {
+    key: (usize, memcity_city::model::Window),
+    all: Vec<memcity_city::suspects::Suspect>,
+    lines: Vec<SuspectLine>,
+}
+
 /// One line of the leak-suspects list.
 pub struct SuspectLine {
     pub text: String,
@@ -347,7 +355,7 @@ struct Viewer {
     details: Option<DetailsPanel>,
     /// The window's leak suspects as listed, and the session length and window they are of
     /// (recomputed when those change, not every frame).
-    suspects: Option<((usize, memcity_city::model::Window), Vec<SuspectLine>)>,
+    suspects: Option<SuspectsCache>,
 }
 
 type DetailsKey = (NodeId, usize, Metric, memcity_city::model::Window, usize);
@@ -382,8 +390,9 @@ impl Viewer {
             self.city.model.len(),
         );
         if self.details.as_ref().map(|d| &d.key) != Some(&key) {
-            let suspects = memcity_city::suspects::suspects(&self.city.model);
-            let d = details::details(&self.city.model, node, key.1, key.2, &suspects);
+            self.refresh_suspects();
+            let suspects = self.suspects.as_ref().map_or(&[][..], |c| &c.all);
+            let d = details::details(&self.city.model, node, key.1, key.2, suspects);
             let accuracy = details::accuracy(&self.city.model, node, key.1);
             let (rows, height) = details_rows(&d);
             self.details = Some(DetailsPanel {
@@ -414,17 +423,18 @@ impl Viewer {
     /// window changed).
     fn refresh_suspects(&mut self) -> &[SuspectLine] {
         let key = (self.city.model.len(), self.city.model.window());
-        if self.suspects.as_ref().map(|s| s.0) != Some(key) {
+        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
             let model = &self.city.model;
-            let lines = memcity_city::suspects::suspects(model)
-                .into_iter()
+            let all = memcity_city::suspects::suspects(model);
+            let lines = all
+                .iter()
                 .enumerate()
                 .map(|(i, s)| {
                     let leaking = s.leaking.first().cloned().unwrap_or_default();
                     let root = if s.root.is_empty() {
-                        "root unknown".to_string()
+                        "root unknown"
                     } else {
-                        s.root.clone()
+                        s.root.as_str()
                     };
                     SuspectLine {
                         text: format!(
@@ -439,9 +449,9 @@ impl Viewer {
                     }
                 })
                 .collect();
-            self.suspects = Some((key, lines));
+            self.suspects = Some(SuspectsCache { key, all, lines });
         }
-        self.suspects.as_ref().map_or(&[], |s| &s.1)
+        self.suspects.as_ref().map_or(&[], |c| &c.lines)
     }
 
     /// The scene at the current time, rebuilt only when something it depends on changed.
@@ -926,8 +936,8 @@ impl Viewer {
                 mouse,
             );
         }
-        if let (Some((area, rows)), Some((_, lines))) = (&screen.suspects, &self.suspects) {
-            hud::suspects(*area, rows, lines, self.selected, mouse);
+        if let (Some((area, rows)), Some(cache)) = (&screen.suspects, &self.suspects) {
+            hud::suspects(*area, rows, &cache.lines, self.selected, mouse);
         }
         hud::settings(screen, &self.settings, mouse);
         hud::gear(screen.gear, self.settings_open, mouse);
