@@ -127,6 +127,27 @@ pub fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
     named(true).or_else(|| named(false))
 }
 
+/// The `n` allocation sites below type nodes `types` holding most at snapshot `index` (those
+/// holding anything), largest first.
+pub fn top_sites(
+    model: &CityModel,
+    types: &[NodeId],
+    index: usize,
+    metric: Metric,
+    n: usize,
+) -> Vec<(String, u64)> {
+    let mut sites: Vec<(String, u64)> = types
+        .iter()
+        .flat_map(|&ty| model.node(ty).children.iter())
+        .filter(|&&c| model.node(c).role == "Allocation Site")
+        .map(|&c| (model.node(c).name.clone(), model.value(c, index, metric)))
+        .filter(|s| s.1 > 0)
+        .collect();
+    sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sites.truncate(n);
+    sites
+}
+
 /// The details of `node` at snapshot `index`. `suspects`: the window's leak suspects
 /// (`suspects::suspects`), computed once by the caller; the panel shows the trace through this
 /// group's type.
@@ -141,24 +162,14 @@ pub fn details(
     let sites = match model.nearest_type(node) {
         None => Sites::NotApplicable,
         Some(ty) => {
-            let mut listed: Vec<(String, u64)> = model
-                .node(ty)
-                .children
-                .iter()
-                .filter(|&&c| model.node(c).role == "Allocation Site")
-                .map(|&c| (model.node(c).name.clone(), model.value(c, index, metric)))
-                .filter(|s| s.1 > 0)
-                .collect();
             let has_level = model
                 .node(ty)
                 .children
                 .iter()
                 .any(|&c| model.node(c).role == "Allocation Site");
             if has_level {
-                listed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                listed.truncate(TOP_SITES);
                 Sites::Listed {
-                    sites: listed,
+                    sites: top_sites(model, &[ty], index, metric, TOP_SITES),
                     of: model.value(ty, index, metric),
                 }
             } else {

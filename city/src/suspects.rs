@@ -579,23 +579,13 @@ impl<'a> Climb<'a> {
 
 /// The `n` allocation sites of `type_name` holding most objects at snapshot `index`.
 fn top_sites(model: &CityModel, type_name: &str, index: usize, n: usize) -> Vec<(String, u64)> {
-    let nodes = model.nodes();
-    let mut sites: Vec<(String, u64)> = nodes
-        .iter()
-        .filter(|t| t.role == "Type" && t.name == type_name)
-        .flat_map(|t| t.children.iter())
-        .filter(|&&c| nodes[c as usize].role == "Allocation Site")
-        .map(|&c| {
-            (
-                nodes[c as usize].name.clone(),
-                model.value(c, index, Metric::Objects),
-            )
+    let types: Vec<u32> = (0..model.nodes().len() as u32)
+        .filter(|&id| {
+            let node = model.node(id);
+            node.role == "Type" && node.name == type_name
         })
-        .filter(|(_, objects)| *objects > 0)
         .collect();
-    sites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    sites.truncate(n);
-    sites
+    crate::details::top_sites(model, &types, index, Metric::Objects, n)
 }
 
 fn kind_label(kind: RootKind) -> &'static str {
