@@ -17,7 +17,7 @@
 //!   makes hundreds of megabytes of it between two GCs), so an estimate shows the heap as the
 //!   last GC left it, plus what survived;
 //! - otherwise garbage at the walk that the GC has not freed yet: in neither term (its death,
-//!   when `ObjectFree` reports it, changes nothing either).
+//!   when its weak reference tells, changes nothing either).
 
 use crate::tracker::{Sample, Tracker};
 use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
@@ -118,7 +118,7 @@ impl Estimator {
         (self.gc_counted, self.gc_count_unix_ms)
     }
 
-    /// Books the deaths `ObjectFree` reported since the last call (freeing their slots) and
+    /// Books the deaths the tracker knows of since the last call (freeing their slots) and
     /// estimates every class now. `classes` is the number of class ids known. The result has the
     /// shape the tree builder takes: per-class counts with their `variance`, and the live samples
     /// the estimate rests on in `sampled`.
@@ -217,7 +217,7 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance(); // the walk's generation
-        let a = t.track(1, 1, 1, 10.0, 8).unwrap();
+        let a = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
         t.mark_seen(a, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
@@ -237,15 +237,15 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old = t.track(1, 1, 1, 10.0, 8).unwrap();
-        let garbage = t.track(1, 1, 1, 10.0, 8).unwrap();
+        let old = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        let garbage = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
         t.mark_seen(old, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50], vec![0, 400]));
         t.advance();
         // Born after the walk: two samples of class 1 (weight 10), one of a new class 2.
-        t.track(1, 2, 1, 10.0, 8).unwrap();
-        t.track(1, 2, 1, 10.0, 8).unwrap();
-        t.track(2, 2, 1, 4.0, 16).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0).unwrap();
+        t.track(2, 2, 1, 4.0, 16, 0).unwrap();
         // The anchor's sample dies, and so does the garbage (which was never counted).
         t.died(old);
         t.died(garbage);
@@ -270,12 +270,12 @@ mod tests {
     fn estimates_never_go_negative_and_without_an_anchor_count_every_sample() {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
-        t.track(1, 1, 1, 32.0, 8).unwrap();
+        t.track(1, 1, 1, 32.0, 8, 0).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2);
         assert_eq!(est.objects, [0, 32]);
         t.advance();
-        let s = t.track(1, 1, 1, 1000.0, 8).unwrap();
+        let s = t.track(1, 1, 1, 1000.0, 8, 0).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
@@ -289,7 +289,7 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
         t.advance();
-        t.track(1, 1, 1, 50.0, 8).unwrap();
+        t.track(1, 1, 1, 50.0, 8, 0).unwrap();
         t.gc_finished();
         let before = e.estimate(&t, 2);
         assert_eq!(before.objects[1], 150);
@@ -306,7 +306,7 @@ mod tests {
         );
         assert_eq!(e.gc_counted(), (1, 42));
         // Later births still add, with their variance, once through a GC.
-        t.track(1, 1, 1, 10.0, 8).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0).unwrap();
         t.gc_finished();
         let later = e.estimate(&t, 2);
         assert_eq!(later.objects[1], 140);

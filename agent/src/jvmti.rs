@@ -438,6 +438,13 @@ impl Jvmti {
         })
     }
 
+    /// The object's identity hash (installs one if it has none, as `System.identityHashCode`).
+    pub fn object_hash(&self, object: jobject) -> Result<jint> {
+        let mut hash: jint = 0;
+        call!(self.env, GetObjectHashCode, object, &mut hash)?;
+        Ok(hash)
+    }
+
     pub fn dispose(&self) -> Result<()> {
         call!(self.env, DisposeEnvironment)
     }
@@ -493,6 +500,60 @@ impl Drop for LocalFrame {
                 pop(self.env, ptr::null_mut());
             }
         }
+    }
+}
+
+/// JNI weak global references, as plain numbers so that they can sit in atomics: the tracker's
+/// liveness test and the sampler's class cache.
+pub mod weak {
+    use jni::sys::{jobject, JNIEnv};
+
+    /// A new weak global reference to `object` (0 if the VM could not make one).
+    ///
+    /// # Safety
+    /// `env` must be the current thread's JNIEnv and `object` a valid reference in it.
+    pub unsafe fn new(env: *mut JNIEnv, object: jobject) -> usize {
+        // SAFETY: per contract; NewWeakGlobalRef is in every JNI table since 1.2.
+        unsafe {
+            match (**env).NewWeakGlobalRef {
+                Some(f) => f(env, object) as usize,
+                None => 0,
+            }
+        }
+    }
+
+    /// # Safety
+    /// `env` must be the current thread's JNIEnv and `weak` a live reference from [`new`].
+    pub unsafe fn delete(env: *mut JNIEnv, weak: usize) {
+        // SAFETY: per contract.
+        unsafe {
+            if let Some(f) = (**env).DeleteWeakGlobalRef {
+                f(env, weak as jobject);
+            }
+        }
+    }
+
+    /// Whether `weak` refers to `object` (false once the GC cleared it).
+    ///
+    /// # Safety
+    /// As [`delete`]; `object` a valid reference or null.
+    pub unsafe fn is(env: *mut JNIEnv, weak: usize, object: jobject) -> bool {
+        // SAFETY: per contract; IsSameObject accepts weak references.
+        unsafe {
+            match (**env).IsSameObject {
+                Some(f) => f(env, weak as jobject, object) == jni::sys::JNI_TRUE,
+                None => false,
+            }
+        }
+    }
+
+    /// Whether the GC cleared `weak` (its object is gone).
+    ///
+    /// # Safety
+    /// As [`delete`].
+    pub unsafe fn cleared(env: *mut JNIEnv, weak: usize) -> bool {
+        // SAFETY: per contract.
+        unsafe { is(env, weak, std::ptr::null_mut()) }
     }
 }
 

@@ -66,8 +66,6 @@ pub(crate) struct Agent {
     /// The session's `End` message was sent.
     ended: AtomicBool,
     sampler: Option<Sampler>,
-    /// Deaths of samples are reported (`ObjectFree`), so estimates between walks are possible.
-    object_free: bool,
     hub: Arc<Hub>,
     recorder: Mutex<Option<Recorder>>,
     requests_tx: Mutex<Option<mpsc::SyncSender<server::Request>>>,
@@ -158,7 +156,6 @@ impl Agent {
             for event in [
                 sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
                 sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
-                sys::jvmtiEvent_JVMTI_EVENT_OBJECT_FREE,
             ] {
                 let _ = self.jvmti.disable_event(event);
             }
@@ -277,17 +274,9 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
         }
         ok
     });
-    // Which samples died: the JVM hands back the tag of each tagged object the GC frees.
-    let object_free = sampling.is_some() && potential.can_generate_object_free_events() != 0;
+    // Which samples died is asked of their weak references (tracker.rs), not of `ObjectFree`.
     if sampling.is_some() {
         caps.set_can_generate_sampled_object_alloc_events(1);
-        if object_free {
-            caps.set_can_generate_object_free_events(1);
-        } else {
-            warning!(
-                "this JVM does not report freed objects: no estimated snapshots between walks"
-            );
-        }
     }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
     caps.set_can_get_source_file_name(potential.can_get_source_file_name());
@@ -302,9 +291,6 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     callbacks.GarbageCollectionFinish = Some(on_gc_finish);
     if sampling.is_some() {
         callbacks.SampledObjectAlloc = Some(on_sampled_alloc);
-    }
-    if object_free {
-        callbacks.ObjectFree = Some(on_object_free);
     }
     jvmti
         .set_event_callbacks(&callbacks)
@@ -329,7 +315,6 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
                 options.tracked,
             )
         }),
-        object_free,
         hub: Arc::new(Hub::new(options.history_bytes)),
         options,
         monitor,
@@ -357,9 +342,6 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     ];
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-    }
-    if object_free {
-        events.push(sys::jvmtiEvent_JVMTI_EVENT_OBJECT_FREE);
     }
     for event in events {
         jvmti
@@ -475,7 +457,7 @@ unsafe extern "C" fn on_gc_finish(_jvmti: *mut sys::jvmtiEnv) {
 
 unsafe extern "C" fn on_sampled_alloc(
     _jvmti: *mut sys::jvmtiEnv,
-    _jni: *mut JNIEnv,
+    jni: *mut JNIEnv,
     thread: jthread,
     object: jobject,
     klass: jclass,
@@ -485,18 +467,15 @@ unsafe extern "C" fn on_sampled_alloc(
         if let Some(agent) = Agent::get() {
             if let Some(sampler) = &agent.sampler {
                 failpoint(Failpoint::SampleCallback);
-                sampler.on_sample(&agent.jvmti, thread, object, klass, size, &agent.next_class);
-            }
-        }
-    });
-}
-
-unsafe extern "C" fn on_object_free(_jvmti: *mut sys::jvmtiEnv, tag: jlong) {
-    // Posted by a VM thread (in JDK 11 inside the GC): one atomic `or`, nothing else.
-    guarded("ObjectFree", || {
-        if let (Some(agent), Some(slot)) = (Agent::get(), tags::sample_slot(tag)) {
-            if let Some(sampler) = &agent.sampler {
-                sampler.tracker.died(slot);
+                sampler.on_sample(
+                    &agent.jvmti,
+                    jni,
+                    thread,
+                    object,
+                    klass,
+                    size,
+                    &agent.next_class,
+                );
             }
         }
     });

@@ -6,8 +6,8 @@
 //! ```
 //! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
 //! objects carry the number of their slot in the tracker (`tracker.rs`), which holds the class,
-//! allocation site, thread and sampling weight; when the GC frees one, `ObjectFree` hands the
-//! tag back, so the slot number is all a death needs. Object arrays additionally carry the epoch
+//! allocation site, thread and sampling weight: the worker tags them just before a walk, so the
+//! walk can tell which samples are alive and where. Object arrays additionally carry the epoch
 //! of the last walk that counted their bytes: arrays vary in size and the walk may report one
 //! array several times, so the epoch makes each count once. The objects a GC root holds directly
 //! and the few below them (`walk.rs`, owners) carry the number of that root, valid in the walk
@@ -57,6 +57,15 @@ pub fn class_id(tag: i64) -> u32 {
 /// Tag of a freshly sampled object tracked in `slot`.
 pub fn sample_tag(slot: u32) -> i64 {
     i64::from(slot) + 1
+}
+
+/// `tag` (an object's tag now) with the sample slot `slot` in it, keeping what walks set (epoch,
+/// owner); `None` for a class mirror's tag, which must stay.
+pub fn with_sample(tag: i64, slot: u32) -> Option<i64> {
+    if tag & CLASS_BIT != 0 {
+        return None;
+    }
+    Some((tag & !SLOT_MASK) | sample_tag(slot))
 }
 
 /// The tracker slot of a sampled object's tag, `None` for anything else.
@@ -131,6 +140,20 @@ mod tests {
         assert_eq!(class_id(t), 1234);
         assert_eq!(class_id(0), 0);
         assert_eq!(sample_slot(t), None);
+    }
+
+    #[test]
+    fn a_sample_tag_joins_what_walks_set_but_never_a_class_tag() {
+        let walked = epoch_bits_for_test(7) | (5 << OWNER_SHIFT);
+        let t = with_sample(walked, 41).unwrap();
+        assert_eq!(sample_slot(t), Some(41));
+        assert_eq!(t & !SLOT_MASK, walked, "epoch and owner kept");
+        assert_eq!(with_sample(sample_tag(3), 9).and_then(sample_slot), Some(9));
+        assert_eq!(with_sample(class_tag(12), 41), None);
+    }
+
+    fn epoch_bits_for_test(epoch: u64) -> i64 {
+        ((epoch as i64) << EPOCH_SHIFT) & EPOCH_MASK
     }
 
     #[test]

@@ -896,7 +896,7 @@ mod tests {
         let mut tag = 0i64;
         let mut arr_tag = 0i64;
         let tracker = s.facts.tracker.unwrap();
-        let slot = tracker.track(1, 5, 1, 10.0, 24).unwrap();
+        let slot = tracker.track(1, 5, 1, 10.0, 24, 0).unwrap();
         let mut referrer = tags::sample_tag(slot);
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;

@@ -16,7 +16,7 @@ use crate::budget::{Budget, Decision};
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{self, GcCount, GcCounts};
-use crate::jvmti::{Jvmti, LocalFrame};
+use crate::jvmti::{weak, Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::options::Classifier;
@@ -277,12 +277,9 @@ struct Worker {
     walk_pending: bool,
     /// A GC happened that no snapshot (walk or estimate) covers yet.
     estimate_pending: bool,
-    /// When the first GC not covered by a snapshot was seen, so an estimate waits for its
-    /// `ObjectFree` events (not for every later GC's: under a GC storm it would never start).
+    /// When the first GC not covered by a snapshot was seen (see `GC_SETTLE`; not every later
+    /// GC's: under a GC storm an estimate would never start).
     gc_seen_at: Instant,
-    /// The tracker's death count when it last moved, and when: deaths still arriving mean a GC
-    /// is still being reported.
-    deaths_seen: (u64, Instant),
     /// When the last snapshot of any kind was published, for `period` and `estimates`.
     last_snapshot: Instant,
     /// When the class table was last refreshed for an estimate.
@@ -465,7 +462,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         walk_pending: false,
         estimate_pending: false,
         gc_seen_at: now,
-        deaths_seen: (0, now),
         last_snapshot: now,
         last_refresh: now,
         cost_check: (0, now),
@@ -564,14 +560,14 @@ fn log_sampling_cost(sampler: &Sampler) {
     let c = sampler.step_costs();
     let per = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) / samples;
     info!(
-        "sampling: {samples} samples, {:.1} ms in all, {} ns each (stack {}, site {}, thread {}, class {}, slot and tag {})",
+        "sampling: {samples} samples, {:.1} ms in all, {} ns each (stack {}, site {}, thread {}, class {}, slot and reference {})",
         total as f64 / 1e6,
         total / samples,
         per(&c.stack),
         per(&c.site),
         per(&c.thread),
         per(&c.class),
-        per(&c.tag)
+        per(&c.track)
     );
 }
 
@@ -595,15 +591,10 @@ impl WalkFailure {
 
 /// A walk requested with `force` is aborted only past this, or twice `max_pause` if larger.
 const FORCED_WALK_LIMIT: Duration = Duration::from_secs(30);
-/// How long an estimate waits after a GC for its `ObjectFree` events: since JDK 17.0.6 (and
-/// in 21 and 25) the JVM's service thread posts them after the pause, after
-/// GarbageCollectionFinish (JDK 11 posts them inside the GC). At least this long...
+/// How long an estimate waits after a GC: a stop-the-world collector has cleared the weak
+/// references of what it freed by GarbageCollectionFinish, but ZGC and Shenandoah post that
+/// event at each pause of a cycle and clear weak references concurrently between them.
 const GC_SETTLE: Duration = Duration::from_millis(50);
-/// ...and until no death was reported for this long: a full GC that frees a hundred thousand
-/// samples takes the service thread longer than `GC_SETTLE` to report them all...
-const DEATHS_QUIET: Duration = Duration::from_millis(20);
-/// ...but never more than this after the GC, so a stream of deaths cannot hold estimates back.
-const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 /// Longest an estimate goes without refreshing the class table (to count class mirrors) when
 /// no new class was sampled.
 const ESTIMATE_REFRESH: Duration = Duration::from_secs(10);
@@ -622,9 +613,52 @@ impl Worker {
         }
     }
 
-    /// Estimates need samples and their deaths.
+    /// Estimates need samples (their deaths come from their weak references).
     fn can_estimate(&self) -> bool {
-        self.agent.sampler.is_some() && self.agent.object_free
+        self.agent.sampler.is_some()
+    }
+
+    /// Estimates every class now from the surviving samples: asks the samples' weak references
+    /// which objects the GCs freed, books those deaths, and deletes the freed references.
+    fn estimate_now(&mut self) -> WalkResult {
+        let Some(sampler) = self.sampler() else {
+            return WalkResult::default();
+        };
+        let jni = self.jni;
+        // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
+        // it hands them back with `take_released`.
+        sampler
+            .tracker
+            .poll_deaths(|reference| unsafe { weak::cleared(jni, reference) });
+        let counts = self
+            .estimator
+            .estimate(&sampler.tracker, self.classes.names.len());
+        for reference in sampler.tracker.take_released() {
+            // SAFETY: as above; the tracker no longer holds it.
+            unsafe { weak::delete(jni, reference) };
+        }
+        counts
+    }
+
+    /// Tags the live samples the walk would not recognize otherwise (the walk sees objects only
+    /// through their tags): the ones taken since the last walk. A walked object keeps the bits
+    /// the walks set (epoch, owner); a class mirror keeps its class tag and stops being a sample.
+    fn tag_samples(&self) {
+        let Some(sampler) = self.sampler() else {
+            return;
+        };
+        let jvmti = self.agent.jvmti;
+        sampler.tracker.for_untagged(|slot, reference| {
+            let object = reference as jni::sys::jobject;
+            // A cleared reference is an invalid object to JVMTI: the sample died.
+            match jvmti.tag(object) {
+                Ok(tag) => match tags::with_sample(tag, slot) {
+                    Some(tag) => jvmti.set_tag(object, tag).is_ok(),
+                    None => false,
+                },
+                Err(_) => false,
+            }
+        });
     }
 
     fn refresh_classes(&mut self) {
@@ -637,14 +671,7 @@ impl Worker {
     /// Live objects now: the estimate when there is one, else the last walk's count.
     fn live_objects(&mut self) -> u64 {
         if self.can_estimate() {
-            let classes = self.classes.names.len();
-            let tracker = &self.sampler().expect("can_estimate").tracker;
-            return self
-                .estimator
-                .estimate(tracker, classes)
-                .objects
-                .iter()
-                .sum();
+            return self.estimate_now().objects.iter().sum();
         }
         self.estimator.anchor().map_or(0, |a| a.total_objects)
     }
@@ -702,19 +729,11 @@ impl Worker {
         if !self.can_estimate() || !(self.estimate_pending || quiet_too_long) {
             return wait;
         }
-        let deaths = self.sampler().map_or(0, |s| s.tracker.deaths());
-        if deaths != self.deaths_seen.0 {
-            self.deaths_seen = (deaths, now);
-        }
-        let reported = (self.gc_seen_at + GC_SETTLE)
-            .max(self.deaths_seen.1 + DEATHS_QUIET)
-            .min(self.gc_seen_at + SETTLE_LIMIT);
-        let ready = (self.last_snapshot + every).max(reported);
+        let ready = (self.last_snapshot + every).max(self.gc_seen_at + GC_SETTLE);
         if ready <= now {
             self.estimate_snapshot(trigger);
         } else {
-            // Deaths may still move `reported` on: look again soon.
-            wait = wait.min(ready - now).min(DEATHS_QUIET);
+            wait = wait.min(ready - now);
         }
         wait
     }
@@ -794,6 +813,7 @@ impl Worker {
         // The walk's generation: samples born from here on and not reached were garbage at the
         // walk (see estimate.rs).
         let generation = tracker.map_or(0, |t| t.advance());
+        self.tag_samples();
         let threads = self.tag_threads();
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
@@ -876,17 +896,15 @@ impl Worker {
 
     /// Estimates the heap from the surviving samples and publishes it. No stop.
     fn estimate_snapshot(&mut self, trigger: Trigger) {
-        let Some(sampler) = self.sampler() else {
+        if self.sampler().is_none() {
             return;
-        };
+        }
         let new_classes =
             self.agent.next_class.load(Ordering::Acquire) as usize > self.classes.names.len();
         if new_classes || self.last_refresh.elapsed() >= ESTIMATE_REFRESH {
             self.refresh_classes();
         }
-        let mut counts = self
-            .estimator
-            .estimate(&sampler.tracker, self.classes.names.len());
+        let mut counts = self.estimate_now();
         self.classes.reserve(counts.objects.len());
         self.count_mirrors(&mut counts);
         if let Some(v) = counts.variance.get_mut(self.classes.class_class as usize) {
