@@ -467,15 +467,14 @@ unsafe extern "C" fn on_sampled_alloc(
         if let Some(agent) = Agent::get() {
             if let Some(sampler) = &agent.sampler {
                 failpoint(Failpoint::SampleCallback);
-                sampler.on_sample(
-                    &agent.jvmti,
+                let event = sampling::Allocation {
                     jni,
                     thread,
                     object,
                     klass,
                     size,
-                    &agent.next_class,
-                );
+                };
+                sampler.on_sample(&agent.jvmti, &event, &agent.next_class);
             }
         }
     });

@@ -22,6 +22,16 @@ use crate::sys;
 use crate::tags;
 use crate::tracker::Tracker;
 
+/// A `SampledObjectAlloc` event's arguments.
+pub struct Allocation {
+    /// The allocating thread's JNIEnv (the event comes on that thread).
+    pub jni: *mut JNIEnv,
+    pub thread: jthread,
+    pub object: jobject,
+    pub klass: jni::sys::jclass,
+    pub size: jlong,
+}
+
 /// One frame of a site: method and bytecode index.
 pub type Frame = (usize, i64);
 
@@ -227,36 +237,23 @@ impl Sampler {
 
     /// Handles one `SampledObjectAlloc` event on the allocating thread. `next_class` hands out
     /// class ids (shared with the class table and the walk).
-    pub fn on_sample(
-        &self,
-        jvmti: &Jvmti,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        object: jobject,
-        klass: jni::sys::jclass,
-        size: jlong,
-        next_class: &AtomicU32,
-    ) {
+    pub fn on_sample(&self, jvmti: &Jvmti, event: &Allocation, next_class: &AtomicU32) {
         let start = Instant::now();
-        self.sample(jvmti, jni, thread, object, klass, size, next_class, start);
+        self.sample(jvmti, event, next_class, start);
         self.samples.fetch_add(1, Ordering::Relaxed);
         self.cost
             .total
             .fetch_add(charged(start.elapsed()), Ordering::Relaxed);
     }
 
-    #[allow(clippy::too_many_arguments)] // the callback's arguments, plus the clock and id source
-    fn sample(
-        &self,
-        jvmti: &Jvmti,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        object: jobject,
-        klass: jni::sys::jclass,
-        size: jlong,
-        next_class: &AtomicU32,
-        start: Instant,
-    ) {
+    fn sample(&self, jvmti: &Jvmti, event: &Allocation, next_class: &AtomicU32, start: Instant) {
+        let &Allocation {
+            jni,
+            thread,
+            object,
+            klass,
+            size,
+        } = event;
         let mut lap = start;
         let mut step = |counter: &AtomicU64| {
             let now = Instant::now();
