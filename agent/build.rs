@@ -7,6 +7,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    // HotSpot unloads (dlclose) a library whose first `Agent_OnAttach` fails, and a detach
+    // cannot unload anything: a thread or callback left pointing into unmapped code would
+    // crash the application. With `nodelete` the library stays mapped once loaded.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     let source = PathBuf::from("java/memcity/GcCounts.java");
     println!("cargo:rerun-if-changed={}", source.display());
     println!("cargo:rerun-if-env-changed=JAVA_HOME");

@@ -185,7 +185,34 @@ impl GcCounts {
                     return Err("no system class loader".into());
                 }
             };
-            let class = match env.define_class("memcity/GcCounts", &loader, bytes) {
+            // A session before a detach may have defined it already (a class cannot be defined
+            // twice in one loader); it is the same class file.
+            let name: JObject = env
+                .new_string("memcity.GcCounts")
+                .map_err(|e| format!("JNI: {e}"))?
+                .into();
+            let defined = env
+                .call_static_method(
+                    "java/lang/Class",
+                    "forName",
+                    "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
+                    &[
+                        JValue::Object(&name),
+                        JValue::Bool(0),
+                        JValue::Object(&loader),
+                    ],
+                )
+                .and_then(|v| v.l());
+            let defined = match defined {
+                Ok(class) if !class.is_null() => Some(JClass::from(class)),
+                _ => {
+                    let _ = env.exception_clear();
+                    None
+                }
+            };
+            let class = match defined
+                .map_or_else(|| env.define_class("memcity/GcCounts", &loader, bytes), Ok)
+            {
                 Ok(c) => c,
                 Err(e) => {
                     // An old JDK refuses the class file (JFR streaming needs JDK 14).
@@ -232,6 +259,21 @@ impl GcCounts {
                 enabled: true,
             })
         }
+    }
+
+    /// Closes the stream (its thread ends); for a detach.
+    pub fn stop(&mut self, env: &mut JNIEnv) -> Result<(), String> {
+        let class: &JClass = self.class.as_obj().into();
+        let stream: &JObject = self.stream.as_obj();
+        let result = env
+            .call_static_method(
+                class,
+                "stop",
+                "(Ljava/lang/Object;)V",
+                &[JValue::Object(stream)],
+            )
+            .map(|_| ());
+        check(env, "cannot stop the GC counts' JFR stream", result)
     }
 
     pub fn enabled(&self) -> bool {

@@ -1,4 +1,5 @@
-//! memcity's JVMTI agent: `java -agentpath:/path/to/libmemcity.so[=options] ...`.
+//! memcity's JVMTI agent: `java -agentpath:/path/to/libmemcity.so[=options] ...`, or loaded into
+//! a running JVM by `memcity attach PID` (HotSpot's attach mechanism calls `Agent_OnAttach`).
 //!
 //! The agent is a guest in someone else's JVM. Its callbacks do almost nothing (GC finish bumps a
 //! counter and notifies a raw monitor; a sampled allocation sets one tag); the heap walk, naming
@@ -29,7 +30,7 @@ mod worker;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -46,7 +47,9 @@ use crate::sampling::Sampler;
 
 pub(crate) type Recorder = RecordingWriter<std::io::BufWriter<std::fs::File>>;
 
-/// Everything the callbacks and threads share. Created once in `Agent_OnLoad`.
+/// Everything the callbacks and threads share. Created in `Agent_OnLoad` or `Agent_OnAttach`,
+/// and never freed: after a detach a callback the VM was already posting may still read it, and
+/// a later attach makes a new one (a few hundred kilobytes per detached session).
 pub(crate) struct Agent {
     jvmti: Jvmti,
     options: Options,
@@ -58,8 +61,10 @@ pub(crate) struct Agent {
     next_class: AtomicU32,
     /// False once the agent turned itself off; callbacks then return at once.
     active: AtomicBool,
-    /// Set at VMDeath: the worker finishes its current step and exits.
+    /// Set at VMDeath or detach: the worker finishes its current step and exits.
     stopping: AtomicBool,
+    /// Set at detach: the worker also hands back what it holds in the JVM (weak references).
+    detaching: AtomicBool,
     worker_done: AtomicBool,
     /// Why the agent turned itself off, if it did.
     failure: OnceLock<String>,
@@ -70,12 +75,25 @@ pub(crate) struct Agent {
     recorder: Mutex<Option<Recorder>>,
     requests_tx: Mutex<Option<mpsc::SyncSender<server::Request>>>,
     requests_rx: Mutex<Option<mpsc::Receiver<server::Request>>>,
+    server: Mutex<Option<server::ServerHandle>>,
     start: Instant,
     start_unix_ms: u64,
     snapshots: AtomicU64,
 }
 
-static AGENT: OnceLock<Agent> = OnceLock::new();
+/// The agent of this JVM's session, null before one starts and after a detach.
+static AGENT: AtomicPtr<Agent> = AtomicPtr::new(std::ptr::null_mut());
+/// Event callbacks running now: a detach waits for them before it disposes the JVMTI
+/// environment they may be using.
+static IN_CALLBACKS: AtomicUsize = AtomicUsize::new(0);
+
+/// The current agent, active or not.
+fn current() -> Option<&'static Agent> {
+    let agent = AGENT.load(Ordering::SeqCst);
+    // SAFETY: agents are leaked (`Box::leak`) and never freed, so a pointer once stored stays
+    // valid for the life of the process.
+    (!agent.is_null()).then(|| unsafe { &*agent })
+}
 
 /// Where a test asks the agent to fail on purpose (`MEMCITY_FAILPOINT`), to prove that a panic
 /// anywhere leaves the JVM running. Read once at load; `None` in normal use.
@@ -96,7 +114,9 @@ pub(crate) fn failpoint(at: Failpoint) {
 
 impl Agent {
     fn get() -> Option<&'static Agent> {
-        AGENT.get().filter(|a| a.active.load(Ordering::Acquire))
+        // SeqCst, with the count in `in_callback`: a detach that turned `active` off and then
+        // saw no callback running knows that none will use the environment it disposes.
+        current().filter(|a| a.active.load(Ordering::SeqCst))
     }
 
     fn wake(&self) {
@@ -143,11 +163,11 @@ impl Agent {
     /// Ends the session once: after a failure, turns the events off; then sends the `End`
     /// message to viewers and the recording. The worker calls it when it stops (it only acts
     /// after a failure), VMDeath always.
-    pub(crate) fn end_session(&self, vm_death: bool) {
-        let reason = match self.failure.get() {
-            Some(why) => format!("agent error: {why}"),
-            None if vm_death => "vm-death".to_string(),
-            None => return,
+    pub(crate) fn end_session(&self, otherwise: Option<&str>) {
+        let reason = match (self.failure.get(), otherwise) {
+            (Some(why), _) => format!("agent error: {why}"),
+            (None, Some(reason)) => reason.to_string(),
+            (None, None) => return,
         };
         if self.ended.swap(true, Ordering::AcqRel) {
             return;
@@ -175,6 +195,14 @@ pub(crate) fn unix_ms(time: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
+/// An event callback: `guarded`, and counted in `IN_CALLBACKS` while it runs.
+fn in_callback<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
+    IN_CALLBACKS.fetch_add(1, Ordering::SeqCst);
+    let result = guarded(what, f);
+    IN_CALLBACKS.fetch_sub(1, Ordering::SeqCst);
+    result
+}
+
 /// Runs `f`, turning a panic into `None` so it never unwinds into the JVM.
 fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -186,7 +214,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             let why = format!("internal error in {what}: {detail}");
-            match AGENT.get() {
+            match current() {
                 Some(agent) => agent.disable(&why),
                 None => error!("{why}"),
             }
@@ -195,7 +223,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     }
 }
 
-/// The JVM calls this when it loads the agent.
+/// The JVM calls this when it loads the agent at start-up (`-agentpath`).
 ///
 /// # Safety
 /// Called by the JVM with a valid `JavaVM` and a NUL-terminated (or null) option string.
@@ -205,41 +233,106 @@ pub unsafe extern "C" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let text = if options.is_null() {
-        None
-    } else {
-        // SAFETY: the JVM passes a NUL-terminated string.
-        Some(
-            unsafe { CStr::from_ptr(options) }
-                .to_string_lossy()
-                .into_owned(),
-        )
-    };
+    // SAFETY: per the contract.
+    let text = unsafe { option_text(options) };
     // SAFETY: `vm` comes from the JVM.
     guarded("Agent_OnLoad", || unsafe { on_load(vm, text.as_deref()) }).unwrap_or(JNI_OK)
 }
 
-unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
-    let (options, warnings) = match options::parse(text) {
-        Ok(parsed) => parsed,
+/// What `Agent_OnAttach` returns; `memcity attach` turns each into a message (the JVM reports
+/// the number to the attaching client, nothing else).
+pub mod attach_code {
+    use jni::sys::jint;
+    pub const OK: jint = 0;
+    /// The options did not parse (the message is on the JVM's stderr; `memcity attach` checks
+    /// them first and says it itself).
+    pub const BAD_OPTIONS: jint = 101;
+    /// memcity is already running in this JVM: a second attach is not a second agent.
+    pub const ALREADY_RUNNING: jint = 102;
+    /// `stop` asked of a JVM where memcity is not running.
+    pub const NOT_RUNNING: jint = 103;
+    /// The JVM offers no JVMTI environment, or the capabilities memcity needs.
+    pub const NO_JVMTI: jint = 104;
+    /// The agent did not stop in time (a walk still running); ask again.
+    pub const STOP_TIMED_OUT: jint = 105;
+}
+
+/// The JVM calls this when `memcity attach` (or any attach client) loads the library into a
+/// running JVM, and again on the loaded library at every later load of the same path. So the
+/// options are a command while a session runs: `stop` ends it, anything else is refused (there
+/// is one agent per JVM); with no session running they start one.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated (or null) option string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnAttach(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    // SAFETY: per the contract.
+    let text = unsafe { option_text(options) };
+    // SAFETY: `vm` comes from the JVM.
+    guarded("Agent_OnAttach", || unsafe {
+        on_attach(vm, text.as_deref())
+    })
+    .unwrap_or(attach_code::NO_JVMTI)
+}
+
+/// # Safety
+/// `options` is null or NUL-terminated.
+unsafe fn option_text(options: *const c_char) -> Option<String> {
+    if options.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract.
+    Some(
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// When the agent starts: with the JVM (VMInit starts the threads) or into a running one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    OnLoad,
+    Attach,
+}
+
+fn parse_options(text: Option<&str>) -> Option<Options> {
+    match options::parse(text) {
+        Ok((options, warnings)) => {
+            log::set_level(options.log);
+            for warning in warnings {
+                warning!("{warning}");
+            }
+            Some(options)
+        }
         Err(e) => {
-            // Refusing the load stops the JVM: better than running without what the user asked.
             for line in e.to_string().lines() {
                 error!("{line}");
             }
-            return JNI_ERR;
+            None
         }
-    };
-    log::set_level(options.log);
+    }
+}
+
+fn read_failpoint() {
     let _ = FAILPOINT.set(match std::env::var("MEMCITY_FAILPOINT").as_deref() {
         Ok("gc-callback") => Some(Failpoint::GcCallback),
         Ok("sample-callback") => Some(Failpoint::SampleCallback),
         Ok("worker") => Some(Failpoint::Worker),
         _ => None,
     });
-    for warning in warnings {
-        warning!("{warning}");
-    }
+}
+
+unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
+    // Refusing the load stops the JVM: better than running without what the user asked.
+    let Some(options) = parse_options(text) else {
+        return JNI_ERR;
+    };
+    read_failpoint();
     // SAFETY: `vm` is the JavaVM given to Agent_OnLoad.
     let Some(jvmti) = (unsafe { jvmti::get_env(vm) }) else {
         error!(
@@ -247,8 +340,8 @@ unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
         );
         return JNI_OK;
     };
-    match setup(jvmti, options) {
-        Ok(()) => JNI_OK,
+    match setup(jvmti, options, Phase::OnLoad) {
+        Ok(_) => JNI_OK,
         Err(why) => {
             error!("{why}; memcity is off, the application continues");
             let _ = jvmti.dispose();
@@ -257,7 +350,67 @@ unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
     }
 }
 
-fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
+unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
+    let command = text.map(str::trim).unwrap_or_default();
+    if let Some(agent) = current() {
+        if command == "stop" {
+            return agent.detach();
+        }
+        warning!("memcity is already running in this JVM; an attach with options '{command}' changes nothing (stop it first: memcity detach PID)");
+        return attach_code::ALREADY_RUNNING;
+    }
+    if command == "stop" {
+        return attach_code::NOT_RUNNING;
+    }
+    let Some(options) = parse_options(text) else {
+        return attach_code::BAD_OPTIONS;
+    };
+    read_failpoint();
+    // SAFETY: `vm` is the JavaVM given to Agent_OnAttach.
+    let Some(jvmti) = (unsafe { jvmti::get_env(vm) }) else {
+        error!("this JVM offers no JVMTI 1.2+ environment; memcity is off");
+        return attach_code::NO_JVMTI;
+    };
+    let agent = match setup(jvmti, options, Phase::Attach) {
+        Ok(agent) => agent,
+        Err(why) => {
+            error!("{why}; memcity is off, the application continues");
+            let _ = jvmti.dispose();
+            return attach_code::NO_JVMTI;
+        }
+    };
+    // VMInit is long past: start the threads here, on the attach listener's thread (a Java
+    // thread), and return at once; the worker's first walk runs on its own thread.
+    // SAFETY: `vm` is the JavaVM and this thread (the attach listener) is attached to it.
+    let Some(jni) = (unsafe { jni_env(vm) }) else {
+        agent.disable("no JNIEnv on the attaching thread");
+        return attach_code::NO_JVMTI;
+    };
+    // SAFETY: `jni` is this thread's JNIEnv.
+    if let Err(why) = unsafe { start(agent, jni) } {
+        agent.disable(&why);
+        agent.detach();
+        return attach_code::NO_JVMTI;
+    }
+    attach_code::OK
+}
+
+/// The current thread's JNIEnv.
+///
+/// # Safety
+/// `vm` must be the process's JavaVM and the current thread attached to it.
+unsafe fn jni_env(vm: *mut JavaVM) -> Option<*mut JNIEnv> {
+    let mut env: *mut c_void = std::ptr::null_mut();
+    // SAFETY: per the contract; GetEnv is always in the invoke table.
+    let rc = unsafe { ((**vm).GetEnv?)(vm, &mut env, jni::sys::JNI_VERSION_1_8) };
+    (rc == JNI_OK && !env.is_null()).then_some(env.cast())
+}
+
+/// Asks for the capabilities and events memcity needs, and creates the agent. Allocation
+/// sampling is asked for on its own: in a running JVM another agent (async-profiler's alloc
+/// mode, say) may hold it, since only one environment can, and `AddCapabilities` grants all or
+/// nothing. Without it memcity still walks, and says what is missing.
+fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent, String> {
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| format!("cannot read JVMTI capabilities: {e}"))?;
@@ -267,22 +420,30 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     if potential.can_tag_objects() == 0 || potential.can_generate_garbage_collection_events() == 0 {
         return Err("this JVM cannot tag objects or report GCs to agents".into());
     }
-    let sampling = options.sampling.filter(|_| {
-        let ok = potential.can_generate_sampled_object_alloc_events() != 0;
-        if !ok {
-            warning!("this JVM has no allocation sampling (JDK 11+ needed): site and thread groups stay unsampled");
-        }
-        ok
-    });
-    // Which samples died is asked of their weak references (tracker.rs), not of `ObjectFree`.
-    if sampling.is_some() {
-        caps.set_can_generate_sampled_object_alloc_events(1);
-    }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
     caps.set_can_get_source_file_name(potential.can_get_source_file_name());
     jvmti
         .add_capabilities(&caps)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+    let sampling = options.sampling.filter(|_| {
+        if potential.can_generate_sampled_object_alloc_events() == 0 {
+            if phase == Phase::Attach {
+                warning!("allocation sampling is not available to memcity: another agent in this JVM holds it (only one can, e.g. async-profiler in alloc mode); memcity walks the heap but shows no sites or threads and no estimates between walks");
+            } else {
+                warning!("this JVM has no allocation sampling (JDK 11+ needed): site and thread groups stay unsampled");
+            }
+            return false;
+        }
+        let mut sampling = jvmti::empty_capabilities();
+        sampling.set_can_generate_sampled_object_alloc_events(1);
+        match jvmti.add_capabilities(&sampling) {
+            Ok(()) => true,
+            Err(e) => {
+                warning!("cannot take allocation sampling ({e}): memcity walks the heap but shows no sites or threads and no estimates between walks");
+                false
+            }
+        }
+    });
 
     // SAFETY: all optional function pointers; zero is `None`.
     let mut callbacks: sys::jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
@@ -305,7 +466,7 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
     }
     let (tx, rx) = mpsc::sync_channel(server::REQUEST_QUEUE);
     let now = SystemTime::now();
-    let agent = Agent {
+    let agent: &'static Agent = Box::leak(Box::new(Agent {
         jvmti,
         sampler: sampling.map(|interval| {
             Sampler::new(
@@ -322,37 +483,50 @@ fn setup(jvmti: Jvmti, options: Options) -> Result<(), String> {
         next_class: AtomicU32::new(1),
         active: AtomicBool::new(true),
         stopping: AtomicBool::new(false),
+        detaching: AtomicBool::new(false),
         worker_done: AtomicBool::new(false),
         failure: OnceLock::new(),
         ended: AtomicBool::new(false),
         recorder: Mutex::new(None),
         requests_tx: Mutex::new(Some(tx)),
         requests_rx: Mutex::new(Some(rx)),
+        server: Mutex::new(None),
         start: Instant::now(),
         start_unix_ms: unix_ms(now),
         snapshots: AtomicU64::new(0),
-    };
-    if AGENT.set(agent).is_err() {
+    }));
+    if AGENT
+        .compare_exchange(
+            std::ptr::null_mut(),
+            agent as *const Agent as *mut Agent,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_err()
+    {
         return Err("memcity is loaded twice; the second copy stays off".into());
     }
     let mut events = vec![
-        sys::jvmtiEvent_JVMTI_EVENT_VM_INIT,
         sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,
         sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
     ];
+    if phase == Phase::OnLoad {
+        events.push(sys::jvmtiEvent_JVMTI_EVENT_VM_INIT);
+    }
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     }
     for event in events {
-        jvmti
-            .enable_event(event)
-            .map_err(|e| format!("cannot enable event {event}: {e}"))?;
+        if let Err(e) = jvmti.enable_event(event) {
+            AGENT.store(std::ptr::null_mut(), Ordering::SeqCst);
+            return Err(format!("cannot enable event {event}: {e}"));
+        }
     }
-    Ok(())
+    Ok(agent)
 }
 
 unsafe extern "C" fn on_vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {
-    guarded("VMInit", || {
+    in_callback("VMInit", || {
         let Some(agent) = Agent::get() else { return };
         // SAFETY: `jni` is this thread's JNIEnv, given by the VM for this callback.
         if let Err(why) = unsafe { start(agent, jni) } {
@@ -390,7 +564,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             .clone()
             .ok_or("request channel already closed")?;
         let addr = std::net::SocketAddr::new(agent.options.bind, port);
-        if let Err(e) = server::spawn(
+        match server::spawn(
             addr,
             agent.options.insecure,
             agent.options.tls.clone(),
@@ -398,9 +572,10 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             agent.hub.clone(),
             tx,
         ) {
-            error!(
+            Ok(handle) => *agent.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
+            Err(e) => error!(
                 "cannot start the gRPC thread: {e}; the application continues without live viewers"
-            );
+            ),
         }
     }
     // SAFETY: `jni` is the current thread's JNIEnv.
@@ -429,21 +604,21 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
 
 unsafe extern "C" fn worker_main(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     guarded("the worker thread", || {
-        if let Some(agent) = AGENT.get() {
+        if let Some(agent) = current() {
             // SAFETY: `jni` is the agent thread's own JNIEnv.
             unsafe { worker::run(agent, jni) };
         }
     });
-    if let Some(agent) = AGENT.get() {
+    if let Some(agent) = current() {
         // After a failure anywhere (this thread's included), end the session from here.
-        guarded("ending the session", || agent.end_session(false));
+        guarded("ending the session", || agent.end_session(None));
         agent.worker_done.store(true, Ordering::Release);
     }
 }
 
 unsafe extern "C" fn on_gc_finish(_jvmti: *mut sys::jvmtiEnv) {
     // Allowed here: raw monitors and atomics only (no JNI, no allocation, no heap access).
-    guarded("GarbageCollectionFinish", || {
+    in_callback("GarbageCollectionFinish", || {
         if let Some(agent) = Agent::get() {
             failpoint(Failpoint::GcCallback);
             if let Some(sampler) = &agent.sampler {
@@ -463,8 +638,11 @@ unsafe extern "C" fn on_sampled_alloc(
     klass: jclass,
     size: jlong,
 ) {
-    guarded("SampledObjectAlloc", || {
+    in_callback("SampledObjectAlloc", || {
         if let Some(agent) = Agent::get() {
+            if agent.detaching.load(Ordering::SeqCst) {
+                return;
+            }
             if let Some(sampler) = &agent.sampler {
                 failpoint(Failpoint::SampleCallback);
                 let event = sampling::Allocation {
@@ -486,17 +664,38 @@ const WORKER_EXIT_WAIT: Duration = Duration::from_secs(3);
 const DRAIN_WAIT: Duration = Duration::from_millis(500);
 
 unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) {
-    guarded("VMDeath", || {
-        let Some(agent) = AGENT.get() else { return };
+    in_callback("VMDeath", || {
+        let Some(agent) = Agent::get() else { return };
         agent.stopping.store(true, Ordering::Release);
         agent.wake();
         let deadline = Instant::now() + WORKER_EXIT_WAIT;
         while !agent.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        agent.active.store(false, Ordering::Release);
-        agent.end_session(true);
-        if let Some(writer) = agent
+        agent.active.store(false, Ordering::SeqCst);
+        agent.finish("vm-death");
+    });
+}
+
+/// Longest a detach waits for the worker beyond `max_pause` (a walk in progress).
+const DETACH_WORKER_WAIT: Duration = Duration::from_secs(5);
+/// Longest a detach waits for event callbacks already under way.
+const DETACH_CALLBACKS_WAIT: Duration = Duration::from_secs(2);
+
+/// Waits until no event callback runs (at most `DETACH_CALLBACKS_WAIT`); whether none does.
+fn drain_callbacks() -> bool {
+    let deadline = Instant::now() + DETACH_CALLBACKS_WAIT;
+    while IN_CALLBACKS.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    IN_CALLBACKS.load(Ordering::SeqCst) == 0
+}
+
+impl Agent {
+    /// Ends the session for viewers and the recording, closes the port and the registration.
+    fn finish(&self, reason: &str) {
+        self.end_session(Some(reason));
+        if let Some(writer) = self
             .recorder
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -507,11 +706,68 @@ unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) 
             }
         }
         let deadline = Instant::now() + DRAIN_WAIT;
-        while agent.hub.subscriber_count() > 0 && !agent.hub.drained() && Instant::now() < deadline
-        {
+        while self.hub.subscriber_count() > 0 && !self.hub.drained() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(server) = self.server.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            server.stop();
         }
         // Local clients stop finding this JVM (a killed one leaves its file; they skip it).
         memcity_proto::registry::unregister(std::process::id());
-    });
+    }
+
+    /// `memcity detach`: stops the session and leaves the JVM as if memcity had never run. The
+    /// worker finishes its step and hands back its weak references; events go off; callbacks
+    /// already under way finish; viewers get the session's end, the recording is finalized, the
+    /// port closes; then the JVMTI environment is disposed, which frees every tag and gives the
+    /// capabilities back (allocation sampling is free for another agent). The library stays
+    /// mapped (it is linked `-z nodelete`), so a later attach starts a new session.
+    fn detach(&'static self) -> jint {
+        // No sample is tracked from here on (the callback checks `detaching`), so once the
+        // callbacks under way are done the worker can hand back every weak reference.
+        self.detaching.store(true, Ordering::SeqCst);
+        let _ = self
+            .jvmti
+            .disable_event(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+        drain_callbacks();
+        self.stopping.store(true, Ordering::SeqCst);
+        self.wake();
+        let deadline = Instant::now() + self.options.max_pause + DETACH_WORKER_WAIT;
+        while !self.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !self.worker_done.load(Ordering::Acquire) && self.worker_started() {
+            warning!("detach: the worker is still busy; try again");
+            return attach_code::STOP_TIMED_OUT;
+        }
+        self.active.store(false, Ordering::SeqCst);
+        for event in [
+            sys::jvmtiEvent_JVMTI_EVENT_VM_INIT,
+            sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,
+            sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+            sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+        ] {
+            let _ = self.jvmti.disable_event(event);
+        }
+        let drained = drain_callbacks();
+        self.finish("detached");
+        AGENT.store(std::ptr::null_mut(), Ordering::SeqCst);
+        if drained {
+            let _ = self.jvmti.dispose();
+        } else {
+            // A callback stuck in the VM (a long safepoint) may still use the environment:
+            // leave it, with its events off. Its tags stay until the JVM exits.
+            warning!("detach: event callbacks still running; the JVMTI environment is left in place (events off)");
+        }
+        info!("detached; the application continues without memcity");
+        attach_code::OK
+    }
+
+    /// Whether the worker thread was started (it ends by setting `worker_done`).
+    fn worker_started(&self) -> bool {
+        self.requests_rx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
 }

@@ -386,6 +386,19 @@ impl Sampler {
         }
     }
 
+    /// Hands every weak reference the sampler holds (samples, class cache) to `delete`; for a
+    /// detach, once no sample is taken any more.
+    pub fn release_references(&self, mut delete: impl FnMut(usize)) {
+        self.tracker.release_references(&mut delete);
+        for entry in self.classes.entries.iter() {
+            let reference = entry.reference.swap(0, Ordering::AcqRel);
+            entry.hash.store(0, Ordering::Release);
+            if reference != 0 {
+                delete(reference);
+            }
+        }
+    }
+
     /// Frames of sites `from..` (ids), for the agent thread to resolve.
     pub fn sites_from(&self, from: u32) -> Vec<(u32, Vec<Frame>)> {
         let sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());

@@ -167,12 +167,21 @@ pub fn spawn(
     portfile: Option<std::path::PathBuf>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
-) -> std::io::Result<()> {
+) -> std::io::Result<ServerHandle> {
+    let (stop, stopped) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("memcity-grpc".into())
         .spawn(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                serve(addr, insecure, tls, portfile.as_deref(), hub, requests)
+                serve(
+                    addr,
+                    insecure,
+                    tls,
+                    portfile.as_deref(),
+                    hub,
+                    requests,
+                    stopped,
+                )
             }));
             match outcome {
                 Ok(Ok(())) => {}
@@ -184,7 +193,32 @@ pub fn spawn(
                 ),
             }
         })
-        .map(|_| ())
+        .map(|thread| ServerHandle { stop, thread })
+}
+
+/// The server thread, for a detach to close the port.
+pub struct ServerHandle {
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Longest a detach waits for the server thread to end.
+const STOP_WAIT: Duration = Duration::from_secs(2);
+
+impl ServerHandle {
+    /// Closes the listening socket and every connection (the runtime ends with its tasks).
+    pub fn stop(self) {
+        let _ = self.stop.send(());
+        let deadline = std::time::Instant::now() + STOP_WAIT;
+        while !self.thread.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if self.thread.is_finished() {
+            let _ = self.thread.join();
+        } else {
+            warning!("the gRPC thread did not end in time; it ends with the JVM");
+        }
+    }
 }
 
 fn serve(
@@ -194,6 +228,7 @@ fn serve(
     portfile: Option<&Path>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
+    stopped: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<(), String> {
     let tls = match tls {
         Some((cert, key)) => {
@@ -265,13 +300,17 @@ fn serve(
                 .tls_config(tls)
                 .map_err(|e| format!("cannot serve TLS with tls_cert/tls_key: {e}"))?;
         }
-        builder
+        let serving = builder
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
             .add_service(service)
-            .serve_with_incoming(guarded_incoming(listener))
-            .await
-            .map_err(|e| format!("server error: {e}"))
+            .serve_with_incoming(guarded_incoming(listener));
+        // A detach drops the server (and with the runtime every connection): streams to
+        // viewers never end by themselves, so a graceful shutdown would wait for them forever.
+        tokio::select! {
+            served = serving => served.map_err(|e| format!("server error: {e}")),
+            _ = stopped => Ok(()),
+        }
     })
 }
 

@@ -258,6 +258,23 @@ impl Tracker {
         }
     }
 
+    /// Hands every reference still held (live, dead, or freed and not yet taken) to `delete`
+    /// and empties the tracker; for a detach.
+    pub fn release_references(&self, delete: &mut impl FnMut(usize)) {
+        let high = self.high.load(Ordering::Acquire).min(self.capacity);
+        for id in 0..high {
+            let Some(slot) = self.slot(id) else { continue };
+            let reference = slot.weak.swap(0, Ordering::AcqRel);
+            slot.meta.store(0, Ordering::Release);
+            if reference != 0 {
+                delete(reference);
+            }
+        }
+        for reference in self.take_released() {
+            delete(reference);
+        }
+    }
+
     /// The weak references of slots freed since the last call: the caller deletes them.
     pub fn take_released(&self) -> Vec<usize> {
         std::mem::take(&mut *self.released.lock().unwrap_or_else(|p| p.into_inner()))

@@ -548,6 +548,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     if let Some(sampler) = &agent.sampler {
         log_sampling_cost(sampler);
     }
+    if agent.detaching.load(Ordering::SeqCst) {
+        worker.release();
+    }
     debug!("worker stopped after {} snapshots", worker.seq);
 }
 
@@ -638,6 +641,26 @@ impl Worker {
             unsafe { weak::delete(jni, reference) };
         }
         counts
+    }
+
+    /// At detach: hands back what the session holds in the JVM beyond its JVMTI environment
+    /// (which the detach disposes, tags and all): the samples' and class cache's weak
+    /// references, and the JFR stream of GC counts.
+    fn release(&mut self) {
+        if let Some(mut counts) = self.gc_counts.take() {
+            // SAFETY: the worker's own JNIEnv.
+            if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
+                if let Err(e) = counts.stop(&mut env) {
+                    warning!("detach: {e}");
+                }
+            }
+        }
+        if let Some(sampler) = self.sampler() {
+            let jni = self.jni;
+            // SAFETY: the worker's JNIEnv; no sample is tracked any more (detaching), so each
+            // reference is deleted once.
+            sampler.release_references(|reference| unsafe { weak::delete(jni, reference) });
+        }
     }
 
     /// Tags the live samples the walk would not recognize otherwise (the walk sees objects only

@@ -26,8 +26,8 @@ public final class GcCounts {
     static native void flushed();
 
     /**
-     * Starts the stream; returns it, for {@link #setEnabled}. It is never closed: it ends with the
-     * JVM, whose shutdown closes JFR's recordings.
+     * Starts the stream; returns it, for {@link #setEnabled} and {@link #stop}. Unless the agent
+     * detaches, it ends with the JVM, whose shutdown closes JFR's recordings.
      */
     public static Object start() {
         RecordingStream stream = new RecordingStream();
@@ -63,6 +63,11 @@ public final class GcCounts {
         if ("Report Object Count".equals(event.getString("name"))) {
             phase(event.getLong("gcId"), event.getDuration().toNanos());
         }
+    }
+
+    /** Closes the stream (a detach); its thread then ends. */
+    public static void stop(Object stream) {
+        ((RecordingStream) stream).close();
     }
 
     /** Turns the counting on or off for the following GCs (counting lengthens their pauses). */
