@@ -360,3 +360,186 @@ fn view_and_record_by_pid_attach_when_needed() {
     assert!(report["snapshots"].as_u64().unwrap_or(0) >= 1, "{report}");
     detach_ok(pid);
 }
+
+/// A JVM started by `prefix` (a command that then runs java), without the agent; waits for READY.
+struct Wrapped {
+    child: std::process::Child,
+    stderr: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Wrapped {
+    fn spawn(prefix: &[&str], classes: &Path, seconds: u32) -> Wrapped {
+        ensure_built();
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = dir.path().join("stderr.txt");
+        let java = jdk17().java();
+        let mut child = Command::new(prefix[0])
+            .args(&prefix[1..])
+            .arg(&java)
+            .args(["-Xmx256m", "-cp"])
+            .arg(classes)
+            .args(["LinkedListLeak", &seconds.to_string()])
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("start the wrapped JVM");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let wrapped = Wrapped {
+            child,
+            stderr,
+            _dir: dir,
+        };
+        assert_eq!(line.trim(), "READY", "stderr: {}", wrapped.stderr());
+        wrapped
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Wrapped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// The test apps' classes in a directory any user can read.
+fn public_classes() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    // Not under /tmp: a JVM with a private /tmp would not see it.
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    for entry in std::fs::read_dir(classes_dir()).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Records two snapshots by pid (the token comes from the target's own run directory) and
+/// detaches.
+fn record_by_pid_and_detach(pid: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.mcrec");
+    let (ok, _, err) = run(&[
+        "record",
+        "--pid",
+        &pid.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+        "--snapshots",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    detach_ok(pid);
+}
+
+#[test]
+fn root_attaches_to_another_users_jvm_with_a_library_it_cannot_read() {
+    if !is_root() {
+        skip("root", "attaching to another user's JVM needs root");
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let classes = public_classes();
+    let nobody = 65534;
+    let app = Wrapped::spawn(
+        &[
+            "setpriv",
+            &format!("--reuid={nobody}"),
+            &format!("--regid={nobody}"),
+            "--clear-groups",
+        ],
+        classes.path(),
+        30,
+    );
+    let pid = app.child.id();
+    // The library in a directory only root may enter: the JVM cannot read it there.
+    let private = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let lib = private.path().join("libmemcity.so");
+    std::fs::copy(release_agent_path(), &lib).unwrap();
+    let (ok, _, err) = run(&["attach", &pid.to_string(), "--lib", lib.to_str().unwrap()]);
+    assert!(ok, "{err}\nJVM: {}", app.stderr());
+    let staged = attach_libraries(pid);
+    assert!(
+        staged
+            .iter()
+            .any(|p| p.starts_with(&format!("/tmp/.memcity-{nobody}/"))),
+        "the library was not staged in the JVM user's /tmp: {staged:?}"
+    );
+    let meta = std::fs::metadata(&staged[0]).unwrap();
+    assert_eq!(
+        meta.uid(),
+        nobody,
+        "the staged copy belongs to the JVM's user"
+    );
+    record_by_pid_and_detach(pid);
+    assert!(!app.stderr().contains("ERROR"), "{}", app.stderr());
+}
+
+#[test]
+fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
+    let probe = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        skip(
+            "unshare",
+            "no permission for a private mount namespace (unshare -m)",
+        );
+        return;
+    }
+    let classes = public_classes();
+    let app = Wrapped::spawn(
+        &[
+            "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount -t tmpfs tmpfs /tmp && exec \"$@\"",
+            "sh",
+        ],
+        classes.path(),
+        30,
+    );
+    let pid = app.child.id();
+    let (ok, _, err) = run(&["attach", &pid.to_string()]);
+    assert!(ok, "{err}\nJVM: {}", app.stderr());
+    // The socket and the staged library are in the JVM's /tmp, not ours.
+    assert!(!Path::new(&format!("/tmp/.java_pid{pid}")).exists());
+    assert!(Path::new(&format!("/proc/{pid}/root/tmp/.java_pid{pid}")).exists());
+    let staged = attach_libraries(pid);
+    assert!(
+        staged.iter().any(|p| p.starts_with("/tmp/.memcity-0/")),
+        "{staged:?}"
+    );
+    record_by_pid_and_detach(pid);
+}
+
+fn attach_libraries(pid: u32) -> Vec<String> {
+    memcity_viewer::attach::loaded_libraries(pid)
+}
