@@ -66,6 +66,8 @@ pub(crate) struct Agent {
     stopping: AtomicBool,
     /// Set at detach: the worker also hands back what it holds in the JVM (weak references).
     detaching: AtomicBool,
+    /// Loaded into a running JVM: what it allocated before was never sampled.
+    attached: bool,
     worker_done: AtomicBool,
     /// Why the agent turned itself off, if it did.
     failure: OnceLock<String>,
@@ -486,6 +488,7 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
         active: AtomicBool::new(true),
         stopping: AtomicBool::new(false),
         detaching: AtomicBool::new(false),
+        attached: phase == Phase::Attach,
         worker_done: AtomicBool::new(false),
         failure: OnceLock::new(),
         ended: AtomicBool::new(false),

@@ -498,9 +498,19 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             _ => "off".to_string(),
         }
     );
-    // The start snapshot is the first anchor: the heap is small, so the walk is short.
+    // The start snapshot is the first anchor: at VM start the heap is small, so the walk is
+    // short. Attached to a running JVM, the heap may be anything: walk only if it fits.
     worker.sync_site_recording();
-    let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
+    let predicted = worker.predicted_walk();
+    if !agent.attached || worker.budget.fits(predicted) {
+        let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
+    } else {
+        warning!(
+            "attached to a heap too large to walk now (about {} ms predicted, max_pause {} ms): estimates count what is allocated from now on; the objects allocated before the attach are counted once a walk fits (memcity snapshot --force walks now)",
+            predicted.as_millis(),
+            agent.options.max_pause.as_millis()
+        );
+    }
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
             break;
@@ -594,6 +604,11 @@ impl WalkFailure {
 
 /// A walk requested with `force` is aborted only past this, or twice `max_pause` if larger.
 const FORCED_WALK_LIMIT: Duration = Duration::from_secs(30);
+/// The least average object size assumed when only the heap's used bytes are known: Java
+/// objects average 30-60 bytes, so this overestimates a count (and a walk's stop), never the
+/// other way.
+const BYTES_PER_OBJECT_AT_LEAST: u64 = 32;
+
 /// How long an estimate waits after a GC: a stop-the-world collector has cleared the weak
 /// references of what it freed by GarbageCollectionFinish, but ZGC and Shenandoah post that
 /// event at each pause of a cycle and clear weak references concurrently between them.
@@ -691,12 +706,46 @@ impl Worker {
         self.last_refresh = Instant::now();
     }
 
-    /// Live objects now: the estimate when there is one, else the last walk's count.
+    /// Live objects now: the estimate when there is one, else the last walk's count. Attached
+    /// to a running JVM and not yet walked, the samples know nothing of the objects allocated
+    /// before: then the heap's used bytes bound the count too (at `BYTES_PER_OBJECT_AT_LEAST`),
+    /// so that a walk of a large heap is predicted large and not started, not aborted.
     fn live_objects(&mut self) -> u64 {
-        if self.can_estimate() {
-            return self.estimate_now().objects.iter().sum();
+        let counted = if self.can_estimate() {
+            self.estimate_now().objects.iter().sum()
+        } else {
+            self.estimator.anchor().map_or(0, |a| a.total_objects)
+        };
+        if self.agent.attached && self.estimator.anchor().is_none() {
+            let used = self.heap_used().unwrap_or(0);
+            return counted.max(used / BYTES_PER_OBJECT_AT_LEAST);
         }
-        self.estimator.anchor().map_or(0, |a| a.total_objects)
+        counted
+    }
+
+    /// The heap's used bytes (`Runtime.totalMemory() - freeMemory()`), garbage included.
+    fn heap_used(&self) -> Option<u64> {
+        // SAFETY: the worker's own JNIEnv.
+        let mut env = unsafe { jni::JNIEnv::from_raw(self.jni) }.ok()?;
+        let used = env
+            .with_local_frame(4, |env| {
+                let runtime = env
+                    .call_static_method(
+                        "java/lang/Runtime",
+                        "getRuntime",
+                        "()Ljava/lang/Runtime;",
+                        &[],
+                    )?
+                    .l()?;
+                let total = env.call_method(&runtime, "totalMemory", "()J", &[])?.j()?;
+                let free = env.call_method(&runtime, "freeMemory", "()J", &[])?.j()?;
+                Ok::<_, jni::errors::Error>(total.saturating_sub(free))
+            })
+            .ok();
+        if used.is_none() {
+            let _ = env.exception_clear();
+        }
+        used.map(|u| u.max(0) as u64)
     }
 
     /// What an exact walk would stop the JVM now.

@@ -358,6 +358,12 @@ fn view_and_record_by_pid_attach_when_needed() {
     assert!(!err.contains("attached to"), "attached twice: {err}");
     let report = report_json(&file);
     assert!(report["snapshots"].as_u64().unwrap_or(0) >= 1, "{report}");
+    // The heap is small enough to walk at the attach: the session starts from an exact count
+    // (the late joiner receives it in the history).
+    assert!(
+        report["exact_snapshots"].as_u64().unwrap_or(0) >= 1,
+        "no exact snapshot after the attach: {report}"
+    );
     detach_ok(pid);
 }
 
@@ -542,4 +548,28 @@ fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
 
 fn attach_libraries(pid: u32) -> Vec<String> {
     memcity_viewer::attach::loaded_libraries(pid)
+}
+
+#[test]
+fn attached_to_a_heap_too_large_to_walk_no_walk_starts() {
+    // max_pause 20 ms: the test app's heap (tens of megabytes used) is predicted past it.
+    let jdk = jdk17();
+    let app = plain(&jdk, "LinkedListLeak", 30.0, &[]);
+    let pid = app.pid();
+    let port = attach_ok(pid, "max_pause=20ms,log=info");
+    one_snapshot_over(port);
+    let out = memcity(&["snapshot", &format!("127.0.0.1:{port}")], CLI);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("max_pause=20 ms"), "{err}");
+    detach_ok(pid);
+    let stderr = app.stderr();
+    assert!(
+        stderr.contains("attached to a heap too large to walk now"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("aborted"),
+        "a walk was started and aborted: {stderr}"
+    );
 }
