@@ -9,6 +9,9 @@ pub const DEFAULT_PACKAGE: &str = "(default package)";
 pub const SITE_NOT_RECORDED: &str = "(site not recorded)";
 /// Site or thread of objects no sample tells anything about.
 pub const UNSAMPLED: &str = "(unsampled)";
+/// Package and type of what a JVM held when memcity attached to it, before any walk counted
+/// it: never sampled, so known only as the heap's used bytes the samples do not explain.
+pub const BEFORE_ATTACH: &str = "(allocated before memcity attached)";
 /// Type of objects whose class had no tag at the walk (loaded in the instant before it).
 pub const UNKNOWN_CLASS: &str = "(class loaded during the walk)";
 
@@ -59,6 +62,9 @@ pub fn is_object_array(signature: &str) -> bool {
 /// The package a type is grouped under: the element type's package for arrays of objects,
 /// [`PRIMITIVE_ARRAYS`] for arrays of primitives.
 pub fn package_of(java_name: &str) -> &str {
+    if java_name == BEFORE_ATTACH {
+        return BEFORE_ATTACH; // a district of its own, not the default package's
+    }
     let element = java_name.trim_end_matches("[]");
     if element.len() != java_name.len() && !element.contains('.') {
         // An array whose element has no package is either primitive or in the default package.
@@ -132,6 +138,7 @@ mod tests {
         assert_eq!(package_of("byte[]"), PRIMITIVE_ARRAYS);
         assert_eq!(package_of("int[][]"), PRIMITIVE_ARRAYS);
         assert_eq!(package_of("LinkedListLeak"), DEFAULT_PACKAGE);
+        assert_eq!(package_of(BEFORE_ATTACH), BEFORE_ATTACH);
         assert_eq!(package_of("Person[]"), DEFAULT_PACKAGE);
         assert_eq!(
             package_of("java.lang.invoke.LambdaForm$MH/0x0000000800c01000"),

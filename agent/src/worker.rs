@@ -308,6 +308,9 @@ struct Worker {
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
     last_forced: Option<Instant>,
+    /// Attached to a running JVM: the class id of [`names::BEFORE_ATTACH`], and the least of
+    /// its bytes seen so far (the objects allocated before the attach only ever die).
+    before_attach: Option<(u32, u64)>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -468,6 +471,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         fields: FieldNames::default(),
         walk_threads: Vec::new(),
         last_forced: None,
+        before_attach: None,
         live_bytes: 0,
         live_objects_published: 0,
         gc_counts: None,
@@ -501,6 +505,13 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     // The start snapshot is the first anchor: at VM start the heap is small, so the walk is
     // short. Attached to a running JVM, the heap may be anything: walk only if it fits.
     worker.sync_site_recording();
+    if agent.attached {
+        let id = agent.next_class.fetch_add(1, Ordering::AcqRel);
+        worker.classes.reserve(id as usize + 1);
+        worker.classes.names[id as usize] = names::BEFORE_ATTACH.to_string();
+        worker.classes.named[id as usize] = true;
+        worker.before_attach = Some((id, u64::MAX));
+    }
     let predicted = worker.predicted_walk();
     if !agent.attached || worker.budget.fits(predicted) {
         let _ = worker.walk_snapshot(Trigger::Start, agent.options.max_pause);
@@ -979,12 +990,47 @@ impl Worker {
         let mut counts = self.estimate_now();
         self.classes.reserve(counts.objects.len());
         self.count_mirrors(&mut counts);
+        self.add_before_attach(&mut counts);
         if let Some(v) = counts.variance.get_mut(self.classes.class_class as usize) {
             *v = (0.0, 0.0); // counted from the class list, not estimated
         }
         let predicted = self.budget.predict(counts.objects.iter().sum());
         let anchor = self.estimator.anchor().map(|a| a.seq);
         self.publish(trigger, &counts, predicted, Some(anchor));
+    }
+
+    /// Attached and not yet walked, the objects allocated before the attach were never sampled:
+    /// rather than drop them, an estimate shows them as one group ([`names::BEFORE_ATTACH`]),
+    /// sized by the heap's used bytes that the estimate does not explain. That is an upper
+    /// bound (used bytes include garbage not yet collected), and it only ever shrinks, since
+    /// no object joins the group; its objects are its bytes at the estimate's average object
+    /// size. Its stated error is the whole value: the group says where memory is unaccounted
+    /// for, not what it is. The first walk counts these objects by class, and the group empties.
+    fn add_before_attach(&mut self, counts: &mut WalkResult) {
+        let Some((id, least)) = self.before_attach else {
+            return;
+        };
+        let index = id as usize;
+        if self.estimator.anchor().is_some() || index >= counts.objects.len() {
+            return;
+        }
+        let Some(used) = self.heap_used() else { return };
+        let (objects, bytes): (u64, u64) = (counts.objects.iter().sum(), counts.bytes.iter().sum());
+        let rest = used.saturating_sub(bytes).min(least);
+        self.before_attach = Some((id, rest));
+        let average = if objects > 0 {
+            (bytes / objects).max(1)
+        } else {
+            BYTES_PER_OBJECT_AT_LEAST
+        };
+        counts.objects[index] = rest / average;
+        counts.bytes[index] = rest;
+        if counts.variance.len() <= index {
+            counts.variance.resize(index + 1, (0.0, 0.0));
+        }
+        // A 95 % half-width of the whole value (1.96 sigma).
+        let sigma = |v: u64| (v as f64 / 1.96).powi(2);
+        counts.variance[index] = (sigma(counts.objects[index]), sigma(rest));
     }
 
     /// Class mirrors are not visited through a CLASS reference; count them from the class list

@@ -557,7 +557,35 @@ fn attached_to_a_heap_too_large_to_walk_no_walk_starts() {
     let app = plain(&jdk, "LinkedListLeak", 30.0, &[]);
     let pid = app.pid();
     let port = attach_ok(pid, "max_pause=20ms,log=info");
-    one_snapshot_over(port);
+    // Unwalked, what the JVM held before the attach is one estimated group, never dropped.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.mcrec");
+    let (ok, _, err) = run(&[
+        "record",
+        &format!("127.0.0.1:{port}"),
+        "-o",
+        file.to_str().unwrap(),
+        "--snapshots",
+        "3",
+    ]);
+    assert!(ok, "{err}");
+    let report = report_json(&file);
+    assert_eq!(report["exact_snapshots"], 0, "a walk ran: {report}");
+    let before = report["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| {
+            g["path"]
+                .as_array()
+                .is_some_and(|p| p.iter().any(|n| n == "(allocated before memcity attached)"))
+        })
+        .unwrap_or_else(|| panic!("no group for the objects before the attach: {report}"));
+    assert!(
+        before["bytes_last"].as_u64().unwrap() > 1_000_000,
+        "{before}"
+    );
+    assert_eq!(before["estimated"], true, "{before}");
     let out = memcity(&["snapshot", &format!("127.0.0.1:{port}")], CLI);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
@@ -571,5 +599,34 @@ fn attached_to_a_heap_too_large_to_walk_no_walk_starts() {
     assert!(
         !stderr.contains("aborted"),
         "a walk was started and aborted: {stderr}"
+    );
+}
+
+#[test]
+fn another_user_without_root_is_told_to_run_as_the_jvms_user() {
+    if !is_root() {
+        skip("root", "needs root to run the client as another user");
+        return;
+    }
+    let jdk = jdk17();
+    let mut app = plain(&jdk, "LinkedListLeak", 20.0, &[]);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(memcity_bin())
+        .args(["attach", &app.pid().to_string()])
+        .output()
+        .expect("setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("only lets its own user (or root) attach"),
+        "{err}"
+    );
+    no_trigger_left(app.pid());
+    let (status, stdout) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{}", app.stderr());
+    assert!(
+        !stdout.iter().any(|l| l.contains("thread dump")),
+        "{stdout:?}"
     );
 }
