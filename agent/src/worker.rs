@@ -1018,11 +1018,9 @@ impl Worker {
         let (objects, bytes): (u64, u64) = (counts.objects.iter().sum(), counts.bytes.iter().sum());
         let rest = used.saturating_sub(bytes).min(least);
         self.before_attach = Some((id, rest));
-        let average = if objects > 0 {
-            (bytes / objects).max(1)
-        } else {
-            BYTES_PER_OBJECT_AT_LEAST
-        };
+        let average = bytes
+            .checked_div(objects)
+            .map_or(BYTES_PER_OBJECT_AT_LEAST, |a| a.max(1));
         counts.objects[index] = rest / average;
         counts.bytes[index] = rest;
         if counts.variance.len() <= index {
