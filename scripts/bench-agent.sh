@@ -140,9 +140,18 @@ for millions in ${HEAPS:-1 10 50}; do
       else
         walk=$("$memcity" snapshot --force "$(cat "$work/port")" 2>&1 | tail -1)
         python3 - "$work/report.json" "$work/sp.log" "$hist" "$ops" "$base_ops" "$rss_kb" "$base_rss" "$walk" \
-          "${cpu:-0}" "$base_cpu" "$run" "$work/runs.jsonl" <<'PY'
-import json, re, sys
-report, splog, hist, ops, base_ops, rss, base_rss, walk, cpu, base_cpu, run, out = sys.argv[1:13]
+          "${cpu:-0}" "$base_cpu" "$run" "$work/runs.jsonl" "$pid" <<'PY'
+import glob, json, os, re, sys
+report, splog, hist, ops, base_ops, rss, base_rss, walk, cpu, base_cpu, run, out, pid = sys.argv[1:14]
+# CPU time of the agent's own threads (worker, gRPC) against the whole JVM's, from /proc: a
+# steadier measure of what memcity costs than throughput on a shared machine. (The sampling
+# callbacks run on the application's threads; the agent holds them to `sampling_cost`.)
+def cpu_seconds(stat_path):
+    fields = open(stat_path).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+agent_s = sum(cpu_seconds(t + "/stat") for t in glob.glob(f"/proc/{pid}/task/*")
+              if open(t + "/comm").read().startswith("memcity"))
+jvm_s = cpu_seconds(f"/proc/{pid}/stat")
 r = json.load(open(report))
 session = [g for g in r["groups"] if g["path"][-1] == "CatalogLeak$Session"]
 est = session[0]["objects_last"] if session else 0
@@ -162,10 +171,12 @@ r = {
     "estimate": est, "error": err, "histogram": int(hist),
     "off": (est / int(hist) - 1) * 100,
     "walk": walk,
+    "agent_cpu": agent_s / jvm_s * 100 if jvm_s > 0 else None,
 }
 open(out, "a").write(json.dumps(r) + "\n")
 cpu = f", CPU {r['cpu']:+.2f} %" if r["cpu"] is not None else ""
-print(f"  run {run}, agent: throughput {r['throughput']:+.2f} %{cpu}, RSS +{r['rss_mib']} MiB, "
+print(f"  run {run}, agent: throughput {r['throughput']:+.2f} %{cpu}, agent threads {agent_s:.1f} s "
+      f"of the JVM's {jvm_s:.1f} s CPU ({r['agent_cpu']:.2f} %), RSS +{r['rss_mib']} MiB, "
       f"{r['per_minute']:.0f} snapshots/min ({r['walks']} walks), longest stop added {r['added_ms']:.1f} ms")
 print(f"            Session: {est} ±{err} vs histogram {hist} ({r['off']:+.2f} %); exact walk now: {walk}")
 PY
@@ -180,6 +191,7 @@ def med(key):
     values = [r[key] for r in runs if r[key] is not None]
     return statistics.median(values) if values else float("nan")
 print(f"  median of {len(runs)}: throughput {med('throughput'):+.2f} %, CPU {med('cpu'):+.2f} %, "
+      f"agent threads {med('agent_cpu'):.2f} % of the JVM's CPU, "
       f"{med('per_minute'):.0f} snapshots/min, longest stop added {med('added_ms'):.1f} ms, "
       f"Session off by {med('off'):+.2f} % (largest |off| {max(abs(r['off']) for r in runs):.2f} %), RSS +{med('rss_mib'):.0f} MiB")
 PY
