@@ -630,3 +630,45 @@ fn another_user_without_root_is_told_to_run_as_the_jvms_user() {
         "{stdout:?}"
     );
 }
+
+#[test]
+fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
+    let probe = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "--kill-child", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        skip(
+            "unshare",
+            "no permission for a pid namespace (unshare -p -f --mount-proc)",
+        );
+        return;
+    }
+    let classes = public_classes();
+    // The JVM is pid 1 of its namespace (a container's usual case); unshare forks it and kills
+    // it when it dies itself.
+    let app = Wrapped::spawn(
+        &["unshare", "-p", "-f", "--mount-proc", "--kill-child"],
+        classes.path(),
+        30,
+    );
+    let unshare = app.child.id();
+    let children = std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children"))
+        .unwrap_or_default();
+    let pid: u32 = children
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no child of unshare {unshare}"));
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(
+        status
+            .lines()
+            .any(|l| l.starts_with("NSpid:") && l.trim_end().ends_with("\t1")),
+        "the JVM is not pid 1 of its namespace: {status}"
+    );
+    let (ok, _, err) = run(&["attach", &pid.to_string()]);
+    assert!(ok, "{err}\nJVM: {}", app.stderr());
+    // The JVM's files carry its namespace pid.
+    assert!(Path::new(&format!("/proc/{pid}/root/tmp/.java_pid1")).exists());
+    record_by_pid_and_detach(pid);
+}
