@@ -93,6 +93,7 @@ fn ensure_run_dir(dir: &Path) -> io::Result<()> {
 pub fn register(registration: &Registration) -> io::Result<PathBuf> {
     let dir = run_dir();
     ensure_run_dir(&dir)?;
+    remove_stale(&dir);
     let path = dir.join(registration.pid.to_string());
     let tmp = dir.join(format!(".{}.tmp", registration.pid));
     let mut file = OpenOptions::new()
@@ -105,6 +106,23 @@ pub fn register(registration: &Registration) -> io::Result<PathBuf> {
     file.sync_all()?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
+}
+
+/// Removes the registrations of processes that are gone (a killed JVM cannot remove its own),
+/// so the directory does not grow and a later process with a reused pid is not taken for one.
+fn remove_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Removes this agent's registration (best effort: a killed JVM leaves it, and clients skip
@@ -178,5 +196,23 @@ mod tests {
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
         ensure_run_dir(&fresh).unwrap();
+    }
+
+    #[test]
+    fn registrations_of_gone_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        // Pids above the kernel's maximum (4,194,304) never run.
+        for name in [me.to_string(), "4194305".to_string(), "notes".to_string()] {
+            std::fs::write(dir.path().join(&name), "x").unwrap();
+        }
+        remove_stale(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [me.to_string(), "notes".to_string()]);
     }
 }
