@@ -242,23 +242,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
     guarded("Agent_OnLoad", || unsafe { on_load(vm, text.as_deref()) }).unwrap_or(JNI_OK)
 }
 
-/// What `Agent_OnAttach` returns; `memcity attach` turns each into a message (the JVM reports
-/// the number to the attaching client, nothing else).
-pub mod attach_code {
-    use jni::sys::jint;
-    pub const OK: jint = 0;
-    /// The options did not parse (the message is on the JVM's stderr; `memcity attach` checks
-    /// them first and says it itself).
-    pub const BAD_OPTIONS: jint = 101;
-    /// memcity is already running in this JVM: a second attach is not a second agent.
-    pub const ALREADY_RUNNING: jint = 102;
-    /// `stop` asked of a JVM where memcity is not running.
-    pub const NOT_RUNNING: jint = 103;
-    /// The JVM offers no JVMTI environment, or the capabilities memcity needs.
-    pub const NO_JVMTI: jint = 104;
-    /// The agent did not stop in time (a walk still running); ask again.
-    pub const STOP_TIMED_OUT: jint = 105;
-}
+use memcity_proto::options::attach_code;
 
 /// The JVM calls this when `memcity attach` (or any attach client) loads the library into a
 /// running JVM, and again on the loaded library at every later load of the same path. So the

@@ -8,6 +8,23 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// What the agent's `Agent_OnAttach` returns; the JVM reports only this number to the attaching
+/// client, so `memcity attach` turns each into a message.
+pub mod attach_code {
+    pub const OK: i32 = 0;
+    /// The options did not parse (the agent logs why on the JVM's stderr; `memcity attach`
+    /// checks them first and says it itself).
+    pub const BAD_OPTIONS: i32 = 101;
+    /// memcity is already running in this JVM: a second attach is not a second agent.
+    pub const ALREADY_RUNNING: i32 = 102;
+    /// `stop` asked of a JVM where memcity is not running.
+    pub const NOT_RUNNING: i32 = 103;
+    /// The JVM offers no JVMTI environment, or the capabilities memcity needs.
+    pub const NO_JVMTI: i32 = 104;
+    /// The agent did not stop in time (a walk still running); ask again.
+    pub const STOP_TIMED_OUT: i32 = 105;
+}
+
 /// How much the agent logs (to the JVM's stderr, never stdout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]

@@ -47,6 +47,34 @@ fn detach_ok(pid: u32) {
     let (ok, _, err) = run(&["detach", &pid.to_string()]);
     assert!(ok, "detach failed: {err}");
     assert!(err.contains("detached from"), "{err}");
+    // Every thread of the session ends (worker, gRPC, the JFR stream's); the JFR one may take
+    // a moment after its stream is closed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let ours = memcity_threads(pid);
+        if ours.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "threads left after detach: {ours:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The names of memcity's threads in process `pid`.
+fn memcity_threads(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                .map(|c| c.trim().to_string())
+                .filter(|c| c.starts_with("memcity"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// No attach trigger left in the JVM's working directory or /tmp.
@@ -333,28 +361,10 @@ fn view_and_record_by_pid_attach_when_needed() {
     let pid = app.pid();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("by-pid.mcrec");
-    let (ok, _, err) = run(&[
-        "record",
-        "--pid",
-        &pid.to_string(),
-        "-o",
-        file.to_str().unwrap(),
-        "--snapshots",
-        "2",
-    ]);
-    assert!(ok, "{err}");
+    let err = record_by_pid(pid, &file, 2);
     assert!(err.contains(&format!("attached to {pid}")), "{err}");
     // Running already: the second one finds it.
-    let (ok, _, err) = run(&[
-        "record",
-        "--pid",
-        &pid.to_string(),
-        "-o",
-        file.to_str().unwrap(),
-        "--snapshots",
-        "1",
-    ]);
-    assert!(ok, "{err}");
+    let err = record_by_pid(pid, &file, 1);
     assert!(!err.contains("attached to"), "attached twice: {err}");
     let report = report_json(&file);
     assert!(report["snapshots"].as_u64().unwrap_or(0) >= 1, "{report}");
@@ -444,7 +454,12 @@ fn public_classes() -> tempfile::TempDir {
 /// detaches.
 fn record_by_pid_and_detach(pid: u32) {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("p.mcrec");
+    record_by_pid(pid, &dir.path().join("p.mcrec"), 2);
+    detach_ok(pid);
+}
+
+/// `memcity record --pid PID -o FILE --snapshots N`, which must succeed; returns its stderr.
+fn record_by_pid(pid: u32, file: &Path, snapshots: u32) -> String {
     let (ok, _, err) = run(&[
         "record",
         "--pid",
@@ -452,10 +467,10 @@ fn record_by_pid_and_detach(pid: u32) {
         "-o",
         file.to_str().unwrap(),
         "--snapshots",
-        "2",
+        &snapshots.to_string(),
     ]);
     assert!(ok, "{err}");
-    detach_ok(pid);
+    err
 }
 
 #[test]

@@ -23,15 +23,7 @@ use std::time::{Duration, Instant};
 
 use memcity_proto::registry::{self, Registration};
 
-/// What `Agent_OnAttach` returns (the agent's `attach_code`).
-pub mod code {
-    pub const OK: i32 = 0;
-    pub const BAD_OPTIONS: i32 = 101;
-    pub const ALREADY_RUNNING: i32 = 102;
-    pub const NOT_RUNNING: i32 = 103;
-    pub const NO_JVMTI: i32 = 104;
-    pub const STOP_TIMED_OUT: i32 = 105;
-}
+pub use memcity_proto::options::attach_code as code;
 
 /// Longest the JVM may take to open its attach socket after SIGQUIT (a busy JVM at a long
 /// safepoint answers late).
