@@ -172,11 +172,14 @@ r = {
     "off": (est / int(hist) - 1) * 100,
     "walk": walk,
     "agent_cpu": agent_s / jvm_s * 100 if jvm_s > 0 else None,
+    # The sampling callbacks, as the agent measured them, in percent of one core.
+    "sampling": r.get("sampling_overhead", 0) * 100,
 }
 open(out, "a").write(json.dumps(r) + "\n")
 cpu = f", CPU {r['cpu']:+.2f} %" if r["cpu"] is not None else ""
 print(f"  run {run}, agent: throughput {r['throughput']:+.2f} %{cpu}, agent threads {agent_s:.1f} s "
-      f"of the JVM's {jvm_s:.1f} s CPU ({r['agent_cpu']:.2f} %), RSS +{r['rss_mib']} MiB, "
+      f"of the JVM's {jvm_s:.1f} s CPU ({r['agent_cpu']:.2f} %), sampling {r['sampling']:.2f} % of a core, "
+      f"RSS +{r['rss_mib']} MiB, "
       f"{r['per_minute']:.0f} snapshots/min ({r['walks']} walks), longest stop added {r['added_ms']:.1f} ms")
 print(f"            Session: {est} ±{err} vs histogram {hist} ({r['off']:+.2f} %); exact walk now: {walk}")
 PY
@@ -191,7 +194,7 @@ def med(key):
     values = [r[key] for r in runs if r[key] is not None]
     return statistics.median(values) if values else float("nan")
 print(f"  median of {len(runs)}: throughput {med('throughput'):+.2f} %, CPU {med('cpu'):+.2f} %, "
-      f"agent threads {med('agent_cpu'):.2f} % of the JVM's CPU, "
+      f"agent threads {med('agent_cpu'):.2f} % of the JVM's CPU, sampling {med('sampling'):.2f} % of a core, "
       f"{med('per_minute'):.0f} snapshots/min, longest stop added {med('added_ms'):.1f} ms, "
       f"Session off by {med('off'):+.2f} % (largest |off| {max(abs(r['off']) for r in runs):.2f} %), RSS +{med('rss_mib'):.0f} MiB")
 PY

@@ -95,16 +95,23 @@ fn count(haystack: &str, needle: &str) -> usize {
 /// One snapshot over the port the attach printed, with the token memcity finds by itself.
 fn one_snapshot_over(port: u16) {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("a.mcrec");
-    let (ok, _, err) = run(&[
-        "record",
-        &format!("127.0.0.1:{port}"),
-        "-o",
-        file.to_str().unwrap(),
-        "--snapshots",
-        "1",
-    ]);
-    assert!(ok, "record over the attached agent's port failed: {err}");
+    record(
+        &[&format!("127.0.0.1:{port}")],
+        &dir.path().join("a.mcrec"),
+        1,
+    );
+}
+
+/// `memcity record SOURCE -o FILE --snapshots N` (SOURCE an address or `--pid PID`), which must
+/// succeed; returns its stderr.
+fn record(source: &[&str], file: &Path, snapshots: u32) -> String {
+    let count = snapshots.to_string();
+    let mut args = vec!["record"];
+    args.extend_from_slice(source);
+    args.extend(["-o", file.to_str().unwrap(), "--snapshots", &count]);
+    let (ok, _, err) = run(&args);
+    assert!(ok, "memcity {args:?} failed: {err}");
+    err
 }
 
 #[test]
@@ -460,17 +467,7 @@ fn record_by_pid_and_detach(pid: u32) {
 
 /// `memcity record --pid PID -o FILE --snapshots N`, which must succeed; returns its stderr.
 fn record_by_pid(pid: u32, file: &Path, snapshots: u32) -> String {
-    let (ok, _, err) = run(&[
-        "record",
-        "--pid",
-        &pid.to_string(),
-        "-o",
-        file.to_str().unwrap(),
-        "--snapshots",
-        &snapshots.to_string(),
-    ]);
-    assert!(ok, "{err}");
-    err
+    record(&["--pid", &pid.to_string()], file, snapshots)
 }
 
 #[test]
@@ -575,15 +572,7 @@ fn attached_to_a_heap_too_large_to_walk_no_walk_starts() {
     // Unwalked, what the JVM held before the attach is one estimated group, never dropped.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("big.mcrec");
-    let (ok, _, err) = run(&[
-        "record",
-        &format!("127.0.0.1:{port}"),
-        "-o",
-        file.to_str().unwrap(),
-        "--snapshots",
-        "3",
-    ]);
-    assert!(ok, "{err}");
+    record(&[&format!("127.0.0.1:{port}")], &file, 3);
     let report = report_json(&file);
     assert_eq!(report["exact_snapshots"], 0, "a walk ran: {report}");
     let before = report["groups"]

@@ -75,6 +75,9 @@ pub struct Report {
     pub references: Vec<ReferenceJson>,
     /// Stopped time of all walks as a fraction of wall time, at the last snapshot.
     pub overhead: f64,
+    /// Time the application's threads spent in the sampling callback, as a fraction of one
+    /// core's wall time, at the last snapshot.
+    pub sampling_overhead: f64,
     pub warnings: Vec<String>,
     /// The window growth is measured over: snapshot indices (0 is the first) and their times.
     pub window: WindowJson,
@@ -230,6 +233,12 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         .filter(|c| c.wall_ns > 0)
         .map(|c| c.total_pause_ns as f64 / c.wall_ns as f64)
         .unwrap_or(0.0);
+    let sampling_overhead = last_snap
+        .cost
+        .as_ref()
+        .filter(|c| c.wall_ns > 0)
+        .map(|c| c.sampling_ns as f64 / c.wall_ns as f64)
+        .unwrap_or(0.0);
     let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
     Ok(Report {
         snapshots: session.len(),
@@ -256,6 +265,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .map(ReferenceJson::from)
             .collect(),
         overhead,
+        sampling_overhead,
         warnings: session.warnings.clone(),
         window: WindowJson {
             from: window.start,
@@ -404,13 +414,14 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{source}: {} snapshots over {:.1} s; {} ({}), pid {}; walks stopped the JVM {:.2}% of the time",
+        "{source}: {} snapshots over {:.1} s; {} ({}), pid {}; walks stopped the JVM {:.2}% of the time, sampling took {:.2}% of a core",
         report.snapshots,
         report.duration_ms as f64 / 1000.0,
         if report.jvm.is_empty() { "unknown JVM" } else { &report.jvm },
         if report.gc.is_empty() { "unknown GC" } else { &report.gc },
         report.pid,
-        report.overhead * 100.0
+        report.overhead * 100.0,
+        report.sampling_overhead * 100.0
     );
     let _ = writeln!(
         out,
@@ -630,6 +641,7 @@ mod tests {
                 .collect(),
             references: vec![],
             overhead: 0.0,
+            sampling_overhead: 0.0,
             warnings: vec![],
         };
         let text = render_text(&report, "f", 0);
