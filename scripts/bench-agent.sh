@@ -143,14 +143,15 @@ for millions in ${HEAPS:-1 10 50}; do
           "${cpu:-0}" "$base_cpu" "$run" "$work/runs.jsonl" "$pid" <<'PY'
 import glob, json, os, re, sys
 report, splog, hist, ops, base_ops, rss, base_rss, walk, cpu, base_cpu, run, out, pid = sys.argv[1:14]
-# CPU time of the agent's own threads (worker, gRPC) against the whole JVM's, from /proc: a
+# CPU time of the agent's own threads (worker, gRPC, JFR) against the whole JVM's, from /proc: a
 # steadier measure of what memcity costs than throughput on a shared machine. (The sampling
 # callbacks run on the application's threads; the agent holds them to `sampling_cost`.)
 def cpu_seconds(stat_path):
     fields = open(stat_path).read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# JFR's own threads count too: the application here does not use JFR, memcity's GC counts do.
 agent_s = sum(cpu_seconds(t + "/stat") for t in glob.glob(f"/proc/{pid}/task/*")
-              if open(t + "/comm").read().startswith("memcity"))
+              if open(t + "/comm").read().startswith(("memcity", "JFR ")))
 jvm_s = cpu_seconds(f"/proc/{pid}/stat")
 r = json.load(open(report))
 session = [g for g in r["groups"] if g["path"][-1] == "CatalogLeak$Session"]

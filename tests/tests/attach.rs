@@ -676,3 +676,54 @@ fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
     assert!(Path::new(&format!("/proc/{pid}/root/tmp/.java_pid1")).exists());
     record_by_pid_and_detach(pid);
 }
+
+#[test]
+fn a_jvm_with_attach_disabled_gets_no_signal() {
+    // It would answer SIGQUIT with a thread dump into its stdout.
+    let jdk = jdk17();
+    let mut app = plain(
+        &jdk,
+        "LinkedListLeak",
+        10.0,
+        &["-XX:+DisableAttachMechanism"],
+    );
+    let (ok, _, err) = run(&["attach", &app.pid().to_string()]);
+    assert!(!ok && err.contains("-XX:+DisableAttachMechanism"), "{err}");
+    no_trigger_left(app.pid());
+    let (status, stdout) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{}", app.stderr());
+    assert!(
+        stdout.iter().all(|l| l == "READY" || l.starts_with("DONE")),
+        "{stdout:?}"
+    );
+}
+
+#[test]
+fn detach_finalizes_the_agents_recording() {
+    let jdk = jdk17();
+    let app = plain(&jdk, "LinkedListLeak", 30.0, &[]);
+    let pid = app.pid();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agent.mcrec");
+    let (ok, _, err) = run(&[
+        "attach",
+        &pid.to_string(),
+        &format!("record={}", file.display()),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains(&format!("records to {}", file.display())),
+        "{err}"
+    );
+    assert!(file.exists(), "the agent did not create its recording");
+    detach_ok(pid);
+    let out = memcity(&["report", file.to_str().unwrap()], CLI);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("no session end"),
+        "the recording was not finalized: {stderr}"
+    );
+    let report = report_json(&file);
+    assert!(report["snapshots"].as_u64().unwrap() >= 2, "{report}");
+}

@@ -131,6 +131,12 @@ impl Target {
         if self.listening() {
             return Ok(socket);
         }
+        if attach_disabled(self.pid) {
+            anyhow::bail!(
+                "process {} was started with -XX:+DisableAttachMechanism: it cannot be attached to (a signal would only print a thread dump into its output); start it with -agentpath:/path/to/libmemcity.so instead",
+                self.pid
+            );
+        }
         if !self.catches_sigquit {
             anyhow::bail!(
                 "process {} has no attach socket and does not handle SIGQUIT, so it is not a JVM that can be attached to; no signal was sent (a JVM started with -Xrs opens its socket at start-up instead; if {} was deleted, it cannot be attached until it restarts)",
@@ -192,6 +198,22 @@ fn process_start(pid: u32) -> Option<i64> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
     Some(boot + ticks / hz)
+}
+
+/// Whether the JVM's command line or its option environment variables turn attaching off.
+/// Such a JVM answers SIGQUIT with a thread dump on its stdout, so it must not be signalled.
+fn attach_disabled(pid: u32) -> bool {
+    let flag = "-XX:+DisableAttachMechanism";
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let environ = fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let in_args = cmdline.split(|&b| b == 0).any(|a| a == flag.as_bytes());
+    let in_env = environ.split(|&b| b == 0).any(|var| {
+        ["JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS="]
+            .iter()
+            .any(|name| var.starts_with(name.as_bytes()))
+            && String::from_utf8_lossy(var).contains(flag)
+    });
+    in_args || in_env
 }
 
 /// The `.attach_pid<pid>` file, removed whatever happens.
