@@ -426,8 +426,14 @@ impl Wrapped {
         wrapped
     }
 
+    /// Its stderr, and its exit status if it ended (for failure messages).
     fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let pid = self.child.id();
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.split_whitespace().nth(2).unwrap_or("?").to_string())
+            .unwrap_or_else(|_| "gone".into());
+        format!("{text}(process {pid}: state {state})")
     }
 }
 
@@ -513,7 +519,23 @@ fn root_attaches_to_another_users_jvm_with_a_library_it_cannot_read() {
         nobody,
         "the staged copy belongs to the JVM's user"
     );
+    // Another user sees the JVM in the list (from the JDK's published pids) without its map.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65533", "--regid=65533", "--clear-groups"])
+        .arg(memcity_bin())
+        .arg("list")
+        .output()
+        .expect("setpriv");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with(&format!("{pid:>8}")) && l.contains("another user")),
+        "{listed}"
+    );
     record_by_pid_and_detach(pid);
+    // Nothing is left in the JVM's /tmp: the staged copy goes with the detach.
+    assert!(!Path::new(&staged[0]).exists(), "{} left behind", staged[0]);
     assert!(!app.stderr().contains("ERROR"), "{}", app.stderr());
 }
 
@@ -556,6 +578,8 @@ fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
         "{staged:?}"
     );
     record_by_pid_and_detach(pid);
+    let inside = format!("/proc/{pid}/root{}", staged[0]);
+    assert!(!Path::new(&inside).exists(), "{inside} left behind");
 }
 
 fn attach_libraries(pid: u32) -> Vec<String> {

@@ -109,7 +109,7 @@ impl Target {
 
     /// Whether this process may attach: HotSpot serves only its own effective uid and gid, or
     /// root.
-    fn check_credentials(&self) -> anyhow::Result<()> {
+    pub fn check_credentials(&self) -> anyhow::Result<()> {
         // SAFETY: plain getters with no preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         if uid == 0 || (uid == self.uid && gid == self.gid) {
@@ -224,7 +224,7 @@ impl Trigger {
         let name = format!(".attach_pid{}", target.nspid);
         let cwd = PathBuf::from(format!("/proc/{}/cwd", target.pid)).join(&name);
         let tmp = target.root.join("tmp").join(&name);
-        let mut last = None;
+        let mut failures = Vec::new();
         for path in [cwd, tmp] {
             match fs::OpenOptions::new()
                 .write(true)
@@ -235,18 +235,21 @@ impl Trigger {
             {
                 Ok(_) => {
                     // The JVM accepts a trigger of its own user (or root's).
-                    // SAFETY: getuid has no preconditions.
+                    // SAFETY: geteuid has no preconditions.
                     if unsafe { libc::geteuid() } == 0 {
                         let _ = std::os::unix::fs::chown(&path, Some(target.uid), Some(target.gid));
                     }
                     return Ok(Trigger(path));
                 }
-                Err(e) => last = Some(e),
+                Err(e) => failures.push(format!("{}: {e}", path.display())),
             }
         }
+        if !target.alive() {
+            anyhow::bail!("process {} exited during the attach", target.pid);
+        }
         anyhow::bail!(
-            "cannot create the attach trigger file in the JVM's working directory or /tmp: {}",
-            last.map(|e| e.to_string()).unwrap_or_default()
+            "cannot create the attach trigger file in the JVM's working directory or /tmp ({})",
+            failures.join("; ")
         )
     }
 }
@@ -401,6 +404,21 @@ pub fn library_for(target: &Target, library: &Path) -> anyhow::Result<String> {
         fs::rename(&partial, &path)?;
     }
     Ok(format!("{dir_inside}/{name}"))
+}
+
+/// After a detach: removes the copy [`library_for`] staged in the JVM's `/tmp` (the JVM keeps
+/// its mapping; a later attach stages it again, and the JVM finds the loaded copy by its name),
+/// and the staging directory once empty. A library memcity did not stage is left alone.
+pub fn remove_staged(target: &Target, library: &str) {
+    let staged = format!("/tmp/.memcity-{}/", target.uid);
+    if !library.starts_with(&staged) {
+        return;
+    }
+    let path = target.root.join(library.trim_start_matches('/'));
+    let _ = fs::remove_file(&path);
+    if let Some(dir) = path.parent() {
+        let _ = fs::remove_dir(dir);
+    }
 }
 
 /// Whether user `uid` can read `path` by its "other" or owner bits (and search its

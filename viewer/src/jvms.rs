@@ -15,24 +15,59 @@ pub struct Jvm {
     pub main: String,
     pub version: Option<String>,
     pub uid: u32,
-    /// memcity's library is mapped, and where its agent listens (if it registered).
-    pub memcity: Option<Option<u16>>,
+    pub memcity: Memcity,
 }
 
-/// Every process this user may inspect that runs a HotSpot JVM (it maps `libjvm.so`).
+/// Whether memcity runs in a JVM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memcity {
+    /// Its memory map is not ours to read (another user's JVM).
+    Unknown,
+    Absent,
+    /// The library is mapped; the port its agent listens on, if one is registered.
+    Loaded(Option<u16>),
+}
+
+/// The pids the JDK publishes performance data for (`/tmp/hsperfdata_<user>/<pid>`): how
+/// JVMs of other users are found, whose memory maps are not readable.
+fn published_pids() -> Vec<u32> {
+    let mut pids = Vec::new();
+    let Ok(dirs) = std::fs::read_dir("/tmp") else {
+        return pids;
+    };
+    for dir in dirs.flatten() {
+        if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+            continue;
+        }
+        if let Ok(files) = std::fs::read_dir(dir.path()) {
+            pids.extend(
+                files
+                    .flatten()
+                    .filter_map(|f| f.file_name().to_str()?.parse::<u32>().ok()),
+            );
+        }
+    }
+    pids
+}
+
+/// The local JVMs: every process that maps `libjvm.so` (a HotSpot JVM, `-XX:-UsePerfData`
+/// included), and those whose map is not readable but which the JDK publishes.
 pub fn list() -> Vec<Jvm> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
+    let published = published_pids();
     let mut jvms: Vec<Jvm> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| pid != std::process::id())
         .filter_map(|pid| {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-            if !maps.contains("/libjvm.so") {
-                return None;
-            }
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"));
+            let readable = match &maps {
+                Ok(maps) if maps.contains("/libjvm.so") => true,
+                Err(_) if published.contains(&pid) => false,
+                _ => return None,
+            };
             let target = Target::inspect(pid).ok()?;
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let args: Vec<String> = cmdline
@@ -40,8 +75,13 @@ pub fn list() -> Vec<Jvm> {
                 .filter(|a| !a.is_empty())
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            let memcity = (!attach::loaded_libraries(pid).is_empty())
-                .then(|| attach::registration(&target).map(|r| r.port));
+            let memcity = if !readable {
+                Memcity::Unknown
+            } else if attach::loaded_libraries(pid).is_empty() {
+                Memcity::Absent
+            } else {
+                Memcity::Loaded(attach::registration(&target).map(|r| r.port))
+            };
             Some(Jvm {
                 pid,
                 main: main_of(&args),
@@ -126,9 +166,10 @@ pub fn print_list() {
     );
     for jvm in jvms {
         let memcity = match jvm.memcity {
-            None => "-".to_string(),
-            Some(Some(port)) => format!("listening on {port}"),
-            Some(None) => "loaded, not listening".to_string(),
+            Memcity::Unknown => "? (another user's)".to_string(),
+            Memcity::Absent => "-".to_string(),
+            Memcity::Loaded(Some(port)) => format!("listening on {port}"),
+            Memcity::Loaded(None) => "loaded, not listening".to_string(),
         };
         println!(
             "{:>8}  {:<7}  {:>6}  {:<22}  {}",
@@ -253,6 +294,7 @@ pub fn print_attached(pid: u32, registered: &Registered, options: Option<&str>) 
 /// Stops the agent in `pid` (whichever copy of the library runs one).
 pub fn detach(pid: u32) -> anyhow::Result<()> {
     let target = Target::inspect(pid)?;
+    target.check_credentials()?;
     let libraries = attach::loaded_libraries(pid);
     if libraries.is_empty() {
         anyhow::bail!("memcity is not loaded in process {pid}");
@@ -260,7 +302,10 @@ pub fn detach(pid: u32) -> anyhow::Result<()> {
     let socket = target.listener()?;
     for library in libraries {
         match attach::load(&socket, &library, "stop")? {
-            Reply::Returned(code::OK) => return Ok(()),
+            Reply::Returned(code::OK) => {
+                attach::remove_staged(&target, &library);
+                return Ok(());
+            }
             Reply::Returned(code::NOT_RUNNING) => continue,
             Reply::Returned(code::STOP_TIMED_OUT) => anyhow::bail!(
                 "the agent in {pid} is busy (a heap walk); nothing was stopped, try again in a few seconds"
