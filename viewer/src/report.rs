@@ -227,18 +227,16 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let first_snap = &session.frames()[window.start];
     let last_snap = &session.frames()[last_index];
     let handshake = session.handshake.clone().unwrap_or_default();
-    let overhead = last_snap
-        .cost
-        .as_ref()
-        .filter(|c| c.wall_ns > 0)
-        .map(|c| c.total_pause_ns as f64 / c.wall_ns as f64)
-        .unwrap_or(0.0);
-    let sampling_overhead = last_snap
-        .cost
-        .as_ref()
-        .filter(|c| c.wall_ns > 0)
-        .map(|c| c.sampling_ns as f64 / c.wall_ns as f64)
-        .unwrap_or(0.0);
+    // Shares of the wall time so far, at the last snapshot.
+    let share_of_wall = |ns: fn(&memcity_proto::v1::WalkCost) -> u64| {
+        last_snap
+            .cost
+            .as_ref()
+            .filter(|c| c.wall_ns > 0)
+            .map_or(0.0, |c| ns(c) as f64 / c.wall_ns as f64)
+    };
+    let overhead = share_of_wall(|c| c.total_pause_ns);
+    let sampling_overhead = share_of_wall(|c| c.sampling_ns);
     let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
     Ok(Report {
         snapshots: session.len(),
