@@ -300,7 +300,11 @@ fn a_target_that_exits_during_the_handshake() {
     let _ = fake.kill();
     let _ = fake.wait();
     assert!(!ok && err.contains("exited during the attach"), "{err}");
-    no_trigger_left(pid);
+    // Its /proc links are gone with it: look where its working directory was (this one's).
+    let trigger = std::env::current_dir()
+        .unwrap()
+        .join(format!(".attach_pid{pid}"));
+    assert!(!trigger.exists(), "{} left behind", trigger.display());
 }
 
 #[test]

@@ -216,16 +216,28 @@ fn attach_disabled(pid: u32) -> bool {
     in_args || in_env
 }
 
-/// The `.attach_pid<pid>` file, removed whatever happens.
-struct Trigger(PathBuf);
+/// The `.attach_pid<pid>` file, removed whatever happens: through `/proc/<pid>/...`, and, in case
+/// the process is gone by then (its `/proc` links with it), by the path its working directory
+/// had, when the process shares this mount namespace.
+struct Trigger(Vec<PathBuf>);
 
 impl Trigger {
     fn create(target: &Target) -> anyhow::Result<Trigger> {
         let name = format!(".attach_pid{}", target.nspid);
         let cwd = PathBuf::from(format!("/proc/{}/cwd", target.pid)).join(&name);
         let tmp = target.root.join("tmp").join(&name);
+        let same_mounts = fs::read_link("/proc/self/ns/mnt").ok()
+            == fs::read_link(format!("/proc/{}/ns/mnt", target.pid)).ok();
+        let direct = |proc_dir: String| {
+            fs::read_link(proc_dir)
+                .ok()
+                .filter(|_| same_mounts)
+                .map(|dir| dir.join(&name))
+        };
+        let cwd_direct = direct(format!("/proc/{}/cwd", target.pid));
+        let tmp_direct = same_mounts.then(|| PathBuf::from("/tmp").join(&name));
         let mut failures = Vec::new();
-        for path in [cwd, tmp] {
+        for (path, direct) in [(cwd, cwd_direct), (tmp, tmp_direct)] {
             match fs::OpenOptions::new()
                 .write(true)
                 .create(true)
@@ -239,7 +251,9 @@ impl Trigger {
                     if unsafe { libc::geteuid() } == 0 {
                         let _ = std::os::unix::fs::chown(&path, Some(target.uid), Some(target.gid));
                     }
-                    return Ok(Trigger(path));
+                    return Ok(Trigger(
+                        [Some(path), direct].into_iter().flatten().collect(),
+                    ));
                 }
                 Err(e) => failures.push(format!("{}: {e}", path.display())),
             }
@@ -256,7 +270,11 @@ impl Trigger {
 
 impl Drop for Trigger {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
+        for path in &self.0 {
+            if fs::remove_file(path).is_ok() {
+                return;
+            }
+        }
     }
 }
 
