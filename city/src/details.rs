@@ -254,7 +254,8 @@ impl Accuracy {
     /// The panel's numbers line: `1,000 objects   15.6 KiB`, estimates as `~n ±e`.
     pub fn numbers(&self, d: &Details) -> String {
         let (objects, bytes) = scene::numbers(d.objects, d.bytes, self.error);
-        format!("{objects} objects   {bytes}")
+        let noun = if d.objects == 1 { "object" } else { "objects" };
+        format!("{objects} {noun}   {bytes}")
     }
 
     /// Where the references listed come from, for their headings: an estimate's are its
@@ -272,14 +273,14 @@ impl Accuracy {
     pub fn incoming_heading(&self) -> String {
         match self.walk() {
             Some(walk) => format!("Kept alive by ({walk}; click to follow)"),
-            None => "Kept alive by (holders; click to follow)".to_string(),
+            None => "Kept alive by (click to follow)".to_string(),
         }
     }
 
     pub fn outgoing_heading(&self) -> String {
         match self.walk() {
             Some(walk) => format!("Keeps alive ({walk})"),
-            None => "Keeps alive (holders)".to_string(),
+            None => "Keeps alive (what it references)".to_string(),
         }
     }
 }
@@ -411,7 +412,9 @@ mod tests {
             walk.numbers(&details(&m, leak, 2, Metric::Objects, &[])),
             "200 objects   3.1 KiB"
         );
-        assert_eq!(walk.outgoing_heading(), "Keeps alive (holders)");
+        // The outgoing list holds what the group references, not its holders.
+        assert_eq!(walk.outgoing_heading(), "Keeps alive (what it references)");
+        assert_eq!(walk.incoming_heading(), "Kept alive by (click to follow)");
         // A viewer that joined after the walk cannot number it.
         let late = crate::timeline::tests::estimated_session(1);
         let late_leak = late.find(&["app", "Leak"]).unwrap();

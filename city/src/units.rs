@@ -42,7 +42,7 @@ pub fn bytes(n: u64) -> String {
 /// A size in the chosen metric: `1,234 objects` or `3.4 MiB`.
 pub fn amount(n: u64, metric: Metric) -> String {
     match metric {
-        Metric::Objects => format!("{} objects", count(n)),
+        Metric::Objects => format!("{} {}", count(n), if n == 1 { "object" } else { "objects" }),
         Metric::Bytes => bytes(n),
     }
 }
@@ -50,7 +50,15 @@ pub fn amount(n: u64, metric: Metric) -> String {
 /// A change in the chosen metric, signed: `+1,234 objects`, `-160 B`.
 pub fn signed_amount(n: i64, metric: Metric) -> String {
     match metric {
-        Metric::Objects => format!("{} objects", signed_count(n)),
+        Metric::Objects => format!(
+            "{} {}",
+            signed_count(n),
+            if n.unsigned_abs() == 1 {
+                "object"
+            } else {
+                "objects"
+            }
+        ),
         Metric::Bytes => {
             let sign = if n < 0 { "-" } else { "+" };
             format!("{sign}{}", bytes(n.unsigned_abs()))
@@ -75,6 +83,9 @@ mod tests {
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(3 * 1024 * 1024), "3.0 MiB");
         assert_eq!(amount(1234, Metric::Objects), "1,234 objects");
+        assert_eq!(amount(1, Metric::Objects), "1 object");
+        assert_eq!(amount(0, Metric::Objects), "0 objects");
+        assert_eq!(signed_amount(-1, Metric::Objects), "-1 object");
         assert_eq!(amount(2048, Metric::Bytes), "2.0 KiB");
         assert_eq!(signed_amount(990, Metric::Objects), "+990 objects");
         assert_eq!(signed_amount(-160, Metric::Bytes), "-160 B");
