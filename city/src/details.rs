@@ -96,7 +96,13 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
 pub enum Sites {
     /// The session has a site level below this type: the largest, in the chosen metric, with
     /// the share of the type each holds.
-    Listed { sites: Vec<(String, u64)>, of: u64 },
+    /// `estimated`: the site shares come from allocation samples (the agent's sessions), not a
+    /// trace of every allocation (Memory Cities' JSON exports).
+    Listed {
+        sites: Vec<(String, u64)>,
+        of: u64,
+        estimated: bool,
+    },
     /// A type whose sessions has no site level (the agent ran without `site` in `classifiers`).
     NotClassified,
     /// Not a type, nor below one: sites do not apply.
@@ -171,6 +177,10 @@ pub fn details(
                 Sites::Listed {
                     sites: top_sites(model, &[ty], index, metric, TOP_SITES),
                     of: model.value(ty, index, metric),
+                    estimated: model
+                        .frame(index)
+                        .and_then(|f| f.exactness.as_ref())
+                        .is_some_and(|e| e.sites_estimated),
                 }
             } else {
                 Sites::NotClassified
@@ -341,7 +351,9 @@ mod tests {
             d.sites,
             Sites::Listed {
                 sites: vec![("Leak.add:12".into(), 750), ("Leak.init:3".into(), 250)],
-                of: 1000
+                of: 1000,
+                // Trees pushed directly carry no exactness: nothing says they are samples.
+                estimated: false
             }
         );
         assert!(d.incoming.is_empty(), "the self reference is left out");
@@ -369,7 +381,7 @@ mod tests {
         let site = m.find(&["app", "LinkedList$Node", "Leak.init:3"]).unwrap();
         let d = details(&m, site, 0, Metric::Objects, &[]);
         match d.sites {
-            Sites::Listed { sites, of } => {
+            Sites::Listed { sites, of, .. } => {
                 assert_eq!(of, 10);
                 assert_eq!(sites[0], ("Leak.add:12".to_string(), 7));
             }

@@ -800,6 +800,7 @@ mod tests {
             sites: Sites::Listed {
                 sites: vec![("a".into(), 6), ("b".into(), 4)],
                 of: 10,
+                estimated: true,
             },
             incoming: vec![link("List")],
             outgoing: vec![],

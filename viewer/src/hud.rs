@@ -330,14 +330,17 @@ pub fn details(
             ),
             RowKind::SitesHeading => {
                 let title = match d.sites {
-                    Sites::Listed { .. } => "Top allocation sites (estimated from samples)",
+                    Sites::Listed {
+                        estimated: true, ..
+                    } => "Top allocation sites (estimated from samples)",
+                    Sites::Listed { .. } => "Top allocation sites",
                     _ => "Allocation sites",
                 };
                 text(title, x, base, 16.0, ACCENT);
             }
             RowKind::NoSites => text("none sampled here", x + 8.0, base, 15.0, MUTED),
             RowKind::Site(i) => {
-                if let Sites::Listed { sites, of } = &d.sites {
+                if let Sites::Listed { sites, of, .. } = &d.sites {
                     let (name, value) = &sites[i];
                     let share = *value as f64 * 100.0 / (*of).max(1) as f64;
                     text(&format!("{share:>3.0}%"), x + 4.0, base, 15.0, INK);
