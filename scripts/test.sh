@@ -32,7 +32,10 @@ echo "== cargo test (required: $MEMCITY_REQUIRE)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # --nocapture shows the tests' own notes (SKIPPED reasons, measured residues) as they run.
-cargo test --workspace -- --nocapture 2>&1 | tee "$log"
+# --no-fail-fast: one failing test file must not hide the results of the others; the run still
+# fails at the end, after the fuzzing and the summary.
+tests_status=0
+cargo test --workspace --no-fail-fast -- --nocapture 2>&1 | tee "$log" || tests_status=$?
 echo "== fuzz (30 s per target; scripts/fuzz.sh for longer)"
 scripts/fuzz.sh 30 2>&1 | grep -E '^== fuzz|^Done|crash|ERROR|panicked' | tee -a "$log"
 echo "== summary"
@@ -40,3 +43,7 @@ grep -E '^test result:' "$log" | awk '{p += $4; f += $6; i += $8} END {printf "%
 skipped=$(grep -c '^SKIPPED:' "$log" || true)
 echo "$skipped tests skipped part of their work:"
 grep '^SKIPPED:' "$log" | sort | uniq -c || true
+if [ "$tests_status" -ne 0 ]; then
+  echo "== FAILED: cargo test exited with $tests_status; the failing tests are marked FAILED above"
+  exit "$tests_status"
+fi
