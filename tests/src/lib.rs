@@ -47,14 +47,41 @@ pub fn classes_dir() -> PathBuf {
 /// Builds the agent, the CLI and the Java test apps once per test binary. `cargo test` does not
 /// build a cdylib's file or another package's binary, so the harness asks cargo itself; when
 /// they are fresh this is a no-op.
+/// `cargo` at the workspace root, without the variables `cargo test` sets for the test crate:
+/// `ring`'s build script reruns when `CARGO_MANIFEST_DIR` changes, so a build from inside a test
+/// would otherwise rebuild `ring`, `rustls` and `tonic` (a minute of both cores, starving the
+/// JVMs of the tests beside it) although scripts/test.sh built the same units beforehand.
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(root());
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let per_crate = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+            || [
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&name.as_ref());
+        if per_crate {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+}
+
 pub fn ensure_built() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .current_dir(root())
-            .args(["build", "-p", "memcity-agent", "-p", "memcity-viewer"]);
+        let mut build = cargo();
+        build.args(["build", "-p", "memcity-agent", "-p", "memcity-viewer"]);
         if std::env::var("MEMCITY_TEST_PROFILE").as_deref() == Ok("release") {
             build.arg("--release");
         }
@@ -74,9 +101,7 @@ pub fn ensure_built() {
 pub fn release_agent_path() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(root())
+        let status = cargo()
             .args(["build", "--release", "-p", "memcity-agent"])
             .status()
             .expect("run cargo build");
