@@ -14,5 +14,6 @@ pub mod scene;
 pub mod suspects;
 pub mod timeline;
 pub mod timetravel;
+pub mod tree2d;
 pub mod treemap;
 pub mod units;

@@ -274,6 +274,31 @@ impl CityModel {
         Some(at)
     }
 
+    /// The group named by `path`: names from the top level down, separated by `/`. A name may
+    /// hold `/` itself (allocation sites, lambdas, JSON exports' keys): each level takes a child
+    /// whose name, followed by `/` or the end, starts what is left, trying each such child.
+    pub fn find_str(&self, path: &str) -> Option<NodeId> {
+        fn walk(model: &CityModel, at: NodeId, rest: &str) -> Option<NodeId> {
+            for &child in &model.nodes[at as usize].children {
+                let Some(after) = rest.strip_prefix(model.nodes[child as usize].name.as_str())
+                else {
+                    continue;
+                };
+                if after.is_empty() {
+                    return Some(child);
+                }
+                if let Some(found) = after.strip_prefix('/').and_then(|r| walk(model, child, r)) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        if path.is_empty() {
+            return None;
+        }
+        walk(self, ROOT, path)
+    }
+
     /// Key path of a node (names from below the root down to it).
     pub fn path(&self, id: NodeId) -> Vec<&str> {
         let mut out = Vec::new();
@@ -849,6 +874,34 @@ pub(crate) mod tests {
             children,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_path_string_finds_names_that_hold_slashes() {
+        let mut m = CityModel::new();
+        let nodes = vec![
+            row(&["java.util"], "Package", 3),
+            row(&["java.util", "ArrayList"], "Type", 1),
+            row(&["java.util", "ArrayList", "a/B.m(B.java:3)"], "Site", 1),
+            row(&["java.util", "ArrayList/x"], "Type", 2),
+        ];
+        m.push_tree(0, (3, 72), &nodes, vec![]);
+        let find = |s: &str| m.find_str(s).map(|n| m.path(n).join("|"));
+        assert_eq!(
+            find("java.util/ArrayList"),
+            Some("java.util|ArrayList".into())
+        );
+        assert_eq!(
+            find("java.util/ArrayList/a/B.m(B.java:3)"),
+            Some("java.util|ArrayList|a/B.m(B.java:3)".into())
+        );
+        // `ArrayList` is tried first and has no child `x`: the sibling named with the slash wins.
+        assert_eq!(
+            find("java.util/ArrayList/x"),
+            Some("java.util|ArrayList/x".into())
+        );
+        assert_eq!(find("java.util/Array"), None);
+        assert_eq!(find(""), None);
     }
 
     #[test]

@@ -64,6 +64,16 @@ impl TimeTravel {
         }
     }
 
+    /// Shows fractional time `t` and stays there until the next move or tick (benchmarks draw
+    /// mid-tween frames with it).
+    pub fn hold_at(&mut self, t: f64, len: usize) {
+        let t = t.clamp(0.0, len.saturating_sub(1) as f64);
+        self.index = t.round() as usize;
+        self.from = t;
+        self.progress = 0.0;
+        self.playing = false;
+    }
+
     /// Jumps to `index` (clamped to the session of `len` snapshots). Leaves live mode unless it
     /// lands on the newest snapshot.
     pub fn jump(&mut self, index: usize, len: usize) {

@@ -64,8 +64,9 @@ fn replay_screenshot_shows_the_city_where_the_model_says() {
         .args([
             "replay",
             golden().to_str().unwrap(),
+            // Counted from 1: the fifth snapshot, index 4 below.
             "--at",
-            "4",
+            "5",
             "--camera",
             "birds-eye",
         ])
@@ -545,4 +546,154 @@ fn view_refuses_bad_addresses_and_gives_up_waiting_for_a_missing_agent() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// The colour a cell of `rgb` at opacity `alpha` shows over the sky (the 2D views' background).
+fn over_sky(rgb: [f32; 3], alpha: f32) -> [i32; 3] {
+    let sky = [0.93f32, 0.95, 0.98];
+    [0, 1, 2].map(|i| ((rgb[i] * alpha + sky[i] * (1.0 - alpha)) * 255.0).round() as i32)
+}
+
+fn near(seen: [u8; 3], want: [i32; 3]) -> bool {
+    seen.iter()
+        .zip(want)
+        .all(|(&s, w)| (s as i32 - w).abs() <= 12)
+}
+
+/// The icicle, sunburst and timeline views in a real window: every cell large enough to probe
+/// shows its colour where the window-free geometry (`tree2d`, `views`, the viewer state the
+/// window itself uses) puts it, and `--view X --screenshot` works for every view.
+#[test]
+fn the_2d_views_draw_cells_where_the_geometry_says() {
+    use memcity_city::tree2d::{Icicle, Sunburst};
+    use memcity_viewer::controls::Settings;
+    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::views;
+
+    let Some(xvfb) = xvfb_run() else {
+        skip(
+            "xvfb",
+            "xvfb-run not found (scripts/setup.sh installs it): the 2D window test is skipped",
+        );
+        return;
+    };
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let model = load::recording(&golden()).unwrap();
+    for view in ["city", "icicle", "sunburst", "timeline"] {
+        let shot = dir.path().join(format!("{view}.png"));
+        let out = memcity_in_xvfb(&xvfb)
+            .args(["replay", golden().to_str().unwrap(), "--view", view])
+            .args(["--pick", "1", "--size", &format!("{W}x{H}")])
+            .args(["--screenshot", shot.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "--view {view}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let img = read_png(&shot);
+        assert_eq!((img.0, img.1), (W, H));
+
+        let kind = match view {
+            "icicle" => ViewKind::Icicle,
+            "sunburst" => ViewKind::Sunburst,
+            "timeline" => ViewKind::Timeline,
+            _ => continue, // the city's pixels: the test above
+        };
+        let mut state = ViewerState::replay(model.clone(), Settings::default(), None);
+        state.apply(Action::SetView(kind), 0.0);
+        state.apply(Action::TogglePick(0), 0.0);
+        let faded = state.settings.opacity.faded;
+        let screen = state.screen(W as f32, H as f32);
+        let area = views::main_area(&screen);
+        let mut probed = 0;
+        let mut check = |points: &[(f64, f64)], rgb: [f32; 3], solid: bool, what: &str| {
+            let want = over_sky(rgb, if solid { 1.0 } else { faded });
+            let seen: Vec<[u8; 3]> = points
+                .iter()
+                .map(|&(x, y)| pixel(&img, x as f32, y as f32))
+                .collect();
+            // Labels may cover one probe; most must show the cell.
+            let matching = seen.iter().filter(|&&s| near(s, want)).count();
+            assert!(
+                matching * 2 > points.len(),
+                "--view {view}: {what} at {points:?} shows {seen:?}, expected {want:?}"
+            );
+            probed += 1;
+        };
+        match kind {
+            ViewKind::Icicle => {
+                let p = state.partition().clone();
+                let icicle = Icicle::new(views::tree_rect(area), &p);
+                for cell in &p.cells {
+                    let r = icicle.rect(cell);
+                    if r.w < 20.0 || r.h < 40.0 {
+                        continue;
+                    }
+                    // Below the label line, away from the hairlines.
+                    let points: Vec<(f64, f64)> = [(0.3, 0.75), (0.6, 0.8), (0.9, 0.85)]
+                        .iter()
+                        .map(|&(fx, fy)| (r.x + r.w * fx, r.y + r.h * fy))
+                        .collect();
+                    let what = model.path(cell.node).join("/");
+                    check(&points, cell.color, cell.solid, &what);
+                }
+            }
+            ViewKind::Sunburst => {
+                let p = state.partition().clone();
+                let sun = Sunburst::new(views::tree_rect(area), &p);
+                for cell in &p.cells {
+                    let a = sun.arc(cell);
+                    let ring = a.outer - a.inner;
+                    if ring < 20.0 || (a.to - a.from) * a.outer < 60.0 {
+                        continue;
+                    }
+                    let points: Vec<(f64, f64)> = [0.2, 0.4, 0.6, 0.8]
+                        .iter()
+                        .map(|&f| {
+                            let angle = a.from + (a.to - a.from) * f;
+                            let radius = a.inner + ring * if a.inner == 0.0 { 0.8 } else { 0.25 };
+                            memcity_city::tree2d::Arc::point(sun.center, radius, angle)
+                        })
+                        .collect();
+                    let what = model.path(cell.node).join("/");
+                    check(&points, cell.color, cell.solid, &what);
+                }
+            }
+            ViewKind::Timeline => {
+                let index = state.travel.index();
+                let layout = views::timeline_layout(area, &views::shown(&state.picks, index));
+                assert_eq!(
+                    layout.trees.len(),
+                    2,
+                    "the picked snapshot and the current one"
+                );
+                for &(at, rect) in &layout.trees {
+                    // Under each tree's caption, the heap's root cell (heap-scaled: it fills the
+                    // small icicle's height in proportion to its heap).
+                    let p = state.partition_at(at as f64, true, 0.0);
+                    let mut small = rect;
+                    small.y += 20.0;
+                    small.h -= 20.0;
+                    let icicle = Icicle::new(small, &p);
+                    let root = icicle.rect(&p.cells[0]);
+                    if root.h < 4.0 {
+                        continue;
+                    }
+                    let centre = root.center();
+                    check(
+                        &[centre],
+                        p.cells[0].color,
+                        true,
+                        &format!("the root of snapshot {}", at + 1),
+                    );
+                }
+            }
+            ViewKind::City => unreachable!(),
+        }
+        eprintln!("--view {view}: {probed} cells probed");
+        assert!(probed >= 1, "--view {view}: nothing large enough to probe");
+    }
 }

@@ -11,6 +11,8 @@ use memcity_city::timeline::Strip;
 use memcity_city::timetravel::DEFAULT_PERIOD;
 use memcity_city::treemap::Tiling;
 
+use crate::state::ViewKind;
+
 /// Everything the settings panel changes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -299,6 +301,8 @@ pub enum Hit {
     CloseDetails,
     /// A line of the leak-suspects list: choose that suspect.
     Suspect(usize),
+    /// A view button: show that view.
+    View(ViewKind),
     /// Somewhere on a panel with nothing to click: the city under it must not react.
     Panel,
 }
@@ -312,6 +316,12 @@ pub const SUSPECTS_WIDTH: f32 = 460.0;
 /// Height of a line of the leak-suspects list, and of its title.
 pub const SUSPECT_LINE: f32 = 18.0;
 const SUSPECTS_TITLE: f32 = 24.0;
+/// The key-hint band at the top (two lines of hints), which panels start below.
+pub const HINTS_HEIGHT: f32 = 42.0;
+/// The view buttons, top right beside the gear.
+pub const VIEW_BUTTON: (f32, f32) = (86.0, 28.0);
+/// The colour legend above the heap strip, right-aligned.
+pub const LEGEND: (f32, f32) = (520.0, 42.0);
 
 /// One row of the settings panel: the whole row and its left and right arrows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -337,6 +347,10 @@ pub struct Screen {
     pub details: Option<(Area, Area)>,
     /// The leak-suspects list and its lines, when there are suspects (see `with_suspects`).
     pub suspects: Option<(Area, Vec<Area>)>,
+    /// The view buttons, left to right (see `with_views`).
+    pub views: Vec<(ViewKind, Area)>,
+    /// The legend of colours and opacity.
+    pub legend: Area,
 }
 
 impl Screen {
@@ -390,7 +404,7 @@ impl Screen {
             (panel, rows)
         });
         let details = details.map(|wanted| {
-            let top = 30.0;
+            let top = HINTS_HEIGHT + 6.0;
             let room = (strip.y - 10.0 - top).max(120.0);
             let panel = Area::new(10.0, top, DETAILS_WIDTH, wanted.min(room));
             let close = Area::new(panel.x + panel.w - 24.0, panel.y + 4.0, 20.0, 20.0);
@@ -405,7 +419,27 @@ impl Screen {
             settings,
             details,
             suspects: None,
+            views: Vec::new(),
+            legend: Area::new(
+                (width - 10.0 - LEGEND.0).max(10.0),
+                strip.y - 6.0 - LEGEND.1,
+                LEGEND.0.min(width - 20.0),
+                LEGEND.1,
+            ),
         }
+    }
+
+    /// Adds the view buttons (city, icicle, sunburst, timeline) left of the gear.
+    pub fn with_views(mut self) -> Self {
+        let (w, h) = VIEW_BUTTON;
+        let n = ViewKind::ALL.len() as f32;
+        let mut x = self.gear.x - 10.0 - n * (w + 4.0) + 4.0;
+        for view in ViewKind::ALL {
+            self.views
+                .push((view, Area::new(x, self.gear.y + (BUTTON - h) / 2.0, w, h)));
+            x += w + 4.0;
+        }
+        self
     }
 
     /// Adds the leak-suspects list (`lines` of it) under the gear, where the settings open: the
@@ -466,6 +500,9 @@ impl Screen {
         }
         if self.gear.contains(x, y) {
             return Some(Hit::Settings);
+        }
+        if let Some(&(view, _)) = self.views.iter().find(|(_, a)| a.contains(x, y)) {
+            return Some(Hit::View(view));
         }
         if let Some((panel, rows)) = &self.suspects {
             if let Some(i) = rows.iter().position(|r| r.contains(x, y)) {

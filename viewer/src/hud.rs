@@ -6,12 +6,14 @@ use macroquad::prelude::{
     draw_triangle, measure_text, Color, Vec2,
 };
 use memcity_city::details::{Accuracy, Details, Sites};
+use memcity_city::mapping;
 use memcity_city::model::{Metric, Window};
-use memcity_city::timeline::Chart;
+use memcity_city::timeline::{Chart, Strip};
 use memcity_city::units;
 use memcity_viewer::controls::{
     Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
 };
+use memcity_viewer::state::ViewKind;
 
 pub const INK: Color = Color::new(0.08, 0.09, 0.13, 1.0);
 pub const MUTED: Color = Color::new(0.35, 0.37, 0.45, 1.0);
@@ -431,7 +433,7 @@ pub fn details(
 pub fn suspects(
     area: Area,
     rows: &[Area],
-    lines: &[crate::app::SuspectLine],
+    lines: &[memcity_viewer::state::SuspectLine],
     selected: Option<memcity_city::model::NodeId>,
     mouse: (f32, f32),
 ) {
@@ -497,4 +499,201 @@ pub fn sparkline(area: Area, series: &[u64], index: usize, window: Window, metri
     draw_line(cx, area.y, cx, area.y + area.h, 1.5, LIVE_RED);
     let label = units::amount(series[index.min(n - 1)], metric);
     text(&label, area.x + 4.0, area.y + 14.0, 14.0, MUTED);
+}
+
+/// The key-hint bar: on its own band, so it reads over any city or tree; wrapped to a second
+/// line, then smaller, rather than cut.
+pub fn hints(s: &str, area: Area) {
+    let width = area.w - 16.0;
+    for size in [15.0f32, 14.0, 13.0, 12.0] {
+        let lines = wrap(s, width, size);
+        if lines.len() <= 2 || size <= 12.0 {
+            let h = lines.len().min(2) as f32 * (size + 3.0) + 8.0;
+            draw_rectangle(area.x, area.y, area.w, h, Color::new(1.0, 1.0, 1.0, 0.82));
+            for (i, line) in lines.iter().take(2).enumerate() {
+                text(
+                    line,
+                    area.x + 8.0,
+                    area.y + size + 2.0 + i as f32 * (size + 3.0),
+                    size,
+                    INK,
+                );
+            }
+            return;
+        }
+    }
+}
+
+/// `s` in lines of at most `width` pixels at `size`, broken at double spaces (between hints).
+fn wrap(s: &str, width: f32, size: f32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for part in s.split("  ").filter(|p| !p.is_empty()) {
+        let candidate = if line.is_empty() {
+            part.to_string()
+        } else {
+            format!("{line}  {part}")
+        };
+        if measure_text(&candidate, None, size as u16, 1.0).width <= width || line.is_empty() {
+            line = candidate;
+        } else {
+            lines.push(std::mem::take(&mut line));
+            line = part.to_string();
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The view buttons: city, icicle, sunburst, timeline.
+pub fn views(screen: &Screen, current: ViewKind, mouse: (f32, f32)) {
+    for &(view, area) in &screen.views {
+        let active = view == current;
+        button_face(area, area.contains(mouse.0, mouse.1), active);
+        let ink = if active {
+            Color::new(1.0, 1.0, 1.0, 1.0)
+        } else {
+            INK
+        };
+        let label = view.label();
+        let w = measure_text(label, None, 16, 1.0).width;
+        text(
+            label,
+            area.x + (area.w - w) / 2.0,
+            area.y + area.h / 2.0 + 5.0,
+            16.0,
+            ink,
+        );
+    }
+}
+
+/// The legend of colours and opacity: two lines, bottom right above the heap strip.
+pub fn legend(screen: &Screen, view: ViewKind, settings: &Settings) {
+    let area = screen.legend;
+    panel(area);
+    let x = area.x + 8.0;
+    let y = area.y + 16.0;
+    let label = "growth:  none";
+    text(label, x, y, 13.0, INK);
+    let ramp_x = x + measure_text(label, None, 13, 1.0).width + 6.0;
+    let most = if view == ViewKind::City {
+        "the most"
+    } else {
+        "its level's most"
+    };
+    let most_w = measure_text(most, None, 13, 1.0).width;
+    let ramp = (area.x + area.w - 8.0 - most_w - 6.0 - ramp_x).max(20.0);
+    let steps = 24;
+    for i in 0..steps {
+        let c = mapping::growth_color(i as f64 / (steps - 1) as f64);
+        draw_rectangle(
+            ramp_x + ramp * i as f32 / steps as f32,
+            y - 10.0,
+            ramp / steps as f32 + 0.5,
+            11.0,
+            Color::new(c[0], c[1], c[2], 1.0),
+        );
+    }
+    text(most, ramp_x + ramp + 6.0, y, 13.0, INK);
+    let second = match (view, settings.opacity.enabled) {
+        (ViewKind::City, true) => format!(
+            "faded: not among the {} strongest growers; districts blue, top level darkest",
+            settings.opacity.opaque
+        ),
+        (ViewKind::City, false) => "districts blue, top level darkest".to_string(),
+        (_, true) => format!(
+            "faded: holds none of the {} strongest growers; H: heap-scaled",
+            settings.opacity.opaque
+        ),
+        (_, false) => "H: heap-scaled".to_string(),
+    };
+    text(&fit(&second, area.w - 16.0, 13.0), x, y + 18.0, 13.0, MUTED);
+}
+
+/// The timeline view's heap chart: the strip's chart, larger, with axis values, the picked
+/// snapshots marked and the current one in red.
+pub fn chart(
+    strip: &Strip,
+    chart: &Chart,
+    model: &memcity_city::model::CityModel,
+    metric: Metric,
+    index: usize,
+    picks: &[usize],
+) {
+    draw_rectangle(
+        strip.x,
+        strip.y,
+        strip.w,
+        strip.h,
+        Color::new(1.0, 1.0, 1.0, 0.9),
+    );
+    draw_rectangle_lines(strip.x, strip.y, strip.w, strip.h, 1.0, EDGE);
+    let len = model.len();
+    if len == 0 {
+        return;
+    }
+    axis(strip, model, metric);
+    for piece in &chart.pieces {
+        draw_line(
+            piece.from.0,
+            piece.from.1,
+            piece.to.0,
+            piece.to.1,
+            2.0,
+            ACCENT,
+        );
+    }
+    for (i, p) in chart.points.iter().enumerate() {
+        let picked = picks.binary_search(&i).is_ok();
+        let r = if picked || i == index { 6.0 } else { 3.5 };
+        let color = if i == index {
+            LIVE_RED
+        } else if picked {
+            Color::new(1.0, 0.55, 0.0, 1.0)
+        } else {
+            ACCENT
+        };
+        draw_circle(p.x, p.y, r, color);
+    }
+    let hint = "click a point to show or hide its tree";
+    let w = measure_text(hint, None, 13, 1.0).width;
+    text(
+        hint,
+        strip.x + (strip.w - w) / 2.0,
+        strip.y + 14.0,
+        13.0,
+        MUTED,
+    );
+}
+
+/// Axis values of a heap chart: the largest total at the top, zero at the bottom, and the
+/// seconds of the first and last snapshots under the ends.
+pub fn axis(strip: &Strip, model: &memcity_city::model::CityModel, metric: Metric) {
+    let len = model.len();
+    let max = (0..len)
+        .map(|i| model.value(memcity_city::model::ROOT, i, metric))
+        .max()
+        .unwrap_or(0);
+    text(
+        &units::amount(max, metric),
+        strip.x + 3.0,
+        strip.y + 12.0,
+        12.0,
+        MUTED,
+    );
+    text("0", strip.x + 3.0, strip.y + strip.h - 3.0, 12.0, MUTED);
+    let seconds = |i: usize| model.frame(i).map_or(0.0, |f| f.time_ms as f64 / 1000.0);
+    if len > 1 {
+        let last = format!("{:.0} s", seconds(len - 1));
+        let w = measure_text(&last, None, 12, 1.0).width;
+        text(
+            &last,
+            strip.x + strip.w - w - 3.0,
+            strip.y + strip.h - 3.0,
+            12.0,
+            MUTED,
+        );
+    }
 }

@@ -12,6 +12,7 @@ mod demo;
 mod hud;
 mod jvms;
 mod render;
+mod tree_view;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::controls::Settings;
@@ -65,6 +66,18 @@ struct Look {
     /// Open with the settings panel shown
     #[arg(long)]
     settings: bool,
+    /// What the window shows: the 3D city, the grouping tree as an icicle or a sunburst, or the
+    /// timeline of small trees (key V switches)
+    #[arg(long, value_enum, default_value = "city")]
+    view: app::ViewKind,
+    /// Icicle and sunburst: start drilled down into this group (names from the top level down,
+    /// separated by '/')
+    #[arg(long, value_name = "GROUP")]
+    drill: Option<String>,
+    /// Icicle and sunburst: scale each snapshot's tree by its heap against the largest, so
+    /// growth shows as length (key H)
+    #[arg(long)]
+    heap_scaled: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -95,6 +108,10 @@ impl Look {
     fn window(&self, width: u32, height: u32) -> anyhow::Result<app::WindowOptions> {
         Ok(app::WindowOptions {
             camera: app::CameraView::Overview,
+            view: self.view,
+            drill: self.drill.clone(),
+            scaled: self.heap_scaled,
+            picks: Vec::new(),
             at: None,
             screenshot: None,
             exit_after: None,
@@ -196,9 +213,13 @@ enum Command {
     Replay {
         /// Recording file, or Memory Cities JSON export folder
         source: PathBuf,
-        /// Snapshot to show first (0 is the first; default the last)
+        /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
         #[arg(long)]
         at: Option<usize>,
+        /// Timeline view: snapshots to show side by side (besides the current one), counted
+        /// from 1, e.g. --pick 1,5,9
+        #[arg(long, value_delimiter = ',', value_name = "N,...")]
+        pick: Vec<usize>,
         /// Render one frame to this PNG and exit
         #[arg(long)]
         screenshot: Option<PathBuf>,
@@ -480,6 +501,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bench_frames,
             hud,
             look,
+            pick,
         } => {
             let (width, height) = window_size(&size)?;
             check_screenshot(screenshot.as_deref(), hud)?;
@@ -488,6 +510,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 app::WindowOptions {
                     camera,
                     at,
+                    picks: pick,
                     screenshot,
                     select,
                     bench_frames,

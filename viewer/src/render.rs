@@ -31,6 +31,11 @@ use memcity_city::scene::Scene;
 /// The sky. Tests probe for it.
 pub const SKY: Rgb = [0.93, 0.95, 0.98];
 
+/// The sky as a colour to clear with (the 2D views' background too).
+pub fn sky() -> Color {
+    color(SKY, 1.0)
+}
+
 /// A leak suspect's trace (yellow) and its suspect reference and holder (cyan): colors no
 /// building, district or reference frustum uses.
 const TRACE: mapping::Rgb = [1.0, 0.9, 0.1];
@@ -400,18 +405,6 @@ pub struct View {
     pub height: f32,
     pub lift: f32,
     pub hovered: Option<NodeId>,
-}
-
-impl View {
-    /// A plain frame: no lift, nothing hovered.
-    pub fn plain(width: f32, height: f32) -> Self {
-        Self {
-            width,
-            height,
-            lift: 0.0,
-            hovered: None,
-        }
-    }
 }
 
 /// A hovered structure: a third of the way to white, so it reads as "this one" in any color.

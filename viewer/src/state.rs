@@ -1,0 +1,1202 @@
+//! The viewer without a window: the city and its layout animation, time travel, the camera and
+//! its flights, the selection and its jump, the 2D views' drill-down, the caches of what is drawn,
+//! and the session bookkeeping of a live source. Input arrives as [`Action`]s and the clock as an
+//! argument, so every key binding and every state change is tested with `cargo test`; the window
+//! (`app.rs` in the binary) only turns keys and clicks into actions and draws what is here.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use macroquad::input::KeyCode;
+use memcity_city::camera::OrbitCamera;
+use memcity_city::details::{self, Accuracy, Details};
+use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
+use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
+use memcity_city::scene::{self, Scene, ViewSettings};
+use memcity_city::suspects::Suspect;
+use memcity_city::timetravel::TimeTravel;
+use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
+use memcity_proto::v1::stream_message::Kind;
+
+use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport};
+use crate::live::{Event, Status};
+
+/// Side of the city, as the layout makes it.
+pub const CITY_SIZE: f32 = 1000.0;
+/// Seconds a re-layout takes on screen.
+const RELAYOUT_SECONDS: f64 = 0.8;
+/// Seconds a camera flight takes (`B`, `C`, following a reference).
+const FLIGHT_SECONDS: f32 = 0.6;
+/// Seconds the selected building's jump takes.
+const JUMP_SECONDS: f64 = 0.45;
+/// Camera speeds for held keys: radians and city sizes per second.
+const KEY_ORBIT: f32 = 1.4;
+const KEY_PAN: f32 = 0.6;
+/// Two clicks on the timeline strip this close (seconds) clear the window.
+const DOUBLE_CLICK: f64 = 0.35;
+
+/// What the main area shows (`--view`, key `V`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ViewKind {
+    /// The 3D memory city
+    #[default]
+    City,
+    /// The grouping tree as an icicle: root on the left, one column per level
+    Icicle,
+    /// The grouping tree as a sunburst: root in the centre, one ring per level
+    Sunburst,
+    /// The heap over time with small icicles of the picked snapshots side by side
+    Timeline,
+}
+
+impl ViewKind {
+    pub const ALL: [ViewKind; 4] = [
+        ViewKind::City,
+        ViewKind::Icicle,
+        ViewKind::Sunburst,
+        ViewKind::Timeline,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ViewKind::City => "city",
+            ViewKind::Icicle => "icicle",
+            ViewKind::Sunburst => "sunburst",
+            ViewKind::Timeline => "timeline",
+        }
+    }
+
+    fn next(self) -> Self {
+        let i = Self::ALL.iter().position(|&v| v == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    /// Views that draw the grouping tree in 2D.
+    pub fn is_tree(self) -> bool {
+        matches!(
+            self,
+            ViewKind::Icicle | ViewKind::Sunburst | ViewKind::Timeline
+        )
+    }
+}
+
+/// The camera a view opens with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CameraView {
+    /// From the south-east, above the city
+    #[default]
+    Overview,
+    /// From straight above
+    BirdsEye,
+}
+
+/// The camera for a city whose tallest roof is `tallest` (the window test computes pixels with
+/// the same one).
+pub fn initial_camera(view: CameraView, tallest: f32) -> OrbitCamera {
+    match view {
+        CameraView::Overview => OrbitCamera::framing(CITY_SIZE, tallest),
+        CameraView::BirdsEye => OrbitCamera::birds_eye(CITY_SIZE, tallest),
+    }
+}
+
+/// Everything a user can ask of the viewer, by key, button or click.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    Transport(Transport),
+    ToggleReferences,
+    ToggleSettings,
+    NextSuspect,
+    FlyTrace,
+    Setting(Setting, i32),
+    BirdsEye,
+    Overview,
+    NextView,
+    SetView(ViewKind),
+    /// Heap-scaled 2D views on or off (paper 5.2).
+    ToggleScaled,
+    /// The 2D views' local root one level up (the breadcrumb's last step back).
+    DrillUp,
+    /// Make `node` the 2D views' local root (`ROOT` for the whole heap).
+    DrillTo(NodeId),
+    Select(Option<NodeId>),
+    /// Select `node` and turn toward it.
+    Follow(NodeId),
+    /// The timeline view: show this snapshot's small tree, or stop showing it.
+    TogglePick(usize),
+    /// Restrict growth and colours to a window of snapshots (`None`: the whole session).
+    SetWindow(Option<Window>),
+    /// A click on the heap strip at snapshot `index`: go there; a double click clears the window.
+    StripClick(usize),
+    Jump(usize),
+}
+
+/// Keys pressed once, and what they do; the hint bar is made from this table so the two
+/// cannot disagree. (Held keys move the camera: [`ViewerState::hold`].)
+pub const BINDINGS: &[(KeyCode, Action, &str)] = &[
+    (
+        KeyCode::Right,
+        Action::Transport(Transport::Forward),
+        "arrows step",
+    ),
+    (KeyCode::Left, Action::Transport(Transport::Back), ""),
+    (
+        KeyCode::Space,
+        Action::Transport(Transport::Play),
+        "space play",
+    ),
+    (KeyCode::Home, Action::Transport(Transport::First), ""),
+    (
+        KeyCode::LeftBracket,
+        Action::Setting(Setting::Period, 1),
+        "[ ] period",
+    ),
+    (
+        KeyCode::RightBracket,
+        Action::Setting(Setting::Period, -1),
+        "",
+    ),
+    (KeyCode::L, Action::Transport(Transport::Live), "L live"),
+    (KeyCode::End, Action::Transport(Transport::Live), ""),
+    (KeyCode::V, Action::NextView, "V view"),
+    (KeyCode::H, Action::ToggleScaled, "H heap-scaled"),
+    (KeyCode::Backspace, Action::DrillUp, "Backspace up"),
+    (KeyCode::B, Action::BirdsEye, "B/C bird's eye/overview"),
+    (KeyCode::C, Action::Overview, ""),
+    (KeyCode::R, Action::ToggleReferences, "R references"),
+    (KeyCode::N, Action::NextSuspect, "N leak suspects"),
+    (KeyCode::F, Action::FlyTrace, "F fly the trace"),
+    (
+        KeyCode::M,
+        Action::Setting(Setting::Metric, 1),
+        "M objects/bytes",
+    ),
+    (KeyCode::Tab, Action::ToggleSettings, "Tab settings"),
+];
+
+/// The action of a key pressed once, if it has one.
+pub fn key_action(key: KeyCode) -> Option<Action> {
+    BINDINGS.iter().find(|b| b.0 == key).map(|b| b.1)
+}
+
+/// The hint bar: the bound keys, then the mouse and held keys of the view.
+pub fn key_hints(view: ViewKind) -> String {
+    let keys: Vec<&str> = BINDINGS
+        .iter()
+        .map(|b| b.2)
+        .filter(|h| !h.is_empty())
+        .collect();
+    let mouse = match view {
+        ViewKind::City => {
+            "drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt  click select"
+        }
+        ViewKind::Icicle | ViewKind::Sunburst => "click select  double-click drill down",
+        ViewKind::Timeline => "click the chart to pick snapshots  click a tree to open it",
+    };
+    format!("{}  {mouse}", keys.join("  "))
+}
+
+/// Held keys this frame, as axes from -1 to 1: the camera moves while they are down.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Held {
+    pub yaw: f32,
+    pub pitch: f32,
+    pub right: f32,
+    pub forward: f32,
+    /// Positive zooms in.
+    pub zoom: f32,
+}
+
+/// The city being shown, and how it is laid out.
+pub struct City {
+    pub model: CityModel,
+    /// Live sessions: the stable live plan. Replays: `None`, and `layout` is the papers' plan.
+    live: Option<Box<LiveLayout>>,
+    layout: CityLayout,
+    /// A change of plan being animated: the change and how far along it is (0 to 1).
+    pub animation: Option<(Relayout, f64)>,
+}
+
+impl City {
+    pub fn replay(model: CityModel, config: &LayoutConfig) -> Self {
+        let layout = layout::layout(&model, config);
+        Self {
+            model,
+            live: None,
+            layout,
+            animation: None,
+        }
+    }
+
+    pub fn live(config: LayoutConfig) -> Self {
+        Self {
+            model: CityModel::new(),
+            live: Some(Box::new(LiveLayout::new(config))),
+            layout: CityLayout::default(),
+            animation: None,
+        }
+    }
+
+    /// The plan to draw now: borrowed, except mid-animation, when the in-between plan is built.
+    pub fn plan(&self) -> Cow<'_, CityLayout> {
+        match (&self.animation, &self.live) {
+            (Some((relayout, progress)), _) => Cow::Owned(relayout.at(*progress)),
+            (None, Some(live)) => Cow::Borrowed(live.layout()),
+            (None, None) => Cow::Borrowed(&self.layout),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.model.frames().last().map_or(0, |f| f.time_ms)
+    }
+
+    /// Lays out again for new layout settings, animating from the plan on screen.
+    fn relayout(&mut self, config: LayoutConfig) {
+        let now = self.now_ms();
+        let on_screen = self.plan().into_owned();
+        let mut change = match &mut self.live {
+            Some(live) => live.set_config(&self.model, config, now),
+            None => {
+                let new = layout::layout(&self.model, &config);
+                let old = std::mem::replace(&mut self.layout, new.clone());
+                Relayout { old, new }
+            }
+        };
+        // Start from where things are drawn, even if a previous animation was under way.
+        change.old = on_screen;
+        self.animation = Some((change, 0.0));
+    }
+
+    /// A snapshot arrived: the live plan may need to grow.
+    fn appended(&mut self) {
+        let now = self.now_ms();
+        if let Some(live) = &mut self.live {
+            if let Some(change) = live.update(&self.model, now) {
+                self.animation = Some((change, 0.0));
+            }
+        }
+    }
+
+    fn advance(&mut self, dt: f64) {
+        if let Some((_, progress)) = &mut self.animation {
+            *progress += dt / RELAYOUT_SECONDS;
+            if *progress >= 1.0 {
+                self.animation = None;
+            }
+        }
+    }
+}
+
+/// What a scene depends on: the scene is rebuilt only when one of these changes, so a still city
+/// costs no scene work per frame.
+#[derive(Debug, Clone, PartialEq)]
+struct SceneKey {
+    t: f64,
+    len: usize,
+    window: Window,
+    view: ViewSettings,
+    selected: Option<NodeId>,
+    plan: u64,
+    animation: Option<f64>,
+}
+
+/// One line of the leak-suspects list.
+pub struct SuspectLine {
+    pub text: String,
+    /// The growing type's node, to select when the line is clicked.
+    pub node: Option<NodeId>,
+}
+
+/// The window's leak suspects, computed once per session length and window for the list and
+/// the details panel alike (the search scans every type over the window: not per frame).
+struct SuspectsCache {
+    key: (usize, Window),
+    all: Vec<Suspect>,
+    lines: Vec<SuspectLine>,
+}
+
+type DetailsKey = (NodeId, usize, Metric, Window, usize);
+
+/// The selected group's details as the panel shows them, and what they were computed for.
+pub struct DetailsPanel {
+    key: DetailsKey,
+    pub details: Details,
+    pub accuracy: Accuracy,
+    pub rows: Vec<DetailsRow>,
+    /// The panel's height with every row.
+    pub height: f32,
+}
+
+/// What the 2D views' fixed sibling order depends on: recomputed when one changes.
+type OrderKey = (usize, Window, Metric);
+
+/// What a 2D partition depends on.
+#[derive(Debug, Clone, PartialEq)]
+struct PartitionKey {
+    order: OrderKey,
+    t: f64,
+    root: NodeId,
+    scaled: bool,
+    selected: Option<NodeId>,
+    color: bool,
+    opacity: memcity_city::mapping::Opacity,
+}
+
+/// A type's name without its package, for a one-line list (`java.util.LinkedList$Node` ->
+/// `LinkedList$Node`).
+pub fn short_type(name: &str) -> &str {
+    let base = name.split('[').next().unwrap_or(name);
+    match base.rfind('.') {
+        Some(dot) => &name[dot + 1..],
+        None => name,
+    }
+}
+
+pub struct ViewerState {
+    pub settings: Settings,
+    pub references: bool,
+    pub city: City,
+    pub travel: TimeTravel,
+    pub camera: OrbitCamera,
+    /// A camera flight under way: from, to, progress (0 to 1).
+    flight: Option<(OrbitCamera, OrbitCamera, f32)>,
+    /// Camera targets still to visit on a tour along a leak trace (`F`), next last.
+    tour: Vec<glam::Vec3>,
+    /// The camera has been placed for the first snapshot.
+    pub framed: bool,
+    pub selected: Option<NodeId>,
+    /// When the selection changed (for its jump).
+    selected_at: f64,
+    pub settings_open: bool,
+    pub view: ViewKind,
+    /// The 2D views' local root (paper 4.2: drill-down); `ROOT` is the whole heap.
+    pub drill: NodeId,
+    /// Heap-scaled 2D views (paper 5.2).
+    pub scaled: bool,
+    /// Snapshots picked on the timeline view, ascending.
+    pub picks: Vec<usize>,
+    /// Live sources: the connection, and what arrived.
+    pub live: bool,
+    pub status: Status,
+    pub received: usize,
+    pub dropped: u64,
+    pub last_pause_ms: f64,
+    pub overhead: f64,
+    pub notes: Vec<String>,
+    last_strip_click: f64,
+    /// Bumped whenever the plan changes outside an animation (a new session, a new model).
+    plan_version: u64,
+    pub scene: Scene,
+    scene_key: Option<SceneKey>,
+    pub details: Option<DetailsPanel>,
+    suspects: Option<SuspectsCache>,
+    order: Option<(OrderKey, TreeOrder)>,
+    partition: Option<(PartitionKey, Partition)>,
+}
+
+impl ViewerState {
+    /// A replay of a whole session, at snapshot `at` (the newest when `None`), arrived there
+    /// (no tween into the first frame).
+    pub fn replay(model: CityModel, settings: Settings, at: Option<usize>) -> Self {
+        let mut travel = TimeTravel::new();
+        travel.period = settings.period;
+        let len = model.len();
+        travel.jump(at.unwrap_or(len.saturating_sub(1)), len);
+        travel.tick(60.0, len);
+        let city = City::replay(model, &settings.layout_config());
+        Self::new(city, travel, settings, false)
+    }
+
+    /// A live session, empty until the first snapshot arrives.
+    pub fn live(settings: Settings) -> Self {
+        let mut travel = TimeTravel::new();
+        travel.period = settings.period;
+        Self::new(City::live(settings.layout_config()), travel, settings, true)
+    }
+
+    fn new(city: City, travel: TimeTravel, settings: Settings, live: bool) -> Self {
+        Self {
+            settings,
+            references: true,
+            city,
+            travel,
+            camera: initial_camera(CameraView::Overview, 0.0),
+            flight: None,
+            tour: Vec::new(),
+            framed: false,
+            selected: None,
+            selected_at: f64::NEG_INFINITY,
+            settings_open: false,
+            view: ViewKind::City,
+            drill: ROOT,
+            scaled: false,
+            picks: Vec::new(),
+            live,
+            status: if live {
+                Status::Connecting
+            } else {
+                Status::Ended("replay".into())
+            },
+            received: 0,
+            dropped: 0,
+            last_pause_ms: 0.0,
+            overhead: 0.0,
+            notes: Vec::new(),
+            last_strip_click: f64::NEG_INFINITY,
+            plan_version: 0,
+            scene: Scene::default(),
+            scene_key: None,
+            details: None,
+            suspects: None,
+            order: None,
+            partition: None,
+        }
+    }
+
+    pub fn model(&self) -> &CityModel {
+        &self.city.model
+    }
+
+    pub fn len(&self) -> usize {
+        self.city.model.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.city.model.is_empty()
+    }
+
+    pub fn view_settings(&self) -> ViewSettings {
+        self.settings.view(self.references)
+    }
+
+    /// Does what `action` asks, at clock time `now` (seconds; only differences matter).
+    pub fn apply(&mut self, action: Action, now: f64) {
+        let len = self.len();
+        match action {
+            Action::Transport(t) => match t {
+                Transport::First => self.travel.jump(0, len),
+                Transport::Back => self.travel.step_back(len),
+                Transport::Play => self.travel.toggle_play(len),
+                Transport::Forward => self.travel.step_forward(len),
+                Transport::Live => self.travel.follow_live(len),
+                Transport::Slower => self.apply_setting(Setting::Period, 1),
+                Transport::Faster => self.apply_setting(Setting::Period, -1),
+            },
+            Action::ToggleReferences => self.references = !self.references,
+            Action::ToggleSettings => self.settings_open = !self.settings_open,
+            Action::NextSuspect => self.next_suspect(now),
+            Action::FlyTrace => self.tour_trace(),
+            Action::Setting(setting, dir) => self.apply_setting(setting, dir),
+            Action::BirdsEye => self.fly_to(initial_camera(
+                CameraView::BirdsEye,
+                self.scene.tallest() as f32,
+            )),
+            Action::Overview => self.fly_to(initial_camera(
+                CameraView::Overview,
+                self.scene.tallest() as f32,
+            )),
+            Action::NextView => self.view = self.view.next(),
+            Action::SetView(view) => self.view = view,
+            Action::ToggleScaled => self.scaled = !self.scaled,
+            Action::DrillUp => {
+                self.drill = self.city.model.node(self.drill).parent.unwrap_or(ROOT);
+            }
+            Action::DrillTo(node) => {
+                // A leaf has nothing below it to show: drilling stops at its parent.
+                let node = if self.city.model.node(node).is_leaf() {
+                    self.city.model.node(node).parent.unwrap_or(ROOT)
+                } else {
+                    node
+                };
+                self.drill = node;
+            }
+            Action::Select(node) => self.select(node, now),
+            Action::Follow(node) => self.follow(node, now),
+            Action::TogglePick(index) if index < len => match self.picks.binary_search(&index) {
+                Ok(at) => {
+                    self.picks.remove(at);
+                }
+                Err(at) => self.picks.insert(at, index),
+            },
+            Action::TogglePick(_) => {}
+            Action::SetWindow(window) => self.city.model.set_window(window),
+            Action::StripClick(index) => {
+                if now - self.last_strip_click < DOUBLE_CLICK {
+                    self.city.model.set_window(None);
+                }
+                self.last_strip_click = now;
+                self.travel.jump(index, len);
+            }
+            Action::Jump(index) => {
+                if index != self.travel.index() {
+                    self.travel.jump(index, len);
+                }
+            }
+        }
+    }
+
+    fn apply_setting(&mut self, setting: Setting, dir: i32) {
+        use crate::controls::Change;
+        match setting.adjust(&mut self.settings, dir) {
+            Some(Change::Layout) => self.city.relayout(self.settings.layout_config()),
+            Some(Change::Period) => self.travel.period = self.settings.period,
+            Some(Change::View) | None => {}
+        }
+    }
+
+    pub fn select(&mut self, node: Option<NodeId>, now: f64) {
+        if node != self.selected {
+            self.selected_at = now;
+        }
+        self.selected = node;
+    }
+
+    /// Moves the camera by held keys over `dt` seconds; any move ends a flight.
+    pub fn hold(&mut self, held: Held, dt: f32) {
+        if held.yaw != 0.0 || held.pitch != 0.0 {
+            self.camera
+                .orbit(held.yaw * KEY_ORBIT * dt, held.pitch * KEY_ORBIT * dt);
+        }
+        if held.right != 0.0 || held.forward != 0.0 {
+            self.flight = None;
+            let step = self.camera.distance * KEY_PAN * dt;
+            self.camera.pan(held.right * step, held.forward * step);
+        }
+        if held.zoom != 0.0 {
+            self.flight = None;
+            self.camera.zoom(1.0 - held.zoom.signum() * 1.5 * dt);
+        }
+    }
+
+    /// The user took the camera (drag, wheel): a flight or tour under way stops.
+    pub fn take_camera(&mut self) -> &mut OrbitCamera {
+        self.flight = None;
+        self.tour.clear();
+        &mut self.camera
+    }
+
+    /// Places the camera for the city as it now stands (first snapshot, screenshots).
+    pub fn frame_camera(&mut self, view: CameraView) {
+        self.refresh_scene();
+        self.camera = initial_camera(view, self.scene.tallest() as f32);
+        self.flight = None;
+        self.framed = true;
+    }
+
+    /// Moves time, animations and the camera on by `dt` seconds.
+    pub fn advance(&mut self, dt: f64) {
+        self.travel.tick(dt, self.len());
+        self.city.advance(dt);
+        if let Some((from, to, progress)) = &mut self.flight {
+            *progress = (*progress + dt as f32 / FLIGHT_SECONDS).min(1.0);
+            self.camera = from.toward(to, *progress);
+            if *progress >= 1.0 {
+                self.flight = None;
+            }
+        }
+        // A tour flies on to its next stop once a flight lands.
+        if self.flight.is_none() {
+            if let Some(stop) = self.tour.pop() {
+                let mut to = self.camera;
+                to.target = stop;
+                self.fly_to(to);
+            }
+        }
+    }
+
+    /// Arrives at once: time, layout animation and camera flight jump to their ends (for a
+    /// screenshot of the state reached).
+    pub fn settle(&mut self) {
+        self.city.animation = None;
+        self.travel.tick(60.0, self.len());
+        if let Some((_, to, _)) = self.flight.take() {
+            self.camera = to;
+        }
+    }
+
+    pub fn flying(&self) -> bool {
+        self.flight.is_some()
+    }
+
+    fn fly_to(&mut self, to: OrbitCamera) {
+        self.flight = Some((self.camera, to, 0.0));
+    }
+
+    /// Flies the camera along the selection's leak trace, from the symptom up to the root (the
+    /// Memory Cities paper's future-work animation).
+    fn tour_trace(&mut self) {
+        self.refresh_scene();
+        if let Some(trace) = &self.scene.trace {
+            // Popped from the end: the root's stop goes first in the list, so it comes last.
+            self.tour = trace.stops.clone();
+        }
+    }
+
+    /// Follows a reference to `node`: selects it and turns the camera toward it, so the next
+    /// link of the chain is in view. In a 2D view, drills to its parent so it is in sight.
+    fn follow(&mut self, node: NodeId, now: f64) {
+        self.select(Some(node), now);
+        if self.view.is_tree() {
+            let model = &self.city.model;
+            let mut inside = false;
+            let mut at = Some(node);
+            while let Some(n) = at {
+                inside |= n == self.drill;
+                at = model.node(n).parent;
+            }
+            if !inside {
+                self.drill = model.node(node).parent.unwrap_or(ROOT);
+            }
+            return;
+        }
+        self.refresh_scene();
+        let center = self
+            .scene
+            .buildings
+            .iter()
+            .find(|b| b.node == node)
+            .map(|b| b.bounds())
+            .or_else(|| {
+                self.scene
+                    .districts
+                    .iter()
+                    .find(|d| d.node == node)
+                    .map(|d| d.bounds())
+            });
+        if let Some((min, max)) = center {
+            let mut to = self.camera;
+            to.target = glam::Vec3::new((min.x + max.x) / 2.0, max.y * 0.3, (min.z + max.z) / 2.0);
+            self.fly_to(to);
+        }
+    }
+
+    /// Selects the next leak suspect's growing type and flies to it: its details panel shows
+    /// the trace from the GC root, each step a link.
+    fn next_suspect(&mut self, now: f64) {
+        let nodes: Vec<NodeId> = self.suspect_lines().iter().filter_map(|l| l.node).collect();
+        if nodes.is_empty() {
+            return;
+        }
+        // After the selected suspect, or the first.
+        let next = self
+            .selected
+            .and_then(|sel| nodes.iter().position(|&n| n == sel))
+            .map_or(0, |i| (i + 1) % nodes.len());
+        self.follow(nodes[next], now);
+    }
+
+    /// How high the selected building is lifted at `now`: a short hop after it is picked.
+    pub fn lift(&self, now: f64) -> f32 {
+        let Some(node) = self.selected else {
+            return 0.0;
+        };
+        let p = (now - self.selected_at) / JUMP_SECONDS;
+        if !(0.0..1.0).contains(&p) {
+            return 0.0;
+        }
+        let height = self
+            .scene
+            .buildings
+            .iter()
+            .find(|b| b.node == node)
+            .map_or(0.0, |b| b.shape.height);
+        ((p * std::f64::consts::PI).sin() * (height * 0.35).max(12.0)) as f32
+    }
+
+    /// Takes one event of the network thread. A failure the session cannot survive (another
+    /// protocol version) is the error.
+    pub fn take(&mut self, event: Event) -> anyhow::Result<()> {
+        match event {
+            Event::Status(s) => {
+                if let Status::Failed(why) = &s {
+                    anyhow::bail!("{why}");
+                }
+                self.status = s;
+            }
+            Event::Session => {
+                self.city = City::live(self.settings.layout_config());
+                self.travel = TimeTravel::new();
+                self.travel.period = self.settings.period;
+                self.received = 0;
+                self.selected = None;
+                self.drill = ROOT;
+                self.picks.clear();
+                self.plan_version += 1;
+            }
+            Event::RecordingFailed(why) => self.notes.push(why),
+            Event::Message(message) => {
+                let snapshot = match &message.kind {
+                    Some(Kind::Snapshot(s)) => {
+                        self.received += 1;
+                        if let Some(cost) = &s.cost {
+                            self.last_pause_ms = cost.pause_ns as f64 / 1e6;
+                            self.overhead = cost.total_pause_ns as f64 / cost.wall_ns.max(1) as f64;
+                        }
+                        true
+                    }
+                    Some(Kind::Notice(n)) => {
+                        self.dropped += n.dropped_snapshots;
+                        false
+                    }
+                    _ => false,
+                };
+                // The network thread already refused another protocol version.
+                self.city.model.apply(&message)?;
+                if snapshot {
+                    self.city.appended();
+                    self.travel.on_append(self.len());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The selected group's details (recomputed when the selection, time, metric or window
+    /// change), and the panel height they want.
+    pub fn refresh_details(&mut self) -> Option<f32> {
+        let Some(node) = self.selected else {
+            self.details = None;
+            return None;
+        };
+        let key = (
+            node,
+            self.travel.index(),
+            self.settings.metric,
+            self.city.model.window(),
+            self.city.model.len(),
+        );
+        if self.details.as_ref().map(|d| &d.key) != Some(&key) {
+            self.suspect_lines();
+            let suspects = self.suspects.as_ref().map_or(&[][..], |c| &c.all);
+            let d = details::details(&self.city.model, node, key.1, key.2, suspects);
+            let accuracy = details::accuracy(&self.city.model, node, key.1);
+            let (rows, height) = details_rows(&d);
+            self.details = Some(DetailsPanel {
+                key,
+                details: d,
+                accuracy,
+                rows,
+                height,
+            });
+        }
+        self.details.as_ref().map(|d| d.height)
+    }
+
+    /// Where the panels and controls sit in a `w` x `h` window as things stand (the details
+    /// panel's height follows the selection, the suspects list the session).
+    pub fn screen(&mut self, w: f32, h: f32) -> crate::controls::Screen {
+        let details = self.refresh_details();
+        let suspects = self.suspect_lines().len();
+        crate::controls::Screen::new(w, h, self.settings_open, details)
+            .with_suspects(suspects)
+            .with_views()
+    }
+
+    /// The leak suspects of the window, one line each (recomputed when the session or the
+    /// window changed).
+    pub fn suspect_lines(&mut self) -> &[SuspectLine] {
+        let key = (self.city.model.len(), self.city.model.window());
+        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
+            let model = &self.city.model;
+            let all = memcity_city::suspects::suspects(model);
+            let lines = all
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let leaking = s.leaking.first().cloned().unwrap_or_default();
+                    let root = if s.root.is_empty() {
+                        "root unknown"
+                    } else {
+                        s.root.as_str()
+                    };
+                    SuspectLine {
+                        text: format!(
+                            "{}. {} <- {} <- {} ({})",
+                            i + 1,
+                            short_type(&leaking),
+                            short_type(&s.holder),
+                            root,
+                            s.confidence.label()
+                        ),
+                        node: details::node_named(model, &leaking),
+                    }
+                })
+                .collect();
+            self.suspects = Some(SuspectsCache { key, all, lines });
+        }
+        self.suspects.as_ref().map_or(&[], |c| &c.lines)
+    }
+
+    /// The suspects' lines as last computed (for drawing without `&mut`).
+    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
+        self.suspects.as_ref().map(|c| c.lines.as_slice())
+    }
+
+    /// The scene at the current time, rebuilt only when something it depends on changed.
+    pub fn refresh_scene(&mut self) {
+        let key = SceneKey {
+            t: self.travel.t(),
+            len: self.city.model.len(),
+            window: self.city.model.window(),
+            view: self.view_settings(),
+            selected: self.selected,
+            plan: self.plan_version,
+            animation: self.city.animation.as_ref().map(|a| a.1),
+        };
+        if self.scene_key.as_ref() == Some(&key) {
+            return;
+        }
+        self.scene = scene::build(
+            &self.city.model,
+            &self.city.plan(),
+            key.t,
+            &key.view,
+            key.selected,
+        );
+        // The selection's leak-suspect trace, drawn through the city.
+        self.refresh_details();
+        let steps: Option<Vec<(String, bool, bool)>> = self
+            .details
+            .as_ref()
+            .and_then(|d| d.details.trace.as_ref())
+            .map(|t| {
+                t.steps
+                    .iter()
+                    .map(|s| (s.type_name.clone(), s.suspect, s.holder))
+                    .collect()
+            });
+        self.scene.trace = steps.map(|steps| scene::trace(&self.city.model, &self.scene, &steps));
+        self.scene_key = Some(key);
+    }
+
+    /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
+    pub fn tree_order(&mut self) -> &TreeOrder {
+        let model = &self.city.model;
+        let key = (model.len(), model.window(), self.settings.metric);
+        if self.order.as_ref().map(|o| o.0) != Some(key) {
+            let order = TreeOrder::new(model, key.2, SortBy::Growth);
+            self.order = Some((key, order));
+        }
+        &self.order.as_ref().expect("just set").1
+    }
+
+    fn partition_options(&self) -> PartitionOptions {
+        PartitionOptions {
+            scaled: self.scaled,
+            color: self.settings.color,
+            ..Default::default()
+        }
+    }
+
+    /// The tree below the local root at fractional time `t`, as the 2D views draw it; cells
+    /// thinner than `min_span` of the extent are left out (a small tree cannot show them).
+    pub fn partition_at(&mut self, t: f64, scaled: bool, min_span: f64) -> Partition {
+        self.tree_order();
+        let model = &self.city.model;
+        let order = &self.order.as_ref().expect("just set").1;
+        let solid = tree2d::solid_paths(model, &self.settings.opacity, self.settings.metric);
+        let options = PartitionOptions {
+            scaled,
+            min_span,
+            ..self.partition_options()
+        };
+        tree2d::partition(model, order, self.drill, t, &options, &solid, self.selected)
+    }
+
+    /// The tree at the current time (cached while nothing it depends on changes).
+    pub fn partition(&mut self) -> &Partition {
+        let model = &self.city.model;
+        let key = PartitionKey {
+            order: (model.len(), model.window(), self.settings.metric),
+            t: self.travel.t(),
+            root: self.drill,
+            scaled: self.scaled,
+            selected: self.selected,
+            color: self.settings.color,
+            opacity: self.settings.opacity,
+        };
+        if self.partition.as_ref().map(|p| &p.0) != Some(&key) {
+            let partition =
+                self.partition_at(key.t, key.scaled, PartitionOptions::default().min_span);
+            self.partition = Some((key, partition));
+        }
+        &self.partition.as_ref().expect("just set").1
+    }
+
+    /// The model and the partition last made by [`ViewerState::partition`], borrowed together
+    /// for drawing (empty before the first).
+    pub fn model_and_partition(&self) -> (&CityModel, &Partition) {
+        static EMPTY: Partition = Partition {
+            root: ROOT,
+            cells: Vec::new(),
+            levels: 0,
+            extent: 0.0,
+            hidden: 0,
+        };
+        (
+            &self.city.model,
+            self.partition.as_ref().map_or(&EMPTY, |p| &p.1),
+        )
+    }
+
+    /// The local root's path from the heap down: the breadcrumb of a drill-down.
+    pub fn breadcrumb(&self) -> Vec<(NodeId, String)> {
+        let model = &self.city.model;
+        let mut steps = Vec::new();
+        let mut at = Some(self.drill);
+        while let Some(node) = at {
+            let name = if node == ROOT {
+                "Heap".to_string()
+            } else {
+                model.node(node).name.clone()
+            };
+            steps.push((node, name));
+            at = model.node(node).parent;
+        }
+        steps.reverse();
+        steps
+    }
+
+    /// The solid nodes of the opacity rule, for legends and tests.
+    pub fn solid_paths(&self) -> HashSet<NodeId> {
+        tree2d::solid_paths(
+            &self.city.model,
+            &self.settings.opacity,
+            self.settings.metric,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memcity_city::model::Metric;
+
+    /// A leak over three snapshots: `Node` grows, `String` stays, with sites under `Node`.
+    fn model() -> CityModel {
+        let mut m = CityModel::new();
+        for (time, node) in [(0u64, 100u64), (1000, 500), (2000, 900)] {
+            let row = |path: &[&str], role: &str, n: u64| {
+                (
+                    path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                    role.to_string(),
+                    n,
+                    n * 24,
+                )
+            };
+            let nodes = vec![
+                row(&["app"], "Package", node + 400),
+                row(&["app", "Node"], "Type", node),
+                row(&["app", "Node", "a()"], "Site", node),
+                row(&["app", "String"], "Type", 400),
+            ];
+            m.push_tree(time, (node + 400, (node + 400) * 24), &nodes, vec![]);
+        }
+        m
+    }
+
+    fn state() -> ViewerState {
+        ViewerState::replay(model(), Settings::default(), None)
+    }
+
+    fn press(s: &mut ViewerState, key: KeyCode, now: f64) {
+        let action = key_action(key).unwrap_or_else(|| panic!("{key:?} is not bound"));
+        s.apply(action, now);
+    }
+
+    #[test]
+    fn every_binding_is_one_key_and_every_hint_names_a_bound_key() {
+        let mut keys: Vec<String> = BINDINGS.iter().map(|b| format!("{:?}", b.0)).collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "a key bound twice");
+        let hints = key_hints(ViewKind::City);
+        for hint in [
+            "arrows step",
+            "V view",
+            "H heap-scaled",
+            "Backspace up",
+            "M objects/bytes",
+        ] {
+            assert!(hints.contains(hint), "{hint} missing from {hints}");
+        }
+        assert!(key_hints(ViewKind::Icicle).contains("double-click drill down"));
+    }
+
+    #[test]
+    fn arrows_step_through_time_and_home_end_jump() {
+        let mut s = state();
+        assert_eq!(s.travel.index(), 2);
+        press(&mut s, KeyCode::Left, 0.0);
+        assert_eq!(s.travel.index(), 1);
+        press(&mut s, KeyCode::Home, 0.0);
+        assert_eq!(s.travel.index(), 0);
+        press(&mut s, KeyCode::Right, 0.0);
+        assert_eq!(s.travel.index(), 1);
+        press(&mut s, KeyCode::End, 0.0);
+        assert_eq!(s.travel.index(), 2);
+        assert!(s.travel.is_live());
+        press(&mut s, KeyCode::Space, 0.0);
+        assert!(s.travel.playing);
+    }
+
+    #[test]
+    fn v_cycles_the_views_and_keeps_the_drill_down() {
+        let mut s = state();
+        let node = s.model().find(&["app", "Node"]).unwrap();
+        s.apply(Action::DrillTo(node), 0.0);
+        let mut seen = vec![s.view];
+        for _ in 0..4 {
+            press(&mut s, KeyCode::V, 0.0);
+            seen.push(s.view);
+            assert_eq!(s.drill, node, "the drill-down survives a change of view");
+        }
+        assert_eq!(
+            seen,
+            [
+                ViewKind::City,
+                ViewKind::Icicle,
+                ViewKind::Sunburst,
+                ViewKind::Timeline,
+                ViewKind::City
+            ]
+        );
+    }
+
+    #[test]
+    fn drill_down_and_back_up_with_a_breadcrumb() {
+        let mut s = state();
+        s.apply(Action::SetView(ViewKind::Icicle), 0.0);
+        let node = s.model().find(&["app", "Node"]).unwrap();
+        let site = s.model().find(&["app", "Node", "a()"]).unwrap();
+        // A leaf has nothing below it: drilling to it shows its parent.
+        s.apply(Action::DrillTo(site), 0.0);
+        assert_eq!(s.drill, node);
+        let crumbs: Vec<String> = s.breadcrumb().into_iter().map(|c| c.1).collect();
+        assert_eq!(crumbs, ["Heap", "app", "Node"]);
+        assert_eq!(s.partition().root, node);
+        press(&mut s, KeyCode::Backspace, 0.0);
+        assert_eq!(s.breadcrumb().len(), 2);
+        press(&mut s, KeyCode::Backspace, 0.0);
+        press(&mut s, KeyCode::Backspace, 0.0);
+        assert_eq!(s.drill, ROOT, "up from the heap stays at the heap");
+    }
+
+    #[test]
+    fn heap_scaled_follows_the_key_and_time() {
+        let mut s = state();
+        assert_eq!(s.partition().extent, 1.0);
+        press(&mut s, KeyCode::H, 0.0);
+        assert!(s.scaled);
+        press(&mut s, KeyCode::Home, 0.0);
+        s.advance(10.0);
+        // 500 of at most 1,300 objects.
+        assert!((s.partition().extent - 500.0 / 1300.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn m_switches_the_metric_and_the_order_follows() {
+        let mut s = state();
+        assert_eq!(s.settings.metric, Metric::Objects);
+        press(&mut s, KeyCode::M, 0.0);
+        assert_eq!(s.settings.metric, Metric::Bytes);
+        assert_eq!(s.tree_order().metric(), Metric::Bytes);
+    }
+
+    #[test]
+    fn the_selection_jumps_for_a_moment() {
+        let mut s = state();
+        let node = s.model().find(&["app", "Node", "a()"]).unwrap();
+        s.refresh_scene();
+        s.apply(Action::Select(Some(node)), 100.0);
+        assert_eq!(s.lift(100.0), 0.0, "at the start of the hop");
+        assert!(s.lift(100.0 + JUMP_SECONDS / 2.0) > 0.0);
+        assert_eq!(s.lift(100.0 + JUMP_SECONDS), 0.0, "landed");
+        // Selecting the same group again does not restart the hop.
+        s.apply(Action::Select(Some(node)), 100.2);
+        assert!(s.lift(100.0 + JUMP_SECONDS / 2.0) > 0.0);
+    }
+
+    #[test]
+    fn a_double_click_on_the_strip_clears_the_window() {
+        let mut s = state();
+        s.apply(Action::SetWindow(Some(Window { start: 1, end: 2 })), 0.0);
+        assert_eq!(s.model().window().start, 1);
+        s.apply(Action::StripClick(0), 10.0);
+        assert_eq!(s.travel.index(), 0);
+        assert_eq!(s.model().window().start, 1, "one click keeps the window");
+        s.apply(Action::StripClick(0), 10.0 + DOUBLE_CLICK / 2.0);
+        assert_eq!(s.model().window().start, 0);
+    }
+
+    #[test]
+    fn timeline_picks_toggle_in_order() {
+        let mut s = state();
+        for i in [2, 0, 1, 0, 9] {
+            s.apply(Action::TogglePick(i), 0.0);
+        }
+        assert_eq!(s.picks, [1, 2]);
+    }
+
+    #[test]
+    fn held_keys_move_the_camera_and_end_a_flight() {
+        let mut s = state();
+        s.frame_camera(CameraView::Overview);
+        let before = s.camera;
+        press(&mut s, KeyCode::B, 0.0);
+        assert!(s.flying());
+        s.hold(
+            Held {
+                right: 1.0,
+                ..Default::default()
+            },
+            0.1,
+        );
+        assert!(!s.flying());
+        assert_ne!(s.camera.target, before.target);
+        let d = s.camera.distance;
+        s.hold(
+            Held {
+                zoom: 1.0,
+                ..Default::default()
+            },
+            0.1,
+        );
+        assert!(s.camera.distance < d, "zoom in brings the camera closer");
+    }
+
+    #[test]
+    fn bird_s_eye_flies_and_settles_above_the_city() {
+        let mut s = state();
+        s.frame_camera(CameraView::Overview);
+        press(&mut s, KeyCode::B, 0.0);
+        s.advance(0.3);
+        assert!(s.flying());
+        s.advance(1.0);
+        assert!(!s.flying());
+        assert!(s.camera.pitch > 1.4, "looking down: {}", s.camera.pitch);
+    }
+
+    #[test]
+    fn r_and_tab_toggle() {
+        let mut s = state();
+        press(&mut s, KeyCode::R, 0.0);
+        assert!(!s.references);
+        assert!(!s.view_settings().references);
+        press(&mut s, KeyCode::Tab, 0.0);
+        assert!(s.settings_open);
+    }
+
+    #[test]
+    fn a_new_live_session_starts_clean() {
+        let mut s = ViewerState::live(Settings::default());
+        s.apply(Action::DrillTo(ROOT), 0.0);
+        s.picks.push(3);
+        s.take(Event::Session).unwrap();
+        assert!(s.is_empty());
+        assert!(s.picks.is_empty());
+        assert!(s.take(Event::Status(Status::Failed("v2".into()))).is_err());
+        s.take(Event::RecordingFailed("disk full".into())).unwrap();
+        assert_eq!(s.notes, ["disk full"]);
+    }
+}

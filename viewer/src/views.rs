@@ -1,0 +1,273 @@
+//! Where the 2D views sit on screen, without a window: the area the tree gets beside the
+//! panels, and the timeline view's chart and row of small trees (paper 5.4). Clicks are
+//! resolved here too, so what a click in each view does is tested with `cargo test`.
+
+use memcity_city::model::NodeId;
+use memcity_city::timeline::Strip;
+use memcity_city::tree2d::{Icicle, Partition, Sunburst};
+use memcity_city::treemap::Rect;
+
+use crate::controls::{Area, Screen};
+use crate::state::{Action, ViewKind};
+
+/// Room above the tree for the breadcrumb of a drill-down.
+pub const CRUMB_HEIGHT: f32 = 24.0;
+/// The timeline view's chart height.
+pub const CHART_HEIGHT: f32 = 140.0;
+/// Space between the small trees.
+const GAP: f32 = 12.0;
+/// The key-hint bar at the top.
+const TOP: f32 = 30.0;
+
+/// The main area the 2D views draw in: below the hint bar and the view buttons, above the heap
+/// strip, clear of the details panel on the left and the settings or suspects on the right.
+pub fn main_area(screen: &Screen) -> Area {
+    let top = screen
+        .views
+        .iter()
+        .map(|(_, a)| a.y + a.h)
+        .fold(TOP, f32::max)
+        + 6.0;
+    let left = screen
+        .details
+        .map_or(10.0, |(panel, _)| panel.x + panel.w + 10.0);
+    let right = screen
+        .settings
+        .as_ref()
+        .map(|(panel, _)| panel.x)
+        .or(screen.suspects.as_ref().map(|(panel, _)| panel.x))
+        .unwrap_or(screen.gear.x + screen.gear.w + 10.0)
+        - 10.0;
+    // Above the legend, which spans the lower right.
+    let bottom = screen.legend.y.min(screen.strip.y) - 8.0;
+    Area::new(
+        left,
+        top,
+        (right - left).max(40.0),
+        (bottom - top).max(40.0),
+    )
+}
+
+/// The tree's own rectangle in the main area: under the breadcrumb.
+pub fn tree_rect(area: Area) -> Rect {
+    Rect::new(
+        area.x as f64,
+        (area.y + CRUMB_HEIGHT) as f64,
+        area.w as f64,
+        (area.h - CRUMB_HEIGHT).max(10.0) as f64,
+    )
+}
+
+/// The snapshots the timeline view shows: the picked ones and the current one, in time order.
+pub fn shown(picks: &[usize], index: usize) -> Vec<usize> {
+    let mut shown = picks.to_vec();
+    if let Err(at) = shown.binary_search(&index) {
+        shown.insert(at, index);
+    }
+    shown
+}
+
+/// The timeline view: the heap chart across the top, then one small tree per shown snapshot,
+/// side by side, aligned at the top (heap-scaled, they grow downward with the heap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineLayout {
+    pub chart: Strip,
+    pub trees: Vec<(usize, Rect)>,
+}
+
+pub fn timeline_layout(area: Area, shown: &[usize]) -> TimelineLayout {
+    let chart = Strip {
+        x: area.x,
+        y: area.y,
+        w: area.w,
+        h: CHART_HEIGHT.min(area.h / 3.0),
+    };
+    let top = chart.y + chart.h + 26.0;
+    let n = shown.len().max(1) as f32;
+    let width = ((area.w - GAP * (n - 1.0)) / n).max(8.0);
+    let height = (area.y + area.h - top).max(10.0);
+    let trees = shown
+        .iter()
+        .enumerate()
+        .map(|(i, &index)| {
+            let x = area.x + i as f32 * (width + GAP);
+            (
+                index,
+                Rect::new(x as f64, top as f64, width as f64, height as f64),
+            )
+        })
+        .collect();
+    TimelineLayout { chart, trees }
+}
+
+/// What a click at `(x, y)` in the main area asks, given what each view drew there. A second
+/// click on the selected cell drills down into it (a double click needs no timing here: the
+/// first click selected it).
+pub fn click(
+    view: ViewKind,
+    area: Area,
+    partition: &Partition,
+    timeline: Option<&TimelineLayout>,
+    len: usize,
+    selected: Option<NodeId>,
+    (x, y): (f32, f32),
+) -> Vec<Action> {
+    let (px, py) = (x as f64, y as f64);
+    let pick_cell = |node: Option<NodeId>| match node {
+        Some(node) if selected == Some(node) => vec![Action::DrillTo(node)],
+        Some(node) => vec![Action::Select(Some(node))],
+        None => Vec::new(),
+    };
+    match view {
+        ViewKind::City => Vec::new(),
+        ViewKind::Icicle => {
+            pick_cell(Icicle::new(tree_rect(area), partition).pick(partition, px, py))
+        }
+        ViewKind::Sunburst => {
+            pick_cell(Sunburst::new(tree_rect(area), partition).pick(partition, px, py))
+        }
+        ViewKind::Timeline => {
+            let Some(layout) = timeline else {
+                return Vec::new();
+            };
+            if layout.chart.contains(x, y) && len > 0 {
+                return vec![Action::TogglePick(layout.chart.index_at(x, len))];
+            }
+            match layout.trees.iter().find(|(_, r)| r.contains(px, py)) {
+                Some(&(index, _)) => vec![Action::Jump(index), Action::SetView(ViewKind::Icicle)],
+                None => Vec::new(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memcity_city::model::{CityModel, Metric, ROOT};
+    use memcity_city::tree2d::{partition, PartitionOptions, SortBy, TreeOrder};
+    use std::collections::HashSet;
+
+    fn model() -> CityModel {
+        let mut m = CityModel::new();
+        for (time, n) in [(0u64, 10u64), (1000, 30)] {
+            let row = |path: &[&str], n: u64| {
+                (
+                    path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                    "Type".to_string(),
+                    n,
+                    n * 16,
+                )
+            };
+            let nodes = vec![row(&["a"], n), row(&["a", "X"], n), row(&["b"], 10)];
+            m.push_tree(time, (n + 10, (n + 10) * 16), &nodes, vec![]);
+        }
+        m
+    }
+
+    fn screen() -> Screen {
+        Screen::new(1280.0, 720.0, false, None)
+    }
+
+    #[test]
+    fn the_main_area_keeps_clear_of_the_panels() {
+        let plain = main_area(&screen());
+        assert!(plain.y >= TOP && plain.y + plain.h <= screen().strip.y);
+        let with_details = main_area(&Screen::new(1280.0, 720.0, false, Some(300.0)));
+        let (panel, _) = Screen::new(1280.0, 720.0, false, Some(300.0))
+            .details
+            .unwrap();
+        assert!(with_details.x >= panel.x + panel.w);
+        let open = Screen::new(1280.0, 720.0, true, None);
+        let (settings, _) = open.settings.clone().unwrap();
+        let area = main_area(&open);
+        assert!(area.x + area.w <= settings.x);
+    }
+
+    #[test]
+    fn timeline_trees_sit_side_by_side_under_the_chart() {
+        let area = Area::new(10.0, 40.0, 1000.0, 600.0);
+        let layout = timeline_layout(area, &shown(&[0, 3], 1));
+        let indices: Vec<usize> = layout.trees.iter().map(|t| t.0).collect();
+        assert_eq!(indices, [0, 1, 3]);
+        for pair in layout.trees.windows(2) {
+            let (a, b) = (pair[0].1, pair[1].1);
+            assert!(a.x + a.w < b.x, "overlap");
+            assert_eq!((a.y, a.w, a.h), (b.y, b.w, b.h), "aligned, same size");
+        }
+        let last = layout.trees[2].1;
+        assert!(
+            (last.x + last.w - 1010.0).abs() < 1e-3,
+            "the row fills the width"
+        );
+        assert!(last.y as f32 > layout.chart.y + layout.chart.h);
+    }
+
+    #[test]
+    fn clicks_select_then_drill_pick_and_open() {
+        let m = model();
+        let order = TreeOrder::new(&m, Metric::Objects, SortBy::Growth);
+        let p = partition(
+            &m,
+            &order,
+            ROOT,
+            1.0,
+            &PartitionOptions::default(),
+            &HashSet::new(),
+            None,
+        );
+        let area = Area::new(0.0, 0.0, 400.0, 400.0 + CRUMB_HEIGHT);
+        let a = m.find(&["a"]).unwrap();
+        // The icicle's second column, top: `a` (it grew), 3/4 of the height.
+        let (x, y) = (150.0, CRUMB_HEIGHT + 100.0);
+        assert_eq!(
+            click(ViewKind::Icicle, area, &p, None, 2, None, (x, y)),
+            [Action::Select(Some(a))]
+        );
+        assert_eq!(
+            click(ViewKind::Icicle, area, &p, None, 2, Some(a), (x, y)),
+            [Action::DrillTo(a)]
+        );
+        // The sunburst: straight up from the centre in ring 1 is `a` too.
+        let centre = (200.0, CRUMB_HEIGHT + 200.0);
+        assert_eq!(
+            click(
+                ViewKind::Sunburst,
+                area,
+                &p,
+                None,
+                2,
+                None,
+                (centre.0, centre.1 - 100.0)
+            ),
+            [Action::Select(Some(a))]
+        );
+        let layout = timeline_layout(area, &shown(&[], 1));
+        let chart = layout.chart;
+        assert_eq!(
+            click(
+                ViewKind::Timeline,
+                area,
+                &p,
+                Some(&layout),
+                2,
+                None,
+                (chart.x + 1.0, chart.y + 5.0)
+            ),
+            [Action::TogglePick(0)]
+        );
+        let (c, _) = layout.trees[0].1.center();
+        assert_eq!(
+            click(
+                ViewKind::Timeline,
+                area,
+                &p,
+                Some(&layout),
+                2,
+                None,
+                (c as f32, 300.0)
+            ),
+            [Action::Jump(1), Action::SetView(ViewKind::Icicle)]
+        );
+    }
+}
