@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks the viewer under Xvfb + Mesa llvmpipe (software OpenGL) at 1280x720: frames per
 # second for cities of 1,000, 10,000 and 50,000 buildings, still and while stepping through time
-# (each frame a time-travel step: scene, geometry, drawing). Medians; nothing asserted.
+# (each frame a time-travel step: scene, geometry, drawing), then the icicle and sunburst views
+# of the 10,000- and 50,000-group trees. Medians; nothing asserted.
 # Results go to BENCHMARKS.md by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +18,10 @@ for n in 1000 10000 50000; do
   # Every building gets a lot: no pruning, so the city really has N buildings.
   xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \
     --bench-frames "$frames" --size 1280x720 --children 1000
+done
+for n in 10000 50000; do
+  for view in icicle sunburst; do
+    xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \
+      --bench-frames "$frames" --size 1280x720 --view "$view"
+  done
 done
