@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use macroquad::prelude::{
     clear_background, draw_rectangle, is_key_down, is_key_pressed, is_mouse_button_down,
     is_mouse_button_pressed, is_mouse_button_released, measure_text, mouse_position, mouse_wheel,
-    next_frame, screen_height, screen_width, Color, Conf, KeyCode, MouseButton,
+    next_frame, screen_height, screen_width, set_default_camera, Color, Conf, KeyCode, MouseButton,
 };
 use memcity_city::load;
 use memcity_city::model::{CityModel, NodeId};
@@ -19,7 +19,7 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
-use memcity_viewer::controls::{link_at, slider_index, Area, Hit, Screen, Settings};
+use memcity_viewer::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings};
 use memcity_viewer::live::{Event, Status};
 use memcity_viewer::state::{key_hints, Action, Held, ViewerState, BINDINGS};
 pub use memcity_viewer::state::{CameraView, ViewKind};
@@ -215,6 +215,35 @@ struct Window {
     crumbs: Vec<(NodeId, Area)>,
 }
 
+/// The window's size in pixels, and in the units the HUD and the 2D views are laid out in: they
+/// are designed for about 1280x800 and scaled up on larger windows (`ui_scale`), so panels and
+/// text keep their share of a 1920x1080 or 4K screen.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    pixels: (f32, f32),
+    scale: f32,
+    w: f32,
+    h: f32,
+}
+
+impl Size {
+    fn now() -> Self {
+        let pixels = (screen_width(), screen_height());
+        let scale = ui_scale(pixels.0, pixels.1);
+        Self {
+            pixels,
+            scale,
+            w: pixels.0 / scale,
+            h: pixels.1 / scale,
+        }
+    }
+
+    /// A pixel position in HUD units.
+    fn hud(&self, at: (f32, f32)) -> (f32, f32) {
+        (at.0 / self.scale, at.1 / self.scale)
+    }
+}
+
 /// Seconds on the window's clock.
 fn now() -> f64 {
     macroquad::time::get_time()
@@ -231,8 +260,15 @@ impl Window {
         views::timeline_layout(views::main_area(screen), &shown)
     }
 
-    /// The group under the pointer in the current view (none over a panel).
-    fn hovered(&mut self, screen: &Screen, mouse: (f32, f32), w: f32, h: f32) -> Option<NodeId> {
+    /// The group under the pointer (`mouse` in HUD units, `pixel` in the window's) in the
+    /// current view; none over a panel.
+    fn hovered(
+        &mut self,
+        screen: &Screen,
+        mouse: (f32, f32),
+        pixel: (f32, f32),
+        size: Size,
+    ) -> Option<NodeId> {
         if screen.hit(mouse.0, mouse.1).is_some() {
             return None;
         }
@@ -240,7 +276,8 @@ impl Window {
         let rect = views::tree_rect(views::main_area(screen));
         match self.state.view {
             ViewKind::City => {
-                let (origin, dir) = self.state.camera.ray(mouse.0, mouse.1, w, h);
+                let (w, h) = size.pixels;
+                let (origin, dir) = self.state.camera.ray(pixel.0, pixel.1, w, h);
                 scene::pick(&self.state.scene, origin, dir)
             }
             ViewKind::Icicle => {
@@ -457,11 +494,11 @@ impl Window {
         &mut self,
         renderer: &Renderer,
         screen: &Screen,
-        w: f32,
-        h: f32,
+        size: Size,
         hovered: Option<NodeId>,
         mouse: (f32, f32),
     ) {
+        let (w, h) = size.pixels;
         self.crumbs.clear();
         let faded = self.state.settings.opacity.faded;
         match self.state.view {
@@ -474,9 +511,11 @@ impl Window {
                     hovered,
                 };
                 renderer.draw(&self.state.scene, &self.state.camera, view);
+                render::hud_camera(size.w, size.h);
             }
             ViewKind::Icicle | ViewKind::Sunburst => {
                 clear_background(render::sky());
+                render::hud_camera(size.w, size.h);
                 let area = views::main_area(screen);
                 let rect = views::tree_rect(area);
                 let crumbs = self.state.breadcrumb();
@@ -491,6 +530,7 @@ impl Window {
             }
             ViewKind::Timeline => {
                 clear_background(render::sky());
+                render::hud_camera(size.w, size.h);
                 let layout = self.timeline_layout(screen);
                 let metric = self.state.settings.metric;
                 let chart = layout.chart.chart(self.state.model(), metric);
@@ -539,6 +579,7 @@ impl Window {
             _ => None,
         };
         hud::timeline(screen, &chart, window, index, len, dragging);
+        hud::axis(&screen.strip, self.state.model(), metric);
         hud::transport(
             screen,
             mouse,
@@ -595,13 +636,13 @@ impl Window {
         hud::legend(screen, self.state.view, &self.state.settings);
         if let Some(node) = hovered {
             let text = scene::tooltip(self.state.model(), node, index, metric);
-            let room = (screen_width() * 0.6).max(200.0);
+            let (w, h) = (screen.status.w, screen.status.y + screen.status.h);
+            let room = (w * 0.6).max(200.0);
             let lines: Vec<String> = text.lines().map(|l| hud::fit(l, room, 17.0)).collect();
             let width = lines
                 .iter()
                 .map(|l| measure_text(l, None, 17, 1.0).width)
                 .fold(0.0, f32::max);
-            let (w, h) = (screen_width(), screen_height());
             let x = (mouse.0 + 14.0).min(w - width - 16.0).max(4.0);
             let y = (mouse.1 + 10.0).min(h - 20.0 * lines.len() as f32 - 8.0);
             hud::panel(Area::new(
@@ -618,13 +659,14 @@ impl Window {
 
     /// One whole frame as a user sees it (no input).
     fn draw_frame(&mut self, renderer: &Renderer, hud: bool) {
-        let (w, h) = (screen_width(), screen_height());
-        let screen = self.screen(w, h);
-        self.draw_view(renderer, &screen, w, h, None, (-100.0, -100.0));
+        let size = Size::now();
+        let screen = self.screen(size.w, size.h);
+        self.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         if hud {
-            let screen = self.screen(w, h);
+            let screen = self.screen(size.w, size.h);
             self.draw_hud(&screen, (-100.0, -100.0), None);
         }
+        set_default_camera();
     }
 }
 
@@ -761,19 +803,21 @@ async fn interactive(
         if is_key_pressed(KeyCode::Escape) {
             return Ok(());
         }
-        let (w, h) = (screen_width(), screen_height());
+        let size = Size::now();
         let dt = macroquad::time::get_frame_time();
-        let screen = window.screen(w, h);
-        let mouse = mouse_position();
+        let screen = window.screen(size.w, size.h);
+        let pixel = mouse_position();
+        let mouse = size.hud(pixel);
         window.keys(dt);
         // Picking uses last frame's picture: what the pointer is over is what was drawn.
-        let hovered = window.hovered(&screen, mouse, w, h);
+        let hovered = window.hovered(&screen, mouse, pixel, size);
         window.mouse(&screen, mouse, hovered);
         window.state.advance(dt as f64);
         // The panels' layout may have changed with the selection.
-        let screen = window.screen(w, h);
-        window.draw_view(renderer, &screen, w, h, hovered, mouse);
+        let screen = window.screen(size.w, size.h);
+        window.draw_view(renderer, &screen, size, hovered, mouse);
         window.draw_hud(&screen, mouse, hovered);
+        set_default_camera();
         if !ready_signalled {
             // Scripts and tests wait for this line before sending input.
             eprintln!("memcity: window ready");
@@ -786,17 +830,18 @@ async fn interactive(
 /// Times `n` still frames, then `n` frames that each step to the next snapshot (the view's
 /// geometry and drawing), in the view asked for, and prints medians.
 async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Result<()> {
-    let (w, h) = (screen_width(), screen_height());
+    let size = Size::now();
+    let (w, h) = size.pixels;
     let len = window.state.len();
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let screen = window.screen(w, h);
+    let screen = window.screen(size.w, size.h);
     let mut still = Vec::with_capacity(n);
     for _ in 0..n {
         let start = std::time::Instant::now();
-        window.draw_view(renderer, &screen, w, h, None, (-100.0, -100.0));
+        window.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         next_frame().await;
         still.push(start.elapsed().as_secs_f64());
     }
@@ -818,7 +863,7 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
             }
         }
         steps.push(start.elapsed().as_secs_f64());
-        window.draw_view(renderer, &screen, w, h, None, (-100.0, -100.0));
+        window.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         next_frame().await;
         stepping.push(start.elapsed().as_secs_f64());
     }

@@ -323,6 +323,13 @@ pub const VIEW_BUTTON: (f32, f32) = (86.0, 28.0);
 /// The colour legend above the heap strip, right-aligned.
 pub const LEGEND: (f32, f32) = (520.0, 42.0);
 
+/// How much the HUD and the 2D views are scaled up in a `width` x `height` window: they are laid
+/// out for about 1280x800, so a 1920x1080 window gets 1.2, 2560x1440 1.6 and 4K 2.4; smaller
+/// windows are not scaled down (text under 12 pixels would not read).
+pub fn ui_scale(width: f32, height: f32) -> f32 {
+    (height / 900.0).min(width / 1600.0).max(1.0)
+}
+
 /// One row of the settings panel: the whole row and its left and right arrows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SettingRow {

@@ -172,9 +172,12 @@ pub fn timeline(
     let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
     draw_rectangle(wx0, strip.y, (wx1 - wx0).max(2.0), strip.h, WINDOW_TINT);
     if chart.any_estimate {
+        // Top right: the axis's largest value takes the top left.
+        let key = "solid: heap walk   hollow, dashed: estimate";
+        let w = measure_text(key, None, 13, 1.0).width;
         text(
-            "solid: heap walk   hollow, dashed: estimate",
-            strip.x + 4.0,
+            key,
+            strip.x + strip.w - w - 4.0,
             strip.y + 11.0,
             13.0,
             MUTED,

@@ -31,6 +31,17 @@ use memcity_city::scene::Scene;
 /// The sky. Tests probe for it.
 pub const SKY: Rgb = [0.93, 0.95, 0.98];
 
+/// Draws what follows in HUD units: a `w` x `h` space stretched over the window, y down (the
+/// HUD and the 2D views are laid out for about 1280x800 and scaled up on larger windows).
+pub fn hud_camera(w: f32, h: f32) {
+    let mut camera = macroquad::prelude::Camera2D::from_display_rect(
+        macroquad::prelude::Rect::new(0.0, 0.0, w, h),
+    );
+    // `from_display_rect` puts y up, as in a chart; screen coordinates grow downward.
+    camera.zoom.y = -camera.zoom.y;
+    set_camera(&camera);
+}
+
 /// The sky as a colour to clear with (the 2D views' background too).
 pub fn sky() -> Color {
     color(SKY, 1.0)
