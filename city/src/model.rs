@@ -411,6 +411,80 @@ impl CityModel {
         self.update_growth();
     }
 
+    /// A session of two snapshots, `a`'s snapshot `ia` then `b`'s snapshot `ib`, for comparing
+    /// two recordings of one application (before and after a change, two days of a service):
+    /// groups are matched by their key paths, and the window spans the two, so growth is what
+    /// grew from the first to the second. Both must group by the same classifiers.
+    pub fn comparison(
+        a: &CityModel,
+        ia: usize,
+        b: &CityModel,
+        ib: usize,
+    ) -> Result<CityModel, String> {
+        if a.classifiers != b.classifiers {
+            return Err(format!(
+                "the recordings group by different classifiers ({} against {}): compare \
+                 recordings made with the same `classifiers=`",
+                a.classifiers.join(":"),
+                b.classifiers.join(":")
+            ));
+        }
+        let mut m = CityModel::new();
+        m.classifiers = a.classifiers.clone();
+        m.handshake = b.handshake.clone();
+        let start_ms = a.frames.get(ia).map_or(0, |f| f.time_ms);
+        for (index, (source, i)) in [(a, ia), (b, ib)].into_iter().enumerate() {
+            let frame = source
+                .frames
+                .get(i)
+                .ok_or_else(|| format!("snapshot {} does not exist", i + 1))?;
+            let mut map: HashMap<NodeId, NodeId> = HashMap::from([(ROOT, ROOT)]);
+            let mut local = |id: NodeId, m: &mut CityModel| -> NodeId {
+                // Ancestors first: a node's path is interned from the top down.
+                let mut chain = Vec::new();
+                let mut at = id;
+                while !map.contains_key(&at) {
+                    chain.push(at);
+                    at = source.nodes[at as usize].parent.unwrap_or(ROOT);
+                }
+                let mut mapped = map[&at];
+                for &node in chain.iter().rev() {
+                    let info = &source.nodes[node as usize];
+                    mapped = m.intern(mapped, &info.name, &info.role, index);
+                    m.nodes[mapped as usize].estimated |= info.estimated;
+                    map.insert(node, mapped);
+                }
+                mapped
+            };
+            let values = frame
+                .values
+                .iter()
+                .map(|&(id, objects, bytes)| (local(id, &mut m), objects, bytes))
+                .collect();
+            let estimates = frame
+                .estimates
+                .iter()
+                .map(|&(id, objects, bytes)| (local(id, &mut m), objects, bytes))
+                .collect();
+            // Times keep the order (the second after the first) though each recording counts
+            // from its own start.
+            let time_ms = if index == 0 {
+                start_ms
+            } else {
+                frame.time_ms.max(start_ms + 1)
+            };
+            m.push_frame(Frame {
+                seq: index as u64,
+                time_ms,
+                values,
+                estimates,
+                ..frame.clone()
+            });
+        }
+        m.set_window(Some(Window { start: 0, end: 1 }));
+        Ok(m)
+    }
+
     /// Feeds one message of a live stream or recording.
     /// Feeds one message of a live stream or recording. A handshake of another protocol version
     /// is an error that says which side to upgrade.
@@ -874,6 +948,47 @@ pub(crate) mod tests {
             children,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn two_recordings_compare_by_key_paths() {
+        let mut a = CityModel::new();
+        a.push_tree(
+            0,
+            (30, 720),
+            &[
+                row(&["app"], "Package", 30),
+                row(&["app", "Node"], "Type", 10),
+                row(&["app", "Old"], "Type", 20),
+            ],
+            vec![],
+        );
+        let mut b = CityModel::new();
+        // Another session: other node ids, a type the first never saw.
+        b.push_tree(
+            0,
+            (95, 2280),
+            &[
+                row(&["lib"], "Package", 5),
+                row(&["app"], "Package", 90),
+                row(&["app", "New"], "Type", 5),
+                row(&["app", "Node"], "Type", 85),
+            ],
+            vec![],
+        );
+        let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
+        assert_eq!(m.len(), 2);
+        let node = m.find(&["app", "Node"]).unwrap();
+        assert_eq!(m.absolute_growth(node, Metric::Objects), 75);
+        let old = m.find(&["app", "Old"]).unwrap();
+        assert_eq!(m.absolute_growth(old, Metric::Objects), -20);
+        let new = m.find(&["app", "New"]).unwrap();
+        assert_eq!(m.value(new, 0, Metric::Objects), 0);
+        assert_eq!(m.value(new, 1, Metric::Objects), 5);
+        assert_eq!(m.value(ROOT, 1, Metric::Objects), 95);
+        assert!(CityModel::comparison(&a, 3, &b, 0)
+            .unwrap_err()
+            .contains("snapshot 4 does not exist"));
     }
 
     #[test]

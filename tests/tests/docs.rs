@@ -147,3 +147,69 @@ fn help_output_matches_snapshots() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
 }
+
+/// `report` numbers snapshots from 1 as the viewer does, and compares two recordings of one
+/// application: the growth it prints is the second's value less the first's, group by group.
+#[test]
+fn report_windows_count_from_1_and_two_recordings_compare() {
+    use memcity_city::model::Metric;
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let golden = golden.to_str().unwrap();
+    let model = load_recording(std::path::Path::new(golden)).unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = memcity(args, Duration::from_secs(30));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // --from 2 is the second snapshot, index 1.
+    let window = json(&["report", golden, "--json", "--from", "2", "--to", "4"]);
+    assert_eq!(window["window"]["from"], 1);
+    assert_eq!(window["window"]["to"], 3);
+    let out = memcity(&["report", golden, "--from", "0"], Duration::from_secs(30));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds snapshots 1 to 5"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Two recordings (here the same one at two points): snapshot 2 of the first against the
+    // last of the second.
+    let both = json(&[
+        "report", golden, golden, "--json", "--top", "0", "--from", "2",
+    ]);
+    let groups = both["groups"].as_array().unwrap();
+    assert!(!groups.is_empty());
+    for group in groups {
+        let path: Vec<&str> = group["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        let node = model.find(&path).unwrap();
+        assert_eq!(
+            group["objects_first"].as_u64().unwrap(),
+            model.value(node, 1, Metric::Objects),
+            "{path:?}"
+        );
+        assert_eq!(
+            group["objects_last"].as_u64().unwrap(),
+            model.value(node, 4, Metric::Objects),
+            "{path:?}"
+        );
+    }
+    let text = memcity(
+        &["report", golden, golden, "--from", "2"],
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines().next().unwrap().contains("snapshot 2 against") && text.contains("snapshot 5"),
+        "{text}"
+    );
+}

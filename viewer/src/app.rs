@@ -474,6 +474,14 @@ impl Window {
                 String::new()
             }
         );
+        let window = s.model().window();
+        if len > 1 {
+            line.push_str(&format!(
+                " | growth from snapshot {} to {}",
+                window.start + 1,
+                window.end + 1
+            ));
+        }
         if s.view == ViewKind::City && s.scene.hidden > 0 {
             line.push_str(&format!(" | {} small groups hidden", s.scene.hidden));
         }

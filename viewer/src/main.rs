@@ -192,6 +192,9 @@ enum Command {
     Report {
         /// Recording file
         file: PathBuf,
+        /// A second recording of the same application: report what grew from FILE's snapshot
+        /// (`--from`, default its last) to this one's (`--to`, default its last)
+        against: Option<PathBuf>,
         /// Show the K strongest growers (0 or a large K shows every group)
         #[arg(long, default_value_t = 20)]
         top: usize,
@@ -201,8 +204,9 @@ enum Command {
         /// References of the last snapshot to list in the table
         #[arg(long, default_value_t = 10)]
         references: usize,
-        /// Start of the growth window: a snapshot index (0 is the first) or seconds since the
-        /// session started (`12s`). Default: the first snapshot after the VM-start one
+        /// Start of the growth window: a snapshot number (1 is the first, as the viewer counts)
+        /// or seconds since the session started (`12s`). Default: the first snapshot after the
+        /// VM-start one
         #[arg(long)]
         from: Option<String>,
         /// End of the growth window, as `--from`. Default: the last snapshot
@@ -451,6 +455,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Report {
             file,
+            against,
             top,
             json,
             references,
@@ -458,7 +463,33 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             to,
         } => {
             let mut session = memcity_city::load::recording(&file)?;
-            if from.is_some() || to.is_some() {
+            let mut source = file.display().to_string();
+            if let Some(other) = &against {
+                let second = memcity_city::load::recording(other)?;
+                let pick = |model: &memcity_city::model::CityModel, at: &Option<String>| match at {
+                    Some(at) => report::snapshot_at(model, at),
+                    None if model.is_empty() => {
+                        anyhow::bail!("a recording holds no snapshot to compare")
+                    }
+                    None => Ok(model.len() - 1),
+                };
+                let (a, b) = (pick(&session, &from)?, pick(&second, &to)?);
+                source = format!(
+                    "{} snapshot {} against {} snapshot {}",
+                    file.display(),
+                    a + 1,
+                    other.display(),
+                    b + 1
+                );
+                session = memcity_city::model::CityModel::comparison(&session, a, &second, b)
+                    .map_err(|why| {
+                        anyhow::anyhow!(
+                            "cannot compare {} with {}: {why}",
+                            file.display(),
+                            other.display()
+                        )
+                    })?;
+            } else if from.is_some() || to.is_some() {
                 let default = session.window();
                 let start = match &from {
                     Some(at) => report::snapshot_at(&session, at)?,
@@ -470,7 +501,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 };
                 if end < start {
                     anyhow::bail!(
-                        "--to ({end}) is before --from ({start}): the window would be empty"
+                        "--to (snapshot {}) is before --from (snapshot {}): the window would be empty",
+                        end + 1,
+                        start + 1
                     );
                 }
                 session.set_window(Some(memcity_city::model::Window { start, end }));
@@ -481,10 +514,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!(
-                    "{}",
-                    report::render_text(&report, &file.display().to_string(), references)
-                );
+                print!("{}", report::render_text(&report, &source, references));
             }
             for warning in &report.warnings {
                 eprintln!("memcity: warning: {warning}");

@@ -79,7 +79,8 @@ pub struct Report {
     /// core's wall time, at the last snapshot.
     pub sampling_overhead: f64,
     pub warnings: Vec<String>,
-    /// The window growth is measured over: snapshot indices (0 is the first) and their times.
+    /// The window growth is measured over: snapshot indices (0 is the first; the text and the
+    /// viewer number them from 1) and their times.
     pub window: WindowJson,
     /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`).
     pub suspects: Vec<SuspectJson>,
@@ -279,15 +280,16 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     })
 }
 
-/// The snapshot a `--from`/`--to` value names: an index (`3`) or seconds since the session
-/// started (`12s`, the last snapshot at or before it).
+/// The snapshot a `--from`/`--to` value names, as an index: a snapshot number counted from 1 as
+/// the viewer's status bar counts (`3`), or seconds since the session started (`12s`, the last
+/// snapshot at or before it).
 pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
     let frames = session.frames();
     let last = frames.len().saturating_sub(1);
     if let Some(seconds) = at.strip_suffix('s') {
         let seconds: f64 = seconds.trim().parse().map_err(|_| {
             anyhow::anyhow!(
-                "`{at}` is not a time: give seconds like `12s` or a snapshot index like `3`"
+                "`{at}` is not a time: give seconds like `12s` or a snapshot number like `3`"
             )
         })?;
         let start = frames.first().map_or(0, |f| f.time_ms);
@@ -297,20 +299,28 @@ pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
             .saturating_sub(1)
             .min(last));
     }
-    let index: usize = at.trim().parse().map_err(|_| {
-        anyhow::anyhow!("`{at}` is not a snapshot: give an index like `3` or seconds like `12s`")
+    let number: usize = at.trim().parse().map_err(|_| {
+        anyhow::anyhow!(
+            "`{at}` is not a snapshot: give a number like `3` (the first is 1) or seconds like `12s`"
+        )
     })?;
-    if index > last {
-        anyhow::bail!("snapshot {index} does not exist: the recording holds snapshots 0..={last}");
+    if number == 0 || number > frames.len() {
+        anyhow::bail!(
+            "snapshot {number} does not exist: the recording holds snapshots 1 to {} (counted from 1, as the viewer's status bar shows)",
+            frames.len()
+        );
     }
-    Ok(index)
+    Ok(number - 1)
 }
 
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
-fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize) {
+fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exact: usize) {
     if suspects.is_empty() {
-        let why = if walks == 0 {
+        let why = if walks == 0 && exact > 0 {
+            "the walks of this recording carry no reference graph (an older agent's recording, \
+             or an export without one), so no path from a root can be traced"
+        } else if walks == 0 {
             "no heap walk in this window to trace from (on a heap too large to walk within \
              max_pause, `memcity snapshot --force` walks it once)"
         } else {
@@ -436,10 +446,10 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     );
     let _ = writeln!(
         out,
-        "grouped by {}; growth over snapshots {}..{} ({:.1} s to {:.1} s)",
+        "grouped by {}; growth over snapshots {} to {} ({:.1} s to {:.1} s)",
         report.classifiers.join(" > "),
-        report.window.from,
-        report.window.to,
+        report.window.from + 1,
+        report.window.to + 1,
         report.window.from_ms as f64 / 1000.0,
         report.window.to_ms as f64 / 1000.0
     );
@@ -447,7 +457,12 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out);
-    render_suspects(&mut out, &report.suspects, report.walks_in_window);
+    render_suspects(
+        &mut out,
+        &report.suspects,
+        report.walks_in_window,
+        report.exact_snapshots,
+    );
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -585,12 +600,15 @@ mod tests {
     fn windows_are_named_by_index_or_seconds() {
         let m = session();
         let last = m.len() - 1;
-        assert_eq!(snapshot_at(&m, "0").unwrap(), 0);
-        assert_eq!(snapshot_at(&m, &last.to_string()).unwrap(), last);
-        assert!(snapshot_at(&m, &(last + 1).to_string())
-            .unwrap_err()
-            .to_string()
-            .contains("does not exist"));
+        // Numbers count from 1, as the viewer's status bar does.
+        assert_eq!(snapshot_at(&m, "1").unwrap(), 0);
+        assert_eq!(snapshot_at(&m, &(last + 1).to_string()).unwrap(), last);
+        for past in ["0".to_string(), (last + 2).to_string()] {
+            assert!(snapshot_at(&m, &past)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist"));
+        }
         // Seconds: the last snapshot at or before that time.
         assert_eq!(snapshot_at(&m, "0s").unwrap(), 0);
         assert_eq!(snapshot_at(&m, "9999s").unwrap(), last);

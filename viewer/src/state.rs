@@ -123,6 +123,9 @@ pub enum Action {
     Follow(NodeId),
     /// The timeline view: show this snapshot's small tree, or stop showing it.
     TogglePick(usize),
+    /// Compare two points in time: growth and colours from the first picked snapshot to the
+    /// last (with one pick, between it and the current one), shown at the later.
+    ComparePicks,
     /// Restrict growth and colours to a window of snapshots (`None`: the whole session).
     SetWindow(Option<Window>),
     /// A click on the heap strip at snapshot `index`: go there; a double click clears the window.
@@ -170,6 +173,7 @@ pub const BINDINGS: &[(KeyCode, Action, &str)] = &[
         Action::Setting(Setting::Metric, 1),
         "M objects/bytes",
     ),
+    (KeyCode::G, Action::ComparePicks, "G growth between picks"),
     (KeyCode::Tab, Action::ToggleSettings, "Tab settings"),
 ];
 
@@ -518,6 +522,18 @@ impl ViewerState {
                 Err(at) => self.picks.insert(at, index),
             },
             Action::TogglePick(_) => {}
+            Action::ComparePicks => {
+                let current = self.travel.index();
+                let (start, end) = match (self.picks.first(), self.picks.last()) {
+                    (Some(&a), Some(&b)) if a != b => (a, b),
+                    (Some(&a), _) => (a.min(current), a.max(current)),
+                    _ => return,
+                };
+                if start < end {
+                    self.city.model.set_window(Some(Window { start, end }));
+                    self.travel.jump(end, len);
+                }
+            }
             Action::SetWindow(window) => self.city.model.set_window(window),
             Action::StripClick(index) => {
                 if now - self.last_strip_click < DOUBLE_CLICK {
@@ -1127,6 +1143,27 @@ mod tests {
         assert_eq!(s.model().window().start, 1, "one click keeps the window");
         s.apply(Action::StripClick(0), 10.0 + DOUBLE_CLICK / 2.0);
         assert_eq!(s.model().window().start, 0);
+    }
+
+    #[test]
+    fn g_compares_the_picked_snapshots() {
+        let mut s = state();
+        let before = s.model().window();
+        press(&mut s, KeyCode::G, 0.0);
+        assert_eq!(s.model().window(), before, "no pick: unchanged");
+        s.apply(Action::TogglePick(0), 0.0);
+        s.apply(Action::TogglePick(1), 0.0);
+        press(&mut s, KeyCode::G, 0.0);
+        assert_eq!(s.model().window(), Window { start: 0, end: 1 });
+        assert_eq!(s.travel.index(), 1, "shown at the later pick");
+        // One pick: between it and the snapshot shown.
+        s.apply(Action::TogglePick(0), 0.0);
+        s.apply(Action::Jump(2), 0.0);
+        press(&mut s, KeyCode::G, 0.0);
+        assert_eq!(s.model().window(), Window { start: 1, end: 2 });
+        // The growth colours follow: Node grew 400 between snapshots 2 and 3.
+        let node = s.model().find(&["app", "Node"]).unwrap();
+        assert_eq!(s.model().absolute_growth(node, Metric::Objects), 400);
     }
 
     #[test]
