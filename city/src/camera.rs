@@ -27,6 +27,8 @@ pub struct OrbitCamera {
     pub fovy: f32,
 }
 
+/// The bird's eye's vertical field of view, degrees: nearly a map's orthographic view.
+pub const BIRDS_EYE_FOVY: f32 = 12.0;
 /// The camera never dips under the city: at least this far above the horizon.
 pub const MIN_PITCH: f32 = 0.08;
 /// Straight down (a bird's-eye view) would make `look_at` degenerate; stop just short.
@@ -54,15 +56,28 @@ impl OrbitCamera {
         }
     }
 
-    /// The bird's-eye view (Memory Cities VII.A, key `B`): from straight above the city, high
-    /// enough above its tallest building.
+    /// The bird's-eye view (Memory Cities VII.A, key `B`): from straight above the city, as a
+    /// map reads: a narrow field of view from far away, so towers do not lean outward as they
+    /// would seen from close above with a wide lens, and the whole city fits the picture.
     pub fn birds_eye(size: f32, tallest: f32) -> Self {
+        let fovy = BIRDS_EYE_FOVY.to_radians();
         Self {
             pitch: MAX_PITCH,
             yaw: 0.0,
-            distance: size * 1.25 + tallest,
+            distance: size * 0.62 / (fovy / 2.0).tan() + tallest,
+            fovy,
             ..Self::overview(size)
         }
+    }
+
+    /// Near and far clip planes for this camera: the near plane moves out with the distance, so
+    /// the depth buffer keeps its precision for a camera far away (the bird's eye), where a fixed
+    /// near plane would let stacked district slabs fight.
+    pub fn clip_planes(&self) -> (f32, f32) {
+        (
+            (self.distance * 0.05).max(Z_NEAR),
+            Z_FAR.max(self.distance * 3.0),
+        )
     }
 
     pub fn position(&self) -> Vec3 {
@@ -114,7 +129,8 @@ impl OrbitCamera {
 
     /// The matrix the renderer draws with.
     pub fn view_projection(&self, aspect: f32) -> Mat4 {
-        Mat4::perspective_rh_gl(self.fovy, aspect, Z_NEAR, Z_FAR)
+        let (near, far) = self.clip_planes();
+        Mat4::perspective_rh_gl(self.fovy, aspect, near, far)
             * Mat4::look_at_rh(self.position(), self.target, Vec3::Y)
     }
 
@@ -242,10 +258,17 @@ mod tests {
         assert_eq!(cam.pitch, MAX_PITCH);
         let bird = OrbitCamera::birds_eye(100.0, 0.0);
         let p = bird.position();
-        assert!(
-            (p.x - 50.0).abs() < 3.0 && (p.z - 50.0).abs() < 1.0 && p.y > 120.0,
-            "{p}"
-        );
+        let down = (bird.target - p).normalize();
+        // Within 2 degrees of straight down, far away, the whole city in its field of view.
+        assert!(down.dot(-Vec3::Y) > 2f32.to_radians().cos(), "{down}");
+        assert!(p.y > 500.0, "{p}");
+        for corner in [Vec3::ZERO, Vec3::new(100.0, 0.0, 100.0)] {
+            let (x, y) = bird.project(corner, 1280.0, 720.0).unwrap();
+            assert!(
+                (0.0..1280.0).contains(&x) && (0.0..720.0).contains(&y),
+                "{x},{y}"
+            );
+        }
     }
 
     #[test]

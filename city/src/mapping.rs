@@ -19,6 +19,11 @@ pub const RED: Rgb = [0.86, 0.08, 0.06];
 /// Darkest district (the whole heap) and lightest (VI.A: dark blue to light blue by level).
 pub const DISTRICT_DARK: Rgb = [0.05, 0.12, 0.38];
 pub const DISTRICT_LIGHT: Rgb = [0.55, 0.76, 1.0];
+/// The highlight of a selected building (the papers use a distinct hue: blue).
+pub const SELECTED: Rgb = [0.2, 0.45, 1.0];
+/// How far the buildings of a selected district are tinted toward [`SELECTED`]: the district's
+/// own slab lies under them, so without it a selected package or type would vanish from sight.
+pub const IN_SELECTION: f32 = 0.55;
 /// Outgoing references (VII.D: green) and incoming ones (purple).
 pub const OUTGOING: Rgb = [0.15, 0.75, 0.25];
 pub const INCOMING: Rgb = [0.58, 0.22, 0.78];
@@ -26,6 +31,9 @@ pub const INCOMING: Rgb = [0.58, 0.22, 0.78];
 pub const DISTRICT_HEIGHT: f64 = 1.0;
 /// The thesis's downsizing factor for frustum radii (5.5).
 pub const FRUSTUM_FACTOR: f64 = 0.175;
+/// The thinnest end of a reference frustum, in city units (the city is 1,000 across): a few
+/// pixels at the overview's distance.
+pub const MIN_FRUSTUM_RADIUS: f64 = 3.0;
 /// Buildings that stay opaque by default, and the others' opacity (VI.B.3).
 pub const DEFAULT_OPAQUE: usize = 10;
 pub const DEFAULT_FADED_OPACITY: f32 = 0.4;
@@ -38,7 +46,7 @@ pub fn building_height(area: f64) -> f64 {
 
 /// Exact at both ends (t = 0 gives `a`, t = 1 gives `b`), so the gradient's stops are the
 /// constants themselves.
-fn lerp(a: Rgb, b: Rgb, t: f32) -> Rgb {
+pub fn lerp(a: Rgb, b: Rgb, t: f32) -> Rgb {
     let mix = |x: f32, y: f32| x * (1.0 - t) + y * t;
     [mix(a[0], b[0]), mix(a[1], b[1]), mix(a[2], b[2])]
 }
@@ -138,9 +146,14 @@ pub fn frustum_radii(
             (part as f64 / whole as f64).min(1.0)
         }
     };
+    // The thesis's radii vanish at a one-object holder (a `LinkedList` holding a million
+    // nodes is a tiny building, and a single reference is a tiny share of the nodes): the paper's
+    // figure 10 would lose the very end that names the leak's root. A floor keeps every reference
+    // drawn visible.
     (
-        from_height / 2.0 * FRUSTUM_FACTOR * fraction(referrers, from_objects),
-        to_height / 2.0 * FRUSTUM_FACTOR * fraction(targets, to_objects),
+        (from_height / 2.0 * FRUSTUM_FACTOR * fraction(referrers, from_objects))
+            .max(MIN_FRUSTUM_RADIUS),
+        (to_height / 2.0 * FRUSTUM_FACTOR * fraction(targets, to_objects)).max(MIN_FRUSTUM_RADIUS),
     )
 }
 
@@ -252,10 +265,16 @@ mod tests {
     fn frustum_radii_show_few_to_many() {
         // 1 % of A's objects reference 80 % of B's: thin at A, thick at B.
         let (start, end) = frustum_radii(100.0, 1000, 10, 100.0, 1000, 800);
-        assert!((start - 50.0 * 0.175 * 0.01).abs() < 1e-12);
+        assert_eq!(start, MIN_FRUSTUM_RADIUS, "0.0875 is under the floor");
         assert!((end - 50.0 * 0.175 * 0.8).abs() < 1e-12);
         // More references than objects (an upper bound) caps at the whole building.
-        assert_eq!(frustum_radii(10.0, 5, 5, 10.0, 2, 9).1, 5.0 * 0.175);
-        assert_eq!(frustum_radii(10.0, 0, 5, 10.0, 0, 9), (0.0, 0.0));
+        assert_eq!(frustum_radii(100.0, 5, 5, 100.0, 2, 9).1, 50.0 * 0.175);
+        assert_eq!(
+            frustum_radii(10.0, 0, 5, 10.0, 0, 9),
+            (MIN_FRUSTUM_RADIUS, MIN_FRUSTUM_RADIUS)
+        );
+        // The paper's figure 10: one small LinkedList holds a million nodes by one reference.
+        let (list, nodes) = frustum_radii(2.0, 1, 1, 400.0, 1_000_000, 1);
+        assert!(list >= MIN_FRUSTUM_RADIUS && nodes >= MIN_FRUSTUM_RADIUS);
     }
 }

@@ -165,6 +165,21 @@ pub fn build(
     // a time-travel step rebuilds this every frame of its tween.
     let mut lots: Vec<(NodeId, Rect)> = layout.lots.iter().map(|(&n, &r)| (n, r)).collect();
     lots.sort_unstable_by_key(|l| l.0);
+    // A selected district (a package, or a type with sites below it) tints the buildings on it.
+    let selected_district = selected.filter(|&n| !model.node(n).is_leaf());
+    let in_selected_district = |node: NodeId| {
+        let Some(district) = selected_district else {
+            return false;
+        };
+        let mut at = model.node(node).parent;
+        while let Some(n) = at {
+            if n == district {
+                return true;
+            }
+            at = model.node(n).parent;
+        }
+        false
+    };
     let last = model.len() - 1;
     let t = t.clamp(0.0, last as f64);
     let i = t.floor() as usize;
@@ -197,6 +212,11 @@ pub fn build(
             mapping::growth_color((value - first) / growth_scale)
         } else {
             mapping::GRAY
+        };
+        let color = if in_selected_district(node) {
+            mapping::lerp(color, mapping::SELECTED, mapping::IN_SELECTION)
+        } else {
+            color
         };
         scene.buildings.push(Building {
             node,
@@ -439,6 +459,29 @@ mod tests {
     use crate::layout::{layout, LayoutConfig};
     use crate::model::tests::{row, sample};
     use crate::model::Reference;
+
+    #[test]
+    fn a_selected_district_tints_its_buildings() {
+        let m = chain_model();
+        let plan = layout(&m, &LayoutConfig::default());
+        let app = m.find(&["app"]).unwrap();
+        let plain = build(&m, &plan, 1.0, &ViewSettings::default(), None);
+        let picked = build(&m, &plan, 1.0, &ViewSettings::default(), Some(app));
+        assert!(picked.districts.iter().any(|d| d.node == app && d.selected));
+        for (a, b) in plain.buildings.iter().zip(&picked.buildings) {
+            assert_eq!(a.node, b.node);
+            assert_eq!(
+                b.color,
+                mapping::lerp(a.color, mapping::SELECTED, mapping::IN_SELECTION)
+            );
+        }
+        // A building selected alone tints nothing else.
+        let node = m.find(&["app", "Person"]).unwrap();
+        let one = build(&m, &plan, 1.0, &ViewSettings::default(), Some(node));
+        for (a, b) in plain.buildings.iter().zip(&one.buildings) {
+            assert_eq!(a.color, b.color);
+        }
+    }
 
     fn chain_model() -> CityModel {
         // LinkedList$Node -> Person -> String, the leak of the paper's Fig. 10.

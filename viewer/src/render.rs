@@ -23,7 +23,7 @@ use macroquad::prelude::{
     load_material, next_frame, set_camera, set_default_camera, Camera3D, Color, Material,
     MaterialParams, Mesh, PipelineParams, ShaderSource, Vertex,
 };
-use memcity_city::camera::{OrbitCamera, Z_FAR, Z_NEAR};
+use memcity_city::camera::OrbitCamera;
 use memcity_city::mapping::{self, Rgb};
 use memcity_city::model::NodeId;
 use memcity_city::scene::Scene;
@@ -329,8 +329,8 @@ impl Renderer {
             up: Vec3::Y,
             fovy: camera.fovy,
             aspect: Some(width / height),
-            z_near: Z_NEAR,
-            z_far: Z_FAR,
+            z_near: camera.clip_planes().0,
+            z_far: camera.clip_planes().1,
             ..Default::default()
         });
         let mut frustums = Batch::default();
@@ -423,8 +423,7 @@ fn lighten(rgb: Rgb) -> Rgb {
     rgb.map(|c| c + (1.0 - c) * 0.35)
 }
 
-/// The highlight of a selected building (the papers use a distinct hue: blue).
-pub const SELECTED: Rgb = [0.2, 0.45, 1.0];
+pub use memcity_city::mapping::SELECTED;
 
 fn color(rgb: Rgb, alpha: f32) -> Color {
     Color::new(rgb[0], rgb[1], rgb[2], alpha)
