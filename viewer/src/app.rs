@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use macroquad::prelude::{
-    clear_background, draw_rectangle, is_key_down, is_key_pressed, is_mouse_button_down,
-    is_mouse_button_pressed, is_mouse_button_released, measure_text, mouse_position, mouse_wheel,
-    next_frame, screen_height, screen_width, set_default_camera, Color, Conf, KeyCode, MouseButton,
+    clear_background, draw_line, draw_rectangle, draw_rectangle_lines, is_key_down, is_key_pressed,
+    is_mouse_button_down, is_mouse_button_pressed, is_mouse_button_released, measure_text,
+    mouse_position, mouse_wheel, next_frame, screen_height, screen_width, set_default_camera,
+    Color, Conf, KeyCode, MouseButton,
 };
 use memcity_city::load;
 use memcity_city::model::{CityModel, NodeId};
@@ -19,11 +20,13 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
-use memcity_viewer::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings};
+use memcity_viewer::controls::{
+    link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT,
+};
 use memcity_viewer::live::{Event, Status};
 use memcity_viewer::state::{key_hints, Action, Held, ViewerState, BINDINGS};
 pub use memcity_viewer::state::{CameraView, ViewKind};
-use memcity_viewer::views::{self, TimelineLayout};
+use memcity_viewer::views::{self, LabelWish, TimelineLayout};
 
 use crate::hud;
 use crate::render::{self, Renderer, View};
@@ -575,8 +578,77 @@ impl Window {
         }
     }
 
+    /// The names of the selection, the tallest buildings and the largest districts, over the
+    /// city where they fit.
+    fn draw_labels(&self, screen: &Screen, size: Size) {
+        let (w, h) = size.pixels;
+        let model = self.state.model();
+        let mut texts = std::collections::HashMap::new();
+        let wishes: Vec<LabelWish> = self
+            .state
+            .label_points()
+            .into_iter()
+            .filter_map(|(node, point)| {
+                let (x, y) = self.state.camera.project(point, w, h)?;
+                let text = hud::fit(&tree_view::label(model, node), 240.0, 15.0);
+                let width = measure_text(&text, None, 15, 1.0).width + 12.0;
+                texts.insert(node, text);
+                Some(LabelWish {
+                    node,
+                    anchor: (x / size.scale, y / size.scale),
+                    width,
+                })
+            })
+            .collect();
+        let bounds = Area::new(0.0, HINTS_HEIGHT, size.w, screen.strip.y - HINTS_HEIGHT);
+        for (node, area, anchor) in views::place_labels(&wishes, bounds, screen) {
+            let selected = self.state.selected == Some(node);
+            let edge = if selected {
+                let c = render::SELECTED;
+                Color::new(c[0], c[1], c[2], 1.0)
+            } else {
+                hud::EDGE
+            };
+            // The leader leaves the label's edge nearest its anchor.
+            let cx = area.x + area.w / 2.0;
+            let edge_y = if area.y > anchor.1 {
+                area.y
+            } else {
+                area.y + area.h
+            };
+            draw_line(cx, edge_y, anchor.0, anchor.1, 1.5, edge);
+            draw_rectangle(
+                area.x,
+                area.y,
+                area.w,
+                area.h,
+                Color::new(1.0, 1.0, 1.0, 0.9),
+            );
+            draw_rectangle_lines(
+                area.x,
+                area.y,
+                area.w,
+                area.h,
+                if selected { 2.0 } else { 1.0 },
+                edge,
+            );
+            if let Some(text) = texts.get(&node) {
+                hud::text(text, area.x + 6.0, area.y + 15.0, 15.0, hud::INK);
+            }
+        }
+    }
+
     /// Everything drawn over the view.
-    fn draw_hud(&mut self, screen: &Screen, mouse: (f32, f32), hovered: Option<NodeId>) {
+    fn draw_hud(
+        &mut self,
+        screen: &Screen,
+        size: Size,
+        mouse: (f32, f32),
+        hovered: Option<NodeId>,
+    ) {
+        if self.state.view == ViewKind::City {
+            self.draw_labels(screen, size);
+        }
         let len = self.state.len();
         let index = self.state.travel.index();
         let metric = self.state.settings.metric;
@@ -672,7 +744,7 @@ impl Window {
         self.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         if hud {
             let screen = self.screen(size.w, size.h);
-            self.draw_hud(&screen, (-100.0, -100.0), None);
+            self.draw_hud(&screen, size, (-100.0, -100.0), None);
         }
         set_default_camera();
     }
@@ -824,7 +896,7 @@ async fn interactive(
         // The panels' layout may have changed with the selection.
         let screen = window.screen(size.w, size.h);
         window.draw_view(renderer, &screen, size, hovered, mouse);
-        window.draw_hud(&screen, mouse, hovered);
+        window.draw_hud(&screen, size, mouse, hovered);
         set_default_camera();
         if !ready_signalled {
             // Scripts and tests wait for this line before sending input.

@@ -32,6 +32,8 @@ const JUMP_SECONDS: f64 = 0.45;
 /// Camera speeds for held keys: radians and city sizes per second.
 const KEY_ORBIT: f32 = 1.4;
 const KEY_PAN: f32 = 0.6;
+/// Buildings the city names (and half as many top-level districts), tallest first.
+const CITY_LABELS: usize = 8;
 /// Two clicks on the timeline strip this close (seconds) clear the window.
 const DOUBLE_CLICK: f64 = 0.35;
 
@@ -352,6 +354,51 @@ pub fn short_type(name: &str) -> &str {
     match base.rfind('.') {
         Some(dot) => &name[dot + 1..],
         None => name,
+    }
+}
+
+/// A group's name as a label on screen, short enough to read at a glance and telling groups
+/// apart: types without their package (`LinkedList$Node`), allocation sites as their class,
+/// method and line after their type (`byte[] Unsafe.allocateUninitializedArray:1375`), and
+/// other levels as they are.
+pub fn label(model: &CityModel, node: NodeId) -> String {
+    if node == ROOT {
+        return "Heap".into();
+    }
+    let info = model.node(node);
+    if info.role == "Type" {
+        return short_type(&info.name).to_string();
+    }
+    let Some(of_type) = model
+        .nearest_type(node)
+        .filter(|&t| t != node)
+        .map(|t| short_type(&model.node(t).name))
+    else {
+        return info.name.clone();
+    };
+    format!("{of_type} {}", short_site(&info.name))
+}
+
+/// `java.util.LinkedList.linkLast(LinkedList.java:146)` -> `LinkedList.linkLast:146` (`m()`
+/// without a line); names
+/// that are not frames (`(unsampled)`, a thread) as they are.
+pub fn short_site(name: &str) -> String {
+    let Some((method, rest)) = name.split_once('(') else {
+        return name.to_string();
+    };
+    if method.is_empty() {
+        return name.to_string();
+    }
+    let mut parts = method.rsplitn(3, '.');
+    let (m, class) = (parts.next().unwrap_or(method), parts.next());
+    let line = rest
+        .trim_end_matches(')')
+        .rsplit_once(':')
+        .map(|(_, line)| format!(":{line}"))
+        .unwrap_or_else(|| "()".into());
+    match class {
+        Some(class) => format!("{class}.{m}{line}"),
+        None => format!("{m}{line}"),
     }
 }
 
@@ -884,6 +931,43 @@ impl ViewerState {
         self.scene_key = Some(key);
     }
 
+    /// What the city names on screen, most important first, with the 3D point each label
+    /// points at: the selection, the tallest buildings, then the largest top-level districts
+    /// (the placement leaves out whatever would not fit: `views::place_labels`).
+    pub fn label_points(&self) -> Vec<(NodeId, glam::Vec3)> {
+        let scene = &self.scene;
+        let roof = |b: &scene::Building| {
+            let (x, y, z) = b.shape.roof();
+            glam::Vec3::new(x as f32, y as f32, z as f32)
+        };
+        let district_top = |d: &scene::District| {
+            let (x, z) = d.rect.center();
+            let top = (d.depth + 1) as f64 * memcity_city::mapping::DISTRICT_HEIGHT;
+            glam::Vec3::new(x as f32, top as f32, z as f32)
+        };
+        let mut points = Vec::new();
+        if let Some(node) = self.selected {
+            if let Some(b) = scene.buildings.iter().find(|b| b.node == node) {
+                points.push((node, roof(b)));
+            } else if let Some(d) = scene.districts.iter().find(|d| d.node == node) {
+                points.push((node, district_top(d)));
+            }
+        }
+        let mut tallest: Vec<&scene::Building> = scene.buildings.iter().collect();
+        tallest.sort_by(|a, b| b.shape.height.total_cmp(&a.shape.height));
+        points.extend(tallest.iter().take(CITY_LABELS).map(|b| (b.node, roof(b))));
+        let mut districts: Vec<&scene::District> =
+            scene.districts.iter().filter(|d| d.depth == 1).collect();
+        districts.sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
+        points.extend(
+            districts
+                .iter()
+                .take(CITY_LABELS / 2)
+                .map(|d| (d.node, district_top(d))),
+        );
+        points
+    }
+
     /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
     pub fn tree_order(&mut self) -> &TreeOrder {
         let model = &self.city.model;
@@ -1164,6 +1248,50 @@ mod tests {
         // The growth colours follow: Node grew 400 between snapshots 2 and 3.
         let node = s.model().find(&["app", "Node"]).unwrap();
         assert_eq!(s.model().absolute_growth(node, Metric::Objects), 400);
+    }
+
+    #[test]
+    fn the_city_names_the_selection_then_the_tallest_then_districts() {
+        let mut s = state();
+        let string = s.model().find(&["app", "String"]).unwrap();
+        s.apply(Action::Select(Some(string)), 0.0);
+        s.refresh_scene();
+        let points = s.label_points();
+        let names: Vec<String> = points
+            .iter()
+            .map(|p| s.model().path(p.0).join("/"))
+            .collect();
+        // String (400) is selected; the site a() (900) is the tallest; app the one district.
+        assert_eq!(names[0], "app/String");
+        assert_eq!(names[1], "app/Node/a()");
+        assert!(names.contains(&"app".to_string()));
+        for (node, point) in &points {
+            if let Some(b) = s.scene.buildings.iter().find(|b| b.node == *node) {
+                let roof = b.shape.bottom + b.shape.height;
+                assert!((point.y as f64 - roof).abs() < 1e-3, "at the roof");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_are_short_and_tell_groups_apart() {
+        assert_eq!(
+            short_site("java.util.LinkedList.linkLast(LinkedList.java:146)"),
+            "LinkedList.linkLast:146"
+        );
+        assert_eq!(short_site("Leak.main(Leak.java:33)"), "Leak.main:33");
+        assert_eq!(short_site("(unsampled)"), "(unsampled)");
+        assert_eq!(short_site("main"), "main");
+        let m = model();
+        let site = m.find(&["app", "Node", "a()"]).unwrap();
+        assert_eq!(label(&m, site), "Node a()");
+        assert_eq!(label(&m, m.find(&["app"]).unwrap()), "app");
+        assert_eq!(label(&m, ROOT), "Heap");
+        assert_eq!(short_type("java.util.LinkedList$Node"), "LinkedList$Node");
+        assert_eq!(
+            short_type("java.util.LinkedList$Node[]"),
+            "LinkedList$Node[]"
+        );
     }
 
     #[test]

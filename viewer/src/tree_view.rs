@@ -35,18 +35,9 @@ fn ink_on(c: Color) -> Color {
     }
 }
 
-/// A cell's label: its name, shortened from the left for types (`java.util.LinkedList$Node`
-/// reads `LinkedList$Node`), so the part that tells two types apart survives a cut.
+/// A cell's label (see `memcity_viewer::state::label`).
 pub fn label(model: &CityModel, node: NodeId) -> String {
-    let info = model.node(node);
-    if node == memcity_city::model::ROOT {
-        return "Heap".into();
-    }
-    if info.role == "Type" {
-        memcity_viewer::state::short_type(&info.name).to_string()
-    } else {
-        info.name.clone()
-    }
+    memcity_viewer::state::label(model, node)
 }
 
 /// The icicle, with labels in cells tall enough for a line.

@@ -141,6 +141,76 @@ pub fn click(
     }
 }
 
+/// A name the city wants shown: where it points (HUD units) and how wide its text is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabelWish {
+    pub node: NodeId,
+    pub anchor: (f32, f32),
+    pub width: f32,
+}
+
+/// Height of a city label.
+pub const LABEL_HEIGHT: f32 = 20.0;
+/// How far above its anchor a label floats (a leader line joins them).
+const LABEL_LIFT: f32 = 26.0;
+
+/// Places labels above their anchors in the order given (most important first), leaving out any
+/// that would overlap one already placed, leave `bounds`, or cover a panel: a few readable names
+/// rather than a pile. Returns each placed label's box and anchor.
+pub fn place_labels(
+    wishes: &[LabelWish],
+    bounds: Area,
+    screen: &Screen,
+) -> Vec<(NodeId, Area, (f32, f32))> {
+    let mut placed: Vec<(NodeId, Area, (f32, f32))> = Vec::new();
+    for wish in wishes {
+        if placed.iter().any(|p| p.0 == wish.node) {
+            continue;
+        }
+        let (x, y) = wish.anchor;
+        // Above the anchor; below it when there is no room above (the tallest roof near the
+        // top of the window).
+        let above = Area::new(
+            x - wish.width / 2.0,
+            y - LABEL_LIFT - LABEL_HEIGHT,
+            wish.width,
+            LABEL_HEIGHT,
+        );
+        let below = Area::new(
+            x - wish.width / 2.0,
+            y + LABEL_LIFT,
+            wish.width,
+            LABEL_HEIGHT,
+        );
+        let fits = |area: &Area| {
+            let inside = area.x >= bounds.x
+                && area.y >= bounds.y
+                && area.x + area.w <= bounds.x + bounds.w
+                && area.y + area.h <= bounds.y + bounds.h
+                && bounds.contains(x, y);
+            let overlaps = |a: &Area, b: &Area| {
+                a.x < b.x + b.w + 4.0
+                    && b.x < a.x + a.w + 4.0
+                    && a.y < b.y + b.h + 2.0
+                    && b.y < a.y + a.h + 2.0
+            };
+            let corners = [
+                (area.x, area.y),
+                (area.x + area.w, area.y),
+                (area.x, area.y + area.h),
+                (area.x + area.w, area.y + area.h),
+                (x, y),
+            ];
+            let on_panel = corners.iter().any(|&(cx, cy)| screen.hit(cx, cy).is_some());
+            inside && !on_panel && !placed.iter().any(|p| overlaps(&p.1, area))
+        };
+        if let Some(area) = [above, below].into_iter().find(|a| fits(a)) {
+            placed.push((wish.node, area, wish.anchor));
+        }
+    }
+    placed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +338,46 @@ mod tests {
                 (c as f32, 300.0)
             ),
             [Action::Jump(1), Action::SetView(ViewKind::Icicle)]
+        );
+    }
+
+    #[test]
+    fn labels_keep_apart_and_off_the_panels() {
+        let screen = screen();
+        let bounds = main_area(&screen);
+        let wish = |node, x, y| LabelWish {
+            node,
+            anchor: (x, y),
+            width: 120.0,
+        };
+        let placed = place_labels(
+            &[
+                wish(1, 400.0, 300.0),
+                // Overlaps the first above it: placed below its anchor.
+                wish(2, 450.0, 305.0),
+                wish(3, 700.0, 300.0),
+                // The first again (selected and tallest): once.
+                wish(1, 400.0, 300.0),
+                // Both places taken by 1 and 2: left out.
+                wish(6, 420.0, 302.0),
+                // No room above the main area's top: below its anchor.
+                wish(4, 900.0, bounds.y + 10.0),
+                // On the heap strip at the bottom.
+                wish(5, 600.0, screen.strip.y + 20.0),
+            ],
+            bounds,
+            &screen,
+        );
+        let nodes: Vec<NodeId> = placed.iter().map(|p| p.0).collect();
+        assert_eq!(nodes, [1, 2, 3, 4]);
+        for (node, area, anchor) in &placed {
+            let above = area.y + area.h < anchor.1;
+            assert_eq!(above, [1, 3].contains(node), "label {node}");
+        }
+        let (_, area, anchor) = placed[0];
+        assert!(
+            (area.x + area.w / 2.0 - anchor.0).abs() < 1e-3,
+            "centred on it"
         );
     }
 }
