@@ -295,6 +295,13 @@ impl Window {
         }
     }
 
+    /// Whether `mouse` is over the global view (shown while drilled down in a tree view).
+    fn in_global_view(&self, screen: &Screen, mouse: (f32, f32)) -> bool {
+        matches!(self.state.view, ViewKind::Icicle | ViewKind::Sunburst)
+            && self.state.drill != memcity_city::model::ROOT
+            && views::global_rect(views::main_area(screen)).contains(mouse.0 as f64, mouse.1 as f64)
+    }
+
     /// Keys pressed once are actions; held keys move the city's camera.
     fn keys(&mut self, dt: f32) {
         let t = now();
@@ -367,6 +374,19 @@ impl Window {
                 (None, None) if crumb.is_some() => self
                     .state
                     .apply(Action::DrillTo(crumb.unwrap_or_default()), t),
+                (None, None) if self.in_global_view(screen, mouse) => {
+                    let global = views::global_rect(views::main_area(screen));
+                    let whole = self.state.global_partition(0.5 / global.h);
+                    let (x, y) = (mouse.0 as f64, mouse.1 as f64);
+                    let picked = if self.state.view == ViewKind::Icicle {
+                        Icicle::new(global, &whole).pick(&whole, x, y)
+                    } else {
+                        Sunburst::new(global, &whole).pick(&whole, x, y)
+                    };
+                    if let Some(node) = picked {
+                        self.state.apply(Action::DrillTo(node), t);
+                    }
+                }
                 (None, None) if self.state.view == ViewKind::City => {
                     self.drag = Some(Drag::City {
                         from: mouse,
@@ -533,10 +553,35 @@ impl Window {
                 self.crumbs = tree_view::breadcrumb(area, &crumbs, mouse);
                 self.state.partition();
                 let (model, partition) = self.state.model_and_partition();
-                if self.state.view == ViewKind::Icicle {
+                let icicle = self.state.view == ViewKind::Icicle;
+                if icicle {
                     tree_view::icicle(model, partition, rect, faded, hovered, true);
                 } else {
                     tree_view::sunburst(model, partition, rect, faded, hovered, true);
+                }
+                if self.state.drill != memcity_city::model::ROOT {
+                    let global = views::global_rect(area);
+                    let whole = self.state.global_partition(0.5 / global.h);
+                    let model = self.state.model();
+                    let frame = Area::new(
+                        global.x as f32 - 4.0,
+                        global.y as f32 - 20.0,
+                        global.w as f32 + 8.0,
+                        global.h as f32 + 24.0,
+                    );
+                    hud::panel(frame);
+                    hud::text(
+                        "whole heap",
+                        frame.x + 4.0,
+                        frame.y + 14.0,
+                        13.0,
+                        hud::MUTED,
+                    );
+                    if icicle {
+                        tree_view::icicle(model, &whole, global, 0.2, hovered, false);
+                    } else {
+                        tree_view::sunburst(model, &whole, global, 0.2, hovered, false);
+                    }
                 }
             }
             ViewKind::Timeline => {

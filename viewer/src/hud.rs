@@ -65,6 +65,28 @@ pub fn fit(s: &str, width: f32, size: f32) -> String {
     chars[..lo].iter().collect::<String>() + "..."
 }
 
+/// `s` cut from the left to fit `width` pixels at `size`: a title keeps its end, where names
+/// differ (`...ConcurrentHashMap$Node` against `...ConcurrentHashMap$Node[]`).
+pub fn fit_left(s: &str, width: f32, size: f32) -> String {
+    if measure_text(s, None, size as u16, 1.0).width <= width {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    // The longest tail that fits after "...".
+    let (mut lo, mut hi) = (0, chars.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let candidate: String =
+            "...".to_string() + &chars[chars.len() - mid..].iter().collect::<String>();
+        if measure_text(&candidate, None, size as u16, 1.0).width <= width {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    "...".to_string() + &chars[chars.len() - lo..].iter().collect::<String>()
+}
+
 fn button_face(area: Area, hovered: bool, active: bool) {
     let fill = if active {
         ACCENT
@@ -304,7 +326,7 @@ pub fn details(
         // Text baselines sit near the bottom of their row.
         let base = top + row.height - 5.0;
         match row.kind {
-            RowKind::Title => text(&fit(&d.name, width - 26.0, 20.0), x, base, 20.0, INK),
+            RowKind::Title => text(&fit_left(&d.name, width - 26.0, 20.0), x, base, 20.0, INK),
             RowKind::Path => {
                 let path = if d.path.is_empty() {
                     "the whole heap".to_string()

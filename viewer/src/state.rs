@@ -391,8 +391,12 @@ pub fn short_site(name: &str) -> String {
     }
     let mut parts = method.rsplitn(3, '.');
     let (m, class) = (parts.next().unwrap_or(method), parts.next());
+    // A site may be a chain of frames (`a(A.java:1) <- ... <- b(B.java:2)`): the line is the
+    // first frame's.
     let line = rest
-        .trim_end_matches(')')
+        .split(')')
+        .next()
+        .unwrap_or("")
         .rsplit_once(':')
         .map(|(_, line)| format!(":{line}"))
         .unwrap_or_else(|| "()".into());
@@ -1022,6 +1026,38 @@ impl ViewerState {
         &self.partition.as_ref().expect("just set").1
     }
 
+    /// The whole tree at the current time for the global view, with the drill-down's branch
+    /// (the local root, what holds it and what it holds) solid and the rest faded.
+    pub fn global_partition(&mut self, min_span: f64) -> Partition {
+        self.tree_order();
+        let model = &self.city.model;
+        let mut solid = HashSet::new();
+        let mut at = Some(self.drill);
+        while let Some(node) = at {
+            solid.insert(node);
+            at = model.node(node).parent;
+        }
+        let mut below = vec![self.drill];
+        while let Some(node) = below.pop() {
+            solid.insert(node);
+            below.extend_from_slice(&model.node(node).children);
+        }
+        let options = PartitionOptions {
+            min_span,
+            ..self.partition_options()
+        };
+        let order = &self.order.as_ref().expect("just set").1;
+        tree2d::partition(
+            model,
+            order,
+            ROOT,
+            self.travel.t(),
+            &options,
+            &solid,
+            Some(self.drill),
+        )
+    }
+
     /// The model and the partition last made by [`ViewerState::partition`], borrowed together
     /// for drawing (empty before the first).
     pub fn model_and_partition(&self) -> (&CityModel, &Partition) {
@@ -1183,6 +1219,26 @@ mod tests {
     }
 
     #[test]
+    fn the_global_view_holds_the_drill_down_branch_solid() {
+        let mut s = state();
+        let node = s.model().find(&["app", "Node"]).unwrap();
+        s.apply(Action::DrillTo(node), 0.0);
+        let global = s.global_partition(0.0);
+        assert_eq!(global.root, ROOT);
+        let solid: Vec<String> = global
+            .cells
+            .iter()
+            .filter(|c| c.solid)
+            .map(|c| s.model().path(c.node).join("/"))
+            .collect();
+        assert_eq!(solid, ["", "app", "app/Node", "app/Node/a()"]);
+        assert!(
+            global.cell(node).unwrap().selected,
+            "the local root is marked"
+        );
+    }
+
+    #[test]
     fn heap_scaled_follows_the_key_and_time() {
         let mut s = state();
         assert_eq!(s.partition().extent, 1.0);
@@ -1280,6 +1336,10 @@ mod tests {
             "LinkedList.linkLast:146"
         );
         assert_eq!(short_site("Leak.main(Leak.java:33)"), "Leak.main:33");
+        assert_eq!(
+            short_site("java.util.LinkedList.linkLast(LinkedList.java:146) <- ... <- Leak.main(Leak.java:33)"),
+            "LinkedList.linkLast:146"
+        );
         assert_eq!(short_site("(unsampled)"), "(unsampled)");
         assert_eq!(short_site("main"), "main");
         let m = model();

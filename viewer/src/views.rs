@@ -58,6 +58,14 @@ pub fn tree_rect(area: Area) -> Rect {
     )
 }
 
+/// Where the global view sits while drilled down (paper 5.3: the whole tree, the drill-down
+/// branch highlighted, beside the local view): the lower left of the tree's rectangle.
+pub fn global_rect(area: Area) -> Rect {
+    let tree = tree_rect(area);
+    let side = (tree.w.min(tree.h) * 0.3).clamp(60.0, 220.0);
+    Rect::new(tree.x + 6.0, tree.y + tree.h - side - 6.0, side, side)
+}
+
 /// The snapshots the timeline view shows: the picked ones and the current one, in time order.
 pub fn shown(picks: &[usize], index: usize) -> Vec<usize> {
     let mut shown = picks.to_vec();
