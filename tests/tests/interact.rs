@@ -387,3 +387,152 @@ fn a_user_selects_steps_changes_settings_and_quits() {
     };
     assert!(status.success(), "the viewer exited with {status}");
 }
+
+/// Starts `memcity replay` of the golden recording in `x` with `args`, and waits for its window.
+fn start_viewer(x: &Xvfb, args: &[&str]) -> Viewer {
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let mut child = Command::new(memcity_bin())
+        .args(["replay", golden.to_str().unwrap()])
+        .args(args)
+        .args(["--size", &format!("{W}x{H}")])
+        .env("DISPLAY", &x.display)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let viewer = Viewer { child, lines };
+    viewer.wait_line("memcity: window ready");
+    viewer
+}
+
+/// The icicle and sunburst driven by a user: `V` switches views, a click selects a cell (blue),
+/// a second click drills into it, `Backspace` climbs back; each step is checked on the screen
+/// where the window-free viewer state, given the same actions, puts the cells.
+#[test]
+fn a_user_switches_to_the_icicle_drills_down_and_back() {
+    use memcity_city::tree2d::{Icicle, Sunburst};
+    use memcity_viewer::controls::Settings;
+    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::views;
+
+    let (Some(xvfb), Some(_)) = (find_on_path("Xvfb"), find_on_path("xdotool")) else {
+        skip("xvfb", "Xvfb or xdotool not found (scripts/setup.sh installs both): the 2D interaction test is skipped");
+        return;
+    };
+    ensure_built();
+    let x = Xvfb::start(&xvfb);
+    let viewer = start_viewer(&x, &[]);
+    let park = || x.xdotool(&["mousemove", "640", &(H - 10).to_string()]);
+    park();
+
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let mut state =
+        ViewerState::replay(load::recording(&golden).unwrap(), Settings::default(), None);
+    let faded = state.settings.opacity.faded;
+    // Probes below a cell's label line, away from its hairlines; most must show its colour
+    // (solid, or faded over the sky).
+    let shows = |img: &Image, r: memcity_city::treemap::Rect, rgb: mapping::Rgb, solid: bool| {
+        let alpha = if solid { 1.0 } else { faded };
+        let want = [0, 1, 2].map(|i| rgb[i] * alpha + [0.93, 0.95, 0.98][i] * (1.0 - alpha));
+        let seen: Vec<[u8; 3]> = [(0.3, 0.75), (0.6, 0.8), (0.9, 0.85)]
+            .iter()
+            .map(|&(fx, fy)| img.at((r.x + r.w * fx) as f32, (r.y + r.h * fy) as f32))
+            .collect();
+        let ok = seen.iter().filter(|&&s| near(s, want, 12)).count() >= 2;
+        ok.then_some(()).ok_or(format!("{seen:?}, want {want:?}"))
+    };
+
+    x.key("v");
+    state.apply(Action::SetView(ViewKind::Icicle), 0.0);
+    let screen = state.screen(W as f32, H as f32);
+    let rect = views::tree_rect(views::main_area(&screen));
+    let p = state.partition().clone();
+    let icicle = Icicle::new(rect, &p);
+    // The largest type-level cell with room to click and probe.
+    let target = p
+        .cells
+        .iter()
+        .filter(|c| c.level == 2 && !state.model().node(c.node).is_leaf())
+        .max_by(|a, b| a.span().total_cmp(&b.span()))
+        .unwrap()
+        .clone();
+    let r = icicle.rect(&target);
+    assert!(r.h > 60.0, "{r:?}");
+    let what = state.model().path(target.node).join("/");
+    wait_for(&x, &format!("the icicle's {what}"), |img| {
+        shows(img, r, target.color, target.solid)
+    });
+
+    // Click it: selected, blue.
+    let (cx, cy) = (r.x + r.w * 0.5, r.y + r.h * 0.5);
+    x.click(cx as f32, cy as f32);
+    park();
+    wait_for(&x, "the selected cell in blue", |img| {
+        shows(img, r, mapping::SELECTED, true)
+    });
+    // Click it again: it becomes the local root, filling the first column.
+    x.click(cx as f32, cy as f32);
+    park();
+    state.apply(Action::Select(Some(target.node)), 0.0);
+    state.apply(Action::DrillTo(target.node), 0.0);
+    let screen = state.screen(W as f32, H as f32);
+    let rect = views::tree_rect(views::main_area(&screen));
+    let p = state.partition().clone();
+    assert_eq!(p.root, target.node);
+    let root = Icicle::new(rect, &p).rect(&p.cells[0]);
+    assert!(
+        (root.h - rect.h).abs() < 1e-6,
+        "the local root spans the height"
+    );
+    wait_for(&x, "the drilled-down root, still selected", |img| {
+        // The global view covers the column's lower left: probe its upper part.
+        let upper = memcity_city::treemap::Rect::new(root.x, root.y, root.w, root.h * 0.4);
+        shows(img, upper, mapping::SELECTED, true)
+    });
+
+    // Backspace climbs to the parent; then V shows the sunburst of the same local root.
+    x.key("BackSpace");
+    state.apply(Action::DrillUp, 0.0);
+    x.key("v");
+    state.apply(Action::SetView(ViewKind::Sunburst), 0.0);
+    let screen = state.screen(W as f32, H as f32);
+    let rect = views::tree_rect(views::main_area(&screen));
+    let p = state.partition().clone();
+    let sun = Sunburst::new(rect, &p);
+    let cell = p
+        .cells
+        .iter()
+        .find(|c| c.node == target.node)
+        .expect("the selected type in its parent's sunburst")
+        .clone();
+    let a = sun.arc(&cell);
+    let probes: Vec<(f32, f32)> = [0.3, 0.5, 0.7]
+        .iter()
+        .map(|&f| {
+            let (px, py) = memcity_city::tree2d::Arc::point(
+                sun.center,
+                a.inner + (a.outer - a.inner) * 0.25,
+                a.from + (a.to - a.from) * f,
+            );
+            (px as f32, py as f32)
+        })
+        .collect();
+    wait_for(&x, "the sunburst's selected segment in blue", |img| {
+        let seen: Vec<[u8; 3]> = probes.iter().map(|&(px, py)| img.at(px, py)).collect();
+        (seen
+            .iter()
+            .filter(|&&s| near(s, mapping::SELECTED, 12))
+            .count()
+            >= 2)
+            .then_some(())
+            .ok_or(format!("{seen:?} at {probes:?}"))
+    });
+    drop(viewer);
+}

@@ -635,7 +635,7 @@ impl Window {
             .into_iter()
             .filter_map(|(node, point)| {
                 let (x, y) = self.state.camera.project(point, w, h)?;
-                let text = hud::fit(&tree_view::label(model, node), 240.0, 15.0);
+                let text = hud::fit(&memcity_viewer::state::label(model, node), 240.0, 15.0);
                 let width = measure_text(&text, None, 15, 1.0).width + 12.0;
                 texts.insert(node, text);
                 Some(LabelWish {
@@ -661,7 +661,11 @@ impl Window {
             } else {
                 area.y + area.h
             };
-            draw_line(cx, edge_y, anchor.0, anchor.1, 1.5, edge);
+            // It stops short of the roof, which stays visible (and pickable) under it.
+            let (dx, dy) = (anchor.0 - cx, anchor.1 - edge_y);
+            let length = (dx * dx + dy * dy).sqrt().max(1.0);
+            let stop = ((length - 5.0) / length).max(0.0);
+            draw_line(cx, edge_y, cx + dx * stop, edge_y + dy * stop, 1.5, edge);
             draw_rectangle(
                 area.x,
                 area.y,

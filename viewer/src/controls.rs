@@ -484,6 +484,41 @@ impl Screen {
         self
     }
 
+    /// The 2D views' layout of the leak-suspects list: in the left sidebar the tree views keep
+    /// for the details panel, under it (or at its top), so no panel ever covers the tree and the
+    /// tree never moves when a cell is selected.
+    pub fn with_suspects_in_sidebar(mut self, lines: usize) -> Self {
+        let top = self
+            .details
+            .map_or(HINTS_HEIGHT + 6.0, |(panel, _)| panel.y + panel.h + 8.0);
+        let bottom = self.strip.y - 10.0;
+        let fit = ((bottom - top - SUSPECTS_TITLE - 6.0) / SUSPECT_LINE)
+            .floor()
+            .max(0.0) as usize;
+        let lines = lines.min(fit);
+        if lines == 0 {
+            return self;
+        }
+        let panel = Area::new(
+            10.0,
+            top,
+            DETAILS_WIDTH,
+            SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
+        );
+        let rows = (0..lines)
+            .map(|i| {
+                Area::new(
+                    panel.x + 8.0,
+                    panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
+                    panel.w - 16.0,
+                    SUSPECT_LINE,
+                )
+            })
+            .collect();
+        self.suspects = Some((panel, rows));
+        self
+    }
+
     /// What a click at `(x, y)` lands on; `None` is the city.
     pub fn hit(&self, x: f32, y: f32) -> Option<Hit> {
         if let Some((panel, rows)) = &self.settings {

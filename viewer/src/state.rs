@@ -853,9 +853,12 @@ impl ViewerState {
     pub fn screen(&mut self, w: f32, h: f32) -> crate::controls::Screen {
         let details = self.refresh_details();
         let suspects = self.suspect_lines().len();
-        crate::controls::Screen::new(w, h, self.settings_open, details)
-            .with_suspects(suspects)
-            .with_views()
+        let screen = crate::controls::Screen::new(w, h, self.settings_open, details);
+        if self.view.is_tree() {
+            screen.with_suspects_in_sidebar(suspects).with_views()
+        } else {
+            screen.with_suspects(suspects).with_views()
+        }
     }
 
     /// The leak suspects of the window, one line each (recomputed when the session or the

@@ -35,9 +35,15 @@ fn ink_on(c: Color) -> Color {
     }
 }
 
-/// A cell's label (see `memcity_viewer::state::label`).
+/// A cell's label: as the city's (`memcity_viewer::state::label`), but a site without its type,
+/// which the column to its left already names.
 pub fn label(model: &CityModel, node: NodeId) -> String {
-    memcity_viewer::state::label(model, node)
+    match model.nearest_type(node) {
+        Some(of_type) if of_type != node => {
+            memcity_viewer::state::short_site(&model.node(node).name)
+        }
+        _ => memcity_viewer::state::label(model, node),
+    }
 }
 
 /// The icicle, with labels in cells tall enough for a line.

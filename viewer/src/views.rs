@@ -7,7 +7,7 @@ use memcity_city::timeline::Strip;
 use memcity_city::tree2d::{Icicle, Partition, Sunburst};
 use memcity_city::treemap::Rect;
 
-use crate::controls::{Area, Screen};
+use crate::controls::{Area, Screen, DETAILS_WIDTH};
 use crate::state::{Action, ViewKind};
 
 /// Room above the tree for the breadcrumb of a drill-down.
@@ -19,8 +19,10 @@ const GAP: f32 = 12.0;
 /// The key-hint bar at the top.
 const TOP: f32 = 30.0;
 
-/// The main area the 2D views draw in: below the hint bar and the view buttons, above the heap
-/// strip, clear of the details panel on the left and the settings or suspects on the right.
+/// The main area the 2D views draw in: below the hint bar and the view buttons, above the
+/// legend and the heap strip, right of the sidebar the details panel and the leak suspects use
+/// (kept whether or not they show, so the tree never moves when a cell is selected). The
+/// settings panel, opened for a moment, lies over it.
 pub fn main_area(screen: &Screen) -> Area {
     let top = screen
         .views
@@ -28,16 +30,8 @@ pub fn main_area(screen: &Screen) -> Area {
         .map(|(_, a)| a.y + a.h)
         .fold(TOP, f32::max)
         + 6.0;
-    let left = screen
-        .details
-        .map_or(10.0, |(panel, _)| panel.x + panel.w + 10.0);
-    let right = screen
-        .settings
-        .as_ref()
-        .map(|(panel, _)| panel.x)
-        .or(screen.suspects.as_ref().map(|(panel, _)| panel.x))
-        .unwrap_or(screen.gear.x + screen.gear.w + 10.0)
-        - 10.0;
+    let left = 10.0 + DETAILS_WIDTH + 10.0;
+    let right = screen.gear.x + screen.gear.w;
     // Above the legend, which spans the lower right.
     let bottom = screen.legend.y.min(screen.strip.y) - 8.0;
     Area::new(
@@ -248,18 +242,26 @@ mod tests {
     }
 
     #[test]
-    fn the_main_area_keeps_clear_of_the_panels() {
+    fn the_main_area_keeps_clear_of_the_panels_and_still() {
         let plain = main_area(&screen());
         assert!(plain.y >= TOP && plain.y + plain.h <= screen().strip.y);
-        let with_details = main_area(&Screen::new(1280.0, 720.0, false, Some(300.0)));
-        let (panel, _) = Screen::new(1280.0, 720.0, false, Some(300.0))
-            .details
-            .unwrap();
-        assert!(with_details.x >= panel.x + panel.w);
-        let open = Screen::new(1280.0, 720.0, true, None);
-        let (settings, _) = open.settings.clone().unwrap();
-        let area = main_area(&open);
-        assert!(area.x + area.w <= settings.x);
+        // Selecting (the details panel) or suspects (the sidebar) do not move the tree.
+        let busy = Screen::new(1280.0, 720.0, false, Some(300.0)).with_suspects_in_sidebar(5);
+        assert_eq!(main_area(&busy), plain);
+        let (details, _) = busy.details.unwrap();
+        let (suspects, rows) = busy.suspects.clone().unwrap();
+        assert_eq!(rows.len(), 5);
+        for panel in [details, suspects] {
+            assert!(plain.x >= panel.x + panel.w, "{panel:?} under the tree");
+        }
+        assert!(
+            suspects.y >= details.y + details.h,
+            "the list under the details"
+        );
+        // A long list is cut to the room above the strip.
+        let long = Screen::new(1280.0, 720.0, false, Some(200.0)).with_suspects_in_sidebar(50);
+        let (list, _) = long.suspects.unwrap();
+        assert!(list.y + list.h <= long.strip.y);
     }
 
     #[test]
@@ -352,7 +354,7 @@ mod tests {
     #[test]
     fn labels_keep_apart_and_off_the_panels() {
         let screen = screen();
-        let bounds = main_area(&screen);
+        let bounds = Area::new(0.0, 50.0, 1280.0, 500.0);
         let wish = |node, x, y| LabelWish {
             node,
             anchor: (x, y),
