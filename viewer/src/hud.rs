@@ -326,7 +326,20 @@ pub fn details(
         // Text baselines sit near the bottom of their row.
         let base = top + row.height - 5.0;
         match row.kind {
-            RowKind::Title => text(&fit_left(&d.name, width - 26.0, 20.0), x, base, 20.0, INK),
+            RowKind::Title => {
+                // A type keeps the end that tells it apart; a site reads as Class.method:line
+                // (its whole frame is in the sites list below).
+                let title = if d.role == "Type" {
+                    fit_left(&d.name, width - 26.0, 20.0)
+                } else {
+                    fit(
+                        &memcity_viewer::state::short_site(&d.name),
+                        width - 26.0,
+                        20.0,
+                    )
+                };
+                text(&title, x, base, 20.0, INK)
+            }
             RowKind::Path => {
                 let path = if d.path.is_empty() {
                     "the whole heap".to_string()
