@@ -3,7 +3,8 @@
 
 use memcity_proto::recording::RecordingWriter;
 use memcity_proto::v1::{
-    stream_message::Kind, Handshake, Node, RecordingHeader, Snapshot, StreamMessage, StringTable,
+    stream_message::Kind, Handshake, Node, RecordingHeader, SessionEnd, Snapshot, StreamMessage,
+    StringTable,
 };
 
 fn main() -> std::io::Result<()> {
@@ -73,6 +74,13 @@ fn main() -> std::io::Result<()> {
             })),
         })?;
     }
+    // A whole session: readers warn about a recording without its end.
+    w.write(&StreamMessage {
+        kind: Some(Kind::End(SessionEnd {
+            reason: "synthetic".into(),
+            snapshots,
+        })),
+    })?;
     w.finish()?;
     Ok(())
 }
