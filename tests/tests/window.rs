@@ -233,10 +233,38 @@ fn live_view_receives_snapshots_from_a_real_agent() {
         .args(["--screenshot", shot.to_str().unwrap()])
         .output()
         .unwrap();
+    // The same live session as a sunburst: the 2D views follow a live agent too.
+    let sunburst = dir.path().join("live-sunburst.png");
+    let out_2d = memcity_in_xvfb(&xvfb)
+        .args(["view", &port, "--view", "sunburst", "--exit-after", "2"])
+        .args(["--screenshot", sunburst.to_str().unwrap()])
+        .output()
+        .unwrap();
     app.kill();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "view failed: {stderr}");
     assert!(stderr.contains("received 3 snapshots"), "{stderr}");
+    assert!(
+        out_2d.status.success(),
+        "view --view sunburst failed: {}",
+        String::from_utf8_lossy(&out_2d.stderr)
+    );
+    // The heap's disc in the middle of the main area, in the darkest district blue.
+    let img = read_png(&sunburst);
+    let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None)
+        .with_suspects_in_sidebar(0)
+        .with_views();
+    let (cx, cy) = memcity_city::tree2d::Sunburst::new(
+        memcity_viewer::views::tree_rect(memcity_viewer::views::main_area(&screen)),
+        &Default::default(),
+    )
+    .center;
+    let seen = pixel(&img, cx as f32, cy as f32);
+    let dark = memcity_city::mapping::DISTRICT_DARK.map(|c| (c * 255.0).round() as i32);
+    assert!(
+        seen.iter().zip(dark).all(|(&s, d)| (s as i32 - d).abs() <= 12),
+        "the heap's disc at {cx},{cy} is {seen:?}, expected {dark:?}"
+    );
     // The city was drawn: the frame is not all sky.
     let img = read_png(&shot);
     let not_sky = img

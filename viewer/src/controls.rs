@@ -9,6 +9,7 @@ use memcity_city::model::Metric;
 use memcity_city::scene::ViewSettings;
 use memcity_city::timeline::Strip;
 use memcity_city::timetravel::DEFAULT_PERIOD;
+use memcity_city::tree2d::SortBy;
 use memcity_city::treemap::Tiling;
 
 use crate::state::ViewKind;
@@ -26,6 +27,8 @@ pub struct Settings {
     pub color: bool,
     /// Seconds per snapshot when playing.
     pub period: f64,
+    /// The 2D views' fixed sibling order (paper 5.1).
+    pub order: SortBy,
 }
 
 impl Default for Settings {
@@ -38,6 +41,7 @@ impl Default for Settings {
             opacity: Opacity::default(),
             color: true,
             period: DEFAULT_PERIOD,
+            order: SortBy::Growth,
         }
     }
 }
@@ -76,9 +80,10 @@ pub enum Setting {
     Faded,
     Color,
     Period,
+    Order,
 }
 
-pub const SETTINGS: [Setting; 9] = [
+pub const SETTINGS: [Setting; 10] = [
     Setting::Metric,
     Setting::Scaling,
     Setting::Tiling,
@@ -88,6 +93,7 @@ pub const SETTINGS: [Setting; 9] = [
     Setting::Faded,
     Setting::Color,
     Setting::Period,
+    Setting::Order,
 ];
 
 /// What a settings change asks of the view.
@@ -112,6 +118,7 @@ const TILINGS: [Tiling; 5] = [
     Tiling::Dice,
     Tiling::SliceDice,
 ];
+const ORDERS: [SortBy; 3] = [SortBy::Growth, SortBy::Start, SortBy::End];
 const SCALINGS: [Scaling; 3] = [Scaling::Sqrt, Scaling::Linear, Scaling::Quadratic];
 
 /// The next value of a list in direction `dir` (-1 or +1) from the one nearest `now`, clamped at
@@ -149,6 +156,7 @@ impl Setting {
             Setting::Faded => "faded level",
             Setting::Color => "colors",
             Setting::Period => "play period",
+            Setting::Order => "tree order",
         }
     }
 
@@ -184,6 +192,12 @@ impl Setting {
             Setting::Faded => format!("{:.0} %", s.opacity.faded * 100.0),
             Setting::Color => if s.color { "by growth" } else { "plain" }.into(),
             Setting::Period => format!("{} s/snapshot", s.period),
+            Setting::Order => match s.order {
+                SortBy::Growth => "most grown first",
+                SortBy::Start => "largest at start",
+                SortBy::End => "largest at end",
+            }
+            .into(),
         }
     }
 
@@ -234,6 +248,11 @@ impl Setting {
             Setting::Period => {
                 s.period = step(&PERIODS, nearest(&PERIODS, s.period), dir, false);
                 Change::Period
+            }
+            Setting::Order => {
+                let now = ORDERS.iter().position(|&x| x == s.order).unwrap_or(0);
+                s.order = step(&ORDERS, now, dir, true);
+                Change::View
             }
         };
         (*s != before).then_some(change)

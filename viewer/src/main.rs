@@ -74,10 +74,21 @@ struct Look {
     /// separated by '/')
     #[arg(long, value_name = "GROUP")]
     drill: Option<String>,
+    /// Icicle and sunburst: the order of siblings, fixed over the session (most grown over the
+    /// window first, or largest at its start or end)
+    #[arg(long, value_enum, default_value = "growth")]
+    order: OrderArg,
     /// Icicle and sunburst: scale each snapshot's tree by its heap against the largest, so
     /// growth shows as length (key H)
     #[arg(long)]
     heap_scaled: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OrderArg {
+    Growth,
+    Start,
+    End,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -158,6 +169,11 @@ impl Look {
             },
             children: self.children,
             period: self.period,
+            order: match self.order {
+                OrderArg::Growth => memcity_city::tree2d::SortBy::Growth,
+                OrderArg::Start => memcity_city::tree2d::SortBy::Start,
+                OrderArg::End => memcity_city::tree2d::SortBy::End,
+            },
             ..Default::default()
         };
         settings.opacity.enabled = self.solid > 0;

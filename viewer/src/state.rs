@@ -333,7 +333,7 @@ pub struct DetailsPanel {
 }
 
 /// What the 2D views' fixed sibling order depends on: recomputed when one changes.
-type OrderKey = (usize, Window, Metric);
+type OrderKey = (usize, Window, Metric, SortBy);
 
 /// What a 2D partition depends on.
 #[derive(Debug, Clone, PartialEq)]
@@ -978,9 +978,14 @@ impl ViewerState {
     /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
     pub fn tree_order(&mut self) -> &TreeOrder {
         let model = &self.city.model;
-        let key = (model.len(), model.window(), self.settings.metric);
+        let key = (
+            model.len(),
+            model.window(),
+            self.settings.metric,
+            self.settings.order,
+        );
         if self.order.as_ref().map(|o| o.0) != Some(key) {
-            let order = TreeOrder::new(model, key.2, SortBy::Growth);
+            let order = TreeOrder::new(model, key.2, key.3);
             self.order = Some((key, order));
         }
         &self.order.as_ref().expect("just set").1
@@ -1013,7 +1018,12 @@ impl ViewerState {
     pub fn partition(&mut self) -> &Partition {
         let model = &self.city.model;
         let key = PartitionKey {
-            order: (model.len(), model.window(), self.settings.metric),
+            order: (
+                model.len(),
+                model.window(),
+                self.settings.metric,
+                self.settings.order,
+            ),
             t: self.travel.t(),
             root: self.drill,
             scaled: self.scaled,
@@ -1260,6 +1270,34 @@ mod tests {
         press(&mut s, KeyCode::M, 0.0);
         assert_eq!(s.settings.metric, Metric::Bytes);
         assert_eq!(s.tree_order().metric(), Metric::Bytes);
+    }
+
+    #[test]
+    fn the_tree_order_setting_reorders_siblings() {
+        let mut s = state();
+        let types = |s: &mut ViewerState| -> Vec<String> {
+            let p = s.partition().clone();
+            p.cells
+                .iter()
+                .filter(|c| c.level == 2)
+                .map(|c| s.model().path(c.node).join("/"))
+                .collect()
+        };
+        // Node grew from 100 to 900; String stayed at 400.
+        assert_eq!(types(&mut s), ["app/Node", "app/String"]);
+        s.apply(Action::Setting(Setting::Order, 1), 0.0);
+        assert_eq!(s.settings.order, SortBy::Start);
+        assert_eq!(
+            types(&mut s),
+            ["app/String", "app/Node"],
+            "String was larger at the start"
+        );
+        s.apply(Action::Setting(Setting::Order, 1), 0.0);
+        assert_eq!(
+            types(&mut s),
+            ["app/Node", "app/String"],
+            "Node is larger at the end"
+        );
     }
 
     #[test]
