@@ -221,23 +221,7 @@ fn a_user_selects_steps_changes_settings_and_quits() {
     ensure_built();
     let golden = root().join("proto/tests/data/golden-v1.mcrec");
     let x = Xvfb::start(&xvfb);
-    let mut child = Command::new(memcity_bin())
-        .args(["replay", golden.to_str().unwrap(), "--camera", "birds-eye"])
-        .args(["--size", &format!("{W}x{H}")])
-        .env("DISPLAY", &x.display)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut viewer = Viewer { child, lines };
-    viewer.wait_line("memcity: window ready");
+    let mut viewer = start_viewer(&x, &["--camera", "birds-eye"]);
     // The pointer starts mid-screen; a hovered building is lightened, so park it on the status bar.
     let park = || x.xdotool(&["mousemove", "640", &(H - 10).to_string()]);
     park();

@@ -262,7 +262,9 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     let seen = pixel(&img, cx as f32, cy as f32);
     let dark = memcity_city::mapping::DISTRICT_DARK.map(|c| (c * 255.0).round() as i32);
     assert!(
-        seen.iter().zip(dark).all(|(&s, d)| (s as i32 - d).abs() <= 12),
+        seen.iter()
+            .zip(dark)
+            .all(|(&s, d)| (s as i32 - d).abs() <= 12),
         "the heap's disc at {cx},{cy} is {seen:?}, expected {dark:?}"
     );
     // The city was drawn: the frame is not all sky.

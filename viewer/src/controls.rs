@@ -349,6 +349,27 @@ pub fn ui_scale(width: f32, height: f32) -> f32 {
     (height / 900.0).min(width / 1600.0).max(1.0)
 }
 
+/// The leak-suspects list's panel at `(x, y)`, `width` wide, and its `lines` rows.
+fn suspects_list(x: f32, y: f32, width: f32, lines: usize) -> (Area, Vec<Area>) {
+    let panel = Area::new(
+        x,
+        y,
+        width,
+        SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
+    );
+    let rows = (0..lines)
+        .map(|i| {
+            Area::new(
+                panel.x + 8.0,
+                panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
+                panel.w - 16.0,
+                SUSPECT_LINE,
+            )
+        })
+        .collect();
+    (panel, rows)
+}
+
 /// One row of the settings panel: the whole row and its left and right arrows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SettingRow {
@@ -483,23 +504,12 @@ impl Screen {
         if width < 160.0 {
             return self;
         }
-        let panel = Area::new(
+        self.suspects = Some(suspects_list(
             right - width,
             self.gear.y + BUTTON + 6.0,
             width,
-            SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
-        );
-        let rows = (0..lines)
-            .map(|i| {
-                Area::new(
-                    panel.x + 8.0,
-                    panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
-                    panel.w - 16.0,
-                    SUSPECT_LINE,
-                )
-            })
-            .collect();
-        self.suspects = Some((panel, rows));
+            lines,
+        ));
         self
     }
 
@@ -518,23 +528,7 @@ impl Screen {
         if lines == 0 {
             return self;
         }
-        let panel = Area::new(
-            10.0,
-            top,
-            DETAILS_WIDTH,
-            SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
-        );
-        let rows = (0..lines)
-            .map(|i| {
-                Area::new(
-                    panel.x + 8.0,
-                    panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
-                    panel.w - 16.0,
-                    SUSPECT_LINE,
-                )
-            })
-            .collect();
-        self.suspects = Some((panel, rows));
+        self.suspects = Some(suspects_list(10.0, top, DETAILS_WIDTH, lines));
         self
     }
 

@@ -27,7 +27,12 @@ pub const WINDOW_TINT: Color = Color::new(1.0, 0.55, 0.0, 0.18);
 pub const LINK: Color = Color::new(0.05, 0.3, 0.75, 1.0);
 
 pub fn panel(area: Area) {
-    draw_rectangle(area.x, area.y, area.w, area.h, PANEL);
+    boxed(area, PANEL);
+}
+
+/// `area` filled with `fill`, edged.
+fn boxed(area: Area, fill: Color) {
+    draw_rectangle(area.x, area.y, area.w, area.h, fill);
     draw_rectangle_lines(area.x, area.y, area.w, area.h, 1.0, EDGE);
 }
 
@@ -48,43 +53,36 @@ pub fn text_within(s: &str, x: f32, y: f32, width: f32, sizes: &[f32], color: Co
 
 /// `s` cut to fit `width` pixels at `size`, with "..." where it was cut.
 pub fn fit(s: &str, width: f32, size: f32) -> String {
-    if measure_text(s, None, size as u16, 1.0).width <= width {
-        return s.to_string();
-    }
-    let chars: Vec<char> = s.chars().collect();
-    let (mut lo, mut hi) = (0, chars.len());
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        let candidate: String = chars[..mid].iter().collect::<String>() + "...";
-        if measure_text(&candidate, None, size as u16, 1.0).width <= width {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    chars[..lo].iter().collect::<String>() + "..."
+    cut(s, width, size, |chars, n| {
+        chars[..n].iter().collect::<String>() + "..."
+    })
 }
 
 /// `s` cut from the left to fit `width` pixels at `size`: a title keeps its end, where names
 /// differ (`...ConcurrentHashMap$Node` against `...ConcurrentHashMap$Node[]`).
 pub fn fit_left(s: &str, width: f32, size: f32) -> String {
-    if measure_text(s, None, size as u16, 1.0).width <= width {
+    cut(s, width, size, |chars, n| {
+        "...".to_string() + &chars[chars.len() - n..].iter().collect::<String>()
+    })
+}
+
+/// `s` as it is if it fits, else `keep(chars, n)` for the most characters `n` that fits.
+fn cut(s: &str, width: f32, size: f32, keep: impl Fn(&[char], usize) -> String) -> String {
+    let fits = |text: &str| measure_text(text, None, size as u16, 1.0).width <= width;
+    if fits(s) {
         return s.to_string();
     }
     let chars: Vec<char> = s.chars().collect();
-    // The longest tail that fits after "...".
     let (mut lo, mut hi) = (0, chars.len());
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        let candidate: String =
-            "...".to_string() + &chars[chars.len() - mid..].iter().collect::<String>();
-        if measure_text(&candidate, None, size as u16, 1.0).width <= width {
+        if fits(&keep(&chars, mid)) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    "...".to_string() + &chars[chars.len() - lo..].iter().collect::<String>()
+    keep(&chars, lo)
 }
 
 fn button_face(area: Area, hovered: bool, active: bool) {
@@ -500,14 +498,7 @@ pub fn suspects(
 
 /// A small chart of `series` with the window shaded and snapshot `index` marked.
 pub fn sparkline(area: Area, series: &[u64], index: usize, window: Window, metric: Metric) {
-    draw_rectangle(
-        area.x,
-        area.y,
-        area.w,
-        area.h,
-        Color::new(0.96, 0.97, 1.0, 1.0),
-    );
-    draw_rectangle_lines(area.x, area.y, area.w, area.h, 1.0, EDGE);
+    boxed(area, Color::new(0.96, 0.97, 1.0, 1.0));
     let n = series.len();
     if n == 0 {
         return;
@@ -660,14 +651,10 @@ pub fn chart(
     index: usize,
     picks: &[usize],
 ) {
-    draw_rectangle(
-        strip.x,
-        strip.y,
-        strip.w,
-        strip.h,
+    boxed(
+        Area::new(strip.x, strip.y, strip.w, strip.h),
         Color::new(1.0, 1.0, 1.0, 0.9),
     );
-    draw_rectangle_lines(strip.x, strip.y, strip.w, strip.h, 1.0, EDGE);
     let len = model.len();
     if len == 0 {
         return;

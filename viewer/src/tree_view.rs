@@ -5,24 +5,24 @@
 use macroquad::prelude::{
     draw_line, draw_mesh, draw_rectangle, draw_rectangle_lines, measure_text, Color, Mesh, Vertex,
 };
-use memcity_city::mapping::Rgb;
 use memcity_city::model::{CityModel, NodeId};
-use memcity_city::tree2d::{Arc, Icicle, Partition, Sunburst};
+use memcity_city::tree2d::{Arc, Cell, Icicle, Partition, Sunburst};
 use memcity_city::treemap::Rect;
 use memcity_viewer::controls::Area;
 
 use crate::hud;
 use crate::render::{MESH_VERTICES, SELECTED};
 
-/// Faded cells (not on a strongest grower's path), as the city fades its buildings.
-pub fn cell_color(rgb: Rgb, solid: bool, faded: f32, selected: bool, hovered: bool) -> Color {
-    let rgb = if selected { SELECTED } else { rgb };
-    let rgb = if hovered {
+/// A cell's colour as drawn: blue when selected, lightened under the pointer, faded when not
+/// on a strongest grower's path (as the city fades its buildings).
+pub fn cell_color(cell: &Cell, faded: f32, hovered: Option<NodeId>) -> Color {
+    let rgb = if cell.selected { SELECTED } else { cell.color };
+    let rgb = if hovered == Some(cell.node) {
         rgb.map(|c| c + (1.0 - c) * 0.35)
     } else {
         rgb
     };
-    Color::new(rgb[0], rgb[1], rgb[2], if solid { 1.0 } else { faded })
+    Color::new(rgb[0], rgb[1], rgb[2], if cell.solid { 1.0 } else { faded })
 }
 
 /// Dark text on light cells, white on dark ones.
@@ -61,13 +61,7 @@ pub fn icicle(
         if r.h < 0.25 {
             continue;
         }
-        let color = cell_color(
-            cell.color,
-            cell.solid,
-            faded,
-            cell.selected,
-            hovered == Some(cell.node),
-        );
+        let color = cell_color(cell, faded, hovered);
         let (x, y, w, h) = (r.x as f32, r.y as f32, r.w as f32, r.h as f32);
         draw_rectangle(x, y, w - 1.0, h, color);
         if h >= 3.0 {
@@ -178,13 +172,7 @@ pub fn sunburst(
         if (arc.to - arc.from) * mid.max(1.0) < 0.3 {
             continue;
         }
-        let color = cell_color(
-            cell.color,
-            cell.solid,
-            faded,
-            cell.selected,
-            hovered == Some(cell.node),
-        );
+        let color = cell_color(cell, faded, hovered);
         push_arc(&mut meshes, sun.center, &arc, color);
         let ring = arc.outer - arc.inner;
         let length = (arc.to - arc.from) * mid;
