@@ -1001,8 +1001,9 @@ impl Worker {
 
     /// Attached and not yet walked, the objects allocated before the attach were never sampled:
     /// rather than drop them, an estimate shows them as one group ([`names::BEFORE_ATTACH`]),
-    /// sized by the heap's used bytes that the estimate does not explain. That is an upper
-    /// bound (used bytes include garbage not yet collected), and it only ever shrinks, since
+    /// sized by the heap's used bytes that the estimate does not explain (at the low end of the
+    /// estimate's range). That is an upper bound (used bytes include garbage not yet collected,
+    /// and the estimate may be higher than its low end), and it only ever shrinks, since
     /// no object joins the group; its objects are its bytes at the estimate's average object
     /// size. Its stated error is the whole value: the group says where memory is unaccounted
     /// for, not what it is. The first walk counts these objects by class, and the group empties.
@@ -1016,7 +1017,13 @@ impl Worker {
         }
         let Some(used) = self.heap_used() else { return };
         let (objects, bytes): (u64, u64) = (counts.objects.iter().sum(), counts.bytes.iter().sum());
-        let rest = used.saturating_sub(bytes).min(least);
+        // What the samples explain is itself an estimate: subtract the low end of its 95 %
+        // range, not its middle. Subtracting the middle, one high estimate (a few samples on a
+        // coarse interval) would exceed the used bytes, and since the group only ever shrinks,
+        // it would vanish for good while the objects are still there.
+        let sigma_bytes: f64 = counts.variance.iter().map(|v| v.1).sum::<f64>().sqrt();
+        let explained = (bytes as f64 - 1.96 * sigma_bytes).max(0.0) as u64;
+        let rest = used.saturating_sub(explained).min(least);
         self.before_attach = Some((id, rest));
         let average = bytes
             .checked_div(objects)
