@@ -176,7 +176,29 @@ fn steady_state_has_no_suspect_and_no_red_building() {
                     last,
                     memcity_city::model::Metric::Objects,
                 );
-                assert!(alpha < 1.0, "{gc}: {} is red ({alpha:.2})", node.name);
+                let window = session.window();
+                let describe = |i: usize| {
+                    let f = &session.frames()[i];
+                    format!(
+                        "snapshot {} (trigger {}, {}, {} of {} objects)",
+                        i + 1,
+                        f.trigger,
+                        if f.is_estimated() {
+                            "estimated"
+                        } else {
+                            "walked"
+                        },
+                        session.value(id as u32, i, memcity_city::model::Metric::Objects),
+                        session.value(0, i, memcity_city::model::Metric::Objects),
+                    )
+                };
+                assert!(
+                    alpha < 1.0,
+                    "{gc}: {} is red ({alpha:.2}): from {} to {}",
+                    node.name,
+                    describe(window.start),
+                    describe(last)
+                );
             }
         }
     }

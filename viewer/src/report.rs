@@ -374,12 +374,12 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
             };
             let _ = writeln!(
                 out,
-                "   {}{} {}{}  ({} objects, {}{}){}",
+                "   {}{} {}{}  ({}, {}{}){}",
                 if step.content { "    " } else { "" },
                 arrow,
                 via,
                 step.type_name,
-                count(step.objects),
+                memcity_city::units::amount(step.objects, memcity_city::model::Metric::Objects),
                 signed_count(step.growth),
                 size,
                 if step.suspect {
@@ -395,14 +395,14 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
         for (i, site) in s.sites.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "   {} {} (~{} objects)",
+                "   {} {} (~{})",
                 if i == 0 {
                     "allocated at"
                 } else {
                     "          and"
                 },
                 site.site,
-                count(site.objects)
+                memcity_city::units::amount(site.objects, memcity_city::model::Metric::Objects)
             );
         }
         if s.walk_age_ms > 0 {
