@@ -648,17 +648,20 @@ impl Worker {
     }
 
     /// Estimates every class now from the surviving samples: asks the samples' weak references
-    /// which objects the GCs freed, books those deaths, and deletes the freed references.
-    fn estimate_now(&mut self) -> WalkResult {
+    /// which objects the GCs freed (unless `poll` is false), books those deaths, and deletes the
+    /// freed references.
+    fn estimate_now(&mut self, poll: bool) -> WalkResult {
         let Some(sampler) = self.sampler() else {
             return WalkResult::default();
         };
         let jni = self.jni;
         // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
         // it hands them back with `take_released`.
-        sampler
-            .tracker
-            .poll_deaths(|reference| unsafe { weak::cleared(jni, reference) });
+        if poll {
+            sampler
+                .tracker
+                .poll_deaths(|reference| unsafe { weak::cleared(jni, reference) });
+        }
         let counts = self
             .estimator
             .estimate(&sampler.tracker, self.classes.names.len());
@@ -723,7 +726,7 @@ impl Worker {
     /// so that a walk of a large heap is predicted large and not started, not aborted.
     fn live_objects(&mut self) -> u64 {
         let counted = if self.can_estimate() {
-            self.estimate_now().objects.iter().sum()
+            self.estimate_now(true).objects.iter().sum()
         } else {
             self.estimator.anchor().map_or(0, |a| a.total_objects)
         };
@@ -987,7 +990,11 @@ impl Worker {
         if new_classes || self.last_refresh.elapsed() >= ESTIMATE_REFRESH {
             self.refresh_classes();
         }
-        let mut counts = self.estimate_now();
+        // At VM death the application's threads have ended: what their stacks held (a leak in
+        // a local of `main`) is garbage now, and a GC finishing during the shutdown clears it.
+        // The last snapshot is the application's last state, so it books no deaths the
+        // shutdown may have caused: the samples stand as the last GC-time poll left them.
+        let mut counts = self.estimate_now(trigger != Trigger::End);
         self.classes.reserve(counts.objects.len());
         self.count_mirrors(&mut counts);
         self.add_before_attach(&mut counts);

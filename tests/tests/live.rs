@@ -166,10 +166,12 @@ fn late_subscriber_gets_first_snapshot_then_live_ones() {
 #[test]
 fn a_client_that_never_reads_does_not_slow_the_jvm() {
     let jdk = jdk17();
+    // 30 s: the 61 walks take 5-10 s here, more on a loaded machine, and the app must still be
+    // running when the last is asked for.
     let (mut app, port, _dir) = start_live(
         &jdk,
         "SteadyState",
-        12.0,
+        30.0,
         ",budget=100,min_interval=10ms,period=off",
     );
     let rt = runtime();
