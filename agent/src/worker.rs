@@ -655,9 +655,9 @@ impl Worker {
             return WalkResult::default();
         };
         let jni = self.jni;
-        // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
-        // it hands them back with `take_released`.
         if poll {
+            // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live
+            // until it hands them back with `take_released`.
             sampler
                 .tracker
                 .poll_deaths(|reference| unsafe { weak::cleared(jni, reference) });
