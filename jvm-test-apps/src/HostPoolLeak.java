@@ -87,5 +87,14 @@ public class HostPoolLeak {
             if (wait > 0) Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
         }
         System.out.println("DONE pools=" + manager.pools.size());
+        System.out.flush();
+        // Exit from inside main with the manager still held by this local, as it was while the
+        // application ran. Returning first would make the leak garbage before the JVM ends, and
+        // the last snapshot (at VM death, or a walk racing the exit) would rightly find it gone.
+        try {
+            System.exit(0);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(manager);
+        }
     }
 }
