@@ -9,7 +9,7 @@
 //! step tweens. Everything here is window-free: the viewer only draws the cells.
 
 use std::collections::HashSet;
-use std::f64::consts::{FRAC_PI_2, TAU};
+use std::f64::consts::TAU;
 
 use crate::mapping::{self, Rgb};
 use crate::model::{CityModel, Metric, NodeId, ROOT};
@@ -426,10 +426,6 @@ impl Sunburst {
             .map(|c| c.node)
     }
 }
-
-/// Angle of the screen's "up" in the sunburst's convention (for callers that draw with
-/// standard math angles: subtract this).
-pub const TWELVE_O_CLOCK: f64 = FRAC_PI_2;
 
 #[cfg(test)]
 mod tests {

@@ -707,7 +707,7 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
                     let mut small = rect;
                     small.y += 20.0;
                     small.h -= 20.0;
-                    let icicle = Icicle::new(small, &p);
+                    let icicle = Icicle::new(small, p);
                     let root = icicle.rect(&p.cells[0]);
                     if root.h < 4.0 {
                         continue;

@@ -24,7 +24,7 @@ use memcity_viewer::controls::{
     link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT,
 };
 use memcity_viewer::live::{Event, Status};
-use memcity_viewer::state::{key_hints, Action, Held, ViewerState, BINDINGS};
+use memcity_viewer::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
 pub use memcity_viewer::state::{CameraView, ViewKind};
 use memcity_viewer::views::{self, LabelWish, TimelineLayout};
 
@@ -376,12 +376,13 @@ impl Window {
                     .apply(Action::DrillTo(crumb.unwrap_or_default()), t),
                 (None, None) if self.in_global_view(screen, mouse) => {
                     let global = views::global_rect(views::main_area(screen));
+                    let icicle = self.state.view == ViewKind::Icicle;
                     let whole = self.state.global_partition(0.5 / global.h);
                     let (x, y) = (mouse.0 as f64, mouse.1 as f64);
-                    let picked = if self.state.view == ViewKind::Icicle {
-                        Icicle::new(global, &whole).pick(&whole, x, y)
+                    let picked = if icicle {
+                        Icicle::new(global, whole).pick(whole, x, y)
                     } else {
-                        Sunburst::new(global, &whole).pick(&whole, x, y)
+                        Sunburst::new(global, whole).pick(whole, x, y)
                     };
                     if let Some(node) = picked {
                         self.state.apply(Action::DrillTo(node), t);
@@ -551,9 +552,8 @@ impl Window {
                 let rect = views::tree_rect(area);
                 let crumbs = self.state.breadcrumb();
                 self.crumbs = tree_view::breadcrumb(area, &crumbs, mouse);
-                self.state.partition();
-                let (model, partition) = self.state.model_and_partition();
                 let icicle = self.state.view == ViewKind::Icicle;
+                let (model, partition) = self.state.tree(Tree::Main);
                 if icicle {
                     tree_view::icicle(model, partition, rect, faded, hovered, true);
                 } else {
@@ -561,8 +561,9 @@ impl Window {
                 }
                 if self.state.drill != memcity_city::model::ROOT {
                     let global = views::global_rect(area);
-                    let whole = self.state.global_partition(0.5 / global.h);
-                    let model = self.state.model();
+                    let (model, whole) = self.state.tree(Tree::Global {
+                        min_span: 0.5 / global.h,
+                    });
                     let frame = Area::new(
                         global.x as f32 - 4.0,
                         global.y as f32 - 20.0,
@@ -578,9 +579,9 @@ impl Window {
                         hud::MUTED,
                     );
                     if icicle {
-                        tree_view::icicle(model, &whole, global, 0.2, hovered, false);
+                        tree_view::icicle(model, whole, global, 0.2, hovered, false);
                     } else {
-                        tree_view::sunburst(model, &whole, global, 0.2, hovered, false);
+                        tree_view::sunburst(model, whole, global, 0.2, hovered, false);
                     }
                 }
             }
@@ -616,8 +617,12 @@ impl Window {
                         15.0,
                         if current { hud::LIVE_RED } else { hud::INK },
                     );
-                    let partition = self.state.partition_at(index as f64, true, 0.5 / small.h);
-                    tree_view::icicle(self.state.model(), &partition, small, faded, None, false);
+                    let (model, partition) = self.state.tree(Tree::At {
+                        t: index as f64,
+                        scaled: true,
+                        min_span: 0.5 / small.h,
+                    });
+                    tree_view::icicle(model, partition, small, faded, None, false);
                 }
             }
         }
@@ -632,8 +637,8 @@ impl Window {
         let wishes: Vec<LabelWish> = self
             .state
             .label_points()
-            .into_iter()
-            .filter_map(|(node, point)| {
+            .iter()
+            .filter_map(|&(node, point)| {
                 let (x, y) = self.state.camera.project(point, w, h)?;
                 let text = hud::fit(&memcity_viewer::state::label(model, node), 240.0, 15.0);
                 let width = measure_text(&text, None, 15, 1.0).width + 12.0;

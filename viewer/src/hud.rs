@@ -212,16 +212,7 @@ pub fn timeline(
         };
         draw_line(x, bottom, x, top, width, color);
     }
-    for piece in &chart.pieces {
-        draw_line(
-            piece.from.0,
-            piece.from.1,
-            piece.to.0,
-            piece.to.1,
-            2.0,
-            ACCENT,
-        );
-    }
+    line(chart);
     if chart.dot_radius > 0.0 {
         for p in &chart.points {
             if p.estimated {
@@ -241,6 +232,20 @@ pub fn timeline(
             (to - from).abs(),
             strip.h,
             Color::new(1.0, 0.55, 0.0, 0.25),
+        );
+    }
+}
+
+/// A heap chart's line: solid between walks, dashed where estimates are.
+fn line(chart: &Chart) {
+    for piece in &chart.pieces {
+        draw_line(
+            piece.from.0,
+            piece.from.1,
+            piece.to.0,
+            piece.to.1,
+            2.0,
+            ACCENT,
         );
     }
 }
@@ -660,16 +665,7 @@ pub fn chart(
         return;
     }
     axis(strip, model, metric);
-    for piece in &chart.pieces {
-        draw_line(
-            piece.from.0,
-            piece.from.1,
-            piece.to.0,
-            piece.to.1,
-            2.0,
-            ACCENT,
-        );
-    }
+    line(chart);
     for (i, p) in chart.points.iter().enumerate() {
         let picked = picks.binary_search(&i).is_ok();
         let r = if picked || i == index { 6.0 } else { 3.5 };

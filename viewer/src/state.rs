@@ -339,13 +339,30 @@ type OrderKey = (usize, Window, Metric, SortBy);
 #[derive(Debug, Clone, PartialEq)]
 struct PartitionKey {
     order: OrderKey,
-    t: f64,
-    root: NodeId,
-    scaled: bool,
+    tree: Tree,
+    /// The time shown, for the trees that follow it (0 for `Tree::At`, which names its own).
+    now: f64,
+    drill: NodeId,
     selected: Option<NodeId>,
     color: bool,
     opacity: memcity_city::mapping::Opacity,
 }
+
+/// Which partition a 2D view draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tree {
+    /// The large view: below the local root, at the time shown, heap-scaled as set.
+    Main,
+    /// Below the local root at fractional time `t`, leaving out cells thinner than `min_span`
+    /// of the extent (a small tree cannot show them): the timeline view's trees.
+    At { t: f64, scaled: bool, min_span: f64 },
+    /// The whole heap at the time shown, the drill-down's branch solid: the global view.
+    Global { min_span: f64 },
+}
+
+/// Partitions kept: the large view, the global view and the timeline view's trees, so a still
+/// frame partitions nothing (a 50,000-group tree takes milliseconds to cut).
+const PARTITIONS: usize = 16;
 
 /// A type's name without its package, for a one-line list (`java.util.LinkedList$Node` ->
 /// `LinkedList$Node`).
@@ -445,8 +462,16 @@ pub struct ViewerState {
     pub details: Option<DetailsPanel>,
     suspects: Option<SuspectsCache>,
     order: Option<(OrderKey, TreeOrder)>,
-    partition: Option<(PartitionKey, Partition)>,
+    /// The opacity rule's solid nodes, and the session length, window, metric and rule they
+    /// are of.
+    solid: Option<(SolidKey, HashSet<NodeId>)>,
+    /// Partitions last made, the newest last.
+    partitions: Vec<(PartitionKey, Partition)>,
+    /// What the city names, as of the scene (see `label_points`).
+    labels: Vec<(NodeId, glam::Vec3)>,
 }
+
+type SolidKey = (usize, Window, Metric, memcity_city::mapping::Opacity);
 
 impl ViewerState {
     /// A replay of a whole session, at snapshot `at` (the newest when `None`), arrived there
@@ -503,7 +528,9 @@ impl ViewerState {
             details: None,
             suspects: None,
             order: None,
-            partition: None,
+            solid: None,
+            partitions: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -935,13 +962,19 @@ impl ViewerState {
                     .collect()
             });
         self.scene.trace = steps.map(|steps| scene::trace(&self.city.model, &self.scene, &steps));
+        self.labels = self.rank_labels();
         self.scene_key = Some(key);
     }
 
     /// What the city names on screen, most important first, with the 3D point each label
     /// points at: the selection, the tallest buildings, then the largest top-level districts
     /// (the placement leaves out whatever would not fit: `views::place_labels`).
-    pub fn label_points(&self) -> Vec<(NodeId, glam::Vec3)> {
+    pub fn label_points(&self) -> &[(NodeId, glam::Vec3)] {
+        &self.labels
+    }
+
+    /// Ranks what the city names, once per scene (the render loop only projects them).
+    fn rank_labels(&self) -> Vec<(NodeId, glam::Vec3)> {
         let scene = &self.scene;
         let roof = |b: &scene::Building| {
             let (x, y, z) = b.shape.roof();
@@ -991,31 +1024,27 @@ impl ViewerState {
         &self.order.as_ref().expect("just set").1
     }
 
-    fn partition_options(&self) -> PartitionOptions {
-        PartitionOptions {
-            scaled: self.scaled,
-            color: self.settings.color,
-            ..Default::default()
-        }
-    }
-
-    /// The tree below the local root at fractional time `t`, as the 2D views draw it; cells
-    /// thinner than `min_span` of the extent are left out (a small tree cannot show them).
-    pub fn partition_at(&mut self, t: f64, scaled: bool, min_span: f64) -> Partition {
-        self.tree_order();
+    /// The opacity rule's solid nodes (recomputed when the session, window, metric or rule
+    /// change).
+    fn solid(&mut self) -> &HashSet<NodeId> {
         let model = &self.city.model;
-        let order = &self.order.as_ref().expect("just set").1;
-        let solid = tree2d::solid_paths(model, &self.settings.opacity, self.settings.metric);
-        let options = PartitionOptions {
-            scaled,
-            min_span,
-            ..self.partition_options()
-        };
-        tree2d::partition(model, order, self.drill, t, &options, &solid, self.selected)
+        let key = (
+            model.len(),
+            model.window(),
+            self.settings.metric,
+            self.settings.opacity,
+        );
+        if self.solid.as_ref().map(|s| s.0) != Some(key) {
+            let solid = tree2d::solid_paths(model, &self.settings.opacity, self.settings.metric);
+            self.solid = Some((key, solid));
+        }
+        &self.solid.as_ref().expect("just set").1
     }
 
-    /// The tree at the current time (cached while nothing it depends on changes).
-    pub fn partition(&mut self) -> &Partition {
+    /// The partition `which` as things stand, with the model it cuts; made only when nothing
+    /// kept matches (a still frame makes none).
+    pub fn tree(&mut self, which: Tree) -> (&CityModel, &Partition) {
+        self.tree_order();
         let model = &self.city.model;
         let key = PartitionKey {
             order: (
@@ -1024,67 +1053,103 @@ impl ViewerState {
                 self.settings.metric,
                 self.settings.order,
             ),
-            t: self.travel.t(),
-            root: self.drill,
-            scaled: self.scaled,
+            tree: which,
+            now: match which {
+                Tree::At { .. } => 0.0,
+                _ => self.travel.t(),
+            },
+            drill: self.drill,
             selected: self.selected,
             color: self.settings.color,
             opacity: self.settings.opacity,
         };
-        if self.partition.as_ref().map(|p| &p.0) != Some(&key) {
-            let partition =
-                self.partition_at(key.t, key.scaled, PartitionOptions::default().min_span);
-            self.partition = Some((key, partition));
-        }
-        &self.partition.as_ref().expect("just set").1
+        // The large view and the global view follow time and settings held in the state.
+        let key = match which {
+            Tree::Main => PartitionKey {
+                tree: Tree::At {
+                    t: self.travel.t(),
+                    scaled: self.scaled,
+                    min_span: PartitionOptions::default().min_span,
+                },
+                ..key
+            },
+            _ => key,
+        };
+        let found = match self.partitions.iter().position(|p| p.0 == key) {
+            Some(i) => i,
+            None => {
+                let partition = self.make_partition(&key);
+                if self.partitions.len() >= PARTITIONS {
+                    self.partitions.remove(0);
+                }
+                self.partitions.push((key, partition));
+                self.partitions.len() - 1
+            }
+        };
+        (&self.city.model, &self.partitions[found].1)
     }
 
-    /// The whole tree at the current time for the global view, with the drill-down's branch
-    /// (the local root, what holds it and what it holds) solid and the rest faded.
-    pub fn global_partition(&mut self, min_span: f64) -> Partition {
-        self.tree_order();
+    fn make_partition(&mut self, key: &PartitionKey) -> Partition {
+        let t = self.travel.t();
+        let (root, t, scaled, min_span, selected) = match key.tree {
+            Tree::Main => unreachable!("keyed as `At`"),
+            Tree::At {
+                t,
+                scaled,
+                min_span,
+            } => (self.drill, t, scaled, min_span, self.selected),
+            Tree::Global { min_span } => (ROOT, t, false, min_span, Some(self.drill)),
+        };
+        let solid = match key.tree {
+            Tree::Global { .. } => self.drill_branch(),
+            _ => self.solid().clone(),
+        };
+        let options = PartitionOptions {
+            scaled,
+            min_span,
+            color: self.settings.color,
+            ..Default::default()
+        };
+        let order = &self.order.as_ref().expect("made by `tree`").1;
+        tree2d::partition(&self.city.model, order, root, t, &options, &solid, selected)
+    }
+
+    /// The drill-down's branch: the local root, what holds it and what it holds.
+    fn drill_branch(&self) -> HashSet<NodeId> {
         let model = &self.city.model;
-        let mut solid = HashSet::new();
+        let mut branch = HashSet::new();
         let mut at = Some(self.drill);
         while let Some(node) = at {
-            solid.insert(node);
+            branch.insert(node);
             at = model.node(node).parent;
         }
         let mut below = vec![self.drill];
         while let Some(node) = below.pop() {
-            solid.insert(node);
+            branch.insert(node);
             below.extend_from_slice(&model.node(node).children);
         }
-        let options = PartitionOptions {
-            min_span,
-            ..self.partition_options()
-        };
-        let order = &self.order.as_ref().expect("just set").1;
-        tree2d::partition(
-            model,
-            order,
-            ROOT,
-            self.travel.t(),
-            &options,
-            &solid,
-            Some(self.drill),
-        )
+        branch
     }
 
-    /// The model and the partition last made by [`ViewerState::partition`], borrowed together
-    /// for drawing (empty before the first).
-    pub fn model_and_partition(&self) -> (&CityModel, &Partition) {
-        static EMPTY: Partition = Partition {
-            root: ROOT,
-            cells: Vec::new(),
-            levels: 0,
-            extent: 0.0,
-            hidden: 0,
-        };
-        (
-            &self.city.model,
-            self.partition.as_ref().map_or(&EMPTY, |p| &p.1),
-        )
+    /// The large view's tree: below the local root at the time shown.
+    pub fn partition(&mut self) -> &Partition {
+        self.tree(Tree::Main).1
+    }
+
+    /// The tree below the local root at fractional time `t` (see [`Tree::At`]).
+    pub fn partition_at(&mut self, t: f64, scaled: bool, min_span: f64) -> &Partition {
+        self.tree(Tree::At {
+            t,
+            scaled,
+            min_span,
+        })
+        .1
+    }
+
+    /// The whole tree at the time shown for the global view, with the drill-down's branch
+    /// solid and the rest faded.
+    pub fn global_partition(&mut self, min_span: f64) -> &Partition {
+        self.tree(Tree::Global { min_span }).1
     }
 
     /// The local root's path from the heap down: the breadcrumb of a drill-down.
@@ -1103,15 +1168,6 @@ impl ViewerState {
         }
         steps.reverse();
         steps
-    }
-
-    /// The solid nodes of the opacity rule, for legends and tests.
-    pub fn solid_paths(&self) -> HashSet<NodeId> {
-        tree2d::solid_paths(
-            &self.city.model,
-            &self.settings.opacity,
-            self.settings.metric,
-        )
     }
 }
 
@@ -1236,7 +1292,7 @@ mod tests {
         let mut s = state();
         let node = s.model().find(&["app", "Node"]).unwrap();
         s.apply(Action::DrillTo(node), 0.0);
-        let global = s.global_partition(0.0);
+        let global = s.global_partition(0.0).clone();
         assert_eq!(global.root, ROOT);
         let solid: Vec<String> = global
             .cells
@@ -1249,6 +1305,25 @@ mod tests {
             global.cell(node).unwrap().selected,
             "the local root is marked"
         );
+    }
+
+    #[test]
+    fn a_still_frame_cuts_no_tree_again() {
+        let mut s = state();
+        let cut = |s: &mut ViewerState| {
+            s.partition();
+            s.global_partition(0.01);
+            s.partition_at(0.0, true, 0.01);
+        };
+        cut(&mut s);
+        assert_eq!(s.partitions.len(), 3);
+        cut(&mut s);
+        assert_eq!(s.partitions.len(), 3, "all three kept");
+        // A step in time cuts the large and the global view again, not the timeline's tree.
+        s.apply(Action::Jump(0), 0.0);
+        s.advance(10.0);
+        cut(&mut s);
+        assert_eq!(s.partitions.len(), 5);
     }
 
     #[test]
@@ -1353,7 +1428,7 @@ mod tests {
         let string = s.model().find(&["app", "String"]).unwrap();
         s.apply(Action::Select(Some(string)), 0.0);
         s.refresh_scene();
-        let points = s.label_points();
+        let points = s.label_points().to_vec();
         let names: Vec<String> = points
             .iter()
             .map(|p| s.model().path(p.0).join("/"))
