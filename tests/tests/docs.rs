@@ -203,6 +203,21 @@ fn report_windows_count_from_1_and_two_recordings_compare() {
             "{path:?}"
         );
     }
+    // A second recording cut off before its first whole snapshot: said, with why.
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.mcrec");
+    let bytes = std::fs::read(golden).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len().min(3000)]).unwrap();
+    let out = memcity(
+        &["report", golden, cut.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("cut.mcrec holds no whole snapshot to compare") && err.contains("cut off"),
+        "{err}"
+    );
     let text = memcity(
         &["report", golden, golden, "--from", "2"],
         Duration::from_secs(30),

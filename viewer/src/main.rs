@@ -482,14 +482,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut source = file.display().to_string();
             if let Some(other) = &against {
                 let second = memcity_city::load::recording(other)?;
-                let pick = |model: &memcity_city::model::CityModel, at: &Option<String>| match at {
-                    Some(at) => report::snapshot_at(model, at),
-                    None if model.is_empty() => {
-                        anyhow::bail!("a recording holds no snapshot to compare")
+                // A damaged recording compares as far as it is whole, and says so.
+                let pick = |model: &memcity_city::model::CityModel,
+                            path: &std::path::Path,
+                            at: &Option<String>| {
+                    if !model.is_empty() {
+                        for warning in &model.warnings {
+                            eprintln!("memcity: warning: {warning}");
+                        }
                     }
-                    None => Ok(model.len() - 1),
+                    match at {
+                        _ if model.is_empty() => anyhow::bail!(
+                            "{} holds no whole snapshot to compare{}",
+                            path.display(),
+                            if model.warnings.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({})", model.warnings.join("; "))
+                            }
+                        ),
+                        Some(at) => report::snapshot_at(model, at)
+                            .with_context(|| format!("in {}", path.display())),
+                        None => Ok(model.len() - 1),
+                    }
                 };
-                let (a, b) = (pick(&session, &from)?, pick(&second, &to)?);
+                let (a, b) = (pick(&session, &file, &from)?, pick(&second, other, &to)?);
                 source = format!(
                     "{} snapshot {} against {} snapshot {}",
                     file.display(),
