@@ -18,6 +18,13 @@
 //!   last GC left it, plus what survived;
 //! - otherwise garbage at the walk that the GC has not freed yet: in neither term (its death,
 //!   when its weak reference tells, changes nothing either).
+//!
+//! A birth is *unconfirmed* while no marking of the whole heap has met it: born at or after the
+//! canaries' confirmation point (`canary.rs`) and after the class's last GC count. It survived
+//! a young collection, but if it was promoted and died in the old generation its reference
+//! stands until the next old marking. The estimate counts it (a leak's growth shows at once)
+//! and states it apart (`Node.objects_unconfirmed`): the truth lies between the estimate less
+//! the unconfirmed part and the estimate, each end widened by the sampling error.
 
 use crate::tracker::{Sample, Tracker};
 use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
@@ -65,6 +72,11 @@ pub struct Estimator {
     /// the variance the estimate had when corrected (churn before it no longer counts).
     shift: Vec<(f64, f64)>,
     variance_offset: Vec<(f64, f64)>,
+    /// Per class: the tracker generation of the estimate its last GC count corrected; births
+    /// before it are in the count.
+    counted_at: Vec<u32>,
+    /// Samples born before this generation were met by an old-generation marking since.
+    confirmed: u32,
     /// Types corrected by GC counts since the anchor, and when the last count was taken.
     gc_counted: u64,
     gc_count_unix_ms: u64,
@@ -89,7 +101,14 @@ impl Estimator {
         self.died.clear();
         self.shift.clear();
         self.variance_offset.clear();
+        self.counted_at.clear();
         self.gc_counted = 0;
+    }
+
+    /// The canaries' confirmation point (`canary.rs`): births before `generation` have been
+    /// met by a marking of the whole heap. Never goes back.
+    pub fn set_confirmed(&mut self, generation: u32) {
+        self.confirmed = self.confirmed.max(generation);
     }
 
     /// The GC counted `class`'s type exactly at a moment when this estimator said `then`: shift
@@ -98,9 +117,19 @@ impl Estimator {
     /// variance the estimate had then (`variance_then`) no longer counts. (The count and `then`
     /// are up to a coalescing interval apart; the churn in it is the error left.) For a count
     /// covering several class ids of one name (one class name in two loaders) the worker puts
-    /// the difference of the whole on one of them.
-    pub fn shift_by(&mut self, class: u32, objects: f64, bytes: f64, variance_then: (f64, f64)) {
+    /// the difference of the whole on one of them. `generation` is the tracker's `last_gc` of
+    /// that estimate: births before it are in the count, confirmed by the GC's marking.
+    pub fn shift_by(
+        &mut self,
+        class: u32,
+        objects: f64,
+        bytes: f64,
+        variance_then: (f64, f64),
+        generation: u32,
+    ) {
         let c = class as usize;
+        let counted_at = at(&mut self.counted_at, c);
+        *counted_at = (*counted_at).max(generation);
         let shift = at(&mut self.shift, c);
         shift.0 += objects;
         shift.1 += bytes;
@@ -126,6 +155,9 @@ impl Estimator {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
+        let mut unconfirmed = vec![(0.0, 0.0); classes];
+        let confirmed = self.confirmed;
+        let counted_at = &self.counted_at;
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
         tracker.sweep(|_, sample, dead| {
@@ -149,6 +181,13 @@ impl Estimator {
             entry.variance += w * (w - 1.0);
             if since_anchor {
                 at(&mut born, class).add(sample);
+                let counted = counted_at.get(class).copied().unwrap_or(0);
+                if sample.born >= confirmed.max(counted) {
+                    entry.unconfirmed += w;
+                    let u = at(&mut unconfirmed, class);
+                    u.0 += w;
+                    u.1 += w * sample.size as f64;
+                }
             }
         });
         let classes = classes
@@ -160,6 +199,8 @@ impl Estimator {
             objects: vec![0; classes],
             bytes: vec![0; classes],
             variance: vec![(0.0, 0.0); classes],
+            unconfirmed: vec![(0.0, 0.0); classes],
+            last_gc,
             ..Default::default()
         };
         let zero = Moments::default();
@@ -182,6 +223,12 @@ impl Estimator {
             counts.variance[class] = (
                 (b.var_objects + d.var_objects - offset_objects).max(0.0),
                 (b.var_bytes + d.var_bytes - offset_bytes).max(0.0),
+            );
+            // Never more than the estimate itself (deaths of anchor samples may have lowered it).
+            let (u_objects, u_bytes) = unconfirmed.get(class).copied().unwrap_or_default();
+            counts.unconfirmed[class] = (
+                u_objects.min(counts.objects[class] as f64),
+                u_bytes.min(counts.bytes[class] as f64),
             );
         }
         counts.sampled = sampled;
@@ -295,10 +342,22 @@ mod tests {
         assert_eq!(before.objects[1], 150);
         // The GC counted 130 when the estimate said 150.
         let then = (before.objects[1], before.bytes[1], before.variance[1]);
-        e.shift_by(1, 130.0 - then.0 as f64, 1040.0 - then.1 as f64, then.2);
+        assert_eq!(before.unconfirmed[1], (50.0, 400.0));
+        e.shift_by(
+            1,
+            130.0 - then.0 as f64,
+            1040.0 - then.1 as f64,
+            then.2,
+            before.last_gc,
+        );
         e.note_gc_count(42);
         let after = e.estimate(&t, 2);
         assert_eq!((after.objects[1], after.bytes[1]), (130, 1040));
+        assert_eq!(
+            after.unconfirmed[1],
+            (0.0, 0.0),
+            "the count's marking met them"
+        );
         assert_eq!(
             after.variance[1],
             (0.0, 0.0),
@@ -311,9 +370,56 @@ mod tests {
         let later = e.estimate(&t, 2);
         assert_eq!(later.objects[1], 140);
         assert!((later.variance[1].0 - 90.0).abs() < 1e-9);
+        assert_eq!(later.unconfirmed[1].0, 10.0, "born after the count");
         // A walk starts over.
         e.set_anchor(anchor(&t, vec![0, 7], vec![0, 56]));
         assert_eq!(e.gc_counted().0, 0);
+    }
+
+    #[test]
+    fn births_no_old_marking_has_met_are_unconfirmed_until_one_has() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.advance();
+        let kept = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        t.mark_seen(kept, t.generation());
+        e.set_anchor(anchor(&t, vec![0, 30], vec![0, 240]));
+        t.advance();
+        // Promoted before a canary was let go: the one that dies stays counted until an old
+        // marking clears its reference.
+        let promoted = t.track(1, 2, 1, 10.0, 8, 0).unwrap();
+        let promoted_dead = t.track(1, 2, 1, 10.0, 8, 0).unwrap();
+        t.gc_finished();
+        let let_go = t.generation();
+        let young = t.track(1, 3, 1, 10.0, 8, 0).unwrap();
+        t.gc_finished();
+        let est = e.estimate(&t, 2);
+        assert_eq!(est.objects[1], 60);
+        assert_eq!(
+            est.unconfirmed[1],
+            (30.0, 240.0),
+            "every birth since the anchor"
+        );
+        assert_eq!(
+            est.sampled.values().map(|c| c.unconfirmed).sum::<f64>(),
+            30.0,
+            "split by sample key for sites and threads"
+        );
+        assert_eq!(
+            est.variance[1].0, 270.0,
+            "the sampling error is stated apart"
+        );
+        // A marking that began after the canary was let go: it cleared the dead one, and the
+        // births before the canary are confirmed; the young one is not.
+        t.died(promoted_dead);
+        e.set_confirmed(let_go);
+        let est = e.estimate(&t, 2);
+        assert_eq!(est.objects[1], 50);
+        assert_eq!(est.unconfirmed[1], (10.0, 80.0));
+        // The point never goes back, and the anchor's sample is never unconfirmed.
+        e.set_confirmed(0);
+        assert_eq!(e.estimate(&t, 2).unconfirmed[1].0, 10.0);
+        let _ = (promoted, young);
     }
 
     #[test]

@@ -557,6 +557,81 @@ pub mod weak {
     }
 }
 
+/// The canaries' heap (`canary.rs`): plain `java.lang.Object`s made and referenced through the
+/// worker thread's JNIEnv.
+pub struct CanaryHeap(pub *mut jni::sys::JNIEnv);
+
+impl crate::canary::Heap for CanaryHeap {
+    fn make(&mut self) -> Option<usize> {
+        // SAFETY: the worker thread's own JNIEnv (the only user of this type).
+        let mut env = unsafe { jni::JNIEnv::from_raw(self.0) }.ok()?;
+        let made = env.with_local_frame(2, |env| {
+            let object = env.new_object("java/lang/Object", "()V", &[])?;
+            let global = env.new_global_ref(&object)?;
+            // The canary outlives this frame and the `GlobalRef` wrapper: keep a raw global.
+            // SAFETY: `global` is a valid reference in this thread's env.
+            let raw = unsafe { global_new(self.0, global.as_obj().as_raw()) };
+            Ok::<_, jni::errors::Error>(raw)
+        });
+        match made {
+            Ok(raw) if raw != 0 => Some(raw),
+            _ => {
+                // An OutOfMemoryError must not stay pending on the worker thread.
+                let _ = env.exception_clear();
+                None
+            }
+        }
+    }
+
+    fn let_go(&mut self, global: usize) -> Option<usize> {
+        // SAFETY: the worker's JNIEnv; `global` came from `make` and is deleted once, here.
+        let weak = unsafe { weak::new(self.0, global as jni::sys::jobject) };
+        // SAFETY: as above.
+        unsafe { global_delete(self.0, global) };
+        (weak != 0).then_some(weak)
+    }
+
+    fn cleared(&mut self, weak: usize) -> bool {
+        // SAFETY: the worker's JNIEnv; `weak` came from `let_go` and is not deleted yet.
+        unsafe { weak::cleared(self.0, weak) }
+    }
+
+    fn delete_weak(&mut self, weak: usize) {
+        // SAFETY: as above; deleted once.
+        unsafe { weak::delete(self.0, weak) }
+    }
+
+    fn delete_global(&mut self, global: usize) {
+        // SAFETY: as above; deleted once.
+        unsafe { global_delete(self.0, global) }
+    }
+}
+
+/// A new global reference (0 if the VM could not make one).
+///
+/// # Safety
+/// `env` must be the current thread's JNIEnv and `object` a valid reference in it.
+unsafe fn global_new(env: *mut jni::sys::JNIEnv, object: jni::sys::jobject) -> usize {
+    // SAFETY: per contract.
+    unsafe {
+        match (**env).NewGlobalRef {
+            Some(f) => f(env, object) as usize,
+            None => 0,
+        }
+    }
+}
+
+/// # Safety
+/// `env` must be the current thread's JNIEnv and `global` a live reference from [`global_new`].
+unsafe fn global_delete(env: *mut jni::sys::JNIEnv, global: usize) {
+    // SAFETY: per contract.
+    unsafe {
+        if let Some(f) = (**env).DeleteGlobalRef {
+            f(env, global as jni::sys::jobject);
+        }
+    }
+}
+
 /// A capability set with nothing in it.
 pub fn empty_capabilities() -> sys::jvmtiCapabilities {
     // SAFETY: a plain bitfield struct, for which all-zero means "no capability".

@@ -8,6 +8,7 @@
 //! turns itself off, and the application carries on. Nothing is ever written to stdout.
 
 mod budget;
+mod canary;
 mod estimate;
 mod fields;
 mod gc_counts;

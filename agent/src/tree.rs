@@ -33,6 +33,8 @@ struct Group {
     estimated: bool,
     /// Variances of `objects` and `bytes` (independent parts add up).
     variance: (f64, f64),
+    /// Unconfirmed parts of `objects` and `bytes` (see `estimate.rs`).
+    unconfirmed: (f64, f64),
     children: HashMap<u32, Group>,
 }
 
@@ -42,6 +44,7 @@ struct Part {
     objects: u64,
     bytes: u64,
     variance: (f64, f64),
+    unconfirmed: (f64, f64),
 }
 
 impl Group {
@@ -50,6 +53,8 @@ impl Group {
         self.bytes += part.bytes;
         self.variance.0 += part.variance.0;
         self.variance.1 += part.variance.1;
+        self.unconfirmed.0 += part.unconfirmed.0;
+        self.unconfirmed.1 += part.unconfirmed.1;
         if let Some((&(name, estimated), rest)) = path.split_first() {
             let child = self.children.entry(name).or_default();
             child.estimated |= estimated;
@@ -73,6 +78,8 @@ impl Group {
             children,
             objects_error: error95(self.variance.0),
             bytes_error: error95(self.variance.1),
+            objects_unconfirmed: (self.unconfirmed.0.round().max(0.0) as u64).min(self.objects),
+            bytes_unconfirmed: (self.unconfirmed.1.round().max(0.0) as u64).min(self.bytes),
         }
     }
 }
@@ -143,6 +150,11 @@ pub fn build(
             .get(class as usize)
             .copied()
             .unwrap_or_default();
+        let type_unconfirmed = walk
+            .unconfirmed
+            .get(class as usize)
+            .copied()
+            .unwrap_or_default();
         let class_name = names.class(class);
         let mut name_path =
             |site: Option<u32>, thread: Option<u32>, strings: &mut StringInterner| {
@@ -169,6 +181,7 @@ pub fn build(
                     objects,
                     bytes,
                     variance: type_variance,
+                    unconfirmed: type_unconfirmed,
                 },
             );
             continue;
@@ -202,6 +215,10 @@ pub fn build(
                     objects: object_parts[i],
                     bytes: byte_parts[i],
                     variance: (var_objects, var_objects * per_object * per_object),
+                    unconfirmed: (
+                        samples[i].1.unconfirmed * scale,
+                        samples[i].1.unconfirmed * scale * per_object,
+                    ),
                 },
             );
         }
@@ -214,6 +231,8 @@ pub fn build(
                     objects: objects - covered,
                     bytes: byte_parts[samples.len()],
                     variance: type_variance,
+                    // Every unconfirmed object is a sample's, counted in the splits above.
+                    unconfirmed: (0.0, 0.0),
                 },
             );
         }
@@ -303,6 +322,7 @@ mod tests {
                 objects: 2,
                 weight: 6.0,
                 variance: 12.0,
+                unconfirmed: 6.0,
             },
         );
         w.sampled.insert(
@@ -311,6 +331,7 @@ mod tests {
                 objects: 1,
                 weight: 9.0,
                 variance: 72.0,
+                unconfirmed: 0.0,
             },
         );
         // byte[]: samples standing for far more than exist: scaled down, nothing unsampled.
@@ -320,6 +341,7 @@ mod tests {
                 objects: 1,
                 weight: 300.0,
                 variance: 89_700.0,
+                unconfirmed: 0.0,
             },
         );
         w.sampled.insert(
@@ -328,6 +350,7 @@ mod tests {
                 objects: 1,
                 weight: 100.0,
                 variance: 9_900.0,
+                unconfirmed: 0.0,
             },
         );
         w
@@ -444,6 +467,37 @@ mod tests {
         assert!(node.estimated);
         assert_eq!((node.objects_error, node.bytes_error), (20, 196));
         assert_eq!(util.objects_error, 20, "variances add up the tree");
+        // Unconfirmed parts add up the tree, by type and by the samples below a type.
+        w.unconfirmed = vec![(0.0, 0.0), (0.0, 0.0), (0.0, 0.0), (6.0, 144.0), (0.0, 0.0)];
+        let b = build(
+            &w,
+            &[Classifier::Package, Classifier::Type],
+            &Fixed,
+            &mut strings,
+        );
+        let string = child(
+            child(&b.root, &strings, "java.lang"),
+            &strings,
+            "java.lang.String",
+        );
+        assert_eq!(
+            (string.objects_unconfirmed, string.bytes_unconfirmed),
+            (6, 144)
+        );
+        assert_eq!(b.root.objects_unconfirmed, 6);
+        assert_eq!(node.objects_unconfirmed, 0);
+        let b = build(
+            &w,
+            &[Classifier::Type, Classifier::Site],
+            &Fixed,
+            &mut strings,
+        );
+        let string = child(&b.root, &strings, "java.lang.String");
+        let a = child(string, &strings, "Main.a(Main.java:1)");
+        assert_eq!((a.objects_unconfirmed, a.bytes_unconfirmed), (6, 144));
+        let bb = child(string, &strings, "Main.b(Main.java:2)");
+        assert_eq!(bb.objects_unconfirmed, 0);
+        assert_eq!(child(string, &strings, UNSAMPLED).objects_unconfirmed, 0);
         // The walk's exact tree carries no error.
         let exact = build(&walk(), &[Classifier::Type], &Fixed, &mut strings);
         assert_eq!(exact.exactness.source, Source::Walk as i32);

@@ -214,6 +214,8 @@ pub struct SampleCount {
     pub weight: f64,
     /// Sum of `w * (w - 1)`: the variance of `weight` as an estimate (see `Exactness`).
     pub variance: f64,
+    /// The part of `weight` no old-generation marking has confirmed (see `estimate.rs`).
+    pub unconfirmed: f64,
 }
 
 /// What one walk found, indexed by class id (0 = objects of an untagged class).
@@ -240,6 +242,11 @@ pub struct WalkResult {
     /// Per class, the variance of `(objects, bytes)` when they are estimates; empty for a
     /// walk's exact counts.
     pub variance: Vec<(f64, f64)>,
+    /// Per class, the part of `(objects, bytes)` estimated from samples no old-generation
+    /// marking has confirmed yet (see `estimate.rs`); empty for a walk.
+    pub unconfirmed: Vec<(f64, f64)>,
+    /// For estimates: the tracker's `last_gc` they were made at (births before it counted).
+    pub last_gc: u32,
     /// Tracker slots of the sampled objects the walk reached (alive at the walk). Stamped only
     /// once the walk succeeded, so an aborted walk changes nothing.
     pub seen_slots: Vec<u32>,
@@ -851,6 +858,8 @@ pub fn walk(
         pause,
         first_new_class,
         variance: Vec::new(),
+        unconfirmed: Vec::new(),
+        last_gc: 0,
         seen_slots: state.seen_slots,
     })
 }

@@ -13,10 +13,11 @@ use memcity_proto::v1::{
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::budget::{Budget, Decision};
+use crate::canary::Canaries;
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{self, GcCount, GcCounts};
-use crate::jvmti::{weak, Jvmti, LocalFrame};
+use crate::jvmti::{weak, CanaryHeap, Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::options::Classifier;
@@ -264,6 +265,8 @@ struct Worker {
     chain: Vec<Classifier>,
     budget: Budget,
     estimator: Estimator,
+    /// When the old generation was last marked (`canary.rs`).
+    canaries: Canaries,
     epoch: u64,
     seq: u64,
     gc_seen: u64,
@@ -316,6 +319,8 @@ struct Worker {
 /// One published snapshot's per-class numbers.
 struct Recent {
     unix_ms: u64,
+    /// The estimate's tracker `last_gc`: births before it are in its numbers.
+    last_gc: u32,
     objects: Vec<u64>,
     bytes: Vec<u64>,
     variance: Vec<(f64, f64)>,
@@ -456,6 +461,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.start,
         ),
         estimator: Estimator::default(),
+        canaries: Canaries::default(),
         epoch: 0,
         seq: 0,
         gc_seen: 0,
@@ -546,6 +552,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         let gcs = agent.gc_finished.load(Ordering::Acquire);
         if gcs != worker.gc_seen {
             worker.gc_seen = gcs;
+            worker.after_gcs(gcs);
             if !worker.estimate_pending {
                 worker.gc_seen_at = Instant::now();
             }
@@ -656,6 +663,9 @@ impl Worker {
         };
         let jni = self.jni;
         if poll {
+            // Canaries first (see `Canaries::poll`).
+            let confirmed = self.canaries.poll(&mut CanaryHeap(jni));
+            self.estimator.set_confirmed(confirmed);
             // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live
             // until it hands them back with `take_released`.
             sampler
@@ -672,10 +682,22 @@ impl Worker {
         counts
     }
 
+    /// GCs have finished: ages the canaries that tell when the old generation was marked (only
+    /// estimates need them).
+    fn after_gcs(&mut self, gcs: u64) {
+        let Some(sampler) = self.sampler() else {
+            return;
+        };
+        let generation = sampler.tracker.generation();
+        self.canaries
+            .after_gcs(&mut CanaryHeap(self.jni), gcs, generation);
+    }
+
     /// At detach: hands back what the session holds in the JVM beyond its JVMTI environment
-    /// (which the detach disposes, tags and all): the samples' and class cache's weak
-    /// references, and the JFR stream of GC counts.
+    /// (which the detach disposes, tags and all): the samples', canaries' and class cache's
+    /// weak references, and the JFR stream of GC counts.
     fn release(&mut self) {
+        self.canaries.release(&mut CanaryHeap(self.jni));
         if let Some(mut counts) = self.gc_counts.take() {
             // SAFETY: the worker's own JNIEnv.
             if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
@@ -1028,8 +1050,10 @@ impl Worker {
         // range, not its middle. Subtracting the middle, one high estimate (a few samples on a
         // coarse interval) would exceed the used bytes, and since the group only ever shrinks,
         // it would vanish for good while the objects are still there.
+        // The same for what no old marking has confirmed: it may be garbage the used bytes hold.
         let sigma_bytes: f64 = counts.variance.iter().map(|v| v.1).sum::<f64>().sqrt();
-        let explained = (bytes as f64 - 1.96 * sigma_bytes).max(0.0) as u64;
+        let unconfirmed: f64 = counts.unconfirmed.iter().map(|u| u.1).sum();
+        let explained = (bytes as f64 - unconfirmed - 1.96 * sigma_bytes).max(0.0) as u64;
         let rest = used.saturating_sub(explained).min(least);
         self.before_attach = Some((id, rest));
         let average = bytes
@@ -1089,7 +1113,9 @@ impl Worker {
         }
         let sampler = self.sampler();
         let (samples, sampling_ns) = sampler.map_or((0, 0), |s| s.cost());
-        let (agent_bytes, jvm_bytes) = sampler.map_or((0, 0), |s| s.tracker.memory());
+        let (agent_bytes, mut jvm_bytes) = sampler.map_or((0, 0), |s| s.tracker.memory());
+        let (held, let_go) = self.canaries.held();
+        jvm_bytes += (held + let_go) as u64 * crate::canary::JVM_BYTES_PER_CANARY;
         let interval = sampler.map_or(0, |s| s.current_interval());
         let mut exactness = built.exactness;
         if let Some(anchor) = estimate_of {
@@ -1291,6 +1317,7 @@ impl Worker {
                 *objects as f64 - then_objects as f64,
                 *bytes as f64 - then_bytes as f64,
                 variance,
+                recent.last_gc,
             ));
         }
         debug!(
@@ -1300,8 +1327,9 @@ impl Worker {
             shifts.len(),
             count.phase_ns.unwrap_or(0) / 1000
         );
-        for (class, objects, bytes, variance) in shifts {
-            self.estimator.shift_by(class, objects, bytes, variance);
+        for (class, objects, bytes, variance, generation) in shifts {
+            self.estimator
+                .shift_by(class, objects, bytes, variance, generation);
         }
         self.estimator.note_gc_count(count.time_unix_ms);
         Reconciled::Done
@@ -1317,6 +1345,7 @@ impl Worker {
         }
         self.recent.push_back(Recent {
             unix_ms: crate::unix_ms(std::time::SystemTime::now()),
+            last_gc: counts.last_gc,
             objects: counts.objects.clone(),
             bytes: counts.bytes.clone(),
             variance: counts.variance.clone(),

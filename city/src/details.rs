@@ -29,6 +29,9 @@ pub struct Details {
     pub series: Vec<u64>,
     /// The numbers below the group are estimates scaled from sampled allocations.
     pub estimated: bool,
+    /// `(objects, bytes)` of the numbers shown that no old-generation marking has confirmed:
+    /// possibly garbage (see `scene::unconfirmed_line`).
+    pub unconfirmed: (u64, u64),
     pub sites: Sites,
     /// What keeps this group alive (references into it), strongest first.
     pub incoming: Vec<Link>,
@@ -228,6 +231,7 @@ pub fn details(
         objects: model.value(node, index, Metric::Objects),
         bytes: model.value(node, index, Metric::Bytes),
         growth: model.relative_growth(node, index, metric),
+        unconfirmed: model.frame(index).map_or((0, 0), |f| f.unconfirmed(node)),
         series: (0..model.len())
             .map(|i| model.value(node, i, metric))
             .collect(),

@@ -135,6 +135,9 @@ pub struct Frame {
     /// `(node, objects error, bytes error)`, sorted by node id, for every node whose numbers are
     /// estimates in this snapshot (errors are 95 % half-widths, 0 when the agent gave none).
     estimates: Vec<(NodeId, u64, u64)>,
+    /// `(node, objects, bytes)` no old-generation marking has confirmed (see
+    /// `Node.objects_unconfirmed`), sorted by node id, for the nodes that have any.
+    unconfirmed: Vec<(NodeId, u64, u64)>,
     pub references: Vec<Reference>,
     /// The walk's graph; `None` for estimates (theirs is their anchor walk's) and sources
     /// without one.
@@ -150,6 +153,8 @@ pub struct Leaf {
     pub estimated: bool,
     /// 95 % half-width of `objects` when estimated (0 when exact or not given).
     pub objects_error: u64,
+    /// The part of `objects` no old-generation marking has confirmed (possibly garbage).
+    pub objects_unconfirmed: u64,
 }
 
 /// A stream this model cannot take.
@@ -173,6 +178,22 @@ impl Frame {
             .map(|i| (self.estimates[i].1, self.estimates[i].2))
     }
 
+    /// `(objects, bytes)` of `node`'s numbers that no old-generation marking has confirmed:
+    /// possibly garbage promoted and dead since the last one (0 when exact).
+    pub fn unconfirmed(&self, node: NodeId) -> (u64, u64) {
+        self.unconfirmed
+            .binary_search_by_key(&node, |v| v.0)
+            .ok()
+            .map_or((0, 0), |i| (self.unconfirmed[i].1, self.unconfirmed[i].2))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_unconfirmed_for_tests(&mut self, node: NodeId, objects: u64, bytes: u64) {
+        self.unconfirmed.retain(|v| v.0 != node);
+        self.unconfirmed.push((node, objects, bytes));
+        self.unconfirmed.sort_by_key(|v| v.0);
+    }
+
     /// Whether the agent estimated this snapshot from samples instead of walking the heap
     /// (`Exactness.source`).
     pub fn is_estimated(&self) -> bool {
@@ -186,6 +207,7 @@ impl Frame {
 struct Collected {
     values: Vec<(NodeId, u64, u64)>,
     estimates: Vec<(NodeId, u64, u64)>,
+    unconfirmed: Vec<(NodeId, u64, u64)>,
 }
 
 /// The growth window ("suspicious time window"): snapshot indices `start..=end`.
@@ -400,6 +422,8 @@ impl CityModel {
         frame.values.dedup_by_key(|v| v.0);
         frame.estimates.sort_by_key(|v| v.0);
         frame.estimates.dedup_by_key(|v| v.0);
+        frame.unconfirmed.sort_by_key(|v| v.0);
+        frame.unconfirmed.dedup_by_key(|v| v.0);
         for &(id, objects, bytes) in &frame.values {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);
@@ -466,6 +490,11 @@ impl CityModel {
                 .iter()
                 .map(|&(id, objects, bytes)| (local(id, &mut m), objects, bytes))
                 .collect();
+            let unconfirmed = frame
+                .unconfirmed
+                .iter()
+                .map(|&(id, objects, bytes)| (local(id, &mut m), objects, bytes))
+                .collect();
             // Times keep the order (the second after the first) though each recording counts
             // from its own start.
             let time_ms = if index == 0 {
@@ -478,6 +507,7 @@ impl CityModel {
                 time_ms,
                 values,
                 estimates,
+                unconfirmed,
                 ..frame.clone()
             });
         }
@@ -520,7 +550,15 @@ impl CityModel {
                 let mut collected = Collected {
                     values: vec![(ROOT, root.objects, root.bytes)],
                     estimates: Vec::new(),
+                    unconfirmed: Vec::new(),
                 };
+                if root.objects_unconfirmed > 0 || root.bytes_unconfirmed > 0 {
+                    collected.unconfirmed.push((
+                        ROOT,
+                        root.objects_unconfirmed,
+                        root.bytes_unconfirmed,
+                    ));
+                }
                 if root.estimated || root.objects_error > 0 {
                     collected
                         .estimates
@@ -531,6 +569,7 @@ impl CityModel {
                 let Collected {
                     values,
                     mut estimates,
+                    unconfirmed,
                 } = collected;
                 // Estimated snapshots mark every node, the root included.
                 let estimated_snapshot = snapshot
@@ -563,6 +602,7 @@ impl CityModel {
                     exactness: snapshot.exactness,
                     values,
                     estimates,
+                    unconfirmed,
                     references,
                 });
             }
@@ -673,6 +713,7 @@ impl CityModel {
                     bytes,
                     estimated: estimate.is_some(),
                     objects_error: estimate.map_or(0, |e| e.0),
+                    objects_unconfirmed: frame.unconfirmed(id).0,
                 }
             })
             .collect()
@@ -696,6 +737,13 @@ impl CityModel {
             if child.estimated {
                 out.estimates
                     .push((child_id, child.objects_error, child.bytes_error));
+            }
+            if child.objects_unconfirmed > 0 || child.bytes_unconfirmed > 0 {
+                out.unconfirmed.push((
+                    child_id,
+                    child.objects_unconfirmed,
+                    child.bytes_unconfirmed,
+                ));
             }
             self.collect(child, child_id, depth + 1, roles, frame, out);
         }
@@ -795,18 +843,35 @@ impl CityModel {
             })
     }
 
+    /// The part of `node`'s value at `index` no old-generation marking has confirmed (0 when
+    /// exact): the value may be that much too high.
+    pub fn unconfirmed(&self, node: NodeId, index: usize, metric: Metric) -> u64 {
+        self.frames
+            .get(index)
+            .map_or(0, |f| match (f.unconfirmed(node), metric) {
+                ((objects, _), Metric::Objects) => objects,
+                ((_, bytes), Metric::Bytes) => bytes,
+            })
+    }
+
     /// Growth from the window's first snapshot to `index` that the numbers can back: the
     /// relative growth less the errors of both ends (toward zero), so an estimate's wobble is
-    /// not painted as growth.
+    /// not painted as growth; and less what may be garbage no marking has found yet at the
+    /// higher end (a value can only be too high by its unconfirmed part), so an application
+    /// promoting short-lived objects is not painted as leaking between old collections.
     pub fn significant_growth(&self, node: NodeId, index: usize, metric: Metric) -> i64 {
+        let start = self.window().start;
         let growth = self.relative_growth(node, index, metric);
-        let error = (self.error(node, index, metric)
-            + self.error(node, self.window().start, metric))
-        .min(i64::MAX as u64) as i64;
+        let error = self
+            .error(node, index, metric)
+            .saturating_add(self.error(node, start, metric));
+        let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
         if growth > 0 {
-            (growth - error).max(0)
+            let doubt = error.saturating_add(self.unconfirmed(node, index, metric));
+            growth.saturating_sub(clamp(doubt)).max(0)
         } else {
-            (growth + error).min(0)
+            let doubt = error.saturating_add(self.unconfirmed(node, start, metric));
+            growth.saturating_add(clamp(doubt)).min(0)
         }
     }
 
@@ -1211,5 +1276,42 @@ pub(crate) mod tests {
         // A is missing in the new snapshot: zero there.
         let a = m.find(&["p", "A"]).unwrap();
         assert_eq!(m.value(a, 3, Metric::Objects), 0);
+    }
+
+    #[test]
+    fn growth_no_old_marking_has_confirmed_is_not_backed() {
+        let mut m = crate::timeline::tests::estimated_session(0);
+        m.set_window(Some(Window { start: 0, end: 3 }));
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        // 100 (walk) to ~260 ±40: 120 backed.
+        assert_eq!(m.significant_growth(leak, 3, Metric::Objects), 120);
+        // 100 of the 260 may be promoted garbage: only 20 is backed.
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 100, 1600);
+        assert_eq!(m.unconfirmed(leak, 3, Metric::Objects), 100);
+        assert_eq!(m.significant_growth(leak, 3, Metric::Objects), 20);
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 200, 3200);
+        assert_eq!(m.significant_growth(leak, 3, Metric::Bytes), 0);
+        // A decline is backed less when its start may have held garbage.
+        let mut s = sample();
+        let b = s.find(&["p", "B"]).unwrap();
+        s.set_window(Some(Window { start: 0, end: 2 }));
+        assert_eq!(s.significant_growth(b, 2, Metric::Objects), -10);
+        s.frames_mut_for_tests(0)
+            .set_unconfirmed_for_tests(b, 4, 64);
+        assert_eq!(s.significant_growth(b, 2, Metric::Objects), -6);
+        // ...and not at all by the end's (a value can only be too high by it).
+        s.frames_mut_for_tests(2)
+            .set_unconfirmed_for_tests(b, 30, 480);
+        assert_eq!(s.significant_growth(b, 2, Metric::Objects), -6);
+        assert_eq!(
+            s.leaves(2)
+                .iter()
+                .find(|l| l.path[1] == "B")
+                .unwrap()
+                .objects_unconfirmed,
+            30
+        );
     }
 }

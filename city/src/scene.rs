@@ -422,6 +422,18 @@ pub(crate) fn numbers(objects: u64, bytes: u64, error: Option<(u64, u64)>) -> (S
     )
 }
 
+/// The line that says how much of an estimate may be garbage no old-generation marking has
+/// looked at yet (`Node.objects_unconfirmed`), or `None` when nothing is in doubt.
+pub fn unconfirmed_line(objects: u64, bytes: u64) -> Option<String> {
+    (objects > 0 || bytes > 0).then(|| {
+        format!(
+            "up to {} objects, {} may be garbage (no old-gen marking since)",
+            units::count(objects),
+            units::bytes(bytes)
+        )
+    })
+}
+
 /// Tooltip text (Memory Cities VII.C): the path with roles, one level per line and indented
 /// (site names are long), then objects, bytes, and growth in the window up to `index`, marked
 /// as estimates (with their errors) where the snapshots say so.
@@ -444,12 +456,18 @@ pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
     );
     // Growth is as rough as the rougher of its two ends.
     let rough = error.is_some() || estimate(model.window().start).is_some();
-    format!(
+    let mut text = format!(
         "{}\nobjects: {objects}   bytes: {bytes}   growth: {}{}",
         lines.join("\n"),
         if rough { "~" } else { "" },
         units::signed_amount(model.relative_growth(node, index, metric), metric)
-    )
+    );
+    let (u_objects, u_bytes) = model.frame(index).map_or((0, 0), |f| f.unconfirmed(node));
+    if let Some(line) = unconfirmed_line(u_objects, u_bytes) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    text
 }
 
 #[cfg(test)]
@@ -700,6 +718,20 @@ mod tests {
         from_estimate.set_window(Some(crate::model::Window { start: 1, end: 3 }));
         assert!(tooltip(&from_estimate, leak, 2, Metric::Objects)
             .ends_with("objects: 200   bytes: 3.1 KiB   growth: ~+50 objects"));
+    }
+
+    #[test]
+    fn tooltip_says_how_much_of_an_estimate_may_be_garbage() {
+        let mut m = crate::timeline::tests::estimated_session(0);
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 1_200, 19_200);
+        assert!(tooltip(&m, leak, 3, Metric::Objects).ends_with(
+            "growth: ~+160 objects\nup to 1,200 objects, 18.8 KiB may be garbage (no old-gen marking since)"
+        ));
+        // Nothing in doubt, no line.
+        assert!(tooltip(&m, leak, 1, Metric::Objects).ends_with("objects"));
+        assert_eq!(unconfirmed_line(0, 0), None);
     }
 
     #[test]

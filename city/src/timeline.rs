@@ -266,6 +266,7 @@ pub(crate) mod tests {
             objects_error: error.map_or(0, |e| e.0),
             bytes_error: error.map_or(0, |e| e.1),
             children,
+            ..Default::default()
         }
     }
 

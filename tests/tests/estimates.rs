@@ -508,3 +508,179 @@ fn a_15m_object_leak_is_followed_by_estimates_at_defaults() {
         "the leak ranks first"
     );
 }
+
+fn unix_ms_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// What `SteadyState` holds: its ring of messages, and never more...
+const RING: u64 = 100_000;
+/// ...and its long-lived keepers.
+const KEEPERS: u64 = 50_000;
+
+/// An application that promotes short-lived objects: `SteadyState` keeps a ring of 100,000
+/// messages, each alive about 100 ms, and every young GC promotes the ones it finds
+/// (`MaxTenuringThreshold=0`; under load, survivor overflow does the same). They die in the old
+/// generation, where only an old marking frees them, so their samples' references stand and the
+/// estimate of `SteadyState$Message` grows far past the 100,000 alive. The estimate must say so:
+/// the part of it no old marking has confirmed covers the excess (the truth lies within
+/// `[estimate - unconfirmed - error, estimate + error]`), and once a full GC has marked the old
+/// generation (after the agent's canaries have aged: 48 GCs), that part and the excess are gone.
+/// 50,000 `Keeper`s, made at the start and kept, check the confirmation itself: unconfirmed
+/// (made since the start walk) until the full GC, confirmed by it. Walks are refused
+/// (`max_pause`) and the GC's own counts are off, so only the samples and the canaries speak.
+fn old_garbage_is_stated_as_unconfirmed(gc: &str) {
+    let _turn = take_turn();
+    let jdk = jdk17();
+    let label = format!("JDK 17 {gc}");
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let file = dir.path().join("steady.mcrec");
+    let mut app = AppSpec::new(&jdk, "SteadyState", 300.0)
+        .arg(RING.to_string())
+        .arg(KEEPERS.to_string())
+        .flag(gc)
+        // Room for a lot of old garbage, and a young GC several times a second. A fixed heap:
+        // Parallel grows its old generation with full GCs.
+        .flag("-Xms4g")
+        .flag("-Xmx4g")
+        .flag("-Xmn64m")
+        .flag("-XX:MaxTenuringThreshold=0")
+        // No G1 concurrent cycle before the test asks for a full GC.
+        .flag("-XX:-G1UseAdaptiveIHOP")
+        .flag("-XX:InitiatingHeapOccupancyPercent=95")
+        .agent(format!(
+            "classifiers=type,port=0,portfile={},record={},max_pause=10ms,gc_counts=off,sampling=16k,sampling_cost=off,period=off",
+            portfile.display(),
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    wait_for_file(&portfile, Duration::from_secs(30));
+    // Numbers of a type in one snapshot: estimate, its 95 % error, its unconfirmed part.
+    let numbers = |model: &CityModel, i: usize, name: &str| {
+        let node = model
+            .find(&[name])
+            .unwrap_or_else(|| panic!("{label}: no {name} group"));
+        (
+            model.value(node, i, Metric::Objects),
+            model.error(node, i, Metric::Objects),
+            model.unconfirmed(node, i, Metric::Objects),
+        )
+    };
+    // The truth within the stated range, each end widened to 99.9 % (3.3 standard deviations
+    // instead of 1.96).
+    let check = |(est, err, unconfirmed): (u64, u64, u64), truth: u64, what: &str| {
+        let err = err * 17 / 10;
+        let low = est.saturating_sub(unconfirmed + err);
+        eprintln!(
+            "{label}: {what}: ~{est} ±{err}, unconfirmed {unconfirmed}: [{low}, {}] holds {truth}?",
+            est + err
+        );
+        assert!(
+            low <= truth && truth <= est + err,
+            "{label}: {what}: {truth} alive, estimated {est} ±{err} with {unconfirmed} unconfirmed"
+        );
+    };
+    // Wait for the garbage to build up past the canaries' start: an estimate well over the
+    // truth, after more GCs than a canary is held.
+    let deadline = std::time::Instant::now() + Duration::from_secs(150);
+    let (model, at) = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let Ok(model) = load_recording(&file) else {
+            continue;
+        };
+        let last = model.len().saturating_sub(1);
+        let f = &model.frames()[last];
+        if f.is_estimated()
+            && f.gc_count >= 60
+            && model.find(&["SteadyState$Message"]).is_some()
+            && numbers(&model, last, "SteadyState$Message").0 > 5 * RING
+        {
+            break (model, last);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{label}: no old garbage built up in the estimates; stderr: {}",
+            app.stderr()
+        );
+    };
+    eprintln!(
+        "{label}: before the full GC, after {} GCs",
+        model.frames()[at].gc_count
+    );
+    // Before: the estimate covers the truth only thanks to its unconfirmed part.
+    let before = numbers(&model, at, "SteadyState$Message");
+    check(before, RING, "Message before the full GC");
+    assert!(
+        before.2 > before.1,
+        "{label}: the excess was not stated as unconfirmed"
+    );
+    let keepers_before = numbers(&model, at, "SteadyState$Keeper");
+    check(keepers_before, KEEPERS, "Keeper before the full GC");
+    assert_eq!(
+        keepers_before.2, keepers_before.0,
+        "{label}: made since the start walk, no marking since: all unconfirmed"
+    );
+    // A full GC marks the old generation: a canary aged long before is cleared with the garbage.
+    let gc = std::process::Command::new(jdk.jcmd())
+        .args([&app.pid().to_string(), "GC.run"])
+        .output()
+        .expect("run jcmd");
+    assert!(gc.status.success(), "{label}: jcmd GC.run failed");
+    let done_ms = unix_ms_now();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let (model, at) = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        if let Ok(model) = load_recording(&file) {
+            let start = model.handshake.as_ref().map_or(0, |h| h.start_time_unix_ms);
+            // The first estimate made after the full GC had finished.
+            if let Some(i) = (0..model.len()).find(|&i| {
+                let f = &model.frames()[i];
+                f.is_estimated() && start + f.time_ms > done_ms
+            }) {
+                break (model, i);
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{label}: no estimate after the full GC"
+        );
+    };
+    app.kill();
+    eprintln!(
+        "{label}: after the full GC, after {} GCs",
+        model.frames()[at].gc_count
+    );
+    let after = numbers(&model, at, "SteadyState$Message");
+    check(after, RING, "Message after the full GC");
+    // The garbage is booked. The messages alive now were all made after the full GC (each
+    // lives 100 ms), so they are unconfirmed again, rightly.
+    assert!(
+        after.0 < before.0 / 2,
+        "{label}: the garbage was not booked: {} before, {} after",
+        before.0,
+        after.0
+    );
+    // The keepers were alive at the full GC, made long before the canary it cleared was let
+    // go: confirmed.
+    let keepers_after = numbers(&model, at, "SteadyState$Keeper");
+    check(keepers_after, KEEPERS, "Keeper after the full GC");
+    assert_eq!(
+        keepers_after.2, 0,
+        "{label}: the full GC's marking did not confirm the keepers"
+    );
+}
+
+#[test]
+fn old_garbage_is_stated_as_unconfirmed_parallel() {
+    old_garbage_is_stated_as_unconfirmed("-XX:+UseParallelGC");
+}
+
+#[test]
+fn old_garbage_is_stated_as_unconfirmed_g1() {
+    old_garbage_is_stated_as_unconfirmed("-XX:+UseG1GC");
+}

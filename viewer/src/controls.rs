@@ -625,6 +625,9 @@ pub enum RowKind {
     Title,
     Path,
     Numbers,
+    /// How much of an estimate may be garbage no old-generation marking has seen (only when
+    /// there is any).
+    Unconfirmed,
     Growth,
     Sparkline,
     SitesHeading,
@@ -699,6 +702,9 @@ pub fn details_rows(d: &memcity_city::details::Details) -> (Vec<DetailsRow>, f32
     push(RowKind::Title, 22.0, &mut top);
     push(RowKind::Path, 18.0, &mut top);
     push(RowKind::Numbers, 20.0, &mut top);
+    if d.unconfirmed != (0, 0) {
+        push(RowKind::Unconfirmed, 17.0, &mut top);
+    }
     push(RowKind::Growth, 20.0, &mut top);
     push(RowKind::Sparkline, 62.0, &mut top);
     // The root cause first: it is what the panel is opened for when a group leaks.
@@ -889,6 +895,7 @@ mod tests {
             growth: 9,
             series: vec![1, 10],
             estimated: false,
+            unconfirmed: (0, 0),
             sites: Sites::Listed {
                 sites: vec![("a".into(), 6), ("b".into(), 4)],
                 of: 10,
@@ -927,6 +934,24 @@ mod tests {
         assert!(rows.iter().any(|r| r.kind == RowKind::SitesHint(1)));
         assert!(rows.iter().any(|r| r.kind == RowKind::Outgoing(1)));
         assert!(taller > height);
+        // An estimate with garbage in doubt says so under its numbers.
+        assert!(!rows.iter().any(|r| r.kind == RowKind::Unconfirmed));
+        let doubt = details_rows(&Details {
+            unconfirmed: (3, 72),
+            ..d.clone()
+        })
+        .0;
+        let kinds: Vec<RowKind> = doubt.iter().take(5).map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                RowKind::Title,
+                RowKind::Path,
+                RowKind::Numbers,
+                RowKind::Unconfirmed,
+                RowKind::Growth
+            ]
+        );
         // A click on a reference line follows it; elsewhere it does not.
         let panel = Area::new(10.0, 30.0, 380.0, taller);
         let line = |kind| {

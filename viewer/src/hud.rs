@@ -354,6 +354,13 @@ pub fn details(
             RowKind::Numbers => {
                 text_within(&accuracy.numbers(d), x, base, width, &[17.0, 15.0], INK)
             }
+            RowKind::Unconfirmed => {
+                if let Some(line) =
+                    memcity_city::scene::unconfirmed_line(d.unconfirmed.0, d.unconfirmed.1)
+                {
+                    text_within(&line, x, base, width, &[15.0, 13.0], MUTED)
+                }
+            }
             RowKind::Growth => {
                 let growth = units::signed_amount(d.growth, metric);
                 let estimated = if d.estimated { " (estimated)" } else { "" };

@@ -22,6 +22,9 @@ pub struct GroupGrowth {
     pub estimated: bool,
     /// 95 % half-width of `objects_last` when it is an estimate (0 when exact or not given).
     pub objects_last_error: u64,
+    /// The part of `objects_last` no old-generation marking has confirmed: it may be garbage
+    /// promoted since the last one (0 when exact).
+    pub objects_last_unconfirmed: u64,
 }
 
 impl GroupGrowth {
@@ -206,6 +209,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 bytes_last: 0,
                 estimated: false,
                 objects_last_error: 0,
+                objects_last_unconfirmed: 0,
             });
         entry.estimated |= leaf.estimated;
         if is_first {
@@ -215,6 +219,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             entry.objects_last = leaf.objects;
             entry.bytes_last = leaf.bytes;
             entry.objects_last_error = leaf.objects_error;
+            entry.objects_last_unconfirmed = leaf.objects_unconfirmed;
         }
     }
     let mut groups: Vec<GroupGrowth> = merged.into_values().collect();
@@ -483,9 +488,17 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             let _ = writeln!(out, "{:>73}  {}{}", "", "  ".repeat(level), name);
         }
         previous = ancestors;
+        let doubt = if group.objects_last_unconfirmed > 0 {
+            format!(
+                "  (up to {} may be garbage: no old-gen marking since)",
+                count(group.objects_last_unconfirmed)
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {}{}{}",
+            "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {}{}{}{doubt}",
             signed_count(group.objects_growth()),
             count(group.objects_first),
             count(group.objects_last),
@@ -653,6 +666,7 @@ mod tests {
                     bytes_last: 0,
                     estimated: false,
                     objects_last_error: 0,
+                    objects_last_unconfirmed: 0,
                 })
                 .collect(),
             references: vec![],
