@@ -43,7 +43,7 @@ use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SessionEnd, Strea
 
 use crate::hub::Hub;
 use crate::jvmti::{Jvmti, RawMonitor};
-use crate::log::{error, info, warning};
+use crate::log::{debug, error, info, warning};
 use crate::options::Options;
 use crate::sampling::Sampler;
 
@@ -518,6 +518,11 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
 unsafe extern "C" fn on_vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {
     in_callback("VMInit", || {
         let Some(agent) = Agent::get() else { return };
+        if agent.sampler.is_some() {
+            // SAFETY: `jni` is this thread's JNIEnv (the main thread's, which runs `main`).
+            let (samples, bytes) = unsafe { sampling::prime(jni) };
+            debug!("sampling primed on the main thread: {samples} samples in {bytes} bytes");
+        }
         // SAFETY: `jni` is this thread's JNIEnv, given by the VM for this callback.
         if let Err(why) = unsafe { start(agent, jni) } {
             agent.disable(&why);
