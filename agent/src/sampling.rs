@@ -292,7 +292,10 @@ impl Sampler {
     /// class ids (shared with the class table and the walk).
     pub fn on_sample(&self, jvmti: &Jvmti, event: &Allocation, next_class: &AtomicU32) {
         // The agent's own priming garbage (see `prime`) is counted there, not tracked.
-        if PRIMING.with(|p| p.get().map(|n| p.set(Some(n + 1)))).is_some() {
+        if PRIMING
+            .with(|p| p.get().map(|n| p.set(Some(n + 1))))
+            .is_some()
+        {
             return;
         }
         let start = Instant::now();
