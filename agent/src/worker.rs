@@ -405,6 +405,16 @@ pub fn handshake(agent: &Agent) -> Handshake {
     }
 }
 
+/// The first JDK whose sampler charges allocations outside TLABs correctly (JDK-8356372).
+const FIRST_EXACT_OUTSIDE_TLAB_SAMPLING: u32 = 25;
+
+/// The feature release of `java.vm.specification.version` ("17", "1.8" is 8); `None` if
+/// unreadable.
+fn java_major(version: &str) -> Option<u32> {
+    let version = version.strip_prefix("1.").unwrap_or(version);
+    version.split('.').next()?.parse().ok()
+}
+
 /// The collector, from the flags that choose it (command line, then the environment variables
 /// the launcher reads). Without a flag the JVM picks G1 on server-class machines.
 fn gc_name(command_line: &str) -> String {
@@ -487,6 +497,21 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         recent: std::collections::VecDeque::new(),
         waiting_count: None,
     };
+    let major = java_major(
+        &agent
+            .jvmti
+            // A VM property, so JVMTI has it (`java.specification.version` is the library's).
+            .system_property("java.vm.specification.version")
+            .unwrap_or_default(),
+    );
+    if major.is_some_and(|m| m < FIRST_EXACT_OUTSIDE_TLAB_SAMPLING) {
+        worker.estimator.set_outside_tlab_bias(true);
+        debug!(
+            "JDK {}: estimates of objects over {} KB carry the sampler's outside-TLAB bias in their error",
+            major.unwrap_or(0),
+            crate::estimate::OUTSIDE_TLAB_RISK_BYTES / 1024,
+        );
+    }
     info!(
         "started: classifiers {}, sampling {}, budget {}% of wall time, estimates {}",
         worker
@@ -1623,6 +1648,15 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_major_reads_old_and_new_version_schemes() {
+        assert_eq!(java_major("17"), Some(17));
+        assert_eq!(java_major("25"), Some(25));
+        assert_eq!(java_major("1.8"), Some(8));
+        assert_eq!(java_major("26.0.1"), Some(26));
+        assert_eq!(java_major(""), None);
+    }
 
     #[test]
     fn gc_name_follows_the_last_flag() {

@@ -54,6 +54,13 @@ pub fn classes_dir() -> PathBuf {
 fn cargo() -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root());
+    without_test_crate_env(&mut command);
+    command
+}
+
+/// Removes the variables `cargo test` sets for the test crate from `command`'s environment, for
+/// anything that runs cargo (see [`cargo`]).
+pub fn without_test_crate_env(command: &mut Command) {
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         let per_crate = [
@@ -74,7 +81,6 @@ fn cargo() -> Command {
             command.env_remove(name.as_ref());
         }
     }
-    command
 }
 
 pub fn ensure_built() {
