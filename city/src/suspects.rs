@@ -521,6 +521,21 @@ impl<'a> Climb<'a> {
                     confidence = confidence.max(Confidence::Likely);
                 }
             }
+            // A JDK method working on the holder (`HashMap.computeIfAbsent`'s `this`) owns it
+            // when the walk came while the application was inside that call, and its evidence
+            // (the table it owns) is then the largest. The application's frame below it on the
+            // same thread holds the holder for longer, and is where a fix goes.
+            if g.roots[root].kind == RootKind::StackLocal && is_jdk_frame(&g.roots[root].name) {
+                let thread = &g.roots[root].thread;
+                if let Some(&(r, (l, _))) = ranked
+                    .iter()
+                    .find(|(r, _)| rank(*r) == 2 && g.roots[*r].thread == *thread)
+                {
+                    root = r;
+                    level = l;
+                    confidence = confidence.max(Confidence::Likely);
+                }
+            }
             let path = self.owned_path(root, level, holder);
             let r = &g.roots[root];
             return (r.name.clone(), kind_label(r.kind).into(), path, confidence);
@@ -794,6 +809,54 @@ mod tests {
         );
         let s = &suspects(&m)[0];
         assert_eq!(s.confidence, Confidence::Ambiguous, "{s:#?}");
+    }
+
+    #[test]
+    fn a_jdk_method_working_on_the_holder_yields_to_the_application_frame_below_it() {
+        let local = |name: &str| RootRef {
+            kind: RootKind::StackLocal,
+            name: format!("local in {name} of thread \"main\""),
+            thread: "main".into(),
+        };
+        let m = session(
+            &[
+                ("Item", [110, 10_010, 20_010]),
+                ("java.util.Map$Node", [105, 10_005, 20_005]),
+                ("java.util.Map$Node[]", [3, 3, 3]),
+                ("java.util.Map", [3, 3, 3]),
+            ],
+            |i| {
+                let mut g = map_leak(i);
+                // The walk came while `main` was inside `Map.computeIfAbsent`: that frame owns
+                // the map and its long table; `main`'s own local owns the manager holding it.
+                g.roots = vec![
+                    local("java.util.Map.computeIfAbsent(Map.java:10)"),
+                    local("App.main(App.java:7)"),
+                ];
+                g.owned = vec![
+                    owned(0, 0, "", "", "java.util.Map", 0),
+                    owned(
+                        0,
+                        1,
+                        "java.util.Map",
+                        "table",
+                        "java.util.Map$Node[]",
+                        32_768,
+                    ),
+                    owned(1, 0, "", "", "App$Manager", 0),
+                    owned(1, 1, "App$Manager", "pools", "java.util.Map", 0),
+                ];
+                g
+            },
+        );
+        let s = &suspects(&m)[0];
+        assert_eq!(
+            s.root, "local in App.main(App.java:7) of thread \"main\"",
+            "{s:#?}"
+        );
+        assert_eq!(s.confidence, Confidence::Likely);
+        assert_eq!(s.steps[0].type_name, "App$Manager", "{s:#?}");
+        assert_eq!(s.steps[1].field, "pools");
     }
 
     #[test]
