@@ -684,6 +684,14 @@ mod tests {
         m
     }
 
+    /// The types of [`map_leak`]'s sessions: items in a map's nodes, table and map flat.
+    const MAP_LEAK_TYPES: &[(&str, [u64; 3])] = &[
+        ("Item", [110, 10_010, 20_010]),
+        ("java.util.Map$Node", [105, 10_005, 20_005]),
+        ("java.util.Map$Node[]", [3, 3, 3]),
+        ("java.util.Map", [3, 3, 3]),
+    ];
+
     fn map_leak(i: usize) -> Graph {
         let n = [100, 10_000, 20_000][i];
         Graph {
@@ -746,12 +754,7 @@ mod tests {
     #[test]
     fn the_climb_stops_at_the_flat_table_and_folds_it_into_the_map_of_the_largest_root() {
         let m = session(
-            &[
-                ("Item", [110, 10_010, 20_010]),
-                ("java.util.Map$Node", [105, 10_005, 20_005]),
-                ("java.util.Map$Node[]", [3, 3, 3]),
-                ("java.util.Map", [3, 3, 3]),
-            ],
+            MAP_LEAK_TYPES,
             map_leak,
         );
         let s = suspects(&m);
@@ -792,12 +795,7 @@ mod tests {
     #[test]
     fn shared_containers_leave_the_root_ambiguous_without_size_evidence() {
         let m = session(
-            &[
-                ("Item", [110, 10_010, 20_010]),
-                ("java.util.Map$Node", [105, 10_005, 20_005]),
-                ("java.util.Map$Node[]", [3, 3, 3]),
-                ("java.util.Map", [3, 3, 3]),
-            ],
+            MAP_LEAK_TYPES,
             |i| {
                 let mut g = map_leak(i);
                 // Two application statics hold a map each, with tables of the same length.
@@ -819,12 +817,7 @@ mod tests {
             thread: "main".into(),
         };
         let m = session(
-            &[
-                ("Item", [110, 10_010, 20_010]),
-                ("java.util.Map$Node", [105, 10_005, 20_005]),
-                ("java.util.Map$Node[]", [3, 3, 3]),
-                ("java.util.Map", [3, 3, 3]),
-            ],
+            MAP_LEAK_TYPES,
             |i| {
                 let mut g = map_leak(i);
                 // The walk came while `main` was inside `Map.computeIfAbsent`: that frame owns

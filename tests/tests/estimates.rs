@@ -38,6 +38,23 @@ fn recording_with(path: &Path, seq: u64, timeout: Duration) -> CityModel {
     }
 }
 
+/// Asks the agent at `port` for a forced walk and reads the recording until it holds it.
+fn forced_walk(port: &str, file: &Path, label: &str) -> (CityModel, u64) {
+    let forced = memcity(&["snapshot", "--force", port], Duration::from_secs(120));
+    assert!(
+        forced.status.success(),
+        "{label}: forced walk failed: {}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&forced.stdout);
+    let seq: u64 = stdout
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{label}: no sequence number in {stdout:?}"));
+    (recording_with(file, seq, Duration::from_secs(60)), seq)
+}
+
 fn type_value(model: &CityModel, index: usize, name: &str, metric: Metric) -> u64 {
     model
         .find(&[name])
@@ -133,19 +150,7 @@ fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
             && stderr.contains("--force"),
         "{label}: {stderr}"
     );
-    let forced = memcity(&["snapshot", "--force", &port], Duration::from_secs(120));
-    let stdout = String::from_utf8_lossy(&forced.stdout);
-    assert!(
-        forced.status.success(),
-        "{label}: {}",
-        String::from_utf8_lossy(&forced.stderr)
-    );
-    let seq: u64 = stdout
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{label}: no sequence number in {stdout:?}"));
-    let model = recording_with(&file, seq, Duration::from_secs(60));
+    let (model, seq) = forced_walk(&port, &file, &label);
     app.kill();
 
     let frames = model.frames();
@@ -298,11 +303,7 @@ fn gc_counts_make_estimates_exact(jdk: &Jdk, gc: &str) {
             app.stderr()
         );
     };
-    let forced = memcity(&["snapshot", "--force", &port], Duration::from_secs(120));
-    assert!(forced.status.success(), "{label}: forced walk failed");
-    let stdout = String::from_utf8_lossy(&forced.stdout);
-    let seq: u64 = stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let model = recording_with(&file, seq, Duration::from_secs(60));
+    let (model, seq) = forced_walk(&port, &file, &label);
     app.kill();
     let frames = model.frames();
     let walk = frames.iter().position(|f| f.seq == seq).unwrap();
@@ -717,11 +718,7 @@ fn large_arrays_are_within_their_stated_error(jdk: &Jdk) {
             app.stderr()
         );
     }
-    let forced = memcity(&["snapshot", "--force", &port], Duration::from_secs(120));
-    assert!(forced.status.success(), "{label}: forced walk failed");
-    let stdout = String::from_utf8_lossy(&forced.stdout);
-    let seq: u64 = stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let model = recording_with(&file, seq, Duration::from_secs(60));
+    let (model, seq) = forced_walk(&port, &file, &label);
     app.kill();
     let walk = model.frames().iter().position(|f| f.seq == seq).unwrap();
     let estimate = walk - 1;
