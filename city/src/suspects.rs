@@ -753,10 +753,7 @@ mod tests {
 
     #[test]
     fn the_climb_stops_at_the_flat_table_and_folds_it_into_the_map_of_the_largest_root() {
-        let m = session(
-            MAP_LEAK_TYPES,
-            map_leak,
-        );
+        let m = session(MAP_LEAK_TYPES, map_leak);
         let s = suspects(&m);
         assert_eq!(s.len(), 1, "{s:#?}");
         let s = &s[0];
@@ -794,17 +791,14 @@ mod tests {
 
     #[test]
     fn shared_containers_leave_the_root_ambiguous_without_size_evidence() {
-        let m = session(
-            MAP_LEAK_TYPES,
-            |i| {
-                let mut g = map_leak(i);
-                // Two application statics hold a map each, with tables of the same length.
-                g.roots[1].name = "static App.OTHER".into();
-                g.owned[1].max_length = 64;
-                g.owned[3].max_length = 64;
-                g
-            },
-        );
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = map_leak(i);
+            // Two application statics hold a map each, with tables of the same length.
+            g.roots[1].name = "static App.OTHER".into();
+            g.owned[1].max_length = 64;
+            g.owned[3].max_length = 64;
+            g
+        });
         let s = &suspects(&m)[0];
         assert_eq!(s.confidence, Confidence::Ambiguous, "{s:#?}");
     }
@@ -816,32 +810,29 @@ mod tests {
             name: format!("local in {name} of thread \"main\""),
             thread: "main".into(),
         };
-        let m = session(
-            MAP_LEAK_TYPES,
-            |i| {
-                let mut g = map_leak(i);
-                // The walk came while `main` was inside `Map.computeIfAbsent`: that frame owns
-                // the map and its long table; `main`'s own local owns the manager holding it.
-                g.roots = vec![
-                    local("java.util.Map.computeIfAbsent(Map.java:10)"),
-                    local("App.main(App.java:7)"),
-                ];
-                g.owned = vec![
-                    owned(0, 0, "", "", "java.util.Map", 0),
-                    owned(
-                        0,
-                        1,
-                        "java.util.Map",
-                        "table",
-                        "java.util.Map$Node[]",
-                        32_768,
-                    ),
-                    owned(1, 0, "", "", "App$Manager", 0),
-                    owned(1, 1, "App$Manager", "pools", "java.util.Map", 0),
-                ];
-                g
-            },
-        );
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = map_leak(i);
+            // The walk came while `main` was inside `Map.computeIfAbsent`: that frame owns
+            // the map and its long table; `main`'s own local owns the manager holding it.
+            g.roots = vec![
+                local("java.util.Map.computeIfAbsent(Map.java:10)"),
+                local("App.main(App.java:7)"),
+            ];
+            g.owned = vec![
+                owned(0, 0, "", "", "java.util.Map", 0),
+                owned(
+                    0,
+                    1,
+                    "java.util.Map",
+                    "table",
+                    "java.util.Map$Node[]",
+                    32_768,
+                ),
+                owned(1, 0, "", "", "App$Manager", 0),
+                owned(1, 1, "App$Manager", "pools", "java.util.Map", 0),
+            ];
+            g
+        });
         let s = &suspects(&m)[0];
         assert_eq!(
             s.root, "local in App.main(App.java:7) of thread \"main\"",
