@@ -22,7 +22,9 @@
 //!
 //! One canary is made and one let go per worker wake-up after GCs, so the point is at most one
 //! GC behind a marking once the first canary has aged; before that (the first 48 GCs of a
-//! session) only walks and GC counts confirm. Costs: at most [`HOLD_GCS`] + [`MAX_DROPPED`]
+//! session) only walks and GC counts confirm. On collectors with one generation (ZGC before its
+//! generational mode, Shenandoah by default) every cycle marks the whole heap, so canaries are
+//! let go at once there ([`Canaries::every_gc_marks_all`]) and the first cycles confirm. Costs: at most [`HOLD_GCS`] + [`MAX_DROPPED`]
 //! 16-byte objects and references. Where it cannot help: with `-XX:+NeverTenure` a canary stays
 //! young and a young collection clears it, so samples promoted by a survivor overflow would be
 //! confirmed too early.
@@ -52,8 +54,10 @@ pub trait Heap {
     fn delete_global(&mut self, global: usize);
 }
 
-#[derive(Default)]
 pub struct Canaries {
+    /// GC events a canary is held through: [`HOLD_GCS`], or 0 where every GC marks the whole
+    /// heap (see [`Canaries::every_gc_marks_all`]).
+    hold: u64,
     /// Held canaries' global references and the GC count when each was made, oldest first.
     held: VecDeque<(usize, u64)>,
     /// Let-go canaries' weak references and the tracker generation then, oldest first.
@@ -64,7 +68,26 @@ pub struct Canaries {
     confirmed: u32,
 }
 
+impl Default for Canaries {
+    fn default() -> Self {
+        Self {
+            hold: HOLD_GCS,
+            held: VecDeque::new(),
+            dropped: VecDeque::new(),
+            gcs: 0,
+            confirmed: 0,
+        }
+    }
+}
+
 impl Canaries {
+    /// For collectors with one generation (ZGC before its generational mode, Shenandoah in its
+    /// default mode) every cycle marks the whole heap: a canary need not age, so it is let go
+    /// at the first GC after it was made, and the first cycle after that confirms.
+    pub fn every_gc_marks_all(&mut self) {
+        self.hold = 1;
+    }
+
     /// GCs have finished (`gcs` in all since the agent started; `generation` is the tracker's
     /// now): lets go the canaries held long enough and makes one for this wake-up.
     pub fn after_gcs(&mut self, heap: &mut impl Heap, gcs: u64, generation: u32) {
@@ -73,7 +96,7 @@ impl Canaries {
         }
         self.gcs = gcs;
         while let Some(&(global, made)) = self.held.front() {
-            if gcs.saturating_sub(made) < HOLD_GCS {
+            if gcs.saturating_sub(made) < self.hold {
                 break;
             }
             self.held.pop_front();
@@ -221,6 +244,19 @@ mod tests {
         assert_eq!(canaries.poll(&mut heap), 510);
         heap.mark_old();
         assert_eq!(canaries.poll(&mut heap), 520);
+    }
+
+    #[test]
+    fn with_one_generation_a_canary_is_let_go_at_the_next_gc() {
+        let mut heap = FakeHeap::default();
+        let mut canaries = Canaries::default();
+        canaries.every_gc_marks_all();
+        canaries.after_gcs(&mut heap, 1, 10);
+        assert_eq!(canaries.held(), (1, 0));
+        canaries.after_gcs(&mut heap, 2, 20);
+        assert_eq!(canaries.held(), (1, 1), "let go at generation 20");
+        heap.mark_old();
+        assert_eq!(canaries.poll(&mut heap), 20);
     }
 
     #[test]

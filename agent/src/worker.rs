@@ -373,9 +373,9 @@ fn root_kind(kind: RootKind) -> root::Kind {
     }
 }
 
-pub fn handshake(agent: &Agent) -> Handshake {
-    let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
-    let command_line = std::fs::read("/proc/self/cmdline")
+/// This process's command line, arguments joined by spaces.
+fn worker_command_line() -> String {
+    std::fs::read("/proc/self/cmdline")
         .map(|raw| {
             raw.split(|&b| b == 0)
                 .filter(|a| !a.is_empty())
@@ -383,7 +383,12 @@ pub fn handshake(agent: &Agent) -> Handshake {
                 .collect::<Vec<_>>()
                 .join(" ")
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+pub fn handshake(agent: &Agent) -> Handshake {
+    let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
+    let command_line = worker_command_line();
     Handshake {
         protocol_version: PROTOCOL_VERSION,
         agent_version: env!("CARGO_PKG_VERSION").into(),
@@ -415,15 +420,38 @@ fn java_major(version: &str) -> Option<u32> {
     version.split('.').next()?.parse().ok()
 }
 
-/// The collector, from the flags that choose it (command line, then the environment variables
-/// the launcher reads). Without a flag the JVM picks G1 on server-class machines.
-fn gc_name(command_line: &str) -> String {
+/// The command line and the environment variables the launcher reads flags from.
+fn jvm_flags(command_line: &str) -> String {
     let env = ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .collect::<Vec<_>>()
         .join(" ");
-    let flags = format!("{command_line} {env}");
+    format!("{command_line} {env}")
+}
+
+/// Whether every GC of this collector marks the whole heap (one generation): ZGC before its
+/// generational mode (the default from JDK 23, the only mode from 24) and Shenandoah outside
+/// its generational mode. Where in doubt, no: the canaries then age as for a generational
+/// collector, which is only slower to confirm.
+fn every_gc_marks_all(gc: &str, major: Option<u32>, flags: &str) -> bool {
+    let last = |on: &str, off: &str| match (flags.rfind(on), flags.rfind(off)) {
+        (Some(a), Some(b)) => Some(a > b),
+        (a, b) => a.map(|_| true).or(b.map(|_| false)),
+    };
+    match (gc, major) {
+        ("Z", Some(m)) if m < 21 => true,
+        ("Z", Some(m)) if m < 23 => last("-XX:+ZGenerational", "-XX:-ZGenerational") != Some(true),
+        ("Z", Some(23)) => last("-XX:+ZGenerational", "-XX:-ZGenerational") == Some(false),
+        ("Shenandoah", Some(_)) => !flags.contains("ShenandoahGCMode=generational"),
+        _ => false,
+    }
+}
+
+/// The collector, from the flags that choose it (command line, then the environment variables
+/// the launcher reads). Without a flag the JVM picks G1 on server-class machines.
+fn gc_name(command_line: &str) -> String {
+    let flags = jvm_flags(command_line);
     let chosen = [
         ("-XX:+UseZGC", "Z"),
         ("-XX:+UseShenandoahGC", "Shenandoah"),
@@ -504,6 +532,11 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             .system_property("java.vm.specification.version")
             .unwrap_or_default(),
     );
+    let gc = gc_name(&worker_command_line());
+    if every_gc_marks_all(&gc, major, &jvm_flags(&worker_command_line())) {
+        worker.canaries.every_gc_marks_all();
+        debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
+    }
     if major.is_some_and(|m| m < FIRST_EXACT_OUTSIDE_TLAB_SAMPLING) {
         worker.estimator.set_outside_tlab_bias(true);
         debug!(
@@ -1648,6 +1681,36 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_generation_collectors_are_told_from_their_flags_and_version() {
+        assert!(every_gc_marks_all("Z", Some(17), ""));
+        assert!(every_gc_marks_all("Z", Some(21), "-XX:+UseZGC"));
+        assert!(!every_gc_marks_all(
+            "Z",
+            Some(21),
+            "-XX:+UseZGC -XX:+ZGenerational"
+        ));
+        assert!(every_gc_marks_all(
+            "Z",
+            Some(21),
+            "-XX:+ZGenerational -XX:-ZGenerational"
+        ));
+        assert!(!every_gc_marks_all("Z", Some(23), "-XX:+UseZGC"));
+        assert!(every_gc_marks_all("Z", Some(23), "-XX:-ZGenerational"));
+        assert!(!every_gc_marks_all("Z", Some(25), "-XX:-ZGenerational"));
+        assert!(every_gc_marks_all("Shenandoah", Some(17), ""));
+        assert!(!every_gc_marks_all(
+            "Shenandoah",
+            Some(21),
+            "-XX:ShenandoahGCMode=generational"
+        ));
+        assert!(!every_gc_marks_all("G1", Some(17), ""));
+        assert!(
+            !every_gc_marks_all("Z", None, ""),
+            "in doubt, age the canaries"
+        );
+    }
 
     #[test]
     fn java_major_reads_old_and_new_version_schemes() {

@@ -762,3 +762,82 @@ fn large_arrays_are_within_their_stated_error_jdk25() {
         None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
     }
 }
+
+/// On a collector with one generation (ZGC on JDK 17) every cycle marks the whole heap, so a
+/// canary need not age: `SteadyState`'s keepers, made since the start walk, are confirmed by
+/// the first cycles, long before the 48 GC events a canary is held on generational collectors.
+#[test]
+fn with_one_generation_every_cycle_confirms_zgc() {
+    let _turn = take_turn();
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steady.mcrec");
+    let mut app = AppSpec::new(&jdk, "SteadyState", 120.0)
+        .arg(RING.to_string())
+        .arg(KEEPERS.to_string())
+        .flag("-XX:+UseZGC")
+        .flag("-Xmx1g")
+        .agent(format!(
+            "classifiers=type,port=off,record={},max_pause=10ms,gc_counts=off,sampling=16k,sampling_cost=off,period=off",
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let (gcs, keepers, message) = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if let Ok(model) = load_recording(&file) {
+            let (Some(keeper), Some(msg)) = (
+                model.find(&["SteadyState$Keeper"]),
+                model.find(&["SteadyState$Message"]),
+            ) else {
+                continue;
+            };
+            let confirmed = (0..model.len()).find(|&i| {
+                model.frames()[i].is_estimated()
+                    && model.value(keeper, i, Metric::Objects) > 0
+                    && model.unconfirmed(keeper, i, Metric::Objects) == 0
+            });
+            if let Some(i) = confirmed {
+                break (
+                    model.frames()[i].gc_count,
+                    (
+                        model.value(keeper, i, Metric::Objects),
+                        model.error(keeper, i, Metric::Objects),
+                    ),
+                    (
+                        model.value(msg, i, Metric::Objects),
+                        model.error(msg, i, Metric::Objects),
+                        model.unconfirmed(msg, i, Metric::Objects),
+                    ),
+                );
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no estimate confirmed the keepers; stderr: {}",
+            app.stderr()
+        );
+    };
+    app.kill();
+    eprintln!(
+        "ZGC: keepers confirmed after {gcs} GC events: ~{} ±{}; Message ~{} ±{} ({} unconfirmed)",
+        keepers.0, keepers.1, message.0, message.1, message.2
+    );
+    assert!(
+        gcs < CANARY_HOLD_GCS,
+        "confirmed only after {gcs} GC events: the canaries aged as on a generational collector"
+    );
+    // Every cycle frees what died: no garbage piles up in the estimate.
+    let err = message.1 * 17 / 10;
+    assert!(
+        message.0.abs_diff(RING) <= err + message.2,
+        "{RING} Messages alive, estimated {} ±{}",
+        message.0,
+        message.1
+    );
+}
+
+/// GC events a canary is held on generational collectors (the agent's `canary::HOLD_GCS`; the
+/// agent is a cdylib, which this test binary cannot import).
+const CANARY_HOLD_GCS: u64 = 48;
