@@ -943,6 +943,18 @@ impl CityModel {
         self.frames.get(index).map_or(&[], |f| &f.values)
     }
 
+    /// The 95 % errors of snapshot `index`'s estimated nodes, `(node, objects, bytes)` sorted by
+    /// node (see [`error`](Self::error)).
+    pub fn errors(&self, index: usize) -> &[(NodeId, u64, u64)] {
+        self.frames.get(index).map_or(&[], |f| &f.estimates)
+    }
+
+    /// The unconfirmed parts of snapshot `index`'s nodes, `(node, objects, bytes)` sorted by
+    /// node (see [`unconfirmed`](Self::unconfirmed)).
+    pub fn unconfirmed_values(&self, index: usize) -> &[(NodeId, u64, u64)] {
+        self.frames.get(index).map_or(&[], |f| &f.unconfirmed)
+    }
+
     /// Buildings (leaves) ranked by absolute growth in the window, strongest first.
     pub fn strongest_growers(&self, metric: Metric) -> Vec<NodeId> {
         let mut leaves: Vec<NodeId> = (0..self.nodes.len() as NodeId)

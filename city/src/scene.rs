@@ -184,9 +184,18 @@ pub fn build(
     let t = t.clamp(0.0, last as f64);
     let i = t.floor() as usize;
     let frac = t - i as f64;
+    let next = (i + 1).min(last);
+    let start = model.window().start;
     let mut before = Cursor::new(model.values(i), metric);
-    let mut after = Cursor::new(model.values((i + 1).min(last)), metric);
-    let mut first = Cursor::new(model.values(model.window().start), metric);
+    let mut after = Cursor::new(model.values(next), metric);
+    let mut first = Cursor::new(model.values(start), metric);
+    // What the numbers cannot back (`CityModel::significant_growth`), tweened like the values.
+    let mut before_error = Cursor::new(model.errors(i), metric);
+    let mut after_error = Cursor::new(model.errors(next), metric);
+    let mut first_error = Cursor::new(model.errors(start), metric);
+    let mut before_doubt = Cursor::new(model.unconfirmed_values(i), metric);
+    let mut after_doubt = Cursor::new(model.unconfirmed_values(next), metric);
+    let mut first_doubt = Cursor::new(model.unconfirmed_values(start), metric);
     for (node, lot) in lots {
         let info = model.node(node);
         if !info.is_leaf() {
@@ -199,9 +208,21 @@ pub fn build(
             });
             continue;
         }
-        let (a, b) = (before.get(node) as f64, after.get(node) as f64);
-        let value = a + (b - a) * frac;
+        let tween = |a: u64, b: u64| a as f64 + (b as f64 - a as f64) * frac;
+        let value = tween(before.get(node), after.get(node));
         let first = first.get(node) as f64;
+        // Growth the numbers back: less the errors of both ends and, for a rise, what may be
+        // garbage no marking has seen at its end (for a fall, at its start).
+        let error =
+            tween(before_error.get(node), after_error.get(node)) + first_error.get(node) as f64;
+        let doubt_now = tween(before_doubt.get(node), after_doubt.get(node));
+        let doubt_first = first_doubt.get(node) as f64;
+        let growth = value - first;
+        let backed = if growth > 0.0 {
+            (growth - error - doubt_now).max(0.0)
+        } else {
+            (growth + error + doubt_first).min(0.0)
+        };
         if value <= 0.0 {
             continue;
         }
@@ -209,7 +230,7 @@ pub fn build(
             continue;
         };
         let color = if view.color {
-            mapping::growth_color((value - first) / growth_scale)
+            mapping::growth_color(backed / growth_scale)
         } else {
             mapping::GRAY
         };
@@ -718,6 +739,45 @@ mod tests {
         from_estimate.set_window(Some(crate::model::Window { start: 1, end: 3 }));
         assert!(tooltip(&from_estimate, leak, 2, Metric::Objects)
             .ends_with("objects: 200   bytes: 3.1 KiB   growth: ~+50 objects"));
+    }
+
+    #[test]
+    fn buildings_are_colored_by_the_growth_the_numbers_back() {
+        let mut m = crate::timeline::tests::estimated_session(0);
+        m.set_window(Some(crate::model::Window { start: 0, end: 3 }));
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        let plan = layout(&m, &LayoutConfig::default());
+        let color_at = |m: &CityModel, t: f64| {
+            build(m, &plan, t, &ViewSettings::default(), None)
+                .buildings
+                .iter()
+                .find(|b| b.node == leak)
+                .unwrap()
+                .color
+        };
+        let same_as_the_model = |m: &CityModel| {
+            for index in 0..m.len() {
+                let alpha = mapping::growth_alpha(m, leak, index, Metric::Objects);
+                assert_eq!(
+                    color_at(m, index as f64),
+                    mapping::growth_color(alpha),
+                    "snapshot {index}"
+                );
+            }
+        };
+        // 100 to ~260 ±40: 120 of the 160 is backed.
+        same_as_the_model(&m);
+        // At ~150 ±30 the rise of 50 backs 20 (the largest backed growth is 120), not 50.
+        assert_eq!(color_at(&m, 1.0), mapping::growth_color(20.0 / 120.0));
+        // All of the rise may be garbage no marking has seen: gray.
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 200, 3200);
+        same_as_the_model(&m);
+        assert_eq!(color_at(&m, 3.0), mapping::GRAY);
+        // Between snapshots the doubt is tweened with the value.
+        let halfway = color_at(&m, 2.5);
+        assert_ne!(halfway, color_at(&m, 2.0));
+        assert_ne!(halfway, mapping::GRAY);
     }
 
     #[test]
