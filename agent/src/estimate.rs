@@ -42,13 +42,16 @@ pub struct Anchor {
     pub total_objects: u64,
 }
 
-/// Sums over samples: what they stand for, and the variance of that.
+/// Sums over samples: what they stand for, the variance of that, and how much the large ones
+/// among them may under-state before JDK 25 ([`outside_tlab_bound`]).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct Moments {
     pub objects: f64,
     pub bytes: f64,
     pub var_objects: f64,
     pub var_bytes: f64,
+    pub outside_tlab_objects: f64,
+    pub outside_tlab_bytes: f64,
 }
 
 impl Moments {
@@ -60,6 +63,11 @@ impl Moments {
         self.bytes += w * s;
         self.var_objects += var;
         self.var_bytes += var * s * s;
+        if sample.size >= OUTSIDE_TLAB_RISK_BYTES {
+            let bound = outside_tlab_bound(w) * w;
+            self.outside_tlab_objects += bound;
+            self.outside_tlab_bytes += bound * s;
+        }
     }
 }
 
@@ -98,8 +106,6 @@ pub struct Estimator {
     outside_tlab_bias: bool,
     /// Per class: samples alive at the anchor that have died since.
     died: Vec<Moments>,
-    /// Per class: the outside-TLAB bound of the large ones among them, `(objects, bytes)`.
-    died_large: Vec<(f64, f64)>,
     /// Per class: corrections from the GC's own counts since the anchor (objects, bytes), and
     /// the variance the estimate had when corrected (churn before it no longer counts).
     shift: Vec<(f64, f64)>,
@@ -145,7 +151,6 @@ impl Estimator {
     pub fn set_anchor(&mut self, anchor: Anchor) {
         self.anchor = Some(anchor);
         self.died.clear();
-        self.died_large.clear();
         self.shift.clear();
         self.variance_offset.clear();
         self.counted_at.clear();
@@ -203,28 +208,18 @@ impl Estimator {
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
         let mut unconfirmed = vec![(0.0, 0.0); classes];
-        // Per class: the outside-TLAB bound of the large samples born since the anchor (see
-        // `set_outside_tlab_bias`); kept whatever the setting, as deaths are booked once.
-        let mut large = vec![(0.0, 0.0); classes];
         let confirmed = self.confirmed;
         let counted_at = &self.counted_at;
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
-        let died_large = &mut self.died_large;
         tracker.sweep(|_, sample, dead| {
             let class = sample.class as usize;
             let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
             let since_anchor =
                 !in_anchor && anchor_gen.is_none_or(|g| sample.born > g) && sample.born < last_gc;
-            let is_large = sample.size >= OUTSIDE_TLAB_RISK_BYTES;
             if dead {
                 if in_anchor {
                     at(died, class).add(sample);
-                    if is_large {
-                        let b = outside_tlab_bound(sample.weight) * sample.weight;
-                        at(died_large, class).0 += b;
-                        at(died_large, class).1 += b * sample.size as f64;
-                    }
                 }
                 return;
             }
@@ -238,12 +233,6 @@ impl Estimator {
             entry.variance += w * (w - 1.0);
             if since_anchor {
                 at(&mut born, class).add(sample);
-                if is_large {
-                    let b = outside_tlab_bound(sample.weight) * sample.weight;
-                    let l = at(&mut large, class);
-                    l.0 += b;
-                    l.1 += b * sample.size as f64;
-                }
                 let counted = counted_at.get(class).copied().unwrap_or(0);
                 if sample.born >= confirmed.max(counted) {
                     entry.unconfirmed += w;
@@ -284,11 +273,7 @@ impl Estimator {
             counts.objects[class] = objects.max(0.0).round() as u64;
             counts.bytes[class] = bytes.max(0.0).round() as u64;
             // The outside-TLAB bias is systematic: its bound is added as the variance of an
-            // error whose 95 % half-width is that bound.
-            let (born_large, died_large) = (
-                large.get(class).copied().unwrap_or_default(),
-                self.died_large.get(class).copied().unwrap_or_default(),
-            );
+            // error whose 95 % half-width is that bound (births' and deaths' bounds add up).
             let bias = |born: f64, died: f64| {
                 if self.outside_tlab_bias {
                     ((born + died) / 1.96).powi(2)
@@ -298,9 +283,9 @@ impl Estimator {
             };
             counts.variance[class] = (
                 (b.var_objects + d.var_objects - offset_objects).max(0.0)
-                    + bias(born_large.0, died_large.0),
+                    + bias(b.outside_tlab_objects, d.outside_tlab_objects),
                 (b.var_bytes + d.var_bytes - offset_bytes).max(0.0)
-                    + bias(born_large.1, died_large.1),
+                    + bias(b.outside_tlab_bytes, d.outside_tlab_bytes),
             );
             // Never more than the estimate itself (deaths of anchor samples may have lowered it).
             let (u_objects, u_bytes) = unconfirmed.get(class).copied().unwrap_or_default();

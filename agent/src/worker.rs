@@ -374,7 +374,7 @@ fn root_kind(kind: RootKind) -> root::Kind {
 }
 
 /// This process's command line, arguments joined by spaces.
-fn worker_command_line() -> String {
+fn command_line() -> String {
     std::fs::read("/proc/self/cmdline")
         .map(|raw| {
             raw.split(|&b| b == 0)
@@ -388,7 +388,7 @@ fn worker_command_line() -> String {
 
 pub fn handshake(agent: &Agent) -> Handshake {
     let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
-    let command_line = worker_command_line();
+    let command_line = command_line();
     Handshake {
         protocol_version: PROTOCOL_VERSION,
         agent_version: env!("CARGO_PKG_VERSION").into(),
@@ -532,8 +532,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             .system_property("java.vm.specification.version")
             .unwrap_or_default(),
     );
-    let gc = gc_name(&worker_command_line());
-    if every_gc_marks_all(&gc, major, &jvm_flags(&worker_command_line())) {
+    let command_line = command_line();
+    let gc = gc_name(&command_line);
+    if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
         debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
     }
