@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! class mirror:  1 | 0...0 | class id (32 bits)
-//! object:        0 | epoch (15) | owned depth (2) | owner (14) | sample slot + 1 (32)
+//! object:        0 | epoch (14) | owned depth (3) | owner (14) | sample slot + 1 (32)
 //! ```
 //! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
 //! objects carry the number of their slot in the tracker (`tracker.rs`), which holds the class,
@@ -21,8 +21,8 @@ pub const CLASS_BIT: i64 = i64::MIN; // bit 63
 /// Bits of the sample-key packing `(site, thread)` the tree groups by.
 const SITE_BITS: u32 = 22;
 const THREAD_BITS: u32 = 12;
-const EPOCH_SHIFT: u32 = 48;
-const EPOCH_BITS: u32 = 15;
+const EPOCH_SHIFT: u32 = 49;
+const EPOCH_BITS: u32 = 14;
 const OWNER_SHIFT: u32 = 32;
 
 pub const MAX_SITE: u32 = (1 << SITE_BITS) - 1;
@@ -30,10 +30,13 @@ pub const MAX_THREAD: u32 = (1 << THREAD_BITS) - 1;
 pub const MAX_EPOCH: u64 = (1 << EPOCH_BITS) - 1;
 /// Owners one walk can tell apart (owner numbers are 1..=MAX_OWNER; 0 is none).
 pub const MAX_OWNER: u32 = (1 << 14) - 1;
-/// How far below its root an owned object may sit (0: the root's own referee).
-pub const MAX_OWNED_DEPTH: u8 = 3;
+/// How far below its root an owned object may sit (0: the root's own referee). Roots that own
+/// fewer levels start deeper (`walk::Root::start_depth`).
+pub const MAX_OWNED_DEPTH: u8 = 5;
+const DEPTH_BITS: u32 = 3;
 const DEPTH_SHIFT: u32 = OWNER_SHIFT + 14;
-const OWNER_MASK: i64 = ((MAX_OWNER as i64) << OWNER_SHIFT) | (3 << DEPTH_SHIFT);
+const DEPTH_MASK: i64 = (1 << DEPTH_BITS) - 1;
+const OWNER_MASK: i64 = ((MAX_OWNER as i64) << OWNER_SHIFT) | (DEPTH_MASK << DEPTH_SHIFT);
 
 const SITE_MASK: i64 = MAX_SITE as i64;
 const THREAD_SHIFT: u32 = SITE_BITS;
@@ -101,7 +104,7 @@ pub fn with_epoch(tag: i64, epoch: u64) -> i64 {
 #[inline]
 pub fn owner(tag: i64, epoch: u64) -> Option<(u32, u8)> {
     let owner = ((tag >> OWNER_SHIFT) as u32) & MAX_OWNER;
-    let depth = ((tag >> DEPTH_SHIFT) & 3) as u8;
+    let depth = ((tag >> DEPTH_SHIFT) & DEPTH_MASK) as u8;
     (tag & CLASS_BIT == 0 && owner != 0 && self::epoch(tag) == epoch).then_some((owner, depth))
 }
 

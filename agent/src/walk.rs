@@ -151,21 +151,26 @@ impl Root {
     }
 
     /// The owned depth of the object this root holds, or `None` for roots whose objects are not
-    /// worth a tag. Threads and application statics own three levels below their object (a
-    /// thread's `ThreadLocalMap`, its table and entries; a static map, its table and nodes);
-    /// stack locals two (the frame's local is often the manager that holds the map); JDK
-    /// statics only their object (there are thousands; a leak into one still shows its table's
-    /// length). JNI locals own nothing: a native frame's handles are not where a fix goes, and
-    /// since an object is owned by the first root the walk comes from (roots come before class
-    /// mirrors and their statics), they would take the static field's objects from it.
+    /// worth a tag: a root owns `MAX_OWNED_DEPTH - start` levels below its object. Threads own
+    /// five: a thread-local leak sits at `threadLocals`, its table, an entry, the entry's value
+    /// (the growing list or map) and that value's array, whose length is the evidence that this
+    /// thread holds the big one (with three, the value was out of reach and any JDK frame
+    /// holding a small list of the same type outranked the thread). Application statics own
+    /// three (a static map, its table and nodes); stack locals two (the frame's local is often
+    /// the manager that holds the map); JDK statics only their object (there are thousands; a
+    /// leak into one still shows its table's length). JNI locals own nothing: a native frame's
+    /// handles are not where a fix goes, and since an object is owned by the first root the walk
+    /// comes from (roots come before class mirrors and their statics), they would take the
+    /// static field's objects from it.
     fn start_depth(&self, application_class: bool) -> Option<u8> {
-        match self.kind {
-            RootKind::Thread => Some(0),
-            RootKind::StaticField if application_class => Some(0),
-            RootKind::StaticField => Some(tags::MAX_OWNED_DEPTH),
-            RootKind::StackLocal => Some(1),
-            _ => None,
-        }
+        let levels = match self.kind {
+            RootKind::Thread => 5,
+            RootKind::StaticField if application_class => 3,
+            RootKind::StaticField => 0,
+            RootKind::StackLocal => 2,
+            _ => return None,
+        };
+        Some(tags::MAX_OWNED_DEPTH - levels)
     }
 }
 
@@ -1046,7 +1051,9 @@ mod tests {
 
     /// A static field of application class 5 holds a map (class 1), whose table (class 2, an
     /// object array of 16) holds two nodes (class 3): the static is a root, the map is owned at
-    /// level 0, the table at 1, the nodes at 2, and each reference is counted per field too.
+    /// level 0, the table at 1, the nodes at 2 (their depths in tags start where an application
+    /// static's three levels end at `MAX_OWNED_DEPTH`), and each reference is counted per field
+    /// too.
     #[test]
     fn statics_own_what_they_hold_and_references_count_per_field() {
         let object_array = [false, false, true, false, false, false];
@@ -1070,7 +1077,8 @@ mod tests {
             &mut mirror,
             -1,
         );
-        assert_eq!(tags::owner(map, 3).map(|o| o.1), Some(0));
+        let start = tags::MAX_OWNED_DEPTH - 3;
+        assert_eq!(tags::owner(map, 3).map(|o| o.1), Some(start));
         // The map's visit: its table field (index 1).
         s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(1), 24, sp, &mut map, -1);
         s.on_reference(
@@ -1084,7 +1092,7 @@ mod tests {
             &mut map,
             16,
         );
-        assert_eq!(tags::owner(table, 3).map(|o| o.1), Some(1));
+        assert_eq!(tags::owner(table, 3).map(|o| o.1), Some(start + 1));
         // The table's visit: two elements.
         s.on_reference(CLASS, -1, &NO_FRAME, t(99), t(2), 80, sp, &mut table, -1);
         s.on_reference(
@@ -1112,7 +1120,7 @@ mod tests {
         s.flush_visit();
         assert_eq!(
             tags::owner(node_b, 3).map(|o| o.1),
-            Some(2),
+            Some(start + 2),
             "the table's first elements"
         );
 
@@ -1131,5 +1139,78 @@ mod tests {
         assert_eq!(s.fields[&(2, ELEMENTS, 3)].referrers, 1);
         // In the next walk (epoch 4) these owners mean nothing.
         assert_eq!(tags::owner(map, 4), None);
+    }
+
+    /// A thread (class 1, owner 1 as the worker tags it) holds a thread-local map (2), its table
+    /// (3, an object array), an entry (4), the entry's value, a list (5), and the list's array
+    /// (6, 1000 long) of records (7): the thread owns down to the list's array, so the array's
+    /// length is counted for the thread at level 5, and the records are not owned.
+    #[test]
+    fn a_thread_owns_its_thread_locals_values_and_their_arrays() {
+        let object_array = [false, false, false, true, false, false, true, false];
+        let mut s = state(&object_array);
+        s.facts.threads = 1;
+        s.start_depths = vec![0];
+        let t = tags::class_tag;
+        let mut scratch = 0i64;
+        let sp = &mut scratch as *mut i64;
+        let mut objects = [0i64; 8];
+        objects[1] = tags::with_owner(0, 1, 0, 3);
+        let thread_ref = sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD;
+        s.on_reference(
+            thread_ref,
+            -1,
+            &NO_FRAME,
+            t(1),
+            0,
+            120,
+            &mut objects[1],
+            std::ptr::null_mut(),
+            -1,
+        );
+        // Each object's visit reports its one reference to the next class.
+        for class in 1..7usize {
+            let (head, tail) = objects.split_at_mut(class + 1);
+            let (referrer, referee) = (&mut head[class], &mut tail[0]);
+            s.on_reference(
+                CLASS,
+                -1,
+                &NO_FRAME,
+                t(99),
+                t(class as u32),
+                24,
+                sp,
+                referrer,
+                -1,
+            );
+            let (kind, length) = match class + 1 {
+                4 | 7 => (ELEMENT, -1),
+                6 => (FIELD, 1000),
+                3 => (FIELD, 16),
+                _ => (FIELD, -1),
+            };
+            s.on_reference(
+                kind,
+                0,
+                &NO_FRAME,
+                t(class as u32 + 1),
+                t(class as u32),
+                24,
+                referee,
+                referrer,
+                length,
+            );
+        }
+        s.flush_visit();
+        let depths: Vec<Option<u8>> = objects[1..]
+            .iter()
+            .map(|&tag| tags::owner(tag, 3).map(|o| o.1))
+            .collect();
+        assert_eq!(
+            depths,
+            [Some(0), Some(1), Some(2), Some(3), Some(4), Some(5), None]
+        );
+        assert_eq!(s.owned[&(1, 5, 5, 0, 6)].max_length, 1000);
+        assert_eq!(s.owned[&(1, 6, 6, ELEMENTS, 7)].references, 1);
     }
 }

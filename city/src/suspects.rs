@@ -185,6 +185,9 @@ pub struct Suspect {
     pub sites: Vec<(String, u64)>,
 }
 
+/// What a thread's `ThreadLocalMap` holds each thread-local's value in.
+const THREAD_LOCAL_ENTRY: &str = "java.lang.ThreadLocal$ThreadLocalMap$Entry";
+
 /// Whether a type is a collection's internals rather than a place a fix goes.
 pub fn is_internal(type_name: &str) -> bool {
     let base = type_name.trim_end_matches("[]");
@@ -452,7 +455,15 @@ impl<'a> Climb<'a> {
         below: &[Step],
     ) -> (String, String, (Vec<Step>, String), Confidence) {
         let g = self.g1;
-        let content: HashSet<&str> = below.iter().map(|s| s.type_name.as_str()).collect();
+        // The holder's own containers are the evidence: its internals folded into the trace
+        // as content (the list's `Object[]`, the map's table). The leaking types below are not:
+        // their fields (a `String`'s `byte[]`) say nothing of the collection's size, and any
+        // frame holding a string would bring evidence.
+        let content: HashSet<&str> = below
+            .iter()
+            .filter(|s| s.content)
+            .map(|s| s.type_name.as_str())
+            .collect();
         // Per root: the deepest level at which it owns a holder, and how large the containers
         // it owns below that are.
         let mut candidates: HashMap<usize, (u32, u64)> = HashMap::new();
@@ -534,6 +545,37 @@ impl<'a> Climb<'a> {
                     root = r;
                     level = l;
                     confidence = confidence.max(Confidence::Likely);
+                }
+            }
+            // A frame's local owns what it references before the walk follows anything (roots
+            // are reported first), so a method working on its thread-local list takes the list
+            // from the thread. When the frame's thread holds the holder's type as a
+            // thread-local value and shows nothing inside it (the frame took it), the thread
+            // holds it for longer, and the thread-local is where a fix goes.
+            if matches!(
+                g.roots[root].kind,
+                RootKind::StackLocal | RootKind::JniLocal
+            ) {
+                let thread = &g.roots[root].thread;
+                let held_as_thread_local = ranked
+                    .iter()
+                    .filter(|(r, (_, size))| {
+                        let candidate = &g.roots[*r];
+                        candidate.kind == RootKind::Thread
+                            && !thread.is_empty()
+                            && candidate.thread == *thread
+                            && *size == 0
+                    })
+                    .find_map(|&(r, _)| {
+                        g.owned
+                            .iter()
+                            .find(|o| o.root == r && o.to == holder && o.from == THREAD_LOCAL_ENTRY)
+                            .map(|o| (r, o.level))
+                    });
+                if let Some((r, l)) = held_as_thread_local {
+                    root = r;
+                    level = l;
+                    confidence = Confidence::Likely;
                 }
             }
             let path = self.owned_path(root, level, holder);
@@ -841,6 +883,129 @@ mod tests {
         assert_eq!(s.confidence, Confidence::Likely);
         assert_eq!(s.steps[0].type_name, "App$Manager", "{s:#?}");
         assert_eq!(s.steps[1].field, "pools");
+    }
+
+    #[test]
+    fn a_leaking_types_own_fields_are_no_evidence_of_the_holders_size() {
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = map_leak(i);
+            // The thread holds the map as a thread-local value but its table is out of reach;
+            // a JDK frame holds a small map of the same type and one item with a long array.
+            g.roots = vec![
+                RootRef {
+                    kind: RootKind::Thread,
+                    name: "thread \"worker\"".into(),
+                    thread: "worker".into(),
+                },
+                RootRef {
+                    kind: RootKind::StackLocal,
+                    name: "local in java.util.Helper.run(Helper.java:3) of thread \"main\"".into(),
+                    thread: "main".into(),
+                },
+            ];
+            g.owned = vec![
+                owned(0, 0, "", "", "java.lang.Thread", 0),
+                owned(
+                    0,
+                    4,
+                    "java.lang.ThreadLocal$ThreadLocalMap$Entry",
+                    "value",
+                    "java.util.Map",
+                    0,
+                ),
+                owned(1, 0, "", "", "java.util.Map", 0),
+                owned(1, 0, "", "", "Item", 0),
+                owned(1, 1, "Item", "name", "byte[]", 39),
+            ];
+            g
+        });
+        let s = &suspects(&m)[0];
+        assert_eq!(s.root, "thread \"worker\"", "{s:#?}");
+    }
+
+    #[test]
+    fn a_frame_working_on_its_threads_thread_local_yields_to_the_thread() {
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = map_leak(i);
+            // The walk came while the worker was adding to its thread-local map: the frame's
+            // local took the map (and its long table) before the thread's entry reached it.
+            g.roots = vec![
+                RootRef {
+                    kind: RootKind::Thread,
+                    name: "thread \"worker\"".into(),
+                    thread: "worker".into(),
+                },
+                RootRef {
+                    kind: RootKind::StackLocal,
+                    name: "local in App.handle(App.java:5) of thread \"worker\"".into(),
+                    thread: "worker".into(),
+                },
+            ];
+            g.owned = vec![
+                owned(0, 0, "", "", "java.lang.Thread", 0),
+                owned(
+                    0,
+                    1,
+                    "java.lang.Thread",
+                    "threadLocals",
+                    "java.lang.ThreadLocal$ThreadLocalMap",
+                    0,
+                ),
+                owned(
+                    0,
+                    2,
+                    "java.lang.ThreadLocal$ThreadLocalMap",
+                    "table",
+                    "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+                    16,
+                ),
+                owned(
+                    0,
+                    3,
+                    "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+                    "[]",
+                    THREAD_LOCAL_ENTRY,
+                    0,
+                ),
+                owned(0, 4, THREAD_LOCAL_ENTRY, "value", "java.util.Map", 0),
+                owned(1, 0, "", "", "java.util.Map", 0),
+                owned(
+                    1,
+                    1,
+                    "java.util.Map",
+                    "table",
+                    "java.util.Map$Node[]",
+                    32_768,
+                ),
+            ];
+            g
+        });
+        let s = &suspects(&m)[0];
+        assert_eq!(s.root, "thread \"worker\"", "{s:#?}");
+        assert_eq!(s.confidence, Confidence::Likely);
+        let fields: Vec<&str> = s.steps.iter().map(|s| s.field.as_str()).collect();
+        assert_eq!(
+            fields[..5],
+            ["", "threadLocals", "table", "[]", "value"],
+            "{s:#?}"
+        );
+        // With a list of its own in view, the thread's map is another one: the frame stays.
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = m.frames()[i].graph.as_deref().unwrap().clone();
+            g.owned.push(owned(
+                0,
+                5,
+                "java.util.Map",
+                "table",
+                "java.util.Map$Node[]",
+                16,
+            ));
+            g
+        });
+        assert_eq!(
+            suspects(&m)[0].root,
+            "local in App.handle(App.java:5) of thread \"worker\""
+        );
     }
 
     #[test]

@@ -1,11 +1,14 @@
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A leak held only through a thread: a worker thread named "leaky-worker" keeps every request's
  * record in a ThreadLocal list it never clears (a per-thread cache that outlives its requests).
  * Nothing else references the list: the path to it runs from the thread through its
- * ThreadLocalMap. Prints READY once working and DONE with the records held at the end.
+ * ThreadLocalMap. Prints READY once working and DONE with the records held at the end. The worker
+ * stays alive until the VM exits, as a pool thread does: were it to end, its thread-locals would
+ * be garbage and a snapshot taken after that would rightly show no leak.
  * Usage: java ThreadLocalLeak SECONDS [RECORDS_PER_SECOND]
  */
 public class ThreadLocalLeak {
@@ -36,6 +39,7 @@ public class ThreadLocalLeak {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
         int perSecond = args.length > 1 ? Integer.parseInt(args[1]) : 20000;
         long end = System.nanoTime() + (long) (seconds * 1e9);
+        CountDownLatch done = new CountDownLatch(1);
         Thread worker = new Thread(() -> {
             long n = 0;
             long tick = System.nanoTime();
@@ -50,14 +54,18 @@ public class ThreadLocalLeak {
                     long wait = tick - System.nanoTime();
                     if (wait > 0) Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
                 }
+                done.countDown();
+                // Parked, not ended: the thread, and so its leak, lives as long as the VM.
+                new CountDownLatch(1).await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }, "leaky-worker");
+        worker.setDaemon(true);
         worker.start();
         System.out.println("READY");
         System.out.flush();
-        worker.join();
+        done.await();
         System.out.println("DONE records=" + held);
     }
 }
