@@ -48,6 +48,9 @@ pub struct Trace {
     /// `static LinkedListLeak.PEOPLE`, or empty when no root was found.
     pub root: String,
     pub confidence: &'static str,
+    /// False while the rise may be garbage no walk or old marking has checked
+    /// (`Suspect::confirmed`).
+    pub confirmed: bool,
     pub steps: Vec<TraceStep>,
 }
 
@@ -74,6 +77,7 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
     Some(Trace {
         root: s.root.clone(),
         confidence: s.confidence.label(),
+        confirmed: s.confirmed,
         steps: s
             .steps
             .iter()

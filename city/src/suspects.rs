@@ -86,6 +86,17 @@ const GROWS_WITH: f64 = 0.2;
 /// Suspects named at most.
 const MAX_SUSPECTS: usize = 5;
 
+/// The nodes of each type (one per package path it appears under).
+fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
+    let mut types: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (id, node) in model.nodes().iter().enumerate() {
+        if node.role == "Type" {
+            types.entry(node.name.as_str()).or_default().push(id as u32);
+        }
+    }
+    types
+}
+
 /// The trend of every type in the window, strongest growth first.
 pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
     let w = model.window();
@@ -93,12 +104,7 @@ pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
     if frames.is_empty() {
         return Vec::new();
     }
-    let mut types: HashMap<&str, Vec<u32>> = HashMap::new();
-    for (id, node) in model.nodes().iter().enumerate() {
-        if node.role == "Type" {
-            types.entry(node.name.as_str()).or_default().push(id as u32);
-        }
-    }
+    let types = type_nodes(model);
     let t0 = frames[w.start].time_ms as f64;
     let mut out: Vec<(String, Trend)> = types
         .into_iter()
@@ -171,8 +177,17 @@ pub struct Suspect {
     pub suspect_reference: String,
     /// The growing types this trace explains, the strongest first.
     pub leaking: Vec<String>,
-    /// Objects gained by the first of `leaking` over the window.
+    /// Objects gained by the first of `leaking` over the window (the fitted rise).
     pub growth: i64,
+    /// Of that, what the numbers back: at the window's end or at the last walk, whichever backs
+    /// more (`CityModel::significant_growth`: less the estimate's error and what may be garbage
+    /// no old-generation marking has met).
+    pub backed_growth: i64,
+    /// Whether `backed_growth` is a leak's worth. An unconfirmed suspect rose in the estimates
+    /// since the last walk and old marking only: objects promoted to the old generation and
+    /// dead there rise the same way until a marking frees them. It is named, after the
+    /// confirmed ones, and says so.
+    pub confirmed: bool,
     pub confidence: Confidence,
     /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
     /// the leaking type it leads to).
@@ -220,6 +235,14 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     let trends: HashMap<String, Trend> = type_trends(model).into_iter().collect();
     let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
+    let types = type_nodes(model);
+    let backed = |name: &str, index: usize| -> f64 {
+        types.get(name).map_or(0.0, |ids| {
+            ids.iter()
+                .map(|&id| model.significant_growth(id, index, Metric::Objects) as f64)
+                .sum()
+        })
+    };
     let mut growers: Vec<(&String, &Trend)> =
         trends.iter().filter(|(_, t)| t.is_leak(floor)).collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(b.0)));
@@ -242,6 +265,9 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
             continue;
         }
         suspect.growth = trend.growth.round() as i64;
+        let backed = backed(name, w.end).max(backed(name, last));
+        suspect.backed_growth = backed.round() as i64;
+        suspect.confirmed = backed >= floor;
         suspect.sites = top_sites(model, name, w.end, 3);
         suspect.walk_seq = frames[last].seq;
         suspect.walk_age_ms = frames[w.end].time_ms.saturating_sub(frames[last].time_ms);
@@ -250,6 +276,8 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
             break;
         }
     }
+    // Confirmed first; each part keeps its order by growth.
+    out.sort_by_key(|s| !s.confirmed);
     out
 }
 
@@ -437,6 +465,8 @@ impl<'a> Climb<'a> {
             suspect_reference,
             leaking: vec![leaking.to_string()],
             growth: 0,
+            backed_growth: 0,
+            confirmed: false,
             confidence,
             signature,
             walk_seq: 0,
@@ -1006,6 +1036,37 @@ mod tests {
             suspects(&m)[0].root,
             "local in App.handle(App.java:5) of thread \"worker\""
         );
+    }
+
+    #[test]
+    fn a_rise_that_may_all_be_garbage_no_marking_has_met_is_named_unconfirmed() {
+        let mut m = session(MAP_LEAK_TYPES, map_leak);
+        let s = &suspects(&m)[0];
+        assert!(s.confirmed && s.backed_growth > 0, "{s:#?}");
+        // Only the first snapshot is a walk; the last, an estimate, counts births no old
+        // marking has met yet: as many as the rise.
+        let last = m.len() - 1;
+        m.frames_mut_for_tests(1).graph = None;
+        for (name, counts) in &MAP_LEAK_TYPES[..2] {
+            let node = m.find(&["p", name]).unwrap();
+            m.frames_mut_for_tests(last)
+                .set_unconfirmed_for_tests(node, counts[2] - counts[0], 0);
+        }
+        m.frames_mut_for_tests(last).graph = None;
+        let s = &suspects(&m)[0];
+        assert!(!s.confirmed, "{s:#?}");
+        assert_eq!(s.backed_growth, 0);
+        assert_eq!(s.holder, "java.util.Map", "the trace still stands");
+        // Half of it confirmed: a leak's worth is backed.
+        for (name, counts) in &MAP_LEAK_TYPES[..2] {
+            let node = m.find(&["p", name]).unwrap();
+            m.frames_mut_for_tests(last).set_unconfirmed_for_tests(
+                node,
+                (counts[2] - counts[0]) / 2,
+                0,
+            );
+        }
+        assert!(suspects(&m)[0].confirmed);
     }
 
     #[test]

@@ -69,6 +69,9 @@ fn linked_list_leak_names_its_static_field() {
         assert_eq!(f[1], "first java.util.LinkedList$Node", "{gc}: {f:?}");
         assert_eq!(f[2], "item LinkedListLeak$Person", "{gc}: {f:?}");
         assert!(s["growth"].as_i64().unwrap() > 10_000, "{gc}: {s:#}");
+        // Walks every 400 ms: the rise between two of them is exact.
+        assert_eq!(s["confirmed"].as_bool(), Some(true), "{gc}: {s:#}");
+        assert!(s["backed_growth"].as_i64().unwrap() > 10_000, "{gc}: {s:#}");
     }
 }
 
@@ -159,11 +162,21 @@ fn a_leak_held_by_a_thread_local_names_the_thread() {
 fn steady_state_has_no_suspect_and_no_red_building() {
     let jdk = jdk17();
     for gc in GCS {
-        let (_dir, file, s, report) = recorded(&jdk, "SteadyState", gc, 5.0);
-        assert!(
-            s.is_null(),
-            "{gc}: a steady heap named a suspect: {report:#}"
-        );
+        let (_dir, file, _, report) = recorded(&jdk, "SteadyState", gc, 5.0);
+        // A suspect may be named unconfirmed: under load walks come rarely, and the ring's
+        // messages promoted and dead in the old generation rise in the estimates as a leak
+        // does until a marking. A confirmed one (backed by a walk or a marking) is wrong.
+        for s in report["suspects"].as_array().unwrap() {
+            assert_eq!(
+                s["confirmed"].as_bool(),
+                Some(false),
+                "{gc}: a steady heap named a confirmed suspect: {report:#}"
+            );
+            eprintln!(
+                "{gc}: unconfirmed suspect {} (growth {}, backed {})",
+                s["leaking"][0], s["growth"], s["backed_growth"]
+            );
+        }
         // The city at its defaults (window after the VM-start snapshot, last snapshot shown):
         // no building is colored red.
         let session = load_recording(&file).unwrap();

@@ -996,6 +996,7 @@ mod tests {
         d.trace = Some(Trace {
             root: "static App.PEOPLE".into(),
             confidence: "exact",
+            confirmed: true,
             steps: vec![
                 step("java.util.LinkedList", Some(7)),
                 step(".first Node", None),

@@ -421,7 +421,11 @@ pub fn details(
                     } else {
                         trace.root.clone()
                     };
-                    let line = format!("Leak suspect: held by {root} ({})", trace.confidence);
+                    let unconfirmed = if trace.confirmed { "" } else { ", unconfirmed" };
+                    let line = format!(
+                        "Leak suspect: held by {root} ({}{unconfirmed})",
+                        trace.confidence
+                    );
                     text_within(&line, x, base, width, &[16.0, 15.0, 14.0], LIVE_RED);
                 }
             }

@@ -107,6 +107,10 @@ pub struct SuspectJson {
     pub suspect_reference: String,
     pub leaking: Vec<String>,
     pub growth: i64,
+    /// What the numbers back of `growth` (less the estimates' error and what may be garbage no
+    /// old-generation marking has met), and whether that is a leak's worth.
+    pub backed_growth: i64,
+    pub confirmed: bool,
     pub confidence: String,
     pub signature: String,
     /// The walk (snapshot seq) the trace comes from, and how much older than the window's end.
@@ -144,6 +148,8 @@ impl From<Suspect> for SuspectJson {
             suspect_reference: s.suspect_reference,
             leaking: s.leaking,
             growth: s.growth,
+            backed_growth: s.backed_growth,
+            confirmed: s.confirmed,
             confidence: s.confidence.label().to_string(),
             signature: s.signature,
             walk_seq: s.walk_seq,
@@ -351,6 +357,20 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
             },
             s.confidence
         );
+        if !s.confirmed {
+            let backed = if s.backed_growth > 0 {
+                format!("{} of it backed", signed_count(s.backed_growth))
+            } else {
+                "none of it backed yet".to_string()
+            };
+            let _ = writeln!(
+                out,
+                "   unconfirmed: the rise is in estimates made since the last walk and \
+                 old-generation marking ({backed}); objects promoted to the old generation and \
+                 dead there rise the same way until a marking frees them. A walk (`memcity \
+                 snapshot`) or a full GC settles it."
+            );
+        }
         let _ = writeln!(
             out,
             "   GC root: {}{}",

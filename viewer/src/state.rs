@@ -907,12 +907,13 @@ impl ViewerState {
                     };
                     SuspectLine {
                         text: format!(
-                            "{}. {} <- {} <- {} ({})",
+                            "{}. {} <- {} <- {} ({}{})",
                             i + 1,
                             short_type(&leaking),
                             short_type(&s.holder),
                             root,
-                            s.confidence.label()
+                            s.confidence.label(),
+                            if s.confirmed { "" } else { ", unconfirmed" }
                         ),
                         node: details::node_named(model, &leaking),
                     }
