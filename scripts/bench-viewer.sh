@@ -19,6 +19,14 @@ for n in 1000 10000 50000; do
   xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \
     --bench-frames "$frames" --size 1280x720 --children 1000
 done
+# The same cities as estimates, every building +-10 %: each gets a glass band of doubt over its
+# solid body (twice the boxes, half of them blended).
+for n in 1000 10000; do
+  cargo run --release -q -p memcity-city --example synth -- "$work/estimated-$n.mcrec" "$n" 10 10
+  echo "estimated, +-10 %:"
+  xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/estimated-$n.mcrec" \
+    --bench-frames "$frames" --size 1280x720 --children 1000
+done
 for n in 10000 50000; do
   for view in icicle sunburst; do
     xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \

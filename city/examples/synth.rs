@@ -1,10 +1,12 @@
-//! Writes a synthetic recording for benchmarks: `synth OUT.mcrec BUILDINGS [SNAPSHOTS]`.
-//! Buildings are types spread over packages of 100; a tenth of them grow, the rest drift.
+//! Writes a synthetic recording for benchmarks: `synth OUT.mcrec BUILDINGS [SNAPSHOTS
+//! [ERROR_PERCENT]]`. Buildings are types spread over packages of 100; a tenth of them grow, the
+//! rest drift. With `ERROR_PERCENT`, every snapshot after the first is an estimate and every
+//! type is ± that share of its objects (the viewer then draws a band of doubt on each).
 
 use memcity_proto::recording::RecordingWriter;
 use memcity_proto::v1::{
-    stream_message::Kind, Handshake, Node, RecordingHeader, SessionEnd, Snapshot, StreamMessage,
-    StringTable,
+    exactness::Source, stream_message::Kind, Exactness, Handshake, Node, RecordingHeader,
+    SessionEnd, Snapshot, StreamMessage, StringTable,
 };
 
 fn main() -> std::io::Result<()> {
@@ -14,6 +16,7 @@ fn main() -> std::io::Result<()> {
         .expect("usage: synth OUT.mcrec BUILDINGS [SNAPSHOTS]");
     let buildings: usize = args.get(2).and_then(|a| a.parse().ok()).expect("BUILDINGS");
     let snapshots: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let error_percent: Option<u64> = args.get(4).and_then(|a| a.parse().ok());
     let packages = buildings.div_ceil(100);
     let header = RecordingHeader {
         handshake: Some(Handshake {
@@ -36,10 +39,15 @@ fn main() -> std::io::Result<()> {
         kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
     })?;
     for seq in 0..snapshots {
-        let mut root = Node::default();
+        let error = error_percent.filter(|_| seq > 0);
+        let mut root = Node {
+            estimated: error.is_some(),
+            ..Default::default()
+        };
         for p in 0..packages {
             let mut package = Node {
                 name: p as u32 + 1,
+                estimated: error.is_some(),
                 ..Default::default()
             };
             for b in (p * 100)..((p + 1) * 100).min(buildings) {
@@ -53,7 +61,8 @@ fn main() -> std::io::Result<()> {
                     name: (packages + b) as u32 + 1,
                     objects,
                     bytes: objects * 32,
-                    estimated: false,
+                    estimated: error.is_some(),
+                    objects_error: error.map_or(0, |e| objects * e / 100),
                     children: vec![],
                     ..Default::default()
                 });
@@ -70,6 +79,14 @@ fn main() -> std::io::Result<()> {
                 time_ms: seq * 1000,
                 classifiers: vec!["package".into(), "type".into()],
                 root: Some(root),
+                exactness: Some(Exactness {
+                    source: if error.is_some() {
+                        Source::Estimate
+                    } else {
+                        Source::Walk
+                    } as i32,
+                    ..Default::default()
+                }),
                 ..Default::default()
             })),
         })?;

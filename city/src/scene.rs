@@ -22,6 +22,8 @@ pub struct ViewSettings {
     pub color: bool,
     /// Draw the selected building's references.
     pub references: bool,
+    /// Draw what the numbers cannot back as a pale band under each roof (`Building::doubt`).
+    pub doubt: bool,
 }
 
 impl Default for ViewSettings {
@@ -32,6 +34,7 @@ impl Default for ViewSettings {
             opacity: Opacity::default(),
             color: true,
             references: true,
+            doubt: true,
         }
     }
 }
@@ -68,9 +71,24 @@ pub struct Building {
     pub color: Rgb,
     pub opacity: f32,
     pub selected: bool,
+    /// The share of the value, 0..1, that the numbers cannot back: an estimate's 95 % error and
+    /// what may be garbage no old-generation marking has met (the truth lies between the value
+    /// less both and the value plus the error). 0 for an exact count. Drawn as the roof's band.
+    pub doubt: f32,
 }
 
+/// Doubt under this share of a building is not drawn: a band thinner than a few pixels reads
+/// as noise on every estimated building.
+pub const MIN_DRAWN_DOUBT: f32 = 0.05;
+
 impl Building {
+    /// Where the roof's band of doubt begins (its share of the height is `doubt`), or `None`
+    /// when the doubt is too small to draw.
+    pub fn doubt_from(&self) -> Option<f64> {
+        let b = &self.shape;
+        (self.doubt >= MIN_DRAWN_DOUBT).then(|| b.bottom + b.height * (1.0 - f64::from(self.doubt)))
+    }
+
     pub fn bounds(&self) -> (Vec3, Vec3) {
         let b = &self.shape;
         (
@@ -213,8 +231,8 @@ pub fn build(
         let first = first.get(node) as f64;
         // Growth the numbers back: less the errors of both ends and, for a rise, what may be
         // garbage no marking has seen at its end (for a fall, at its start).
-        let error =
-            tween(before_error.get(node), after_error.get(node)) + first_error.get(node) as f64;
+        let error_now = tween(before_error.get(node), after_error.get(node));
+        let error = error_now + first_error.get(node) as f64;
         let doubt_now = tween(before_doubt.get(node), after_doubt.get(node));
         let doubt_first = first_doubt.get(node) as f64;
         let growth = value - first;
@@ -245,6 +263,11 @@ pub fn build(
             color,
             opacity: view.opacity.of(node, &solid),
             selected: selected == Some(node),
+            doubt: if view.doubt {
+                ((error_now + doubt_now) / value).clamp(0.0, 1.0) as f32
+            } else {
+                0.0
+            },
         });
     }
     if let (Some(selected), true) = (selected, view.references) {
@@ -778,6 +801,53 @@ mod tests {
         let halfway = color_at(&m, 2.5);
         assert_ne!(halfway, color_at(&m, 2.0));
         assert_ne!(halfway, mapping::GRAY);
+    }
+
+    #[test]
+    fn a_buildings_doubt_is_the_share_of_its_value_the_numbers_cannot_back() {
+        let mut m = crate::timeline::tests::estimated_session(0);
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        let plan = layout(&m, &LayoutConfig::default());
+        let at = |m: &CityModel, t: f64, view: &ViewSettings| {
+            build(m, &plan, t, view, None)
+                .buildings
+                .into_iter()
+                .find(|b| b.node == leak)
+                .unwrap()
+        };
+        let view = ViewSettings::default();
+        // A walk's count: nothing in doubt, no band.
+        let walked = at(&m, 2.0, &view);
+        assert_eq!((walked.doubt, walked.doubt_from()), (0.0, None));
+        // ~260 ±40: the band is the top 40/260 of the height.
+        let estimated = at(&m, 3.0, &view);
+        assert!((estimated.doubt - 40.0 / 260.0).abs() < 1e-6);
+        let b = &estimated.shape;
+        let from = estimated.doubt_from().unwrap();
+        assert!((from - (b.bottom + b.height * (1.0 - 40.0 / 260.0))).abs() < 1e-4);
+        // Tweened with the value: ±20 of 230 halfway.
+        assert!((at(&m, 2.5, &view).doubt - 20.0 / 230.0).abs() < 1e-6);
+        // What may be garbage adds to it...
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 100, 1600);
+        assert!((at(&m, 3.0, &view).doubt - 140.0 / 260.0).abs() < 1e-6);
+        // ...up to the whole building.
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 1000, 16000);
+        let all = at(&m, 3.0, &view);
+        assert_eq!(all.doubt, 1.0);
+        assert!((all.doubt_from().unwrap() - all.shape.bottom).abs() < 1e-9);
+        // Off: none drawn; and a sliver is not drawn either.
+        let off = ViewSettings {
+            doubt: false,
+            ..view
+        };
+        assert_eq!(at(&m, 3.0, &off).doubt_from(), None);
+        let sliver = Building {
+            doubt: MIN_DRAWN_DOUBT / 2.0,
+            ..all
+        };
+        assert_eq!(sliver.doubt_from(), None);
     }
 
     #[test]

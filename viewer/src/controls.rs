@@ -25,6 +25,8 @@ pub struct Settings {
     pub opacity: Opacity,
     /// Growth colors; off draws every building gray.
     pub color: bool,
+    /// Draw what estimates cannot back as a pale band under roofs.
+    pub doubt: bool,
     /// Seconds per snapshot when playing.
     pub period: f64,
     /// The 2D views' fixed sibling order (paper 5.1).
@@ -40,6 +42,7 @@ impl Default for Settings {
             children: 20,
             opacity: Opacity::default(),
             color: true,
+            doubt: true,
             period: DEFAULT_PERIOD,
             order: SortBy::Growth,
         }
@@ -64,6 +67,7 @@ impl Settings {
             opacity: self.opacity,
             color: self.color,
             references,
+            doubt: self.doubt,
         }
     }
 }
@@ -81,9 +85,10 @@ pub enum Setting {
     Color,
     Period,
     Order,
+    Doubt,
 }
 
-pub const SETTINGS: [Setting; 10] = [
+pub const SETTINGS: [Setting; 11] = [
     Setting::Metric,
     Setting::Scaling,
     Setting::Tiling,
@@ -94,6 +99,7 @@ pub const SETTINGS: [Setting; 10] = [
     Setting::Color,
     Setting::Period,
     Setting::Order,
+    Setting::Doubt,
 ];
 
 /// What a settings change asks of the view.
@@ -157,6 +163,7 @@ impl Setting {
             Setting::Color => "colors",
             Setting::Period => "play period",
             Setting::Order => "tree order",
+            Setting::Doubt => "estimates' doubt",
         }
     }
 
@@ -196,6 +203,12 @@ impl Setting {
                 SortBy::Growth => "most grown first",
                 SortBy::Start => "largest at start",
                 SortBy::End => "largest at end",
+            }
+            .into(),
+            Setting::Doubt => if s.doubt {
+                "pale band under roofs"
+            } else {
+                "not drawn"
             }
             .into(),
         }
@@ -252,6 +265,10 @@ impl Setting {
             Setting::Order => {
                 let now = ORDERS.iter().position(|&x| x == s.order).unwrap_or(0);
                 s.order = step(&ORDERS, now, dir, true);
+                Change::View
+            }
+            Setting::Doubt => {
+                s.doubt = !s.doubt;
                 Change::View
             }
         };
@@ -792,6 +809,10 @@ mod tests {
         assert_eq!(Setting::Period.adjust(&mut s, -1), None);
         assert_eq!(Setting::Color.adjust(&mut s, 1), Some(Change::View));
         assert_eq!(Setting::Color.value(&s), "plain");
+        assert!(s.view(true).doubt);
+        assert_eq!(Setting::Doubt.adjust(&mut s, 1), Some(Change::View));
+        assert_eq!(Setting::Doubt.value(&s), "not drawn");
+        assert!(!s.view(true).doubt);
         // Every row shows a value.
         for setting in SETTINGS {
             assert!(!setting.value(&s).is_empty() && !setting.label().is_empty());

@@ -319,8 +319,8 @@ impl Renderer {
         let View {
             width,
             height,
-            lift,
             hovered,
+            ..
         } = view;
         clear_background(color(SKY, 1.0));
         set_camera(&Camera3D {
@@ -378,34 +378,66 @@ impl Renderer {
             opaque.push(Instance::new(min, max, rgb, 1.0));
         }
         let mut glass = Vec::new();
-        let eye = camera.position();
-        for b in &scene.buildings {
-            let (mut min, mut max) = b.bounds();
-            let rgb = if b.selected {
-                min.y += lift;
-                max.y += lift;
-                SELECTED
-            } else {
-                b.color
-            };
-            let rgb = if hovered == Some(b.node) {
-                lighten(rgb)
-            } else {
-                rgb
-            };
-            if b.opacity >= 1.0 {
-                opaque.push(Instance::new(min, max, rgb, 1.0));
-            } else {
-                let far = ((min + max) / 2.0).distance_squared(eye);
-                glass.push((far, Instance::new(min, max, rgb, b.opacity)));
-            }
-        }
+        building_instances(scene, camera.position(), view, &mut opaque, &mut glass);
         // Far to near, so nearer glass blends over farther glass.
         glass.sort_by(|a, b| b.0.total_cmp(&a.0));
         let glass: Vec<Instance> = glass.into_iter().map(|(_, i)| i).collect();
         self.boxes
             .draw(camera.view_projection(width / height), &opaque, &glass);
         set_default_camera();
+    }
+}
+
+/// The buildings' boxes: solid ones to `opaque`; faded ones and the bands of doubt to `glass`,
+/// each with its distance from `eye` for sorting.
+fn building_instances(
+    scene: &Scene,
+    eye: Vec3,
+    view: View,
+    opaque: &mut Vec<Instance>,
+    glass: &mut Vec<(f32, Instance)>,
+) {
+    let View { lift, hovered, .. } = view;
+    for b in &scene.buildings {
+        let (mut min, mut max) = b.bounds();
+        let rgb = if b.selected {
+            min.y += lift;
+            max.y += lift;
+            SELECTED
+        } else {
+            b.color
+        };
+        let rgb = if hovered == Some(b.node) {
+            lighten(rgb)
+        } else {
+            rgb
+        };
+        // The share the numbers cannot back: the top of the building as glass of its own
+        // color over the solid body (from above, the roof still shows the body's color
+        // through it; from the side, the top is haze).
+        let (body_max, band) = match b.doubt_from() {
+            Some(from) => {
+                let split = from as f32 + (min.y - b.shape.bottom as f32);
+                (
+                    Vec3::new(max.x, split, max.z),
+                    Some(Vec3::new(min.x, split, min.z)),
+                )
+            }
+            None => (max, None),
+        };
+        if body_max.y <= min.y {
+            // All of it in doubt: only the band.
+        } else if b.opacity >= 1.0 {
+            opaque.push(Instance::new(min, body_max, rgb, 1.0));
+        } else {
+            let far = ((min + body_max) / 2.0).distance_squared(eye);
+            glass.push((far, Instance::new(min, body_max, rgb, b.opacity)));
+        }
+        if let Some(band_min) = band {
+            let far = ((band_min + max) / 2.0).distance_squared(eye);
+            let alpha = DOUBT_ALPHA * b.opacity;
+            glass.push((far, Instance::new(band_min, max, rgb, alpha)));
+        }
     }
 }
 
@@ -417,6 +449,9 @@ pub struct View {
     pub lift: f32,
     pub hovered: Option<NodeId>,
 }
+
+/// Opacity of a building's band of doubt (times the building's own).
+const DOUBT_ALPHA: f32 = 0.35;
 
 /// A hovered structure: a third of the way to white, so it reads as "this one" in any color.
 fn lighten(rgb: Rgb) -> Rgb {
@@ -513,4 +548,79 @@ pub async fn screenshot(path: &Path) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     next_frame().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memcity_city::mapping::BuildingBox;
+    use memcity_city::scene::Building;
+    use memcity_city::treemap::Rect;
+
+    fn building(node: NodeId, opacity: f32, doubt: f32) -> Building {
+        Building {
+            node,
+            shape: BuildingBox {
+                base: Rect::new(0.0, 0.0, 10.0, 10.0),
+                bottom: 2.0,
+                height: 100.0,
+            },
+            color: [0.9, 0.1, 0.1],
+            opacity,
+            selected: false,
+            doubt,
+        }
+    }
+
+    fn boxes(scene: &Scene) -> (Vec<Instance>, Vec<Instance>) {
+        let view = View {
+            width: 100.0,
+            height: 100.0,
+            lift: 0.0,
+            hovered: None,
+        };
+        let (mut opaque, mut glass) = (Vec::new(), Vec::new());
+        building_instances(scene, Vec3::splat(500.0), view, &mut opaque, &mut glass);
+        (opaque, glass.into_iter().map(|(_, i)| i).collect())
+    }
+
+    #[test]
+    fn doubt_is_a_glass_band_of_the_buildings_color_above_its_solid_body() {
+        let scene = Scene {
+            buildings: vec![building(1, 1.0, 0.3)],
+            ..Default::default()
+        };
+        let (opaque, glass) = boxes(&scene);
+        assert_eq!((opaque.len(), glass.len()), (1, 1));
+        // The body: from the ground to 70 % of the height; the band: the rest, as glass.
+        assert_eq!(opaque[0].lo[1], 2.0);
+        assert!((opaque[0].size[1] - 70.0).abs() < 1e-3);
+        assert!((glass[0].lo[1] - 72.0).abs() < 1e-3);
+        assert!((glass[0].size[1] - 30.0).abs() < 1e-3);
+        assert_eq!(glass[0].tint, [0.9, 0.1, 0.1, DOUBT_ALPHA]);
+        assert_eq!(opaque[0].tint, [0.9, 0.1, 0.1, 1.0]);
+    }
+
+    #[test]
+    fn exact_faded_and_wholly_doubtful_buildings() {
+        let scene = Scene {
+            buildings: vec![
+                building(1, 1.0, 0.0),
+                building(2, 0.4, 0.5),
+                building(3, 1.0, 1.0),
+            ],
+            ..Default::default()
+        };
+        let (opaque, glass) = boxes(&scene);
+        // Exact: one solid box, whole.
+        assert_eq!(opaque.len(), 1);
+        assert!((opaque[0].size[1] - 100.0).abs() < 1e-3);
+        // Faded: its body and its band are both glass, the band fainter; wholly doubtful: the
+        // band alone.
+        let alphas: Vec<f32> = glass.iter().map(|g| g.tint[3]).collect();
+        assert_eq!(alphas.len(), 3, "{alphas:?}");
+        assert!(alphas.contains(&0.4));
+        assert!(alphas.contains(&(DOUBT_ALPHA * 0.4)));
+        assert!(alphas.contains(&DOUBT_ALPHA));
+    }
 }
