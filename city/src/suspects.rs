@@ -877,11 +877,7 @@ mod tests {
 
     #[test]
     fn a_jdk_method_working_on_the_holder_yields_to_the_application_frame_below_it() {
-        let local = |name: &str| RootRef {
-            kind: RootKind::StackLocal,
-            name: format!("local in {name} of thread \"main\""),
-            thread: "main".into(),
-        };
+        let local = |frame: &str| frame_root(frame, "main");
         let m = session(MAP_LEAK_TYPES, |i| {
             let mut g = map_leak(i);
             // The walk came while `main` was inside `Map.computeIfAbsent`: that frame owns
@@ -922,16 +918,8 @@ mod tests {
             // The thread holds the map as a thread-local value but its table is out of reach;
             // a JDK frame holds a small map of the same type and one item with a long array.
             g.roots = vec![
-                RootRef {
-                    kind: RootKind::Thread,
-                    name: "thread \"worker\"".into(),
-                    thread: "worker".into(),
-                },
-                RootRef {
-                    kind: RootKind::StackLocal,
-                    name: "local in java.util.Helper.run(Helper.java:3) of thread \"main\"".into(),
-                    thread: "main".into(),
-                },
+                thread_root("worker"),
+                frame_root("java.util.Helper.run(Helper.java:3)", "main"),
             ];
             g.owned = vec![
                 owned(0, 0, "", "", "java.lang.Thread", 0),
@@ -960,16 +948,8 @@ mod tests {
             // The walk came while the worker was adding to its thread-local map: the frame's
             // local took the map (and its long table) before the thread's entry reached it.
             g.roots = vec![
-                RootRef {
-                    kind: RootKind::Thread,
-                    name: "thread \"worker\"".into(),
-                    thread: "worker".into(),
-                },
-                RootRef {
-                    kind: RootKind::StackLocal,
-                    name: "local in App.handle(App.java:5) of thread \"worker\"".into(),
-                    thread: "worker".into(),
-                },
+                thread_root("worker"),
+                frame_root("App.handle(App.java:5)", "worker"),
             ];
             g.owned = vec![
                 owned(0, 0, "", "", "java.lang.Thread", 0),
@@ -1130,6 +1110,22 @@ mod tests {
         assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
         assert!(!is_internal("java.util.HashMap"));
         assert!(!is_internal("com.example.Cache$Entry"));
+    }
+
+    fn thread_root(thread: &str) -> RootRef {
+        RootRef {
+            kind: RootKind::Thread,
+            name: format!("thread \"{thread}\""),
+            thread: thread.into(),
+        }
+    }
+
+    fn frame_root(frame: &str, thread: &str) -> RootRef {
+        RootRef {
+            kind: RootKind::StackLocal,
+            name: format!("local in {frame} of thread \"{thread}\""),
+            thread: thread.into(),
+        }
     }
 
     fn static_root(name: &str) -> RootRef {

@@ -42,6 +42,31 @@ fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
     (info.width, info.height, buf)
 }
 
+/// `memcity replay ARGS --size WxH --screenshot` in Xvfb, into `dir`; the picture, after the
+/// run has succeeded.
+fn replay_screenshot(xvfb: &Path, args: &[&str], dir: &Path, name: &str) -> (u32, u32, Vec<u8>) {
+    let shot = dir.join(name);
+    let out = memcity_in_xvfb(xvfb)
+        .arg("replay")
+        .args(args)
+        .args([
+            "--size",
+            &format!("{W}x{H}"),
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = read_png(&shot);
+    assert_eq!((img.0, img.1), (W, H));
+    img
+}
+
 fn pixel(img: &(u32, u32, Vec<u8>), x: f32, y: f32) -> [u8; 3] {
     let (w, _, data) = img;
     let i = ((y.round() as u32) * w + x.round() as u32) as usize * 4;
@@ -59,32 +84,19 @@ fn replay_screenshot_shows_the_city_where_the_model_says() {
     };
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("city.png");
-    let out = memcity_in_xvfb(&xvfb)
-        .args([
-            "replay",
+    let img = replay_screenshot(
+        &xvfb,
+        &[
             golden().to_str().unwrap(),
             // Counted from 1: the fifth snapshot, index 4 below.
             "--at",
             "5",
             "--camera",
             "birds-eye",
-        ])
-        .args([
-            "--size",
-            &format!("{W}x{H}"),
-            "--screenshot",
-            shot.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "replay failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        dir.path(),
+        "city.png",
     );
-    let img = read_png(&shot);
-    assert_eq!((img.0, img.1), (W, H));
 
     // The same city, computed without a window.
     let model = load::recording(&golden()).unwrap();
@@ -330,25 +342,14 @@ fn selected_building_shows_its_references_as_colored_frustums() {
     };
     ensure_built();
     let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("refs.png");
     let select =
         "(default package)/LinkedListLeak$Person/LinkedListLeak.main(LinkedListLeak.java:33)";
-    let out = memcity_in_xvfb(&xvfb)
-        .args(["replay", golden().to_str().unwrap(), "--select", select])
-        .args([
-            "--size",
-            &format!("{W}x{H}"),
-            "--screenshot",
-            shot.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "replay failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let img = replay_screenshot(
+        &xvfb,
+        &[golden().to_str().unwrap(), "--select", select],
+        dir.path(),
+        "refs.png",
     );
-    let img = read_png(&shot);
 
     let model = load::recording(&golden()).unwrap();
     let config = LayoutConfig::default();
@@ -416,29 +417,12 @@ fn details_panel_shows_the_leak_suspect_trace() {
     let (dir, file) = record_run(&jdk, "LinkedListLeak", &[], "", 5.0);
 
     let select = "(default package)/LinkedListLeak$Person";
-    let shot = dir.path().join("trace.png");
-    let out = memcity_in_xvfb(&xvfb)
-        .args([
-            "replay",
-            file.to_str().unwrap(),
-            "--select",
-            select,
-            "--hud",
-        ])
-        .args([
-            "--size",
-            &format!("{W}x{H}"),
-            "--screenshot",
-            shot.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "replay failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let img = replay_screenshot(
+        &xvfb,
+        &[file.to_str().unwrap(), "--select", select, "--hud"],
+        dir.path(),
+        "trace.png",
     );
-    let img = read_png(&shot);
 
     // Where the panel draws the trace, from the same window-free code the viewer uses.
     let model = load::recording(&file).unwrap();
@@ -611,20 +595,12 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
     let dir = tempfile::tempdir().unwrap();
     let model = load::recording(&golden()).unwrap();
     for view in ["city", "icicle", "sunburst", "timeline"] {
-        let shot = dir.path().join(format!("{view}.png"));
-        let out = memcity_in_xvfb(&xvfb)
-            .args(["replay", golden().to_str().unwrap(), "--view", view])
-            .args(["--pick", "1", "--size", &format!("{W}x{H}")])
-            .args(["--screenshot", shot.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "--view {view}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let img = replay_screenshot(
+            &xvfb,
+            &[golden().to_str().unwrap(), "--view", view, "--pick", "1"],
+            dir.path(),
+            &format!("{view}.png"),
         );
-        let img = read_png(&shot);
-        assert_eq!((img.0, img.1), (W, H));
 
         let kind = match view {
             "icicle" => ViewKind::Icicle,
@@ -831,25 +807,14 @@ fn an_estimates_doubt_is_drawn_as_a_band_under_the_roof() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("doubt.mcrec");
     doubt_recording(&file, 30);
+    // Every building solid: the body's pixels are its own color, not a blend.
     let shoot = |at: &str| {
-        let shot = dir.path().join(format!("at-{at}.png"));
-        let out = memcity_in_xvfb(&xvfb)
-            // Every building solid: the body's pixels are its own color, not a blend.
-            .args(["replay", file.to_str().unwrap(), "--at", at, "--solid", "0"])
-            .args([
-                "--size",
-                &format!("{W}x{H}"),
-                "--screenshot",
-                shot.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "replay failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        read_png(&shot)
+        replay_screenshot(
+            &xvfb,
+            &[file.to_str().unwrap(), "--at", at, "--solid", "0"],
+            dir.path(),
+            &format!("at-{at}.png"),
+        )
     };
     let (walked, estimated) = (shoot("1"), shoot("2"));
 

@@ -987,8 +987,9 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
     let mut steps = Vec::with_capacity(n);
     for i in 0..n {
         let start = std::time::Instant::now();
-        // Mid-tween times, as a step is drawn: every shape between two sizes.
-        let t = (i % len.max(2).saturating_sub(1)) as f64 + 0.5;
+        // Mid-tween times, as a step is drawn: every shape between two sizes. Each frame's time
+        // is new, so no cached partition of an earlier frame answers it.
+        let t = (i % len.max(2).saturating_sub(1)) as f64 + 0.25 + 0.5 * i as f64 / n as f64;
         window.state.travel.hold_at(t, len);
         match window.state.view {
             ViewKind::City => window.state.refresh_scene(),
