@@ -776,6 +776,25 @@ impl CityModel {
         a + (b - a) * (t - i as f64)
     }
 
+    /// What the numbers cannot back of `node`'s value at fractional time `t`, tweened as
+    /// `value_at`: its 95 % error plus what may be garbage no old marking has met (0 when exact).
+    pub fn doubt_at(&self, node: NodeId, t: f64, metric: Metric) -> f64 {
+        if self.frames.is_empty() {
+            return 0.0;
+        }
+        let t = t.clamp(0.0, (self.frames.len() - 1) as f64);
+        let i = t.floor() as usize;
+        let at = |i: usize| {
+            self.error(node, i, metric)
+                .saturating_add(self.unconfirmed(node, i, metric)) as f64
+        };
+        let a = at(i);
+        if i + 1 >= self.frames.len() {
+            return a;
+        }
+        a + (at(i + 1) - a) * (t - i as f64)
+    }
+
     /// The window growth and colors use. By default the whole session after its warm-up: the
     /// snapshot the agent takes as the VM starts holds none of the application's objects yet, so
     /// growth from it is start-up, not a trend (a steady application would look like a leak).

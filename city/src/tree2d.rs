@@ -116,11 +116,21 @@ pub struct Cell {
     /// Opaque: one of the strongest growers, or holds one (the rest is faded, as in the city).
     pub solid: bool,
     pub selected: bool,
+    /// The share of the value, 0..1, the numbers cannot back (as `scene::Building::doubt`):
+    /// drawn pale at the end of the span.
+    pub doubt: f64,
 }
 
 impl Cell {
     pub fn span(&self) -> f64 {
         self.end - self.start
+    }
+
+    /// Where the pale end of the span begins, or `None` when the doubt is too small to draw
+    /// (`scene::MIN_DRAWN_DOUBT`, as in the city).
+    pub fn doubt_from(&self) -> Option<f64> {
+        (self.doubt >= f64::from(crate::scene::MIN_DRAWN_DOUBT))
+            .then(|| self.end - self.span() * self.doubt)
     }
 }
 
@@ -136,6 +146,8 @@ pub struct PartitionOptions {
     pub min_span: f64,
     /// Growth colours on; off draws every cell gray.
     pub color: bool,
+    /// Fill `Cell::doubt` (else 0).
+    pub doubt: bool,
 }
 
 impl Default for PartitionOptions {
@@ -145,6 +157,7 @@ impl Default for PartitionOptions {
             scaled: false,
             min_span: 1e-4,
             color: true,
+            doubt: true,
         }
     }
 }
@@ -223,6 +236,13 @@ pub fn partition(
         }
     };
     let lit = |node: NodeId| solid.is_empty() || solid.contains(&node);
+    let doubt = |node: NodeId, value: f64| {
+        if options.doubt && value > 0.0 {
+            (model.doubt_at(node, t, metric) / value).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
     out.cells.push(Cell {
         node: root,
         level: 0,
@@ -232,6 +252,7 @@ pub fn partition(
         color: color(root),
         solid: lit(root),
         selected: selected == Some(root),
+        doubt: doubt(root, root_value),
     });
     // Breadth-first over the cells already placed: parents are listed before their children.
     let mut next = 0;
@@ -261,6 +282,7 @@ pub fn partition(
                     color: color(child),
                     solid: lit(child),
                     selected: selected == Some(child),
+                    doubt: doubt(child, value),
                 });
             }
             at = end;
@@ -463,6 +485,34 @@ mod tests {
 
     fn name(m: &CityModel, c: &Cell) -> String {
         m.path(c.node).join("/")
+    }
+
+    #[test]
+    fn a_cells_doubt_is_the_share_the_numbers_cannot_back_at_the_end_of_its_span() {
+        // `Leak`: 100 walked, ~150 ±30, 200 walked, ~260 ±40.
+        let mut m = crate::timeline::tests::estimated_session(0);
+        let leak = m.find(&["app", "Leak"]).unwrap();
+        let at = |m: &CityModel, t: f64, options: &PartitionOptions| {
+            cells(m, t, options).cell(leak).unwrap().clone()
+        };
+        let options = PartitionOptions::default();
+        let walked = at(&m, 2.0, &options);
+        assert_eq!((walked.doubt, walked.doubt_from()), (0.0, None));
+        let estimated = at(&m, 3.0, &options);
+        assert!((estimated.doubt - 40.0 / 260.0).abs() < 1e-9);
+        let from = estimated.doubt_from().unwrap();
+        assert!((estimated.end - from - estimated.span() * 40.0 / 260.0).abs() < 1e-12);
+        // Tweened as the value: ±20 of 230 halfway.
+        assert!((at(&m, 2.5, &options).doubt - 20.0 / 230.0).abs() < 1e-9);
+        // What may be garbage counts too; off, nothing.
+        m.frames_mut_for_tests(3)
+            .set_unconfirmed_for_tests(leak, 100, 1600);
+        assert!((at(&m, 3.0, &options).doubt - 140.0 / 260.0).abs() < 1e-9);
+        let off = PartitionOptions {
+            doubt: false,
+            ..options
+        };
+        assert_eq!(at(&m, 3.0, &off).doubt, 0.0);
     }
 
     #[test]

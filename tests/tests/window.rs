@@ -887,3 +887,143 @@ fn an_estimates_doubt_is_drawn_as_a_band_under_the_roof() {
         pixel(&estimated, tx, ty)
     );
 }
+
+/// Screen points to probe.
+type Points = Vec<(f64, f64)>;
+
+/// The 2D views draw the same doubt: the end of a cell's span the numbers cannot back is its
+/// colour at the band's opacity, the rest its full colour, at the estimate; at the walk, the
+/// whole cell is full.
+#[test]
+fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
+    use memcity_city::tree2d::{Arc, Icicle, Sunburst};
+    use memcity_viewer::controls::Settings;
+    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::views;
+
+    let Some(xvfb) = xvfb_run() else {
+        skip(
+            "xvfb",
+            "xvfb-run not found (scripts/setup.sh installs it): the 2D doubt test is skipped",
+        );
+        return;
+    };
+    ensure_built();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("doubt.mcrec");
+    doubt_recording(&file, 30);
+    let model = load::recording(&file).unwrap();
+    for (view, kind) in [
+        ("icicle", ViewKind::Icicle),
+        ("sunburst", ViewKind::Sunburst),
+    ] {
+        let shoot = |at: &str| {
+            replay_screenshot(
+                &xvfb,
+                &[
+                    file.to_str().unwrap(),
+                    "--view",
+                    view,
+                    "--at",
+                    at,
+                    "--solid",
+                    "0",
+                ],
+                dir.path(),
+                &format!("{view}-{at}.png"),
+            )
+        };
+        let (walked, estimated) = (shoot("1"), shoot("2"));
+        let settings = Settings {
+            opacity: memcity_city::mapping::Opacity {
+                enabled: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut state = ViewerState::replay(model.clone(), settings, Some(1));
+        state.apply(Action::SetView(kind), 0.0);
+        let screen = state.screen(W as f32, H as f32);
+        let rect = views::tree_rect(views::main_area(&screen));
+        let p = state.partition().clone();
+        // Per type cell (all ±30 %): points in the body and in the band.
+        let mut probes: Vec<(String, [f32; 3], Points, Points)> = Vec::new();
+        for cell in p.cells.iter().filter(|c| c.level == 2) {
+            let from = cell
+                .doubt_from()
+                .unwrap_or_else(|| panic!("{view}: {cell:?}"));
+            assert!((cell.doubt - 0.3).abs() < 1e-6, "{view}: {cell:?}");
+            let (body, band): (Points, Points) = match kind {
+                ViewKind::Icicle => {
+                    let icicle = Icicle::new(rect, &p);
+                    let r = icicle.rect(cell);
+                    let split = rect.y + from * rect.h;
+                    if r.h < 30.0 {
+                        continue;
+                    }
+                    let xs = [0.3, 0.6, 0.9].map(|f| r.x + r.w * f);
+                    (
+                        xs.iter().map(|&x| (x, r.y + (split - r.y) * 0.8)).collect(),
+                        xs.iter()
+                            .map(|&x| (x, split + (r.y + r.h - split) * 0.5))
+                            .collect(),
+                    )
+                }
+                _ => {
+                    let sun = Sunburst::new(rect, &p);
+                    let a = sun.arc(cell);
+                    let split = a.to - (a.to - a.from) * cell.doubt;
+                    if (a.to - a.from) * a.inner < 60.0 {
+                        continue;
+                    }
+                    let radii = [0.3, 0.5, 0.7].map(|f| a.inner + (a.outer - a.inner) * f);
+                    let at = |angle: f64| -> Vec<(f64, f64)> {
+                        radii
+                            .iter()
+                            .map(|&r| Arc::point(sun.center, r, angle))
+                            .collect()
+                    };
+                    (
+                        at(a.from + (split - a.from) * 0.5),
+                        at(split + (a.to - split) * 0.5),
+                    )
+                }
+            };
+            probes.push((model.path(cell.node).join("/"), cell.color, body, band));
+        }
+        assert!(
+            probes.len() >= 3,
+            "{view}: {} cells to probe of {:?}",
+            probes.len(),
+            p.cells
+                .iter()
+                .map(|c| (c.level, c.start, c.end))
+                .collect::<Vec<_>>()
+        );
+        for (what, rgb, body, band) in &probes {
+            // Labels may cover a probe; most must show the cell.
+            let most = |img: &(u32, u32, Vec<u8>), points: &[(f64, f64)], want: [i32; 3]| {
+                points
+                    .iter()
+                    .filter(|&&(x, y)| near(pixel(img, x as f32, y as f32), want))
+                    .count()
+                    * 2
+                    > points.len()
+            };
+            let full = over_sky(*rgb, 1.0);
+            let pale = over_sky(*rgb, 0.35);
+            assert!(
+                most(&estimated, body, full),
+                "{view}: {what}'s body is its colour"
+            );
+            assert!(
+                most(&estimated, band, pale),
+                "{view}: {what}'s band is pale"
+            );
+            assert!(
+                most(&walked, band, full),
+                "{view}: {what} at the walk is whole"
+            );
+        }
+    }
+}

@@ -451,7 +451,7 @@ pub struct View {
 }
 
 /// Opacity of a building's band of doubt (times the building's own).
-const DOUBT_ALPHA: f32 = 0.35;
+pub const DOUBT_ALPHA: f32 = 0.35;
 
 /// A hovered structure: a third of the way to white, so it reads as "this one" in any color.
 fn lighten(rgb: Rgb) -> Rgb {

@@ -345,6 +345,7 @@ struct PartitionKey {
     drill: NodeId,
     selected: Option<NodeId>,
     color: bool,
+    doubt: bool,
     opacity: memcity_city::mapping::Opacity,
 }
 
@@ -1062,6 +1063,7 @@ impl ViewerState {
             drill: self.drill,
             selected: self.selected,
             color: self.settings.color,
+            doubt: self.settings.doubt,
             opacity: self.settings.opacity,
         };
         // The large view and the global view follow time and settings held in the state.
@@ -1109,6 +1111,7 @@ impl ViewerState {
             scaled,
             min_span,
             color: self.settings.color,
+            doubt: self.settings.doubt,
             ..Default::default()
         };
         let order = &self.order.as_ref().expect("made by `tree`").1;

@@ -25,6 +25,12 @@ pub fn cell_color(cell: &Cell, faded: f32, hovered: Option<NodeId>) -> Color {
     Color::new(rgb[0], rgb[1], rgb[2], if cell.solid { 1.0 } else { faded })
 }
 
+/// The part of a cell the numbers cannot back: its colour at a third of its opacity, as the
+/// city's glass band (`render::DOUBT_ALPHA`).
+fn doubtful(c: Color) -> Color {
+    Color::new(c.r, c.g, c.b, c.a * crate::render::DOUBT_ALPHA)
+}
+
 /// Dark text on light cells, white on dark ones.
 fn ink_on(c: Color) -> Color {
     let light = 0.3 * c.r + 0.59 * c.g + 0.11 * c.b;
@@ -63,7 +69,15 @@ pub fn icicle(
         }
         let color = cell_color(cell, faded, hovered);
         let (x, y, w, h) = (r.x as f32, r.y as f32, r.w as f32, r.h as f32);
-        draw_rectangle(x, y, w - 1.0, h, color);
+        match cell.doubt_from() {
+            // The end of the span the numbers cannot back, pale (the city's band of doubt).
+            Some(from) => {
+                let split = (icicle.area.y + from * icicle.area.h) as f32;
+                draw_rectangle(x, y, w - 1.0, split - y, color);
+                draw_rectangle(x, split, w - 1.0, y + h - split, doubtful(color));
+            }
+            None => draw_rectangle(x, y, w - 1.0, h, color),
+        }
         if h >= 3.0 {
             // A hairline between siblings and levels: neighbours of one colour stay apart.
             draw_rectangle_lines(x, y, w - 1.0, h, 1.0, Color::new(1.0, 1.0, 1.0, 0.8));
@@ -173,7 +187,19 @@ pub fn sunburst(
             continue;
         }
         let color = cell_color(cell, faded, hovered);
-        push_arc(&mut meshes, sun.center, &arc, color);
+        match cell.doubt_from() {
+            Some(_) => {
+                let split = arc.to - (arc.to - arc.from) * cell.doubt;
+                push_arc(&mut meshes, sun.center, &Arc { to: split, ..arc }, color);
+                push_arc(
+                    &mut meshes,
+                    sun.center,
+                    &Arc { from: split, ..arc },
+                    doubtful(color),
+                );
+            }
+            None => push_arc(&mut meshes, sun.center, &arc, color),
+        }
         let ring = arc.outer - arc.inner;
         let length = (arc.to - arc.from) * mid;
         if labels && ring >= 18.0 && length >= 40.0 {
