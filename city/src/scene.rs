@@ -22,7 +22,7 @@ pub struct ViewSettings {
     pub color: bool,
     /// Draw the selected building's references.
     pub references: bool,
-    /// Draw what the numbers cannot back as a pale band under each roof (`Building::doubt`).
+    /// Draw what the numbers cannot back as a glass band under each roof (`Building::doubt`).
     pub doubt: bool,
 }
 

@@ -25,7 +25,7 @@ pub struct Settings {
     pub opacity: Opacity,
     /// Growth colors; off draws every building gray.
     pub color: bool,
-    /// Draw what estimates cannot back as a pale band under roofs.
+    /// Draw what estimates cannot back as a glass band under roofs (pale in the 2D views).
     pub doubt: bool,
     /// Seconds per snapshot when playing.
     pub period: f64,
@@ -206,7 +206,7 @@ impl Setting {
             }
             .into(),
             Setting::Doubt => if s.doubt {
-                "pale band under roofs"
+                "drawn as glass"
             } else {
                 "not drawn"
             }
