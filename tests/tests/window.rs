@@ -891,6 +891,14 @@ fn an_estimates_doubt_is_drawn_as_a_band_under_the_roof() {
 /// Screen points to probe.
 type Points = Vec<(f64, f64)>;
 
+/// A cell's probes: points in its body and in its band of doubt.
+struct Probe {
+    what: String,
+    rgb: [f32; 3],
+    body: Points,
+    band: Points,
+}
+
 /// The 2D views draw the same doubt: the end of a cell's span the numbers cannot back is its
 /// colour at the band's opacity, the rest its full colour, at the estimate; at the walk, the
 /// whole cell is full.
@@ -947,7 +955,7 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
         let rect = views::tree_rect(views::main_area(&screen));
         let p = state.partition().clone();
         // Per type cell (all ±30 %): points in the body and in the band.
-        let mut probes: Vec<(String, [f32; 3], Points, Points)> = Vec::new();
+        let mut probes: Vec<Probe> = Vec::new();
         for cell in p.cells.iter().filter(|c| c.level == 2) {
             let from = cell
                 .doubt_from()
@@ -989,7 +997,12 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
                     )
                 }
             };
-            probes.push((model.path(cell.node).join("/"), cell.color, body, band));
+            probes.push(Probe {
+                what: model.path(cell.node).join("/"),
+                rgb: cell.color,
+                body,
+                band,
+            });
         }
         assert!(
             probes.len() >= 3,
@@ -1000,7 +1013,13 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
                 .map(|c| (c.level, c.start, c.end))
                 .collect::<Vec<_>>()
         );
-        for (what, rgb, body, band) in &probes {
+        for Probe {
+            what,
+            rgb,
+            body,
+            band,
+        } in &probes
+        {
             // Labels may cover a probe; most must show the cell.
             let most = |img: &(u32, u32, Vec<u8>), points: &[(f64, f64)], want: [i32; 3]| {
                 points
