@@ -75,7 +75,14 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
         s.steps.iter().any(|t| t.type_name == type_name) || s.leaking.iter().any(|l| l == type_name)
     })?;
     Some(Trace {
-        root: s.root.clone(),
+        root: match s.co_holders.len() {
+            0 => s.root.clone(),
+            n => format!(
+                "{} and {n} more thread{}",
+                s.root,
+                if n == 1 { "" } else { "s" }
+            ),
+        },
         confidence: s.confidence.label(),
         confirmed: s.confirmed,
         steps: s

@@ -125,7 +125,7 @@ pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
     out
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Confidence {
     /// The root's own objects hold the largest growing container of the holder's type, far
     /// ahead of any other root's.
@@ -133,6 +133,7 @@ pub enum Confidence {
     /// The root is the only (or the preferred) one whose objects reach the holder's type.
     Likely,
     /// Only per-type edges point at it: another object of the same type may be the one.
+    #[default]
     Ambiguous,
 }
 
@@ -189,8 +190,13 @@ pub struct Suspect {
     /// confirmed ones, and says so.
     pub confirmed: bool,
     pub confidence: Confidence,
+    /// Other threads that hold a container of the holder's type as the same kind of
+    /// thread-local value, with content of the root's order: a pool's threads each hold one of
+    /// the growing lists (empty otherwise).
+    pub co_holders: Vec<String>,
     /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
-    /// the leaking type it leads to).
+    /// the leaking type it leads to). With co-holders the root is named by its thread family
+    /// (`thread "pool-#-thread-#"`), since which of them holds most varies.
     pub signature: String,
     /// The walk the trace comes from, and how much older it is than the window's end.
     pub walk_seq: u64,
@@ -202,6 +208,55 @@ pub struct Suspect {
 
 /// What a thread's `ThreadLocalMap` holds each thread-local's value in.
 const THREAD_LOCAL_ENTRY: &str = "java.lang.ThreadLocal$ThreadLocalMap$Entry";
+
+/// The root `Climb::root_of` names for a holder.
+#[derive(Debug, Default)]
+struct RootChoice {
+    name: String,
+    kind: String,
+    /// The steps from the root down to the holder (top-down, holder excluded), and the field
+    /// through which the last of them references the holder.
+    above: Vec<Step>,
+    field_into: String,
+    confidence: Confidence,
+    /// See `Suspect::co_holders`.
+    co_holders: Vec<String>,
+}
+
+/// Whether `root` holds a `holder` as a thread-local value.
+fn holds_as_thread_local(g: &Graph, root: usize, holder: &str) -> bool {
+    g.owned
+        .iter()
+        .any(|o| o.root == root && o.to == holder && o.from == THREAD_LOCAL_ENTRY)
+}
+
+/// " and N more threads" after a root that a pool's threads share (`Suspect::co_holders`),
+/// else nothing.
+pub fn more_threads(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " and 1 more thread".into(),
+        n => format!(" and {n} more threads"),
+    }
+}
+
+/// A thread root's name with its numbers as `#`: the threads of one pool share it.
+fn thread_family(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_number = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
+}
 
 /// Whether a type is a collection's internals rather than a place a fix goes.
 pub fn is_internal(type_name: &str) -> bool {
@@ -445,7 +500,14 @@ impl<'a> Climb<'a> {
             step.content = true;
         }
         let holder = current.to_string();
-        let (root, root_kind, (above, field_into), confidence) = self.root_of(&holder, &up);
+        let RootChoice {
+            name: root,
+            kind: root_kind,
+            above,
+            field_into,
+            confidence,
+            co_holders,
+        } = self.root_of(&holder, &up);
         up.last_mut().unwrap().field = field_into;
         let mut steps: Vec<Step> = above;
         steps.extend(up.into_iter().rev());
@@ -456,7 +518,12 @@ impl<'a> Climb<'a> {
         // The leaking type of the signature is the one the suspect reference leads to: which
         // grower a trace starts from varies between runs (`String` or `byte[]` may grow most),
         // where the growth enters does not.
-        let signature = format!("{root} | {holder} | {suspect_reference}");
+        let signed_root = if co_holders.is_empty() {
+            root.clone()
+        } else {
+            thread_family(&root)
+        };
+        let signature = format!("{signed_root} | {holder} | {suspect_reference}");
         Some(Suspect {
             root_kind,
             root,
@@ -468,6 +535,7 @@ impl<'a> Climb<'a> {
             backed_growth: 0,
             confirmed: false,
             confidence,
+            co_holders,
             signature,
             walk_seq: 0,
             walk_age_ms: 0,
@@ -476,14 +544,9 @@ impl<'a> Climb<'a> {
     }
 
     /// The root holding `holder`, the steps from it down to (not including) the holder, and how
-    /// sure that is. `content`: the trace below the holder (bottom-up), whose types tell which
+    /// sure that is. `below`: the trace below the holder (bottom-up), whose types tell which
     /// of a root's containers is the growing one.
-    #[allow(clippy::type_complexity)] // one tuple, taken apart at the one call
-    fn root_of(
-        &self,
-        holder: &str,
-        below: &[Step],
-    ) -> (String, String, (Vec<Step>, String), Confidence) {
+    fn root_of(&self, holder: &str, below: &[Step]) -> RootChoice {
         let g = self.g1;
         // The holder's own containers are the evidence: its internals folded into the trace
         // as content (the list's `Object[]`, the map's table). The leaking types below are not:
@@ -608,9 +671,50 @@ impl<'a> Climb<'a> {
                     confidence = Confidence::Likely;
                 }
             }
-            let path = self.owned_path(root, level, holder);
+            // A pool's threads each hold one of the growing containers, as the same
+            // thread-local: name the one with the most, say how many more, and do not count
+            // them as rivals.
+            // The evidence to match: the first-ranked root's (the frame's, when one took the
+            // list from its thread).
+            let reference = size;
+            let co: Vec<usize> = if g.roots[root].kind == RootKind::Thread
+                && holds_as_thread_local(g, root, holder)
+            {
+                ranked
+                    .iter()
+                    .filter(|&&(r, (_, s))| {
+                        r != root
+                            && g.roots[r].kind == RootKind::Thread
+                            && s > 0
+                            && s * 4 >= reference
+                            && holds_as_thread_local(g, r, holder)
+                    })
+                    .map(|&(r, _)| r)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !co.is_empty() && confidence == Confidence::Ambiguous {
+                let rival = ranked
+                    .iter()
+                    .filter(|(r, _)| *r != root && !co.contains(r))
+                    .map(|(_, (_, s))| *s)
+                    .max()
+                    .unwrap_or(0);
+                if reference >= 2 * rival.max(1) {
+                    confidence = Confidence::Exact;
+                }
+            }
+            let (above, field_into) = self.owned_path(root, level, holder);
             let r = &g.roots[root];
-            return (r.name.clone(), kind_label(r.kind).into(), path, confidence);
+            return RootChoice {
+                name: r.name.clone(),
+                kind: kind_label(r.kind).into(),
+                above,
+                field_into,
+                confidence,
+                co_holders: co.iter().map(|&r| g.roots[r].name.clone()).collect(),
+            };
         }
         // No root owns one: the static fields pointing at the holder's type, the application's
         // first.
@@ -620,20 +724,12 @@ impl<'a> Climb<'a> {
             .filter(|f| f.is_static && f.to == holder)
             .collect();
         statics.sort_by_key(|f| (is_jdk_root(&f.from), f.from.clone(), f.field.clone()));
+        let mut choice = RootChoice::default();
         if let Some(f) = statics.first() {
-            return (
-                format!("static {}.{}", f.from, f.field),
-                kind_label(RootKind::StaticField).into(),
-                Default::default(),
-                Confidence::Ambiguous,
-            );
+            choice.name = format!("static {}.{}", f.from, f.field);
+            choice.kind = kind_label(RootKind::StaticField).into();
         }
-        (
-            String::new(),
-            String::new(),
-            Default::default(),
-            Confidence::Ambiguous,
-        )
+        choice
     }
 
     /// The steps from a root's object down to the holder it owns at `level` (top-down, holder
@@ -1047,6 +1143,58 @@ mod tests {
             );
         }
         assert!(suspects(&m)[0].confirmed);
+    }
+
+    #[test]
+    fn a_pools_threads_holding_the_same_thread_local_are_named_together() {
+        let m = session(MAP_LEAK_TYPES, |i| {
+            let mut g = map_leak(i);
+            // Three pool threads each hold a growing map as a thread-local value; a fourth holds
+            // a small one; a JDK static holds another small map.
+            g.roots = vec![
+                thread_root("pool-1-thread-1"),
+                thread_root("pool-1-thread-2"),
+                thread_root("pool-1-thread-3"),
+                thread_root("pool-1-thread-4"),
+                static_root("static java.util.Registry.MAPS"),
+            ];
+            g.owned = Vec::new();
+            for (root, table) in [(0, 30_000), (1, 32_768), (2, 20_000), (3, 100)] {
+                g.owned.extend([
+                    owned(root, 0, "", "", "java.lang.Thread", 0),
+                    owned(root, 4, THREAD_LOCAL_ENTRY, "value", "java.util.Map", 0),
+                    owned(
+                        root,
+                        5,
+                        "java.util.Map",
+                        "table",
+                        "java.util.Map$Node[]",
+                        table,
+                    ),
+                ]);
+            }
+            g.owned.extend([
+                owned(4, 0, "", "", "java.util.Map", 0),
+                owned(4, 1, "java.util.Map", "table", "java.util.Map$Node[]", 16),
+            ]);
+            g
+        });
+        let s = &suspects(&m)[0];
+        assert_eq!(s.root, "thread \"pool-1-thread-2\"", "{s:#?}");
+        let mut co = s.co_holders.clone();
+        co.sort();
+        assert_eq!(
+            co,
+            ["thread \"pool-1-thread-1\"", "thread \"pool-1-thread-3\""]
+        );
+        assert_eq!(s.confidence, Confidence::Exact, "the rival is small");
+        assert!(
+            s.signature
+                .starts_with("thread \"pool-#-thread-#\" | java.util.Map |"),
+            "{}",
+            s.signature
+        );
+        assert_eq!(thread_family("worker-12 of 3"), "worker-# of #");
     }
 
     #[test]

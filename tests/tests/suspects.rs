@@ -159,6 +159,49 @@ fn a_leak_held_by_a_thread_local_names_the_thread() {
 }
 
 #[test]
+fn a_thread_pools_thread_local_leak_names_one_thread_and_the_others() {
+    let jdk = jdk17();
+    for gc in GCS {
+        // Four pool threads, each with a growing thread-local list.
+        let (s, report) = first_suspect(&jdk, "ThreadPoolLeak", gc, 6.0);
+        let root = text(&s, "root");
+        assert!(
+            root.starts_with("thread \"pool-1-thread-"),
+            "{gc}: {report:#}"
+        );
+        assert_eq!(text(&s, "holder"), "java.util.ArrayList", "{gc}");
+        // The others hold lists of the same order (a thread whose list a frame of its own held
+        // at the walk shows none, so three or two).
+        let co: Vec<String> = s["co_holders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            (2..=3).contains(&co.len())
+                && co
+                    .iter()
+                    .all(|c| c.starts_with("thread \"pool-1-thread-") && *c != root),
+            "{gc}: {co:?}"
+        );
+        // Whichever thread holds most, the signature is the pool's.
+        assert_eq!(
+            text(&s, "signature"),
+            "thread \"pool-#-thread-#\" | java.util.ArrayList | java.lang.Object[].[] -> ThreadPoolLeak$Request",
+            "{gc}"
+        );
+        let f = fields(&s);
+        assert!(
+            f.iter()
+                .any(|x| x == "threadLocals java.lang.ThreadLocal$ThreadLocalMap")
+                && f.iter().any(|x| x == "value java.util.ArrayList"),
+            "{gc}: {f:?}"
+        );
+    }
+}
+
+#[test]
 fn steady_state_has_no_suspect_and_no_red_building() {
     let jdk = jdk17();
     for gc in GCS {

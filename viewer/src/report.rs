@@ -112,6 +112,8 @@ pub struct SuspectJson {
     pub backed_growth: i64,
     pub confirmed: bool,
     pub confidence: String,
+    /// Other threads holding the same thread-local (a pool's), see `Suspect::co_holders`.
+    pub co_holders: Vec<String>,
     pub signature: String,
     /// The walk (snapshot seq) the trace comes from, and how much older than the window's end.
     pub walk_seq: u64,
@@ -151,6 +153,7 @@ impl From<Suspect> for SuspectJson {
             backed_growth: s.backed_growth,
             confirmed: s.confirmed,
             confidence: s.confidence.label().to_string(),
+            co_holders: s.co_holders,
             signature: s.signature,
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
@@ -345,7 +348,7 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
     for (i, s) in suspects.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{}. {} grows by {} objects; held by {} ({}, confidence {})",
+            "{}. {} grows by {} objects; held by {} ({}{}, confidence {})",
             i + 1,
             s.leaking.first().map(String::as_str).unwrap_or("?"),
             signed_count(s.growth),
@@ -355,6 +358,7 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
             } else {
                 &s.root
             },
+            memcity_city::suspects::more_threads(s.co_holders.len()),
             s.confidence
         );
         if !s.confirmed {
@@ -385,6 +389,18 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
                 format!(" [{}]", s.root_kind)
             }
         );
+        if !s.co_holders.is_empty() {
+            const NAMED: usize = 5;
+            let mut names = s.co_holders[..s.co_holders.len().min(NAMED)].join(", ");
+            if s.co_holders.len() > NAMED {
+                let _ = write!(names, " and {} more", s.co_holders.len() - NAMED);
+            }
+            let _ = writeln!(
+                out,
+                "   held the same way (a thread-local) by{}: {names}",
+                memcity_city::suspects::more_threads(s.co_holders.len()).trim_start_matches(" and")
+            );
+        }
         for step in &s.steps {
             let arrow = if step.suspect { "~~>" } else { "-->" };
             let via = if step.field.is_empty() {

@@ -908,11 +908,12 @@ impl ViewerState {
                     };
                     SuspectLine {
                         text: format!(
-                            "{}. {} <- {} <- {} ({}{})",
+                            "{}. {} <- {} <- {}{} ({}{})",
                             i + 1,
                             short_type(&leaking),
                             short_type(&s.holder),
                             root,
+                            memcity_city::suspects::more_threads(s.co_holders.len()),
                             s.confidence.label(),
                             if s.confirmed { "" } else { ", unconfirmed" }
                         ),
