@@ -120,7 +120,14 @@ fn host_pool_leak_names_the_local_in_main_and_the_pools_map() {
         );
         assert_eq!(text(&s, "root_kind"), "stack local", "{gc}");
         assert_eq!(text(&s, "holder"), "java.util.HashMap", "{gc}");
-        assert_eq!(text(&s, "confidence"), "exact", "{gc}");
+        // Exact when the walk found main's own frame holding the map. When it came while main
+        // was inside `HashMap.computeIfAbsent`, that JDK frame held the map (a frame's local
+        // owns what it references first) and main's frame is inferred from it: likely.
+        let confidence = text(&s, "confidence");
+        assert!(
+            confidence == "exact" || confidence == "likely",
+            "{gc}: {confidence}: {report:#}"
+        );
         let f = fields(&s);
         assert_eq!(f[0], " HostPoolLeak$ConnectionManager", "{gc}: {f:?}");
         assert_eq!(f[1], "pools java.util.HashMap", "{gc}: {f:?}");
