@@ -223,11 +223,12 @@ struct RootChoice {
     co_holders: Vec<String>,
 }
 
-/// Whether `root` holds a `holder` as a thread-local value.
-fn holds_as_thread_local(g: &Graph, root: usize, holder: &str) -> bool {
+/// The level at which `root` holds a `holder` as a thread-local value, if it does.
+fn thread_local_level(g: &Graph, root: usize, holder: &str) -> Option<u32> {
     g.owned
         .iter()
-        .any(|o| o.root == root && o.to == holder && o.from == THREAD_LOCAL_ENTRY)
+        .find(|o| o.root == root && o.to == holder && o.from == THREAD_LOCAL_ENTRY)
+        .map(|o| o.level)
 }
 
 /// " and N more threads" after a root that a pool's threads share (`Suspect::co_holders`),
@@ -659,12 +660,7 @@ impl<'a> Climb<'a> {
                             && candidate.thread == *thread
                             && *size == 0
                     })
-                    .find_map(|&(r, _)| {
-                        g.owned
-                            .iter()
-                            .find(|o| o.root == r && o.to == holder && o.from == THREAD_LOCAL_ENTRY)
-                            .map(|o| (r, o.level))
-                    });
+                    .find_map(|&(r, _)| thread_local_level(g, r, holder).map(|l| (r, l)));
                 if let Some((r, l)) = held_as_thread_local {
                     root = r;
                     level = l;
@@ -678,7 +674,7 @@ impl<'a> Climb<'a> {
             // list from its thread).
             let reference = size;
             let co: Vec<usize> = if g.roots[root].kind == RootKind::Thread
-                && holds_as_thread_local(g, root, holder)
+                && thread_local_level(g, root, holder).is_some()
             {
                 ranked
                     .iter()
@@ -687,7 +683,7 @@ impl<'a> Climb<'a> {
                             && g.roots[r].kind == RootKind::Thread
                             && s > 0
                             && s * 4 >= reference
-                            && holds_as_thread_local(g, r, holder)
+                            && thread_local_level(g, r, holder).is_some()
                     })
                     .map(|&(r, _)| r)
                     .collect()
