@@ -20,6 +20,21 @@ fn xvfb_run() -> Option<PathBuf> {
 }
 
 /// `memcity` under `xvfb-run`, on a screen of the tests' size; the caller adds its arguments.
+/// `xvfb-run`, with memcity built, or `None` after saying why `what` (a test) is skipped.
+fn xvfb(what: &str) -> Option<PathBuf> {
+    let Some(xvfb) = xvfb_run() else {
+        skip(
+            "xvfb",
+            &format!(
+                "xvfb-run not found (scripts/setup.sh installs it): the {what} test is skipped"
+            ),
+        );
+        return None;
+    };
+    ensure_built();
+    Some(xvfb)
+}
+
 fn memcity_in_xvfb(xvfb_run: &Path) -> Command {
     let mut command = Command::new(xvfb_run);
     command
@@ -75,14 +90,9 @@ fn pixel(img: &(u32, u32, Vec<u8>), x: f32, y: f32) -> [u8; 3] {
 
 #[test]
 fn replay_screenshot_shows_the_city_where_the_model_says() {
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the window test is skipped",
-        );
+    let Some(xvfb) = xvfb("window") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let img = replay_screenshot(
         &xvfb,
@@ -214,11 +224,7 @@ fn replay_names_a_group_it_cannot_select_before_opening_a_window() {
 
 #[test]
 fn live_view_receives_snapshots_from_a_real_agent() {
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the live window test is skipped",
-        );
+    let Some(xvfb) = xvfb("live window") else {
         return;
     };
     let jdk = jdk17();
@@ -297,14 +303,9 @@ fn live_view_receives_snapshots_from_a_real_agent() {
 
 #[test]
 fn demo_launches_the_bundled_app_and_shows_it_live() {
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the demo window test is skipped",
-        );
+    let Some(xvfb) = xvfb("demo window") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("demo.png");
     let out = memcity_in_xvfb(&xvfb)
@@ -336,11 +337,9 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
 
 #[test]
 fn selected_building_shows_its_references_as_colored_frustums() {
-    let Some(xvfb) = xvfb_run() else {
-        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the references window test is skipped");
+    let Some(xvfb) = xvfb("references window") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let select =
         "(default package)/LinkedListLeak$Person/LinkedListLeak.main(LinkedListLeak.java:33)";
@@ -408,11 +407,9 @@ fn selected_building_shows_its_references_as_colored_frustums() {
 /// in the suspect's red, and the trace runs through the city in its own colors.
 #[test]
 fn details_panel_shows_the_leak_suspect_trace() {
-    let Some(xvfb) = xvfb_run() else {
-        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the suspect trace window test is skipped");
+    let Some(xvfb) = xvfb("suspect trace window") else {
         return;
     };
-    ensure_built();
     let jdk = jdk17();
     let (dir, file) = record_run(&jdk, "LinkedListLeak", &[], "", 5.0);
 
@@ -534,8 +531,7 @@ fn view_refuses_bad_addresses_and_gives_up_waiting_for_a_missing_agent() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("is not an agent address"), "{stderr}");
 
-    let Some(xvfb) = xvfb_run() else {
-        skip("xvfb", "xvfb-run not found (scripts/setup.sh installs it): the missing-agent window test is skipped");
+    let Some(xvfb) = xvfb("missing-agent window") else {
         return;
     };
     // A port nothing listens on: bound, then released.
@@ -584,14 +580,9 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
     use memcity_viewer::state::{Action, ViewKind, ViewerState};
     use memcity_viewer::views;
 
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the 2D window test is skipped",
-        );
+    let Some(xvfb) = xvfb("2D window") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let model = load::recording(&golden()).unwrap();
     for view in ["city", "icicle", "sunburst", "timeline"] {
@@ -796,14 +787,9 @@ fn doubt_recording(path: &Path, error_percent: u64) {
 /// part of the building's face, and not on the body below it.
 #[test]
 fn an_estimates_doubt_is_drawn_as_a_band_under_the_roof() {
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the window test is skipped",
-        );
+    let Some(xvfb) = xvfb("window") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("doubt.mcrec");
     doubt_recording(&file, 30);
@@ -909,14 +895,9 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
     use memcity_viewer::state::{Action, ViewKind, ViewerState};
     use memcity_viewer::views;
 
-    let Some(xvfb) = xvfb_run() else {
-        skip(
-            "xvfb",
-            "xvfb-run not found (scripts/setup.sh installs it): the 2D doubt test is skipped",
-        );
+    let Some(xvfb) = xvfb("2D doubt") else {
         return;
     };
-    ensure_built();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("doubt.mcrec");
     doubt_recording(&file, 30);
