@@ -16,7 +16,9 @@ fn main() -> std::io::Result<()> {
         .expect("usage: synth OUT.mcrec BUILDINGS [SNAPSHOTS]");
     let buildings: usize = args.get(2).and_then(|a| a.parse().ok()).expect("BUILDINGS");
     let snapshots: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(10);
-    let error_percent: Option<u64> = args.get(4).and_then(|a| a.parse().ok());
+    let error_percent: Option<u64> = args
+        .get(4)
+        .map(|a| a.parse().expect("ERROR_PERCENT: a whole number of percent"));
     let packages = buildings.div_ceil(100);
     let header = RecordingHeader {
         handshake: Some(Handshake {

@@ -99,16 +99,20 @@ fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
 
 /// The trend of every type in the window, strongest growth first.
 pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
+    trends_of(model, &type_nodes(model))
+}
+
+/// `type_trends` for the nodes of each type, `types`.
+fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String, Trend)> {
     let w = model.window();
     let frames = model.frames();
     if frames.is_empty() {
         return Vec::new();
     }
-    let types = type_nodes(model);
     let t0 = frames[w.start].time_ms as f64;
     let mut out: Vec<(String, Trend)> = types
-        .into_iter()
-        .filter_map(|(name, ids)| {
+        .iter()
+        .filter_map(|(&name, ids)| {
             let points: Vec<(f64, f64)> = (w.start..=w.end)
                 .map(|i| {
                     // Saturating: a damaged file's counts must not overflow.
@@ -288,10 +292,10 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     let first = (w.start..last).find(|&i| frames[i].graph.is_some());
     let g1 = frames[last].graph.as_deref().unwrap();
     let g0 = first.and_then(|i| frames[i].graph.as_deref());
-    let trends: HashMap<String, Trend> = type_trends(model).into_iter().collect();
+    let types = type_nodes(model);
+    let trends: HashMap<String, Trend> = trends_of(model, &types).into_iter().collect();
     let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
-    let types = type_nodes(model);
     let backed = |name: &str, index: usize| -> f64 {
         types.get(name).map_or(0.0, |ids| {
             ids.iter()
@@ -1015,14 +1019,7 @@ mod tests {
             ];
             g.owned = vec![
                 owned(0, 0, "", "", "java.lang.Thread", 0),
-                owned(
-                    0,
-                    4,
-                    "java.lang.ThreadLocal$ThreadLocalMap$Entry",
-                    "value",
-                    "java.util.Map",
-                    0,
-                ),
+                owned(0, 4, THREAD_LOCAL_ENTRY, "value", "java.util.Map", 0),
                 owned(1, 0, "", "", "java.util.Map", 0),
                 owned(1, 0, "", "", "Item", 0),
                 owned(1, 1, "Item", "name", "byte[]", 39),

@@ -395,10 +395,11 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
             if s.co_holders.len() > NAMED {
                 let _ = write!(names, " and {} more", s.co_holders.len() - NAMED);
             }
+            let n = s.co_holders.len();
+            let threads = if n == 1 { "thread" } else { "threads" };
             let _ = writeln!(
                 out,
-                "   held the same way (a thread-local) by{}: {names}",
-                memcity_city::suspects::more_threads(s.co_holders.len()).trim_start_matches(" and")
+                "   held the same way (a thread-local) by {n} more {threads}: {names}"
             );
         }
         for step in &s.steps {
