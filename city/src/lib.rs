@@ -10,6 +10,7 @@ pub mod layout;
 pub mod load;
 pub mod mapping;
 pub mod model;
+pub mod names;
 pub mod scene;
 pub mod suspects;
 pub mod timeline;
