@@ -21,53 +21,101 @@ pub struct Jvm {
 /// Whether memcity runs in a JVM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memcity {
-    /// Its memory map is not ours to read (another user's JVM).
+    /// Its memory map is not ours to read (another user's JVM, or one in another user
+    /// namespace).
     Unknown,
     Absent,
     /// The library is mapped; the port its agent listens on, if one is registered.
     Loaded(Option<u16>),
 }
 
-/// The pids the JDK publishes performance data for (`/tmp/hsperfdata_<user>/<pid>`): how
-/// JVMs of other users are found, whose memory maps are not readable.
-fn published_pids() -> Vec<u32> {
-    let mut pids = Vec::new();
-    let Ok(dirs) = std::fs::read_dir("/tmp") else {
-        return pids;
+/// The thread HotSpot runs safepoint operations on (JDK 9 and later name their native
+/// threads; `comm` holds the first 15 bytes). Every HotSpot JVM has one, whatever its launcher.
+const VM_THREAD: &str = "VM Thread";
+
+/// The files the JDK publishes performance data in (`TMP/hsperfdata_<user>/<pid>`): how JVMs of
+/// other users are found, whose memory maps are not readable. Each pid comes with the uid owning
+/// its file (the JVM's effective uid). A file outlives a JVM that did not exit cleanly, and a JVM
+/// in its own pid namespace writes the pid it has there (often 1) into a `/tmp` it may share
+/// with this one, so a file alone proves nothing (see [`is_jvm_of`]).
+fn published(tmp: &Path) -> Vec<(u32, u32)> {
+    let mut files = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(tmp) else {
+        return files;
     };
     for dir in dirs.flatten() {
         if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
             continue;
         }
-        if let Ok(files) = std::fs::read_dir(dir.path()) {
-            pids.extend(
-                files
-                    .flatten()
-                    .filter_map(|f| f.file_name().to_str()?.parse::<u32>().ok()),
-            );
+        let Ok(entries) = std::fs::read_dir(dir.path()) else {
+            continue;
+        };
+        for file in entries.flatten() {
+            let pid = file
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok());
+            // `DirEntry::metadata` does not follow a symbolic link: the owner is the entry's.
+            if let (Some(pid), Ok(meta)) = (pid, file.metadata()) {
+                files.push((pid, std::os::unix::fs::MetadataExt::uid(&meta)));
+            }
         }
     }
+    files
+}
+
+/// Whether process `pid` (under `proc`, `/proc` but in tests) is a HotSpot JVM running as
+/// `owner`, read from what any user may read: its status (the effective uid) and its threads'
+/// names (a `VM Thread`). For a process whose memory map is not readable, to tell a JVM that
+/// published its performance data from whatever else has that pid now.
+fn is_jvm_of(proc: &Path, pid: u32, owner: u32) -> bool {
+    let dir = proc.join(pid.to_string());
+    let same_user = std::fs::read_to_string(dir.join("status"))
+        .ok()
+        .and_then(|status| attach::parse_status(&status))
+        .is_some_and(|(uid, ..)| uid == owner);
+    let Ok(tasks) = std::fs::read_dir(dir.join("task")) else {
+        return false;
+    };
+    same_user
+        && tasks.flatten().any(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end_matches('\n') == VM_THREAD)
+        })
+}
+
+/// The pids of the local JVMs, each with whether its memory map is readable: every process but
+/// `me` that maps `libjvm.so` (a HotSpot JVM, `-XX:-UsePerfData` and JVMs in other mount
+/// namespaces included), and those whose map is not readable but which published their
+/// performance data in `tmp` and are JVMs of that file's user.
+fn jvm_pids(proc: &Path, tmp: &Path, me: u32) -> Vec<(u32, bool)> {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return Vec::new();
+    };
+    let published = published(tmp);
+    let mut pids: Vec<(u32, bool)> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter_map(
+            |pid| match std::fs::read_to_string(proc.join(format!("{pid}/maps"))) {
+                Ok(maps) => maps.contains("/libjvm.so").then_some((pid, true)),
+                Err(_) => published
+                    .iter()
+                    .any(|&(p, owner)| p == pid && is_jvm_of(proc, pid, owner))
+                    .then_some((pid, false)),
+            },
+        )
+        .collect();
+    pids.sort_unstable();
     pids
 }
 
-/// The local JVMs: every process that maps `libjvm.so` (a HotSpot JVM, `-XX:-UsePerfData`
-/// included), and those whose map is not readable but which the JDK publishes.
+/// The local JVMs (see [`jvm_pids`]).
 pub fn list() -> Vec<Jvm> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let published = published_pids();
-    let mut jvms: Vec<Jvm> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != std::process::id())
-        .filter_map(|pid| {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"));
-            let readable = match &maps {
-                Ok(maps) if maps.contains("/libjvm.so") => true,
-                Err(_) if published.contains(&pid) => false,
-                _ => return None,
-            };
+    jvm_pids(Path::new("/proc"), Path::new("/tmp"), std::process::id())
+        .into_iter()
+        .filter_map(|(pid, readable)| {
             let target = Target::inspect(pid).ok()?;
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let args: Vec<String> = cmdline
@@ -90,9 +138,7 @@ pub fn list() -> Vec<Jvm> {
                 memcity,
             })
         })
-        .collect();
-    jvms.sort_by_key(|j| j.pid);
-    jvms
+        .collect()
 }
 
 /// The main class, `-jar` file or module of a `java` command line.
@@ -166,6 +212,10 @@ pub fn print_list() {
     );
     for jvm in jvms {
         let memcity = match jvm.memcity {
+            // SAFETY: a plain getter with no preconditions.
+            Memcity::Unknown if jvm.uid == unsafe { libc::geteuid() } => {
+                "? (map not readable)".to_string()
+            }
             Memcity::Unknown => "? (another user's)".to_string(),
             Memcity::Absent => "-".to_string(),
             Memcity::Loaded(Some(port)) => format!("listening on {port}"),
@@ -377,6 +427,95 @@ mod tests {
         assert_eq!(attach_options(Some("port=9000")).unwrap(), "port=9000");
         assert!(attach_options(Some("budget=lots")).is_err());
         assert!(attach_options(Some("stop")).is_err());
+    }
+
+    /// A fake `/proc/PID`: its status (effective uid `uid`), its threads' names, and its
+    /// memory map if `maps` is given (absent, reading it fails as another user's would).
+    fn fake_process(proc: &Path, pid: u32, uid: u32, threads: &[&str], maps: Option<&str>) {
+        let dir = proc.join(pid.to_string());
+        for (i, name) in threads.iter().enumerate() {
+            let task = dir.join(format!("task/{}", pid + i as u32));
+            std::fs::create_dir_all(&task).unwrap();
+            std::fs::write(task.join("comm"), format!("{name}\n")).unwrap();
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("status"),
+            format!(
+                "Name:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nNSpid:\t{pid}\nSigCgt:\t0000000000000000\n",
+                threads[0]
+            ),
+        )
+        .unwrap();
+        if let Some(maps) = maps {
+            std::fs::write(dir.join("maps"), maps).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_published_pid_is_listed_only_if_it_is_a_jvm_of_that_user() {
+        let proc = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let published = tmp.path().join("hsperfdata_someone");
+        std::fs::create_dir(&published).unwrap();
+        for pid in [1, 11, 12, 13, 15] {
+            std::fs::write(published.join(pid.to_string()), b"").unwrap();
+        }
+        // The owner as the file system made it, so only the uids written below differ.
+        let owner =
+            std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(published.join("1")).unwrap());
+        let jvm = ["java", "VM Thread", "GC Thread#0", "Reference Handl"];
+        let libjvm = "7f0-7f1 r-xp 0 08:01 1 /opt/jdk/lib/server/libjvm.so\n";
+        // A stale file (a JVM that was pid 1 in its own pid namespace, or one that was killed)
+        // and the process that has that pid here now, of the same user: not a JVM.
+        fake_process(proc.path(), 1, owner, &["init"], None);
+        // Another user's JVM, or one in another user namespace: its map is not readable.
+        fake_process(proc.path(), 11, owner, &jvm, None);
+        // A JVM, but not the file's user's: the file is another JVM's, long gone.
+        fake_process(proc.path(), 12, owner + 1, &jvm, None);
+        // 13 published, no such process.
+        // A JVM whose map is readable, published or not (-XX:-UsePerfData, another /tmp).
+        fake_process(proc.path(), 14, owner, &jvm, Some(libjvm));
+        // A readable map without libjvm.so is not a HotSpot JVM, whatever it published.
+        fake_process(
+            proc.path(),
+            15,
+            owner,
+            &jvm,
+            Some("7f0-7f1 r-xp 0 08:01 1 /bin/sh\n"),
+        );
+        // This process itself is never listed.
+        fake_process(proc.path(), 16, owner, &jvm, Some(libjvm));
+        assert_eq!(
+            jvm_pids(proc.path(), tmp.path(), 16),
+            vec![(11, false), (14, true)]
+        );
+    }
+
+    #[test]
+    fn a_stale_file_of_a_real_process_that_is_not_a_jvm_is_not_listed() {
+        // A process of this user with a readable map and no JVM: `sleep`, published as if a
+        // JVM had had its pid.
+        let mut sleep = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("run sleep");
+        let tmp = tempfile::tempdir().unwrap();
+        let published = tmp.path().join("hsperfdata_someone");
+        std::fs::create_dir(&published).unwrap();
+        std::fs::write(published.join(sleep.id().to_string()), b"").unwrap();
+        let me = std::process::id();
+        let uid = std::os::unix::fs::MetadataExt::uid(
+            &std::fs::metadata(published.join(sleep.id().to_string())).unwrap(),
+        );
+        let is_jvm = is_jvm_of(Path::new("/proc"), sleep.id(), uid);
+        let listed = jvm_pids(Path::new("/proc"), tmp.path(), me)
+            .iter()
+            .any(|&(pid, _)| pid == sleep.id());
+        let _ = sleep.kill();
+        let _ = sleep.wait();
+        assert!(!is_jvm, "sleep taken for a JVM");
+        assert!(!listed, "a stale hsperfdata file listed sleep as a JVM");
     }
 
     #[test]
