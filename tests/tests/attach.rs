@@ -455,11 +455,12 @@ fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
-/// The test apps' classes in a directory any user can read.
+/// The test apps' classes in a directory any user can read, wherever the checkout lives (under
+/// a home only its owner may enter, another user's JVM could not read them there). A JVM with a
+/// private /tmp does not see it: [`private_tmp`] copies them in.
 fn public_classes() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
-    // Not under /tmp: a JVM with a private /tmp would not see it.
-    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
     for entry in std::fs::read_dir(classes_dir()).unwrap().flatten() {
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
     }
@@ -556,20 +557,7 @@ fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
         return;
     }
     let classes = public_classes();
-    let app = Wrapped::spawn(
-        &[
-            "unshare",
-            "-m",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            "mount -t tmpfs tmpfs /tmp && exec \"$@\"",
-            "sh",
-        ],
-        classes.path(),
-        30,
-    );
+    let app = Wrapped::spawn(&private_tmp(classes.path()), Path::new(PRIVATE_CLASSES), 30);
     let pid = app.child.id();
     let (ok, _, err) = run(&["attach", &pid.to_string()]);
     assert!(ok, "{err}\nJVM: {}", app.stderr());
@@ -584,6 +572,28 @@ fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
     record_by_pid_and_detach(pid);
     let inside = format!("/proc/{pid}/root{}", staged[0]);
     assert!(!Path::new(&inside).exists(), "{inside} left behind");
+}
+
+/// Where [`private_tmp`] puts the classes, inside the JVM's own /tmp.
+const PRIVATE_CLASSES: &str = "/tmp/memcity-classes";
+
+/// A command prefix that runs the rest in a private mount namespace with its own empty /tmp,
+/// the test apps' classes from `classes` copied to [`PRIVATE_CLASSES`] in it. The new /tmp hides
+/// whatever was under /tmp (the classes, or the whole checkout if it lives there), so the shell
+/// enters `classes` first: its working directory still reaches the hidden files.
+fn private_tmp(classes: &Path) -> Vec<&str> {
+    vec![
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        "cd \"$1\" && shift && mount -t tmpfs tmpfs /tmp && mkdir /tmp/memcity-classes \
+         && cp -R . /tmp/memcity-classes && cd / && exec \"$@\"",
+        "sh",
+        classes.to_str().expect("a UTF-8 path"),
+    ]
 }
 
 fn attach_libraries(pid: u32) -> Vec<String> {
@@ -682,10 +692,19 @@ fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
         return;
     }
     let classes = public_classes();
-    // The JVM is pid 1 of its namespace (a container's usual case); unshare forks it and kills
-    // it when it dies itself.
+    // The JVM is pid 1 of its namespace (a container's usual case); unshare forks it and, when
+    // it dies itself (killed by the test's end or by Drop on a failure), stops it with SIGTERM:
+    // an orderly exit, in which the JVM deletes its performance data file. That file is
+    // /tmp/hsperfdata_<user>/1 in the /tmp it shares with this machine, and a SIGKILL would
+    // leave it behind for `memcity list` to find under pid 1, this machine's init.
     let app = Wrapped::spawn(
-        &["unshare", "-p", "-f", "--mount-proc", "--kill-child"],
+        &[
+            "unshare",
+            "-p",
+            "-f",
+            "--mount-proc",
+            "--kill-child=SIGTERM",
+        ],
         classes.path(),
         30,
     );
@@ -708,7 +727,39 @@ fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
     assert!(ok, "{err}\nJVM: {}", app.stderr());
     // The JVM's files carry its namespace pid.
     assert!(Path::new(&format!("/proc/{pid}/root/tmp/.java_pid1")).exists());
+    let perf_data = perf_data_file(pid).unwrap_or_else(|| panic!("no hsperfdata file mapped"));
+    assert!(perf_data.ends_with("/1"), "{perf_data}");
     record_by_pid_and_detach(pid);
+    // Through the namespace's root: the JVM's /tmp is this one, but its path may not be.
+    let perf_data = format!("/proc/{pid}/root{perf_data}");
+    assert!(Path::new(&perf_data).exists(), "{perf_data}");
+    let perf_data = std::fs::canonicalize(&perf_data).unwrap();
+    drop(app);
+    wait_until_gone(&perf_data, Duration::from_secs(30));
+}
+
+/// The performance data file the JVM `pid` maps (`/tmp/hsperfdata_<user>/<its pid>`, as the JVM
+/// sees it).
+fn perf_data_file(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .ok()?
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| path.contains("/hsperfdata_"))
+        .map(String::from)
+}
+
+/// Waits for `path` to be removed, or fails after `timeout`.
+fn wait_until_gone(path: &Path, timeout: Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    while path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} left behind after {timeout:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
