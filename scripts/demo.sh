@@ -32,9 +32,10 @@ mkdir -p "$out"
 rm -f "$out/port"
 echo "== starting $app with the memcity agent for $seconds s"
 # A demo shows more than a production default would: a 5 % pause budget walks the small heap
-# (for exact counts and references) every second or so, as `memcity demo` does.
+# (for exact counts and references) every second or so, and the path search may take 20 % of a
+# core, so the holder it names is seconds old, as `memcity demo` does.
 java -Xmx1g -XX:+UseG1GC \
-  "-agentpath:$(realpath "$bin")/libmemcity.so=port=0,portfile=$out/port,budget=5%,min_interval=500ms" \
+  "-agentpath:$(realpath "$bin")/libmemcity.so=port=0,portfile=$out/port,budget=5%,min_interval=500ms,paths=20%" \
   -cp "$target/jvm-test-apps" "$app" "$seconds" > "$out/app.out" 2> "$out/agent.log" &
 java_pid=$!
 trap 'kill $java_pid 2>/dev/null || true' EXIT

@@ -308,6 +308,53 @@ impl Jvmti {
         })
     }
 
+    /// A field's access flags (`ACC_STATIC` is 0x0008).
+    pub fn field_modifiers(&self, class: jclass, field: jni::sys::jfieldID) -> Result<jint> {
+        let mut modifiers: jint = 0;
+        call!(self.env, GetFieldModifiers, class, field, &mut modifiers)?;
+        Ok(modifiers)
+    }
+
+    /// `JVMTI_CLASS_STATUS_*` bits of a class.
+    pub fn class_status(&self, class: jclass) -> Result<jint> {
+        let mut status: jint = 0;
+        call!(self.env, GetClassStatus, class, &mut status)?;
+        Ok(status)
+    }
+
+    /// The objects carrying any of `tags`, with their tags, as local references owned by the
+    /// caller's local frame. HotSpot scans its tag map (not the heap) for them.
+    pub fn objects_with_tags(
+        &self,
+        tags: &[jlong],
+    ) -> Result<(JvmtiBuf<jobject>, JvmtiBuf<jlong>)> {
+        let mut count: jint = 0;
+        let mut objects: *mut jobject = ptr::null_mut();
+        let mut found: *mut jlong = ptr::null_mut();
+        call!(
+            self.env,
+            GetObjectsWithTags,
+            tags.len() as jint,
+            tags.as_ptr(),
+            &mut count,
+            &mut objects,
+            &mut found
+        )?;
+        let len = count.max(0) as usize;
+        Ok((
+            JvmtiBuf {
+                jvmti: *self,
+                ptr: objects,
+                len,
+            },
+            JvmtiBuf {
+                jvmti: *self,
+                ptr: found,
+                len,
+            },
+        ))
+    }
+
     pub fn class_signature(&self, class: jclass) -> Result<JvmtiStr> {
         let mut sig: *mut c_char = ptr::null_mut();
         call!(

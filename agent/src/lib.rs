@@ -16,6 +16,7 @@ mod hub;
 mod jvmti;
 mod log;
 mod names;
+mod paths;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.
 use memcity_proto::options;
 mod sampling;

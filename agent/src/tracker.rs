@@ -246,6 +246,18 @@ impl Tracker {
         });
     }
 
+    /// Visits each live sample with its weak reference: `f(sample, weak)`. Worker thread only
+    /// (only the worker frees slots and deletes their references, so `weak` stays valid until
+    /// the worker's next sweep).
+    pub fn for_each_live(&self, mut f: impl FnMut(&Sample, usize)) {
+        self.for_live(|id, slot, _| {
+            let weak = slot.weak.load(Ordering::Relaxed);
+            if let (false, Some(sample)) = (weak == 0, self.get(id)) {
+                f(&sample, weak);
+            }
+        });
+    }
+
     /// Visits the slots that are live and not dead: `f(id, slot, meta)`.
     fn for_live(&self, mut f: impl FnMut(SlotId, &Slot, u64)) {
         let high = self.high.load(Ordering::Acquire).min(self.capacity);

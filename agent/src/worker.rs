@@ -1,14 +1,15 @@
 //! The agent thread (`memcity-worker`): waits for GCs and requests, decides within the budget
 //! whether to walk, walks, names, builds the tree and publishes it.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jni::sys::JNIEnv;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
-    root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, OwnedEdge,
-    Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, WalkCost,
+    root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, OwnedEdge, PathNode,
+    PathTarget, PathTree, Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, WalkCost,
 };
 use memcity_proto::PROTOCOL_VERSION;
 
@@ -21,6 +22,7 @@ use crate::jvmti::{weak, CanaryHeap, Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::options::Classifier;
+use crate::paths;
 use crate::sampling::{MethodNames, Sampler};
 use crate::server::Request;
 use crate::tags;
@@ -185,6 +187,22 @@ fn tag_class(
     Some(id)
 }
 
+/// Class ids for the path search: the mirror's tag, tagging a class no refresh has seen yet.
+fn class_ids(agent: &'static Agent) -> impl FnMut(jni::sys::jclass) -> Option<u32> {
+    move |class| {
+        let tag = agent.jvmti.tag(class).ok()?;
+        match tags::class_id(tag) {
+            0 => tag_class(
+                &agent.jvmti,
+                class,
+                &agent.next_class,
+                agent.sampler.as_ref(),
+            ),
+            id => Some(id),
+        }
+    }
+}
+
 /// `java.lang.ref.WeakReference` and `PhantomReference` as local references: the kinds whose
 /// referent a GC clears (soft referents stay until memory runs short, so they count as live).
 ///
@@ -314,6 +332,11 @@ struct Worker {
     /// Attached to a running JVM: the class id of [`names::BEFORE_ATTACH`], and the least of
     /// its bytes seen so far (the objects allocated before the attach only ever die).
     before_attach: Option<(u32, u64)>,
+    /// The path search under way (`paths.rs`), when it runs, and the last one finished, until a
+    /// snapshot carries it.
+    search: Option<paths::Search>,
+    search_schedule: paths::Schedule,
+    paths_found: Option<paths::Found>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -524,6 +547,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_count_pause_ns: 0,
         recent: std::collections::VecDeque::new(),
         waiting_count: None,
+        search: None,
+        search_schedule: paths::Schedule::new(agent.options.paths.unwrap_or(1.0)),
+        paths_found: None,
     };
     let major = java_major(
         &agent
@@ -619,7 +645,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             worker.estimate_pending = true;
         }
         worker.adapt_sampling();
-        let wait = worker.step();
+        let wait = worker.step().min(worker.search_step());
         if let Ok(guard) = agent.monitor.enter() {
             // Re-check under the monitor so a GC that finished meanwhile is not slept through.
             if agent.gc_finished.load(Ordering::Acquire) == worker.gc_seen
@@ -629,6 +655,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
         }
     }
+    worker.end_search();
     if agent.active.load(Ordering::Acquire) {
         worker.final_snapshot();
     }
@@ -1234,6 +1261,10 @@ impl Worker {
             fields,
             roots,
             owned,
+            paths: self
+                .paths_found
+                .take()
+                .map(|found| self.paths_proto(&found)),
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {
@@ -1582,48 +1613,24 @@ impl Worker {
                 max_length: c.max_length,
             });
         }
-        let jvmti = self.agent.jvmti;
-        // SAFETY: the worker's own JNIEnv; frees the declaring-class references of frames.
-        let _frame = unsafe { LocalFrame::push(self.jni, 64) };
         let mut roots = Vec::with_capacity(counts.roots.len());
         for root in &counts.roots {
             let thread = (root.thread as usize)
                 .checked_sub(1)
                 .and_then(|i| self.walk_threads.get(i))
                 .cloned();
-            let quoted = thread.as_deref().map(|t| format!("thread \"{t}\""));
-            let mut out = ProtoRoot {
-                kind: root_kind(root.kind) as i32,
-                thread: thread.as_deref().map_or(0, |t| self.strings.intern(t)),
-                ..Default::default()
+            let field = if root.kind == RootKind::StaticField {
+                self.slot_name(root.class, root.slot)
+            } else {
+                String::new()
             };
-            let name = match root.kind {
-                RootKind::StaticField => {
-                    let holder = class(self, root.class);
-                    let field = self.slot_name(root.class, root.slot);
-                    out.holder_type = self.strings.intern(&holder);
-                    out.field = self.strings.intern(&field);
-                    format!("static {holder}.{field}")
-                }
-                RootKind::Thread => quoted.unwrap_or_else(|| "a thread".into()),
-                RootKind::StackLocal | RootKind::JniLocal => {
-                    let frame = self.methods.frame(&jvmti, (root.method, root.location));
-                    out.frame = self.strings.intern(&frame);
-                    let what = if root.kind == RootKind::StackLocal {
-                        "local"
-                    } else {
-                        "JNI local"
-                    };
-                    format!(
-                        "{what} in {frame} of {}",
-                        quoted.unwrap_or_else(|| "a thread".into())
-                    )
-                }
-                RootKind::JniGlobal => "JNI global".into(),
-                RootKind::Monitor => "monitor".into(),
-                RootKind::Other => "VM internal".into(),
-            };
-            out.name = self.strings.intern(&name);
+            let out = self.root_proto(
+                root.kind,
+                thread.as_deref(),
+                root.class,
+                &field,
+                (root.method, root.location),
+            );
             roots.push(out);
         }
         let mut owned: Vec<OwnedEdge> = counts
@@ -1651,6 +1658,286 @@ impl Worker {
             .collect();
         owned.sort_unstable_by_key(|e| (e.root, e.level, e.from_type, e.field, e.to_type));
         (fields, roots, owned)
+    }
+
+    /// Runs the path search's next slice, or starts a search when one is due; returns how long
+    /// the worker may sleep as far as the search is concerned.
+    fn search_step(&mut self) -> Duration {
+        let Some(sampler) = self.sampler() else {
+            return POLL;
+        };
+        if self.agent.options.paths.is_none() {
+            return POLL;
+        }
+        let now = Instant::now();
+        if self.search.is_none() {
+            let live = sampler.tracker.in_use() as usize;
+            if !self.search_schedule.due(now, live) {
+                return self
+                    .search_schedule
+                    .next_in(now)
+                    .unwrap_or(POLL)
+                    .clamp(Duration::from_millis(1), POLL);
+            }
+            self.refresh_classes();
+            self.search = self.start_search(sampler);
+            self.search_schedule.sliced(Instant::now());
+            if self.search.is_none() {
+                self.search_schedule.ended(Instant::now(), Duration::ZERO);
+            }
+            return paths::SLICE_REST;
+        }
+        if let Some(wait) = self.search_schedule.slice_wait(now) {
+            return wait;
+        }
+        let agent = self.agent;
+        let mut class_id = class_ids(agent);
+        let mut env = paths::Env {
+            jvmti: agent.jvmti,
+            jni: self.jni,
+            class_id: &mut class_id,
+        };
+        let search = self.search.as_mut().expect("a search under way");
+        if search.run(&mut env, paths::SLICE) {
+            let found = self
+                .search
+                .take()
+                .expect("a search under way")
+                .finish(&mut env);
+            self.search_schedule.ended(Instant::now(), found.cpu);
+            debug!(
+                "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots){}",
+                found.found,
+                found.targets,
+                found.visited,
+                found.cpu.as_millis(),
+                found.roots_pause.as_millis(),
+                if found.incomplete.is_empty() { String::new() } else { format!("; {}", found.incomplete) }
+            );
+            if crate::log::enabled(crate::log::Level::Debug) {
+                let missed: Vec<String> = found
+                    .missed
+                    .iter()
+                    .take(6)
+                    .map(|&(c, n)| {
+                        format!(
+                            "{n} {}",
+                            self.classes
+                                .names
+                                .get(c as usize)
+                                .map_or("?", String::as_str)
+                        )
+                    })
+                    .collect();
+                debug!("path search: not reached: {}", missed.join(", "));
+            }
+            self.paths_found = Some(found);
+            // Published with the next snapshot: an estimate soon, when estimates run.
+            self.estimate_pending = true;
+            POLL
+        } else {
+            self.search_schedule.sliced(Instant::now());
+            paths::SLICE_REST
+        }
+    }
+
+    /// Starts a search for the live samples not allocated by memcity's own threads.
+    fn start_search(&mut self, sampler: &'static Sampler) -> Option<paths::Search> {
+        let mut ours: HashMap<u32, bool> = HashMap::new();
+        let mut samples = Vec::new();
+        let mut survivors = Vec::new();
+        let last_gc = sampler.tracker.last_gc();
+        sampler.tracker.for_each_live(|sample, weak| {
+            let memcity = *ours.entry(sample.thread).or_insert_with(|| {
+                sampler
+                    .thread_name(sample.thread)
+                    .is_some_and(|n| paths::is_memcity_thread(&n))
+            });
+            if !memcity {
+                let target = paths::Sample {
+                    weak,
+                    class: sample.class,
+                    weight: sample.weight,
+                };
+                // Samples born since the last GC are often garbage no GC has met yet, which no
+                // path reaches and which would keep the search from stopping early.
+                if sample.born < last_gc {
+                    survivors.push(target);
+                } else {
+                    samples.push(target);
+                }
+            }
+        });
+        if survivors.len() >= paths::MIN_TARGETS {
+            samples = survivors;
+        } else {
+            samples.extend(survivors);
+        }
+        let agent = self.agent;
+        let mut class_id = class_ids(agent);
+        let mut env = paths::Env {
+            jvmti: agent.jvmti,
+            jni: self.jni,
+            class_id: &mut class_id,
+        };
+        let facts = paths::ClassFacts {
+            names: &self.classes.names,
+            application: &self.classes.application,
+        };
+        paths::Search::start(&mut env, &facts, &samples, self.live_objects_published)
+    }
+
+    /// Ends a search under way (the session ends): its references go, its findings too.
+    fn end_search(&mut self) {
+        if let Some(search) = self.search.take() {
+            let agent = self.agent;
+            let mut class_id = class_ids(agent);
+            let mut env = paths::Env {
+                jvmti: agent.jvmti,
+                jni: self.jni,
+                class_id: &mut class_id,
+            };
+            drop(search.finish(&mut env));
+        }
+    }
+
+    /// A finished search, named for the snapshot.
+    fn paths_proto(&mut self, found: &paths::Found) -> PathTree {
+        if found
+            .nodes
+            .iter()
+            .any(|n| self.classes.names.len() <= n.class as usize)
+        {
+            self.refresh_classes(); // classes the search tagged
+        }
+        let class = |s: &Self, id: u32| -> String {
+            s.classes
+                .names
+                .get(id as usize)
+                .cloned()
+                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
+        };
+        let ms = |t: Option<Instant>| {
+            t.map_or(0, |t| {
+                t.saturating_duration_since(self.agent.start).as_millis() as u64
+            })
+        };
+        let mut nodes = Vec::with_capacity(found.nodes.len());
+        let mut named_roots: HashMap<u32, ProtoRoot> = HashMap::new();
+        for node in &found.nodes {
+            let (field, root) = if node.parent == 0 {
+                let root = match named_roots.get(&node.field) {
+                    Some(root) => *root,
+                    None => {
+                        let r = &found.roots[node.field as usize];
+                        let thread = r.thread.and_then(|t| found.threads.get(t)).cloned();
+                        let named = self.root_proto(
+                            r.kind,
+                            thread.as_deref(),
+                            r.class,
+                            &r.field,
+                            (r.method, r.location),
+                        );
+                        named_roots.insert(node.field, named);
+                        named
+                    }
+                };
+                (0, Some(root))
+            } else {
+                let name = found
+                    .fields
+                    .get(node.field as usize)
+                    .map_or("?", String::as_str);
+                (self.strings.intern(name), None)
+            };
+            let type_name = class(self, node.class);
+            nodes.push(PathNode {
+                parent: node.parent,
+                r#type: self.strings.intern(&type_name),
+                field,
+                root,
+                chain: node.chain,
+                length: node.length,
+                identity: node.identity,
+                targets: node
+                    .targets
+                    .iter()
+                    .map(|&(c, samples, weight)| {
+                        let name = class(self, c);
+                        PathTarget {
+                            r#type: self.strings.intern(&name),
+                            samples,
+                            weight,
+                        }
+                    })
+                    .collect(),
+            });
+        }
+        PathTree {
+            started_ms: ms(found.started),
+            finished_ms: ms(found.finished),
+            targets: found.targets,
+            found: found.found,
+            objects_visited: found.visited,
+            search_ns: found.cpu.as_nanos() as u64,
+            roots_pause_ns: found.roots_pause.as_nanos() as u64,
+            incomplete: found.incomplete.clone(),
+            stopped_early: found.stopped_early,
+            nodes,
+        }
+    }
+
+    /// A GC root, named for the snapshot: `static LinkedListLeak.PEOPLE`, `thread "main"`,
+    /// `local in HostPoolLeak.main(HostPoolLeak.java:67) of thread "main"`.
+    fn root_proto(
+        &mut self,
+        kind: RootKind,
+        thread: Option<&str>,
+        class: u32,
+        field: &str,
+        frame: (usize, i64),
+    ) -> ProtoRoot {
+        let quoted = thread.map(|t| format!("thread \"{t}\""));
+        let mut out = ProtoRoot {
+            kind: root_kind(kind) as i32,
+            thread: thread.map_or(0, |t| self.strings.intern(t)),
+            ..Default::default()
+        };
+        let name = match kind {
+            RootKind::StaticField => {
+                let holder = self
+                    .classes
+                    .names
+                    .get(class as usize)
+                    .cloned()
+                    .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string());
+                out.holder_type = self.strings.intern(&holder);
+                out.field = self.strings.intern(field);
+                format!("static {holder}.{field}")
+            }
+            RootKind::Thread => quoted.unwrap_or_else(|| "a thread".into()),
+            RootKind::StackLocal | RootKind::JniLocal => {
+                let jvmti = self.agent.jvmti;
+                // SAFETY: the worker's own JNIEnv; frees the frame's declaring-class reference.
+                let _frame = unsafe { LocalFrame::push(self.jni, 16) };
+                let name = self.methods.frame(&jvmti, frame);
+                out.frame = self.strings.intern(&name);
+                let what = if kind == RootKind::StackLocal {
+                    "local"
+                } else {
+                    "JNI local"
+                };
+                format!(
+                    "{what} in {name} of {}",
+                    quoted.unwrap_or_else(|| "a thread".into())
+                )
+            }
+            RootKind::JniGlobal => "JNI global".into(),
+            RootKind::Monitor => "monitor".into(),
+            RootKind::Other => "VM internal".into(),
+        };
+        out.name = self.strings.intern(&name);
+        out
     }
 
     /// Names sites and threads sampled since the last snapshot.

@@ -6,6 +6,7 @@ pub mod camera;
 pub mod details;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod holders;
 pub mod layout;
 pub mod load;
 pub mod mapping;

@@ -142,6 +142,9 @@ pub struct Frame {
     /// The walk's graph; `None` for estimates (theirs is their anchor walk's) and sources
     /// without one.
     pub graph: Option<std::sync::Arc<Graph>>,
+    /// Object-level paths to sampled objects, on the snapshot that carried a finished search
+    /// (`Snapshot.paths`); `CityModel::paths_at` finds the newest one at a time.
+    pub paths: Option<std::sync::Arc<crate::holders::Paths>>,
 }
 
 /// One leaf group of a snapshot: its path of names below the root, and its size.
@@ -591,8 +594,16 @@ impl CityModel {
                     .collect();
                 let graph = (!snapshot.fields.is_empty() || !snapshot.roots.is_empty())
                     .then(|| std::sync::Arc::new(self.graph(snapshot)));
+                let paths = snapshot.paths.as_ref().map(|tree| {
+                    std::sync::Arc::new(crate::holders::from_proto(
+                        tree,
+                        |id| self.strings.resolve(id).to_string(),
+                        |r| self.root_ref(r),
+                    ))
+                });
                 self.push_frame(Frame {
                     graph,
+                    paths,
                     seq: snapshot.seq,
                     time_ms: snapshot.time_ms,
                     trigger: snapshot.trigger,
@@ -628,6 +639,29 @@ impl CityModel {
         }
     }
 
+    fn root_ref(&self, r: &memcity_proto::v1::Root) -> RootRef {
+        RootRef {
+            kind: r.kind(),
+            name: self.strings.resolve(r.name).to_string(),
+            thread: if r.thread == 0 {
+                String::new()
+            } else {
+                self.strings.resolve(r.thread).to_string()
+            },
+        }
+    }
+
+    /// The newest paths carried at or before snapshot `index`, with the index that carried them.
+    pub fn paths_at(
+        &self,
+        index: usize,
+    ) -> Option<(usize, &std::sync::Arc<crate::holders::Paths>)> {
+        let end = index.min(self.frames.len().checked_sub(1)?);
+        (0..=end)
+            .rev()
+            .find_map(|i| self.frames[i].paths.as_ref().map(|p| (i, p)))
+    }
+
     fn graph(&self, snapshot: &memcity_proto::v1::Snapshot) -> Graph {
         let name = |id: u32| self.strings.resolve(id).to_string();
         Graph {
@@ -645,19 +679,7 @@ impl CityModel {
                     max_length: f.max_length,
                 })
                 .collect(),
-            roots: snapshot
-                .roots
-                .iter()
-                .map(|r| RootRef {
-                    kind: r.kind(),
-                    name: name(r.name),
-                    thread: if r.thread == 0 {
-                        String::new()
-                    } else {
-                        name(r.thread)
-                    },
-                })
-                .collect(),
+            roots: snapshot.roots.iter().map(|r| self.root_ref(r)).collect(),
             owned: snapshot
                 .owned
                 .iter()

@@ -208,6 +208,36 @@ pub struct Suspect {
     /// Where the first of `leaking` is allocated, most live objects first (with a `site` level
     /// in the grouping; estimated from allocation samples).
     pub sites: Vec<(String, u64)>,
+    /// What the holder rests on: object-level paths (`None`: per-type edges only, from a
+    /// recording without paths, which never names a holder with more than *ambiguous*).
+    pub evidence: Option<Evidence>,
+}
+
+/// The object-level evidence behind a suspect (see `holders.rs`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Evidence {
+    /// Sampled objects of the leaking type the paths reached, and how many of them pass
+    /// through the holder.
+    pub samples: u64,
+    pub through_holder: u64,
+    /// Share of the type's sampled weight through the holder (co-holders included).
+    pub share: f64,
+    /// How the paths split over roots ("83 % through ..., 17 % through ..."), empty when one
+    /// root holds them all.
+    pub split: String,
+    /// When the search that found the paths finished (ms since the session's start), and how
+    /// much older that is than the window's end.
+    pub witnessed_ms: u64,
+    pub age_ms: u64,
+    /// Growth of the leaking type since the paths were found; when it is more than the type
+    /// had then, the holder is not known to hold the new objects (`stale`).
+    pub growth_since: i64,
+    pub stale: bool,
+    /// Identity hash of the holder instance (tells two instances of one type apart).
+    pub holder_identity: u32,
+    /// The holder's field in the object above it, `Type.field`, or the root for a root's
+    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
+    pub holder_in: String,
 }
 
 /// What a thread's `ThreadLocalMap` holds each thread-local's value in.
@@ -246,7 +276,7 @@ pub fn more_threads(n: usize) -> String {
 }
 
 /// A thread root's name with its numbers as `#`: the threads of one pool share it.
-fn thread_family(name: &str) -> String {
+pub fn thread_family(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut in_number = false;
     for c in name.chars() {
@@ -285,6 +315,9 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     let frames = model.frames();
     if frames.is_empty() {
         return Vec::new();
+    }
+    if let Some((at, paths)) = model.paths_at(w.end) {
+        return suspects_from_paths(model, at, paths);
     }
     let Some(last) = (w.start..=w.end).rev().find(|&i| frames[i].graph.is_some()) else {
         return Vec::new();
@@ -331,6 +364,9 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         suspect.sites = top_sites(model, name, w.end, 3);
         suspect.walk_seq = frames[last].seq;
         suspect.walk_age_ms = frames[w.end].time_ms.saturating_sub(frames[last].time_ms);
+        // Per-type edges join every instance of a type: another object of the holder's type
+        // may be the one, so they never name a holder with more than this.
+        suspect.confidence = Confidence::Ambiguous;
         out.push(suspect);
         if out.len() == MAX_SUSPECTS {
             break;
@@ -338,6 +374,197 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     }
     // Confirmed first; each part keeps its order by growth.
     out.sort_by_key(|s| !s.confirmed);
+    out
+}
+
+/// The growing types of the window, strongest first, with their trends and the leak floor.
+fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, Trend)>, f64) {
+    let w = model.window();
+    let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
+    let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
+    let mut growers: Vec<(String, Trend)> = trends_of(model, types)
+        .into_iter()
+        .filter(|(_, t)| t.is_leak(floor))
+        .collect();
+    growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
+    (growers, floor)
+}
+
+/// Objects of `type_name` at snapshot `index`.
+fn objects_at(model: &CityModel, ids: Option<&Vec<u32>>, index: usize) -> u64 {
+    ids.map_or(0, |ids| {
+        ids.iter().fold(0u64, |sum, &id| {
+            sum.saturating_add(model.value(id, index, Metric::Objects))
+        })
+    })
+}
+
+/// Suspects named from object-level paths (`holders.rs`): the paths carried by snapshot `at`.
+fn suspects_from_paths(
+    model: &CityModel,
+    at: usize,
+    paths: &crate::holders::Paths,
+) -> Vec<Suspect> {
+    let w = model.window();
+    let frames = model.frames();
+    let types = type_nodes(model);
+    let (growers, floor) = growers(model, &types);
+    let trends: HashMap<&str, &Trend> = growers.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let all_trends: HashMap<String, Trend> = trends_of(model, &types).into_iter().collect();
+    let end_ms = frames[w.end].time_ms;
+    let backed = |name: &str, index: usize| -> f64 {
+        types.get(name).map_or(0.0, |ids| {
+            ids.iter()
+                .map(|&id| model.significant_growth(id, index, Metric::Objects) as f64)
+                .sum()
+        })
+    };
+    let step_of = |node: &crate::holders::PathNode, content: bool, suspect: bool| Step {
+        type_name: node.type_name.clone(),
+        field: node.field.clone(),
+        objects: all_trends.get(&node.type_name).map_or(0, |t| t.last),
+        growth: all_trends
+            .get(&node.type_name)
+            .map_or(0, |t| crate::units::growth(t.first, t.last)),
+        content,
+        suspect,
+        size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
+    };
+    let mut out: Vec<Suspect> = Vec::new();
+    for (name, trend) in growers.iter().take(MAX_SUSPECTS * 4) {
+        let growth = trend.growth.round() as i64;
+        let backed_growth = backed(name, w.end);
+        let then = objects_at(model, types.get(name.as_str()), at);
+        let now = objects_at(model, types.get(name.as_str()), w.end);
+        let growth_since = now as i64 - then as i64;
+        let Some(h) = paths.holding(name) else {
+            // No sampled path reached this type: say so rather than guess from its type.
+            let signature = format!("(not seen) | {name}");
+            if out.iter().any(|s| s.signature == signature) {
+                continue;
+            }
+            out.push(Suspect {
+                root_kind: String::new(),
+                root: String::new(),
+                steps: Vec::new(),
+                holder: String::new(),
+                suspect_reference: String::new(),
+                leaking: vec![name.clone()],
+                growth,
+                backed_growth: backed_growth.round() as i64,
+                confirmed: false,
+                confidence: Confidence::Ambiguous,
+                co_holders: Vec::new(),
+                signature,
+                walk_seq: frames[at].seq,
+                walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
+                sites: top_sites(model, name, w.end, 3),
+                evidence: Some(Evidence {
+                    witnessed_ms: paths.finished_ms,
+                    age_ms: end_ms.saturating_sub(paths.finished_ms),
+                    growth_since,
+                    stale: true,
+                    ..Default::default()
+                }),
+            });
+            continue;
+        };
+        let holder = &paths.nodes[h.holder];
+        let top = &paths.nodes[h.chain[0]];
+        let (root, root_kind) = top
+            .root
+            .as_ref()
+            .map_or((String::new(), String::new()), |r| {
+                (r.name.clone(), kind_label(r.kind).to_string())
+            });
+        let content = |node: &crate::holders::PathNode,
+                       parent: Option<&crate::holders::PathNode>| {
+            is_internal(&node.type_name)
+                || (node.type_name.ends_with("[]")
+                    && parent.is_some_and(|p| p.type_name.starts_with("java.util.")))
+        };
+        let mut steps: Vec<Step> = h
+            .chain
+            .iter()
+            .map(|&n| step_of(&paths.nodes[n], false, false))
+            .collect();
+        if let Some(first) = steps.first_mut() {
+            first.field.clear();
+        }
+        for (i, &n) in h.below.iter().enumerate() {
+            let node = &paths.nodes[n];
+            let parent = node.parent.map(|p| &paths.nodes[p]);
+            steps.push(step_of(node, content(node, parent), i == 0));
+        }
+        let suspect_reference = h.below.first().map_or(String::new(), |&n| {
+            let node = &paths.nodes[n];
+            format!("{}.{} -> {}", holder.type_name, node.field, node.type_name)
+        });
+        let holder_in = match holder.parent {
+            Some(p) => format!("{}.{}", paths.nodes[p].type_name, holder.field),
+            None => root.clone(),
+        };
+        let signed_root = if h.co_holders.is_empty() {
+            root.clone()
+        } else {
+            thread_family(&root)
+        };
+        let signature = format!(
+            "{signed_root} | {} | {holder_in} | {suspect_reference}",
+            holder.type_name
+        );
+        if let Some(known) = out.iter_mut().find(|s| s.signature == signature) {
+            known.leaking.push(name.clone());
+            continue;
+        }
+        // Stale: more of the type appeared since the paths were found than existed then, so
+        // the holder is not known to hold the new objects.
+        let stale = growth_since > (then as i64).max(floor as i64);
+        let mut confidence = h.confidence;
+        if stale && confidence == Confidence::Exact {
+            confidence = Confidence::Likely;
+        }
+        let split = if h.alternatives.is_empty() {
+            String::new()
+        } else {
+            crate::holders::describe_split(&root, h.share, &h.alternatives)
+        };
+        out.push(Suspect {
+            root_kind,
+            root,
+            steps,
+            holder: holder.type_name.clone(),
+            suspect_reference,
+            leaking: vec![name.clone()],
+            growth,
+            backed_growth: backed_growth.round() as i64,
+            confirmed: backed_growth >= floor && !stale,
+            confidence,
+            co_holders: h.co_holders.clone(),
+            signature,
+            walk_seq: frames[at].seq,
+            walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
+            sites: top_sites(model, name, w.end, 3),
+            evidence: Some(Evidence {
+                samples: h.samples,
+                through_holder: h.holder_samples,
+                share: h.share,
+                split,
+                witnessed_ms: paths.finished_ms,
+                age_ms: end_ms.saturating_sub(paths.finished_ms),
+                growth_since,
+                stale,
+                holder_identity: holder.identity,
+                holder_in,
+            }),
+        });
+        if out.len() == MAX_SUSPECTS {
+            break;
+        }
+    }
+    let _ = trends;
+    // Named holders first, then the confirmed; each part keeps its order by growth.
+    out.sort_by_key(|s| (s.holder.is_empty(), !s.confirmed));
     out
 }
 
@@ -545,6 +772,7 @@ impl<'a> Climb<'a> {
             walk_seq: 0,
             walk_age_ms: 0,
             sites: Vec::new(),
+            evidence: None,
         })
     }
 

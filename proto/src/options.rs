@@ -75,6 +75,8 @@ pub const DEFAULT_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
 /// Default most time application threads may spend in the sampling callback, percent of one
 /// core, before the sampling interval grows.
 pub const DEFAULT_SAMPLING_COST_PERCENT: f64 = 0.5;
+/// Default average share of one core for the path search, percent.
+pub const DEFAULT_PATHS_PERCENT: f64 = 5.0;
 /// Default least time between two estimated snapshots (they cost no stop, but each is a message
 /// to every viewer and the recording).
 pub const DEFAULT_ESTIMATE_INTERVAL: Duration = Duration::from_millis(500);
@@ -121,6 +123,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "gc_counts",
         "100ms",
         "let full GCs and G1 remarks count types (JFR) while that adds less than this (off)",
+    ),
+    (
+        "paths",
+        "5%",
+        "most time, percent of one core on average, for searching paths from GC roots to live samples, which name leak holders (off)",
     ),
     (
         "site_frames",
@@ -247,6 +254,9 @@ pub struct Options {
     pub estimates: Option<Duration>,
     /// Most predicted pause a GC's own type count may add; `None`: no GC counts (no JFR).
     pub gc_counts: Option<Duration>,
+    /// Most time the path search may take on average, as a fraction of one core (`memcity.proto`
+    /// `PathTree`); `None`: no search.
+    pub paths: Option<f64>,
     pub site_frames: usize,
     /// Fraction of wall time (0.02 = 2 %).
     pub budget: f64,
@@ -277,6 +287,7 @@ impl Default for Options {
             tracked: DEFAULT_TRACKED,
             estimates: Some(DEFAULT_ESTIMATE_INTERVAL),
             gc_counts: Some(DEFAULT_GC_COUNTS),
+            paths: Some(DEFAULT_PATHS_PERCENT / 100.0),
             site_frames: DEFAULT_SITE_FRAMES,
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
@@ -445,11 +456,18 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     .parse()
                     .map_err(|_| bad("expected an IP address such as 127.0.0.1 or ::1".into()))?
             }
-            "insecure" => {
-                options.insecure = match value {
-                    "true" | "yes" | "on" => true,
-                    "false" | "no" | "off" => false,
-                    _ => return Err(bad("expected true or false".into())),
+            "insecure" => options.insecure = parse_switch(value).map_err(bad)?,
+            "paths" => {
+                options.paths = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    let percent = parse_percent(value).map_err(bad)?;
+                    if !(percent > 0.0 && percent <= 100.0) {
+                        return Err(bad(
+                            "expected a percentage above 0 and at most 100, or off".into()
+                        ));
+                    }
+                    Some(percent / 100.0)
                 }
             }
             "tls_cert" => tls_cert = Some(non_empty_path(value).map_err(bad)?),
@@ -478,6 +496,15 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
 
 fn err(message: String) -> OptionsError {
     OptionsError { message }
+}
+
+/// `true`/`yes`/`on` or `false`/`no`/`off`.
+fn parse_switch(value: &str) -> Result<bool, String> {
+    match value {
+        "true" | "yes" | "on" => Ok(true),
+        "false" | "no" | "off" => Ok(false),
+        _ => Err("expected on or off (true or false)".into()),
+    }
 }
 
 fn non_empty_path(value: &str) -> Result<PathBuf, String> {

@@ -43,7 +43,7 @@ fn start(seconds: u64, dir: &Path) -> anyhow::Result<(Jvm, String)> {
     let child = Command::new("java")
         .arg("-Xmx1g")
         .arg(format!(
-            "-agentpath:{}=port=0,portfile={},min_interval=500ms,period=2s,budget=5%",
+            "-agentpath:{}=port=0,portfile={},min_interval=500ms,period=2s,budget=5%,paths=20%",
             agent.display(),
             portfile.display()
         ))

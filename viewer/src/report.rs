@@ -121,6 +121,25 @@ pub struct SuspectJson {
     pub steps: Vec<StepJson>,
     /// Where the first leaking type is allocated (when the grouping has a `site` level).
     pub sites: Vec<SiteJson>,
+    /// The object-level paths the holder rests on; absent when it comes from per-type edges
+    /// only (a recording without paths).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceJson>,
+}
+
+/// See `memcity_city::suspects::Evidence`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceJson {
+    pub samples: u64,
+    pub through_holder: u64,
+    pub share: f64,
+    pub split: String,
+    pub witnessed_ms: u64,
+    pub age_ms: u64,
+    pub growth_since: i64,
+    pub stale: bool,
+    pub holder_identity: String,
+    pub holder_in: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -157,6 +176,18 @@ impl From<Suspect> for SuspectJson {
             signature: s.signature,
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
+            evidence: s.evidence.map(|e| EvidenceJson {
+                samples: e.samples,
+                through_holder: e.through_holder,
+                share: e.share,
+                split: e.split,
+                witnessed_ms: e.witnessed_ms,
+                age_ms: e.age_ms,
+                growth_since: e.growth_since,
+                stale: e.stale,
+                holder_identity: format!("{:08x}", e.holder_identity),
+                holder_in: e.holder_in,
+            }),
             sites: s
                 .sites
                 .into_iter()
@@ -346,6 +377,20 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
     }
     let _ = writeln!(out, "LEAK SUSPECTS");
     for (i, s) in suspects.iter().enumerate() {
+        if s.holder.is_empty() {
+            let e = s.evidence.as_ref();
+            let _ = writeln!(
+                out,
+                "{}. {} grows by {} objects; holder not seen yet: no sampled path from a GC root reached one (paths searched {:.1} s before the window's end, {} since). The agent searches again as its share of a core allows; a longer recording settles it.",
+                i + 1,
+                s.leaking.first().map(String::as_str).unwrap_or("?"),
+                signed_count(s.growth),
+                e.map_or(0.0, |e| e.age_ms as f64 / 1000.0),
+                signed_count(e.map_or(0, |e| e.growth_since)),
+            );
+            let _ = writeln!(out);
+            continue;
+        }
         let _ = writeln!(
             out,
             "{}. {} grows by {} objects; held by {} ({}{}, confidence {})",
@@ -447,13 +492,54 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
                 memcity_city::units::amount(site.objects, memcity_city::model::Metric::Objects)
             );
         }
-        if s.walk_age_ms > 0 {
-            let _ = writeln!(
-                out,
-                "   (as of the walk of snapshot {}, {:.1} s before the window's end)",
-                s.walk_seq,
-                s.walk_age_ms as f64 / 1000.0
-            );
+        match &s.evidence {
+            Some(e) => {
+                let _ = writeln!(
+                    out,
+                    "   evidence: {} of {} sampled {} paths pass through this {} ({}@{}){}",
+                    count(e.through_holder),
+                    count(e.samples),
+                    s.leaking.first().map(String::as_str).unwrap_or("?"),
+                    s.holder,
+                    e.holder_in,
+                    e.holder_identity,
+                    if e.split.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; split: {}", e.split)
+                    }
+                );
+                if e.stale {
+                    let _ = writeln!(
+                        out,
+                        "   holder not seen since {} objects (paths found {:.1} s before the window's end): not confirmed until a search sees the new ones",
+                        signed_count(e.growth_since),
+                        e.age_ms as f64 / 1000.0
+                    );
+                } else if e.age_ms > 0 {
+                    let _ = writeln!(
+                        out,
+                        "   (paths found {:.1} s before the window's end, {} objects since)",
+                        e.age_ms as f64 / 1000.0,
+                        signed_count(e.growth_since)
+                    );
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "   (from per-type edges only: this recording carries no object paths, so another {} may be the one)",
+                    s.holder
+                );
+                if s.walk_age_ms > 0 {
+                    let _ = writeln!(
+                        out,
+                        "   (as of the walk of snapshot {}, {:.1} s before the window's end)",
+                        s.walk_seq,
+                        s.walk_age_ms as f64 / 1000.0
+                    );
+                }
+            }
         }
         let _ = writeln!(out);
     }

@@ -1,0 +1,1375 @@
+//! Paths from GC roots to sampled live objects, object by object, found while the application
+//! runs: the evidence that names a leak's holder.
+//!
+//! Why: the walk's per-type edges (`FieldEdge`) make every `LinkedList` one node, so a chain
+//! climbed over them can pass from the application's list into JFR's, and the holder it names is
+//! a type, not an instance. MAT names holders from sampled objects' own paths to GC roots,
+//! merged into a tree (`FindLeaksQuery`); this module finds such paths on a live JVM.
+//!
+//! How, with one short stop:
+//! 1. **Roots** (`Search::start`). One `FollowReferences` whose callback follows nothing: HotSpot
+//!    reports every root (threads, stack and JNI locals, JNI globals, monitors) before it visits
+//!    any object, so the stop is the roots' enumeration (and, before JDK 19, the restore of
+//!    mark words). Each root's object gets a marker tag for the call, is fetched back with
+//!    `GetObjectsWithTags`, held by a global reference, and its old tag restored. Static fields
+//!    need no stop: they are read through JNI from the loaded, initialized classes.
+//! 2. **Search** (`Search::run`), in slices on the worker thread: depth-first through instance
+//!    fields and array elements with JNI, root after root, in the order of `RootOrder` (an object
+//!    reachable from several roots is credited to the first). It never follows
+//!    `Reference.referent` (not a holder), never enters a `Class` (statics are roots of their
+//!    own), and enters a `Thread` only as a thread root (every live thread is one). An object of
+//!    the frame's own class (the next link of a list) is entered once the frame is done, in its
+//!    place, so a list of a million nodes linked both ways is one frame deep.
+//! 3. **Targets**: the live allocation samples (at most `MAX_TARGETS`, chosen evenly), each
+//!    looked for by its identity hash and confirmed with `IsSameObject` on a weak reference of
+//!    our own. When a target is met, the stack of frames is its path; paths are merged into a
+//!    tree of objects as they are found (`Merge`), so memory is the tree's, not the paths'.
+//!
+//! Objects are told apart without tags (a tag costs the VM tens of bytes per object): by a key
+//! of their identity hash, class and the identity hash of what their first reference field
+//! holds (or an array's length). Two objects sharing a key would make the second look visited;
+//! with 31-bit hashes alone a million-node list would be cut a dozen times, with the second hash
+//! about once in 10^7 lists. The search installs identity hashes in the objects it passes, as
+//! `System.identityHashCode` would (with compact object headers, JDK 24+, such an object grows
+//! by a word when the GC next moves it).
+//!
+//! Bounded: at most `MAX_VISITED` objects (their keys are the search's memory, 8-9 bytes each),
+//! `MAX_DEPTH` frames; the worker runs slices of `SLICE` with rests between them (two thirds of
+//! a core while a search runs, and the worker's other duties go between slices), and searches
+//! rest between each other so that on average they keep to the `paths=` share of a core
+//! (`Schedule`). What a search could not finish is said in `Found::incomplete`.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use jni::sys::{jclass, jfieldID, jint, jlong, jobject, jsize, JNIEnv};
+
+use crate::jvmti::{Jvmti, LocalFrame};
+use crate::sys;
+use crate::walk::{IntHasher, IntMap, RootKind};
+
+/// Live samples looked for at most (MAT's leak suspects sample up to 10,000 instances).
+pub const MAX_TARGETS: usize = 10_000;
+/// Objects the search keeps keys for; past it the search stops and says so.
+pub const MAX_VISITED: usize = 7 << 20;
+/// Frames of the depth-first search (fields of an object's own type are tail calls and do not
+/// count); deeper objects are not entered.
+pub const MAX_DEPTH: usize = 1 << 16;
+/// The search's time on the worker thread per slice, and how long the worker rests after one
+/// (walks, estimates and requests go between slices).
+pub const SLICE: Duration = Duration::from_millis(20);
+pub const SLICE_REST: Duration = Duration::from_millis(10);
+/// The roots' enumeration is abandoned (the search then starts from statics and threads only)
+/// past this.
+const ROOTS_LIMIT: Duration = Duration::from_millis(500);
+
+const NONE: u32 = u32::MAX;
+/// Classes `class_info` remembers by reference.
+const RECENT_CLASSES: usize = 4;
+/// Field id of array elements.
+pub const ELEMENTS_FIELD: u32 = 0;
+const ACC_STATIC: jint = 0x0008;
+
+/// Tags of the roots' enumeration, in a JVMTI environment of its own (disposed right after, with
+/// its tags): an object's index + 1, or a thread's with `THREAD_MARK`.
+const THREAD_MARK: jlong = 1 << 40;
+
+fn object_marker(index: usize) -> jlong {
+    index as jlong + 1
+}
+
+fn thread_marker(index: usize) -> jlong {
+    THREAD_MARK | index as jlong
+}
+
+/// `(thread?, index)` of a marker tag; `None` for an untagged object.
+fn marker_index(tag: jlong) -> Option<(bool, usize)> {
+    if tag & THREAD_MARK != 0 {
+        Some((true, (tag & (THREAD_MARK - 1)) as usize))
+    } else if tag > 0 {
+        Some((false, tag as usize - 1))
+    } else {
+        None
+    }
+}
+
+/// Calls one function of the JNI table. `$env` must be the current thread's JNIEnv.
+macro_rules! jni {
+    ($env:expr, $name:ident $(, $arg:expr)*) => {{
+        let env: *mut JNIEnv = $env;
+        // SAFETY: callers pass the worker thread's own JNIEnv, whose table the VM fills
+        // completely; arguments are valid references in it (each call site says why).
+        unsafe { ((**env).$name.expect(stringify!($name)))(env $(, $arg)*) }
+    }};
+}
+
+/// Searches start at most this often, however cheap.
+pub const MIN_SEARCH_EVERY: Duration = Duration::from_secs(2);
+/// The search stops once it has reached this share of its targets: a holder of more than the
+/// rest is then seen, and the last roots (the JDK's statics, memcity's own) rarely hold the
+/// application's objects.
+pub const ENOUGH_FOUND: f64 = 0.95;
+/// Fewer live samples than this are not worth a search (the merge needs numbers to agree).
+pub const MIN_TARGETS: usize = 20;
+
+/// When the next search may start and the next slice may run: searches take at most their
+/// share of one core on average (`paths=` option). Times are passed in, so tests
+/// drive it without a clock.
+#[derive(Debug)]
+pub struct Schedule {
+    /// The search's average share of one core, over searches and the rests between them.
+    share: f64,
+    last_end: Option<Instant>,
+    last_cpu: Duration,
+    resume_at: Option<Instant>,
+}
+
+impl Schedule {
+    pub fn new(share: f64) -> Self {
+        Schedule {
+            share: share.clamp(0.001, 1.0),
+            last_end: None,
+            last_cpu: Duration::ZERO,
+            resume_at: None,
+        }
+    }
+
+    fn rest(&self) -> Duration {
+        self.last_cpu.div_f64(self.share).max(MIN_SEARCH_EVERY)
+    }
+
+    /// Whether a new search may start at `now` with `live_samples` to look for.
+    pub fn due(&self, now: Instant, live_samples: usize) -> bool {
+        if live_samples < MIN_TARGETS {
+            return false;
+        }
+        self.last_end.is_none_or(|end| now >= end + self.rest())
+    }
+
+    /// Whether the running search's next slice may run at `now`, and if not, when.
+    pub fn slice_wait(&self, now: Instant) -> Option<Duration> {
+        self.resume_at.filter(|&at| at > now).map(|at| at - now)
+    }
+
+    /// A slice ended at `now`: the next one rests first.
+    pub fn sliced(&mut self, now: Instant) {
+        self.resume_at = Some(now + SLICE_REST);
+    }
+
+    /// A search ended at `now` after `cpu` on the worker thread.
+    pub fn ended(&mut self, now: Instant, cpu: Duration) {
+        self.last_end = Some(now);
+        self.last_cpu = cpu;
+        self.resume_at = None;
+    }
+
+    /// How long after `now` the next search may start (`None`: only once samples exist).
+    pub fn next_in(&self, now: Instant) -> Option<Duration> {
+        let end = self.last_end?;
+        Some((end + self.rest()).saturating_duration_since(now))
+    }
+}
+
+/// Where a root stands in the search's order (see `Search::start`): lower is searched first and
+/// so is credited with what it shares with later ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RootOrder {
+    /// An application class's static field: where a fix usually goes.
+    ApplicationStatic,
+    /// A local in an application method's frame.
+    ApplicationLocal,
+    /// A live thread (its thread-locals, its task).
+    Thread,
+    /// Locals of JDK frames, monitors.
+    OtherLocal,
+    JniGlobal,
+    /// A JDK class's static field.
+    JdkStatic,
+    /// memcity's own threads, their locals and its classes' statics: never credited with
+    /// what the application also holds.
+    Memcity,
+}
+
+/// A GC root as the search knows it.
+#[derive(Debug, Clone)]
+pub struct PathRoot {
+    pub kind: RootKind,
+    pub order: RootOrder,
+    /// Index into `Found::threads` (threads, stack and JNI locals).
+    pub thread: Option<usize>,
+    /// Stack and JNI locals: the frame.
+    pub method: usize,
+    pub location: i64,
+    /// Static fields: the declaring class's id and the field's name.
+    pub class: u32,
+    pub field: String,
+}
+
+/// One node of the merged paths (see `PathNode` in the proto).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Index + 1 of the parent; 0 for a root's object.
+    pub parent: u32,
+    pub class: u32,
+    /// Index into `Found::fields` (`ELEMENTS_FIELD` for array elements); for a root's object,
+    /// the root's index into `Found::roots`.
+    pub field: u32,
+    pub chain: u64,
+    /// An array's length (0 for instances).
+    pub length: u64,
+    pub identity: u32,
+    /// `(class, samples, weight)` of the targets whose own node this is.
+    pub targets: Vec<(u32, u64, f64)>,
+}
+
+/// A finished search.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    pub nodes: Vec<Node>,
+    pub roots: Vec<PathRoot>,
+    pub threads: Vec<String>,
+    pub fields: Vec<String>,
+    pub started: Option<Instant>,
+    pub finished: Option<Instant>,
+    pub targets: u64,
+    pub found: u64,
+    pub visited: u64,
+    pub cpu: Duration,
+    pub roots_pause: Duration,
+    pub incomplete: String,
+    /// The search reached `ENOUGH_FOUND` of its targets and left the remaining roots.
+    pub stopped_early: bool,
+    /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
+    /// live until the GC clears its weak reference).
+    pub missed: Vec<(u32, u64)>,
+}
+
+/// The merged tree, built as targets are found.
+#[derive(Default)]
+struct Merge {
+    nodes: Vec<Node>,
+    index: HashMap<(u32, u32, u32, u32), u32, BuildHasherDefault<IntHasher>>,
+}
+
+impl Merge {
+    /// The node for `(parent, identity, class, field)`, made if new.
+    fn node(&mut self, parent: u32, identity: u32, class: u32, field: u32) -> u32 {
+        let next = self.nodes.len() as u32;
+        let id = *self
+            .index
+            .entry((parent, identity, class, field))
+            .or_insert(next);
+        if id == next {
+            self.nodes.push(Node {
+                parent,
+                class,
+                field,
+                chain: 1,
+                length: 0,
+                identity,
+                targets: Vec::new(),
+            });
+        }
+        id
+    }
+
+    fn count(&mut self, node: u32, class: u32, weight: f64) {
+        let targets = &mut self.nodes[node as usize].targets;
+        match targets.iter_mut().find(|t| t.0 == class) {
+            Some(t) => {
+                t.1 += 1;
+                t.2 += weight;
+            }
+            None => targets.push((class, 1, weight)),
+        }
+    }
+}
+
+/// What the search knows of a class.
+struct ClassInfo {
+    kind: Kind,
+    /// Reference instance fields, fields of the class's own type last: `(id, name index)`.
+    fields: Vec<(jfieldID, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Instance,
+    ObjectArray,
+    /// Primitive arrays and instances without reference fields: nothing to follow.
+    Leaf,
+    /// `java.lang.Class`: its statics are roots of their own.
+    Mirror,
+    Thread,
+}
+
+/// One object on the search's stack (a global reference), or the latest of a chain of objects of
+/// one class, each reached from the one before (then `run` counts them).
+struct Frame {
+    /// A local reference while the slice that pushed it runs, a global one across slices.
+    object: jobject,
+    global: bool,
+    /// The next link of the chain, met before the frame's last field: entered (as a tail call)
+    /// once the frame is done, so that a list linked both ways (`next`, `prev`) stays one frame.
+    pending: jobject,
+    pending_global: bool,
+    pending_length: u32,
+    class: u32,
+    cursor: u32,
+    length: u32,
+    /// Merged node, `NONE` until a target below it is found.
+    node: u32,
+    run: u64,
+    /// Of the chain's first object: its identity hash and the field it was reached through.
+    identity: u32,
+    field: u32,
+    /// Same class as the frame below: part of its chain (and node).
+    chained: bool,
+}
+
+/// A live sample looked for.
+struct Target {
+    weak: jobject,
+    class: u32,
+    weight: f64,
+    found: bool,
+}
+
+/// What the worker lends a slice: the JVM, and class ids.
+pub struct Env<'a> {
+    pub jvmti: Jvmti,
+    pub jni: *mut JNIEnv,
+    /// The id of a class (tagging it if it is new).
+    pub class_id: &'a mut dyn FnMut(jclass) -> Option<u32>,
+}
+
+/// Where a root's object comes from.
+enum RootObject {
+    /// Held by a global reference since the roots' enumeration.
+    Held(jobject),
+    /// A static field, read when its turn comes: the class (a global reference) and field.
+    Static(jobject, jfieldID),
+}
+
+pub struct Search {
+    roots: Vec<(PathRoot, RootObject)>,
+    next_root: usize,
+    threads: Vec<String>,
+    fields: Vec<String>,
+    field_ids: HashMap<String, u32>,
+    classes: Vec<Option<ClassInfo>>,
+    targets: Vec<Target>,
+    by_hash: IntMap<u32, Vec<u32>>,
+    visited: HashSet<u64, BuildHasherDefault<IntHasher>>,
+    stack: Vec<Frame>,
+    current_root: u32,
+    merge: Merge,
+    found: u64,
+    /// Stopped at `ENOUGH_FOUND`, before the last roots.
+    stopped_early: bool,
+    visited_count: u64,
+    too_deep: u64,
+    started: Instant,
+    cpu: Duration,
+    roots_pause: Duration,
+    incomplete: String,
+    /// The classes met last, most recent first: `(mirror, id, kind)` (see `class_info`).
+    recent: Vec<(jobject, u32, Kind)>,
+    /// Global references to `java.lang.Class`, `Thread` and `Reference`.
+    class_class: jobject,
+    thread_class: jobject,
+    reference_class: jobject,
+}
+
+/// A live sample offered as a target: its weak reference (the tracker's; the search makes its
+/// own), class and weight.
+pub struct Sample {
+    pub weak: usize,
+    pub class: u32,
+    pub weight: f64,
+}
+
+/// What the roots' enumeration callback collects.
+struct RootsState {
+    roots: Vec<RawRoot>,
+    /// Objects marked so far.
+    objects: usize,
+    deadline: Instant,
+    calls: u64,
+    aborted: bool,
+}
+
+struct RawRoot {
+    kind: RootKind,
+    thread: Option<usize>,
+    method: usize,
+    location: i64,
+    /// Object index (into `RootsState::old_tags`), or a thread's index with `is_thread`.
+    object: usize,
+    is_thread: bool,
+}
+
+impl RootsState {
+    fn on_root(&mut self, kind: RootKind, frame: (jlong, usize, i64), tag_ptr: *mut jlong) {
+        if tag_ptr.is_null() {
+            return;
+        }
+        // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag; the VM stores a
+        // changed tag after the callback returns.
+        let tag = unsafe { *tag_ptr };
+        let (is_thread, object) = match marker_index(tag) {
+            Some(marked) => marked,
+            None => {
+                let index = self.objects;
+                self.objects += 1;
+                // SAFETY: as above.
+                unsafe { *tag_ptr = object_marker(index) };
+                (false, index)
+            }
+        };
+        let thread = marker_index(frame.0).filter(|m| m.0).map(|m| m.1);
+        self.roots.push(RawRoot {
+            kind,
+            thread: if kind == RootKind::Thread && is_thread {
+                Some(object)
+            } else {
+                thread
+            },
+            method: frame.1,
+            location: frame.2,
+            object,
+            is_thread,
+        });
+    }
+}
+
+unsafe extern "C" fn roots_callback(
+    kind: sys::jvmtiHeapReferenceKind,
+    info: *const sys::jvmtiHeapReferenceInfo,
+    _class_tag: jlong,
+    _referrer_class_tag: jlong,
+    _size: jlong,
+    tag_ptr: *mut jlong,
+    _referrer_tag_ptr: *mut jlong,
+    _length: jint,
+    user_data: *mut c_void,
+) -> jint {
+    // SAFETY: `user_data` is the `RootsState` that `enumerate_roots` passed; the VM calls us from
+    // one thread at a time.
+    let state = unsafe { &mut *user_data.cast::<RootsState>() };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        state.calls += 1;
+        if state.calls & 0x3ff == 0 && Instant::now() > state.deadline {
+            state.aborted = true;
+            return sys::JVMTI_VISIT_ABORT as jint;
+        }
+        let mut frame = (0, 0, 0);
+        let root = match kind {
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => RootKind::Thread,
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => {
+                if !info.is_null() {
+                    // SAFETY: for stack locals JVMTI passes the `stack_local` member.
+                    let local = unsafe { (*info).stack_local.as_ref() };
+                    frame = (local.thread_tag, local.method as usize, local.location);
+                }
+                RootKind::StackLocal
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => {
+                if !info.is_null() {
+                    // SAFETY: for JNI locals JVMTI passes the `jni_local` member.
+                    let local = unsafe { (*info).jni_local.as_ref() };
+                    frame = (local.thread_tag, local.method as usize, 0);
+                }
+                RootKind::JniLocal
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => RootKind::JniGlobal,
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => RootKind::Monitor,
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => RootKind::Other,
+            // System classes (their statics are read through JNI) and, were anything followed,
+            // object references: not roots.
+            _ => return 0,
+        };
+        state.on_root(root, frame, tag_ptr);
+        // No JVMTI_VISIT_OBJECTS: nothing is followed, so the stop is the roots' enumeration.
+        0
+    }));
+    outcome.unwrap_or_else(|_| {
+        state.aborted = true;
+        sys::JVMTI_VISIT_ABORT as jint
+    })
+}
+
+use std::ffi::c_void;
+
+/// A JVMTI environment disposed when dropped.
+struct TempEnv(Jvmti);
+
+impl Drop for TempEnv {
+    fn drop(&mut self) {
+        let _ = self.0.dispose();
+    }
+}
+
+/// Deletes a frame's reference, local or global (null: nothing).
+fn release(jni: *mut JNIEnv, object: jobject, global: bool) {
+    if object.is_null() {
+    } else if global {
+        jni!(jni, DeleteGlobalRef, object);
+    } else {
+        jni!(jni, DeleteLocalRef, object);
+    }
+}
+
+/// What `Search::start` needs to know of the classes (the worker's class table).
+pub struct ClassFacts<'a> {
+    pub names: &'a [String],
+    pub application: &'a [bool],
+}
+
+/// Whether a thread is one of memcity's own.
+pub fn is_memcity_thread(name: &str) -> bool {
+    name.starts_with("memcity-")
+}
+
+/// Whether a class is one of memcity's own (its JFR helper).
+pub fn is_memcity_class(name: &str) -> bool {
+    name.starts_with("memcity.")
+}
+
+/// A key that tells objects apart (see the module's head): identity hash, class, and a second
+/// hash of the object's content.
+fn visit_key(identity: u32, class: u32, second: u32) -> u64 {
+    let mut h = u64::from(identity) | (u64::from(class) << 32);
+    h ^= u64::from(second).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (h >> 29)
+}
+
+impl Search {
+    /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
+    /// makes the targets. `None` when the JVM refused the roots' enumeration.
+    /// `live_objects` sizes the search's memory up front (growing it costs more than it).
+    pub fn start(
+        env: &mut Env<'_>,
+        facts: &ClassFacts<'_>,
+        samples: &[Sample],
+        live_objects: u64,
+    ) -> Option<Search> {
+        let started = Instant::now();
+        let jni = env.jni;
+        let jvmti = env.jvmti;
+        let global = |local: jobject| -> jobject {
+            if local.is_null() {
+                ptr::null_mut()
+            } else {
+                jni!(jni, NewGlobalRef, local)
+            }
+        };
+        let find = |name: &std::ffi::CStr| -> jobject {
+            let local = jni!(jni, FindClass, name.as_ptr());
+            if local.is_null() {
+                jni!(jni, ExceptionClear);
+                return ptr::null_mut();
+            }
+            let g = global(local);
+            jni!(jni, DeleteLocalRef, local);
+            g
+        };
+        let class_class = find(c"java/lang/Class");
+        let thread_class = find(c"java/lang/Thread");
+        let reference_class = find(c"java/lang/ref/Reference");
+        let mut search = Search {
+            roots: Vec::new(),
+            next_root: 0,
+            threads: Vec::new(),
+            fields: vec!["[]".to_string()],
+            field_ids: HashMap::new(),
+            classes: Vec::new(),
+            targets: Vec::new(),
+            by_hash: IntMap::default(),
+            visited: HashSet::with_capacity_and_hasher(
+                (live_objects as usize / 2).clamp(1 << 16, MAX_VISITED),
+                BuildHasherDefault::default(),
+            ),
+            stack: Vec::new(),
+            current_root: 0,
+            merge: Merge::default(),
+            found: 0,
+            stopped_early: false,
+            visited_count: 0,
+            too_deep: 0,
+            started,
+            cpu: Duration::ZERO,
+            roots_pause: Duration::ZERO,
+            incomplete: String::new(),
+            recent: Vec::with_capacity(RECENT_CLASSES),
+            class_class,
+            thread_class,
+            reference_class,
+        };
+        // SAFETY: the worker's own JNIEnv; the frame frees every local reference made here.
+        let _frame = unsafe { LocalFrame::push(jni, 256) }?;
+        let is_app = |id: u32| facts.application.get(id as usize).copied().unwrap_or(false);
+        let name_of = |id: u32| facts.names.get(id as usize).map_or("", String::as_str);
+
+        // The enumeration's markers go in an environment of its own, disposed with its tags
+        // right after: the agent's own tags (classes, samples, walks) are never touched, and
+        // nothing needs restoring.
+        let mut vm: *mut jni::sys::JavaVM = ptr::null_mut();
+        if jni!(jni, GetJavaVM, &mut vm) != 0 || vm.is_null() {
+            return None;
+        }
+        // SAFETY: `vm` is this process's JavaVM, from the worker's JNIEnv.
+        let marks = TempEnv(unsafe { crate::jvmti::get_env(vm) }?);
+        let mut caps = crate::jvmti::empty_capabilities();
+        caps.set_can_tag_objects(1);
+        marks.0.add_capabilities(&caps).ok()?;
+        // Threads: marked so that the enumeration tells whose stack a local is on.
+        let threads = jvmti.all_threads().ok()?;
+        for (i, &thread) in threads.as_slice().iter().enumerate() {
+            let name = jvmti
+                .thread_info(thread)
+                .map(|info| info.name)
+                .unwrap_or_else(|_| "(unnamed thread)".into());
+            search.threads.push(name);
+            let _ = marks.0.set_tag(thread, thread_marker(i));
+        }
+        let mut state = RootsState {
+            roots: Vec::new(),
+            objects: 0,
+            deadline: Instant::now() + ROOTS_LIMIT,
+            calls: 0,
+            aborted: false,
+        };
+        // SAFETY: the struct is all optional function pointers, for which zero means `None`.
+        let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
+        callbacks.heap_reference_callback = Some(roots_callback);
+        let stop = Instant::now();
+        // SAFETY: the callback takes `RootsState` as user data, which outlives the call.
+        let result = unsafe {
+            marks
+                .0
+                .follow_references(&callbacks, (&mut state as *mut RootsState).cast::<c_void>())
+        };
+        search.roots_pause = stop.elapsed();
+        let markers: Vec<jlong> = (0..state.objects).map(object_marker).collect();
+        let mut objects: Vec<jobject> = vec![ptr::null_mut(); state.objects];
+        for chunk in markers.chunks(1024) {
+            if let Ok((found, found_tags)) = marks.0.objects_with_tags(chunk) {
+                for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
+                    if let Some((false, index)) = marker_index(tag) {
+                        if let Some(slot) = objects.get_mut(index) {
+                            *slot = global(object);
+                        }
+                    }
+                    jni!(jni, DeleteLocalRef, object);
+                }
+            }
+        }
+        drop(marks);
+        if result.is_err() || state.aborted {
+            search.incomplete = format!(
+                "the GC roots' enumeration {} after {} ms: locals and JNI references were not searched",
+                if state.aborted { "was abandoned" } else { "failed" },
+                search.roots_pause.as_millis()
+            );
+        }
+        let memcity_thread = |t: Option<usize>| {
+            t.and_then(|i| search.threads.get(i))
+                .is_some_and(|n| is_memcity_thread(n))
+        };
+        let mut roots: Vec<(PathRoot, RootObject)> = Vec::new();
+        // Threads in full, whether or not the enumeration reported them.
+        for (i, &thread) in threads.as_slice().iter().enumerate() {
+            let order = if memcity_thread(Some(i)) {
+                RootOrder::Memcity
+            } else {
+                RootOrder::Thread
+            };
+            roots.push((
+                PathRoot {
+                    kind: RootKind::Thread,
+                    order,
+                    thread: Some(i),
+                    method: 0,
+                    location: 0,
+                    class: 0,
+                    field: String::new(),
+                },
+                RootObject::Held(global(thread)),
+            ));
+        }
+        for raw in &state.roots {
+            if raw.is_thread || raw.kind == RootKind::Thread {
+                continue; // every thread is a root above
+            }
+            let object = objects.get(raw.object).copied().unwrap_or(ptr::null_mut());
+            if object.is_null() {
+                continue;
+            }
+            let application_frame = raw.method != 0
+                && jvmti
+                    .method_declaring_class(raw.method as jni::sys::jmethodID)
+                    .ok()
+                    .and_then(|class| {
+                        let id = (env.class_id)(class);
+                        jni!(jni, DeleteLocalRef, class);
+                        id
+                    })
+                    .is_some_and(is_app);
+            let order = if memcity_thread(raw.thread) {
+                RootOrder::Memcity
+            } else {
+                match raw.kind {
+                    RootKind::StackLocal if application_frame => RootOrder::ApplicationLocal,
+                    RootKind::StackLocal | RootKind::JniLocal | RootKind::Monitor => {
+                        RootOrder::OtherLocal
+                    }
+                    _ => RootOrder::JniGlobal,
+                }
+            };
+            roots.push((
+                PathRoot {
+                    kind: raw.kind,
+                    order,
+                    thread: raw.thread,
+                    method: raw.method,
+                    location: raw.location,
+                    class: 0,
+                    field: String::new(),
+                },
+                // Shared with other roots of the same object: released once, at the end.
+                RootObject::Held(object),
+            ));
+        }
+        // Static fields of the loaded, initialized classes.
+        if let Ok(classes) = jvmti.loaded_classes() {
+            for &class in classes.as_slice() {
+                let initialized = jvmti
+                    .class_status(class)
+                    .is_ok_and(|s| s & sys::JVMTI_CLASS_STATUS_INITIALIZED as jint != 0);
+                let Some(id) = (initialized).then(|| (env.class_id)(class)).flatten() else {
+                    continue;
+                };
+                let Ok(fields) = jvmti.class_fields(class) else {
+                    continue;
+                };
+                let name = name_of(id);
+                let order = if is_memcity_class(name) {
+                    RootOrder::Memcity
+                } else if is_app(id) {
+                    RootOrder::ApplicationStatic
+                } else {
+                    RootOrder::JdkStatic
+                };
+                let mut held: jobject = ptr::null_mut();
+                for &field in fields.as_slice() {
+                    let statik = jvmti
+                        .field_modifiers(class, field)
+                        .is_ok_and(|m| m & ACC_STATIC != 0);
+                    if !statik {
+                        continue;
+                    }
+                    let Ok((field_name, signature)) = jvmti.field_name(class, field) else {
+                        continue;
+                    };
+                    let signature = signature.to_string_lossy();
+                    if !(signature.starts_with('L') || signature.starts_with('[')) {
+                        continue;
+                    }
+                    if held.is_null() {
+                        held = global(class);
+                    }
+                    roots.push((
+                        PathRoot {
+                            kind: RootKind::StaticField,
+                            order,
+                            thread: None,
+                            method: 0,
+                            location: 0,
+                            class: id,
+                            field: field_name.to_string_lossy(),
+                        },
+                        RootObject::Static(held, field),
+                    ));
+                }
+                jni!(jni, DeleteLocalRef, class);
+            }
+        }
+        // Stable: within an order, the JVM's own order (threads as listed, locals top frame
+        // first, classes as loaded).
+        roots.sort_by_key(|(root, _)| root.order);
+        search.roots = roots;
+
+        // Targets: every live sample, or an even selection of them, with weights scaled to
+        // stand for all.
+        let step = samples.len().div_ceil(MAX_TARGETS).max(1);
+        let scale = step as f64;
+        for sample in samples.iter().step_by(step) {
+            let local = jni!(jni, NewLocalRef, sample.weak as jobject);
+            if local.is_null() {
+                continue; // died since
+            }
+            let Ok(hash) = jvmti.object_hash(local) else {
+                jni!(jni, DeleteLocalRef, local);
+                continue;
+            };
+            let weak = jni!(jni, NewWeakGlobalRef, local);
+            jni!(jni, DeleteLocalRef, local);
+            if weak.is_null() {
+                continue;
+            }
+            let index = search.targets.len() as u32;
+            search.targets.push(Target {
+                weak,
+                class: sample.class,
+                weight: sample.weight * scale,
+                found: false,
+            });
+            search.by_hash.entry(hash as u32).or_default().push(index);
+        }
+        search.cpu = started.elapsed();
+        Some(search)
+    }
+
+    fn field_id(&mut self, name: String) -> u32 {
+        if let Some(&id) = self.field_ids.get(&name) {
+            return id;
+        }
+        let id = self.fields.len() as u32;
+        self.fields.push(name.clone());
+        self.field_ids.insert(name, id);
+        id
+    }
+
+    /// The class id and what the search knows of `class` (learned on first sight).
+    fn class_info(&mut self, env: &mut Env<'_>, class: jclass) -> Option<(u32, Kind)> {
+        // The classes met last: a list's nodes, a map's entries, an array's elements come in
+        // runs, and `IsSameObject` is cheaper than the tag map's lock and lookup.
+        let jni = env.jni;
+        for i in 0..self.recent.len() {
+            let (mirror, id, kind) = self.recent[i];
+            if jni!(jni, IsSameObject, mirror, class) == jni::sys::JNI_TRUE {
+                self.recent[..=i].rotate_right(1);
+                return Some((id, kind));
+            }
+        }
+        let (id, kind) = self.class_info_slow(env, class)?;
+        let evicted = if self.recent.len() == RECENT_CLASSES {
+            self.recent.pop().map(|r| r.0)
+        } else {
+            None
+        };
+        if let Some(mirror) = evicted {
+            jni!(jni, DeleteGlobalRef, mirror);
+        }
+        let mirror = jni!(jni, NewGlobalRef, class);
+        if !mirror.is_null() {
+            self.recent.insert(0, (mirror, id, kind));
+        }
+        Some((id, kind))
+    }
+
+    fn class_info_slow(&mut self, env: &mut Env<'_>, class: jclass) -> Option<(u32, Kind)> {
+        let id = (env.class_id)(class)?;
+        if let Some(Some(info)) = self.classes.get(id as usize) {
+            return Some((id, info.kind));
+        }
+        let info = self.learn(env, class);
+        let kind = info.kind;
+        if self.classes.len() <= id as usize {
+            self.classes.resize_with(id as usize + 1, || None);
+        }
+        self.classes[id as usize] = Some(info);
+        Some((id, kind))
+    }
+
+    fn learn(&mut self, env: &mut Env<'_>, class: jclass) -> ClassInfo {
+        let jni = env.jni;
+        let jvmti = env.jvmti;
+        let leaf = ClassInfo {
+            kind: Kind::Leaf,
+            fields: Vec::new(),
+        };
+        let Ok(signature) = jvmti.class_signature(class) else {
+            return leaf;
+        };
+        let signature = signature.to_string_lossy();
+        if let Some(element) = signature.strip_prefix('[') {
+            return ClassInfo {
+                kind: if element.starts_with('L') || element.starts_with('[') {
+                    Kind::ObjectArray
+                } else {
+                    Kind::Leaf
+                },
+                fields: Vec::new(),
+            };
+        }
+        if jni!(jni, IsSameObject, class, self.class_class) == jni::sys::JNI_TRUE {
+            return ClassInfo {
+                kind: Kind::Mirror,
+                fields: Vec::new(),
+            };
+        }
+        let is_thread = !self.thread_class.is_null()
+            && jni!(jni, IsAssignableFrom, class, self.thread_class) == jni::sys::JNI_TRUE;
+        let mut own = Vec::new();
+        let mut other = Vec::new();
+        // SAFETY: the worker's JNIEnv; the frame frees the superclass references.
+        let Some(_frame) = (unsafe { LocalFrame::push(jni, 16) }) else {
+            return leaf;
+        };
+        let mut current = jni!(jni, NewLocalRef, class);
+        while !current.is_null() {
+            let is_reference =
+                jni!(jni, IsSameObject, current, self.reference_class) == jni::sys::JNI_TRUE;
+            if let Ok(fields) = jvmti.class_fields(current) {
+                for &field in fields.as_slice() {
+                    if jvmti
+                        .field_modifiers(current, field)
+                        .is_ok_and(|m| m & ACC_STATIC != 0)
+                    {
+                        continue;
+                    }
+                    let Ok((name, field_signature)) = jvmti.field_name(current, field) else {
+                        continue;
+                    };
+                    let field_signature = field_signature.to_string_lossy();
+                    if !(field_signature.starts_with('L') || field_signature.starts_with('[')) {
+                        continue;
+                    }
+                    let name = name.to_string_lossy();
+                    // A referent is not held by its reference (weak, soft, phantom: the GC
+                    // clears it; final: the finalizer queue only runs it).
+                    if is_reference && name == "referent" {
+                        continue;
+                    }
+                    let id = self.field_id(name);
+                    if field_signature == signature {
+                        own.push((field, id));
+                    } else {
+                        other.push((field, id));
+                    }
+                }
+            }
+            current = jni!(jni, GetSuperclass, current);
+        }
+        other.extend(own);
+        ClassInfo {
+            kind: if is_thread {
+                Kind::Thread
+            } else if other.is_empty() {
+                Kind::Leaf
+            } else {
+                Kind::Instance
+            },
+            fields: other,
+        }
+    }
+
+    /// Runs the search for about `slice`; true when it is done.
+    pub fn run(&mut self, env: &mut Env<'_>, slice: Duration) -> bool {
+        let start = Instant::now();
+        let deadline = start + slice;
+        // SAFETY: the worker's own JNIEnv; the frame frees the slice's local references.
+        let Some(_frame) = (unsafe { LocalFrame::push(env.jni, 64) }) else {
+            self.incomplete = "no JNI local frame".into();
+            return true;
+        };
+        let mut steps = 0u32;
+        let done = loop {
+            steps += 1;
+            if steps & 0xff == 0 && Instant::now() >= deadline {
+                break false;
+            }
+            if self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64 {
+                self.stopped_early = true;
+                break true;
+            }
+            if !self.step(env) {
+                break true;
+            }
+        };
+        if jni!(env.jni, ExceptionCheck) == jni::sys::JNI_TRUE {
+            jni!(env.jni, ExceptionClear);
+        }
+        // What the slice pushed outlives its local frame as global references.
+        let jni = env.jni;
+        for frame in &mut self.stack {
+            if !frame.global {
+                frame.object = jni!(jni, NewGlobalRef, frame.object);
+                frame.global = true;
+            }
+            if !frame.pending.is_null() && !frame.pending_global {
+                frame.pending = jni!(jni, NewGlobalRef, frame.pending);
+                frame.pending_global = true;
+            }
+        }
+        self.cpu += start.elapsed();
+        done
+    }
+
+    /// One reference of the search; false when there is nothing left to do.
+    fn step(&mut self, env: &mut Env<'_>) -> bool {
+        let jni = env.jni;
+        let Some(top) = self.stack.last_mut() else {
+            return self.next_root(env);
+        };
+        if top.cursor >= top.length {
+            release(jni, top.object, top.global);
+            if top.pending.is_null() {
+                self.stack.pop();
+            } else {
+                // The chain's next link takes the frame's place (a tail call).
+                top.object = std::mem::replace(&mut top.pending, ptr::null_mut());
+                top.global = top.pending_global;
+                top.length = top.pending_length;
+                top.cursor = 0;
+                top.run += 1;
+            }
+            return true;
+        }
+        let cursor = top.cursor;
+        top.cursor += 1;
+        let (object, field) = match self.classes[top.class as usize].as_ref().map(|c| c.kind) {
+            Some(Kind::ObjectArray) => (
+                jni!(jni, GetObjectArrayElement, top.object, cursor as jsize),
+                ELEMENTS_FIELD,
+            ),
+            _ => {
+                let info = self.classes[top.class as usize]
+                    .as_ref()
+                    .expect("a known class");
+                let (id, name) = info.fields[cursor as usize];
+                (jni!(jni, GetObjectField, top.object, id), name)
+            }
+        };
+        if !object.is_null() && !self.reach(env, object, field, true) {
+            jni!(jni, DeleteLocalRef, object);
+        }
+        true
+    }
+
+    /// Starts the next root's frame; false when none is left.
+    fn next_root(&mut self, env: &mut Env<'_>) -> bool {
+        let jni = env.jni;
+        while self.next_root < self.roots.len() {
+            let index = self.next_root;
+            self.next_root += 1;
+            self.current_root = index as u32;
+            let (object, local) = match self.roots[index].1 {
+                RootObject::Held(object) => (object, false),
+                RootObject::Static(class, field) => {
+                    (jni!(jni, GetStaticObjectField, class, field), true)
+                }
+            };
+            if object.is_null() {
+                continue;
+            }
+            if !self.reach(env, object, index as u32, local) && local {
+                jni!(jni, DeleteLocalRef, object);
+            }
+            if !self.stack.is_empty() || self.visited_count as usize >= MAX_VISITED {
+                return self.visited_count as usize <= MAX_VISITED;
+            }
+        }
+        false
+    }
+
+    /// `object` is referenced by the top frame through `field` (or is a root's object, `field`
+    /// then the root's index): count it if it is a target, and enter it if it is new. An `owned`
+    /// local reference is kept by a frame it enters (returns true) instead of copied.
+    fn reach(&mut self, env: &mut Env<'_>, object: jobject, field: u32, owned: bool) -> bool {
+        let jni = env.jni;
+        let class = jni!(jni, GetObjectClass, object);
+        let info = self.class_info(env, class);
+        jni!(jni, DeleteLocalRef, class);
+        let Some((class, kind)) = info else {
+            return false;
+        };
+        if kind == Kind::Mirror {
+            return false;
+        }
+        let Ok(identity) = env.jvmti.object_hash(object) else {
+            return false;
+        };
+        let identity = identity as u32;
+        if let Some(candidates) = self.by_hash.get(&identity) {
+            let hit = candidates.iter().copied().find(|&t| {
+                let target = &self.targets[t as usize];
+                !target.found && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
+            });
+            if let Some(t) = hit {
+                self.found_target(t, identity, class, field);
+            }
+        }
+        let entering = match kind {
+            Kind::Leaf | Kind::Mirror => false,
+            // A live thread is a root of its own; enter it only as that.
+            Kind::Thread => self.stack.is_empty(),
+            Kind::Instance | Kind::ObjectArray => true,
+        };
+        if !entering {
+            return false;
+        }
+        let (length, second) = if kind == Kind::ObjectArray {
+            let length = jni!(jni, GetArrayLength, object).max(0) as u32;
+            (length, length)
+        } else {
+            let info = self.classes[class as usize]
+                .as_ref()
+                .expect("a known class");
+            let length = info.fields.len() as u32;
+            let second = info
+                .fields
+                .first()
+                .map(|&(id, _)| jni!(jni, GetObjectField, object, id))
+                .filter(|o| !o.is_null())
+                .map_or(0, |o| {
+                    let h = env.jvmti.object_hash(o).unwrap_or(0) as u32;
+                    jni!(jni, DeleteLocalRef, o);
+                    h
+                });
+            (length, second)
+        };
+        if !self.visited.insert(visit_key(identity, class, second)) {
+            return false;
+        }
+        self.visited_count += 1;
+        if self.visited.len() >= MAX_VISITED {
+            self.incomplete =
+                format!("the search kept track of {MAX_VISITED} objects, its limit, and stopped");
+            self.next_root = self.roots.len();
+            return false;
+        }
+        let chained = self.stack.last().is_some_and(|top| top.class == class);
+        if chained {
+            let top = self.stack.last_mut().expect("a top frame");
+            if top.pending.is_null() {
+                // The chain's next link: entered once this frame is done (see `Frame::pending`).
+                top.pending = if owned {
+                    object
+                } else {
+                    jni!(jni, NewLocalRef, object)
+                };
+                top.pending_global = false;
+                top.pending_length = length;
+                return owned;
+            }
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            self.too_deep += 1;
+            return false;
+        }
+        let (run, first_identity, first_field) = match self.stack.last() {
+            Some(top) if chained => (top.run + 1, top.identity, top.field),
+            _ => (1, identity, field),
+        };
+        if self.stack.len() % 64 == 63 {
+            // Room for the slice's local references (a frame each; -Xcheck:jni counts them).
+            jni!(jni, EnsureLocalCapacity, (self.stack.len() + 128) as jint);
+        }
+        self.stack.push(Frame {
+            object: if owned {
+                object
+            } else {
+                jni!(jni, NewLocalRef, object)
+            },
+            global: false,
+            pending: ptr::null_mut(),
+            pending_global: false,
+            pending_length: 0,
+            class,
+            cursor: 0,
+            length,
+            node: NONE,
+            run,
+            identity: first_identity,
+            field: first_field,
+            chained,
+        });
+        owned
+    }
+
+    /// Gives every frame of the stack its merged node; returns the top's.
+    fn materialize(&mut self) -> u32 {
+        for i in 0..self.stack.len() {
+            if self.stack[i].node == NONE {
+                let node = if self.stack[i].chained {
+                    self.stack[i - 1].node
+                } else {
+                    let parent = if i == 0 {
+                        0
+                    } else {
+                        self.stack[i - 1].node + 1
+                    };
+                    let f = &self.stack[i];
+                    self.merge.node(parent, f.identity, f.class, f.field)
+                };
+                self.stack[i].node = node;
+            }
+            let (node, run) = (self.stack[i].node, self.stack[i].run);
+            let array = self.classes[self.stack[i].class as usize]
+                .as_ref()
+                .is_some_and(|c| c.kind == Kind::ObjectArray);
+            let merged = &mut self.merge.nodes[node as usize];
+            merged.chain = merged.chain.max(run);
+            if array {
+                merged.length = merged.length.max(u64::from(self.stack[i].length));
+            }
+        }
+        self.stack.last().map_or(NONE, |f| f.node)
+    }
+
+    fn found_target(&mut self, target: u32, identity: u32, class: u32, field: u32) {
+        let node = match self.stack.last() {
+            None => self.merge.node(0, identity, class, field),
+            // An object of the chain's own class is one more link of it: counted at the chain.
+            Some(top) if top.class == class => self.materialize(),
+            Some(_) => {
+                let parent = self.materialize() + 1;
+                self.merge.node(parent, identity, class, field)
+            }
+        };
+        let t = &mut self.targets[target as usize];
+        t.found = true;
+        let (tclass, weight) = (t.class, t.weight);
+        self.merge.count(node, tclass, weight);
+        self.found += 1;
+    }
+
+    /// Releases every reference the search holds and hands over what it found.
+    pub fn finish(mut self, env: &mut Env<'_>) -> Found {
+        let jni = env.jni;
+        for frame in self.stack.drain(..) {
+            release(jni, frame.object, frame.global);
+            release(jni, frame.pending, frame.pending_global);
+        }
+        let mut released: HashSet<usize> = HashSet::new();
+        for (_, object) in &self.roots {
+            let global = match *object {
+                RootObject::Held(o) | RootObject::Static(o, _) => o,
+            };
+            if !global.is_null() && released.insert(global as usize) {
+                jni!(jni, DeleteGlobalRef, global);
+            }
+        }
+        let mut missed: IntMap<u32, u64> = IntMap::default();
+        for target in &self.targets {
+            if !target.found {
+                *missed.entry(target.class).or_default() += 1;
+            }
+            jni!(jni, DeleteWeakGlobalRef, target.weak);
+        }
+        let mut missed: Vec<(u32, u64)> = missed.into_iter().collect();
+        missed.sort_by_key(|&(class, n)| (std::cmp::Reverse(n), class));
+        for (mirror, _, _) in self.recent.drain(..) {
+            jni!(jni, DeleteGlobalRef, mirror);
+        }
+        for global in [self.class_class, self.thread_class, self.reference_class] {
+            if !global.is_null() {
+                jni!(jni, DeleteGlobalRef, global);
+            }
+        }
+        if self.incomplete.is_empty() && self.too_deep > 0 {
+            self.incomplete = format!(
+                "{} objects deeper than {MAX_DEPTH} references were not entered",
+                self.too_deep
+            );
+        }
+        Found {
+            nodes: self.merge.nodes,
+            roots: self.roots.into_iter().map(|(root, _)| root).collect(),
+            threads: self.threads,
+            fields: self.fields,
+            started: Some(self.started),
+            finished: Some(Instant::now()),
+            targets: self.targets.len() as u64,
+            found: self.found,
+            visited: self.visited_count,
+            cpu: self.cpu,
+            roots_pause: self.roots_pause,
+            incomplete: self.incomplete,
+            stopped_early: self.stopped_early,
+            missed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_tell_objects_threads_and_untagged_apart() {
+        for index in [0usize, 1, 12345, (1 << 40) - 2] {
+            assert_eq!(marker_index(object_marker(index)), Some((false, index)));
+            assert_eq!(marker_index(thread_marker(index)), Some((true, index)));
+        }
+        assert_eq!(marker_index(0), None);
+    }
+
+    #[test]
+    fn keys_tell_apart_what_hashes_alone_do_not() {
+        let a = visit_key(42, 7, 1);
+        assert_ne!(a, visit_key(42, 7, 2), "same hash and class, other content");
+        assert_ne!(a, visit_key(42, 8, 1), "same hash, other class");
+        assert_eq!(a, visit_key(42, 7, 1));
+    }
+
+    #[test]
+    fn merged_paths_share_their_prefix_and_count_targets_where_they_end() {
+        let mut m = Merge::default();
+        let root = m.node(0, 11, 1, 0);
+        let list = m.node(root + 1, 12, 2, 3);
+        let again = m.node(root + 1, 12, 2, 3);
+        assert_eq!(list, again);
+        let a = m.node(list + 1, 13, 4, 5);
+        let b = m.node(list + 1, 14, 4, 5);
+        assert_ne!(a, b, "two instances of one type are two nodes");
+        m.count(a, 4, 2.0);
+        m.count(a, 4, 3.0);
+        m.count(b, 9, 1.0);
+        assert_eq!(m.nodes[a as usize].targets, vec![(4, 2, 5.0)]);
+        assert_eq!(m.nodes[b as usize].targets, vec![(9, 1, 1.0)]);
+        assert_eq!(m.nodes.len(), 4);
+        assert_eq!(m.nodes[list as usize].parent, root + 1);
+    }
+
+    #[test]
+    fn searches_keep_to_their_share_of_a_core() {
+        let t0 = Instant::now();
+        let share = 0.05;
+        let mut s = Schedule::new(share);
+        assert!(!s.due(t0, MIN_TARGETS - 1), "too few samples to merge");
+        assert!(s.due(t0, MIN_TARGETS), "the first search starts at once");
+        s.sliced(t0);
+        assert_eq!(s.slice_wait(t0), Some(SLICE_REST));
+        assert_eq!(s.slice_wait(t0 + SLICE_REST), None);
+        // A cheap search: the next one waits the floor.
+        s.ended(t0, Duration::from_millis(10));
+        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100));
+        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100));
+        // A costly one: the next waits until the average is back at the share.
+        s.ended(t0, Duration::from_secs(1));
+        let rest = Duration::from_secs(1).div_f64(share);
+        assert!(!s.due(t0 + rest - Duration::from_millis(1), 100));
+        assert!(s.due(t0 + rest, 100));
+        assert_eq!(s.next_in(t0), Some(rest));
+    }
+
+    #[test]
+    fn root_order_puts_the_application_first_and_memcity_last() {
+        let mut orders = [
+            RootOrder::Memcity,
+            RootOrder::JdkStatic,
+            RootOrder::Thread,
+            RootOrder::ApplicationStatic,
+            RootOrder::ApplicationLocal,
+        ];
+        orders.sort();
+        assert_eq!(orders.first(), Some(&RootOrder::ApplicationStatic));
+        assert_eq!(orders.last(), Some(&RootOrder::Memcity));
+    }
+}
