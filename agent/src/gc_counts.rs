@@ -17,6 +17,11 @@
 //! Counting lengthens the pauses it runs in, so the worker turns the event off while the
 //! predicted addition (live objects times the measured time per object, from the GC's "Report
 //! Object Count" phase) is past the `gc_counts` option, and on again when it fits.
+//!
+//! The stream's JFR repository goes to memcity's run directory, not the application's /tmp
+//! (`repository.rs`).
+
+mod repository;
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -56,6 +61,12 @@ static INBOX: Mutex<Option<Inbox>> = Mutex::new(None);
 fn with_inbox<T>(f: impl FnOnce(&mut Inbox) -> T) -> T {
     let mut guard = INBOX.lock().unwrap_or_else(|p| p.into_inner());
     f(guard.get_or_insert_with(Inbox::default))
+}
+
+/// Removes the JFR repositories of JVMs that are gone (see `repository.rs`); for an agent's
+/// start.
+pub fn clear_stale_repositories() {
+    repository::clear_stale();
 }
 
 /// Every GC whose counts are complete (a stream flush ends a chunk, and a GC's events are all in
@@ -237,6 +248,11 @@ impl GcCounts {
                     fn_ptr: flushed as *mut std::ffi::c_void,
                 },
             ];
+            // Before the stream starts: a killed JVM would leave its first chunk in /tmp.
+            let repository = repository::place(env).map_err(|e| {
+                format!("JFR's repository cannot be kept out of java.io.tmpdir: {e}")
+            })?;
+            crate::log::debug!("the GC counts' JFR repository: {repository}");
             let registered = env.register_native_methods(&class, &natives);
             check(env, "cannot register the JFR callbacks", registered)?;
             let started = env.call_static_method(&class, "start", "()Ljava/lang/Object;", &[]);

@@ -89,10 +89,17 @@ fn ensure_run_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes this agent's registration (atomically, mode 0600); returns its path.
-pub fn register(registration: &Registration) -> io::Result<PathBuf> {
+/// This user's run directory, created (0700) or checked to be private to this user: for what
+/// else an agent keeps there (the JFR repository of its GC counts).
+pub fn private_run_dir() -> io::Result<PathBuf> {
     let dir = run_dir();
     ensure_run_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Writes this agent's registration (atomically, mode 0600); returns its path.
+pub fn register(registration: &Registration) -> io::Result<PathBuf> {
+    let dir = private_run_dir()?;
     remove_stale(&dir);
     let path = dir.join(registration.pid.to_string());
     let tmp = dir.join(format!(".{}.tmp", registration.pid));

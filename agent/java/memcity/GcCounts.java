@@ -27,7 +27,9 @@ public final class GcCounts {
 
     /**
      * Starts the stream; returns it, for {@link #setEnabled} and {@link #stop}. Unless the agent
-     * detaches, it ends with the JVM, whose shutdown closes JFR's recordings.
+     * detaches, it ends with the JVM, whose shutdown closes JFR's recordings. The agent has put
+     * JFR's repository in memcity's run directory first (agent/src/gc_counts/repository.rs): a
+     * killed JVM would leave the stream's chunks in java.io.tmpdir.
      */
     public static Object start() {
         RecordingStream stream = new RecordingStream();
