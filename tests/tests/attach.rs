@@ -443,6 +443,18 @@ impl Wrapped {
 
 impl Drop for Wrapped {
     fn drop(&mut self) {
+        // SIGTERM first: the JVM exits in order and deletes its /tmp/hsperfdata_<user>/<pid>,
+        // which a SIGKILL leaves behind (for another user's JVM, until that user starts one).
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
