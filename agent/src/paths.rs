@@ -66,6 +66,10 @@ pub const SLICE_REST: Duration = Duration::from_millis(10);
 const ROOTS_LIMIT: Duration = Duration::from_millis(500);
 
 const NONE: u32 = u32::MAX;
+/// Sampled classes counted per root node at most, and the count of one that gives a root with
+/// no sampled path a node of its own.
+const MAX_REACHED_TYPES: usize = 24;
+const REACHED_FLOOR: u64 = 1000;
 /// Classes `class_info` remembers by reference.
 const RECENT_CLASSES: usize = 4;
 /// Field id of array elements.
@@ -114,6 +118,33 @@ pub const ENOUGH_FOUND: f64 = 0.95;
 /// Fewer live samples than this are not worth a search (the merge needs numbers to agree).
 pub const MIN_TARGETS: usize = 20;
 
+/// When tracker generations began (session time), noted by the worker as it sees them: dates
+/// a sample from its generation to within the worker's loop (GCs advance generations).
+#[derive(Debug, Default)]
+pub struct Births {
+    /// `(first generation, whole seconds since the start)`, one entry per second at most.
+    marks: Vec<(u32, u32)>,
+}
+
+impl Births {
+    pub fn note(&mut self, generation: u32, since_start: Duration) {
+        let s = since_start.as_secs().min(u64::from(u32::MAX)) as u32;
+        match self.marks.last() {
+            Some(&(_, last)) if last >= s => {}
+            Some(&(g, _)) if g >= generation => {}
+            _ => self.marks.push((generation, s)),
+        }
+    }
+
+    /// The second a sample of `generation` was taken in (0 before the first note).
+    pub fn seconds(&self, generation: u32) -> u32 {
+        match self.marks.partition_point(|&(g, _)| g <= generation) {
+            0 => 0,
+            i => self.marks[i - 1].1,
+        }
+    }
+}
+
 /// When the next search may start and the next slice may run: searches take at most their
 /// share of one core on average (`paths=` option). Times are passed in, so tests
 /// drive it without a clock.
@@ -124,6 +155,8 @@ pub struct Schedule {
     last_end: Option<Instant>,
     last_cpu: Duration,
     resume_at: Option<Instant>,
+    /// Live objects when the last search started.
+    last_objects: u64,
 }
 
 impl Schedule {
@@ -133,6 +166,7 @@ impl Schedule {
             last_end: None,
             last_cpu: Duration::ZERO,
             resume_at: None,
+            last_objects: 0,
         }
     }
 
@@ -140,12 +174,23 @@ impl Schedule {
         self.last_cpu.div_f64(self.share).max(MIN_SEARCH_EVERY)
     }
 
-    /// Whether a new search may start at `now` with `live_samples` to look for.
-    pub fn due(&self, now: Instant, live_samples: usize) -> bool {
+    /// Whether a new search may start at `now` with `live_samples` to look for among
+    /// `live_objects`. Past its rest; or, since paths found in a heap half the size cannot
+    /// say who holds the other half, once the heap has doubled (at most `MIN_SEARCH_EVERY`
+    /// apart: that is a logarithm of the growth's worth of extra searches).
+    pub fn due(&self, now: Instant, live_samples: usize, live_objects: u64) -> bool {
         if live_samples < MIN_TARGETS {
             return false;
         }
-        self.last_end.is_none_or(|end| now >= end + self.rest())
+        self.last_end.is_none_or(|end| {
+            now >= end + self.rest()
+                || (live_objects >= 2 * self.last_objects.max(1) && now >= end + MIN_SEARCH_EVERY)
+        })
+    }
+
+    /// A search starts with `live_objects` in the heap.
+    pub fn started(&mut self, live_objects: u64) {
+        self.last_objects = live_objects;
     }
 
     /// Whether the running search's next slice may run at `now`, and if not, when.
@@ -207,6 +252,21 @@ pub struct PathRoot {
     pub field: String,
 }
 
+impl PathRoot {
+    /// What identifies the root from one search to the next (a frame's method and thread, a
+    /// static's class and field, a thread's name).
+    pub fn key(&self, threads: &[String]) -> String {
+        let thread = self
+            .thread
+            .and_then(|t| threads.get(t))
+            .map_or("", String::as_str);
+        format!(
+            "{:?}|{}|{}|{}|{thread}",
+            self.kind, self.class, self.field, self.method
+        )
+    }
+}
+
 /// One node of the merged paths (see `PathNode` in the proto).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -220,8 +280,11 @@ pub struct Node {
     /// An array's length (0 for instances).
     pub length: u64,
     pub identity: u32,
-    /// `(class, samples, weight)` of the targets whose own node this is.
-    pub targets: Vec<(u32, u64, f64)>,
+    /// `(class, samples, weight, born_s)` of the targets whose own node this is, by the second
+    /// they were taken in.
+    pub targets: Vec<(u32, u64, f64, u32)>,
+    /// On a root's object: `(class, objects)` of the sampled classes reached from the root.
+    pub reached: Vec<(u32, u64)>,
 }
 
 /// A finished search.
@@ -241,6 +304,10 @@ pub struct Found {
     pub incomplete: String,
     /// The search reached `ENOUGH_FOUND` of its targets and left the remaining roots.
     pub stopped_early: bool,
+    /// Keys of the roots under which it found a tenth of its recent finds or more, most first.
+    pub top_roots: Vec<String>,
+    /// A focused search (see `PathTree.focused`).
+    pub focused: bool,
     /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
     /// live until the GC clears its weak reference).
     pub missed: Vec<(u32, u64)>,
@@ -270,19 +337,20 @@ impl Merge {
                 length: 0,
                 identity,
                 targets: Vec::new(),
+                reached: Vec::new(),
             });
         }
         id
     }
 
-    fn count(&mut self, node: u32, class: u32, weight: f64) {
+    fn count(&mut self, node: u32, class: u32, weight: f64, born_s: u32) {
         let targets = &mut self.nodes[node as usize].targets;
-        match targets.iter_mut().find(|t| t.0 == class) {
+        match targets.iter_mut().find(|t| t.0 == class && t.3 == born_s) {
             Some(t) => {
                 t.1 += 1;
                 t.2 += weight;
             }
-            None => targets.push((class, 1, weight)),
+            None => targets.push((class, 1, weight, born_s)),
         }
     }
 }
@@ -327,6 +395,12 @@ struct Frame {
     field: u32,
     /// Same class as the frame below: part of its chain (and node).
     chained: bool,
+    /// For an array reached through a field: that field of the frame below, and its name. A
+    /// growing map replaces its table while the search reads it (`HashMap.resize` empties the
+    /// old one as it goes), so once the array is done the field is read again, and a new
+    /// array there is searched too.
+    via: jfieldID,
+    via_name: u32,
 }
 
 /// A live sample looked for.
@@ -334,6 +408,8 @@ struct Target {
     weak: jobject,
     class: u32,
     weight: f64,
+    born_s: u32,
+    recent: bool,
     found: bool,
 }
 
@@ -367,14 +443,23 @@ pub struct Search {
     current_root: u32,
     merge: Merge,
     found: u64,
+    /// Objects reached per `(root, class)` (see `Node::reached`), and each root's own object as
+    /// `(identity, class)`.
+    reached: IntMap<(u32, u32), u64>,
+    root_objects: IntMap<u32, (u32, u32)>,
+    /// Recent targets (`Sample::recent`) found per root.
+    pub found_by_root: IntMap<u32, u64>,
     /// Stopped at `ENOUGH_FOUND`, before the last roots.
     stopped_early: bool,
+    focused: bool,
     visited_count: u64,
     too_deep: u64,
     started: Instant,
     cpu: Duration,
     roots_pause: Duration,
     incomplete: String,
+    /// The field being followed from the top frame (see `Frame::via`), null for elements.
+    via: jfieldID,
     /// The classes met last, most recent first: `(mirror, id, kind)` (see `class_info`).
     recent: Vec<(jobject, u32, Kind)>,
     /// Global references to `java.lang.Class`, `Thread` and `Reference`.
@@ -389,6 +474,12 @@ pub struct Sample {
     pub weak: usize,
     pub class: u32,
     pub weight: f64,
+    /// When it was taken, whole seconds since the session's start (0: unknown), so that a
+    /// viewer can weigh the objects of a growth apart from an older stock of the same type.
+    pub born_s: u32,
+    /// Taken since the previous search began: where these are found is where the heap grows,
+    /// and those roots go first next time (`Found::top_roots`).
+    pub recent: bool,
 }
 
 /// What the roots' enumeration callback collects.
@@ -550,11 +641,14 @@ impl Search {
     /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
     /// makes the targets. `None` when the JVM refused the roots' enumeration.
     /// `live_objects` sizes the search's memory up front (growing it costs more than it).
+    /// `preferred`: keys of roots (`PathRoot::key`) to search first, in that order: where the
+    /// last search found the growing objects, so that a focused search finds them again early.
     pub fn start(
         env: &mut Env<'_>,
         facts: &ClassFacts<'_>,
         samples: &[Sample],
         live_objects: u64,
+        preferred: &[String],
     ) -> Option<Search> {
         let started = Instant::now();
         let jni = env.jni;
@@ -596,13 +690,18 @@ impl Search {
             current_root: 0,
             merge: Merge::default(),
             found: 0,
+            reached: IntMap::default(),
+            root_objects: IntMap::default(),
+            found_by_root: IntMap::default(),
             stopped_early: false,
+            focused: false,
             visited_count: 0,
             too_deep: 0,
             started,
             cpu: Duration::ZERO,
             roots_pause: Duration::ZERO,
             incomplete: String::new(),
+            via: ptr::null_mut(),
             recent: Vec::with_capacity(RECENT_CLASSES),
             class_class,
             thread_class,
@@ -798,8 +897,18 @@ impl Search {
             }
         }
         // Stable: within an order, the JVM's own order (threads as listed, locals top frame
-        // first, classes as loaded).
-        roots.sort_by_key(|(root, _)| root.order);
+        // first, classes as loaded). Preferred roots before all.
+        let threads = &search.threads;
+        roots.sort_by_cached_key(|(root, _)| {
+            let key = root.key(threads);
+            (
+                preferred
+                    .iter()
+                    .position(|p| *p == key)
+                    .unwrap_or(usize::MAX),
+                root.order,
+            )
+        });
         search.roots = roots;
 
         // Targets: every live sample, or an even selection of them, with weights scaled to
@@ -825,6 +934,8 @@ impl Search {
                 weak,
                 class: sample.class,
                 weight: sample.weight * scale,
+                born_s: sample.born_s,
+                recent: sample.recent,
                 found: false,
             });
             search.by_hash.entry(hash as u32).or_default().push(index);
@@ -968,6 +1079,12 @@ impl Search {
         }
     }
 
+    /// Marks the search as focused (its targets are the objects born since the last search).
+    pub fn focused(mut self, focused: bool) -> Search {
+        self.focused = focused;
+        self
+    }
+
     /// Runs the search for about `slice`; true when it is done.
     pub fn run(&mut self, env: &mut Env<'_>, slice: Duration) -> bool {
         let start = Instant::now();
@@ -1017,10 +1134,32 @@ impl Search {
             return self.next_root(env);
         };
         if top.cursor >= top.length {
-            release(jni, top.object, top.global);
             if top.pending.is_null() {
-                self.stack.pop();
+                let frame = self.stack.pop().expect("a top frame");
+                let replaced = match self.stack.last() {
+                    Some(parent) if !frame.via.is_null() => {
+                        let now = jni!(jni, GetObjectField, parent.object, frame.via);
+                        if !now.is_null()
+                            && jni!(jni, IsSameObject, now, frame.object) == jni::sys::JNI_FALSE
+                        {
+                            Some(now)
+                        } else {
+                            if !now.is_null() {
+                                jni!(jni, DeleteLocalRef, now);
+                            }
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                release(jni, frame.object, frame.global);
+                if let Some(now) = replaced {
+                    if !self.reach(env, now, frame.via_name, true) {
+                        jni!(jni, DeleteLocalRef, now);
+                    }
+                }
             } else {
+                release(jni, top.object, top.global);
                 // The chain's next link takes the frame's place (a tail call).
                 top.object = std::mem::replace(&mut top.pending, ptr::null_mut());
                 top.global = top.pending_global;
@@ -1042,12 +1181,14 @@ impl Search {
                     .as_ref()
                     .expect("a known class");
                 let (id, name) = info.fields[cursor as usize];
+                self.via = id;
                 (jni!(jni, GetObjectField, top.object, id), name)
             }
         };
         if !object.is_null() && !self.reach(env, object, field, true) {
             jni!(jni, DeleteLocalRef, object);
         }
+        self.via = ptr::null_mut();
         true
     }
 
@@ -1104,10 +1245,25 @@ impl Search {
                 self.found_target(t, identity, class, field);
             }
         }
+        if self.stack.is_empty() {
+            self.root_objects
+                .insert(self.current_root, (identity, class));
+        }
         let entering = match kind {
-            Kind::Leaf | Kind::Mirror => false,
-            // A live thread is a root of its own; enter it only as that.
-            Kind::Thread => self.stack.is_empty(),
+            Kind::Leaf | Kind::Mirror => {
+                *self.reached.entry((self.current_root, class)).or_default() += 1;
+                false
+            }
+            // A live thread is a root of its own; enter it only as that (not from another
+            // root, nor as a local's object: `main` holding a worker's `Thread` does not hold
+            // the worker's thread-locals).
+            Kind::Thread => {
+                self.stack.is_empty()
+                    && self
+                        .roots
+                        .get(self.current_root as usize)
+                        .is_some_and(|r| r.0.kind == RootKind::Thread)
+            }
             Kind::Instance | Kind::ObjectArray => true,
         };
         if !entering {
@@ -1137,6 +1293,7 @@ impl Search {
             return false;
         }
         self.visited_count += 1;
+        *self.reached.entry((self.current_root, class)).or_default() += 1;
         if self.visited.len() >= MAX_VISITED {
             self.incomplete =
                 format!("the search kept track of {MAX_VISITED} objects, its limit, and stopped");
@@ -1188,6 +1345,12 @@ impl Search {
             identity: first_identity,
             field: first_field,
             chained,
+            via: if kind == Kind::ObjectArray {
+                self.via
+            } else {
+                ptr::null_mut()
+            },
+            via_name: field,
         });
         owned
     }
@@ -1223,6 +1386,9 @@ impl Search {
     }
 
     fn found_target(&mut self, target: u32, identity: u32, class: u32, field: u32) {
+        if self.targets[target as usize].recent {
+            *self.found_by_root.entry(self.current_root).or_default() += 1;
+        }
         let node = match self.stack.last() {
             None => self.merge.node(0, identity, class, field),
             // An object of the chain's own class is one more link of it: counted at the chain.
@@ -1234,8 +1400,8 @@ impl Search {
         };
         let t = &mut self.targets[target as usize];
         t.found = true;
-        let (tclass, weight) = (t.class, t.weight);
-        self.merge.count(node, tclass, weight);
+        let (tclass, weight, born_s) = (t.class, t.weight, t.born_s);
+        self.merge.count(node, tclass, weight, born_s);
         self.found += 1;
     }
 
@@ -1272,6 +1438,40 @@ impl Search {
                 jni!(jni, DeleteGlobalRef, global);
             }
         }
+        // Per root, the counts of the classes sampled: on its node, made for a root that holds
+        // many of them though no sampled path went through it.
+        let sampled: std::collections::HashSet<u32> =
+            self.targets.iter().map(|t| t.class).collect();
+        let mut by_root: IntMap<u32, Vec<(u32, u64)>> = IntMap::default();
+        for (&(root, class), &n) in &self.reached {
+            if sampled.contains(&class) {
+                by_root.entry(root).or_default().push((class, n));
+            }
+        }
+        for (root, mut counts) in by_root {
+            let Some(&(identity, class)) = self.root_objects.get(&root) else {
+                continue;
+            };
+            counts.sort_by_key(|&(c, n)| (std::cmp::Reverse(n), c));
+            counts.truncate(MAX_REACHED_TYPES);
+            let key = (0, identity, class, root);
+            let node = match self.merge.index.get(&key) {
+                Some(&node) => node,
+                None if counts[0].1 >= REACHED_FLOOR => self.merge.node(0, identity, class, root),
+                None => continue,
+            };
+            self.merge.nodes[node as usize].reached = counts;
+        }
+        let total_recent: u64 = self.found_by_root.values().sum();
+        let mut by_root: Vec<(u32, u64)> =
+            self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
+        by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
+        let top_roots: Vec<String> = by_root
+            .iter()
+            .filter(|&&(_, n)| n * 10 >= total_recent.max(1))
+            .filter_map(|&(r, _)| self.roots.get(r as usize))
+            .map(|(root, _)| root.key(&self.threads))
+            .collect();
         if self.incomplete.is_empty() && self.too_deep > 0 {
             self.incomplete = format!(
                 "{} objects deeper than {MAX_DEPTH} references were not entered",
@@ -1292,6 +1492,8 @@ impl Search {
             roots_pause: self.roots_pause,
             incomplete: self.incomplete,
             stopped_early: self.stopped_early,
+            top_roots,
+            focused: self.focused,
             missed,
         }
     }
@@ -1328,11 +1530,15 @@ mod tests {
         let a = m.node(list + 1, 13, 4, 5);
         let b = m.node(list + 1, 14, 4, 5);
         assert_ne!(a, b, "two instances of one type are two nodes");
-        m.count(a, 4, 2.0);
-        m.count(a, 4, 3.0);
-        m.count(b, 9, 1.0);
-        assert_eq!(m.nodes[a as usize].targets, vec![(4, 2, 5.0)]);
-        assert_eq!(m.nodes[b as usize].targets, vec![(9, 1, 1.0)]);
+        m.count(a, 4, 2.0, 7);
+        m.count(a, 4, 3.0, 7);
+        m.count(a, 4, 1.0, 8);
+        m.count(b, 9, 1.0, 7);
+        assert_eq!(
+            m.nodes[a as usize].targets,
+            vec![(4, 2, 5.0, 7), (4, 1, 1.0, 8)]
+        );
+        assert_eq!(m.nodes[b as usize].targets, vec![(9, 1, 1.0, 7)]);
         assert_eq!(m.nodes.len(), 4);
         assert_eq!(m.nodes[list as usize].parent, root + 1);
     }
@@ -1342,21 +1548,46 @@ mod tests {
         let t0 = Instant::now();
         let share = 0.05;
         let mut s = Schedule::new(share);
-        assert!(!s.due(t0, MIN_TARGETS - 1), "too few samples to merge");
-        assert!(s.due(t0, MIN_TARGETS), "the first search starts at once");
+        assert!(
+            !s.due(t0, MIN_TARGETS - 1, 1000),
+            "too few samples to merge"
+        );
+        assert!(
+            s.due(t0, MIN_TARGETS, 1000),
+            "the first search starts at once"
+        );
+        s.started(1000);
         s.sliced(t0);
         assert_eq!(s.slice_wait(t0), Some(SLICE_REST));
         assert_eq!(s.slice_wait(t0 + SLICE_REST), None);
         // A cheap search: the next one waits the floor.
         s.ended(t0, Duration::from_millis(10));
-        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100));
-        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100));
+        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100, 1000));
+        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100, 1000));
         // A costly one: the next waits until the average is back at the share.
         s.ended(t0, Duration::from_secs(1));
         let rest = Duration::from_secs(1).div_f64(share);
-        assert!(!s.due(t0 + rest - Duration::from_millis(1), 100));
-        assert!(s.due(t0 + rest, 100));
+        assert!(!s.due(t0 + rest - Duration::from_millis(1), 100, 1999));
+        assert!(s.due(t0 + rest, 100, 1000));
         assert_eq!(s.next_in(t0), Some(rest));
+        // A heap that doubled is searched again sooner, but not more often than the floor.
+        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100, 2000));
+        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100, 2000));
+    }
+
+    #[test]
+    fn samples_are_dated_by_the_second_their_generation_began() {
+        let mut b = Births::default();
+        assert_eq!(b.seconds(5), 0);
+        b.note(2, Duration::from_millis(300));
+        b.note(3, Duration::from_millis(900)); // same second: no mark
+        b.note(7, Duration::from_millis(2100));
+        b.note(7, Duration::from_millis(3100)); // no new generation: no mark
+        assert_eq!(b.seconds(1), 0);
+        assert_eq!(b.seconds(2), 0);
+        assert_eq!(b.seconds(6), 0);
+        assert_eq!(b.seconds(7), 2);
+        assert_eq!(b.seconds(100), 2);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use jni::sys::JNIEnv;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
     root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, OwnedEdge, PathNode,
-    PathTarget, PathTree, Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, WalkCost,
+    PathTarget, PathTree, Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, TypeCount,
+    WalkCost,
 };
 use memcity_proto::PROTOCOL_VERSION;
 
@@ -187,6 +188,9 @@ fn tag_class(
     Some(id)
 }
 
+/// Focused path searches between two full ones (`Worker::start_search`).
+const FOCUSED_PER_FULL: u32 = 4;
+
 /// Class ids for the path search: the mirror's tag, tagging a class no refresh has seen yet.
 fn class_ids(agent: &'static Agent) -> impl FnMut(jni::sys::jclass) -> Option<u32> {
     move |class| {
@@ -337,6 +341,13 @@ struct Worker {
     search: Option<paths::Search>,
     search_schedule: paths::Schedule,
     paths_found: Option<paths::Found>,
+    /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
+    born_at: paths::Births,
+    /// For focused searches: the generation the last search started at, the roots its finds
+    /// were under, and the focused searches since the last full one.
+    search_from_gen: u32,
+    preferred_roots: Vec<String>,
+    focused_since_full: u32,
 }
 
 /// One published snapshot's per-class numbers.
@@ -550,6 +561,10 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search: None,
         search_schedule: paths::Schedule::new(agent.options.paths.unwrap_or(1.0)),
         paths_found: None,
+        born_at: paths::Births::default(),
+        search_from_gen: 0,
+        preferred_roots: Vec::new(),
+        focused_since_full: 0,
     };
     let major = java_major(
         &agent
@@ -645,6 +660,11 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             worker.estimate_pending = true;
         }
         worker.adapt_sampling();
+        if let Some(sampler) = &agent.sampler {
+            worker
+                .born_at
+                .note(sampler.tracker.generation(), agent.start.elapsed());
+        }
         let wait = worker.step().min(worker.search_step());
         if let Ok(guard) = agent.monitor.enter() {
             // Re-check under the monitor so a GC that finished meanwhile is not slept through.
@@ -1672,7 +1692,10 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            if !self.search_schedule.due(now, live) {
+            if !self
+                .search_schedule
+                .due(now, live, self.live_objects_published)
+            {
                 return self
                     .search_schedule
                     .next_in(now)
@@ -1680,6 +1703,7 @@ impl Worker {
                     .clamp(Duration::from_millis(1), POLL);
             }
             self.refresh_classes();
+            self.search_schedule.started(self.live_objects_published);
             self.search = self.start_search(sampler);
             self.search_schedule.sliced(Instant::now());
             if self.search.is_none() {
@@ -1699,6 +1723,12 @@ impl Worker {
         };
         let search = self.search.as_mut().expect("a search under way");
         if search.run(&mut env, paths::SLICE) {
+            if crate::log::enabled(crate::log::Level::Debug) {
+                let mut by: Vec<(u32, u64)> =
+                    search.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
+                by.sort_by_key(|&(r, _)| r);
+                debug!("path search: found per root (in search order): {by:?}");
+            }
             let found = self
                 .search
                 .take()
@@ -1731,6 +1761,7 @@ impl Worker {
                     .collect();
                 debug!("path search: not reached: {}", missed.join(", "));
             }
+            self.preferred_roots = found.top_roots.clone();
             self.paths_found = Some(found);
             // Published with the next snapshot: an estimate soon, when estimates run.
             self.estimate_pending = true;
@@ -1741,38 +1772,70 @@ impl Worker {
         }
     }
 
-    /// Starts a search for the live samples not allocated by memcity's own threads.
+    /// Starts a search for the live samples not allocated by memcity's own threads: all that
+    /// survived a GC (a full search), or, between full ones, only those born since the last
+    /// search started (a focused search: the growth's objects, found first under the roots
+    /// that held the last search's finds, so it stops early and costs the leak's size rather
+    /// than the heap's).
     fn start_search(&mut self, sampler: &'static Sampler) -> Option<paths::Search> {
         let mut ours: HashMap<u32, bool> = HashMap::new();
-        let mut samples = Vec::new();
-        let mut survivors = Vec::new();
+        let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
+        let from_gen = self.search_from_gen;
         sampler.tracker.for_each_live(|sample, weak| {
             let memcity = *ours.entry(sample.thread).or_insert_with(|| {
                 sampler
                     .thread_name(sample.thread)
                     .is_some_and(|n| paths::is_memcity_thread(&n))
             });
-            if !memcity {
-                let target = paths::Sample {
-                    weak,
-                    class: sample.class,
-                    weight: sample.weight,
-                };
-                // Samples born since the last GC are often garbage no GC has met yet, which no
-                // path reaches and which would keep the search from stopping early.
-                if sample.born < last_gc {
-                    survivors.push(target);
-                } else {
-                    samples.push(target);
-                }
+            if memcity {
+                return;
+            }
+            let target = paths::Sample {
+                weak,
+                class: sample.class,
+                weight: sample.weight,
+                born_s: self.born_at.seconds(sample.born),
+                recent: sample.born >= from_gen,
+            };
+            // Samples born since the last GC are often garbage no GC has met yet, which no
+            // path reaches and which would keep the search from stopping early.
+            if sample.born >= last_gc {
+                young.push(target);
+            } else if sample.born >= from_gen {
+                recent.push(target);
+            } else {
+                survivors.push(target);
             }
         });
-        if survivors.len() >= paths::MIN_TARGETS {
-            samples = survivors;
+        let focused = !self.preferred_roots.is_empty()
+            && self.focused_since_full < FOCUSED_PER_FULL
+            && recent.len() >= paths::MIN_TARGETS;
+        let (samples, preferred): (Vec<paths::Sample>, &[String]) = if focused {
+            self.focused_since_full += 1;
+            (recent, &self.preferred_roots)
         } else {
-            samples.extend(survivors);
+            self.focused_since_full = 0;
+            survivors.extend(recent);
+            if survivors.len() < paths::MIN_TARGETS {
+                survivors.extend(young);
+            }
+            (survivors, &[])
+        };
+        if crate::log::enabled(crate::log::Level::Debug) {
+            let mut by: std::collections::BTreeMap<u32, u32> = Default::default();
+            for t in &samples {
+                *by.entry(t.born_s).or_default() += 1;
+            }
+            debug!(
+                "path search: {} targets ({}), by second taken: {by:?}; generation {} last GC {}",
+                samples.len(),
+                if focused { "focused" } else { "full" },
+                sampler.tracker.generation(),
+                last_gc
+            );
         }
+        self.search_from_gen = sampler.tracker.generation();
         let agent = self.agent;
         let mut class_id = class_ids(agent);
         let mut env = paths::Env {
@@ -1784,7 +1847,14 @@ impl Worker {
             names: &self.classes.names,
             application: &self.classes.application,
         };
-        paths::Search::start(&mut env, &facts, &samples, self.live_objects_published)
+        let search = paths::Search::start(
+            &mut env,
+            &facts,
+            &samples,
+            self.live_objects_published,
+            preferred,
+        );
+        search.map(|s| s.focused(focused))
     }
 
     /// Ends a search under way (the session ends): its references go, its findings too.
@@ -1858,16 +1928,28 @@ impl Worker {
                 root,
                 chain: node.chain,
                 length: node.length,
+                reached: node
+                    .reached
+                    .iter()
+                    .map(|&(c, objects)| {
+                        let name = class(self, c);
+                        TypeCount {
+                            r#type: self.strings.intern(&name),
+                            objects,
+                        }
+                    })
+                    .collect(),
                 identity: node.identity,
                 targets: node
                     .targets
                     .iter()
-                    .map(|&(c, samples, weight)| {
+                    .map(|&(c, samples, weight, born_s)| {
                         let name = class(self, c);
                         PathTarget {
                             r#type: self.strings.intern(&name),
                             samples,
                             weight,
+                            born_s,
                         }
                     })
                     .collect(),
@@ -1883,6 +1965,7 @@ impl Worker {
             roots_pause_ns: found.roots_pause.as_nanos() as u64,
             incomplete: found.incomplete.clone(),
             stopped_early: found.stopped_early,
+            focused: found.focused,
             nodes,
         }
     }

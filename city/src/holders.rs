@@ -24,10 +24,22 @@ use crate::suspects::{is_internal, Confidence};
 /// One root's branch (and each step below) must hold this share of its parent's weight for the
 /// descent to go on (MAT's leak suspects use 80 %).
 pub const DESCEND_SHARE: f64 = 0.8;
-/// Fewer samples of a type than this name no holder with confidence.
+/// New samples (of all growing types together) that make a growth's own evidence.
+pub const GROWTH_SAMPLES: u64 = 20;
+/// Fewer samples through a holder than this name it with no confidence.
 pub const MIN_SAMPLES: u64 = 5;
+/// The descent enters only nodes shared by at least this many sampled paths: one path alone
+/// says nothing of where paths part (it would lead to the sample's own parent).
+pub const SHARED_BY: u64 = 2;
 /// A split's largest branch names the holder as *likely* from this share.
 pub const LIKELY_SHARE: f64 = 0.5;
+/// A same-family thread holding this share of the named root's counted objects is a co-holder.
+pub const CO_HOLDER_SHARE: f64 = 0.25;
+/// Steps shown below a holder at most.
+const MAX_BELOW: usize = 12;
+/// Roots' branches holding at least this share of the growing types' weight are searched for
+/// holders of their own (the heaviest always is).
+pub const BRANCH_SHARE: f64 = 0.1;
 
 /// Paths from GC roots to sampled objects, names resolved (see `PathTree` in the proto).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -41,10 +53,14 @@ pub struct Paths {
     pub roots_pause_ns: u64,
     pub incomplete: String,
     pub stopped_early: bool,
+    pub focused: bool,
     pub nodes: Vec<PathNode>,
     /// Children of each node, and the root objects (nodes without a parent).
     pub children: Vec<Vec<usize>>,
     pub tops: Vec<usize>,
+    /// Per type, the second from which its samples count (`weigh_growth_from`); others count
+    /// all.
+    pub growth_from: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -57,8 +73,11 @@ pub struct PathNode {
     pub chain: u64,
     pub length: u64,
     pub identity: u32,
-    /// `(type, samples, weight)` of the sampled objects whose own node this is.
-    pub targets: Vec<(String, u64, f64)>,
+    /// `(type, samples, weight, born_s)` of the sampled objects whose own node this is, by the
+    /// second they were taken in (0: unknown).
+    pub targets: Vec<(String, u64, f64, u32)>,
+    /// On a root's object: objects of sampled types reached from the root, counted.
+    pub reached: Vec<(String, u64)>,
 }
 
 impl Paths {
@@ -85,14 +104,15 @@ impl Paths {
         }
     }
 
-    /// Per node, the weight of `type_name`'s sampled objects in its subtree, and their count.
-    fn weights(&self, type_name: &str) -> (Vec<f64>, Vec<u64>) {
+    /// Per node, the weight of the sampled objects of `types` in its subtree, and their count,
+    /// counting only the samples taken from each type's second on (see `Paths::leaks`).
+    fn weights(&self, types: &[&str]) -> (Vec<f64>, Vec<u64>) {
         let n = self.nodes.len();
         let mut weight = vec![0.0; n];
         let mut samples = vec![0u64; n];
         for i in (0..n).rev() {
-            for (t, s, w) in &self.nodes[i].targets {
-                if t == type_name {
+            for (t, s, w, born) in &self.nodes[i].targets {
+                if types.contains(&t.as_str()) && *born >= self.growth_second(t) {
                     weight[i] += w;
                     samples[i] += s;
                 }
@@ -103,6 +123,50 @@ impl Paths {
             }
         }
         (weight, samples)
+    }
+
+    /// The second from which `type_name`'s samples count (see `Paths::weigh_growth_from`).
+    fn growth_second(&self, type_name: &str) -> u32 {
+        self.growth_from
+            .iter()
+            .find(|(t, _)| t == type_name)
+            .map_or(0, |&(_, s)| s)
+    }
+
+    /// Weighs `types` by their samples taken lately: from the latest second at or before
+    /// `latest_s` (and not before `earliest_s`) from which together they have
+    /// `GROWTH_SAMPLES`, or from `earliest_s` when they have `MIN_SAMPLES` since. The holder of
+    /// a growth is where the new objects go, and a steady structure built earlier may hold more
+    /// of the same type (a catalog of `Item`s beside the map that leaks them). A type with no
+    /// new sample is weighed by all of its own. Returns the second chosen (0: all samples).
+    pub fn weigh_growth_from(&mut self, types: &[&str], earliest_s: u32, latest_s: u32) -> u32 {
+        self.growth_from.clear();
+        let mut by_second: std::collections::BTreeMap<u32, u64> = Default::default();
+        for (name, s, _, born) in self.nodes.iter().flat_map(|n| &n.targets) {
+            if *born > 0 && types.contains(&name.as_str()) {
+                *by_second.entry(*born).or_default() += s;
+            }
+        }
+        let since = |from: u32| -> u64 { by_second.range(from..).map(|(_, n)| n).sum() };
+        let earliest = earliest_s.max(1);
+        let from = (earliest..=latest_s.max(earliest))
+            .rev()
+            .find(|&s| since(s) >= GROWTH_SAMPLES)
+            .or_else(|| (since(earliest) >= MIN_SAMPLES).then_some(earliest));
+        let Some(from) = from else {
+            return 0;
+        };
+        for &t in types {
+            let any = self
+                .nodes
+                .iter()
+                .flat_map(|n| &n.targets)
+                .any(|(name, _, _, born)| name == t && *born >= from);
+            if any {
+                self.growth_from.push((t.to_string(), from));
+            }
+        }
+        from
     }
 
     /// The nodes from a root's object down to `node`.
@@ -124,152 +188,327 @@ impl Paths {
             .and_then(|&top| self.nodes[top].root.as_ref())
     }
 
-    /// Who holds `type_name`'s sampled objects, or `None` when the paths reached none.
-    pub fn holding(&self, type_name: &str) -> Option<Holding> {
-        let (weight, samples) = self.weights(type_name);
-        let total: f64 = self.tops.iter().map(|&t| weight[t]).sum();
-        let total_samples: u64 = self.tops.iter().map(|&t| samples[t]).sum();
-        if total <= 0.0 || total_samples == 0 {
-            return None;
-        }
-        let heaviest = |of: &[usize]| -> Option<usize> {
-            of.iter()
-                .copied()
-                .filter(|&c| weight[c] > 0.0)
-                .max_by(|&a, &b| weight[a].total_cmp(&weight[b]).then(b.cmp(&a)))
+    fn heaviest(&self, of: &[usize], weight: &[f64]) -> Option<usize> {
+        of.iter()
+            .copied()
+            .filter(|&c| weight[c] > 0.0)
+            .max_by(|&a, &b| weight[a].total_cmp(&weight[b]).then(b.cmp(&a)))
+    }
+
+    /// From `start`, down while one child holds `DESCEND_SHARE` of its parent's weight on at
+    /// least `SHARED_BY` sampled paths, stopping above objects of `types` themselves (where
+    /// paths end: the symptom, not a holder).
+    fn descend(&self, start: usize, types: &[&str], weight: &[f64], samples: &[u64]) -> usize {
+        let own = |node: usize| {
+            self.nodes[node]
+                .targets
+                .iter()
+                .any(|t| types.contains(&t.0.as_str()))
         };
-        let top = heaviest(&self.tops)?;
-        let top_share = weight[top] / total;
-        // Descend while one child holds most of its parent's paths, down to the objects of
-        // the type themselves (where paths end: those are the symptom, not a holder).
-        let own = |node: usize| self.nodes[node].targets.iter().any(|t| t.0 == type_name);
-        let mut deepest = top;
-        while let Some(child) = heaviest(&self.children[deepest]) {
-            if weight[child] < DESCEND_SHARE * weight[deepest] || own(child) {
-                break;
-            }
-            deepest = child;
-        }
-        // The holder: the collection owning the insides the descent stopped in.
-        let mut holder = deepest;
-        while let Some(parent) = self.nodes[holder].parent {
-            let node = &self.nodes[holder];
-            let array_of_collection = node.type_name.ends_with("[]")
-                && self.nodes[parent].type_name.starts_with("java.util.");
-            if !(is_internal(&node.type_name) || array_of_collection) {
-                break;
-            }
-            holder = parent;
-        }
-        // Below the holder, the heaviest route down to a node holding the type itself.
-        let mut below = Vec::new();
-        let mut at = holder;
-        while let Some(child) = heaviest(&self.children[at]) {
-            below.push(child);
-            if self.nodes[child].targets.iter().any(|t| t.0 == type_name) {
+        let mut at = start;
+        while let Some(child) = self.heaviest(&self.children[at], weight) {
+            if weight[child] < DESCEND_SHARE * weight[at]
+                || samples[child] < SHARED_BY
+                || own(child)
+            {
                 break;
             }
             at = child;
         }
-        // Other roots' branches: a pool's threads with the same structure share the holding,
-        // the rest are alternatives.
-        let main_root = self.nodes[top].root.as_ref();
-        let holder_type = &self.nodes[holder].type_name;
-        let mut co_holders = Vec::new();
-        let mut alternatives = Vec::new();
-        let mut shared = weight[top];
-        let mut others: Vec<usize> = self
+        at
+    }
+
+    /// Objects of `types` the search counted from root object `top`.
+    fn reached(&self, top: usize, types: &[&str]) -> u64 {
+        self.nodes[top]
+            .reached
+            .iter()
+            .filter(|(t, _)| types.contains(&t.as_str()))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// The collection owning the insides at `node` (a table, a list's chain of nodes, an
+    /// `ArrayList`'s array), or `node` itself.
+    fn fold(&self, mut node: usize) -> usize {
+        while let Some(parent) = self.nodes[node].parent {
+            let n = &self.nodes[node];
+            let array_of_collection = n.type_name.ends_with("[]")
+                && self.nodes[parent].type_name.starts_with("java.util.");
+            if !(is_internal(&n.type_name) || array_of_collection) {
+                break;
+            }
+            node = parent;
+        }
+        node
+    }
+
+    /// Who holds `type_name`'s sampled objects, or `None` when the paths reached none.
+    pub fn holding(&self, type_name: &str) -> Option<Holding> {
+        self.leaks(&[type_name]).into_iter().next()
+    }
+
+    /// The holders of the sampled objects of `types` (the growing ones), heaviest first: one
+    /// per accumulation point, each with the types it explains. A root's branch holding at
+    /// least `BRANCH_SHARE` of the weight is searched for holders; below the branch's common
+    /// part, each type descends on its own, so two leaks under one root are two holders.
+    pub fn leaks(&self, types: &[&str]) -> Vec<Holding> {
+        let (weight, samples) = self.weights(types);
+        let total: f64 = self.tops.iter().map(|&t| weight[t]).sum();
+        if total <= 0.0 {
+            return Vec::new();
+        }
+        let per_type: Vec<(&str, Vec<f64>, Vec<u64>)> = types
+            .iter()
+            .map(|&t| {
+                let (w, s) = self.weights(&[t]);
+                (t, w, s)
+            })
+            .collect();
+        let type_total = |i: usize| -> (f64, u64) {
+            let (_, w, s) = &per_type[i];
+            (
+                self.tops.iter().map(|&t| w[t]).sum(),
+                self.tops.iter().map(|&t| s[t]).sum(),
+            )
+        };
+        let mut branches: Vec<usize> = self
             .tops
             .iter()
             .copied()
-            .filter(|&t| t != top && weight[t] > 0.0)
+            .filter(|&t| weight[t] > 0.0)
             .collect();
-        others.sort_by(|&a, &b| weight[b].total_cmp(&weight[a]).then(a.cmp(&b)));
-        for t in others {
-            let root = self.nodes[t].root.as_ref();
-            let same_family = match (main_root, root) {
-                (Some(a), Some(b)) => {
-                    a.kind == b.kind
-                        && !a.thread.is_empty()
-                        && crate::suspects::thread_family(&a.name)
-                            == crate::suspects::thread_family(&b.name)
+        branches.sort_by(|&a, &b| weight[b].total_cmp(&weight[a]).then(a.cmp(&b)));
+        // (holder, explained type indices, branch)
+        let mut found: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+        let first_root = branches.first().and_then(|&b| self.nodes[b].root.as_ref());
+        for (rank, &branch) in branches.iter().enumerate() {
+            // Small branches are searched only when they may be a pool's other threads.
+            let small = rank > 0 && weight[branch] < BRANCH_SHARE * total;
+            if small && !same_family(first_root, self.nodes[branch].root.as_ref()) {
+                continue;
+            }
+            let common = self.descend(branch, types, &weight, &samples);
+            for (i, (t, w, s)) in per_type.iter().enumerate() {
+                if w[common] <= 0.0 {
+                    continue;
                 }
-                _ => false,
-            };
-            let holds_alike = self
-                .chain_below(t, &weight)
-                .iter()
-                .any(|&n| &self.nodes[n].type_name == holder_type);
-            if same_family && holds_alike {
-                shared += weight[t];
-                co_holders.push(root.map_or(String::new(), |r| r.name.clone()));
+                let holder = self.fold(self.descend(common, &[t], w, s));
+                match found.iter_mut().find(|f| f.0 == holder) {
+                    Some(f) => f.1.push(i),
+                    None => found.push((holder, vec![i], branch)),
+                }
+            }
+        }
+        let mut out: Vec<Holding> = Vec::new();
+        for (holder, explained, branch) in found {
+            let names: Vec<&str> = explained.iter().map(|&i| per_type[i].0).collect();
+            let (w, s) = self.weights(&names);
+            let (all_w, all_s) = explained.iter().fold((0.0, 0), |acc, &i| {
+                let (tw, ts) = type_total(i);
+                (acc.0 + tw, acc.1 + ts)
+            });
+            // A pool's threads each holding the same structure share one holding.
+            let root = self.nodes[branch].root.as_ref();
+            let holder_type = &self.nodes[holder].type_name;
+            if let Some(known) = out.iter_mut().find(|h| {
+                let known_root = self.root_of(h.holder);
+                self.nodes[h.holder].type_name == *holder_type && same_family(known_root, root)
+            }) {
+                known
+                    .co_holders
+                    .push(root.map_or(String::new(), |r| r.name.clone()));
+                for name in &names {
+                    if !known.types.iter().any(|t| t == name) {
+                        known.types.push(name.to_string());
+                    }
+                }
+                continue;
+            }
+            // Below the holder, the route the first (most grown) type's paths take most, then
+            // on through the other explained types' paths to where they end (the list's node,
+            // the element, its strings, their bytes).
+            let (first_w, _) = self.weights(&names[..1]);
+            let mut below = Vec::new();
+            let mut at = holder;
+            loop {
+                let child = self
+                    .heaviest(&self.children[at], &first_w)
+                    .or_else(|| self.heaviest(&self.children[at], &w));
+                let Some(child) = child else { break };
+                below.push(child);
+                at = child;
+                if below.len() >= MAX_BELOW {
+                    break;
+                }
+            }
+            out.push(Holding {
+                chain: self.chain_to(holder),
+                holder,
+                below,
+                types: names.iter().map(|s| s.to_string()).collect(),
+                samples: all_s,
+                holder_samples: s[holder],
+                weight: all_w,
+                shared_weight: w[holder],
+                share: 0.0,
+                co_holders: Vec::new(),
+                counted: 0,
+                counted_through: 0,
+                alternatives: Vec::new(),
+                confidence: Confidence::Ambiguous,
+            });
+        }
+        // A pool's threads whose lists no sample happened to land in: their counted objects say
+        // they hold the same.
+        for h in &mut out {
+            let top = self.chain_to(h.holder)[0];
+            let root = self.nodes[top].root.as_ref();
+            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+            let mine = self.reached(top, &names);
+            if mine == 0 {
+                continue;
+            }
+            for &other in &self.tops {
+                let r = self.nodes[other].root.as_ref();
+                if other == top
+                    || !same_family(root, r)
+                    || r.is_some_and(|r| h.co_holders.contains(&r.name))
+                {
+                    continue;
+                }
+                if self.reached(other, &names) as f64 >= CO_HOLDER_SHARE * mine as f64 {
+                    h.co_holders
+                        .push(r.map_or(String::new(), |r| r.name.clone()));
+                }
+            }
+        }
+        // Shares, alternatives and confidence once co-holders are pooled.
+        for h in &mut out {
+            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+            let (w, s) = self.weights(&names);
+            h.weight = self.tops.iter().map(|&t| w[t]).sum();
+            h.samples = self.tops.iter().map(|&t| s[t]).sum();
+            h.shared_weight = w[h.holder];
+            h.holder_samples = s[h.holder];
+            for top in self.tops.iter().copied().filter(|&t| {
+                self.nodes[t]
+                    .root
+                    .as_ref()
+                    .is_some_and(|r| h.co_holders.contains(&r.name))
+            }) {
+                h.shared_weight += w[top];
+                h.holder_samples += s[top];
+            }
+            h.share = if h.weight > 0.0 {
+                h.shared_weight / h.weight
             } else {
-                alternatives.push(Alternative {
-                    root: root.map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
-                    share: weight[t] / total,
-                    samples: samples[t],
-                });
-            }
+                0.0
+            };
+            let own_top = self.chain_to(h.holder)[0];
+            let co: Vec<&str> = h.co_holders.iter().map(String::as_str).collect();
+            let mut alternatives: Vec<Alternative> = self
+                .tops
+                .iter()
+                .copied()
+                .filter(|&t| t != own_top && w[t] > 0.0)
+                .filter(|&t| {
+                    self.nodes[t]
+                        .root
+                        .as_ref()
+                        .is_none_or(|r| !co.contains(&r.name.as_str()))
+                })
+                .map(|t| Alternative {
+                    root: self.nodes[t]
+                        .root
+                        .as_ref()
+                        .map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
+                    share: w[t] / h.weight.max(f64::MIN_POSITIVE),
+                    samples: s[t],
+                })
+                .collect();
+            alternatives.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.root.cmp(&b.root)));
+            h.alternatives = alternatives;
+            // The counts: the objects of these types the holder's root (and co-holders)
+            // reached, against all that the search counted.
+            let counted: u64 = self.tops.iter().map(|&t| self.reached(t, &names)).sum();
+            let ours: u64 = self
+                .tops
+                .iter()
+                .copied()
+                .filter(|&t| {
+                    t == own_top
+                        || self.nodes[t]
+                            .root
+                            .as_ref()
+                            .is_some_and(|r| h.co_holders.contains(&r.name))
+                })
+                .map(|t| self.reached(t, &names))
+                .sum();
+            h.counted = counted;
+            h.counted_through = ours;
+            let count_share = if counted > 0 {
+                ours as f64 / counted as f64
+            } else {
+                0.0
+            };
+            let agreed = h.share >= DESCEND_SHARE;
+            h.confidence = if agreed
+                && (h.holder_samples >= MIN_SAMPLES
+                    || (h.holder_samples >= SHARED_BY && count_share >= DESCEND_SHARE))
+            {
+                Confidence::Exact
+            } else if h.holder_samples >= 1
+                && (h.share >= LIKELY_SHARE || count_share >= LIKELY_SHARE)
+            {
+                Confidence::Likely
+            } else {
+                Confidence::Ambiguous
+            };
         }
-        let share = shared / total;
-        let confidence = if total_samples < MIN_SAMPLES {
-            Confidence::Ambiguous
-        } else if share >= DESCEND_SHARE {
-            Confidence::Exact
-        } else if top_share >= LIKELY_SHARE || share >= LIKELY_SHARE {
-            Confidence::Likely
-        } else {
-            Confidence::Ambiguous
-        };
-        Some(Holding {
-            chain: self.chain_to(holder),
-            holder,
-            below,
-            samples: total_samples,
-            holder_samples: samples[holder],
-            weight: total,
-            share: weight[holder] / total,
-            co_holders,
-            alternatives,
-            confidence,
-        })
-    }
-
-    /// The heaviest route from `node` down (for comparing a pool thread's branch).
-    fn chain_below(&self, node: usize, weight: &[f64]) -> Vec<usize> {
-        let mut out = vec![node];
-        let mut at = node;
-        while let Some(&child) = self.children[at]
-            .iter()
-            .filter(|&&c| weight[c] > 0.0)
-            .max_by(|&&a, &&b| weight[a].total_cmp(&weight[b]))
-        {
-            out.push(child);
-            at = child;
-            if out.len() > 64 {
-                break;
-            }
-        }
+        out.sort_by(|a, b| b.shared_weight.total_cmp(&a.shared_weight));
         out
     }
 }
 
-/// Where one type's sampled paths lead (see `Paths::holding`).
+/// Whether two roots are threads of one family (a pool's: names equal but for numbers).
+fn same_family(a: Option<&RootRef>, b: Option<&RootRef>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            a.kind == b.kind
+                && !a.thread.is_empty()
+                && crate::suspects::thread_family(&a.name)
+                    == crate::suspects::thread_family(&b.name)
+        }
+        _ => false,
+    }
+}
+
+/// Where growing types' sampled paths lead (see `Paths::leaks`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Holding {
     /// Nodes from the root's object down to the holder.
     pub chain: Vec<usize>,
     pub holder: usize,
-    /// From the holder's content down to a node of the type (the heaviest route).
+    /// From the holder's content down to where the explained types' paths end (the heaviest
+    /// route).
     pub below: Vec<usize>,
-    /// The type's samples the paths reached, those through the holder, and their weight.
+    /// The types it explains, in the order given (strongest growth first).
+    pub types: Vec<String>,
+    /// Their samples the paths reached anywhere, those through the holder (and co-holders),
+    /// and their weights.
     pub samples: u64,
     pub holder_samples: u64,
     pub weight: f64,
-    /// Share of the type's weight through the holder.
+    pub shared_weight: f64,
+    /// Share of the types' weight through the holder and its co-holders.
     pub share: f64,
     /// Roots of the same thread family holding the same structure (a pool).
     pub co_holders: Vec<String>,
+    /// Objects of the types the search counted, and those from the holder's root and
+    /// co-holders (counts, not samples; see `PathNode::reached`).
+    pub counted: u64,
+    pub counted_through: u64,
     /// Other roots' branches, heaviest first.
     pub alternatives: Vec<Alternative>,
     pub confidence: Confidence,
@@ -324,7 +563,12 @@ pub fn from_proto(
             targets: n
                 .targets
                 .iter()
-                .map(|t| (name(t.r#type), t.samples, t.weight))
+                .map(|t| (name(t.r#type), t.samples, t.weight, t.born_s))
+                .collect(),
+            reached: n
+                .reached
+                .iter()
+                .map(|r| (name(r.r#type), r.objects))
                 .collect(),
         })
         .collect();
@@ -338,6 +582,7 @@ pub fn from_proto(
     paths.roots_pause_ns = tree.roots_pause_ns;
     paths.incomplete = tree.incomplete.clone();
     paths.stopped_early = tree.stopped_early;
+    paths.focused = tree.focused;
     paths
 }
 
@@ -345,7 +590,7 @@ pub fn from_proto(
 pub fn samples_by_type(paths: &Paths) -> HashMap<&str, u64> {
     let mut out: HashMap<&str, u64> = HashMap::new();
     for node in &paths.nodes {
-        for (t, s, _) in &node.targets {
+        for (t, s, _, _) in &node.targets {
             *out.entry(t.as_str()).or_default() += s;
         }
     }
@@ -357,8 +602,17 @@ mod tests {
     use super::*;
     use memcity_proto::v1::root::Kind;
 
-    /// A tree from `(parent, type, field, root, targets)` rows.
-    fn tree(rows: &[(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])]) -> Paths {
+    /// `(parent, type, field, root, targets)`: one node of a test tree.
+    type Row<'a> = (
+        Option<usize>,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        &'a [(&'a str, u64)],
+    );
+
+    /// A tree from rows.
+    fn tree(rows: &[Row<'_>]) -> Paths {
         Paths::new(
             rows.iter()
                 .map(|&(parent, type_name, field, root, targets)| PathNode {
@@ -381,25 +635,18 @@ mod tests {
                     chain: 1,
                     length: 0,
                     identity: 0,
+                    reached: Vec::new(),
                     targets: targets
                         .iter()
-                        .map(|&(t, n)| (t.to_string(), n, n as f64 * 10.0))
+                        .map(|&(t, n)| (t.to_string(), n, n as f64 * 10.0, 1))
                         .collect(),
                 })
                 .collect(),
         )
     }
 
-    fn people_list(
-        extra: &[(
-            Option<usize>,
-            &'static str,
-            &'static str,
-            Option<&'static str>,
-            &'static [(&'static str, u64)],
-        )],
-    ) -> Paths {
-        let mut rows: Vec<(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])> = vec![
+    fn people_list(extra: &[Row<'static>]) -> Paths {
+        let mut rows: Vec<Row<'_>> = vec![
             (
                 None,
                 "java.util.LinkedList",
@@ -480,6 +727,7 @@ mod tests {
     #[test]
     fn a_split_of_80_20_is_exact_and_of_60_40_is_likely_with_the_other_named() {
         let split = |a: u64, b: u64| {
+            #[allow(clippy::type_complexity, reason = "a test table's rows, owned")]
             let rows: Vec<(Option<usize>, &str, &str, Option<&str>, Vec<(&str, u64)>)> = vec![
                 (
                     None,
@@ -499,7 +747,7 @@ mod tests {
                 ),
                 (Some(3), "Listener", "value", None, vec![("Listener", b)]),
             ];
-            let rows: Vec<(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])> = rows
+            let rows: Vec<Row<'_>> = rows
                 .iter()
                 .map(|(p, t, f, r, x)| (*p, *t, *f, *r, &x[..]))
                 .collect();
@@ -529,7 +777,7 @@ mod tests {
 
     #[test]
     fn a_pools_threads_holding_the_same_list_are_co_holders() {
-        let mut rows: Vec<(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])> = Vec::new();
+        let mut rows: Vec<Row<'_>> = Vec::new();
         let names = [
             "thread \"pool-1-thread-1\"",
             "thread \"pool-1-thread-2\"",
@@ -560,14 +808,118 @@ mod tests {
     }
 
     #[test]
-    fn few_samples_name_no_holder_with_confidence() {
-        let rows: Vec<(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])> = vec![
+    fn few_samples_are_likely_at_best_unless_the_counts_agree() {
+        let rows: Vec<Row<'_>> = vec![
             (None, "java.util.ArrayList", "", Some("static A.L"), &[]),
-            (Some(0), "X", "[]", None, &[("X", 2)]),
+            (Some(0), "java.lang.Object[]", "elementData", None, &[]),
+            (Some(1), "X", "[]", None, &[("X", 1)]),
+            (Some(1), "X", "[]", None, &[("X", 1)]),
+            (None, "java.util.HashMap", "", Some("static B.M"), &[]),
         ];
-        let h = tree(&rows).holding("X").unwrap();
-        assert_eq!(h.confidence, Confidence::Ambiguous);
-        assert!(tree(&rows).holding("Y").is_none(), "no path reached a Y");
+        let mut p = tree(&rows);
+        let h = p.holding("X").unwrap();
+        assert_eq!(p.nodes[h.holder].type_name, "java.util.ArrayList");
+        assert_eq!(
+            h.confidence,
+            Confidence::Likely,
+            "two paths agree: not yet exact"
+        );
+        // The search counted 9,000 X from A.L and 100 from B.M: the counts back the paths.
+        p.nodes[0].reached = vec![("X".into(), 9000)];
+        p.nodes[4].reached = vec![("X".into(), 100)];
+        assert_eq!(p.holding("X").unwrap().confidence, Confidence::Exact);
+        // ...or contradict them: most X sit elsewhere.
+        p.nodes[4].reached = vec![("X".into(), 90_000)];
+        assert_eq!(p.holding("X").unwrap().confidence, Confidence::Likely);
+        assert!(p.holding("Y").is_none(), "no path reached a Y");
+    }
+
+    #[test]
+    fn a_pools_thread_that_no_sample_landed_in_is_a_co_holder_by_its_counts() {
+        let rows: Vec<Row<'_>> = vec![
+            (
+                None,
+                "java.lang.ThreadLocal$ThreadLocalMap",
+                "",
+                Some("thread \"pool-1-thread-1\""),
+                &[],
+            ),
+            (Some(0), "java.util.ArrayList", "value", None, &[]),
+            (Some(1), "Request", "[]", None, &[("Request", 3)]),
+            (Some(1), "Request", "[]", None, &[("Request", 3)]),
+            (
+                None,
+                "java.lang.Thread",
+                "",
+                Some("thread \"pool-1-thread-2\""),
+                &[],
+            ),
+            (None, "java.lang.Thread", "", Some("thread \"main\""), &[]),
+        ];
+        let mut p = tree(&rows);
+        p.nodes[0].reached = vec![("Request".into(), 25_000)];
+        p.nodes[4].reached = vec![("Request".into(), 24_000)];
+        p.nodes[5].reached = vec![("Request".into(), 24_000)];
+        let h = p.holding("Request").unwrap();
+        assert_eq!(
+            h.co_holders,
+            vec!["thread \"pool-1-thread-2\"".to_string()],
+            "main is no pool thread"
+        );
+        assert_eq!((h.counted, h.counted_through), (73_000, 49_000));
+    }
+
+    #[test]
+    fn the_holder_of_a_growth_is_where_the_new_objects_go_not_the_bigger_older_stock() {
+        // A catalog built at start-up holds 60 Item samples; a registry's list gains 20 since.
+        let rows: Vec<Row<'_>> = vec![
+            (
+                None,
+                "java.util.HashMap",
+                "",
+                Some("static App.CATALOG"),
+                &[],
+            ),
+            (Some(0), "java.util.HashMap$Node[]", "table", None, &[]),
+            (Some(1), "Item", "[]", None, &[("Item", 30)]),
+            (Some(1), "Item", "[]", None, &[("Item", 30)]),
+            (
+                None,
+                "java.util.ArrayList",
+                "",
+                Some("static App.LEAK"),
+                &[],
+            ),
+            (Some(4), "java.lang.Object[]", "elementData", None, &[]),
+            (Some(5), "Item", "[]", None, &[("Item", 10)]),
+            (Some(5), "Item", "[]", None, &[("Item", 10)]),
+        ];
+        let mut p = tree(&rows);
+        // The catalog's samples were taken in second 1, the list's in second 9.
+        for node in &mut p.nodes[6..] {
+            for t in &mut node.targets {
+                t.3 = 9;
+            }
+        }
+        let h = p.holding("Item").unwrap();
+        assert_eq!(
+            p.root_of(h.holder).unwrap().name,
+            "static App.CATALOG",
+            "by stock"
+        );
+        // From the window's middle back to its start, the latest second with 20 new samples.
+        assert_eq!(p.weigh_growth_from(&["Item"], 2, 12), 9);
+        let h = p.holding("Item").unwrap();
+        assert_eq!(
+            p.root_of(h.holder).unwrap().name,
+            "static App.LEAK",
+            "by growth"
+        );
+        assert_eq!(p.nodes[h.holder].type_name, "java.util.ArrayList");
+        assert_eq!(h.confidence, Confidence::Exact);
+        // No new samples in the window: all count.
+        assert_eq!(p.weigh_growth_from(&["Item"], 10, 12), 0);
+        assert!(p.growth_from.is_empty());
     }
 
     #[test]
@@ -583,7 +935,7 @@ mod tests {
     fn a_map_shared_by_two_roots_is_credited_to_the_branch_its_paths_took() {
         // The search credits a shared object to the first root that reached it: the tree then
         // has the map under one root only, and the other root's branch holds nothing of it.
-        let rows: Vec<(Option<usize>, &str, &str, Option<&str>, &[(&str, u64)])> = vec![
+        let rows: Vec<Row<'_>> = vec![
             (None, "Registry", "", Some("static App.REGISTRY"), &[]),
             (Some(0), "java.util.HashMap", "byName", None, &[]),
             (Some(1), "java.util.HashMap$Node[]", "table", None, &[]),

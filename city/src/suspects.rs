@@ -233,6 +233,10 @@ pub struct Evidence {
     /// had then, the holder is not known to hold the new objects (`stale`).
     pub growth_since: i64,
     pub stale: bool,
+    /// Objects of the leaking types the search counted one by one, and those it reached from
+    /// the holder's root (and co-holders): counts, not samples.
+    pub counted: u64,
+    pub counted_through: u64,
     /// Identity hash of the holder instance (tells two instances of one type apart).
     pub holder_identity: u32,
     /// The holder's field in the object above it, `Type.field`, or the root for a root's
@@ -430,45 +434,35 @@ fn suspects_from_paths(
         suspect,
         size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
     };
+    let names: Vec<&str> = growers
+        .iter()
+        .take(MAX_SUSPECTS * 4)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let since = |name: &str| -> (i64, u64) {
+        let then = objects_at(model, types.get(name), at);
+        let now = objects_at(model, types.get(name), w.end);
+        (now as i64 - then as i64, then)
+    };
+    // The growth's own objects: samples taken in the window's second half (a steady rise
+    // has them, a one-off jump at its start does not), where each type has enough of them.
+    let mut paths = paths.clone();
+    let start_ms = frames[w.start].time_ms;
+    let mid_ms = start_ms + end_ms.saturating_sub(start_ms) / 2;
+    paths.weigh_growth_from(
+        &names,
+        start_ms.div_ceil(1000) as u32,
+        (mid_ms / 1000) as u32,
+    );
+    let paths = &paths;
     let mut out: Vec<Suspect> = Vec::new();
-    for (name, trend) in growers.iter().take(MAX_SUSPECTS * 4) {
-        let growth = trend.growth.round() as i64;
+    let mut explained: HashSet<String> = HashSet::new();
+    for h in paths.leaks(&names) {
+        let name = h.types[0].as_str();
+        explained.extend(h.types.iter().cloned());
+        let trend = trends[name];
         let backed_growth = backed(name, w.end);
-        let then = objects_at(model, types.get(name.as_str()), at);
-        let now = objects_at(model, types.get(name.as_str()), w.end);
-        let growth_since = now as i64 - then as i64;
-        let Some(h) = paths.holding(name) else {
-            // No sampled path reached this type: say so rather than guess from its type.
-            let signature = format!("(not seen) | {name}");
-            if out.iter().any(|s| s.signature == signature) {
-                continue;
-            }
-            out.push(Suspect {
-                root_kind: String::new(),
-                root: String::new(),
-                steps: Vec::new(),
-                holder: String::new(),
-                suspect_reference: String::new(),
-                leaking: vec![name.clone()],
-                growth,
-                backed_growth: backed_growth.round() as i64,
-                confirmed: false,
-                confidence: Confidence::Ambiguous,
-                co_holders: Vec::new(),
-                signature,
-                walk_seq: frames[at].seq,
-                walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
-                sites: top_sites(model, name, w.end, 3),
-                evidence: Some(Evidence {
-                    witnessed_ms: paths.finished_ms,
-                    age_ms: end_ms.saturating_sub(paths.finished_ms),
-                    growth_since,
-                    stale: true,
-                    ..Default::default()
-                }),
-            });
-            continue;
-        };
+        let (growth_since, then) = since(name);
         let holder = &paths.nodes[h.holder];
         let top = &paths.nodes[h.chain[0]];
         let (root, root_kind) = top
@@ -509,14 +503,9 @@ fn suspects_from_paths(
         } else {
             thread_family(&root)
         };
-        let signature = format!(
-            "{signed_root} | {} | {holder_in} | {suspect_reference}",
-            holder.type_name
-        );
-        if let Some(known) = out.iter_mut().find(|s| s.signature == signature) {
-            known.leaking.push(name.clone());
-            continue;
-        }
+        // What names the leak and stays the same across runs: the root, the holder's type and
+        // where it sits (not which of its insides a run's samples happened to pass).
+        let signature = format!("{signed_root} | {} | {holder_in}", holder.type_name);
         // Stale: more of the type appeared since the paths were found than existed then, so
         // the holder is not known to hold the new objects.
         let stale = growth_since > (then as i64).max(floor as i64);
@@ -535,8 +524,8 @@ fn suspects_from_paths(
             steps,
             holder: holder.type_name.clone(),
             suspect_reference,
-            leaking: vec![name.clone()],
-            growth,
+            leaking: h.types.clone(),
+            growth: trend.growth.round() as i64,
             backed_growth: backed_growth.round() as i64,
             confirmed: backed_growth >= floor && !stale,
             confidence,
@@ -554,15 +543,56 @@ fn suspects_from_paths(
                 age_ms: end_ms.saturating_sub(paths.finished_ms),
                 growth_since,
                 stale,
+                counted: h.counted,
+                counted_through: h.counted_through,
                 holder_identity: holder.identity,
                 holder_in,
             }),
         });
-        if out.len() == MAX_SUSPECTS {
-            break;
-        }
     }
-    let _ = trends;
+    // Growing types no sampled path reached: a trace that passes through one explains it
+    // (a leak's strings may be sampled too rarely to weigh); else say so, not guess.
+    for &name in &names {
+        if explained.contains(name) {
+            continue;
+        }
+        if let Some(known) = out
+            .iter_mut()
+            .find(|s| !s.holder.is_empty() && s.steps.iter().any(|step| step.type_name == name))
+        {
+            known.leaking.push(name.to_string());
+            continue;
+        }
+        if out.len() >= MAX_SUSPECTS {
+            continue;
+        }
+        let (growth_since, _) = since(name);
+        out.push(Suspect {
+            root_kind: String::new(),
+            root: String::new(),
+            steps: Vec::new(),
+            holder: String::new(),
+            suspect_reference: String::new(),
+            leaking: vec![name.to_string()],
+            growth: trends[name].growth.round() as i64,
+            backed_growth: backed(name, w.end).round() as i64,
+            confirmed: false,
+            confidence: Confidence::Ambiguous,
+            co_holders: Vec::new(),
+            signature: format!("(not seen) | {name}"),
+            walk_seq: frames[at].seq,
+            walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
+            sites: top_sites(model, name, w.end, 3),
+            evidence: Some(Evidence {
+                witnessed_ms: paths.finished_ms,
+                age_ms: end_ms.saturating_sub(paths.finished_ms),
+                growth_since,
+                stale: true,
+                ..Default::default()
+            }),
+        });
+    }
+    out.truncate(MAX_SUSPECTS);
     // Named holders first, then the confirmed; each part keeps its order by growth.
     out.sort_by_key(|s| (s.holder.is_empty(), !s.confirmed));
     out

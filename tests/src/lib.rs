@@ -578,7 +578,7 @@ pub fn record_run(
         .flag("-Xmn16m")
         .flags(flags)
         .agent(format!(
-            "port=0,record={},budget=50,min_interval=250ms,period=400ms{}{options}",
+            "port=0,record={},budget=50,min_interval=250ms,period=400ms,paths=30%{}{options}",
             file.display(),
             if options.is_empty() { "" } else { "," }
         ))

@@ -138,6 +138,8 @@ pub struct EvidenceJson {
     pub age_ms: u64,
     pub growth_since: i64,
     pub stale: bool,
+    pub counted: u64,
+    pub counted_through: u64,
     pub holder_identity: String,
     pub holder_in: String,
 }
@@ -185,6 +187,8 @@ impl From<Suspect> for SuspectJson {
                 age_ms: e.age_ms,
                 growth_since: e.growth_since,
                 stale: e.stale,
+                counted: e.counted,
+                counted_through: e.counted_through,
                 holder_identity: format!("{:08x}", e.holder_identity),
                 holder_in: e.holder_in,
             }),
@@ -494,12 +498,17 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
         }
         match &s.evidence {
             Some(e) => {
+                let types = match s.leaking.len() {
+                    0 | 1 => s.leaking.first().cloned().unwrap_or_default(),
+                    2 => s.leaking.join(" and "),
+                    n => format!("{} and {} more types", s.leaking[..2].join(", "), n - 2),
+                };
                 let _ = writeln!(
                     out,
-                    "   evidence: {} of {} sampled {} paths pass through this {} ({}@{}){}",
+                    "   evidence: {} of {} sampled paths to {} pass through this {} ({}@{}){}",
                     count(e.through_holder),
                     count(e.samples),
-                    s.leaking.first().map(String::as_str).unwrap_or("?"),
+                    types,
                     s.holder,
                     e.holder_in,
                     e.holder_identity,
@@ -509,6 +518,15 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
                         format!("; split: {}", e.split)
                     }
                 );
+                if e.counted > 0 {
+                    let _ = writeln!(
+                        out,
+                        "   counted: {} of the {} such objects the search went through are reached from this root{}",
+                        count(e.counted_through),
+                        count(e.counted),
+                        if s.co_holders.is_empty() { "" } else { " and its co-holders" }
+                    );
+                }
                 if e.stale {
                     let _ = writeln!(
                         out,
