@@ -364,33 +364,32 @@ pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
 
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
-fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exact: usize) {
+fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
     if suspects.is_empty() {
-        let why = if walks == 0 && exact > 0 {
-            "the walks of this recording carry no reference graph (an older agent's recording, \
-             or an export without one), so no path from a root can be traced"
-        } else if walks == 0 {
-            "no heap walk in this window to trace from (on a heap too large to walk within \
-             max_pause, `memcity snapshot --force` walks it once)"
-        } else {
-            "no type grows steadily in this window"
-        };
-        let _ = writeln!(out, "LEAK SUSPECTS: none ({why})");
+        let _ = writeln!(
+            out,
+            "LEAK SUSPECTS: none (no type grows steadily in this window)"
+        );
         let _ = writeln!(out);
         return;
     }
     let _ = writeln!(out, "LEAK SUSPECTS");
     for (i, s) in suspects.iter().enumerate() {
         if s.holder.is_empty() {
-            let e = s.evidence.as_ref();
+            let what = s.leaking.first().map(String::as_str).unwrap_or("?");
+            let why = match &s.evidence {
+                Some(e) => format!(
+                    "holder not seen yet: no sampled path from a GC root reached one (the last path search ended {:.1} s before the window's end, {} of them since). The agent searches again as its `paths=` share of a core allows; a longer recording settles it.",
+                    e.age_ms as f64 / 1000.0,
+                    signed_count(e.growth_since),
+                ),
+                None => "holder unknown: this recording carries no object paths (an agent from before them, or paths=off), and per-type references cannot tell one instance of a type from another. Record with the current agent to name the holder.".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "{}. {} grows by {} objects; holder not seen yet: no sampled path from a GC root reached one (paths searched {:.1} s before the window's end, {} since). The agent searches again as its share of a core allows; a longer recording settles it.",
+                "{}. {what} grows by {} objects; {why}",
                 i + 1,
-                s.leaking.first().map(String::as_str).unwrap_or("?"),
                 signed_count(s.growth),
-                e.map_or(0.0, |e| e.age_ms as f64 / 1000.0),
-                signed_count(e.map_or(0, |e| e.growth_since)),
             );
             let _ = writeln!(out);
             continue;
@@ -543,21 +542,7 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], walks: usize, exa
                     );
                 }
             }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "   (from per-type edges only: this recording carries no object paths, so another {} may be the one)",
-                    s.holder
-                );
-                if s.walk_age_ms > 0 {
-                    let _ = writeln!(
-                        out,
-                        "   (as of the walk of snapshot {}, {:.1} s before the window's end)",
-                        s.walk_seq,
-                        s.walk_age_ms as f64 / 1000.0
-                    );
-                }
-            }
+            None => {}
         }
         let _ = writeln!(out);
     }
@@ -603,12 +588,7 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         let _ = writeln!(out, "warning: {warning}");
     }
     let _ = writeln!(out);
-    render_suspects(
-        &mut out,
-        &report.suspects,
-        report.walks_in_window,
-        report.exact_snapshots,
-    );
+    render_suspects(&mut out, &report.suspects);
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
