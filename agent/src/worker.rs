@@ -188,6 +188,17 @@ fn tag_class(
     Some(id)
 }
 
+/// Undoes [`Worker::split_memcity`].
+fn unsplit_memcity(counts: &mut WalkResult, memcity: u32, moved: &[(u32, u64, u64)]) {
+    for &(class, objects, bytes) in moved {
+        let (c, m) = (class as usize, memcity as usize);
+        counts.objects[c] += objects;
+        counts.bytes[c] += bytes;
+        counts.objects[m] -= objects;
+        counts.bytes[m] -= bytes;
+    }
+}
+
 /// Focused path searches between two full ones (`Worker::start_search`).
 const FOCUSED_PER_FULL: u32 = 4;
 
@@ -343,6 +354,9 @@ struct Worker {
     paths_found: Option<paths::Found>,
     /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
     born_at: paths::Births,
+    /// The class id of [`names::MEMCITY`], and which sampled threads are memcity's own.
+    memcity_class: u32,
+    memcity_threads: HashMap<u32, bool>,
     /// For focused searches: the generation the last search started at, the roots its finds
     /// were under, and the focused searches since the last full one.
     search_from_gen: u32,
@@ -565,7 +579,16 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search_from_gen: 0,
         preferred_roots: Vec::new(),
         focused_since_full: 0,
+        memcity_class: 0,
+        memcity_threads: HashMap::new(),
     };
+    {
+        let id = agent.next_class.fetch_add(1, Ordering::AcqRel);
+        worker.classes.reserve(id as usize + 1);
+        worker.classes.names[id as usize] = names::MEMCITY.to_string();
+        worker.classes.named[id as usize] = true;
+        worker.memcity_class = id;
+    }
     let major = java_major(
         &agent
             .jvmti
@@ -1100,7 +1123,7 @@ impl Worker {
             total_objects: result.objects.iter().sum(),
         });
         let pause = result.pause;
-        self.publish(trigger, &result, predicted, None);
+        self.publish(trigger, &mut result, predicted, None);
         Ok(SnapshotReply {
             seq,
             pause_ns: pause.as_nanos() as u64,
@@ -1131,7 +1154,52 @@ impl Worker {
         }
         let predicted = self.budget.predict(counts.objects.iter().sum());
         let anchor = self.estimator.anchor().map(|a| a.seq);
-        self.publish(trigger, &counts, predicted, Some(anchor));
+        self.publish(trigger, &mut counts, predicted, Some(anchor));
+    }
+
+    /// Moves memcity's own objects into [`names::MEMCITY`]: of each class, the share of its
+    /// live samples' weight that memcity's threads allocated (its JFR stream and helper class,
+    /// the worker's canaries). Returns what moved, `(class, objects, bytes)`, for
+    /// [`unsplit_memcity`].
+    fn split_memcity(&mut self, counts: &mut WalkResult) -> Vec<(u32, u64, u64)> {
+        let Some(sampler) = self.sampler() else {
+            return Vec::new();
+        };
+        let mut weights: HashMap<u32, (f64, f64)> = HashMap::new();
+        let threads = &mut self.memcity_threads;
+        sampler.tracker.for_each_live(|sample, _| {
+            let ours = *threads.entry(sample.thread).or_insert_with(|| {
+                sampler
+                    .thread_name(sample.thread)
+                    .is_some_and(|n| paths::is_memcity_thread(&n))
+            });
+            let w = weights.entry(sample.class).or_default();
+            w.0 += sample.weight;
+            if ours {
+                w.1 += sample.weight;
+            }
+        });
+        let target = self.memcity_class as usize;
+        if counts.objects.len() <= target {
+            counts.objects.resize(target + 1, 0);
+            counts.bytes.resize(target + 1, 0);
+        }
+        let mut moved = Vec::new();
+        for (&class, &(all, ours)) in &weights {
+            let c = class as usize;
+            if ours <= 0.0 || all <= 0.0 || c >= counts.objects.len() || c == target {
+                continue;
+            }
+            let share = (ours / all).min(1.0);
+            let objects = (counts.objects[c] as f64 * share).round() as u64;
+            let bytes = (counts.bytes[c] as f64 * share).round() as u64;
+            counts.objects[c] -= objects;
+            counts.bytes[c] -= bytes;
+            counts.objects[target] += objects;
+            counts.bytes[target] += bytes;
+            moved.push((class, objects, bytes));
+        }
+        moved
     }
 
     /// Attached and not yet walked, the objects allocated before the attach were never sampled:
@@ -1191,11 +1259,12 @@ impl Worker {
     fn publish(
         &mut self,
         trigger: Trigger,
-        counts: &WalkResult,
+        counts: &mut WalkResult,
         predicted: Duration,
         estimate_of: Option<Option<u64>>,
     ) {
         self.resolve_names();
+        let moved = self.split_memcity(counts);
         let built = tree::build(
             counts,
             &self.chain,
@@ -1206,6 +1275,9 @@ impl Worker {
             },
             &mut self.strings,
         );
+        // The published tree has memcity's group; the numbers kept for estimates and GC counts
+        // are per class, as the JVM counts them.
+        unsplit_memcity(counts, self.memcity_class, &moved);
         let now = Instant::now();
         let gc_now = self.agent.gc_finished.load(Ordering::Acquire);
         let skipped = gc_now

@@ -88,9 +88,12 @@ fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
     types
 }
 
-/// The trend of every type in the window, strongest growth first.
+/// The trend of every type in the window, strongest growth first (memcity's own group left
+/// out).
 pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
-    trends_of(model, &type_nodes(model))
+    let mut types = type_nodes(model);
+    types.remove(MEMCITY);
+    trends_of(model, &types)
 }
 
 /// `type_trends` for the nodes of each type, `types`.
@@ -317,6 +320,10 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         .collect()
 }
 
+/// The group of memcity's own objects (its JFR stream, helper class, canaries): package and
+/// type of that name. Never a suspect nor growth: it is not the application's.
+pub const MEMCITY: &str = "(memcity)";
+
 /// The growing types of the window, strongest first, with their trends and the leak floor.
 fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, Trend)>, f64) {
     let w = model.window();
@@ -324,7 +331,7 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
     let mut growers: Vec<(String, Trend)> = trends_of(model, types)
         .into_iter()
-        .filter(|(_, t)| t.is_leak(floor))
+        .filter(|(name, t)| t.is_leak(floor) && name != MEMCITY)
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     (growers, floor)
@@ -622,7 +629,12 @@ mod tests {
             item.identity = i;
             nodes.push(item);
         }
-        nodes.push(node(None, "java.util.HashMap", "", Some("static java.util.Registry.MAPS")));
+        nodes.push(node(
+            None,
+            "java.util.HashMap",
+            "",
+            Some("static java.util.Registry.MAPS"),
+        ));
         let at = nodes.len() - 1;
         let mut item = node(Some(at), "Item", "value", None);
         item.targets = vec![("Item".into(), 2, 20.0, 2)];
@@ -665,10 +677,19 @@ mod tests {
             ["Item", "java.util.HashMap$Node"],
             "the nodes are on the trace: explained by it"
         );
-        assert_eq!(s.signature, "static App.CACHE | java.util.HashMap | static App.CACHE");
+        assert_eq!(
+            s.signature,
+            "static App.CACHE | java.util.HashMap | static App.CACHE"
+        );
         let e = s.evidence.as_ref().unwrap();
         assert_eq!((e.samples, e.through_holder), (42, 40));
-        assert!(e.split.starts_with("95 % through static App.CACHE, 5 % through static java.util.Registry.MAPS"), "{}", e.split);
+        assert!(
+            e.split.starts_with(
+                "95 % through static App.CACHE, 5 % through static java.util.Registry.MAPS"
+            ),
+            "{}",
+            e.split
+        );
         assert!(s.steps[1].content && s.steps[1].suspect, "{:?}", s.steps);
     }
 
@@ -677,7 +698,9 @@ mod tests {
         let m = session(MAP_LEAK_TYPES);
         let s = suspects(&m);
         assert_eq!(s.len(), 2, "{s:#?}");
-        assert!(s.iter().all(|s| s.holder.is_empty() && s.evidence.is_none()));
+        assert!(s
+            .iter()
+            .all(|s| s.holder.is_empty() && s.evidence.is_none()));
         assert_eq!(s[0].leaking, ["Item"]);
     }
 

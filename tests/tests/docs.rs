@@ -48,8 +48,8 @@ fn readme_demo_command_runs_and_shows_the_leak() {
     let mut demo = std::process::Command::new(root().join("scripts/demo.sh"));
     // The script builds with cargo: not with this test's per-crate variables (see `cargo`).
     without_test_crate_env(&mut demo);
+    // As the README runs it: no arguments, 20 s of LinkedListLeak.
     let out = demo
-        .args(["4"])
         .env("MEMCITY_PROFILE", "debug")
         // The text path (the window path is `memcity demo`, tested under Xvfb in window.rs); on
         // a desktop a display would otherwise open a window that waits for its user.
@@ -86,6 +86,24 @@ fn readme_demo_command_runs_and_shows_the_leak() {
     assert!(
         stdout.contains("GC root: static LinkedListLeak.PEOPLE"),
         "the demo's report names the leak's root: {stdout}"
+    );
+    // The first suspect is the application's list, named from object paths, exactly as the
+    // README shows it (memcity's own JFR stream, started as the heap grows, never is).
+    let first = stdout
+        .lines()
+        .find(|l| l.starts_with("1. "))
+        .unwrap_or_else(|| panic!("no suspect in the demo report: {stdout}"));
+    assert!(
+        first.ends_with(
+            "held by java.util.LinkedList (static LinkedListLeak.PEOPLE, confidence exact)"
+        ),
+        "{first}\n{stdout}"
+    );
+    // Suspects and the growth table (the references table lists what points where, JFR's too).
+    let ranked = stdout.split("REFERRERS").next().unwrap_or_default();
+    assert!(
+        !ranked.contains("jdk.jfr"),
+        "memcity's JFR objects ranked as the application's growth: {stdout}"
     );
 }
 

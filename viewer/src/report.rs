@@ -267,12 +267,43 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         }
     }
     let mut groups: Vec<GroupGrowth> = merged.into_values().collect();
-    groups.sort_by(|a, b| {
-        b.objects_growth()
-            .cmp(&a.objects_growth())
-            .then(b.bytes_growth().cmp(&a.bytes_growth()))
-            .then(a.path.cmp(&b.path))
+    // Steady growth first: the fitted rise over the window weighed by how well a line fits it
+    // (the suspects' trend), so a catalog built in the first seconds and flat since does not
+    // outrank the steady leak beside it. memcity's own group last: it is not the application's.
+    let frames = session.frames();
+    let t0 = frames[window.start].time_ms as f64;
+    let steady = |g: &GroupGrowth| -> f64 {
+        let names: Vec<&str> = g.path.iter().map(String::as_str).collect();
+        let Some(id) = session.find(&names) else {
+            return 0.0;
+        };
+        let points: Vec<(f64, f64)> = (window.start..=window.end)
+            .map(|i| {
+                (
+                    (frames[i].time_ms as f64 - t0) / 1000.0,
+                    session.value(id, i, memcity_city::model::Metric::Objects) as f64,
+                )
+            })
+            .collect();
+        memcity_city::suspects::Trend::fit(&points).map_or(0.0, |t| t.growth * t.fit)
+    };
+    let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
+        .drain(..)
+        .map(|g| {
+            let ours = g
+                .path
+                .first()
+                .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
+            (ours, steady(&g), g)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.total_cmp(&a.1))
+            .then(b.2.objects_growth().cmp(&a.2.objects_growth()))
+            .then(a.2.path.cmp(&b.2.path))
     });
+    groups = keyed.into_iter().map(|(_, _, g)| g).collect();
     groups.truncate(top);
     let first_snap = &session.frames()[window.start];
     let last_snap = &session.frames()[last_index];
