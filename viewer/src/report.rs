@@ -526,54 +526,51 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
                 memcity_city::units::amount(site.objects, memcity_city::model::Metric::Objects)
             );
         }
-        match &s.evidence {
-            Some(e) => {
-                let types = match s.leaking.len() {
-                    0 | 1 => s.leaking.first().cloned().unwrap_or_default(),
-                    2 => s.leaking.join(" and "),
-                    n => format!("{} and {} more types", s.leaking[..2].join(", "), n - 2),
-                };
+        if let Some(e) = &s.evidence {
+            let types = match s.leaking.len() {
+                0 | 1 => s.leaking.first().cloned().unwrap_or_default(),
+                2 => s.leaking.join(" and "),
+                n => format!("{} and {} more types", s.leaking[..2].join(", "), n - 2),
+            };
+            let _ = writeln!(
+                out,
+                "   evidence: {} of {} sampled paths to {} pass through this {} ({}@{}){}",
+                count(e.through_holder),
+                count(e.samples),
+                types,
+                s.holder,
+                e.holder_in,
+                e.holder_identity,
+                if e.split.is_empty() {
+                    String::new()
+                } else {
+                    format!("; split: {}", e.split)
+                }
+            );
+            if e.counted > 0 {
                 let _ = writeln!(
                     out,
-                    "   evidence: {} of {} sampled paths to {} pass through this {} ({}@{}){}",
-                    count(e.through_holder),
-                    count(e.samples),
-                    types,
-                    s.holder,
-                    e.holder_in,
-                    e.holder_identity,
-                    if e.split.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; split: {}", e.split)
-                    }
+                    "   counted: {} of the {} such objects the search went through are reached from this root{}",
+                    count(e.counted_through),
+                    count(e.counted),
+                    if s.co_holders.is_empty() { "" } else { " and its co-holders" }
                 );
-                if e.counted > 0 {
-                    let _ = writeln!(
-                        out,
-                        "   counted: {} of the {} such objects the search went through are reached from this root{}",
-                        count(e.counted_through),
-                        count(e.counted),
-                        if s.co_holders.is_empty() { "" } else { " and its co-holders" }
-                    );
-                }
-                if e.stale {
-                    let _ = writeln!(
-                        out,
-                        "   holder not seen since {} objects (paths found {:.1} s before the window's end): not confirmed until a search sees the new ones",
-                        signed_count(e.growth_since),
-                        e.age_ms as f64 / 1000.0
-                    );
-                } else if e.age_ms > 0 {
-                    let _ = writeln!(
-                        out,
-                        "   (paths found {:.1} s before the window's end, {} objects since)",
-                        e.age_ms as f64 / 1000.0,
-                        signed_count(e.growth_since)
-                    );
-                }
             }
-            None => {}
+            if e.stale {
+                let _ = writeln!(
+                    out,
+                    "   holder not seen since {} objects (paths found {:.1} s before the window's end): not confirmed until a search sees the new ones",
+                    signed_count(e.growth_since),
+                    e.age_ms as f64 / 1000.0
+                );
+            } else if e.age_ms > 0 {
+                let _ = writeln!(
+                    out,
+                    "   (paths found {:.1} s before the window's end, {} objects since)",
+                    e.age_ms as f64 / 1000.0,
+                    signed_count(e.growth_since)
+                );
+            }
         }
         let _ = writeln!(out);
     }
