@@ -12,9 +12,10 @@ pub const UNSAMPLED: &str = "(unsampled)";
 /// Package and type of what a JVM held when memcity attached to it, before any walk counted
 /// it: never sampled, so known only as the heap's used bytes the samples do not explain.
 pub const BEFORE_ATTACH: &str = "(allocated before memcity attached)";
-/// Package and type of memcity's own objects (its JFR stream, helper class, canaries): the
-/// share of each class that samples taken on memcity's threads stand for. Kept out of the
-/// application's types so that they never look like its growth, and counted, so totals add up.
+/// Package of memcity's own objects (its JFR stream, helper class, canaries): of each class, the
+/// share that samples taken on memcity's threads stand for, under the class's name. Kept out of
+/// the application's packages so that they never look like its growth, and counted, so a type's
+/// total over both still is the JVM's count.
 pub const MEMCITY: &str = "(memcity)";
 /// Type of objects whose class had no tag at the walk (loaded in the instant before it).
 pub const UNKNOWN_CLASS: &str = "(class loaded during the walk)";
@@ -66,8 +67,8 @@ pub fn is_object_array(signature: &str) -> bool {
 /// The package a type is grouped under: the element type's package for arrays of objects,
 /// [`PRIMITIVE_ARRAYS`] for arrays of primitives.
 pub fn package_of(java_name: &str) -> &str {
-    if java_name == BEFORE_ATTACH || java_name == MEMCITY {
-        return java_name; // a district of its own, not the default package's
+    if java_name == BEFORE_ATTACH {
+        return BEFORE_ATTACH; // a district of its own, not the default package's
     }
     let element = java_name.trim_end_matches("[]");
     if element.len() != java_name.len() && !element.contains('.') {

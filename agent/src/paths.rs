@@ -376,7 +376,8 @@ enum Kind {
 /// One object on the search's stack (a global reference), or the latest of a chain of objects of
 /// one class, each reached from the one before (then `run` counts them).
 struct Frame {
-    /// A local reference while the slice that pushed it runs, a global one across slices.
+    /// A local reference while a slice runs, a weak global one between slices: a global one
+    /// would keep what the application dropped meanwhile alive, and a walk would count it.
     object: jobject,
     global: bool,
     /// The next link of the chain, met before the frame's last field: entered (as a tail call)
@@ -423,7 +424,8 @@ pub struct Env<'a> {
 
 /// Where a root's object comes from.
 enum RootObject {
-    /// Held by a global reference since the roots' enumeration.
+    /// Held by a weak global reference since the roots' enumeration (a local that went out of
+    /// scope meanwhile is not kept alive for a walk to count).
     Held(jobject),
     /// A static field, read when its turn comes: the class (a global reference) and field.
     Static(jobject, jfieldID),
@@ -603,11 +605,11 @@ impl Drop for TempEnv {
     }
 }
 
-/// Deletes a frame's reference, local or global (null: nothing).
+/// Deletes a frame's reference, local or weak global (null: nothing).
 fn release(jni: *mut JNIEnv, object: jobject, global: bool) {
     if object.is_null() {
     } else if global {
-        jni!(jni, DeleteGlobalRef, object);
+        jni!(jni, DeleteWeakGlobalRef, object);
     } else {
         jni!(jni, DeleteLocalRef, object);
     }
@@ -658,6 +660,13 @@ impl Search {
                 ptr::null_mut()
             } else {
                 jni!(jni, NewGlobalRef, local)
+            }
+        };
+        let weak = |local: jobject| -> jobject {
+            if local.is_null() {
+                ptr::null_mut()
+            } else {
+                jni!(jni, NewWeakGlobalRef, local)
             }
         };
         let find = |name: &std::ffi::CStr| -> jobject {
@@ -759,7 +768,7 @@ impl Search {
                 for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
                     if let Some((false, index)) = marker_index(tag) {
                         if let Some(slot) = objects.get_mut(index) {
-                            *slot = global(object);
+                            *slot = weak(object);
                         }
                     }
                     jni!(jni, DeleteLocalRef, object);
@@ -796,7 +805,7 @@ impl Search {
                     class: 0,
                     field: String::new(),
                 },
-                RootObject::Held(global(thread)),
+                RootObject::Held(weak(thread)),
             ));
         }
         for raw in &state.roots {
@@ -1094,6 +1103,30 @@ impl Search {
             self.incomplete = "no JNI local frame".into();
             return true;
         };
+        // Frames come back from their weak references; one whose object the GC freed meanwhile
+        // (the application dropped it) has nothing left to search.
+        let jni = env.jni;
+        jni!(
+            jni,
+            EnsureLocalCapacity,
+            (2 * self.stack.len() + 64) as jint
+        );
+        for frame in &mut self.stack {
+            for (object, global) in [
+                (&mut frame.object, &mut frame.global),
+                (&mut frame.pending, &mut frame.pending_global),
+            ] {
+                if *global && !object.is_null() {
+                    let local = jni!(jni, NewLocalRef, *object);
+                    jni!(jni, DeleteWeakGlobalRef, *object);
+                    *object = local;
+                    *global = false;
+                }
+            }
+            if frame.object.is_null() {
+                frame.cursor = frame.length;
+            }
+        }
         let mut steps = 0u32;
         let done = loop {
             steps += 1;
@@ -1111,15 +1144,14 @@ impl Search {
         if jni!(env.jni, ExceptionCheck) == jni::sys::JNI_TRUE {
             jni!(env.jni, ExceptionClear);
         }
-        // What the slice pushed outlives its local frame as global references.
-        let jni = env.jni;
+        // The stack outlives the slice's local frame as weak global references.
         for frame in &mut self.stack {
-            if !frame.global {
-                frame.object = jni!(jni, NewGlobalRef, frame.object);
+            if !frame.global && !frame.object.is_null() {
+                frame.object = jni!(jni, NewWeakGlobalRef, frame.object);
                 frame.global = true;
             }
             if !frame.pending.is_null() && !frame.pending_global {
-                frame.pending = jni!(jni, NewGlobalRef, frame.pending);
+                frame.pending = jni!(jni, NewWeakGlobalRef, frame.pending);
                 frame.pending_global = true;
             }
         }
@@ -1199,16 +1231,16 @@ impl Search {
             let index = self.next_root;
             self.next_root += 1;
             self.current_root = index as u32;
-            let (object, local) = match self.roots[index].1 {
-                RootObject::Held(object) => (object, false),
+            let object = match self.roots[index].1 {
+                RootObject::Held(weak) => jni!(jni, NewLocalRef, weak),
                 RootObject::Static(class, field) => {
-                    (jni!(jni, GetStaticObjectField, class, field), true)
+                    jni!(jni, GetStaticObjectField, class, field)
                 }
             };
             if object.is_null() {
-                continue;
+                continue; // a static holding nothing, or a local's object gone since
             }
-            if !self.reach(env, object, index as u32, local) && local {
+            if !self.reach(env, object, index as u32, true) {
                 jni!(jni, DeleteLocalRef, object);
             }
             if !self.stack.is_empty() || self.visited_count as usize >= MAX_VISITED {
@@ -1414,11 +1446,16 @@ impl Search {
         }
         let mut released: HashSet<usize> = HashSet::new();
         for (_, object) in &self.roots {
-            let global = match *object {
-                RootObject::Held(o) | RootObject::Static(o, _) => o,
-            };
-            if !global.is_null() && released.insert(global as usize) {
-                jni!(jni, DeleteGlobalRef, global);
+            match *object {
+                RootObject::Held(weak) if !weak.is_null() && released.insert(weak as usize) => {
+                    jni!(jni, DeleteWeakGlobalRef, weak);
+                }
+                RootObject::Static(class, _)
+                    if !class.is_null() && released.insert(class as usize) =>
+                {
+                    jni!(jni, DeleteGlobalRef, class);
+                }
+                _ => {}
             }
         }
         let mut missed: IntMap<u32, u64> = IntMap::default();

@@ -24,6 +24,11 @@ pub trait NameSource {
     fn class(&self, id: u32) -> &str;
     fn site(&self, id: u32) -> &str;
     fn thread(&self, id: u32) -> &str;
+    /// The package a class id is grouped under: its name's, or a group of its own for ids that
+    /// stand for part of a class (memcity's own objects, [`names::MEMCITY`]).
+    fn package(&self, id: u32) -> &str {
+        names::package_of(self.class(id))
+    }
 }
 
 #[derive(Default)]
@@ -163,7 +168,7 @@ pub fn build(
                 for classifier in chain {
                     estimated |= classifier.is_sampled();
                     let name = match classifier {
-                        Classifier::Package => names::package_of(class_name),
+                        Classifier::Package => names.package(class),
                         Classifier::Type => class_name,
                         Classifier::Site => site.map_or(UNSAMPLED, |s| names.site(s)),
                         Classifier::Thread => thread.map_or(UNSAMPLED, |t| names.thread(t)),

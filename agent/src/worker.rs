@@ -189,9 +189,9 @@ fn tag_class(
 }
 
 /// Undoes [`Worker::split_memcity`].
-fn unsplit_memcity(counts: &mut WalkResult, memcity: u32, moved: &[(u32, u64, u64)]) {
-    for &(class, objects, bytes) in moved {
-        let (c, m) = (class as usize, memcity as usize);
+fn unsplit_memcity(counts: &mut WalkResult, moved: &[(u32, u32, u64, u64)]) {
+    for &(class, id, objects, bytes) in moved {
+        let (c, m) = (class as usize, id as usize);
         counts.objects[c] += objects;
         counts.bytes[c] += bytes;
         counts.objects[m] -= objects;
@@ -266,6 +266,8 @@ struct Names<'a> {
     classes: &'a [String],
     sites: &'a [String],
     threads: &'a [String],
+    /// Ids standing for memcity's share of a class (`Worker::split_memcity`).
+    memcity: &'a HashMap<u32, u32>,
 }
 
 impl NameSource for Names<'_> {
@@ -283,6 +285,13 @@ impl NameSource for Names<'_> {
         self.threads
             .get(id as usize)
             .map_or("(other threads)", String::as_str)
+    }
+    fn package(&self, id: u32) -> &str {
+        if self.memcity.contains_key(&id) {
+            names::MEMCITY
+        } else {
+            names::package_of(self.class(id))
+        }
     }
 }
 
@@ -354,8 +363,11 @@ struct Worker {
     paths_found: Option<paths::Found>,
     /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
     born_at: paths::Births,
-    /// The class id of [`names::MEMCITY`], and which sampled threads are memcity's own.
-    memcity_class: u32,
+    /// Per class with memcity's objects among its own, the id standing for memcity's share
+    /// (named as the class, grouped under [`names::MEMCITY`]), and back; and which sampled
+    /// threads are memcity's own.
+    memcity_ids: HashMap<u32, u32>,
+    memcity_of: HashMap<u32, u32>,
     memcity_threads: HashMap<u32, bool>,
     /// For focused searches: the generation the last search started at, the roots its finds
     /// were under, and the focused searches since the last full one.
@@ -579,16 +591,10 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search_from_gen: 0,
         preferred_roots: Vec::new(),
         focused_since_full: 0,
-        memcity_class: 0,
+        memcity_ids: HashMap::new(),
+        memcity_of: HashMap::new(),
         memcity_threads: HashMap::new(),
     };
-    {
-        let id = agent.next_class.fetch_add(1, Ordering::AcqRel);
-        worker.classes.reserve(id as usize + 1);
-        worker.classes.names[id as usize] = names::MEMCITY.to_string();
-        worker.classes.named[id as usize] = true;
-        worker.memcity_class = id;
-    }
     let major = java_major(
         &agent
             .jvmti
@@ -1157,11 +1163,12 @@ impl Worker {
         self.publish(trigger, &mut counts, predicted, Some(anchor));
     }
 
-    /// Moves memcity's own objects into [`names::MEMCITY`]: of each class, the share of its
+    /// Moves memcity's own objects under [`names::MEMCITY`]: of each class, the share of its
     /// live samples' weight that memcity's threads allocated (its JFR stream and helper class,
-    /// the worker's canaries). Returns what moved, `(class, objects, bytes)`, for
-    /// [`unsplit_memcity`].
-    fn split_memcity(&mut self, counts: &mut WalkResult) -> Vec<(u32, u64, u64)> {
+    /// the worker's canaries) goes to an id of its own, named as the class and grouped under
+    /// `(memcity)`, so a type's total over both groups is still the JVM's count. Returns what
+    /// moved, `(class, id, objects, bytes)`, for [`unsplit_memcity`].
+    fn split_memcity(&mut self, counts: &mut WalkResult) -> Vec<(u32, u32, u64, u64)> {
         let Some(sampler) = self.sampler() else {
             return Vec::new();
         };
@@ -1179,25 +1186,41 @@ impl Worker {
                 w.1 += sample.weight;
             }
         });
-        let target = self.memcity_class as usize;
-        if counts.objects.len() <= target {
-            counts.objects.resize(target + 1, 0);
-            counts.bytes.resize(target + 1, 0);
-        }
         let mut moved = Vec::new();
         for (&class, &(all, ours)) in &weights {
             let c = class as usize;
-            if ours <= 0.0 || all <= 0.0 || c >= counts.objects.len() || c == target {
+            if ours <= 0.0
+                || all <= 0.0
+                || c >= counts.objects.len()
+                || self.memcity_of.contains_key(&class)
+            {
                 continue;
+            }
+            let id = match self.memcity_ids.get(&class) {
+                Some(&id) => id,
+                None => {
+                    let id = self.agent.next_class.fetch_add(1, Ordering::AcqRel);
+                    self.classes.reserve(id as usize + 1);
+                    self.classes.names[id as usize] = self.classes.names[c].clone();
+                    self.classes.named[id as usize] = true;
+                    self.memcity_ids.insert(class, id);
+                    self.memcity_of.insert(id, class);
+                    id
+                }
+            };
+            let m = id as usize;
+            if counts.objects.len() <= m {
+                counts.objects.resize(m + 1, 0);
+                counts.bytes.resize(m + 1, 0);
             }
             let share = (ours / all).min(1.0);
             let objects = (counts.objects[c] as f64 * share).round() as u64;
             let bytes = (counts.bytes[c] as f64 * share).round() as u64;
             counts.objects[c] -= objects;
             counts.bytes[c] -= bytes;
-            counts.objects[target] += objects;
-            counts.bytes[target] += bytes;
-            moved.push((class, objects, bytes));
+            counts.objects[m] += objects;
+            counts.bytes[m] += bytes;
+            moved.push((class, id, objects, bytes));
         }
         moved
     }
@@ -1272,12 +1295,13 @@ impl Worker {
                 classes: &self.classes.names,
                 sites: &self.site_names,
                 threads: &self.thread_names,
+                memcity: &self.memcity_of,
             },
             &mut self.strings,
         );
         // The published tree has memcity's group; the numbers kept for estimates and GC counts
         // are per class, as the JVM counts them.
-        unsplit_memcity(counts, self.memcity_class, &moved);
+        unsplit_memcity(counts, &moved);
         let now = Instant::now();
         let gc_now = self.agent.gc_finished.load(Ordering::Acquire);
         let skipped = gc_now
@@ -1464,7 +1488,9 @@ impl Worker {
         let mut by_name: std::collections::HashMap<&str, Vec<u32>> =
             std::collections::HashMap::new();
         for (id, name) in self.classes.names.iter().enumerate() {
-            if self.classes.named.get(id).copied().unwrap_or(false) {
+            // memcity's share of a class carries its name but no GC counts it apart.
+            let ours = self.memcity_of.contains_key(&(id as u32));
+            if self.classes.named.get(id).copied().unwrap_or(false) && !ours {
                 by_name.entry(name.as_str()).or_default().push(id as u32);
             }
         }

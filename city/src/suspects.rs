@@ -77,11 +77,15 @@ pub const MIN_GROWTH_SHARE: f64 = 0.002;
 /// Suspects named at most.
 const MAX_SUSPECTS: usize = 5;
 
-/// The nodes of each type (one per package path it appears under).
+/// The nodes of each type (one per package path it appears under), memcity's own share of a
+/// type (under [`MEMCITY`]) left out: it is not the application's.
 fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
     let mut types: HashMap<&str, Vec<u32>> = HashMap::new();
     for (id, node) in model.nodes().iter().enumerate() {
-        if node.role == "Type" {
+        let ours = node
+            .parent
+            .is_some_and(|p| model.node(p).name == MEMCITY && model.node(p).parent == Some(ROOT));
+        if node.role == "Type" && !ours {
             types.entry(node.name.as_str()).or_default().push(id as u32);
         }
     }
@@ -91,9 +95,7 @@ fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
 /// The trend of every type in the window, strongest growth first (memcity's own group left
 /// out).
 pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
-    let mut types = type_nodes(model);
-    types.remove(MEMCITY);
-    trends_of(model, &types)
+    trends_of(model, &type_nodes(model))
 }
 
 /// `type_trends` for the nodes of each type, `types`.
@@ -320,8 +322,8 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         .collect()
 }
 
-/// The group of memcity's own objects (its JFR stream, helper class, canaries): package and
-/// type of that name. Never a suspect nor growth: it is not the application's.
+/// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
+/// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
 
 /// The growing types of the window, strongest first, with their trends and the leak floor.
@@ -331,7 +333,7 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
     let mut growers: Vec<(String, Trend)> = trends_of(model, types)
         .into_iter()
-        .filter(|(name, t)| t.is_leak(floor) && name != MEMCITY)
+        .filter(|(_, t)| t.is_leak(floor))
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     (growers, floor)
