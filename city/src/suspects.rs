@@ -322,6 +322,24 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         .collect()
 }
 
+/// A root's name with its thread's name (`thread "..."`, `... of thread "..."`) made
+/// run-independent (`names::stable_thread_name`); other roots as they are.
+pub fn stable_root(root: &str) -> String {
+    let Some(start) = root.find("thread \"") else {
+        return root.to_string();
+    };
+    let name_at = start + "thread \"".len();
+    let Some(len) = root[name_at..].rfind('"') else {
+        return root.to_string();
+    };
+    format!(
+        "{}{}{}",
+        &root[..name_at],
+        crate::names::stable_thread_name(&root[name_at..name_at + len]),
+        &root[name_at + len..]
+    )
+}
+
 /// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
 /// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
@@ -443,14 +461,16 @@ fn suspects_from_paths(
             Some(p) => format!("{}.{}", paths.nodes[p].type_name, holder.field),
             None => root.clone(),
         };
-        let signed_root = if h.co_holders.is_empty() {
-            root.clone()
-        } else {
-            thread_family(&root)
-        };
         // What names the leak and stays the same across runs: the root, the holder's type and
-        // where it sits (not which of its insides a run's samples happened to pass).
-        let signature = format!("{signed_root} | {} | {holder_in}", holder.type_name);
+        // where it sits (not which of its insides a run's samples happened to pass), with a
+        // thread named by its family (a Jetty acceptor's name carries its port and a hash; a
+        // pool's holding thread varies).
+        let signature = format!(
+            "{} | {} | {}",
+            stable_root(&root),
+            holder.type_name,
+            stable_root(&holder_in)
+        );
         // Stale: more of the type appeared since the paths were found than existed then, so
         // the holder is not known to hold the new objects.
         let stale = growth_since > (then as i64).max(floor as i64);
@@ -711,6 +731,19 @@ mod tests {
         let mut m = session(&[("Item", [100, 100, 100]), ("Small", [10, 30, 50])]);
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(map_paths()));
         assert!(suspects(&m).is_empty());
+    }
+
+    #[test]
+    fn signatures_name_threads_by_their_family() {
+        assert_eq!(
+            stable_root("thread \"qtp1702297201-14-acceptor-0@36ae3dd9-ServerConnector@1a2b3c{HTTP/1.1,[http/1.1]}{0.0.0.0:46741}\""),
+            "thread \"qtp#-#-acceptor-#@#-ServerConnector@#{HTTP/#.#,[http/#.#]}{host:#}\""
+        );
+        assert_eq!(
+            stable_root("local in App.run(App.java:12) of thread \"pool-3-thread-7\""),
+            "local in App.run(App.java:12) of thread \"pool-#-thread-#\""
+        );
+        assert_eq!(stable_root("static App.CACHE2"), "static App.CACHE2");
     }
 
     #[test]
