@@ -369,19 +369,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     Some(bytes)
                 }
             }
-            "sampling_cost" => {
-                options.sampling_cost = if value.eq_ignore_ascii_case("off") {
-                    None
-                } else {
-                    let percent = parse_percent(value).map_err(bad)?;
-                    if !(percent > 0.0 && percent <= 100.0) {
-                        return Err(bad(
-                            "expected a percentage above 0 and at most 100, or off".into()
-                        ));
-                    }
-                    Some(percent / 100.0)
-                }
-            }
+            "sampling_cost" => options.sampling_cost = parse_share_or_off(value).map_err(bad)?,
             "tracked" => {
                 let count = parse_count(value).map_err(bad)?;
                 if count == 0 || count > u64::from(u32::MAX) {
@@ -457,19 +445,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     .map_err(|_| bad("expected an IP address such as 127.0.0.1 or ::1".into()))?
             }
             "insecure" => options.insecure = parse_switch(value).map_err(bad)?,
-            "paths" => {
-                options.paths = if value.eq_ignore_ascii_case("off") {
-                    None
-                } else {
-                    let percent = parse_percent(value).map_err(bad)?;
-                    if !(percent > 0.0 && percent <= 100.0) {
-                        return Err(bad(
-                            "expected a percentage above 0 and at most 100, or off".into()
-                        ));
-                    }
-                    Some(percent / 100.0)
-                }
-            }
+            "paths" => options.paths = parse_share_or_off(value).map_err(bad)?,
             "tls_cert" => tls_cert = Some(non_empty_path(value).map_err(bad)?),
             "tls_key" => tls_key = Some(non_empty_path(value).map_err(bad)?),
             "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),
@@ -496,6 +472,18 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
 
 fn err(message: String) -> OptionsError {
     OptionsError { message }
+}
+
+/// A share of one core as a percentage above 0 and at most 100 (`0.5%` -> 0.005), or `off`.
+fn parse_share_or_off(value: &str) -> Result<Option<f64>, String> {
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let percent = parse_percent(value)?;
+    if !(percent > 0.0 && percent <= 100.0) {
+        return Err("expected a percentage above 0 and at most 100, or off".into());
+    }
+    Ok(Some(percent / 100.0))
 }
 
 /// `true`/`yes`/`on` or `false`/`no`/`off`.
@@ -632,6 +620,12 @@ mod tests {
         assert_eq!(o.port, None);
         assert_eq!(o.log, Level::Off);
         assert_eq!(parse(Some("sampling=0")).unwrap().0.sampling, Some(0));
+        assert_eq!(parse(Some("paths=off")).unwrap().0.paths, None);
+        assert_eq!(parse(Some("paths=20%")).unwrap().0.paths, Some(0.2));
+        assert_eq!(parse(None).unwrap().0.paths, Some(0.05));
+        for bad in ["paths=0", "paths=150%", "paths=fast"] {
+            assert!(parse(Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]
