@@ -1,17 +1,41 @@
 #!/usr/bin/env bash
 # Compiles the leaking test applications (jvm-test-apps/src) into target/jvm-test-apps with plain
 # javac, targeting Java 11 so the classes run on every JDK we test (11 to 25). Skips when up to date.
+# The apps on a real server (jvm-test-apps/jetty, package `jetty`) compile against Debian's Jetty
+# 9.4 jars (libjetty9-java, scripts/setup.sh) into the same folder, only when those jars are there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${CARGO_TARGET_DIR:-$root/target}/jvm-test-apps"
 stamp="$out/.built"
-if [ -f "$stamp" ] && [ -z "$(find "$root/jvm-test-apps/src" "$root/scripts/build-java.sh" -newer "$stamp")" ]; then
-  exit 0
-fi
+jetty_stamp="$out/.built-jetty"
+# What the jetty apps compile and run against (tests/tests/server.rs lists the same jars).
+jetty_jars=()
+for jar in jetty9-server jetty9-servlet jetty9-security jetty9-http jetty9-io jetty9-util servlet-api; do
+  jetty_jars+=("/usr/share/java/$jar.jar")
+done
+# True when the stamp $1 is missing or older than any of the other paths or this script.
+stale() {
+  local stamp="$1"
+  shift
+  [ ! -f "$stamp" ] || [ -n "$(find "$@" "$root/scripts/build-java.sh" -newer "$stamp")" ]
+}
 javac_bin="javac"
 if [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/javac ]; then
   javac_bin=/usr/lib/jvm/java-17-openjdk-amd64/bin/javac
 fi
 mkdir -p "$out"
-"$javac_bin" --release 11 -d "$out" "$root"/jvm-test-apps/src/*.java
-touch "$stamp"
+if stale "$stamp" "$root/jvm-test-apps/src"; then
+  "$javac_bin" --release 11 -d "$out" "$root"/jvm-test-apps/src/*.java
+  touch "$stamp"
+fi
+have_jetty=true
+for jar in "${jetty_jars[@]}"; do
+  [ -f "$jar" ] || have_jetty=false
+done
+if ! $have_jetty; then
+  # Built again once the jars are installed.
+  rm -f "$jetty_stamp"
+elif stale "$jetty_stamp" "$root/jvm-test-apps/jetty" "${jetty_jars[@]}"; then
+  "$javac_bin" --release 11 -cp "$(IFS=:; echo "${jetty_jars[*]}")" -d "$out" "$root"/jvm-test-apps/jetty/*.java
+  touch "$jetty_stamp"
+fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
 # a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, a C/C++ compiler, pip and
-# openssl for the build, the JDK matrix and the TLS test, and the Rust components for
-# fmt and clippy. Safe to re-run.
+# openssl for the build, the JDK matrix and the TLS test, Debian's Jetty 9.4 jars for the server
+# test, and the Rust components for fmt and clippy. Safe to re-run.
 set -euo pipefail
 need_apt=()
 if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
@@ -19,6 +19,8 @@ python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The interaction test moves the pointer and presses keys with real X events.
 command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
+# The server test (tests/tests/server.rs) leaks sessions in a real Jetty 9.4: Debian's jars.
+dpkg -s libjetty9-java >/dev/null 2>&1 || need_apt+=(libjetty9-java)
 for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -1169,7 +1169,9 @@ impl Search {
             if top.pending.is_null() {
                 let frame = self.stack.pop().expect("a top frame");
                 let replaced = match self.stack.last() {
-                    Some(parent) if !frame.via.is_null() => {
+                    // A parent the GC freed between slices (its weak reference came back null)
+                    // has no field to read again: JNI would dereference null and crash the JVM.
+                    Some(parent) if !frame.via.is_null() && !parent.object.is_null() => {
                         let now = jni!(jni, GetObjectField, parent.object, frame.via);
                         if !now.is_null()
                             && jni!(jni, IsSameObject, now, frame.object) == jni::sys::JNI_FALSE

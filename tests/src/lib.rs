@@ -348,6 +348,8 @@ pub struct AppSpec<'a> {
     pub jvm_flags: Vec<String>,
     /// Extra environment variables for the JVM.
     pub env: Vec<(String, String)>,
+    /// Entries after the test apps on the class path (a third-party server's jars).
+    pub classpath: Vec<PathBuf>,
 }
 
 impl<'a> AppSpec<'a> {
@@ -360,7 +362,14 @@ impl<'a> AppSpec<'a> {
             agent_library: None,
             jvm_flags: vec!["-Xmx512m".into()],
             env: Vec::new(),
+            classpath: Vec::new(),
         }
+    }
+
+    /// Adds jars or class folders after the test apps on the class path.
+    pub fn classpath(mut self, entry: impl Into<PathBuf>) -> Self {
+        self.classpath.push(entry.into());
+        self
     }
 
     pub fn agent(mut self, options: impl Into<String>) -> Self {
@@ -407,8 +416,14 @@ impl<'a> AppSpec<'a> {
             cmd.arg(arg);
         }
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        let classpath =
+            std::env::join_paths(std::iter::once(classes_dir()).chain(self.classpath.clone()))
+                .expect("class path entries without ':'");
+        // The JVM runs in its own directory: a crash log (hs_err_pid*.log) or a JFR dump lands
+        // there, where `crash_logs` looks, not in the checkout.
+        cmd.current_dir(dir.path());
         cmd.arg("-cp")
-            .arg(classes_dir())
+            .arg(classpath)
             .arg(self.main)
             .args(&self.args)
             .stdin(Stdio::null())
@@ -483,6 +498,23 @@ impl JavaApp {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The crash logs (`hs_err_pid*.log`) the JVM wrote in its working directory.
+    pub fn crash_logs(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self._dir.path())
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with("hs_err_pid"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn stderr(&self) -> String {

@@ -619,3 +619,37 @@ fn an_applications_own_jfr_repository_is_left_to_it() {
     );
     app.kill();
 }
+
+/// The path search reads the heap through JNI between the application's changes, holding its
+/// stack by weak references between slices: an object on it that the application dropped
+/// meanwhile (a map's old table after a resize, a replaced map) comes back null. The search must
+/// carry on; dereferencing such a frame crashed the JVM (SIGSEGV in a G1 barrier) about two runs
+/// in three before it was caught.
+#[test]
+fn maps_resized_and_dropped_under_the_path_search_do_not_crash_the_jvm() {
+    let jdk = jdk17();
+    for run in 0..2 {
+        let mut app = AppSpec::new(&jdk, "ResizingMap", 12.0)
+            .flag("-XX:+UseG1GC")
+            .agent("port=0,budget=50,min_interval=250ms,period=400ms,paths=100%,sampling=64k,log=debug")
+            .spawn();
+        app.wait_for_line("READY", Duration::from_secs(60));
+        let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+        let stderr = app.stderr();
+        assert!(
+            app.crash_logs().is_empty(),
+            "run {run}: the JVM crashed: {stderr}"
+        );
+        assert!(status.success(), "run {run}: {stderr}");
+        assert!(
+            stdout.last().is_some_and(|l| l.starts_with("DONE")),
+            "run {run}: {stdout:?}"
+        );
+        // The searches ran over the changing maps (else the test proves nothing).
+        let searches = stderr.matches("path search: ").count();
+        assert!(
+            searches >= 2,
+            "run {run}: {searches} path searches: {stderr}"
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! A leak in a real third-party server's own structures: an embedded Jetty 9.4 from Debian's
+//! packages (`libjetty9-java`, installed by scripts/setup.sh) runs
+//! `jvm-test-apps/jetty/JettySessionLeak.java` with the real agent, and this test drives it with
+//! real HTTP/1.1 requests over loopback that send no cookies, so every request to /login makes
+//! a session that Jetty's session cache keeps for good. `memcity report --json` must name the
+//! holder in Jetty's code, the `ConcurrentHashMap` in `DefaultSessionCache._sessions`, and never
+//! the app's bigger, steady catalog of the same kinds of objects.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use memcity_e2e::*;
+use serde_json::Value;
+
+/// What the app compiles and runs against (scripts/build-java.sh lists the same jars).
+const JETTY_JARS: [&str; 7] = [
+    "/usr/share/java/jetty9-server.jar",
+    "/usr/share/java/jetty9-servlet.jar",
+    "/usr/share/java/jetty9-security.jar",
+    "/usr/share/java/jetty9-http.jar",
+    "/usr/share/java/jetty9-io.jar",
+    "/usr/share/java/jetty9-util.jar",
+    "/usr/share/java/servlet-api.jar",
+];
+
+/// The session cache's map, as the report names the holder and the field above it.
+const HOLDER: &str = "java.util.concurrent.ConcurrentHashMap";
+const HOLDER_IN: &str = "org.eclipse.jetty.server.session.DefaultSessionCache._sessions";
+
+/// How long the app serves, and how long and how fast the client logs in.
+const APP_SECONDS: f64 = 28.0;
+const LOAD: Duration = Duration::from_secs(20);
+const REQUESTS_PER_SECOND: u64 = 400;
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// Debian's Jetty jars; fails (never skips) without them.
+fn jetty_jars() -> Vec<&'static Path> {
+    let jars: Vec<&Path> = JETTY_JARS.iter().map(Path::new).collect();
+    let missing: Vec<&Path> = jars.iter().copied().filter(|jar| !jar.is_file()).collect();
+    assert!(
+        missing.is_empty(),
+        "Debian's Jetty 9.4 jars are missing ({missing:?}): scripts/setup.sh installs libjetty9-java"
+    );
+    jars
+}
+
+/// What the client saw.
+#[derive(Debug, Default)]
+struct Load {
+    requests: u64,
+    /// Distinct `JSESSIONID`s the server set: one new session per request.
+    sessions: HashSet<String>,
+    connections: u64,
+}
+
+/// One keep-alive connection to the server, every read and write bounded.
+struct Connection {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Connection {
+    fn open(port: u16) -> Result<Self, String> {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .map_err(|e| format!("connect to {addr}: {e}"))?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .and_then(|_| stream.set_write_timeout(Some(Duration::from_secs(10))))
+            .and_then(|_| stream.set_nodelay(true))
+            .map_err(|e| format!("socket options: {e}"))?;
+        let writer = stream.try_clone().map_err(|e| format!("clone: {e}"))?;
+        Ok(Self {
+            reader: BufReader::new(stream),
+            writer,
+        })
+    }
+
+    /// Sends one cookie-less `GET /login` and reads the whole response. Returns the session id
+    /// the server set and whether it keeps the connection open.
+    fn login(&mut self, port: u16, user: u64) -> Result<(Option<String>, bool), String> {
+        let request = format!(
+            "GET /login?user=user{user} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+             User-Agent: memcity-e2e\r\nAccept: text/plain\r\n\r\n"
+        );
+        self.writer
+            .write_all(request.as_bytes())
+            .map_err(|e| format!("send: {e}"))?;
+        let mut line = String::new();
+        let read_line = |reader: &mut BufReader<TcpStream>, line: &mut String| {
+            line.clear();
+            match reader.read_line(line) {
+                Ok(0) => Err("connection closed".to_string()),
+                Ok(_) => Ok(()),
+                Err(e) => Err(format!("read: {e}")),
+            }
+        };
+        read_line(&mut self.reader, &mut line)?;
+        if !line.starts_with("HTTP/1.1 200") {
+            return Err(format!("status line {line:?}"));
+        }
+        let mut length = None;
+        let mut session = None;
+        let mut keep_alive = true;
+        loop {
+            read_line(&mut self.reader, &mut line)?;
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let Some((name, value)) = header.split_once(':') else {
+                return Err(format!("header {header:?}"));
+            };
+            let value = value.trim();
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.parse::<usize>().ok(),
+                "connection" => keep_alive = !value.eq_ignore_ascii_case("close"),
+                "set-cookie" => {
+                    if let Some(id) = value.strip_prefix("JSESSIONID=") {
+                        session = Some(id.split(';').next().unwrap_or_default().to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let length = length.ok_or("a response without Content-Length")?;
+        let mut body = vec![0; length];
+        self.reader
+            .read_exact(&mut body)
+            .map_err(|e| format!("body: {e}"))?;
+        if !body.starts_with(format!("welcome user{user},").as_bytes()) {
+            return Err(format!("body {:?}", String::from_utf8_lossy(&body)));
+        }
+        Ok((session, keep_alive))
+    }
+}
+
+/// Logs in at `REQUESTS_PER_SECOND` for `LOAD`, in batches every 10 ms, over keep-alive
+/// connections (a new one when the server closes one).
+fn drive(port: u16) -> Result<Load, String> {
+    let mut load = Load::default();
+    let mut connection: Option<Connection> = None;
+    let start = Instant::now();
+    let mut tick = start;
+    let batch = REQUESTS_PER_SECOND / 100;
+    while start.elapsed() < LOAD {
+        for _ in 0..batch {
+            let conn = match connection.as_mut() {
+                Some(conn) => conn,
+                None => {
+                    load.connections += 1;
+                    connection.insert(Connection::open(port)?)
+                }
+            };
+            let (session, keep_alive) = conn
+                .login(port, load.requests)
+                .map_err(|e| format!("request {}: {e}", load.requests))?;
+            load.requests += 1;
+            load.sessions.extend(session);
+            if !keep_alive {
+                connection = None;
+            }
+        }
+        tick += Duration::from_millis(10);
+        let now = Instant::now();
+        if tick > now {
+            std::thread::sleep(tick - now);
+        } else if now - tick > Duration::from_secs(1) {
+            // Far behind (a long pause): catch up from now, not in one burst.
+            tick = now;
+        }
+    }
+    Ok(load)
+}
+
+/// `key=value` from the app's DONE line.
+fn done_count(done: &str, key: &str) -> u64 {
+    done.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in {done:?}"))
+}
+
+/// Runs JettySessionLeak with sessions that expire after `max_inactive_seconds` (-1: never) under
+/// the client's load, checks that every request left its session in the cache, and returns the
+/// report's first suspect and the whole report.
+fn session_leak(max_inactive_seconds: i32) -> (Value, Value) {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jetty.mcrec");
+    let mut spec = AppSpec::new(&jdk, "jetty.JettySessionLeak", APP_SECONDS)
+        .arg(max_inactive_seconds.to_string())
+        .flags(&["-XX:+UseG1GC", "-Xmn16m", "-Xmx1g"]);
+    for jar in jetty_jars() {
+        spec = spec.classpath(jar);
+    }
+    let mut app = spec
+        .agent(format!(
+            "port=0,record={},budget=50,min_interval=250ms,period=400ms,paths=50%,sampling=64k",
+            file.display()
+        ))
+        .spawn();
+    let port_line = app.wait_for_line("PORT ", Duration::from_secs(60));
+    let port: u16 = port_line["PORT ".len()..]
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{port_line:?}"));
+    app.wait_for_line("READY", Duration::from_secs(60));
+
+    let (tx, rx) = mpsc::channel();
+    let client = std::thread::Builder::new()
+        .name("http-load".into())
+        .spawn(move || {
+            let _ = tx.send(drive(port));
+        })
+        .expect("start the HTTP client");
+    // Every request waits at most 10 s for its socket; far less than this in all.
+    let load = match rx.recv_timeout(LOAD + Duration::from_secs(60)) {
+        Ok(Ok(load)) => load,
+        Ok(Err(e)) => panic!("the HTTP client failed: {e}; stderr: {}", app.stderr()),
+        Err(e) => panic!("the HTTP client did not finish: {e}"),
+    };
+    client.join().expect("the HTTP client thread");
+    eprintln!(
+        "client: {} requests, {} sessions set, {} connections",
+        load.requests,
+        load.sessions.len(),
+        load.connections
+    );
+
+    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+    assert!(
+        app.crash_logs().is_empty(),
+        "the JVM crashed: {:?}; stderr: {}",
+        app.crash_logs(),
+        app.stderr()
+    );
+    assert!(status.success(), "{stdout:?}: {}", app.stderr());
+    let done = stdout
+        .last()
+        .filter(|l| l.starts_with("DONE"))
+        .unwrap_or_else(|| panic!("no DONE line: {stdout:?}; stderr: {}", app.stderr()));
+    // The leak happened as meant: every request made its own session and all of them were
+    // still in the cache at the end.
+    let expected = REQUESTS_PER_SECOND * LOAD.as_secs();
+    assert!(
+        load.requests >= expected * 8 / 10,
+        "{} requests of {expected}",
+        load.requests
+    );
+    assert_eq!(done_count(done, "requests"), load.requests, "{done}");
+    assert_eq!(load.sessions.len() as u64, load.requests, "{done}");
+    assert_eq!(done_count(done, "sessions"), load.requests, "{done}");
+
+    let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    let report = report_json(&file);
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    let first = suspects.first().cloned().unwrap_or(Value::Null);
+    eprintln!("first suspect: {first:#}");
+    (first, report)
+}
+
+/// Immortal sessions schedule no inactivity timer: the session cache's map is their one holder.
+#[test]
+fn jetty_sessions_leaking_in_its_session_cache_name_the_cache_map() {
+    let (first, report) = session_leak(-1);
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    assert_eq!(text(&first, "holder"), HOLDER, "{first:#}");
+    assert_eq!(
+        first["evidence"]["holder_in"].as_str(),
+        Some(HOLDER_IN),
+        "{first:#}"
+    );
+    assert_eq!(text(&first, "confidence"), "exact", "{first:#}");
+    // The app's catalog holds more Strings, byte[]s and map nodes, but never grows.
+    for suspect in &suspects {
+        assert!(
+            !text(suspect, "root").contains("JettySessionLeak.CATALOG"),
+            "the steady catalog named: {suspect:#}"
+        );
+    }
+}
