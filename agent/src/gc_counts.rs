@@ -21,7 +21,7 @@
 //! The stream's JFR repository goes to memcity's run directory, not the application's /tmp
 //! (`repository.rs`).
 
-mod repository;
+pub(crate) mod repository;
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};

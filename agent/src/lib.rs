@@ -16,6 +16,7 @@ mod hub;
 mod jvmti;
 mod log;
 mod names;
+mod oom;
 mod paths;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.
 use memcity_proto::options;
@@ -33,7 +34,9 @@ mod worker;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -71,6 +74,12 @@ pub(crate) struct Agent {
     /// Loaded into a running JVM: what it allocated before was never sampled.
     attached: bool,
     worker_done: AtomicBool,
+    /// The Java heap ran out (`oom.rs`): the request the failing thread left for the worker,
+    /// and where it stands (`oom::OOM_*`).
+    oom: Mutex<Option<oom::OomRequest>>,
+    oom_state: AtomicU8,
+    /// `ResourceExhausted` is on (see `oom::quiet_the_jvms_lines`).
+    heap_exhaustion: bool,
     /// Why the agent turned itself off, if it did.
     failure: OnceLock<String>,
     /// The session's `End` message was sent.
@@ -331,7 +340,10 @@ unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
         return JNI_OK;
     };
     match setup(jvmti, options, Phase::OnLoad) {
-        Ok(_) => JNI_OK,
+        Ok(_) => {
+            oom::watch_process_exit(vm);
+            JNI_OK
+        }
         Err(why) => {
             error!("{why}; memcity is off, the application continues");
             let _ = jvmti.dispose();
@@ -362,7 +374,10 @@ unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
         return attach_code::NO_JVMTI;
     };
     let agent = match setup(jvmti, options, Phase::Attach) {
-        Ok(agent) => agent,
+        Ok(agent) => {
+            oom::watch_process_exit(vm);
+            agent
+        }
         Err(why) => {
             error!("{why}; memcity is off, the application continues");
             let _ = jvmti.dispose();
@@ -412,6 +427,10 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
     caps.set_can_get_source_file_name(potential.can_get_source_file_name());
+    // The Java heap running out (`oom.rs`); JVMs grant it at any phase.
+    let heap_exhaustion =
+        options.oom_wait.is_some() && potential.can_generate_resource_exhaustion_heap_events() != 0;
+    caps.set_can_generate_resource_exhaustion_heap_events(u32::from(heap_exhaustion));
     jvmti
         .add_capabilities(&caps)
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
@@ -440,6 +459,9 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     callbacks.VMInit = Some(on_vm_init);
     callbacks.VMDeath = Some(on_vm_death);
     callbacks.GarbageCollectionFinish = Some(on_gc_finish);
+    if heap_exhaustion {
+        callbacks.ResourceExhausted = Some(oom::on_resource_exhausted);
+    }
     if sampling.is_some() {
         callbacks.SampledObjectAlloc = Some(on_sampled_alloc);
     }
@@ -476,6 +498,9 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
         detaching: AtomicBool::new(false),
         attached: phase == Phase::Attach,
         worker_done: AtomicBool::new(false),
+        oom: Mutex::new(None),
+        oom_state: AtomicU8::new(oom::OOM_NONE),
+        heap_exhaustion,
         failure: OnceLock::new(),
         ended: AtomicBool::new(false),
         recorder: Mutex::new(None),
@@ -506,6 +531,9 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     }
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    }
+    if heap_exhaustion {
+        events.push(sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED);
     }
     for event in events {
         if let Err(e) = jvmti.enable_event(event) {
@@ -602,6 +630,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
 
 unsafe extern "C" fn worker_main(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     guarded("the worker thread", || {
+        oom::mark_memcity_thread();
         if let Some(agent) = current() {
             // SAFETY: `jni` is the agent thread's own JNIEnv.
             unsafe { worker::run(agent, jni) };
@@ -664,12 +693,7 @@ const DRAIN_WAIT: Duration = Duration::from_millis(500);
 unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) {
     in_callback("VMDeath", || {
         let Some(agent) = Agent::get() else { return };
-        agent.stopping.store(true, Ordering::Release);
-        agent.wake();
-        let deadline = Instant::now() + WORKER_EXIT_WAIT;
-        while !agent.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        agent.stop_worker(WORKER_EXIT_WAIT);
         agent.active.store(false, Ordering::SeqCst);
         agent.finish("vm-death");
     });
@@ -690,6 +714,16 @@ fn drain_callbacks() -> bool {
 }
 
 impl Agent {
+    /// Asks the worker to take its last snapshot and stop; waits for it at most `wait`.
+    fn stop_worker(&self, wait: Duration) {
+        self.stopping.store(true, Ordering::Release);
+        self.wake();
+        let deadline = Instant::now() + wait;
+        while !self.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Ends the session for viewers and the recording, closes the port and the registration.
     fn finish(&self, reason: &str) {
         self.end_session(Some(reason));

@@ -1439,6 +1439,13 @@ impl Search {
         self.found += 1;
     }
 
+    /// Says why the search ends before it is done (its finds so far still count).
+    pub fn interrupt(&mut self, why: String) {
+        if self.incomplete.is_empty() {
+            self.incomplete = why;
+        }
+    }
+
     /// Releases every reference the search holds and hands over what it found.
     pub fn finish(mut self, env: &mut Env<'_>) -> Found {
         let jni = env.jni;

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use jni::sys::JNIEnv;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
-    root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, OwnedEdge, PathNode,
-    PathTarget, PathTree, Root as ProtoRoot, Snapshot, SnapshotReply, StreamMessage, TypeCount,
-    WalkCost,
+    root, snapshot::Trigger, stream_message::Kind, FieldEdge, Handshake, HeapUsage, OutOfMemory,
+    OwnedEdge, PathNode, PathTarget, PathTree, Root as ProtoRoot, Snapshot, SnapshotReply,
+    StreamMessage, TypeCount, WalkCost,
 };
 use memcity_proto::PROTOCOL_VERSION;
 
@@ -22,6 +22,7 @@ use crate::gc_counts::{self, GcCount, GcCounts};
 use crate::jvmti::{weak, CanaryHeap, Jvmti, LocalFrame};
 use crate::log::{debug, info, warning};
 use crate::names;
+use crate::oom::HeapGauge;
 use crate::options::Classifier;
 use crate::paths;
 use crate::sampling::{MethodNames, Sampler};
@@ -374,6 +375,10 @@ struct Worker {
     search_from_gen: u32,
     preferred_roots: Vec<String>,
     focused_since_full: u32,
+    /// The Java heap's size (`oom.rs`), read after GCs and with each snapshot.
+    heap: Option<HeapGauge>,
+    /// For the snapshot taken when the heap ran out.
+    out_of_memory: Option<OutOfMemory>,
 }
 
 /// One published snapshot's per-class numbers.
@@ -594,6 +599,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),
         memcity_threads: HashMap::new(),
+        // SAFETY: `jni` is this thread's JNIEnv.
+        heap: unsafe { HeapGauge::new(jni) },
+        out_of_memory: None,
     };
     let major = java_major(
         &agent
@@ -603,6 +611,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             .unwrap_or_default(),
     );
     let command_line = command_line();
+    // SAFETY: `jni` is this thread's JNIEnv.
+    unsafe { crate::oom::quiet_the_jvms_lines(agent, jni, &command_line) };
     let gc = gc_name(&command_line);
     if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
@@ -676,6 +686,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                     worker.sync_site_recording();
                 }
             }
+        }
+        if agent.oom_state.load(Ordering::Acquire) == crate::oom::OOM_ASKED {
+            worker.out_of_memory();
         }
         worker.take_gc_counts();
         let gcs = agent.gc_finished.load(Ordering::Acquire);
@@ -823,6 +836,14 @@ impl Worker {
         let Some(sampler) = self.sampler() else {
             return;
         };
+        self.read_heap();
+        if self.heap_is_tight() {
+            // A canary is a Java object: with the heap nearly full it would wait for a GC with
+            // the application's allocations, or be the one that fails (`oom.rs`). Confirmation
+            // waits for the next canary made with room.
+            self.stop_gc_counts_when_tight();
+            return;
+        }
         let generation = sampler.tracker.generation();
         self.canaries
             .after_gcs(&mut CanaryHeap(self.jni), gcs, generation);
@@ -896,27 +917,93 @@ impl Worker {
 
     /// The heap's used bytes (`Runtime.totalMemory() - freeMemory()`), garbage included.
     fn heap_used(&self) -> Option<u64> {
-        // SAFETY: the worker's own JNIEnv.
-        let mut env = unsafe { jni::JNIEnv::from_raw(self.jni) }.ok()?;
-        let used = env
-            .with_local_frame(4, |env| {
-                let runtime = env
-                    .call_static_method(
-                        "java/lang/Runtime",
-                        "getRuntime",
-                        "()Ljava/lang/Runtime;",
-                        &[],
-                    )?
-                    .l()?;
-                let total = env.call_method(&runtime, "totalMemory", "()J", &[])?.j()?;
-                let free = env.call_method(&runtime, "freeMemory", "()J", &[])?.j()?;
-                Ok::<_, jni::errors::Error>(total.saturating_sub(free))
-            })
-            .ok();
-        if used.is_none() {
-            let _ = env.exception_clear();
+        self.read_heap().map(|(used, _)| used)
+    }
+
+    /// `(used, max)` bytes of the Java heap now (see [`HeapGauge`]).
+    fn read_heap(&self) -> Option<(u64, u64)> {
+        // SAFETY: the gauge was made on this thread with this JNIEnv.
+        self.heap.as_ref().and_then(|g| unsafe { g.read(self.jni) })
+    }
+
+    /// The heap is nearly full (after the last reading), or has run out: the worker makes no
+    /// Java objects then.
+    fn heap_is_tight(&self) -> bool {
+        self.agent.oom_state.load(Ordering::Acquire) != crate::oom::OOM_NONE
+            || self.heap.as_ref().is_some_and(HeapGauge::tight)
+    }
+
+    /// The Java heap ran out (`oom.rs`): the failing thread waits while this takes the heap's
+    /// last snapshot. The path search under way, or a new one, runs to the deadline without
+    /// rests (the paths at the moment of the error are the answer the user needs most); then
+    /// an estimate carries its paths and the error.
+    fn out_of_memory(&mut self) {
+        let request = self
+            .agent
+            .oom
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let Some(request) = request else {
+            return;
+        };
+        let deadline = request.at + request.wait.mul_f64(crate::oom::SEARCH_SHARE_OF_WAIT);
+        let mut search_finished = false;
+        if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
+            if self.search.is_none() {
+                self.refresh_classes();
+                self.search = self.start_search(sampler);
+            }
+            let agent = self.agent;
+            let mut class_id = class_ids(agent);
+            let mut env = paths::Env {
+                jvmti: agent.jvmti,
+                jni: self.jni,
+                class_id: &mut class_id,
+            };
+            if let Some(mut search) = self.search.take() {
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        search.interrupt(format!(
+                            "the search stopped at the OutOfMemoryError's deadline (oom_wait={} ms)",
+                            request.wait.as_millis()
+                        ));
+                        break;
+                    }
+                    if search.run(&mut env, left.min(paths::SLICE * 10)) {
+                        search_finished = true;
+                        break;
+                    }
+                }
+                let found = search.finish(&mut env);
+                self.search_schedule.ended(Instant::now(), found.cpu);
+                // Threads failing to allocate force full GCs one after another, and each JNI
+                // read waits for them: a search at the error may reach nothing. Then the last
+                // finished search's paths stay the newest, rather than an empty tree.
+                let keep = search_finished || found.found > 0;
+                debug!(
+                    "path search at the OutOfMemoryError: {} of {} samples reached through {} objects in {} ms",
+                    found.found,
+                    found.targets,
+                    found.visited,
+                    found.cpu.as_millis()
+                );
+                if keep {
+                    self.preferred_roots = found.top_roots.clone();
+                    self.paths_found = Some(found);
+                }
+            }
         }
-        used.map(|u| u.max(0) as u64)
+        self.out_of_memory = Some(OutOfMemory {
+            message: request.message,
+            thread: request.thread,
+            search_finished,
+        });
+        self.estimate_snapshot(Trigger::OutOfMemory);
+        self.agent
+            .oom_state
+            .store(crate::oom::OOM_DONE, Ordering::Release);
     }
 
     /// What an exact walk would stop the JVM now.
@@ -1381,6 +1468,11 @@ impl Worker {
                 .paths_found
                 .take()
                 .map(|found| self.paths_proto(&found)),
+            heap: self.read_heap().map(|(used_bytes, max_bytes)| HeapUsage {
+                used_bytes,
+                max_bytes,
+            }),
+            out_of_memory: self.out_of_memory.take(),
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {
@@ -1411,11 +1503,31 @@ impl Worker {
         }
     }
 
+    /// With the heap nearly full, memcity's JFR stream goes: its threads allocate, and at an
+    /// OutOfMemoryError they would fail and force full GCs one after another while the worker
+    /// searches the paths at the error (seen on G1: the search then reached nothing in 5 s).
+    /// Closing the stream is itself a call into Java, made while some room is left.
+    fn stop_gc_counts_when_tight(&mut self) {
+        let Some(mut counts) = self.gc_counts.take() else {
+            return;
+        };
+        // SAFETY: the worker's own JNIEnv.
+        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
+            match counts.stop(&mut env) {
+                Ok(()) => info!("the Java heap is nearly full: memcity's JFR stream (GC counts) stops, so that it does not compete for the rest"),
+                Err(e) => warning!("{e}"),
+            }
+        }
+    }
+
     /// Starts the collector's own type counts (JFR), if asked for and possible; tried once.
     fn start_gc_counts(&mut self) {
         let Some(limit) = self.agent.options.gc_counts else {
             return;
         };
+        if self.heap_is_tight() {
+            return; // JFR makes objects of its own (`oom.rs`); tried again at a later snapshot
+        }
         if std::mem::replace(&mut self.gc_counts_tried, true) {
             return;
         }

@@ -145,6 +145,10 @@ pub struct Frame {
     /// Object-level paths to sampled objects, on the snapshot that carried a finished search
     /// (`Snapshot.paths`); `CityModel::paths_at` finds the newest one at a time.
     pub paths: Option<std::sync::Arc<crate::holders::Paths>>,
+    /// The Java heap's used and maximum bytes when it was taken (`Snapshot.heap`).
+    pub heap: Option<memcity_proto::v1::HeapUsage>,
+    /// Set on the snapshot taken when the Java heap ran out (`Snapshot.out_of_memory`).
+    pub out_of_memory: Option<memcity_proto::v1::OutOfMemory>,
 }
 
 /// One leaf group of a snapshot: its path of names below the root, and its size.
@@ -615,6 +619,8 @@ impl CityModel {
                     estimates,
                     unconfirmed,
                     references,
+                    heap: snapshot.heap,
+                    out_of_memory: snapshot.out_of_memory.clone(),
                 });
             }
             Some(Kind::Notice(notice)) => {
@@ -822,12 +828,25 @@ impl CityModel {
     /// growth from it is start-up, not a trend (a steady application would look like a leak).
     pub fn window(&self) -> Window {
         self.window.unwrap_or_else(|| {
-            let end = self.frames.len().saturating_sub(1);
+            // A session the heap ran out in: the leak is the growth up to the error, not the
+            // flat tail of a dying JVM after it.
+            let end = self
+                .out_of_memory()
+                .map_or(self.frames.len().saturating_sub(1), |(index, _)| index);
             Window {
                 start: self.warm_start().min(end),
                 end,
             }
         })
+    }
+
+    /// The snapshot taken when the Java heap ran out, if the session has one: its index and
+    /// the error.
+    pub fn out_of_memory(&self) -> Option<(usize, &memcity_proto::v1::OutOfMemory)> {
+        self.frames
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| f.out_of_memory.as_ref().map(|o| (i, o)))
     }
 
     /// The first snapshot after start-up: past the VM-start snapshot, when at least two remain.

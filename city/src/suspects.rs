@@ -68,6 +68,12 @@ impl Trend {
     pub fn is_leak(&self, floor: f64) -> bool {
         self.growth >= floor && self.fit >= MIN_FIT && self.last > self.first
     }
+
+    /// Up to an OutOfMemoryError: a rise of at least `floor` objects from first to last,
+    /// however it went (a rise then a plateau at the heap's ceiling fits a line badly).
+    pub fn filled_the_heap(&self, floor: f64) -> bool {
+        self.growth >= floor && self.last as f64 - self.first as f64 >= floor
+    }
 }
 
 /// How well a line must fit a type's objects over time to call it a steady rise.
@@ -349,9 +355,12 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
     let w = model.window();
     let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
+    // A heap that ran out rose to its ceiling and then stood there while the collector
+    // thrashed: a rise then a plateau, which a line fits badly. What filled it is the leak.
+    let ran_out = model.out_of_memory().is_some_and(|(i, _)| i == w.end);
     let mut growers: Vec<(String, Trend)> = trends_of(model, types)
         .into_iter()
-        .filter(|(_, t)| t.is_leak(floor))
+        .filter(|(_, t)| t.is_leak(floor) || (ran_out && t.filled_the_heap(floor)))
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     (growers, floor)
@@ -677,6 +686,14 @@ mod tests {
             .collect();
         assert!(!Trend::fit(&flat).unwrap().is_leak(100.0));
         assert!(Trend::fit(&rise[..1]).is_none());
+        // A rise to the heap's ceiling, then a plateau while the collector thrashes: a poor
+        // line, but what filled the heap.
+        let filled: Vec<(f64, f64)> = (0..12)
+            .map(|i| (i as f64, if i < 4 { 1000.0 * i as f64 } else { 3000.0 }))
+            .collect();
+        let t = Trend::fit(&filled).unwrap();
+        assert!(t.filled_the_heap(1000.0) && !t.is_leak(1000.0), "{t:?}");
+        assert!(!Trend::fit(&flat).unwrap().filled_the_heap(100.0));
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub const DEFAULT_GC_COUNTS: Duration = Duration::from_millis(100);
 /// Default most allocation samples tracked at once (28 bytes each in the agent, about 48 in the
 /// JVM's tag map).
 pub const DEFAULT_TRACKED: u32 = 256 * 1024;
+/// Default longest the thread that runs out of Java heap waits, before its OutOfMemoryError is
+/// thrown, while the agent takes the heap's last snapshot and searches the leak's holder: the
+/// moment a user most needs the answer, on a JVM about to die (a heap dump takes seconds too).
+pub const DEFAULT_OOM_WAIT: Duration = Duration::from_secs(5);
 /// Default number of stack frames that name an allocation site.
 pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
@@ -128,6 +132,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "paths",
         "5%",
         "most time, percent of one core on average, for searching paths from GC roots to live samples, which name leak holders (off)",
+    ),
+    (
+        "oom_wait",
+        "5s",
+        "longest the thread that runs out of Java heap waits while memcity takes the last snapshot and names the holder (off)",
     ),
     (
         "site_frames",
@@ -258,6 +267,8 @@ pub struct Options {
     /// `PathTree`); `None`: no search.
     pub paths: Option<f64>,
     pub site_frames: usize,
+    /// Longest an OutOfMemoryError waits for the agent's last snapshot; `None`: none is taken.
+    pub oom_wait: Option<Duration>,
     /// Fraction of wall time (0.02 = 2 %).
     pub budget: f64,
     pub min_interval: Duration,
@@ -289,6 +300,7 @@ impl Default for Options {
             gc_counts: Some(DEFAULT_GC_COUNTS),
             paths: Some(DEFAULT_PATHS_PERCENT / 100.0),
             site_frames: DEFAULT_SITE_FRAMES,
+            oom_wait: Some(DEFAULT_OOM_WAIT),
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
             max_pause: DEFAULT_MAX_PAUSE,
@@ -388,6 +400,13 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             }
             "estimates" => {
                 options.estimates = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(parse_duration(value).map_err(bad)?)
+                }
+            }
+            "oom_wait" => {
+                options.oom_wait = if value.eq_ignore_ascii_case("off") {
                     None
                 } else {
                     Some(parse_duration(value).map_err(bad)?)

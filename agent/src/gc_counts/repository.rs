@@ -237,7 +237,7 @@ pub(super) fn place(env: &mut JNIEnv) -> Result<String, String> {
 /// module boundary, and its library (`libmanagement_ext`) is loaded by the initializer of the
 /// module's `PlatformMBeanProviderImpl`. The same from JDK 11 to 25 (2026-11-25: javap on 11, 17,
 /// 21 and 25); a JDK without them throws here, which is returned as an error.
-fn diagnostic_command(env: &mut JNIEnv, command: &str) -> Result<String, String> {
+pub(crate) fn diagnostic_command(env: &mut JNIEnv, command: &str) -> Result<String, String> {
     let framed = env.with_local_frame(8, |env| {
         Ok::<_, jni::errors::Error>(diagnostic_command_in_frame(env, command))
     });
