@@ -1273,6 +1273,19 @@ impl Worker {
                 w.1 += sample.weight;
             }
         });
+        // JFR's own objects are memcity's whole when memcity's stream is the JVM's only JFR:
+        // at the default interval they carry a handful of samples, and a type of them that got
+        // none would otherwise count as the application's growth.
+        static APP_USES_JFR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let app_uses_jfr = *APP_USES_JFR.get_or_init(|| command_line().contains("FlightRecord"));
+        if self.gc_counts.is_some() && !app_uses_jfr {
+            for (class, name) in self.classes.names.iter().enumerate() {
+                if name.starts_with("jdk.jfr.") && counts.objects.get(class).is_some_and(|&n| n > 0)
+                {
+                    weights.insert(class as u32, (1.0, 1.0));
+                }
+            }
+        }
         let mut moved = Vec::new();
         for (&class, &(all, ours)) in &weights {
             let c = class as usize;

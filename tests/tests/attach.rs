@@ -473,8 +473,11 @@ fn is_root() -> bool {
 fn public_classes() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir_in("/tmp").unwrap();
+    // The classes of the default package; the server apps' folder (`jetty/`) is not needed.
     for entry in std::fs::read_dir(classes_dir()).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
     }
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
