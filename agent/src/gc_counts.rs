@@ -63,6 +63,13 @@ fn with_inbox<T>(f: impl FnOnce(&mut Inbox) -> T) -> T {
     f(guard.get_or_insert_with(Inbox::default))
 }
 
+/// Whether the application runs JFR itself (a recording or JFR options on its command line):
+/// otherwise memcity's stream for GC counts is the JVM's only JFR, and what JFR makes and logs is
+/// memcity's doing.
+pub fn application_uses_jfr(command_line: &str) -> bool {
+    command_line.contains("FlightRecord")
+}
+
 /// Removes the JFR repositories of JVMs that are gone (see `repository.rs`); for an agent's
 /// start.
 pub fn clear_stale_repositories() {

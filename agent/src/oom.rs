@@ -164,7 +164,7 @@ pub(crate) unsafe fn quiet_the_jvms_lines(agent: &Agent, jni: *mut JNIEnv, comma
     }
     if agent.options.gc_counts.is_some()
         && !asks_for_logging(command_line, "jfr")
-        && !command_line.contains("FlightRecord")
+        && !crate::gc_counts::application_uses_jfr(command_line)
     {
         tags.push("jfr+system=off");
     }

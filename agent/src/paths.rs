@@ -414,12 +414,12 @@ struct Target {
     found: bool,
 }
 
-/// What the worker lends a slice: the JVM, and class ids.
-pub struct Env<'a> {
+/// What the worker lends a search: the JVM, and class ids.
+pub struct Env {
     pub jvmti: Jvmti,
     pub jni: *mut JNIEnv,
     /// The id of a class (tagging it if it is new).
-    pub class_id: &'a mut dyn FnMut(jclass) -> Option<u32>,
+    pub class_id: Box<dyn FnMut(jclass) -> Option<u32>>,
 }
 
 /// Where a root's object comes from.
@@ -646,7 +646,7 @@ impl Search {
     /// `preferred`: keys of roots (`PathRoot::key`) to search first, in that order: where the
     /// last search found the growing objects, so that a focused search finds them again early.
     pub fn start(
-        env: &mut Env<'_>,
+        env: &mut Env,
         facts: &ClassFacts<'_>,
         samples: &[Sample],
         live_objects: u64,
@@ -964,7 +964,7 @@ impl Search {
     }
 
     /// The class id and what the search knows of `class` (learned on first sight).
-    fn class_info(&mut self, env: &mut Env<'_>, class: jclass) -> Option<(u32, Kind)> {
+    fn class_info(&mut self, env: &mut Env, class: jclass) -> Option<(u32, Kind)> {
         // The classes met last: a list's nodes, a map's entries, an array's elements come in
         // runs, and `IsSameObject` is cheaper than the tag map's lock and lookup.
         let jni = env.jni;
@@ -991,7 +991,7 @@ impl Search {
         Some((id, kind))
     }
 
-    fn class_info_slow(&mut self, env: &mut Env<'_>, class: jclass) -> Option<(u32, Kind)> {
+    fn class_info_slow(&mut self, env: &mut Env, class: jclass) -> Option<(u32, Kind)> {
         let id = (env.class_id)(class)?;
         if let Some(Some(info)) = self.classes.get(id as usize) {
             return Some((id, info.kind));
@@ -1005,7 +1005,7 @@ impl Search {
         Some((id, kind))
     }
 
-    fn learn(&mut self, env: &mut Env<'_>, class: jclass) -> ClassInfo {
+    fn learn(&mut self, env: &mut Env, class: jclass) -> ClassInfo {
         let jni = env.jni;
         let jvmti = env.jvmti;
         let leaf = ClassInfo {
@@ -1095,7 +1095,7 @@ impl Search {
     }
 
     /// Runs the search for about `slice`; true when it is done.
-    pub fn run(&mut self, env: &mut Env<'_>, slice: Duration) -> bool {
+    pub fn run(&mut self, env: &mut Env, slice: Duration) -> bool {
         let start = Instant::now();
         let deadline = start + slice;
         // SAFETY: the worker's own JNIEnv; the frame frees the slice's local references.
@@ -1160,7 +1160,7 @@ impl Search {
     }
 
     /// One reference of the search; false when there is nothing left to do.
-    fn step(&mut self, env: &mut Env<'_>) -> bool {
+    fn step(&mut self, env: &mut Env) -> bool {
         let jni = env.jni;
         let Some(top) = self.stack.last_mut() else {
             return self.next_root(env);
@@ -1227,7 +1227,7 @@ impl Search {
     }
 
     /// Starts the next root's frame; false when none is left.
-    fn next_root(&mut self, env: &mut Env<'_>) -> bool {
+    fn next_root(&mut self, env: &mut Env) -> bool {
         let jni = env.jni;
         while self.next_root < self.roots.len() {
             let index = self.next_root;
@@ -1255,7 +1255,7 @@ impl Search {
     /// `object` is referenced by the top frame through `field` (or is a root's object, `field`
     /// then the root's index): count it if it is a target, and enter it if it is new. An `owned`
     /// local reference is kept by a frame it enters (returns true) instead of copied.
-    fn reach(&mut self, env: &mut Env<'_>, object: jobject, field: u32, owned: bool) -> bool {
+    fn reach(&mut self, env: &mut Env, object: jobject, field: u32, owned: bool) -> bool {
         let jni = env.jni;
         let class = jni!(jni, GetObjectClass, object);
         let info = self.class_info(env, class);
@@ -1447,7 +1447,7 @@ impl Search {
     }
 
     /// Releases every reference the search holds and hands over what it found.
-    pub fn finish(mut self, env: &mut Env<'_>) -> Found {
+    pub fn finish(mut self, env: &mut Env) -> Found {
         let jni = env.jni;
         for frame in self.stack.drain(..) {
             release(jni, frame.object, frame.global);

@@ -379,6 +379,8 @@ struct Worker {
     heap: Option<HeapGauge>,
     /// For the snapshot taken when the heap ran out.
     out_of_memory: Option<OutOfMemory>,
+    /// See `gc_counts::application_uses_jfr`.
+    app_uses_jfr: bool,
 }
 
 /// One published snapshot's per-class numbers.
@@ -602,6 +604,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         // SAFETY: `jni` is this thread's JNIEnv.
         heap: unsafe { HeapGauge::new(jni) },
         out_of_memory: None,
+        app_uses_jfr: false,
     };
     let major = java_major(
         &agent
@@ -611,6 +614,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             .unwrap_or_default(),
     );
     let command_line = command_line();
+    worker.app_uses_jfr = crate::gc_counts::application_uses_jfr(&command_line);
     // SAFETY: `jni` is this thread's JNIEnv.
     unsafe { crate::oom::quiet_the_jvms_lines(agent, jni, &command_line) };
     let gc = gc_name(&command_line);
@@ -954,13 +958,7 @@ impl Worker {
                 self.refresh_classes();
                 self.search = self.start_search(sampler);
             }
-            let agent = self.agent;
-            let mut class_id = class_ids(agent);
-            let mut env = paths::Env {
-                jvmti: agent.jvmti,
-                jni: self.jni,
-                class_id: &mut class_id,
-            };
+            let mut env = self.search_env();
             if let Some(mut search) = self.search.take() {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
@@ -999,6 +997,7 @@ impl Worker {
             message: request.message,
             thread: request.thread,
             search_finished,
+            time_ms: request.at.duration_since(self.agent.start).as_millis() as u64,
         });
         self.estimate_snapshot(Trigger::OutOfMemory);
         self.agent
@@ -1276,9 +1275,7 @@ impl Worker {
         // JFR's own objects are memcity's whole when memcity's stream is the JVM's only JFR:
         // at the default interval they carry a handful of samples, and a type of them that got
         // none would otherwise count as the application's growth.
-        static APP_USES_JFR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let app_uses_jfr = *APP_USES_JFR.get_or_init(|| command_line().contains("FlightRecord"));
-        if self.gc_counts.is_some() && !app_uses_jfr {
+        if self.gc_counts.is_some() && !self.app_uses_jfr {
             for (class, name) in self.classes.names.iter().enumerate() {
                 if name.starts_with("jdk.jfr.") && counts.objects.get(class).is_some_and(|&n| n > 0)
                 {
@@ -1937,13 +1934,7 @@ impl Worker {
         if let Some(wait) = self.search_schedule.slice_wait(now) {
             return wait;
         }
-        let agent = self.agent;
-        let mut class_id = class_ids(agent);
-        let mut env = paths::Env {
-            jvmti: agent.jvmti,
-            jni: self.jni,
-            class_id: &mut class_id,
-        };
+        let mut env = self.search_env();
         let search = self.search.as_mut().expect("a search under way");
         if search.run(&mut env, paths::SLICE) {
             if crate::log::enabled(crate::log::Level::Debug) {
@@ -1992,6 +1983,15 @@ impl Worker {
         } else {
             self.search_schedule.sliced(Instant::now());
             paths::SLICE_REST
+        }
+    }
+
+    /// What a path search borrows of the JVM: the worker's JNIEnv and class ids.
+    fn search_env(&self) -> paths::Env {
+        paths::Env {
+            jvmti: self.agent.jvmti,
+            jni: self.jni,
+            class_id: Box::new(class_ids(self.agent)),
         }
     }
 
@@ -2059,13 +2059,7 @@ impl Worker {
             );
         }
         self.search_from_gen = sampler.tracker.generation();
-        let agent = self.agent;
-        let mut class_id = class_ids(agent);
-        let mut env = paths::Env {
-            jvmti: agent.jvmti,
-            jni: self.jni,
-            class_id: &mut class_id,
-        };
+        let mut env = self.search_env();
         let facts = paths::ClassFacts {
             names: &self.classes.names,
             application: &self.classes.application,
@@ -2083,13 +2077,7 @@ impl Worker {
     /// Ends a search under way (the session ends): its references go, its findings too.
     fn end_search(&mut self) {
         if let Some(search) = self.search.take() {
-            let agent = self.agent;
-            let mut class_id = class_ids(agent);
-            let mut env = paths::Env {
-                jvmti: agent.jvmti,
-                jni: self.jni,
-                class_id: &mut class_id,
-            };
+            let mut env = self.search_env();
             drop(search.finish(&mut env));
         }
     }

@@ -645,6 +645,14 @@ mod tests {
         for bad in ["paths=0", "paths=150%", "paths=fast"] {
             assert!(parse(Some(bad)).is_err(), "{bad}");
         }
+        assert_eq!(parse(Some("oom_wait=off")).unwrap().0.oom_wait, None);
+        assert_eq!(
+            parse(Some("oom_wait=2s")).unwrap().0.oom_wait,
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(parse(None).unwrap().0.oom_wait, Some(DEFAULT_OOM_WAIT));
+        let e = parse(Some("oom_wait=soon")).unwrap_err().to_string();
+        assert!(e.contains("oom_wait=soon") && e.contains("oom_wait"), "{e}");
     }
 
     #[test]

@@ -98,6 +98,7 @@ pub struct Report {
 pub struct OutOfMemoryJson {
     /// The agent saw it (`Snapshot.out_of_memory`); false: inferred (see `reason`).
     pub seen: bool,
+    /// When the allocation failed (seen), or the last snapshot's time (inferred).
     pub time_ms: u64,
     /// The JVM's words ("Java heap space", "GC overhead limit exceeded"); empty when inferred.
     pub message: String,
@@ -123,7 +124,7 @@ fn out_of_memory(session: &CityModel) -> Option<OutOfMemoryJson> {
         let heap = frame.heap.unwrap_or_default();
         return Some(OutOfMemoryJson {
             seen: true,
-            time_ms: frame.time_ms,
+            time_ms: oom.time_ms,
             message: oom.message.clone(),
             thread: oom.thread.clone(),
             search_finished: oom.search_finished,
