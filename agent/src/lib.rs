@@ -78,7 +78,8 @@ pub(crate) struct Agent {
     /// and where it stands (`oom::OOM_*`).
     oom: Mutex<Option<oom::OomRequest>>,
     oom_state: AtomicU8,
-    /// `ResourceExhausted` is on (see `oom::quiet_the_jvms_lines`).
+    /// `ResourceExhausted` can be had; the worker turns it on once the heap is three quarters
+    /// full (`oom::watch_heap_exhaustion`).
     heap_exhaustion: bool,
     /// Why the agent turned itself off, if it did.
     failure: OnceLock<String>,
@@ -532,9 +533,6 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     }
-    if heap_exhaustion {
-        events.push(sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED);
-    }
     for event in events {
         if let Err(e) = jvmti.enable_event(event) {
             AGENT.store(std::ptr::null_mut(), Ordering::SeqCst);
@@ -778,6 +776,7 @@ impl Agent {
             sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,
             sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
             sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED,
         ] {
             let _ = self.jvmti.disable_event(event);
         }

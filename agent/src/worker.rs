@@ -381,6 +381,8 @@ struct Worker {
     out_of_memory: Option<OutOfMemory>,
     /// See `gc_counts::application_uses_jfr`.
     app_uses_jfr: bool,
+    /// `ResourceExhausted` is on (`oom::watch_heap_exhaustion`).
+    watching_heap_end: bool,
 }
 
 /// One published snapshot's per-class numbers.
@@ -605,6 +607,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         heap: unsafe { HeapGauge::new(jni) },
         out_of_memory: None,
         app_uses_jfr: false,
+        watching_heap_end: false,
     };
     let major = java_major(
         &agent
@@ -615,8 +618,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     );
     let command_line = command_line();
     worker.app_uses_jfr = crate::gc_counts::application_uses_jfr(&command_line);
-    // SAFETY: `jni` is this thread's JNIEnv.
-    unsafe { crate::oom::quiet_the_jvms_lines(agent, jni, &command_line) };
     let gc = gc_name(&command_line);
     if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
@@ -840,7 +841,13 @@ impl Worker {
         let Some(sampler) = self.sampler() else {
             return;
         };
-        self.read_heap();
+        if let Some((used, max)) = self.read_heap() {
+            if !self.watching_heap_end && used as f64 >= crate::oom::WATCH_SHARE * max as f64 {
+                self.watching_heap_end = true;
+                // SAFETY: the worker's own JNIEnv.
+                unsafe { crate::oom::watch_heap_exhaustion(self.agent, self.jni, &command_line()) };
+            }
+        }
         if self.heap_is_tight() {
             // A canary is a Java object: with the heap nearly full it would wait for a GC with
             // the application's allocations, or be the one that fails (`oom.rs`). Confirmation
