@@ -33,7 +33,12 @@
 //! `System.identityHashCode` would (with compact object headers, JDK 24+, such an object grows
 //! by a word when the GC next moves it).
 //!
-//! Bounded: at most `MAX_VISITED` objects (their keys are the search's memory, 8-9 bytes each),
+//! Objects whose reference fields can hold only leaves (primitive arrays, `String`, boxes: a
+//! catalog's product with its name and prices) cannot lead back to anything, so the search
+//! enters them without keeping a key; entering one twice costs only its few fields (and counts
+//! it twice in `Node::reached`).
+//!
+//! Bounded: at most `MAX_VISITED` keys (the search's memory, 8-9 bytes each),
 //! `MAX_DEPTH` frames; the worker runs slices of `SLICE` with rests between them (two thirds of
 //! a core while a search runs, and the worker's other duties go between slices), and searches
 //! rest between each other so that on average they keep to the `paths=` share of a core
@@ -360,6 +365,32 @@ struct ClassInfo {
     kind: Kind,
     /// Reference instance fields, fields of the class's own type last: `(id, name index)`.
     fields: Vec<(jfieldID, u32)>,
+    /// Every reference field can hold only leaves (see [`holds_only_leaves`]): an instance
+    /// cannot lead back to anything, so the search enters it without keeping its key.
+    terminal: bool,
+}
+
+/// Final classes whose instances reference nothing but primitive arrays: a field declared as
+/// one of them (or as a primitive array) holds a leaf of the search.
+const LEAF_FINAL_CLASSES: [&str; 9] = [
+    "Ljava/lang/String;",
+    "Ljava/lang/Integer;",
+    "Ljava/lang/Long;",
+    "Ljava/lang/Short;",
+    "Ljava/lang/Byte;",
+    "Ljava/lang/Character;",
+    "Ljava/lang/Boolean;",
+    "Ljava/lang/Float;",
+    "Ljava/lang/Double;",
+];
+
+/// Whether a field declared with this JVM signature can only hold a leaf: a primitive array or
+/// an instance of [`LEAF_FINAL_CLASSES`] (their classes are final, so no subclass adds fields).
+fn holds_only_leaves(signature: &str) -> bool {
+    match signature.strip_prefix('[') {
+        Some(element) => !(element.starts_with('L') || element.starts_with('[')),
+        None => LEAF_FINAL_CLASSES.contains(&signature),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1011,6 +1042,7 @@ impl Search {
         let leaf = ClassInfo {
             kind: Kind::Leaf,
             fields: Vec::new(),
+            terminal: true,
         };
         let Ok(signature) = jvmti.class_signature(class) else {
             return leaf;
@@ -1024,18 +1056,23 @@ impl Search {
                     Kind::Leaf
                 },
                 fields: Vec::new(),
+                // An array of Strings may hold the same String twice, but an array of arrays
+                // or objects may hold itself: only primitive arrays are leaves.
+                terminal: !(element.starts_with('L') || element.starts_with('[')),
             };
         }
         if jni!(jni, IsSameObject, class, self.class_class) == jni::sys::JNI_TRUE {
             return ClassInfo {
                 kind: Kind::Mirror,
                 fields: Vec::new(),
+                terminal: false,
             };
         }
         let is_thread = !self.thread_class.is_null()
             && jni!(jni, IsAssignableFrom, class, self.thread_class) == jni::sys::JNI_TRUE;
         let mut own = Vec::new();
         let mut other = Vec::new();
+        let mut terminal = true;
         // SAFETY: the worker's JNIEnv; the frame frees the superclass references.
         let Some(_frame) = (unsafe { LocalFrame::push(jni, 16) }) else {
             return leaf;
@@ -1065,6 +1102,7 @@ impl Search {
                     if is_reference && name == "referent" {
                         continue;
                     }
+                    terminal &= holds_only_leaves(&field_signature);
                     let id = self.field_id(name);
                     if field_signature == signature {
                         own.push((field, id));
@@ -1085,6 +1123,7 @@ impl Search {
                 Kind::Instance
             },
             fields: other,
+            terminal: terminal && !is_thread,
         }
     }
 
@@ -1245,8 +1284,8 @@ impl Search {
             if !self.reach(env, object, index as u32, true) {
                 jni!(jni, DeleteLocalRef, object);
             }
-            if !self.stack.is_empty() || self.visited_count as usize >= MAX_VISITED {
-                return self.visited_count as usize <= MAX_VISITED;
+            if !self.stack.is_empty() || self.visited.len() >= MAX_VISITED {
+                return self.visited.len() <= MAX_VISITED;
             }
         }
         false
@@ -1303,9 +1342,19 @@ impl Search {
         if !entering {
             return false;
         }
+        let terminal = self.classes[class as usize]
+            .as_ref()
+            .is_some_and(|c| c.terminal);
         let (length, second) = if kind == Kind::ObjectArray {
             let length = jni!(jni, GetArrayLength, object).max(0) as u32;
             (length, length)
+        } else if terminal {
+            // No key: entering it twice costs its few fields, and nothing below it can lead
+            // back (a catalog's millions of products would otherwise fill `MAX_VISITED`).
+            let info = self.classes[class as usize]
+                .as_ref()
+                .expect("a known class");
+            (info.fields.len() as u32, 0)
         } else {
             let info = self.classes[class as usize]
                 .as_ref()
@@ -1323,7 +1372,7 @@ impl Search {
                 });
             (length, second)
         };
-        if !self.visited.insert(visit_key(identity, class, second)) {
+        if !terminal && !self.visited.insert(visit_key(identity, class, second)) {
             return false;
         }
         self.visited_count += 1;
@@ -1556,6 +1605,24 @@ mod tests {
             assert_eq!(marker_index(thread_marker(index)), Some((true, index)));
         }
         assert_eq!(marker_index(0), None);
+    }
+
+    #[test]
+    fn fields_of_primitive_arrays_and_final_boxes_hold_only_leaves() {
+        for leaf in ["[B", "[I", "[J", "Ljava/lang/String;", "Ljava/lang/Long;"] {
+            assert!(holds_only_leaves(leaf), "{leaf}");
+        }
+        // Anything that may hold an object with fields, or itself.
+        for not in [
+            "Ljava/lang/Object;",
+            "[Ljava/lang/String;",
+            "[[B",
+            "Ljava/lang/Number;",
+            "Ljava/util/List;",
+            "LProduct;",
+        ] {
+            assert!(!holds_only_leaves(not), "{not}");
+        }
     }
 
     #[test]
