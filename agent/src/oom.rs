@@ -191,7 +191,9 @@ pub(crate) unsafe fn watch_heap_exhaustion(agent: &Agent, jni: *mut JNIEnv, comm
         .jvmti
         .enable_event(sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED)
     {
-        Ok(()) => crate::log::debug!("the heap is three quarters full: watching for its end"),
+        Ok(()) => {
+            info!("the Java heap is three quarters full: memcity watches for its end (oom_wait)")
+        }
         Err(e) => warning!("cannot watch for the heap's end (ResourceExhausted): {e}"),
     }
 }

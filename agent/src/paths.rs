@@ -1166,6 +1166,24 @@ impl Search {
                 frame.cursor = frame.length;
             }
         }
+        // An array its holder has replaced since the last slice (a list or map that grew) is
+        // garbage: searching on through it would keep it alive, since ZGC and Shenandoah keep
+        // what a weak reference yields during their marking, and the estimates would count it.
+        // It is finished now; popping it reads the field again and searches the new array.
+        for i in 1..self.stack.len() {
+            let (below, above) = self.stack.split_at_mut(i);
+            let (parent, frame) = (&below[i - 1], &mut above[0]);
+            if frame.via.is_null() || parent.object.is_null() || frame.object.is_null() {
+                continue;
+            }
+            let now = jni!(jni, GetObjectField, parent.object, frame.via);
+            if jni!(jni, IsSameObject, now, frame.object) == jni::sys::JNI_FALSE {
+                frame.cursor = frame.length;
+            }
+            if !now.is_null() {
+                jni!(jni, DeleteLocalRef, now);
+            }
+        }
         let mut steps = 0u32;
         let done = loop {
             steps += 1;

@@ -137,7 +137,11 @@ fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
     } = mixed_heap(
         jdk,
         gc,
-        "classifiers=type:site,sampling=1k,sampling_cost=off,gc_counts=off",
+        // No path search: on ZGC and Shenandoah an object the search holds while a cycle marks
+        // survives that cycle (ARCHITECTURE.md 5c), and MixedHeap's list dropped an old array
+        // while the search was in it, which this comparison with a walk would count as the
+        // estimator's error (+18 % Object[] bytes, seen under suite load).
+        "classifiers=type:site,sampling=1k,sampling_cost=off,gc_counts=off,paths=off",
     );
 
     // A walk of 2 M objects is predicted far past 100 ms: refused, with the prediction.
