@@ -78,8 +78,7 @@ pub(crate) struct Agent {
     /// and where it stands (`oom::OOM_*`).
     oom: Mutex<Option<oom::OomRequest>>,
     oom_state: AtomicU8,
-    /// `ResourceExhausted` can be had; the worker turns it on once the heap is three quarters
-    /// full (`oom::watch_heap_exhaustion`).
+    /// `ResourceExhausted` is on (`oom.rs`).
     heap_exhaustion: bool,
     /// Why the agent turned itself off, if it did.
     failure: OnceLock<String>,
@@ -532,6 +531,9 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     }
     if sampling.is_some() {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    }
+    if heap_exhaustion {
+        events.push(sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED);
     }
     for event in events {
         if let Err(e) = jvmti.enable_event(event) {

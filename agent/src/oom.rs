@@ -10,8 +10,7 @@
 //!   object it attaches as; with the heap full that fails, the launcher simply calls `exit`, and
 //!   VMDeath never comes. [`on_process_exit`] (an `atexit` handler) ends the session then.
 //!
-//! Once the heap is three quarters full after a GC ([`watch_heap_exhaustion`]), and at the
-//! error itself, JVMTI posts `ResourceExhausted` (Java heap) on the allocating thread,
+//! At the error itself, JVMTI posts `ResourceExhausted` (Java heap) on the allocating thread,
 //! in native state, before the error is thrown and holding no GC lock. [`on_resource_exhausted`]
 //! keeps that thread there (at most `oom_wait`) while the worker estimates the heap and runs a
 //! path search to the deadline, and publishes the snapshot (`TRIGGER_OUT_OF_MEMORY`). Only the
@@ -145,31 +144,28 @@ pub(crate) unsafe extern "C" fn on_resource_exhausted(
     });
 }
 
-/// Share of the maximum heap from which the agent watches for its end: the event goes on, and
-/// the JVM's lines it would cause are turned off, only in a JVM whose heap fills up (turning
-/// them off runs a diagnostic command, which loads management classes: not for every JVM).
-pub(crate) const WATCH_SHARE: f64 = 0.75;
+/// Share of the maximum heap from which the JVM's lines below are turned off: only in a JVM
+/// whose heap fills up, since turning them off runs a diagnostic command, which loads
+/// management classes and makes objects in the application's heap.
+pub(crate) const QUIET_SHARE: f64 = 0.75;
 
-/// The heap is three quarters full: turns `ResourceExhausted` on, and first turns off on the
-/// application's stdout the lines the JVM prints there at error level only because of memcity,
-/// each for its own tag set alone (`VM.log output=stdout what=...=off`; every other tag keeps
-/// its level):
+/// Turns off on the application's stdout the lines the JVM prints there at error level only
+/// because of memcity, each for its own tag set alone (`VM.log output=stdout what=...=off`;
+/// every other tag keeps its level):
 /// - HotSpot logs every `ResourceExhausted` it posts (`[error][jvmti] Posting Resource Exhausted
 ///   event: Java heap space`), an event on only because memcity asked for it;
 /// - JFR logs its periodic tasks failing (`[error][jfr,system] Error in Periodic task:
 ///   java.lang.OutOfMemoryError`) from the stream memcity may start for GC counts, unless the
 ///   application uses JFR itself.
 ///
-/// Each is left alone where the command line asks for that logging or for JFR.
+/// Each is left alone where the command line asks for that logging or for JFR. A heap that
+/// runs out before a GC has shown it three quarters full may still get the first line, once.
 ///
 /// # Safety
 /// `jni` must be the calling thread's JNIEnv.
-pub(crate) unsafe fn watch_heap_exhaustion(agent: &Agent, jni: *mut JNIEnv, command_line: &str) {
-    if !agent.heap_exhaustion || agent.options.oom_wait.is_none() {
-        return;
-    }
+pub(crate) unsafe fn quiet_the_jvms_lines(agent: &Agent, jni: *mut JNIEnv, command_line: &str) {
     let mut tags = Vec::new();
-    if !asks_for_logging(command_line, "jvmti") {
+    if agent.heap_exhaustion && !asks_for_logging(command_line, "jvmti") {
         tags.push("jvmti=off");
     }
     if agent.options.gc_counts.is_some()
@@ -178,23 +174,17 @@ pub(crate) unsafe fn watch_heap_exhaustion(agent: &Agent, jni: *mut JNIEnv, comm
     {
         tags.push("jfr+system=off");
     }
-    if !tags.is_empty() {
-        // SAFETY: per contract.
-        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
-            let command = format!("VM.log output=stdout what={}", tags.join(","));
-            if let Err(e) = crate::gc_counts::repository::diagnostic_command(&mut env, &command) {
-                crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}");
-            }
-        }
+    if tags.is_empty() {
+        return;
     }
-    match agent
-        .jvmti
-        .enable_event(sys::jvmtiEvent_JVMTI_EVENT_RESOURCE_EXHAUSTED)
-    {
-        Ok(()) => {
-            info!("the Java heap is three quarters full: memcity watches for its end (oom_wait)")
-        }
-        Err(e) => warning!("cannot watch for the heap's end (ResourceExhausted): {e}"),
+    // SAFETY: per contract.
+    let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(jni) }) else {
+        return;
+    };
+    let command = format!("VM.log output=stdout what={}", tags.join(","));
+    match crate::gc_counts::repository::diagnostic_command(&mut env, &command) {
+        Ok(_) => info!("the Java heap is three quarters full: the JVM's lines that memcity would cause on stdout are turned off ({command})"),
+        Err(e) => crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}"),
     }
 }
 

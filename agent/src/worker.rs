@@ -379,10 +379,10 @@ struct Worker {
     heap: Option<HeapGauge>,
     /// For the snapshot taken when the heap ran out.
     out_of_memory: Option<OutOfMemory>,
-    /// See `gc_counts::application_uses_jfr`.
-    app_uses_jfr: bool,
-    /// `ResourceExhausted` is on (`oom::watch_heap_exhaustion`).
-    watching_heap_end: bool,
+    /// The JVM's command line (its flags decide what memcity may change: `oom.rs`, JFR).
+    command_line: String,
+    /// The JVM's lines memcity would cause on stdout are off (`oom::quiet_the_jvms_lines`).
+    quieted: bool,
 }
 
 /// One published snapshot's per-class numbers.
@@ -606,8 +606,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         // SAFETY: `jni` is this thread's JNIEnv.
         heap: unsafe { HeapGauge::new(jni) },
         out_of_memory: None,
-        app_uses_jfr: false,
-        watching_heap_end: false,
+        command_line: String::new(),
+        quieted: false,
     };
     let major = java_major(
         &agent
@@ -616,8 +616,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             .system_property("java.vm.specification.version")
             .unwrap_or_default(),
     );
-    let command_line = command_line();
-    worker.app_uses_jfr = crate::gc_counts::application_uses_jfr(&command_line);
+    worker.command_line = command_line();
+    let command_line = worker.command_line.clone();
     let gc = gc_name(&command_line);
     if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
@@ -842,10 +842,12 @@ impl Worker {
             return;
         };
         if let Some((used, max)) = self.read_heap() {
-            if !self.watching_heap_end && used as f64 >= crate::oom::WATCH_SHARE * max as f64 {
-                self.watching_heap_end = true;
+            if !self.quieted && used as f64 >= crate::oom::QUIET_SHARE * max as f64 {
+                self.quieted = true;
                 // SAFETY: the worker's own JNIEnv.
-                unsafe { crate::oom::watch_heap_exhaustion(self.agent, self.jni, &command_line()) };
+                unsafe {
+                    crate::oom::quiet_the_jvms_lines(self.agent, self.jni, &self.command_line)
+                };
             }
         }
         if self.heap_is_tight() {
@@ -1279,10 +1281,10 @@ impl Worker {
                 w.1 += sample.weight;
             }
         });
-        // JFR's own objects are memcity's whole when memcity's stream is the JVM's only JFR:
-        // at the default interval they carry a handful of samples, and a type of them that got
-        // none would otherwise count as the application's growth.
-        if self.gc_counts.is_some() && !self.app_uses_jfr {
+        // JFR's own objects are memcity's whole once memcity started its stream, when that is
+        // the JVM's only JFR: at the default interval they carry a handful of samples, and a
+        // type of them that got none would otherwise count as the application's growth.
+        if self.gc_counts_tried && !gc_counts::application_uses_jfr(&self.command_line) {
             for (class, name) in self.classes.names.iter().enumerate() {
                 if name.starts_with("jdk.jfr.") && counts.objects.get(class).is_some_and(|&n| n > 0)
                 {
