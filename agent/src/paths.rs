@@ -19,7 +19,9 @@
 //!    `Reference.referent` (not a holder), never enters a `Class` (statics are roots of their
 //!    own), and enters a `Thread` only as a thread root (every live thread is one). An object of
 //!    the frame's own class (the next link of a list) is entered once the frame is done, in its
-//!    place, so a list of a million nodes linked both ways is one frame deep.
+//!    place, so a list of a million nodes linked both ways is one frame deep. Within a root, an
+//!    object met again by a shorter path is entered again (`Visit`), so each target ends on its
+//!    shortest path from the first root that holds it, as MAT and LeakCanary report paths.
 //! 3. **Targets**: the live allocation samples (at most `MAX_TARGETS`, chosen evenly), each
 //!    looked for by its identity hash and confirmed with `IsSameObject` on a weak reference of
 //!    our own. When a target is met, the stack of frames is its path; paths are merged into a
@@ -28,8 +30,8 @@
 //! Objects are told apart without tags (a tag costs the VM tens of bytes per object): by a key
 //! of their identity hash, class and the identity hash of what their first reference field
 //! holds (or an array's length). Two objects sharing a key would make the second look visited;
-//! with 31-bit hashes alone a million-node list would be cut a dozen times, with the second hash
-//! about once in 10^7 lists. The search installs identity hashes in the objects it passes, as
+//! with 31-bit hashes alone a million-node list would be cut a dozen times; the key's 50 bits
+//! kept (`Visit`) make it about one search in 50 that fills `MAX_VISITED`. The search installs identity hashes in the objects it passes, as
 //! `System.identityHashCode` would (with compact object headers, JDK 24+, such an object grows
 //! by a word when the GC next moves it).
 //!
@@ -323,6 +325,8 @@ pub struct Found {
 struct Merge {
     nodes: Vec<Node>,
     index: HashMap<(u32, u32, u32, u32), u32, BuildHasherDefault<IntHasher>>,
+    /// A target moved (`uncount`): some nodes may have nothing left below them.
+    moved: bool,
 }
 
 impl Merge {
@@ -346,6 +350,61 @@ impl Merge {
             });
         }
         id
+    }
+
+    /// Takes back a `count` (its target moved to a shorter path).
+    fn uncount(&mut self, node: u32, class: u32, weight: f64, born_s: u32) {
+        let targets = &mut self.nodes[node as usize].targets;
+        if let Some(i) = targets.iter().position(|t| t.0 == class && t.3 == born_s) {
+            targets[i].1 -= 1;
+            targets[i].2 -= weight;
+            if targets[i].1 == 0 {
+                targets.swap_remove(i);
+            }
+        }
+        self.moved = true;
+    }
+
+    /// The nodes, without those left with no target below them and nothing reached (their
+    /// targets all moved to shorter paths); parents keep coming before their children.
+    fn into_nodes(self) -> Vec<Node> {
+        if !self.moved {
+            return self.nodes;
+        }
+        let mut keep: Vec<bool> = self
+            .nodes
+            .iter()
+            .map(|n| !n.targets.is_empty() || !n.reached.is_empty())
+            .collect();
+        for i in (0..self.nodes.len()).rev() {
+            let parent = self.nodes[i].parent;
+            if keep[i] && parent > 0 {
+                keep[parent as usize - 1] = true;
+            }
+        }
+        let mut index = vec![0u32; self.nodes.len()];
+        let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        for (i, mut node) in self.nodes.into_iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            if node.parent > 0 {
+                node.parent = index[node.parent as usize - 1] + 1;
+            }
+            index[i] = nodes.len() as u32;
+            nodes.push(node);
+        }
+        nodes
+    }
+
+    #[cfg(test)]
+    fn clone_nodes(&self) -> Vec<Node> {
+        Merge {
+            nodes: self.nodes.clone(),
+            index: HashMap::default(),
+            moved: self.moved,
+        }
+        .into_nodes()
     }
 
     fn count(&mut self, node: u32, class: u32, weight: f64, born_s: u32) {
@@ -443,6 +502,11 @@ struct Target {
     born_s: u32,
     recent: bool,
     found: bool,
+    /// Where it was found: the root, the frames above it, and the merged node it is counted
+    /// at (moved if the same root reaches it again by a shorter path).
+    root: u32,
+    depth: u32,
+    node: u32,
 }
 
 /// What the worker lends a search: the JVM, and class ids.
@@ -471,7 +535,13 @@ pub struct Search {
     classes: Vec<Option<ClassInfo>>,
     targets: Vec<Target>,
     by_hash: IntMap<u32, Vec<u32>>,
-    visited: HashSet<u64, BuildHasherDefault<IntHasher>>,
+    visited: HashSet<Visit, BuildHasherDefault<IntHasher>>,
+    /// Objects entered again by a shorter path (see `Visit`); at most `visited_count`, so
+    /// shortening at most doubles a search's work, and past it the first path stands.
+    revisits: u64,
+    /// Index of the lowest frame entered again, `usize::MAX` when none: below it objects are
+    /// counted once already (`visited_count`, `Node::reached`).
+    revisit_from: usize,
     stack: Vec<Frame>,
     current_root: u32,
     merge: Merge,
@@ -670,6 +740,67 @@ fn visit_key(identity: u32, class: u32, second: u32) -> u64 {
     h.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (h >> 29)
 }
 
+/// A visited object: the high bits of its key (`visit_key`), and in the low `Visit::META` bits
+/// how it was met: the root's index (modulo `Visit::EPOCHS`) and its depth (frames above it,
+/// at most `Visit::MAX_DEPTH`).
+///
+/// Why the depth: a depth-first search meets an object first by whatever path comes first in
+/// field order, not by the shortest (MAT's and LeakCanary's answer). A Jetty session is held by
+/// the session cache's map and also, through its inactivity timer's `this$0`, by the
+/// scheduler's queue; met first through the queue, every session was credited to the
+/// scheduler. Met again from the same root at a smaller depth, an object is entered again
+/// (`Search::reach`), and the targets below it move to the shorter path: a label-correcting
+/// search that converges to the shortest paths of each root, bounded by `Search::revisits`.
+///
+/// Two keys that differ only in their low bits are the same object (`Eq` and `Hash` ignore
+/// them). The epoch wraps, so a later root may now and then enter again what an earlier one
+/// met; it costs time only: a target moves only within its own root (`Target::root`).
+#[derive(Debug, Clone, Copy)]
+struct Visit(u64);
+
+impl Visit {
+    const META: u32 = 14;
+    const DEPTH_BITS: u32 = 6;
+    const MAX_DEPTH: u64 = (1 << Self::DEPTH_BITS) - 1;
+    const EPOCHS: u64 = 1 << (Self::META - Self::DEPTH_BITS);
+
+    fn new(key: u64, root: u32, depth: usize) -> Visit {
+        let epoch = u64::from(root) % Self::EPOCHS;
+        let depth = (depth as u64).min(Self::MAX_DEPTH);
+        Visit((key >> Self::META) << Self::META | epoch << Self::DEPTH_BITS | depth)
+    }
+
+    /// Whether `self` reaches the object `seen` stands for by a shorter path from the same root.
+    fn shortens(self, seen: Visit) -> bool {
+        let meta = |v: Visit| v.0 & ((1 << Self::META) - 1);
+        meta(self) >> Self::DEPTH_BITS == meta(seen) >> Self::DEPTH_BITS
+            && meta(self) & Self::MAX_DEPTH < meta(seen) & Self::MAX_DEPTH
+    }
+}
+
+impl PartialEq for Visit {
+    fn eq(&self, other: &Visit) -> bool {
+        self.0 >> Self::META == other.0 >> Self::META
+    }
+}
+
+impl Eq for Visit {}
+
+impl std::hash::Hash for Visit {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0 >> Self::META);
+    }
+}
+
+/// What `Search::visit` made of an object met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Met {
+    New,
+    /// Met before, now by a shorter path from the same root: entered again.
+    Shorter,
+    Seen,
+}
+
 impl Search {
     /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
     /// makes the targets. `None` when the JVM refused the roots' enumeration.
@@ -736,6 +867,8 @@ impl Search {
             stopped_early: false,
             focused: false,
             visited_count: 0,
+            revisits: 0,
+            revisit_from: usize::MAX,
             too_deep: 0,
             started,
             cpu: Duration::ZERO,
@@ -977,6 +1110,9 @@ impl Search {
                 born_s: sample.born_s,
                 recent: sample.recent,
                 found: false,
+                root: 0,
+                depth: 0,
+                node: NONE,
             });
             search.by_hash.entry(hash as u32).or_default().push(index);
         }
@@ -1190,7 +1326,10 @@ impl Search {
             if steps & 0xff == 0 && Instant::now() >= deadline {
                 break false;
             }
-            if self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64 {
+            // Between roots only: the rest of a root may still shorten paths found in it.
+            if self.stack.is_empty()
+                && self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64
+            {
                 self.stopped_early = true;
                 break true;
             }
@@ -1225,6 +1364,9 @@ impl Search {
         if top.cursor >= top.length {
             if top.pending.is_null() {
                 let frame = self.stack.pop().expect("a top frame");
+                if self.revisit_from == self.stack.len() {
+                    self.revisit_from = usize::MAX;
+                }
                 let replaced = match self.stack.last() {
                     // A parent the GC freed between slices (its weak reference came back null)
                     // has no field to read again: JNI would dereference null and crash the JVM.
@@ -1327,10 +1469,14 @@ impl Search {
             return false;
         };
         let identity = identity as u32;
+        let depth = self.stack.len();
         if let Some(candidates) = self.by_hash.get(&identity) {
+            let root = self.current_root;
             let hit = candidates.iter().copied().find(|&t| {
                 let target = &self.targets[t as usize];
-                !target.found && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
+                // Found already, it moves only to a shorter path from its own root.
+                (!target.found || (target.root == root && (depth as u32) < target.depth))
+                    && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
             });
             if let Some(t) = hit {
                 self.found_target(t, identity, class, field);
@@ -1340,9 +1486,12 @@ impl Search {
             self.root_objects
                 .insert(self.current_root, (identity, class));
         }
+        let revisiting = self.revisit_from != usize::MAX;
         let entering = match kind {
             Kind::Leaf | Kind::Mirror => {
-                *self.reached.entry((self.current_root, class)).or_default() += 1;
+                if !revisiting {
+                    *self.reached.entry((self.current_root, class)).or_default() += 1;
+                }
                 false
             }
             // A live thread is a root of its own; enter it only as that (not from another
@@ -1390,11 +1539,22 @@ impl Search {
                 });
             (length, second)
         };
-        if !terminal && !self.visited.insert(visit_key(identity, class, second)) {
-            return false;
+        let met = if terminal {
+            Met::New
+        } else {
+            self.visit(visit_key(identity, class, second), depth)
+        };
+        // Below a frame entered again everything was counted once; a terminal object has no
+        // key to tell, an object new even there (the application linked it since) has.
+        let counted = match met {
+            Met::Seen => return false,
+            Met::Shorter => false,
+            Met::New => !(terminal && revisiting),
+        };
+        if counted {
+            self.visited_count += 1;
+            *self.reached.entry((self.current_root, class)).or_default() += 1;
         }
-        self.visited_count += 1;
-        *self.reached.entry((self.current_root, class)).or_default() += 1;
         if self.visited.len() >= MAX_VISITED {
             self.incomplete =
                 format!("the search kept track of {MAX_VISITED} objects, its limit, and stopped");
@@ -1413,6 +1573,9 @@ impl Search {
                 };
                 top.pending_global = false;
                 top.pending_length = length;
+                if met == Met::Shorter {
+                    self.revisit_from = self.revisit_from.min(self.stack.len() - 1);
+                }
                 return owned;
             }
         }
@@ -1424,6 +1587,9 @@ impl Search {
             Some(top) if chained => (top.run + 1, top.identity, top.field),
             _ => (1, identity, field),
         };
+        if met == Met::Shorter {
+            self.revisit_from = self.revisit_from.min(self.stack.len());
+        }
         if self.stack.len() % 64 == 63 {
             // Room for the slice's local references (a frame each; -Xcheck:jni counts them).
             jni!(jni, EnsureLocalCapacity, (self.stack.len() + 128) as jint);
@@ -1486,9 +1652,43 @@ impl Search {
         self.stack.last().map_or(NONE, |f| f.node)
     }
 
+    /// Whether to enter an object with this key met at this depth (see `Visit`).
+    fn visit(&mut self, key: u64, depth: usize) -> Met {
+        let visit = Visit::new(key, self.current_root, depth);
+        if self.visited.insert(visit) {
+            return Met::New;
+        }
+        let seen = *self.visited.get(&visit).expect("a visited key");
+        if !visit.shortens(seen) {
+            return Met::Seen;
+        }
+        if self.revisits >= self.visited_count {
+            if self.revisits == self.visited_count {
+                self.revisits += 1;
+                crate::log::info!(
+                    "path search: {} objects entered again by shorter paths, as many as \
+                     entered once; the paths found first stand for the rest",
+                    self.visited_count
+                );
+            }
+            return Met::Seen;
+        }
+        self.revisits += 1;
+        self.visited.replace(visit);
+        Met::Shorter
+    }
+
+    /// Counts a target at the top of the stack, or moves it there from a longer path.
     fn found_target(&mut self, target: u32, identity: u32, class: u32, field: u32) {
-        if self.targets[target as usize].recent {
-            *self.found_by_root.entry(self.current_root).or_default() += 1;
+        let t = &self.targets[target as usize];
+        if t.found {
+            let (node, class, weight, born_s) = (t.node, t.class, t.weight, t.born_s);
+            self.merge.uncount(node, class, weight, born_s);
+        } else {
+            if t.recent {
+                *self.found_by_root.entry(self.current_root).or_default() += 1;
+            }
+            self.found += 1;
         }
         let node = match self.stack.last() {
             None => self.merge.node(0, identity, class, field),
@@ -1501,9 +1701,11 @@ impl Search {
         };
         let t = &mut self.targets[target as usize];
         t.found = true;
+        t.root = self.current_root;
+        t.depth = self.stack.len() as u32;
+        t.node = node;
         let (tclass, weight, born_s) = (t.class, t.weight, t.born_s);
         self.merge.count(node, tclass, weight, born_s);
-        self.found += 1;
     }
 
     /// Says why the search ends before it is done (its finds so far still count).
@@ -1592,7 +1794,7 @@ impl Search {
             );
         }
         Found {
-            nodes: self.merge.nodes,
+            nodes: self.merge.into_nodes(),
             roots: self.roots.into_iter().map(|(root, _)| root).collect(),
             threads: self.threads,
             fields: self.fields,
@@ -1672,6 +1874,59 @@ mod tests {
         assert_eq!(m.nodes[b as usize].targets, vec![(9, 1, 1.0, 7)]);
         assert_eq!(m.nodes.len(), 4);
         assert_eq!(m.nodes[list as usize].parent, root + 1);
+    }
+
+    #[test]
+    fn a_target_moved_to_a_shorter_path_leaves_no_empty_branch() {
+        let mut m = Merge::default();
+        // Two roots' objects; under the first, a long path (queue -> task -> timer -> session)
+        // and a short one (map -> session), and a reached-only root node.
+        let root = m.node(0, 1, 1, 0);
+        let queue = m.node(root + 1, 2, 2, 1);
+        let task = m.node(queue + 1, 3, 3, 2);
+        let timer = m.node(task + 1, 4, 4, 3);
+        let long = m.node(timer + 1, 5, 5, 4);
+        let map = m.node(root + 1, 6, 6, 5);
+        let short = m.node(map + 1, 5, 5, 6);
+        let other = m.node(0, 7, 7, 1);
+        m.nodes[other as usize].reached = vec![(5, 1000)];
+        m.count(long, 5, 2.0, 3);
+        m.count(long, 5, 2.0, 4);
+        assert_eq!(m.clone_nodes().len(), 8, "nothing moved, nothing pruned");
+        m.uncount(long, 5, 2.0, 3);
+        m.count(short, 5, 2.0, 3);
+        let kept = m.clone_nodes();
+        assert_eq!(kept.len(), 8, "the long path still holds one target");
+        m.uncount(long, 5, 2.0, 4);
+        m.count(short, 5, 2.0, 4);
+        let nodes = m.into_nodes();
+        let identities: Vec<u32> = nodes.iter().map(|n| n.identity).collect();
+        assert_eq!(identities, vec![1, 6, 5, 7], "the long path is gone, parents first");
+        assert_eq!(nodes[1].parent, 1);
+        assert_eq!(nodes[2].parent, 2);
+        assert_eq!(nodes[2].targets, vec![(5, 1, 2.0, 3), (5, 1, 2.0, 4)]);
+        assert_eq!(nodes[3].reached, vec![(5, 1000)], "a reached-only root stays");
+    }
+
+    #[test]
+    fn a_visit_is_shortened_only_from_its_own_root_and_only_by_a_shorter_path() {
+        let key = 0xdead_beef_1234_5678;
+        let first = Visit::new(key, 3, 9);
+        assert_eq!(first, Visit::new(key, 4, 2), "the same object, however met");
+        assert_ne!(first, Visit::new(key ^ (1 << 20), 3, 9));
+        assert!(Visit::new(key, 3, 8).shortens(first));
+        assert!(!Visit::new(key, 3, 9).shortens(first), "not by a path as long");
+        assert!(!Visit::new(key, 3, 10).shortens(first));
+        assert!(!Visit::new(key, 4, 1).shortens(first), "not from another root");
+        // Depths past the cap are all as long as the cap: only a path under it shortens them.
+        let deep = Visit::new(key, 0, 500);
+        assert!(!Visit::new(key, 0, 100).shortens(deep));
+        assert!(Visit::new(key, 0, 40).shortens(deep));
+        let mut set: HashSet<Visit, BuildHasherDefault<IntHasher>> = HashSet::default();
+        assert!(set.insert(first));
+        assert!(!set.insert(Visit::new(key, 3, 2)));
+        set.replace(Visit::new(key, 3, 2));
+        assert!(!first.shortens(*set.get(&first).unwrap()), "the set keeps the shorter");
     }
 
     #[test]

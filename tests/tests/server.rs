@@ -288,3 +288,18 @@ fn jetty_sessions_leaking_in_its_session_cache_name_the_cache_map() {
         );
     }
 }
+
+/// Sessions that expire also each schedule an inactivity timer in the server's scheduler, whose
+/// queue then holds every session too (task -> timer -> `this$0`). The cache's map holds them by
+/// the shorter path; a depth-first search met the queue's first and named the scheduler.
+#[test]
+fn jetty_sessions_with_inactivity_timers_still_name_the_cache_map() {
+    let (first, _) = session_leak(3600);
+    assert_eq!(text(&first, "holder"), HOLDER, "{first:#}");
+    assert_eq!(
+        first["evidence"]["holder_in"].as_str(),
+        Some(HOLDER_IN),
+        "{first:#}"
+    );
+    assert_eq!(text(&first, "confidence"), "exact", "{first:#}");
+}
