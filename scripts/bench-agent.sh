@@ -18,8 +18,19 @@
 #    with the agent's counts on and off (-Xlog:gc), and the count's own phase as the agent
 #    measured it.
 #
+# 5. The stop to name a leak's holder (issue 18): a leaking service (CatalogLeak, a catalog and
+#    a steady leak into a static list; about 1, 10, 24 and 50 M live objects), G1 and Parallel,
+#    JDK 17 and 25. With memcity's path search alone (walks kept off, the search unlimited,
+#    paths=100%): the holder it names, memcity's longest stop (-Xlog:safepoint), the searches'
+#    objects and time. Beside it, on the same heap: an exact walk's stop (`memcity snapshot
+#    --force`), and, in a second JVM without memcity, JFR's leak profiler (jdk.OldObjectSample
+#    with path-to-gc-roots=true): the stop of `JFR.dump path-to-gc-roots=true` and how many of its
+#    sampled Sessions it gave a root.
+#
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
-#        SECTIONS="throughput walks heaps counts" picks sections; HEAPS="1 10 50" (millions of live
+#        SECTIONS="throughput walks heaps counts holders" picks sections (default: all but
+#        holders, which takes about an hour: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
+#        HOLDER_JDKS="17 25" pick its heaps, HOLDER_SECONDS=60 the leak's length); HEAPS="1 10 50" (millions of live
 #        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (HEAP_RUNS runs of
 #        SECONDS each, at least 30 s; default 1); PACE=2000000 paces its requests like a service
 #        under steady load (requests per second; 0, the default, is full speed) and adds the
@@ -39,7 +50,7 @@ agent="${AGENT:-$target/release/libmemcity.so}"
 memcity="$target/release/memcity"
 classes="$target/jvm-test-apps"
 work=$(mktemp -d)
-trap 'rm -rf "$work"; pkill -f "BigHeap 600" 2>/dev/null || true' EXIT
+trap 'rm -rf "$work"; pkill -f "BigHeap 600" 2>/dev/null || true; pkill -f "CatalogLeak .* 0 600" 2>/dev/null || true' EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -233,6 +244,97 @@ for objects in 5000000 24000000; do
       fi
     done
     echo
+  done
+done
+fi
+
+if [[ " $sections " == *" holders "* ]]; then
+holder_seconds=${HOLDER_SECONDS:-60}
+# Waits (at most $2 tenths of a second) for a line matching $1 in the app's output.
+wait_line() { for _ in $(seq "$2"); do grep -q "$1" "$work/out" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+for jdk in ${HOLDER_JDKS:-17 25}; do
+  case $jdk in
+    17) hjava=/usr/lib/jvm/java-17-openjdk-amd64/bin/java ;;
+    *) hjava=$(ls -d /usr/lib/jvm/*"$jdk"*/bin/java 2>/dev/null | head -1) ;;
+  esac
+  if [ ! -x "${hjava:-}" ]; then echo "== holders: no JDK $jdk under /usr/lib/jvm, skipped"; continue; fi
+  hbin=$(dirname "$hjava")
+  for millions in ${HOLDER_HEAPS:-1 10 24 50}; do
+    # Four objects per product; the leak adds a tenth of the heap in Sessions over the run.
+    products=$(( millions * 1000000 * 9 / 40 ))
+    rate=$(( millions * 100000 / holder_seconds + 100 ))
+    xmx=$(( millions < 10 ? 2 : millions / 5 + 2 ))g
+    for gc in ${HOLDER_GCS:-G1 Parallel}; do
+      echo "== holder: JDK $jdk, $gc, ~$millions M live objects (CatalogLeak, $products products, $rate sessions/s for $holder_seconds s, -Xmx$xmx)"
+      rm -f "$work"/{port,out,err,sp.log,rec.mcrec,leak.jfr}
+      "$hjava" "-Xmx$xmx" "-XX:+Use${gc}GC" -Xlog:safepoint:file="$work/sp.log" \
+        "-agentpath:$agent=port=0,portfile=$work/port,record=$work/rec.mcrec,max_pause=1ms,paths=100%,log=debug" \
+        -cp "$classes" CatalogLeak "$holder_seconds" "$products" "$rate" 0 600 > "$work/out" 2> "$work/err" &
+      pid=$!
+      if ! wait_line '^DONE' $(( (holder_seconds + 600) * 10 )); then echo "  no DONE: $(tail -3 "$work/err")"; kill "$pid"; wait "$pid" 2>/dev/null || true; continue; fi
+      "$memcity" report "$work/rec.mcrec" --json --top 0 > "$work/report.json"
+      stops_before=$(grep -c HeapWalkOperation "$work/sp.log" || true)
+      walk=$("$memcity" snapshot --force "$(cat "$work/port")" 2>&1 | tail -1)
+      kill "$pid"; wait "$pid" 2>/dev/null || true
+      memcity_line=$(python3 - "$work/report.json" "$work/sp.log" "$stops_before" "$work/err" <<'PY'
+import json, re, statistics, sys
+report, splog, before, err = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+r = json.load(open(report))
+live = sum(g.get("objects_last", 0) for g in r["groups"])
+s = (r.get("suspects") or [{}])[0]
+stops = [int(m.group(1)) for line in open(splog) if "HeapWalkOperation" in line
+         for m in [re.search(r"Total: (\d+) ns", line)] if m]
+searches = [line for line in open(err) if re.search(r"path search: \d+ of \d+ samples", line)]
+def field(line, after):
+    words = line.split()
+    return float(words[words.index(after) + 1]) if after in words else None
+objects = [field(l, "through") for l in searches]
+cpu = [field(l, "in") for l in searches]
+med = lambda v: statistics.median([x for x in v if x is not None]) if any(x is not None for x in v) else 0
+holder = f"{s.get('holder', '-')} ({s.get('root', '-')}, {s.get('confidence', '-')})" if s else "none"
+print(f"  memcity: {live / 1e6:.1f} M live objects; holder {holder}; longest stop {max(stops[:before], default=0) / 1e6:.0f} ms;"
+      f" {len(searches)} searches, median {med(objects) / 1e6:.2f} M objects in {med(cpu) / 1000:.1f} s on the agent's thread;"
+      f" an exact walk stops {stops[before] / 1e6 if len(stops) > before else float('nan'):.0f} ms")
+PY
+)
+      echo "$memcity_line"
+      # JFR's leak profiler on the same heap, in a JVM without memcity.
+      rm -f "$work"/{out,sp.log}
+      "$hjava" "-Xmx$xmx" "-XX:+Use${gc}GC" -Xlog:safepoint:file="$work/sp.log" \
+        -XX:StartFlightRecording=name=leak,settings=default,path-to-gc-roots=true \
+        -cp "$classes" CatalogLeak "$holder_seconds" "$products" "$rate" 0 600 > "$work/out" 2>&1 &
+      pid=$!
+      if wait_line '^DONE' $(( (holder_seconds + 600) * 10 )); then
+        lines=$(wc -l < "$work/sp.log")
+        started=$(date +%s%N)
+        "$hbin/jcmd" "$pid" JFR.dump name=leak filename="$work/leak.jfr" path-to-gc-roots=true > /dev/null
+        took=$(( ($(date +%s%N) - started) / 1000000 ))
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+        "$hbin/jfr" print --json --events jdk.OldObjectSample "$work/leak.jfr" > "$work/old.json"
+        python3 - "$work/old.json" "$work/sp.log" "$lines" "$took" <<'PY'
+import json, re, sys
+old, splog, lines, took = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) / 1000
+events = json.load(open(old))["recording"]["events"]
+def type_of(e):
+    o = e["values"].get("object") or {}
+    return ((o.get("type") or {}).get("name")) or "?"
+rooted = [e for e in events if e["values"].get("root")]
+sessions = [e for e in events if type_of(e) == "CatalogLeak$Session"]
+sessions_rooted = [e for e in sessions if e["values"].get("root")]
+stops = []
+for line in open(splog).readlines()[lines:]:
+    m = re.search(r'Safepoint "([^"]+)".*Total: (\d+) ns', line)
+    if m:
+        stops.append((int(m.group(2)), m.group(1)))
+longest = max(stops, default=(0, "-"))
+print(f"  JFR: JFR.dump path-to-gc-roots=true took {took:.1f} s, longest stop {longest[0] / 1e6:.0f} ms ({longest[1]});"
+      f" {len(events)} old-object samples, {len(rooted)} with a root; Sessions {len(sessions_rooted)} of {len(sessions)} rooted")
+PY
+      else
+        echo "  JFR: no DONE"; kill "$pid"; wait "$pid" 2>/dev/null || true
+      fi
+      echo
+    done
   done
 done
 fi

@@ -1901,11 +1901,19 @@ mod tests {
         m.count(short, 5, 2.0, 4);
         let nodes = m.into_nodes();
         let identities: Vec<u32> = nodes.iter().map(|n| n.identity).collect();
-        assert_eq!(identities, vec![1, 6, 5, 7], "the long path is gone, parents first");
+        assert_eq!(
+            identities,
+            vec![1, 6, 5, 7],
+            "the long path is gone, parents first"
+        );
         assert_eq!(nodes[1].parent, 1);
         assert_eq!(nodes[2].parent, 2);
         assert_eq!(nodes[2].targets, vec![(5, 1, 2.0, 3), (5, 1, 2.0, 4)]);
-        assert_eq!(nodes[3].reached, vec![(5, 1000)], "a reached-only root stays");
+        assert_eq!(
+            nodes[3].reached,
+            vec![(5, 1000)],
+            "a reached-only root stays"
+        );
     }
 
     #[test]
@@ -1915,9 +1923,15 @@ mod tests {
         assert_eq!(first, Visit::new(key, 4, 2), "the same object, however met");
         assert_ne!(first, Visit::new(key ^ (1 << 20), 3, 9));
         assert!(Visit::new(key, 3, 8).shortens(first));
-        assert!(!Visit::new(key, 3, 9).shortens(first), "not by a path as long");
+        assert!(
+            !Visit::new(key, 3, 9).shortens(first),
+            "not by a path as long"
+        );
         assert!(!Visit::new(key, 3, 10).shortens(first));
-        assert!(!Visit::new(key, 4, 1).shortens(first), "not from another root");
+        assert!(
+            !Visit::new(key, 4, 1).shortens(first),
+            "not from another root"
+        );
         // Depths past the cap are all as long as the cap: only a path under it shortens them.
         let deep = Visit::new(key, 0, 500);
         assert!(!Visit::new(key, 0, 100).shortens(deep));
@@ -1926,7 +1940,10 @@ mod tests {
         assert!(set.insert(first));
         assert!(!set.insert(Visit::new(key, 3, 2)));
         set.replace(Visit::new(key, 3, 2));
-        assert!(!first.shortens(*set.get(&first).unwrap()), "the set keeps the shorter");
+        assert!(
+            !first.shortens(*set.get(&first).unwrap()),
+            "the set keeps the shorter"
+        );
     }
 
     #[test]
