@@ -1,0 +1,256 @@
+//! GC-count reconciliation: the collector's own per-type counts (JFR `jdk.ObjectCountAfterGC`,
+//! `gc_counts.rs`) started, switched and stopped as the heap grows or fills, and each count
+//! reconciled with the estimate published after its GC. Separate because it is a loop of its
+//! own beside the snapshots: it reads JFR's stream, weighs what counting adds to a GC's pause,
+//! and feeds the estimator, touching the rest of the worker only to ask for an estimate.
+
+use std::time::Duration;
+
+use memcity_proto::v1::snapshot::Trigger;
+
+use super::schedule::GC_SETTLE;
+use super::Worker;
+use crate::gc_counts::{self, GcCount, GcCounts};
+use crate::log::{debug, info, warning};
+use crate::walk::WalkResult;
+
+/// One published snapshot's per-class numbers.
+pub(super) struct Recent {
+    unix_ms: u64,
+    /// The estimate's tracker `last_gc`: births before it are in its numbers.
+    last_gc: u32,
+    objects: Vec<u64>,
+    bytes: Vec<u64>,
+    variance: Vec<(f64, f64)>,
+}
+
+/// GC counts start once a walk is predicted to stop the JVM this long (about 1 M live objects).
+/// Below, walks (exact, with references) come at least every 10 s within a 2 % budget, and JFR's
+/// own objects in the application's heap (some 50,000 of its metadata and parser) would stand
+/// out in a small city; above, walks grow rare and the counts are what keeps estimates exact.
+pub(super) const GC_COUNTS_FROM_WALK: Duration = Duration::from_millis(200);
+/// ...and once the heap holds this many objects, so JFR's own stay a few percent of the city
+/// even where walks are slow (a loaded machine, a debug build of the agent).
+pub(super) const GC_COUNTS_FROM_OBJECTS: u64 = 1_000_000;
+
+/// What became of a GC count.
+enum Reconciled {
+    Done,
+    /// No snapshot after its GC yet: try again.
+    NotYet,
+    /// Too old, or nothing to reconcile with.
+    Never,
+}
+
+/// How long a GC count may wait for a snapshot after its GC.
+const COUNT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Snapshots kept in `Worker::recent`: enough to cover the JFR stream's delay (about a second)
+/// at two estimates a second.
+const RECENT: usize = 16;
+/// Time per live object a GC's count is assumed to add until one is measured: what the agent
+/// measured on JDK 17 and 25 here, 4-7 ns (BENCHMARKS.md), taken at its upper end.
+pub(super) const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 7.0;
+
+impl Worker {
+    /// With the heap nearly full, memcity's JFR stream goes: its threads allocate, and at an
+    /// OutOfMemoryError they would fail and force full GCs one after another while the worker
+    /// searches the paths at the error (seen on G1: the search then reached nothing in 5 s).
+    /// Closing the stream is itself a call into Java, made while some room is left.
+    pub(super) fn stop_gc_counts_when_tight(&mut self) {
+        let Some(mut counts) = self.gc_counts.take() else {
+            return;
+        };
+        // SAFETY: the worker's own JNIEnv.
+        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
+            match counts.stop(&mut env) {
+                Ok(()) => info!("the Java heap is nearly full: memcity's JFR stream (GC counts) stops, so that it does not compete for the rest"),
+                Err(e) => warning!("{e}"),
+            }
+        }
+    }
+
+    /// Starts the collector's own type counts (JFR), if asked for and possible; tried once.
+    pub(super) fn start_gc_counts(&mut self) {
+        let Some(limit) = self.agent.options.gc_counts else {
+            return;
+        };
+        if self.heap_is_tight() {
+            return; // JFR makes objects of its own (`oom.rs`); tried again at a later snapshot
+        }
+        if std::mem::replace(&mut self.gc_counts_tried, true) {
+            return;
+        }
+        // SAFETY: the worker's own JNIEnv, valid for this thread's life.
+        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+            return;
+        };
+        match GcCounts::start(&mut env) {
+            Ok(counts) => {
+                info!(
+                    "GC counts on: full GCs and G1 remarks count live objects per type (JFR jdk.ObjectCountAfterGC) while that adds under {} ms",
+                    limit.as_millis()
+                );
+                self.gc_counts = Some(counts);
+            }
+            Err(why) => info!("no GC counts ({why}); estimates rest on walks and samples alone"),
+        }
+    }
+
+    /// Reconciles the estimates with the newest complete GC count, and publishes the result.
+    pub(super) fn take_gc_counts(&mut self) {
+        if self.gc_counts.is_none() {
+            return;
+        }
+        if let Some(count) = gc_counts::take_ready()
+            .into_iter()
+            .rfind(|c| !c.classes.is_empty())
+        {
+            self.waiting_count = Some(count);
+        }
+        let Some(count) = self.waiting_count.take() else {
+            return;
+        };
+        match self.reconcile(&count) {
+            Reconciled::Done => {
+                if self.agent.options.estimates.is_some() && self.can_estimate() {
+                    self.estimate_snapshot(Trigger::Gc);
+                }
+            }
+            Reconciled::NotYet => self.waiting_count = Some(count),
+            Reconciled::Never => {}
+        }
+    }
+
+    /// Shifts each counted type's estimate so that it equals the GC's count at that GC (see
+    /// `Estimator::reconcile`), comparing with the first snapshot published after the GC.
+    fn reconcile(&mut self, count: &GcCount) -> Reconciled {
+        // The first snapshot taken once that GC's ObjectFree events were in.
+        let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
+        let Some(then) = self.recent.iter().position(|r| r.unix_ms >= settled) else {
+            // The estimate after that GC is still to come (the count arrived within the
+            // coalescing interval), unless it is so old that the GC's snapshot was dropped.
+            let now = crate::unix_ms(std::time::SystemTime::now());
+            return if now.saturating_sub(count.time_unix_ms) < COUNT_PATIENCE.as_millis() as u64 {
+                Reconciled::NotYet
+            } else {
+                Reconciled::Never
+            };
+        };
+        let live_then: u64 = self.recent[then].objects.iter().sum();
+        if let Some(ns) = count.phase_ns {
+            self.last_count_pause_ns = ns;
+            if live_then > 100_000 {
+                self.count_ns_per_object = ns as f64 / live_then as f64;
+            }
+        }
+        if self.estimator.anchor().is_none() || !self.can_estimate() {
+            return Reconciled::Never;
+        }
+        let mut by_name: std::collections::HashMap<&str, Vec<u32>> =
+            std::collections::HashMap::new();
+        for (id, name) in self.classes.names.iter().enumerate() {
+            // memcity's share of a class carries its name but no GC counts it apart.
+            let ours = self.memcity_of.contains_key(&(id as u32));
+            if self.classes.named.get(id).copied().unwrap_or(false) && !ours {
+                by_name.entry(name.as_str()).or_default().push(id as u32);
+            }
+        }
+        let recent = &self.recent[then];
+        let get = |v: &Vec<u64>, id: u32| v.get(id as usize).copied().unwrap_or(0);
+        let mut shifts = Vec::new();
+        for (name, objects, bytes) in &count.classes {
+            let java = gc_counts::java_name(name);
+            let Some(ids) = by_name.get(java.as_str()) else {
+                continue;
+            };
+            if ids.contains(&self.classes.class_class) {
+                continue; // class mirrors are counted from the class list
+            }
+            let then_objects: u64 = ids.iter().map(|&id| get(&recent.objects, id)).sum();
+            let then_bytes: u64 = ids.iter().map(|&id| get(&recent.bytes, id)).sum();
+            // The difference goes to the id holding most of the type.
+            let target = *ids
+                .iter()
+                .max_by_key(|&&id| get(&recent.objects, id))
+                .expect("ids are never empty");
+            let variance = recent
+                .variance
+                .get(target as usize)
+                .copied()
+                .unwrap_or_default();
+            debug!(
+                "GC count {java}: {objects} objects, {then_objects} estimated then (ids {ids:?})"
+            );
+            shifts.push((
+                target,
+                *objects as f64 - then_objects as f64,
+                *bytes as f64 - then_bytes as f64,
+                variance,
+                recent.last_gc,
+            ));
+        }
+        debug!(
+            "GC {} counted {} types ({} matched), counting took {} us",
+            count.gc_id,
+            count.classes.len(),
+            shifts.len(),
+            count.phase_ns.unwrap_or(0) / 1000
+        );
+        for (class, objects, bytes, variance, generation) in shifts {
+            self.estimator
+                .shift_by(class, objects, bytes, variance, generation);
+        }
+        self.estimator.note_gc_count(count.time_unix_ms);
+        Reconciled::Done
+    }
+
+    /// Keeps a snapshot's per-class numbers for [`reconcile`](Self::reconcile).
+    pub(super) fn remember(&mut self, counts: &WalkResult) {
+        if self.gc_counts.is_none() {
+            return;
+        }
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Recent {
+            unix_ms: crate::unix_ms(std::time::SystemTime::now()),
+            last_gc: counts.last_gc,
+            objects: counts.objects.clone(),
+            bytes: counts.bytes.clone(),
+            variance: counts.variance.clone(),
+        });
+    }
+
+    /// Turns the GC's counting off while it is predicted to add more than `gc_counts` to a
+    /// pause, and on again once it fits with a margin (so it does not flip at the border).
+    pub(super) fn switch_gc_counts(&mut self, live_objects: u64) {
+        let (Some(counts), Some(limit)) = (self.gc_counts.as_mut(), self.agent.options.gc_counts)
+        else {
+            return;
+        };
+        let predicted =
+            Duration::from_secs_f64(live_objects as f64 * self.count_ns_per_object / 1e9);
+        let on = if counts.enabled() {
+            predicted <= limit
+        } else {
+            predicted <= limit.mul_f64(0.8)
+        };
+        if on == counts.enabled() {
+            return;
+        }
+        // SAFETY: the worker's own JNIEnv.
+        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+            return;
+        };
+        match counts.set_enabled(&mut env, on) {
+            Ok(()) => info!(
+                "GC counts {}: a count of {live_objects} objects would add about {} ms to a pause (limit {} ms)",
+                if on { "on again" } else { "off" },
+                predicted.as_millis(),
+                limit.as_millis()
+            ),
+            Err(why) => warning!("{why}"),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! JVM facts: what the worker reads about the JVM it runs in (its command line, Java version
+//! and collector) and the handshake it sends viewers. Separate because, apart from reading
+//! `/proc/self/cmdline` and the JVM's properties, these are pure functions of strings, tested
+//! here without a JVM.
+
+use memcity_proto::v1::Handshake;
+use memcity_proto::PROTOCOL_VERSION;
+
+use crate::Agent;
+
+/// This process's command line, arguments joined by spaces.
+pub(super) fn command_line() -> String {
+    std::fs::read("/proc/self/cmdline")
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+pub fn handshake(agent: &Agent) -> Handshake {
+    let property = |name| agent.jvmti.system_property(name).unwrap_or_default();
+    let command_line = command_line();
+    Handshake {
+        protocol_version: PROTOCOL_VERSION,
+        agent_version: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        jvm_version: property("java.vm.version"),
+        jvm_vendor: property("java.vm.vendor"),
+        jvm_name: property("java.vm.name"),
+        gc_name: gc_name(&command_line),
+        command_line,
+        classifiers: agent
+            .options
+            .classifiers
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
+        sampling_interval: agent.sampler.as_ref().map_or(0, |s| s.interval()),
+        start_time_unix_ms: agent.start_unix_ms,
+        pause_budget: agent.options.budget,
+    }
+}
+
+/// The first JDK whose sampler charges allocations outside TLABs correctly (JDK-8356372).
+pub(super) const FIRST_EXACT_OUTSIDE_TLAB_SAMPLING: u32 = 25;
+
+/// The feature release of `java.vm.specification.version` ("17", "1.8" is 8); `None` if
+/// unreadable.
+pub(super) fn java_major(version: &str) -> Option<u32> {
+    let version = version.strip_prefix("1.").unwrap_or(version);
+    version.split('.').next()?.parse().ok()
+}
+
+/// The command line and the environment variables the launcher reads flags from.
+pub(super) fn jvm_flags(command_line: &str) -> String {
+    let env = ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{command_line} {env}")
+}
+
+/// Whether every GC of this collector marks the whole heap (one generation): ZGC before its
+/// generational mode (the default from JDK 23, the only mode from 24) and Shenandoah outside
+/// its generational mode. Where in doubt, no: the canaries then age as for a generational
+/// collector, which is only slower to confirm.
+pub(super) fn every_gc_marks_all(gc: &str, major: Option<u32>, flags: &str) -> bool {
+    let last = |on: &str, off: &str| match (flags.rfind(on), flags.rfind(off)) {
+        (Some(a), Some(b)) => Some(a > b),
+        (a, b) => a.map(|_| true).or(b.map(|_| false)),
+    };
+    match (gc, major) {
+        ("Z", Some(m)) if m < 21 => true,
+        ("Z", Some(m)) if m < 23 => last("-XX:+ZGenerational", "-XX:-ZGenerational") != Some(true),
+        ("Z", Some(23)) => last("-XX:+ZGenerational", "-XX:-ZGenerational") == Some(false),
+        ("Shenandoah", Some(_)) => !flags.contains("ShenandoahGCMode=generational"),
+        _ => false,
+    }
+}
+
+/// The collector, from the flags that choose it (command line, then the environment variables
+/// the launcher reads). Without a flag the JVM picks G1 on server-class machines.
+pub(super) fn gc_name(command_line: &str) -> String {
+    let flags = jvm_flags(command_line);
+    let chosen = [
+        ("-XX:+UseZGC", "Z"),
+        ("-XX:+UseShenandoahGC", "Shenandoah"),
+        ("-XX:+UseParallelGC", "Parallel"),
+        ("-XX:+UseSerialGC", "Serial"),
+        ("-XX:+UseEpsilonGC", "Epsilon"),
+        ("-XX:+UseG1GC", "G1"),
+    ]
+    .iter()
+    .filter_map(|(flag, name)| flags.rfind(flag).map(|at| (at, *name)))
+    .max_by_key(|(at, _)| *at);
+    match chosen {
+        Some((_, name)) => name.to_string(),
+        None => "G1 (default)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_generation_collectors_are_told_from_their_flags_and_version() {
+        assert!(every_gc_marks_all("Z", Some(17), ""));
+        assert!(every_gc_marks_all("Z", Some(21), "-XX:+UseZGC"));
+        assert!(!every_gc_marks_all(
+            "Z",
+            Some(21),
+            "-XX:+UseZGC -XX:+ZGenerational"
+        ));
+        assert!(every_gc_marks_all(
+            "Z",
+            Some(21),
+            "-XX:+ZGenerational -XX:-ZGenerational"
+        ));
+        assert!(!every_gc_marks_all("Z", Some(23), "-XX:+UseZGC"));
+        assert!(every_gc_marks_all("Z", Some(23), "-XX:-ZGenerational"));
+        assert!(!every_gc_marks_all("Z", Some(25), "-XX:-ZGenerational"));
+        assert!(every_gc_marks_all("Shenandoah", Some(17), ""));
+        assert!(!every_gc_marks_all(
+            "Shenandoah",
+            Some(21),
+            "-XX:ShenandoahGCMode=generational"
+        ));
+        assert!(!every_gc_marks_all("G1", Some(17), ""));
+        assert!(
+            !every_gc_marks_all("Z", None, ""),
+            "in doubt, age the canaries"
+        );
+    }
+
+    #[test]
+    fn java_major_reads_old_and_new_version_schemes() {
+        assert_eq!(java_major("17"), Some(17));
+        assert_eq!(java_major("25"), Some(25));
+        assert_eq!(java_major("1.8"), Some(8));
+        assert_eq!(java_major("26.0.1"), Some(26));
+        assert_eq!(java_major(""), None);
+    }
+
+    #[test]
+    fn gc_name_follows_the_last_flag() {
+        assert_eq!(gc_name("java -XX:+UseZGC -jar app.jar"), "Z");
+        assert_eq!(
+            gc_name("java -XX:+UseSerialGC -XX:+UseParallelGC x"),
+            "Parallel"
+        );
+        assert_eq!(gc_name("java -XX:+UseShenandoahGC x"), "Shenandoah");
+    }
+}

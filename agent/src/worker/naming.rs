@@ -1,0 +1,378 @@
+//! Naming: turns the ids a walk or search counts by (classes, sites, threads, field slots,
+//! roots) into the names and interned strings a snapshot carries. Separate because it runs
+//! after the counting, on what the counting produced (asking the JVM only for method frames
+//! and field names), and the tree builder sees it only through `NameSource`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use memcity_proto::v1::{
+    root, FieldEdge, OwnedEdge, PathNode, PathTarget, PathTree, Root as ProtoRoot, TypeCount,
+};
+
+use super::Worker;
+use crate::jvmti::LocalFrame;
+use crate::names;
+use crate::paths;
+use crate::tags;
+use crate::tree::NameSource;
+use crate::walk::{self, RootKind, WalkResult};
+
+/// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
+/// type is rare, and the rest are counted in `Reference` anyway.
+const MAX_SLOTS_PER_PAIR: usize = 16;
+
+pub(super) struct Names<'a> {
+    pub(super) classes: &'a [String],
+    pub(super) sites: &'a [String],
+    pub(super) threads: &'a [String],
+    /// Ids standing for memcity's share of a class (`Worker::split_memcity`).
+    pub(super) memcity: &'a HashMap<u32, u32>,
+}
+
+impl NameSource for Names<'_> {
+    fn class(&self, id: u32) -> &str {
+        self.classes
+            .get(id as usize)
+            .map_or(names::UNKNOWN_CLASS, String::as_str)
+    }
+    fn site(&self, id: u32) -> &str {
+        self.sites
+            .get(id as usize)
+            .map_or("(other sites)", String::as_str)
+    }
+    fn thread(&self, id: u32) -> &str {
+        self.threads
+            .get(id as usize)
+            .map_or("(other threads)", String::as_str)
+    }
+    fn package(&self, id: u32) -> &str {
+        if self.memcity.contains_key(&id) {
+            names::MEMCITY
+        } else {
+            names::package_of(self.class(id))
+        }
+    }
+}
+
+fn root_kind(kind: RootKind) -> root::Kind {
+    match kind {
+        RootKind::StaticField => root::Kind::StaticField,
+        RootKind::Thread => root::Kind::Thread,
+        RootKind::StackLocal => root::Kind::StackLocal,
+        RootKind::JniLocal => root::Kind::JniLocal,
+        RootKind::JniGlobal => root::Kind::JniGlobal,
+        RootKind::Monitor => root::Kind::Monitor,
+        RootKind::Other => root::Kind::Other,
+    }
+}
+
+impl Worker {
+    /// Learns the field names of the classes a walk's field edges come from.
+    fn learn_fields(&mut self, counts: &WalkResult) {
+        let wanted: std::collections::HashSet<u32> = counts
+            .fields
+            .keys()
+            .filter(|(from, slot, _)| *slot != walk::ELEMENTS && !self.fields.has(*from))
+            .map(|(from, _, _)| *from)
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let jvmti = self.agent.jvmti;
+        // SAFETY: the worker's own JNIEnv; the frame frees the class references.
+        let Some(_frame) = (unsafe { LocalFrame::push(self.jni, 64) }) else {
+            return;
+        };
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for &class in classes.as_slice() {
+            let Ok(tag) = jvmti.tag(class) else { continue };
+            let id = tags::class_id(tag);
+            if wanted.contains(&id) && !self.fields.has(id) {
+                // SAFETY: the worker's JNIEnv; an inner frame frees the hierarchy's references.
+                unsafe {
+                    if let Some(_inner) = LocalFrame::push(self.jni, 64) {
+                        self.fields.learn(&jvmti, self.jni, id, class);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A slot's name: a field, `[]` for elements; statics as `Class.FIELD` elsewhere.
+    fn slot_name(&self, from: u32, slot: u32) -> String {
+        if slot == walk::ELEMENTS {
+            "[]".to_string()
+        } else {
+            self.fields.name(from, slot & !walk::STATIC)
+        }
+    }
+
+    /// The walk's field edges, roots and owned edges, named, for the snapshot. At most
+    /// `MAX_SLOTS_PER_PAIR` slots are kept per pair of types (the most referencing).
+    pub(super) fn graph(
+        &mut self,
+        counts: &WalkResult,
+    ) -> (Vec<FieldEdge>, Vec<ProtoRoot>, Vec<OwnedEdge>) {
+        self.learn_fields(counts);
+        let class = |s: &Self, id: u32| -> String {
+            s.classes
+                .names
+                .get(id as usize)
+                .cloned()
+                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
+        };
+        let mut edges: Vec<(&(u32, u32, u32), &walk::SlotCount)> = counts.fields.iter().collect();
+        edges.sort_unstable_by_key(|((from, slot, to), c)| {
+            (*from, *to, std::cmp::Reverse(c.references), *slot)
+        });
+        let mut fields = Vec::with_capacity(edges.len());
+        let mut pair = (u32::MAX, u32::MAX);
+        let mut kept = 0;
+        for (&(from, slot, to), c) in edges {
+            if (from, to) != pair {
+                pair = (from, to);
+                kept = 0;
+            }
+            kept += 1;
+            if kept > MAX_SLOTS_PER_PAIR {
+                continue;
+            }
+            let field = self.slot_name(from, slot);
+            fields.push(FieldEdge {
+                from_type: self.strings.intern(&class(self, from)),
+                field: self.strings.intern(&field),
+                is_static: slot != walk::ELEMENTS && slot & walk::STATIC != 0,
+                to_type: self.strings.intern(&class(self, to)),
+                referrers: c.referrers,
+                references: c.references,
+                max_fanout: c.max_fanout,
+                max_length: c.max_length,
+            });
+        }
+        let mut roots = Vec::with_capacity(counts.roots.len());
+        for root in &counts.roots {
+            let thread = (root.thread as usize)
+                .checked_sub(1)
+                .and_then(|i| self.walk_threads.get(i))
+                .cloned();
+            let field = if root.kind == RootKind::StaticField {
+                self.slot_name(root.class, root.slot)
+            } else {
+                String::new()
+            };
+            let out = self.root_proto(
+                root.kind,
+                thread.as_deref(),
+                root.class,
+                &field,
+                (root.method, root.location),
+            );
+            roots.push(out);
+        }
+        let mut owned: Vec<OwnedEdge> = counts
+            .owned
+            .iter()
+            .map(|(&(root, level, from, slot, to), c)| OwnedEdge {
+                root: root - 1,
+                level: u32::from(level),
+                from_type: if level == 0 {
+                    0
+                } else {
+                    self.strings.intern(&class(self, from))
+                },
+                field: if level == 0 {
+                    0
+                } else {
+                    self.strings.intern(&self.slot_name(from, slot))
+                },
+                to_type: self.strings.intern(&class(self, to)),
+                referrers: c.referrers,
+                references: c.references,
+                max_fanout: c.max_fanout,
+                max_length: c.max_length,
+            })
+            .collect();
+        owned.sort_unstable_by_key(|e| (e.root, e.level, e.from_type, e.field, e.to_type));
+        (fields, roots, owned)
+    }
+
+    /// A finished search, named for the snapshot.
+    pub(super) fn paths_proto(&mut self, found: &paths::Found) -> PathTree {
+        if found
+            .nodes
+            .iter()
+            .any(|n| self.classes.names.len() <= n.class as usize)
+        {
+            self.refresh_classes(); // classes the search tagged
+        }
+        let class = |s: &Self, id: u32| -> String {
+            s.classes
+                .names
+                .get(id as usize)
+                .cloned()
+                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
+        };
+        let ms = |t: Option<Instant>| {
+            t.map_or(0, |t| {
+                t.saturating_duration_since(self.agent.start).as_millis() as u64
+            })
+        };
+        let mut nodes = Vec::with_capacity(found.nodes.len());
+        let mut named_roots: HashMap<u32, ProtoRoot> = HashMap::new();
+        for node in &found.nodes {
+            let (field, root) = if node.parent == 0 {
+                let root = match named_roots.get(&node.field) {
+                    Some(root) => *root,
+                    None => {
+                        let r = &found.roots[node.field as usize];
+                        let thread = r.thread.and_then(|t| found.threads.get(t)).cloned();
+                        let named = self.root_proto(
+                            r.kind,
+                            thread.as_deref(),
+                            r.class,
+                            &r.field,
+                            (r.method, r.location),
+                        );
+                        named_roots.insert(node.field, named);
+                        named
+                    }
+                };
+                (0, Some(root))
+            } else {
+                let name = found
+                    .fields
+                    .get(node.field as usize)
+                    .map_or("?", String::as_str);
+                (self.strings.intern(name), None)
+            };
+            let type_name = class(self, node.class);
+            nodes.push(PathNode {
+                parent: node.parent,
+                r#type: self.strings.intern(&type_name),
+                field,
+                root,
+                chain: node.chain,
+                length: node.length,
+                reached: node
+                    .reached
+                    .iter()
+                    .map(|&(c, objects)| {
+                        let name = class(self, c);
+                        TypeCount {
+                            r#type: self.strings.intern(&name),
+                            objects,
+                        }
+                    })
+                    .collect(),
+                identity: node.identity,
+                targets: node
+                    .targets
+                    .iter()
+                    .map(|&(c, samples, weight, born_s)| {
+                        let name = class(self, c);
+                        PathTarget {
+                            r#type: self.strings.intern(&name),
+                            samples,
+                            weight,
+                            born_s,
+                        }
+                    })
+                    .collect(),
+            });
+        }
+        PathTree {
+            started_ms: ms(found.started),
+            finished_ms: ms(found.finished),
+            targets: found.targets,
+            found: found.found,
+            objects_visited: found.visited,
+            search_ns: found.cpu.as_nanos() as u64,
+            roots_pause_ns: found.roots_pause.as_nanos() as u64,
+            incomplete: found.incomplete.clone(),
+            stopped_early: found.stopped_early,
+            focused: found.focused,
+            nodes,
+        }
+    }
+
+    /// A GC root, named for the snapshot: `static LinkedListLeak.PEOPLE`, `thread "main"`,
+    /// `local in HostPoolLeak.main(HostPoolLeak.java:67) of thread "main"`.
+    fn root_proto(
+        &mut self,
+        kind: RootKind,
+        thread: Option<&str>,
+        class: u32,
+        field: &str,
+        frame: (usize, i64),
+    ) -> ProtoRoot {
+        let quoted = thread.map(|t| format!("thread \"{t}\""));
+        let mut out = ProtoRoot {
+            kind: root_kind(kind) as i32,
+            thread: thread.map_or(0, |t| self.strings.intern(t)),
+            ..Default::default()
+        };
+        let name = match kind {
+            RootKind::StaticField => {
+                let holder = self
+                    .classes
+                    .names
+                    .get(class as usize)
+                    .cloned()
+                    .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string());
+                out.holder_type = self.strings.intern(&holder);
+                out.field = self.strings.intern(field);
+                format!("static {holder}.{field}")
+            }
+            RootKind::Thread => quoted.unwrap_or_else(|| "a thread".into()),
+            RootKind::StackLocal | RootKind::JniLocal => {
+                let jvmti = self.agent.jvmti;
+                // SAFETY: the worker's own JNIEnv; frees the frame's declaring-class reference.
+                let _frame = unsafe { LocalFrame::push(self.jni, 16) };
+                let name = self.methods.frame(&jvmti, frame);
+                out.frame = self.strings.intern(&name);
+                let what = if kind == RootKind::StackLocal {
+                    "local"
+                } else {
+                    "JNI local"
+                };
+                format!(
+                    "{what} in {name} of {}",
+                    quoted.unwrap_or_else(|| "a thread".into())
+                )
+            }
+            RootKind::JniGlobal => "JNI global".into(),
+            RootKind::Monitor => "monitor".into(),
+            RootKind::Other => "VM internal".into(),
+        };
+        out.name = self.strings.intern(&name);
+        out
+    }
+
+    /// Names sites and threads sampled since the last snapshot.
+    pub(super) fn resolve_names(&mut self) {
+        let Some(sampler) = &self.agent.sampler else {
+            return;
+        };
+        let jvmti = self.agent.jvmti;
+        let new_sites = sampler.sites_from(self.site_names.len() as u32);
+        if !new_sites.is_empty() {
+            // SAFETY: the worker's own JNIEnv; frees the declaring-class references.
+            let _frame = unsafe { LocalFrame::push(self.jni, 64) };
+            for (id, frames) in new_sites {
+                debug_assert_eq!(id as usize, self.site_names.len());
+                let named: Vec<String> = frames
+                    .iter()
+                    .map(|&frame| self.methods.frame(&jvmti, frame))
+                    .collect();
+                self.site_names
+                    .push(crate::sampling::site_name(&named, sampler.naming_frames()));
+            }
+        }
+        while let Some(name) = sampler.thread_name(self.thread_names.len() as u32) {
+            self.thread_names.push(name);
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Driving the path search (`paths.rs`): starting one when it is due (full, or focused on the
+//! growth since the last), running it in slices between the worker's other work, ending it,
+//! and running it to a deadline when the Java heap ran out. Separate because it has its own
+//! schedule (`paths::Schedule`) beside the snapshots'.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use memcity_proto::v1::{snapshot::Trigger, OutOfMemory};
+
+use super::classes::class_ids;
+use super::schedule::POLL;
+use super::Worker;
+use crate::log::debug;
+use crate::paths;
+use crate::sampling::Sampler;
+
+/// Focused path searches between two full ones (`Worker::start_search`).
+const FOCUSED_PER_FULL: u32 = 4;
+
+impl Worker {
+    /// Runs the path search's next slice, or starts a search when one is due; returns how long
+    /// the worker may sleep as far as the search is concerned.
+    pub(super) fn search_step(&mut self) -> Duration {
+        let Some(sampler) = self.sampler() else {
+            return POLL;
+        };
+        if self.agent.options.paths.is_none() {
+            return POLL;
+        }
+        let now = Instant::now();
+        if self.search.is_none() {
+            let live = sampler.tracker.in_use() as usize;
+            if !self
+                .search_schedule
+                .due(now, live, self.live_objects_published)
+            {
+                return self
+                    .search_schedule
+                    .next_in(now)
+                    .unwrap_or(POLL)
+                    .clamp(Duration::from_millis(1), POLL);
+            }
+            self.refresh_classes();
+            self.search_schedule.started(self.live_objects_published);
+            self.search = self.start_search(sampler);
+            self.search_schedule.sliced(Instant::now());
+            if self.search.is_none() {
+                self.search_schedule.ended(Instant::now(), Duration::ZERO);
+            }
+            return paths::SLICE_REST;
+        }
+        if let Some(wait) = self.search_schedule.slice_wait(now) {
+            return wait;
+        }
+        let mut env = self.search_env();
+        let search = self.search.as_mut().expect("a search under way");
+        if search.run(&mut env, paths::SLICE) {
+            if crate::log::enabled(crate::log::Level::Debug) {
+                let mut by: Vec<(u32, u64)> =
+                    search.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
+                by.sort_by_key(|&(r, _)| r);
+                debug!("path search: found per root (in search order): {by:?}");
+            }
+            let found = self
+                .search
+                .take()
+                .expect("a search under way")
+                .finish(&mut env);
+            self.search_schedule.ended(Instant::now(), found.cpu);
+            debug!(
+                "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots){}",
+                found.found,
+                found.targets,
+                found.visited,
+                found.cpu.as_millis(),
+                found.roots_pause.as_millis(),
+                if found.incomplete.is_empty() { String::new() } else { format!("; {}", found.incomplete) }
+            );
+            if crate::log::enabled(crate::log::Level::Debug) {
+                let missed: Vec<String> = found
+                    .missed
+                    .iter()
+                    .take(6)
+                    .map(|&(c, n)| {
+                        format!(
+                            "{n} {}",
+                            self.classes
+                                .names
+                                .get(c as usize)
+                                .map_or("?", String::as_str)
+                        )
+                    })
+                    .collect();
+                debug!("path search: not reached: {}", missed.join(", "));
+            }
+            self.preferred_roots = found.top_roots.clone();
+            self.paths_found = Some(found);
+            // Published with the next snapshot: an estimate soon, when estimates run.
+            self.estimate_pending = true;
+            POLL
+        } else {
+            self.search_schedule.sliced(Instant::now());
+            paths::SLICE_REST
+        }
+    }
+
+    /// What a path search borrows of the JVM: the worker's JNIEnv and class ids.
+    fn search_env(&self) -> paths::Env {
+        paths::Env {
+            jvmti: self.agent.jvmti,
+            jni: self.jni,
+            class_id: Box::new(class_ids(self.agent)),
+        }
+    }
+
+    /// Starts a search for the live samples not allocated by memcity's own threads: all that
+    /// survived a GC (a full search), or, between full ones, only those born since the last
+    /// search started (a focused search: the growth's objects, found first under the roots
+    /// that held the last search's finds, so it stops early and costs the leak's size rather
+    /// than the heap's).
+    fn start_search(&mut self, sampler: &'static Sampler) -> Option<paths::Search> {
+        let mut ours: HashMap<u32, bool> = HashMap::new();
+        let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
+        let last_gc = sampler.tracker.last_gc();
+        let from_gen = self.search_from_gen;
+        sampler.tracker.for_each_live(|sample, weak| {
+            let memcity = *ours.entry(sample.thread).or_insert_with(|| {
+                sampler
+                    .thread_name(sample.thread)
+                    .is_some_and(|n| paths::is_memcity_thread(&n))
+            });
+            if memcity {
+                return;
+            }
+            let target = paths::Sample {
+                weak,
+                class: sample.class,
+                weight: sample.weight,
+                born_s: self.born_at.seconds(sample.born),
+                recent: sample.born >= from_gen,
+            };
+            // Samples born since the last GC are often garbage no GC has met yet, which no
+            // path reaches and which would keep the search from stopping early.
+            if sample.born >= last_gc {
+                young.push(target);
+            } else if sample.born >= from_gen {
+                recent.push(target);
+            } else {
+                survivors.push(target);
+            }
+        });
+        let focused = !self.preferred_roots.is_empty()
+            && self.focused_since_full < FOCUSED_PER_FULL
+            && recent.len() >= paths::MIN_TARGETS;
+        let (samples, preferred): (Vec<paths::Sample>, &[String]) = if focused {
+            self.focused_since_full += 1;
+            (recent, &self.preferred_roots)
+        } else {
+            self.focused_since_full = 0;
+            survivors.extend(recent);
+            if survivors.len() < paths::MIN_TARGETS {
+                survivors.extend(young);
+            }
+            (survivors, &[])
+        };
+        if crate::log::enabled(crate::log::Level::Debug) {
+            let mut by: std::collections::BTreeMap<u32, u32> = Default::default();
+            for t in &samples {
+                *by.entry(t.born_s).or_default() += 1;
+            }
+            debug!(
+                "path search: {} targets ({}), by second taken: {by:?}; generation {} last GC {}",
+                samples.len(),
+                if focused { "focused" } else { "full" },
+                sampler.tracker.generation(),
+                last_gc
+            );
+        }
+        self.search_from_gen = sampler.tracker.generation();
+        let mut env = self.search_env();
+        let facts = paths::ClassFacts {
+            names: &self.classes.names,
+            application: &self.classes.application,
+        };
+        let search = paths::Search::start(
+            &mut env,
+            &facts,
+            &samples,
+            self.live_objects_published,
+            preferred,
+        );
+        search.map(|s| s.focused(focused))
+    }
+
+    /// Ends a search under way (the session ends): its references go, its findings too.
+    pub(super) fn end_search(&mut self) {
+        if let Some(search) = self.search.take() {
+            let mut env = self.search_env();
+            drop(search.finish(&mut env));
+        }
+    }
+
+    /// The Java heap ran out (`oom.rs`): the failing thread waits while this takes the heap's
+    /// last snapshot. The path search under way, or a new one, runs to the deadline without
+    /// rests (the paths at the moment of the error are the answer the user needs most); then
+    /// an estimate carries its paths and the error.
+    pub(super) fn out_of_memory(&mut self) {
+        let request = self
+            .agent
+            .oom
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let Some(request) = request else {
+            return;
+        };
+        let deadline = request.at + request.wait.mul_f64(crate::oom::SEARCH_SHARE_OF_WAIT);
+        let mut search_finished = false;
+        if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
+            if self.search.is_none() {
+                self.refresh_classes();
+                self.search = self.start_search(sampler);
+            }
+            let mut env = self.search_env();
+            if let Some(mut search) = self.search.take() {
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        search.interrupt(format!(
+                            "the search stopped at the OutOfMemoryError's deadline (oom_wait={} ms)",
+                            request.wait.as_millis()
+                        ));
+                        break;
+                    }
+                    if search.run(&mut env, left.min(paths::SLICE * 10)) {
+                        search_finished = true;
+                        break;
+                    }
+                }
+                let found = search.finish(&mut env);
+                self.search_schedule.ended(Instant::now(), found.cpu);
+                // Threads failing to allocate force full GCs one after another, and each JNI
+                // read waits for them: a search at the error may reach nothing. Then the last
+                // finished search's paths stay the newest, rather than an empty tree.
+                let keep = search_finished || found.found > 0;
+                debug!(
+                    "path search at the OutOfMemoryError: {} of {} samples reached through {} objects in {} ms",
+                    found.found,
+                    found.targets,
+                    found.visited,
+                    found.cpu.as_millis()
+                );
+                if keep {
+                    self.preferred_roots = found.top_roots.clone();
+                    self.paths_found = Some(found);
+                }
+            }
+        }
+        self.out_of_memory = Some(OutOfMemory {
+            message: request.message,
+            thread: request.thread,
+            search_finished,
+            time_ms: request.at.duration_since(self.agent.start).as_millis() as u64,
+        });
+        self.estimate_snapshot(Trigger::OutOfMemory);
+        self.agent
+            .oom_state
+            .store(crate::oom::OOM_DONE, Ordering::Release);
+    }
+}
