@@ -2,10 +2,10 @@
 //! estimated top allocation sites, and the references that lead into and out of it, each naming
 //! the group at the other end so a click can follow the chain toward the root cause.
 
-use crate::model::{CityModel, Metric, NodeId};
-use crate::scene::{self, reference_name};
-use crate::suspects::Suspect;
+use crate::leak::Suspect;
+use crate::model::{CityModel, Metric, NodeId, Role};
 use crate::timeline::{self, Anchor, Basis};
+use crate::units;
 
 /// Allocation sites listed at most.
 pub const TOP_SITES: usize = 5;
@@ -16,8 +16,8 @@ pub const TOP_LINKS: usize = 5;
 pub struct Details {
     pub node: NodeId,
     pub name: String,
-    /// Its role ("Type", "Package"), empty for the heap.
-    pub role: String,
+    /// Its role (`Role::Type`, `Role::Package`), `Role::Unclassified` for the heap.
+    pub role: Role,
     /// The path below the heap, roles included, for the panel's second line.
     pub path: Vec<String>,
     /// At the snapshot shown.
@@ -30,7 +30,7 @@ pub struct Details {
     /// The numbers below the group are estimates scaled from sampled allocations.
     pub estimated: bool,
     /// `(objects, bytes)` of the numbers shown that no old-generation marking has confirmed:
-    /// possibly garbage (see `scene::unconfirmed_line`).
+    /// possibly garbage (see `units::unconfirmed_line`).
     pub unconfirmed: (u64, u64),
     pub sites: Sites,
     /// What keeps this group alive (references into it), strongest first.
@@ -42,7 +42,7 @@ pub struct Details {
     pub trace: Option<Trace>,
 }
 
-/// A leak suspect's trace as the panel shows it (see `suspects::Suspect`).
+/// A leak suspect's trace as the panel shows it (see `leak::Suspect`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     /// `static LinkedListLeak.PEOPLE`, or empty when no root was found.
@@ -94,7 +94,7 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
                 } else {
                     format!(".{} {}", t.field, t.type_name)
                 },
-                node: node_named(model, &t.type_name),
+                node: model.node_named(&t.type_name),
                 type_name: t.type_name.clone(),
                 holder: t.type_name == s.holder,
                 suspect: t.suspect,
@@ -135,39 +135,6 @@ pub struct Link {
     pub references: u64,
 }
 
-/// The node standing for a reference name: a `Type` of that name (the first found), else any
-/// node of that name (Memory Cities JSON names groups by their full keys).
-pub fn node_named(model: &CityModel, name: &str) -> Option<NodeId> {
-    let nodes = model.nodes();
-    let named = |want_type: bool| {
-        (1..nodes.len())
-            .find(|&i| nodes[i].name == name && (!want_type || nodes[i].role == "Type"))
-            .map(|i| i as NodeId)
-    };
-    named(true).or_else(|| named(false))
-}
-
-/// The `n` allocation sites below type nodes `types` holding most at snapshot `index` (those
-/// holding anything), largest first.
-pub fn top_sites(
-    model: &CityModel,
-    types: &[NodeId],
-    index: usize,
-    metric: Metric,
-    n: usize,
-) -> Vec<(String, u64)> {
-    let mut sites: Vec<(String, u64)> = types
-        .iter()
-        .flat_map(|&ty| model.node(ty).children.iter())
-        .filter(|&&c| model.node(c).role == "Allocation Site")
-        .map(|&c| (model.node(c).name.clone(), model.value(c, index, metric)))
-        .filter(|s| s.1 > 0)
-        .collect();
-    sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    sites.truncate(n);
-    sites
-}
-
 /// The details of `node` at snapshot `index`. `suspects`: the window's leak suspects
 /// (`suspects::suspects`), computed once by the caller; the panel shows the trace through this
 /// group's type.
@@ -186,10 +153,10 @@ pub fn details(
                 .node(ty)
                 .children
                 .iter()
-                .any(|&c| model.node(c).role == "Allocation Site");
+                .any(|&c| model.node(c).role == Role::AllocationSite);
             if has_level {
                 Sites::Listed {
-                    sites: top_sites(model, &[ty], index, metric, TOP_SITES),
+                    sites: model.top_sites(&[ty], index, metric, TOP_SITES),
                     of: model.value(ty, index, metric),
                     estimated: model
                         .frame(index)
@@ -205,7 +172,7 @@ pub fn details(
     let mut incoming = Vec::new();
     let mut outgoing = Vec::new();
     if let Some(frame) = model.frame(index) {
-        let me = reference_name(model, node);
+        let me = model.reference_name(node);
         for r in &frame.references {
             if r.from == r.to {
                 continue; // a group holding itself (list nodes) leads nowhere new
@@ -219,7 +186,7 @@ pub fn details(
             };
             list.push(Link {
                 name: other.clone(),
-                node: node_named(model, other),
+                node: model.node_named(other),
                 referrers: r.referrers,
                 references: r.references,
             });
@@ -278,7 +245,7 @@ pub fn accuracy(model: &CityModel, node: NodeId, index: usize) -> Accuracy {
 impl Accuracy {
     /// The panel's numbers line: `1,000 objects   15.6 KiB`, estimates as `~n ±e`.
     pub fn numbers(&self, d: &Details) -> String {
-        let (objects, bytes) = scene::numbers(d.objects, d.bytes, self.error);
+        let (objects, bytes) = units::numbers(d.objects, d.bytes, self.error);
         let noun = if d.objects == 1 { "object" } else { "objects" };
         format!("{objects} {noun}   {bytes}")
     }

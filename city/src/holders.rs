@@ -18,8 +18,9 @@
 
 use std::collections::HashMap;
 
+use crate::leak::Confidence;
 use crate::model::RootRef;
-use crate::suspects::{is_internal, Confidence};
+use crate::suspects::is_internal;
 
 /// One root's branch (and each step below) must hold this share of its parent's weight for the
 /// descent to go on (MAT's leak suspects use 80 %).

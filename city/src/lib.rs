@@ -8,6 +8,7 @@ pub mod details;
 pub mod fuzzing;
 pub mod holders;
 pub mod layout;
+pub mod leak;
 pub mod load;
 pub mod mapping;
 pub mod model;

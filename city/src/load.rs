@@ -354,7 +354,7 @@ fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Metric, NodeId};
+    use crate::model::{Metric, NodeId, Role};
 
     fn golden() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto/tests/data/golden-v1.mcrec")
@@ -368,13 +368,13 @@ mod tests {
         let person = model
             .find(&["(default package)", "LinkedListLeak$Person"])
             .unwrap();
-        assert_eq!(model.node(person).role, "Type");
+        assert_eq!(model.node(person).role, Role::Type);
         assert_eq!(
             model.node(model.node(person).parent.unwrap()).role,
-            "Package"
+            Role::Package
         );
         let site = model.node(person).children[0];
-        assert_eq!(model.node(site).role, "Allocation Site");
+        assert_eq!(model.node(site).role, Role::AllocationSite);
         assert_eq!(model.value(person, 0, Metric::Objects), 0);
         assert!(model.value(person, 4, Metric::Objects) > 10_000);
         assert!(model
@@ -444,7 +444,7 @@ mod tests {
             let model = memory_cities_json(&path).unwrap();
             assert_eq!(model.len(), 2, "{}", path.display());
             let site = model.find(&["Person", "main()"]).unwrap();
-            assert_eq!(model.node(site).role, "Allocation Site");
+            assert_eq!(model.node(site).role, Role::AllocationSite);
             assert_eq!(model.value(site, 1, Metric::Objects), 1000);
             assert_eq!(model.absolute_growth(site, Metric::Objects), 990);
         }

@@ -32,8 +32,9 @@ pub struct NodeInfo {
     pub parent: Option<NodeId>,
     /// This level's key (a package, a type, a site).
     pub name: String,
-    /// The classifier of this level ("Type", "Allocation Site"); empty for the root.
-    pub role: String,
+    /// The classifier of this level (`Role::Type`, `Role::AllocationSite`);
+    /// `Role::Unclassified` for the root.
+    pub role: Role,
     pub depth: usize,
     /// Every child seen in any snapshot, in order of first appearance.
     pub children: Vec<NodeId>,
@@ -93,9 +94,27 @@ pub struct FieldRef {
     pub max_length: u64,
 }
 
+/// What kind of GC root holds a path: the protocol's own enum (`Root.Kind`), kept beside the
+/// root's readable name so code asks for a thread or a static field by matching the kind, never
+/// by reading the name's text.
+pub use memcity_proto::v1::root::Kind as RootKind;
+
+/// A root kind as the report and its JSON name it (`root_kind`: "static field", "thread").
+pub fn root_kind_label(kind: RootKind) -> &'static str {
+    match kind {
+        RootKind::StaticField => "static field",
+        RootKind::Thread => "thread",
+        RootKind::StackLocal => "stack local",
+        RootKind::JniLocal => "JNI local",
+        RootKind::JniGlobal => "JNI global",
+        RootKind::Monitor => "monitor",
+        RootKind::Other | RootKind::Unspecified => "VM internal",
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootRef {
-    pub kind: memcity_proto::v1::root::Kind,
+    pub kind: RootKind,
     /// Readable: `static LinkedListLeak.PEOPLE`, `thread "main"`.
     pub name: String,
     pub thread: String,
@@ -246,14 +265,69 @@ pub struct CityModel {
     max_growth: (u64, u64),
 }
 
-/// Human role names for the classifier chain, as tooltips show them.
-pub fn role_name(classifier: &str) -> String {
-    match classifier {
-        "package" => "Package".into(),
-        "type" => "Type".into(),
-        "site" => "Allocation Site".into(),
-        "thread" => "Thread".into(),
-        other => other.to_string(),
+/// What a level of the grouping is: the classifier that made it. Code asks "is this a type, a
+/// site" by matching it; the text tooltips and the details panel show is `label`, so what they
+/// say and what code decides on no longer share a string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Role {
+    /// No classifier: the heap (the root), and the levels above a node whose tree gave them no
+    /// role of their own (`push_tree`), or deeper than the classifier chain.
+    #[default]
+    Unclassified,
+    Package,
+    Type,
+    AllocationSite,
+    Thread,
+    /// A classifier memcity does not know (a Memory Cities export names its own, a newer agent
+    /// may add some), by the name it came with. Never the label of a variant above, nor empty:
+    /// `from_label` gives those their variant, so two roles are equal exactly when their labels
+    /// are.
+    Other(String),
+}
+
+impl Role {
+    /// The role of a protocol classifier (`package`, `type`, `site`, `thread`, as the handshake
+    /// and snapshots name them); another name is taken as a label.
+    pub fn of_classifier(classifier: &str) -> Role {
+        match classifier {
+            "package" => Role::Package,
+            "type" => Role::Type,
+            "site" => Role::AllocationSite,
+            "thread" => Role::Thread,
+            other => Role::from_label(other),
+        }
+    }
+
+    /// The role a label names: the inverse of `label` (Memory Cities exports and trees pushed
+    /// directly name their classifiers the way tooltips show them).
+    pub fn from_label(label: &str) -> Role {
+        match label {
+            "" => Role::Unclassified,
+            "Package" => Role::Package,
+            "Type" => Role::Type,
+            "Allocation Site" => Role::AllocationSite,
+            "Thread" => Role::Thread,
+            other => Role::Other(other.to_string()),
+        }
+    }
+
+    /// The human name tooltips and the details panel show ("Type", "Allocation Site"); empty
+    /// for `Unclassified`.
+    pub fn label(&self) -> &str {
+        match self {
+            Role::Unclassified => "",
+            Role::Package => "Package",
+            Role::Type => "Type",
+            Role::AllocationSite => "Allocation Site",
+            Role::Thread => "Thread",
+            Role::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
     }
 }
 
@@ -263,7 +337,7 @@ impl CityModel {
         model.nodes.push(NodeInfo {
             parent: None,
             name: "Heap".into(),
-            role: String::new(),
+            role: Role::Unclassified,
             depth: 0,
             children: Vec::new(),
             first_seen: 0,
@@ -344,12 +418,51 @@ impl CityModel {
     pub fn nearest_type(&self, node: NodeId) -> Option<NodeId> {
         let mut at = Some(node);
         while let Some(n) = at.filter(|&n| n != ROOT) {
-            if self.nodes[n as usize].role == "Type" {
+            if self.nodes[n as usize].role == Role::Type {
                 return Some(n);
             }
             at = self.nodes[n as usize].parent;
         }
         None
+    }
+
+    /// The group name references use for a node: its nearest type's name (sites and threads
+    /// below a type belong to it), else its own name.
+    pub fn reference_name(&self, node: NodeId) -> &str {
+        &self.node(self.nearest_type(node).unwrap_or(node)).name
+    }
+
+    /// The node standing for a reference name: a `Type` of that name (the first found), else any
+    /// node of that name (Memory Cities JSON names groups by their full keys).
+    pub fn node_named(&self, name: &str) -> Option<NodeId> {
+        let nodes = &self.nodes;
+        let named = |want_type: bool| {
+            (1..nodes.len())
+                .find(|&i| nodes[i].name == name && (!want_type || nodes[i].role == Role::Type))
+                .map(|i| i as NodeId)
+        };
+        named(true).or_else(|| named(false))
+    }
+
+    /// The `n` allocation sites below type nodes `types` holding most at snapshot `index` (those
+    /// holding anything), largest first.
+    pub fn top_sites(
+        &self,
+        types: &[NodeId],
+        index: usize,
+        metric: Metric,
+        n: usize,
+    ) -> Vec<(String, u64)> {
+        let mut sites: Vec<(String, u64)> = types
+            .iter()
+            .flat_map(|&ty| self.node(ty).children.iter())
+            .filter(|&&c| self.node(c).role == Role::AllocationSite)
+            .map(|&c| (self.node(c).name.clone(), self.value(c, index, metric)))
+            .filter(|s| s.1 > 0)
+            .collect();
+        sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        sites.truncate(n);
+        sites
     }
 
     /// The levels from below the root down to `node`, each as "Role: name" (or the bare name
@@ -359,10 +472,10 @@ impl CityModel {
         let mut at = Some(node);
         while let Some(n) = at.filter(|&n| n != ROOT) {
             let info = &self.nodes[n as usize];
-            out.push(if info.role.is_empty() {
+            out.push(if info.role == Role::Unclassified {
                 info.name.clone()
             } else {
-                format!("{}: {}", info.role, info.name)
+                format!("{}: {}", info.role.label(), info.name)
             });
             at = info.parent;
         }
@@ -370,7 +483,7 @@ impl CityModel {
         out
     }
 
-    fn intern(&mut self, parent: NodeId, name: &str, role: &str, frame: usize) -> NodeId {
+    fn intern(&mut self, parent: NodeId, name: &str, role: &Role, frame: usize) -> NodeId {
         if let Some(&id) = self.index.get(&(parent, name.to_string())) {
             return id;
         }
@@ -379,7 +492,7 @@ impl CityModel {
         self.nodes.push(NodeInfo {
             parent: Some(parent),
             name: name.to_string(),
-            role: role.to_string(),
+            role: role.clone(),
             depth,
             children: Vec::new(),
             first_seen: frame,
@@ -393,7 +506,9 @@ impl CityModel {
     }
 
     /// Appends one snapshot given as a tree of names. `values` are `(path, objects, bytes)` for
-    /// every node below the root (inner nodes included); the root's totals are `root`.
+    /// every node below the root (inner nodes included); the root's totals are `root`. Each
+    /// node's role is given by its label (`Role::from_label`), as Memory Cities exports name
+    /// their classifiers.
     pub fn push_tree(
         &mut self,
         time_ms: u64,
@@ -404,12 +519,13 @@ impl CityModel {
         let index = self.frames.len();
         let mut values = vec![(ROOT, root.0, root.1)];
         for (path, role, objects, bytes) in nodes {
+            let role = Role::from_label(role);
             let mut at = ROOT;
             for (depth, name) in path.iter().enumerate() {
                 let role = if depth + 1 == path.len() {
-                    role.as_str()
+                    &role
                 } else {
-                    ""
+                    &Role::Unclassified
                 };
                 at = self.intern(at, name, role, index);
             }
@@ -571,7 +687,11 @@ impl CityModel {
                         .estimates
                         .push((ROOT, root.objects_error, root.bytes_error));
                 }
-                let roles: Vec<String> = self.classifiers.iter().map(|c| role_name(c)).collect();
+                let roles: Vec<Role> = self
+                    .classifiers
+                    .iter()
+                    .map(|c| Role::of_classifier(c))
+                    .collect();
                 self.collect(root, ROOT, 0, &roles, index, &mut collected);
                 let Collected {
                     values,
@@ -752,13 +872,13 @@ impl CityModel {
         node: &Node,
         id: NodeId,
         depth: usize,
-        roles: &[String],
+        roles: &[Role],
         frame: usize,
         out: &mut Collected,
     ) {
         for child in &node.children {
             let name = self.strings.resolve(child.name).to_string();
-            let role = roles.get(depth).map(String::as_str).unwrap_or("");
+            let role = roles.get(depth).unwrap_or(&Role::Unclassified);
             let child_id = self.intern(id, &name, role, frame);
             self.nodes[child_id as usize].estimated |= child.estimated;
             out.values.push((child_id, child.objects, child.bytes));
@@ -1235,7 +1355,7 @@ pub(crate) mod tests {
         assert_eq!(m.node(c).first_seen, 1);
         assert_eq!(m.value(c, 0, Metric::Objects), 0);
         assert_eq!(m.value(a, 2, Metric::Bytes), 16000);
-        assert_eq!(m.node(a).role, "Type");
+        assert_eq!(m.node(a).role, Role::Type);
         assert_eq!(
             m.node(m.find(&["p"]).unwrap()).children,
             [a, m.find(&["p", "B"]).unwrap(), c]

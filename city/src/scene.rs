@@ -123,12 +123,6 @@ impl Scene {
     }
 }
 
-/// The group name references use for a node: its nearest type's name (sites and threads below a
-/// type belong to it), else its own name.
-pub(crate) fn reference_name(model: &CityModel, node: NodeId) -> &str {
-    &model.node(model.nearest_type(node).unwrap_or(node)).name
-}
-
 /// Reads one snapshot's values for nodes asked in increasing order.
 struct Cursor<'a> {
     values: &'a [(NodeId, u64, u64)],
@@ -337,7 +331,7 @@ fn frustums(
     let Some(me) = end_of(model, scene, selected) else {
         return Vec::new();
     };
-    let my_name = reference_name(model, selected);
+    let my_name = model.reference_name(selected);
     let objects = |node: NodeId| model.value(node, index, Metric::Objects);
     let mut out = Vec::new();
     for reference in &frame.references {
@@ -354,7 +348,7 @@ fn frustums(
         for other in scene
             .buildings
             .iter()
-            .filter(|b| reference_name(model, b.node) == other_name.as_str())
+            .filter(|b| model.reference_name(b.node) == other_name.as_str())
         {
             let other = End::of(other);
             let (from, to) = if incoming {
@@ -406,9 +400,7 @@ pub fn trace(model: &CityModel, scene: &Scene, steps: &[(String, bool, bool)]) -
     let mut out = Trace3d::default();
     let mut previous: Option<End> = None;
     for (name, suspect, holder) in steps {
-        let Some(end) =
-            crate::details::node_named(model, name).and_then(|n| end_of(model, scene, n))
-        else {
+        let Some(end) = model.node_named(name).and_then(|n| end_of(model, scene, n)) else {
             continue;
         };
         let pole = |end: &End, times: f32| {
@@ -444,40 +436,6 @@ pub fn pick(scene: &Scene, origin: Vec3, dir: Vec3) -> Option<NodeId> {
         .map(|(_, node)| node)
 }
 
-/// `objects` and `bytes` as tooltips and the details panel write them: plain when counted, and
-/// when estimated `~n ±e`, `e` the 95 % error (left out when the agent gave none).
-///
-/// `~`, not `≈`: the window draws text in macroquad's default font (ProggyClean), which covers
-/// Latin-1 only; `±` (U+00B1) is in it, `≈` (U+2248) would show as a box.
-pub(crate) fn numbers(objects: u64, bytes: u64, error: Option<(u64, u64)>) -> (String, String) {
-    let Some((objects_error, bytes_error)) = error else {
-        return (units::count(objects), units::bytes(bytes));
-    };
-    let about = |value: String, error: u64, unit: fn(u64) -> String| {
-        if error == 0 {
-            format!("~{value}")
-        } else {
-            format!("~{value} ±{}", unit(error))
-        }
-    };
-    (
-        about(units::count(objects), objects_error, units::count),
-        about(units::bytes(bytes), bytes_error, units::bytes),
-    )
-}
-
-/// The line that says how much of an estimate may be garbage no old-generation marking has
-/// looked at yet (`Node.objects_unconfirmed`), or `None` when nothing is in doubt.
-pub fn unconfirmed_line(objects: u64, bytes: u64) -> Option<String> {
-    (objects > 0 || bytes > 0).then(|| {
-        format!(
-            "up to {} objects, {} may be garbage (no old-gen marking since)",
-            units::count(objects),
-            units::bytes(bytes)
-        )
-    })
-}
-
 /// Tooltip text (Memory Cities VII.C): the path with roles, one level per line and indented
 /// (site names are long), then objects, bytes, and growth in the window up to `index`, marked
 /// as estimates (with their errors) where the snapshots say so.
@@ -493,7 +451,7 @@ pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
     }
     let estimate = |at: usize| model.frame(at).and_then(|f| f.estimate(node));
     let error = estimate(index);
-    let (objects, bytes) = numbers(
+    let (objects, bytes) = units::numbers(
         model.value(node, index, Metric::Objects),
         model.value(node, index, Metric::Bytes),
         error,
@@ -507,7 +465,7 @@ pub fn tooltip(model: &CityModel, node: NodeId, index: usize, metric: Metric) ->
         units::signed_amount(model.relative_growth(node, index, metric), metric)
     );
     let (u_objects, u_bytes) = model.frame(index).map_or((0, 0), |f| f.unconfirmed(node));
-    if let Some(line) = unconfirmed_line(u_objects, u_bytes) {
+    if let Some(line) = units::unconfirmed_line(u_objects, u_bytes) {
         text.push('\n');
         text.push_str(&line);
     }
@@ -521,6 +479,7 @@ mod tests {
     use crate::layout::{layout, LayoutConfig};
     use crate::model::tests::{row, sample};
     use crate::model::Reference;
+    use crate::units::unconfirmed_line;
 
     #[test]
     fn a_selected_district_tints_its_buildings() {

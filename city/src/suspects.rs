@@ -15,9 +15,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memcity_proto::v1::root::Kind as RootKind;
-
-use crate::model::{CityModel, Metric, ROOT};
+// A suspect's data lives in `leak.rs`, so the details panel reads it without this module; its
+// paths here stay.
+pub use crate::leak::{Confidence, Evidence, Step, Suspect};
+use crate::model::{CityModel, Metric, Role, ROOT};
 
 /// How a type's live objects moved over the window.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,7 +92,7 @@ fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
         let ours = node
             .parent
             .is_some_and(|p| model.node(p).name == MEMCITY && model.node(p).parent == Some(ROOT));
-        if node.role == "Type" && !ours {
+        if node.role == Role::Type && !ours {
             types.entry(node.name.as_str()).or_default().push(id as u32);
         }
     }
@@ -129,121 +130,6 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
         .collect();
     out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     out
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Confidence {
-    /// The sampled paths agree: 80 % of the leak's weight passes through the holder (and a
-    /// pool's co-holders), on enough samples or on counts that back them.
-    Exact,
-    /// The paths split, and the holder's branch holds most of them.
-    Likely,
-    /// Too few paths, or no branch holds most: the alternatives are named.
-    #[default]
-    Ambiguous,
-}
-
-impl Confidence {
-    pub fn label(self) -> &'static str {
-        match self {
-            Confidence::Exact => "exact",
-            Confidence::Likely => "likely",
-            Confidence::Ambiguous => "ambiguous",
-        }
-    }
-}
-
-/// One step of a leak trace, from the root down.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    pub type_name: String,
-    /// The field of the step above that references this one (`[]` for elements); for the first
-    /// step, empty (the root references it).
-    pub field: String,
-    /// Live objects of the type at the window's end, and their growth over it.
-    pub objects: u64,
-    pub growth: i64,
-    /// A collection's internals (folded into the collection above in a short trace).
-    pub content: bool,
-    /// This step is reached through the suspect reference.
-    pub suspect: bool,
-    /// The largest array length or fan-out seen through `field` (0 when unknown).
-    pub size: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Suspect {
-    pub root_kind: String,
-    /// `static CacheKeyLeak.CACHE`, `thread "worker"`, `local in ... of thread "main"`; empty
-    /// when no root was found.
-    pub root: String,
-    pub steps: Vec<Step>,
-    /// The accumulation point: the collection (or object) whose content grows.
-    pub holder: String,
-    /// `Holder.field -> Type`: where the growth enters.
-    pub suspect_reference: String,
-    /// The growing types this trace explains, the strongest first.
-    pub leaking: Vec<String>,
-    /// Objects gained by the first of `leaking` over the window (the fitted rise).
-    pub growth: i64,
-    /// Of that, what the numbers back: at the window's end or at the last walk, whichever backs
-    /// more (`CityModel::significant_growth`: less the estimate's error and what may be garbage
-    /// no old-generation marking has met).
-    pub backed_growth: i64,
-    /// Whether `backed_growth` is a leak's worth. An unconfirmed suspect rose in the estimates
-    /// since the last walk and old marking only: objects promoted to the old generation and
-    /// dead there rise the same way until a marking frees them. It is named, after the
-    /// confirmed ones, and says so.
-    pub confirmed: bool,
-    pub confidence: Confidence,
-    /// Other threads that hold a container of the holder's type as the same kind of
-    /// thread-local value, with content of the root's order: a pool's threads each hold one of
-    /// the growing lists (empty otherwise).
-    pub co_holders: Vec<String>,
-    /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
-    /// the leaking type it leads to). With co-holders the root is named by its thread family
-    /// (`thread "pool-#-thread-#"`), since which of them holds most varies.
-    pub signature: String,
-    /// The walk the trace comes from, and how much older it is than the window's end.
-    pub walk_seq: u64,
-    pub walk_age_ms: u64,
-    /// Where the first of `leaking` is allocated, most live objects first (with a `site` level
-    /// in the grouping; estimated from allocation samples).
-    pub sites: Vec<(String, u64)>,
-    /// What the holder rests on: object-level paths (`None`: per-type edges only, from a
-    /// recording without paths, which never names a holder with more than *ambiguous*).
-    pub evidence: Option<Evidence>,
-}
-
-/// The object-level evidence behind a suspect (see `holders.rs`).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Evidence {
-    /// Sampled objects of the leaking type the paths reached, and how many of them pass
-    /// through the holder.
-    pub samples: u64,
-    pub through_holder: u64,
-    /// Share of the type's sampled weight through the holder (co-holders included).
-    pub share: f64,
-    /// How the paths split over roots ("83 % through ..., 17 % through ..."), empty when one
-    /// root holds them all.
-    pub split: String,
-    /// When the search that found the paths finished (ms since the session's start), and how
-    /// much older that is than the window's end.
-    pub witnessed_ms: u64,
-    pub age_ms: u64,
-    /// Growth of the leaking type since the paths were found; when it is more than the type
-    /// had then, the holder is not known to hold the new objects (`stale`).
-    pub growth_since: i64,
-    pub stale: bool,
-    /// Objects of the leaking types the search counted one by one, and those it reached from
-    /// the holder's root (and co-holders): counts, not samples.
-    pub counted: u64,
-    pub counted_through: u64,
-    /// Identity hash of the holder instance (tells two instances of one type apart).
-    pub holder_identity: u32,
-    /// The holder's field in the object above it, `Type.field`, or the root for a root's
-    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
-    pub holder_in: String,
 }
 
 /// " and N more threads" after a root that a pool's threads share (`Suspect::co_holders`),
@@ -308,7 +194,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         .iter()
         .take(MAX_SUSPECTS)
         .map(|(name, trend)| Suspect {
-            root_kind: String::new(),
+            root_kind: None,
             root: String::new(),
             steps: Vec::new(),
             holder: String::new(),
@@ -440,9 +326,7 @@ fn suspects_from_paths(
         let (root, root_kind) = top
             .root
             .as_ref()
-            .map_or((String::new(), String::new()), |r| {
-                (r.name.clone(), kind_label(r.kind).to_string())
-            });
+            .map_or((String::new(), None), |r| (r.name.clone(), Some(r.kind)));
         let content = |node: &crate::holders::PathNode,
                        parent: Option<&crate::holders::PathNode>| {
             is_internal(&node.type_name)
@@ -542,7 +426,7 @@ fn suspects_from_paths(
         }
         let (growth_since, _) = since(name);
         out.push(Suspect {
-            root_kind: String::new(),
+            root_kind: None,
             root: String::new(),
             steps: Vec::new(),
             holder: String::new(),
@@ -576,29 +460,17 @@ fn top_sites(model: &CityModel, type_name: &str, index: usize, n: usize) -> Vec<
     let types: Vec<u32> = (0..model.nodes().len() as u32)
         .filter(|&id| {
             let node = model.node(id);
-            node.role == "Type" && node.name == type_name
+            node.role == Role::Type && node.name == type_name
         })
         .collect();
-    crate::details::top_sites(model, &types, index, Metric::Objects, n)
-}
-
-fn kind_label(kind: RootKind) -> &'static str {
-    match kind {
-        RootKind::StaticField => "static field",
-        RootKind::Thread => "thread",
-        RootKind::StackLocal => "stack local",
-        RootKind::JniLocal => "JNI local",
-        RootKind::JniGlobal => "JNI global",
-        RootKind::Monitor => "monitor",
-        RootKind::Other | RootKind::Unspecified => "VM internal",
-    }
+    model.top_sites(&types, index, Metric::Objects, n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::holders::{PathNode, Paths};
-    use crate::model::RootRef;
+    use crate::model::{root_kind_label, RootKind, RootRef};
 
     /// Three snapshots of types `(name, objects)` a second apart.
     fn session(types: &[(&str, [u64; 3])]) -> CityModel {
@@ -704,7 +576,7 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:#?}");
         let s = &s[0];
         assert_eq!(s.root, "static App.CACHE");
-        assert_eq!(s.root_kind, "static field");
+        assert_eq!(s.root_kind.map(root_kind_label), Some("static field"));
         assert_eq!(s.holder, "java.util.HashMap");
         assert_eq!(
             s.suspect_reference,

@@ -1,4 +1,6 @@
-//! Numbers for people: `1,234,567`, `+42`, `3.4 MiB`.
+//! Numbers for people: `1,234,567`, `+42`, `3.4 MiB`, and estimates as `~n ±e`. Tooltips
+//! (`scene.rs`) and the details panel (`details.rs`) write numbers alike through here, so
+//! neither needs the other.
 
 use crate::model::Metric;
 
@@ -64,6 +66,40 @@ pub fn signed_amount(n: i64, metric: Metric) -> String {
             format!("{sign}{}", bytes(n.unsigned_abs()))
         }
     }
+}
+
+/// `objects` and `bytes` as tooltips and the details panel write them: plain when counted, and
+/// when estimated `~n ±e`, `e` the 95 % error (left out when the agent gave none).
+///
+/// `~`, not `≈`: the window draws text in macroquad's default font (ProggyClean), which covers
+/// Latin-1 only; `±` (U+00B1) is in it, `≈` (U+2248) would show as a box.
+pub(crate) fn numbers(objects: u64, bytes: u64, error: Option<(u64, u64)>) -> (String, String) {
+    let Some((objects_error, bytes_error)) = error else {
+        return (count(objects), self::bytes(bytes));
+    };
+    let about = |value: String, error: u64, unit: fn(u64) -> String| {
+        if error == 0 {
+            format!("~{value}")
+        } else {
+            format!("~{value} ±{}", unit(error))
+        }
+    };
+    (
+        about(count(objects), objects_error, count),
+        about(self::bytes(bytes), bytes_error, self::bytes),
+    )
+}
+
+/// The line that says how much of an estimate may be garbage no old-generation marking has
+/// looked at yet (`Node.objects_unconfirmed`), or `None` when nothing is in doubt.
+pub fn unconfirmed_line(objects: u64, bytes: u64) -> Option<String> {
+    (objects > 0 || bytes > 0).then(|| {
+        format!(
+            "up to {} objects, {} may be garbage (no old-gen marking since)",
+            count(objects),
+            self::bytes(bytes)
+        )
+    })
 }
 
 #[cfg(test)]

@@ -909,7 +909,7 @@ mod tests {
         let mut d = Details {
             node: 2,
             name: "Node".into(),
-            role: "Type".into(),
+            role: memcity_city::model::Role::Type,
             path: vec!["Type: Node".into()],
             objects: 10,
             bytes: 240,

@@ -7,7 +7,7 @@ use macroquad::prelude::{
 };
 use memcity_city::details::{Accuracy, Details, Sites};
 use memcity_city::mapping;
-use memcity_city::model::{Metric, Window};
+use memcity_city::model::{Metric, Role, Window};
 use memcity_city::timeline::{Chart, Strip};
 use memcity_city::units;
 use memcity_viewer::controls::{
@@ -332,7 +332,7 @@ pub fn details(
             RowKind::Title => {
                 // A type keeps the end that tells it apart; a site reads as Class.method:line
                 // (its whole frame is in the sites list below).
-                let title = if d.role == "Type" {
+                let title = if d.role == Role::Type {
                     fit_left(&d.name, width - 26.0, 20.0)
                 } else {
                     fit(
@@ -355,9 +355,7 @@ pub fn details(
                 text_within(&accuracy.numbers(d), x, base, width, &[17.0, 15.0], INK)
             }
             RowKind::Unconfirmed => {
-                if let Some(line) =
-                    memcity_city::scene::unconfirmed_line(d.unconfirmed.0, d.unconfirmed.1)
-                {
+                if let Some(line) = units::unconfirmed_line(d.unconfirmed.0, d.unconfirmed.1) {
                     text_within(&line, x, base, width, &[15.0, 13.0], MUTED)
                 }
             }

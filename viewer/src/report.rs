@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::units::{bytes as human_bytes, count, signed_count};
-use memcity_city::model::{CityModel, Reference};
+use memcity_city::model::{root_kind_label, CityModel, Reference};
 use memcity_city::suspects::{suspects, Suspect};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -265,7 +265,9 @@ pub struct StepJson {
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         SuspectJson {
-            root_kind: s.root_kind,
+            root_kind: s
+                .root_kind
+                .map_or_else(String::new, |k| root_kind_label(k).to_string()),
             root: s.root,
             holder: s.holder,
             suspect_reference: s.suspect_reference,

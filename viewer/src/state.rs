@@ -11,7 +11,7 @@ use macroquad::input::KeyCode;
 use memcity_city::camera::OrbitCamera;
 use memcity_city::details::{self, Accuracy, Details};
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
-use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
+use memcity_city::model::{CityModel, Metric, NodeId, Role, Window, ROOT};
 use memcity_city::scene::{self, Scene, ViewSettings};
 use memcity_city::suspects::Suspect;
 use memcity_city::timetravel::TimeTravel;
@@ -384,7 +384,7 @@ pub fn label(model: &CityModel, node: NodeId) -> String {
         return "Heap".into();
     }
     let info = model.node(node);
-    if info.role == "Type" {
+    if info.role == Role::Type {
         return short_type(&info.name).to_string();
     }
     let Some(of_type) = model
@@ -917,7 +917,7 @@ impl ViewerState {
                             s.confidence.label(),
                             if s.confirmed { "" } else { ", unconfirmed" }
                         ),
-                        node: details::node_named(model, &leaking),
+                        node: model.node_named(&leaking),
                     }
                 })
                 .collect();

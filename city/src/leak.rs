@@ -1,0 +1,123 @@
+//! A leak suspect as plain data: what `suspects.rs` finds, and what the details panel, the
+//! report and the holders' search (`holders.rs` rates a `Confidence`) read. It lives apart from
+//! the code that finds suspects so the panel (`details.rs`) can take them without depending on
+//! that code; `suspects.rs` re-exports these types under their old paths.
+
+use crate::model::RootKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Confidence {
+    /// The sampled paths agree: 80 % of the leak's weight passes through the holder (and a
+    /// pool's co-holders), on enough samples or on counts that back them.
+    Exact,
+    /// The paths split, and the holder's branch holds most of them.
+    Likely,
+    /// Too few paths, or no branch holds most: the alternatives are named.
+    #[default]
+    Ambiguous,
+}
+
+impl Confidence {
+    pub fn label(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Likely => "likely",
+            Confidence::Ambiguous => "ambiguous",
+        }
+    }
+}
+
+/// One step of a leak trace, from the root down.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub type_name: String,
+    /// The field of the step above that references this one (`[]` for elements); for the first
+    /// step, empty (the root references it).
+    pub field: String,
+    /// Live objects of the type at the window's end, and their growth over it.
+    pub objects: u64,
+    pub growth: i64,
+    /// A collection's internals (folded into the collection above in a short trace).
+    pub content: bool,
+    /// This step is reached through the suspect reference.
+    pub suspect: bool,
+    /// The largest array length or fan-out seen through `field` (0 when unknown).
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspect {
+    /// What kind of GC root `root` is (`model::root_kind_label` names it for the report); `None`
+    /// when no root was found.
+    pub root_kind: Option<RootKind>,
+    /// `static CacheKeyLeak.CACHE`, `thread "worker"`, `local in ... of thread "main"`; empty
+    /// when no root was found.
+    pub root: String,
+    pub steps: Vec<Step>,
+    /// The accumulation point: the collection (or object) whose content grows.
+    pub holder: String,
+    /// `Holder.field -> Type`: where the growth enters.
+    pub suspect_reference: String,
+    /// The growing types this trace explains, the strongest first.
+    pub leaking: Vec<String>,
+    /// Objects gained by the first of `leaking` over the window (the fitted rise).
+    pub growth: i64,
+    /// Of that, what the numbers back: at the window's end or at the last walk, whichever backs
+    /// more (`CityModel::significant_growth`: less the estimate's error and what may be garbage
+    /// no old-generation marking has met).
+    pub backed_growth: i64,
+    /// Whether `backed_growth` is a leak's worth. An unconfirmed suspect rose in the estimates
+    /// since the last walk and old marking only: objects promoted to the old generation and
+    /// dead there rise the same way until a marking frees them. It is named, after the
+    /// confirmed ones, and says so.
+    pub confirmed: bool,
+    pub confidence: Confidence,
+    /// Other threads that hold a container of the holder's type as the same kind of
+    /// thread-local value, with content of the root's order: a pool's threads each hold one of
+    /// the growing lists (empty otherwise).
+    pub co_holders: Vec<String>,
+    /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
+    /// the leaking type it leads to). With co-holders the root is named by its thread family
+    /// (`thread "pool-#-thread-#"`), since which of them holds most varies.
+    pub signature: String,
+    /// The walk the trace comes from, and how much older it is than the window's end.
+    pub walk_seq: u64,
+    pub walk_age_ms: u64,
+    /// Where the first of `leaking` is allocated, most live objects first (with a `site` level
+    /// in the grouping; estimated from allocation samples).
+    pub sites: Vec<(String, u64)>,
+    /// What the holder rests on: object-level paths (`None`: per-type edges only, from a
+    /// recording without paths, which never names a holder with more than *ambiguous*).
+    pub evidence: Option<Evidence>,
+}
+
+/// The object-level evidence behind a suspect (see `holders.rs`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Evidence {
+    /// Sampled objects of the leaking type the paths reached, and how many of them pass
+    /// through the holder.
+    pub samples: u64,
+    pub through_holder: u64,
+    /// Share of the type's sampled weight through the holder (co-holders included).
+    pub share: f64,
+    /// How the paths split over roots ("83 % through ..., 17 % through ..."), empty when one
+    /// root holds them all.
+    pub split: String,
+    /// When the search that found the paths finished (ms since the session's start), and how
+    /// much older that is than the window's end.
+    pub witnessed_ms: u64,
+    pub age_ms: u64,
+    /// Growth of the leaking type since the paths were found; when it is more than the type
+    /// had then, the holder is not known to hold the new objects (`stale`).
+    pub growth_since: i64,
+    pub stale: bool,
+    /// Objects of the leaking types the search counted one by one, and those it reached from
+    /// the holder's root (and co-holders): counts, not samples.
+    pub counted: u64,
+    pub counted_through: u64,
+    /// Identity hash of the holder instance (tells two instances of one type apart).
+    pub holder_identity: u32,
+    /// The holder's field in the object above it, `Type.field`, or the root for a root's
+    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
+    pub holder_in: String,
+}
