@@ -253,6 +253,35 @@ impl Paths {
         node
     }
 
+    /// The root objects of a holding's co-holders (a pool's other threads).
+    fn co_holder_tops<'a>(&'a self, h: &'a Holding) -> impl Iterator<Item = usize> + 'a {
+        self.tops.iter().copied().filter(|&t| {
+            self.nodes[t]
+                .root
+                .as_ref()
+                .is_some_and(|r| h.co_holders.contains(&r.name))
+        })
+    }
+
+    /// Per type of `h.types`, the share of its weight whose paths pass through the holder (or
+    /// a co-holder): how much of that type's growth this holding keeps alive. A type shared by
+    /// two leaks (the `byte[]`s of two caches) is split between them by its own samples.
+    pub fn type_shares(&self, h: &Holding) -> Vec<f64> {
+        h.types
+            .iter()
+            .map(|t| {
+                let (w, _) = self.weights(&[t.as_str()]);
+                let total: f64 = self.tops.iter().map(|&top| w[top]).sum();
+                let through = w[h.holder] + self.co_holder_tops(h).map(|top| w[top]).sum::<f64>();
+                if total > 0.0 {
+                    (through / total).min(1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
     /// Who holds `type_name`'s sampled objects, or `None` when the paths reached none.
     pub fn holding(&self, type_name: &str) -> Option<Holding> {
         self.leaks(&[type_name]).into_iter().next()
@@ -401,12 +430,8 @@ impl Paths {
             h.samples = self.tops.iter().map(|&t| s[t]).sum();
             h.shared_weight = w[h.holder];
             h.holder_samples = s[h.holder];
-            for top in self.tops.iter().copied().filter(|&t| {
-                self.nodes[t]
-                    .root
-                    .as_ref()
-                    .is_some_and(|r| h.co_holders.contains(&r.name))
-            }) {
+            let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
+            for top in co_tops {
                 h.shared_weight += w[top];
                 h.holder_samples += s[top];
             }

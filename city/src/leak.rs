@@ -89,6 +89,29 @@ pub struct Suspect {
     /// What the holder rests on: object-level paths (`None`: per-type edges only, from a
     /// recording without paths, which never names a holder with more than *ambiguous*).
     pub evidence: Option<Evidence>,
+    /// What the holder keeps alive of the growth, per type of `leaking`, most bytes first: the
+    /// leak is one accumulation point and everything its growing entries drag along (a
+    /// session and the dozen types each one holds), ranked by their sum, not by one type.
+    pub holds: Vec<Held>,
+}
+
+/// Of one growing type, what a suspect's holder keeps alive: the type's fitted rise over the
+/// window, in objects and bytes, times the share of its sampled paths through the holder (a
+/// type on the trace that no sample ended at counts whole).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Held {
+    pub type_name: String,
+    pub objects: i64,
+    pub bytes: i64,
+}
+
+impl Suspect {
+    /// The objects and bytes of growth the holder keeps alive (`holds`, summed).
+    pub fn held(&self) -> (i64, i64) {
+        self.holds
+            .iter()
+            .fold((0, 0), |(o, b), h| (o + h.objects, b + h.bytes))
+    }
 }
 
 /// The object-level evidence behind a suspect (see `holders.rs`).

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 // A suspect's data lives in `leak.rs`, so the details panel reads it without this module; its
 // paths here stay.
-pub use crate::leak::{Confidence, Evidence, Step, Suspect};
+pub use crate::leak::{Confidence, Evidence, Held, Step, Suspect};
 use crate::model::{CityModel, Metric, Role, ROOT};
 
 /// How a type's live objects moved over the window.
@@ -107,29 +107,57 @@ pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
 
 /// `type_trends` for the nodes of each type, `types`.
 fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String, Trend)> {
-    let w = model.window();
-    let frames = model.frames();
-    if frames.is_empty() {
-        return Vec::new();
-    }
-    let t0 = frames[w.start].time_ms as f64;
     let mut out: Vec<(String, Trend)> = types
         .iter()
         .filter_map(|(&name, ids)| {
-            let points: Vec<(f64, f64)> = (w.start..=w.end)
-                .map(|i| {
-                    // Saturating: a damaged file's counts must not overflow.
-                    let objects: u64 = ids.iter().fold(0u64, |sum, &id| {
-                        sum.saturating_add(model.value(id, i, Metric::Objects))
-                    });
-                    ((frames[i].time_ms as f64 - t0) / 1000.0, objects as f64)
-                })
-                .collect();
-            Trend::fit(&points).map(|t| (name.to_string(), t))
+            trend_of(model, ids, Metric::Objects).map(|t| (name.to_string(), t))
         })
         .collect();
     out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     out
+}
+
+/// The trend over the window of the summed `metric` of nodes `ids` (a type's, in every package
+/// or site it appears under).
+fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
+    let w = model.window();
+    let frames = model.frames();
+    let t0 = frames.get(w.start)?.time_ms as f64;
+    let points: Vec<(f64, f64)> = (w.start..=w.end)
+        .map(|i| {
+            // Saturating: a damaged file's counts must not overflow.
+            let value: u64 = ids.iter().fold(0u64, |sum, &id| {
+                sum.saturating_add(model.value(id, i, metric))
+            });
+            ((frames[i].time_ms as f64 - t0) / 1000.0, value as f64)
+        })
+        .collect();
+    Trend::fit(&points)
+}
+
+/// What a holder keeps alive of `type_name`'s growth: `share` of its fitted rise, in objects
+/// and bytes (see `Held`).
+fn held(model: &CityModel, types: &HashMap<&str, Vec<u32>>, type_name: &str, share: f64) -> Held {
+    let rise = |metric| {
+        types
+            .get(type_name)
+            .and_then(|ids| trend_of(model, ids, metric))
+            .map_or(0, |t| (t.growth.max(0.0) * share).round() as i64)
+    };
+    Held {
+        type_name: type_name.to_string(),
+        objects: rise(Metric::Objects),
+        bytes: rise(Metric::Bytes),
+    }
+}
+
+/// Most bytes first, then most objects, then by name (a stable order).
+fn sort_held(holds: &mut [Held]) {
+    holds.sort_by(|a, b| {
+        (b.bytes, b.objects)
+            .cmp(&(a.bytes, a.objects))
+            .then_with(|| a.type_name.cmp(&b.type_name))
+    });
 }
 
 /// " and N more threads" after a root that a pool's threads share (`Suspect::co_holders`),
@@ -210,6 +238,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
             walk_age_ms: 0,
             sites: top_sites(model, name, w.end, 3),
             evidence: None,
+            holds: vec![held(model, &types, name, 1.0)],
         })
         .collect()
 }
@@ -318,6 +347,12 @@ fn suspects_from_paths(
     for h in paths.leaks(&names) {
         let name = h.types[0].as_str();
         explained.extend(h.types.iter().cloned());
+        let holds: Vec<Held> = h
+            .types
+            .iter()
+            .zip(paths.type_shares(&h))
+            .map(|(t, share)| held(model, &types, t, share))
+            .collect();
         let trend = trends[name];
         let backed_growth = backed(name, w.end);
         let (growth_since, then) = since(name);
@@ -406,6 +441,7 @@ fn suspects_from_paths(
                 holder_identity: holder.identity,
                 holder_in,
             }),
+            holds,
         });
     }
     // Growing types no sampled path reached: a trace that passes through one explains it
@@ -419,6 +455,7 @@ fn suspects_from_paths(
             .find(|s| !s.holder.is_empty() && s.steps.iter().any(|step| step.type_name == name))
         {
             known.leaking.push(name.to_string());
+            known.holds.push(held(model, &types, name, 1.0));
             continue;
         }
         if out.len() >= MAX_SUSPECTS {
@@ -448,11 +485,24 @@ fn suspects_from_paths(
                 stale: true,
                 ..Default::default()
             }),
+            holds: vec![held(model, &types, name, 1.0)],
         });
     }
     out.truncate(MAX_SUSPECTS);
-    // Named holders first, then the confirmed; each part keeps its order by growth.
-    out.sort_by_key(|s| (s.holder.is_empty(), !s.confirmed));
+    // Named holders first, then the confirmed; within each part, leaks by what they keep
+    // alive (bytes, then objects), not by their first type's growth.
+    for s in &mut out {
+        sort_held(&mut s.holds);
+    }
+    out.sort_by_cached_key(|s| {
+        let (objects, bytes) = s.held();
+        (
+            s.holder.is_empty(),
+            !s.confirmed,
+            std::cmp::Reverse(bytes),
+            std::cmp::Reverse(objects),
+        )
+    });
     out
 }
 
@@ -602,6 +652,133 @@ mod tests {
             e.split
         );
         assert!(s.steps[1].content && s.steps[1].suspect, "{:?}", s.steps);
+    }
+
+    /// Two leaks: 20,000 small `Event`s into a list, and 5,000 `Session`s into a map, each
+    /// dragging a 1 KiB `byte[]` along (a few `byte[]`s hang off events too).
+    #[test]
+    fn leaks_rank_by_what_their_holder_keeps_alive_not_by_their_first_type() {
+        let mut m = CityModel::new();
+        let types: [(&str, [u64; 3], u64); 7] = [
+            ("Event", [0, 10_000, 20_000], 16),
+            ("Session", [0, 2_500, 5_000], 32),
+            ("byte[]", [0, 2_500, 5_000], 1024),
+            ("java.util.ArrayList", [1, 1, 1], 24),
+            ("java.lang.Object[]", [1, 1, 1], 80_000),
+            ("java.util.HashMap", [1, 1, 1], 48),
+            ("java.util.HashMap$Node", [0, 2_500, 5_000], 32),
+        ];
+        for i in 0..3 {
+            let rows: Vec<(Vec<String>, String, u64, u64)> = types
+                .iter()
+                .map(|(name, counts, each)| {
+                    (
+                        vec!["p".into(), name.to_string()],
+                        "Type".into(),
+                        counts[i],
+                        counts[i] * each,
+                    )
+                })
+                .collect();
+            let total = rows.iter().fold((0, 0), |t, r| (t.0 + r.2, t.1 + r.3));
+            m.push_tree(i as u64 * 1000, total, &rows, Vec::new());
+        }
+        let target = |n: PathNode, t: &str, weight: f64| PathNode {
+            targets: vec![(t.into(), 1, weight, 2)],
+            ..n
+        };
+        // The list's events weigh most by samples (the old order, heaviest paths first).
+        let mut nodes = vec![
+            node(None, "java.util.ArrayList", "", Some("static App.EVENTS")),
+            node(Some(0), "java.lang.Object[]", "elementData", None),
+        ];
+        for i in 0..20 {
+            nodes.push(PathNode {
+                identity: i,
+                ..target(node(Some(1), "Event", "[]", None), "Event", 1000.0)
+            });
+        }
+        nodes.push(target(
+            node(Some(2), "byte[]", "payload", None),
+            "byte[]",
+            500.0,
+        ));
+        let map = nodes.len();
+        nodes.push(node(
+            None,
+            "java.util.HashMap",
+            "",
+            Some("static App.SESSIONS"),
+        ));
+        nodes.push(node(Some(map), "java.util.HashMap$Node[]", "table", None));
+        for i in 0..10 {
+            let entry = nodes.len();
+            nodes.push(PathNode {
+                identity: 100 + i,
+                ..node(Some(map + 1), "java.util.HashMap$Node", "[]", None)
+            });
+            nodes.push(PathNode {
+                identity: 200 + i,
+                ..target(node(Some(entry), "Session", "val", None), "Session", 500.0)
+            });
+            let session = nodes.len() - 1;
+            nodes.push(PathNode {
+                identity: 300 + i,
+                ..target(node(Some(session), "byte[]", "data", None), "byte[]", 500.0)
+            });
+        }
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(Paths::new(nodes)));
+        let s = suspects(&m);
+        let holders: Vec<&str> = s.iter().map(|s| s.holder.as_str()).collect();
+        assert_eq!(
+            holders,
+            ["java.util.HashMap", "java.util.ArrayList"],
+            "{s:#?}"
+        );
+        let sessions = &s[0];
+        let first = &sessions.holds[0];
+        assert_eq!(
+            first.type_name, "byte[]",
+            "most bytes first: {:?}",
+            sessions.holds
+        );
+        // Of the byte[]s' samples, 10 of 11 go through the map: so much of their growth.
+        assert_eq!(first.objects, (5_000.0_f64 * 10.0 / 11.0).round() as i64);
+        assert_eq!(
+            first.bytes,
+            (5_000.0_f64 * 1024.0 * 10.0 / 11.0).round() as i64
+        );
+        let session = sessions
+            .holds
+            .iter()
+            .find(|h| h.type_name == "Session")
+            .unwrap();
+        assert_eq!((session.objects, session.bytes), (5_000, 160_000));
+        let events = &s[1];
+        let event = events
+            .holds
+            .iter()
+            .find(|h| h.type_name == "Event")
+            .unwrap();
+        assert_eq!((event.objects, event.bytes), (20_000, 320_000));
+        assert_eq!(
+            events
+                .holds
+                .iter()
+                .find(|h| h.type_name == "byte[]")
+                .map(|h| h.objects),
+            Some((5_000.0_f64 / 11.0).round() as i64)
+        );
+        assert!(
+            sessions.held().1 > events.held().1,
+            "{:?} {:?}",
+            sessions.held(),
+            events.held()
+        );
+        assert!(
+            sessions.held().0 < events.held().0,
+            "fewer objects, more bytes"
+        );
     }
 
     #[test]

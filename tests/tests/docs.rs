@@ -94,11 +94,14 @@ fn readme_demo_command_runs_and_shows_the_leak() {
         .find(|l| l.starts_with("1. "))
         .unwrap_or_else(|| panic!("no suspect in the demo report: {stdout}"));
     assert!(
-        first.ends_with(
-            "held by java.util.LinkedList (static LinkedListLeak.PEOPLE, confidence exact)"
+        first.starts_with(
+            "1. java.util.LinkedList (static LinkedListLeak.PEOPLE, confidence exact) holds a growth of +"
         ),
         "{first}\n{stdout}"
     );
+    // What it holds, most bytes first: the people's names, their bytes and then their strings.
+    let holds = first.rsplit(": ").next().unwrap_or_default();
+    assert!(holds.starts_with("byte[], java.lang.String, "), "{first}");
     // Suspects and the growth table (the references table lists what points where, JFR's too).
     let ranked = stdout.split("REFERRERS").next().unwrap_or_default();
     assert!(

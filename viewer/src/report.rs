@@ -225,6 +225,19 @@ pub struct SuspectJson {
     /// only (a recording without paths).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceJson>,
+    /// The growth the holder keeps alive, summed over `holds` (what suspects are ranked by).
+    pub held_objects: i64,
+    pub held_bytes: i64,
+    /// Per growing type (see `memcity_city::suspects::Held`), most bytes first.
+    pub holds: Vec<HeldJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HeldJson {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub objects: i64,
+    pub bytes: i64,
 }
 
 /// See `memcity_city::suspects::Evidence`.
@@ -264,7 +277,19 @@ pub struct StepJson {
 
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
+        let (held_objects, held_bytes) = s.held();
         SuspectJson {
+            held_objects,
+            held_bytes,
+            holds: s
+                .holds
+                .into_iter()
+                .map(|h| HeldJson {
+                    type_name: h.type_name,
+                    objects: h.objects,
+                    bytes: h.bytes,
+                })
+                .collect(),
             root_kind: s
                 .root_kind
                 .map_or_else(String::new, |k| root_kind_label(k).to_string()),
@@ -496,6 +521,17 @@ pub fn snapshot_at(session: &CityModel, at: &str) -> anyhow::Result<usize> {
     Ok(number - 1)
 }
 
+/// The first `n` types a holder keeps alive, and how many more: `byte[], java.lang.String and
+/// 2 more types`.
+fn held_types(holds: &[HeldJson], n: usize) -> String {
+    let names: Vec<&str> = holds.iter().take(n).map(|h| h.type_name.as_str()).collect();
+    match holds.len().saturating_sub(n) {
+        0 => names.join(", "),
+        1 => format!("{} and 1 more type", names.join(", ")),
+        more => format!("{} and {more} more types", names.join(", ")),
+    }
+}
+
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
 fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
@@ -528,12 +564,11 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
             let _ = writeln!(out);
             continue;
         }
+        // The leak is the accumulation point: what it keeps alive leads, its types follow.
         let _ = writeln!(
             out,
-            "{}. {} grows by {} objects; held by {} ({}{}, confidence {})",
+            "{}. {} ({}{}, confidence {}) holds a growth of {} objects, {}: {}",
             i + 1,
-            s.leaking.first().map(String::as_str).unwrap_or("?"),
-            signed_count(s.growth),
             s.holder,
             if s.root.is_empty() {
                 "root unknown"
@@ -541,7 +576,10 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
                 &s.root
             },
             memcity_city::suspects::more_threads(s.co_holders.len()),
-            s.confidence
+            s.confidence,
+            signed_count(s.held_objects),
+            memcity_city::units::signed_amount(s.held_bytes, memcity_city::model::Metric::Bytes),
+            held_types(&s.holds, 3),
         );
         if !s.confirmed {
             let backed = if s.backed_growth > 0 {
@@ -613,8 +651,23 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
                 }
             );
         }
-        if s.leaking.len() > 1 {
-            let _ = writeln!(out, "   also explains: {}", s.leaking[1..].join(", "));
+        if s.holds.len() > 1 {
+            let each: Vec<String> = s
+                .holds
+                .iter()
+                .map(|h| {
+                    format!(
+                        "{} {} ({})",
+                        h.type_name,
+                        signed_count(h.objects),
+                        memcity_city::units::signed_amount(
+                            h.bytes,
+                            memcity_city::model::Metric::Bytes
+                        )
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "   the growth it holds: {}", each.join(", "));
         }
         for (i, site) in s.sites.iter().enumerate() {
             let _ = writeln!(

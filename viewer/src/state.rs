@@ -16,6 +16,7 @@ use memcity_city::scene::{self, Scene, ViewSettings};
 use memcity_city::suspects::Suspect;
 use memcity_city::timetravel::TimeTravel;
 use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
+use memcity_city::units;
 use memcity_proto::v1::stream_message::Kind;
 
 use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport};
@@ -901,22 +902,35 @@ impl ViewerState {
                 .enumerate()
                 .map(|(i, s)| {
                     let leaking = s.leaking.first().cloned().unwrap_or_default();
-                    let root = if s.root.is_empty() {
-                        "root unknown"
-                    } else {
-                        s.root.as_str()
-                    };
-                    SuspectLine {
-                        text: format!(
-                            "{}. {} <- {} <- {}{} ({}{})",
+                    let (objects, bytes) = s.held();
+                    // The holder and what it keeps alive lead (the growing type it selects
+                    // is in the details panel); a type whose holder is not seen yet says so.
+                    let text = if s.holder.is_empty() {
+                        format!(
+                            "{}. {} {}, holder not seen yet",
                             i + 1,
                             short_type(&leaking),
+                            units::signed_amount(s.growth, Metric::Objects),
+                        )
+                    } else {
+                        format!(
+                            "{}. {} in {}{}: {}, {} ({}{})",
+                            i + 1,
                             short_type(&s.holder),
-                            root,
+                            if s.root.is_empty() {
+                                "root unknown"
+                            } else {
+                                s.root.as_str()
+                            },
                             memcity_city::suspects::more_threads(s.co_holders.len()),
+                            units::signed_amount(bytes, Metric::Bytes),
+                            units::signed_amount(objects, Metric::Objects),
                             s.confidence.label(),
                             if s.confirmed { "" } else { ", unconfirmed" }
-                        ),
+                        )
+                    };
+                    SuspectLine {
+                        text,
                         node: model.node_named(&leaking),
                     }
                 })
