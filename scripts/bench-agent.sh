@@ -260,9 +260,12 @@ for jdk in ${HOLDER_JDKS:-17 25}; do
   if [ ! -x "${hjava:-}" ]; then echo "== holders: no JDK $jdk under /usr/lib/jvm, skipped"; continue; fi
   hbin=$(dirname "$hjava")
   for millions in ${HOLDER_HEAPS:-1 10 24 50}; do
-    # Four objects per product; the leak adds a tenth of the heap in Sessions over the run.
+    # Four objects per product; the leak adds a tenth of the heap in Sessions over the run, at
+    # least 10,000 a second: slower, a 32-byte Session is sampled too rarely (at the default
+    # 512 KiB interval) for a trend within a minute, and no young GC runs to count it.
     products=$(( millions * 1000000 * 9 / 40 ))
-    rate=$(( millions * 100000 / holder_seconds + 100 ))
+    rate=$(( millions * 100000 / holder_seconds ))
+    rate=$(( rate < 10000 ? 10000 : rate ))
     xmx=$(( millions < 10 ? 2 : millions / 5 + 2 ))g
     for gc in ${HOLDER_GCS:-G1 Parallel}; do
       echo "== holder: JDK $jdk, $gc, ~$millions M live objects (CatalogLeak, $products products, $rate sessions/s for $holder_seconds s, -Xmx$xmx)"

@@ -199,7 +199,7 @@ pub struct WindowJson {
     pub to_ms: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct SuspectJson {
     pub root_kind: String,
     pub root: String,
@@ -232,7 +232,7 @@ pub struct SuspectJson {
     pub holds: Vec<HeldJson>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct HeldJson {
     #[serde(rename = "type")]
     pub type_name: String,
@@ -241,7 +241,7 @@ pub struct HeldJson {
 }
 
 /// See `memcity_city::suspects::Evidence`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct EvidenceJson {
     pub samples: u64,
     pub through_holder: u64,
@@ -544,7 +544,18 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
         return;
     }
     let _ = writeln!(out, "LEAK SUSPECTS");
-    for (i, s) in suspects.iter().enumerate() {
+    // Beside named leaks, a growing type no sampled path reached (a tiny per-session lock,
+    // sampled too rarely) is one line at the end, not a numbered suspect of its own.
+    let any_named = suspects.iter().any(|s| !s.holder.is_empty());
+    let mut unseen: Vec<&SuspectJson> = Vec::new();
+    let mut number = 0;
+    for s in suspects {
+        if s.holder.is_empty() && any_named {
+            unseen.push(s);
+            continue;
+        }
+        number += 1;
+        let i = number - 1;
         if s.holder.is_empty() {
             let what = s.leaking.first().map(String::as_str).unwrap_or("?");
             let why = match &s.evidence {
@@ -730,6 +741,24 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
         }
         let _ = writeln!(out);
     }
+    if !unseen.is_empty() {
+        let each: Vec<String> = unseen
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {}",
+                    s.leaking.first().map(String::as_str).unwrap_or("?"),
+                    signed_count(s.growth)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Also growing, holder not seen yet (no sampled path from a GC root reached one; the agent searches again as its `paths=` share of a core allows): {}",
+            each.join(", ")
+        );
+        let _ = writeln!(out);
+    }
 }
 
 /// The report as a tree table for people: the top groups under their parents.
@@ -907,6 +936,68 @@ mod tests {
         assert_eq!(r.groups[2].bytes_growth(), -160);
         assert_eq!(r.duration_ms, 1500);
         assert_eq!(build(&session(), 1).unwrap().groups.len(), 1);
+    }
+
+    #[test]
+    fn a_leak_leads_with_its_holder_and_types_not_seen_held_are_one_line_after() {
+        let held = |t: &str, objects, bytes| HeldJson {
+            type_name: t.into(),
+            objects,
+            bytes,
+        };
+        let named = SuspectJson {
+            root: "static App.SESSIONS".into(),
+            holder: "java.util.HashMap".into(),
+            leaking: vec!["Session".into(), "byte[]".into()],
+            growth: 5_000,
+            confirmed: true,
+            confidence: "exact".into(),
+            held_objects: 10_000,
+            held_bytes: 5_280_000,
+            holds: vec![
+                held("byte[]", 5_000, 5_120_000),
+                held("Session", 5_000, 160_000),
+            ],
+            ..Default::default()
+        };
+        let unseen = |t: &str, growth| SuspectJson {
+            leaking: vec![t.into()],
+            growth,
+            evidence: Some(EvidenceJson::default()),
+            ..Default::default()
+        };
+        let mut out = String::new();
+        render_suspects(
+            &mut out,
+            &[
+                named.clone(),
+                unseen("java.util.concurrent.locks.ReentrantLock", 4_000),
+                unseen("Lock$Sync", 3_000),
+            ],
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[1],
+            "1. java.util.HashMap (static App.SESSIONS, confidence exact) holds a growth of +10,000 objects, +5.0 MiB: byte[], Session",
+            "{out}"
+        );
+        assert!(
+            lines.contains(
+                &"   the growth it holds: byte[] +5,000 (+4.9 MiB), Session +5,000 (+156.2 KiB)"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("\n2. "), "{out}");
+        assert!(out.contains("Also growing, holder not seen yet (no sampled path from a GC root reached one; the agent searches again as its `paths=` share of a core allows): java.util.concurrent.locks.ReentrantLock +4,000, Lock$Sync +3,000"), "{out}");
+        // With no named holder, the growing types are the suspects, numbered.
+        let mut alone = String::new();
+        render_suspects(&mut alone, &[unseen("A", 4_000), unseen("B", 3_000)]);
+        assert!(
+            alone.contains("\n1. A grows by +4,000 objects; holder not seen yet"),
+            "{alone}"
+        );
+        assert!(alone.contains("\n2. B grows by +3,000 objects"), "{alone}");
+        assert!(!alone.contains("Also growing"), "{alone}");
     }
 
     #[test]
