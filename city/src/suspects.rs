@@ -138,16 +138,24 @@ fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
 /// What a holder keeps alive of `type_name`'s growth: `share` of its fitted rise, in objects
 /// and bytes (see `Held`).
 fn held(model: &CityModel, types: &HashMap<&str, Vec<u32>>, type_name: &str, share: f64) -> Held {
+    let ids = types.get(type_name).map_or(&[][..], Vec::as_slice);
     let rise = |metric| {
-        types
-            .get(type_name)
-            .and_then(|ids| trend_of(model, ids, metric))
-            .map_or(0, |t| (t.growth.max(0.0) * share).round() as i64)
+        trend_of(model, ids, metric).map_or(0, |t| (t.growth.max(0.0) * share).round() as i64)
+    };
+    let w = model.window();
+    let error = |metric| {
+        let sum = ids.iter().fold(0u64, |sum, &id| {
+            sum.saturating_add(model.error(id, w.start, metric))
+                .saturating_add(model.error(id, w.end, metric))
+        });
+        (sum as f64 * share).round() as i64
     };
     Held {
         type_name: type_name.to_string(),
         objects: rise(Metric::Objects),
         bytes: rise(Metric::Bytes),
+        objects_error: error(Metric::Objects),
+        bytes_error: error(Metric::Bytes),
     }
 }
 
@@ -489,13 +497,13 @@ fn suspects_from_paths(
         });
     }
     out.truncate(MAX_SUSPECTS);
-    // Named holders first, then the confirmed; within each part, leaks by what they keep
-    // alive (bytes, then objects), not by their first type's growth.
+    // Named holders first, then the confirmed; within each part, leaks by what they surely
+    // keep alive (bytes, then objects), not by their first type's growth.
     for s in &mut out {
         sort_held(&mut s.holds);
     }
     out.sort_by_cached_key(|s| {
-        let (objects, bytes) = s.held();
+        let (objects, bytes) = s.surely_held();
         (
             s.holder.is_empty(),
             !s.confirmed,

@@ -238,6 +238,9 @@ pub struct HeldJson {
     pub type_name: String,
     pub objects: i64,
     pub bytes: i64,
+    /// The estimates' 95 % error on that rise (0 between exact snapshots).
+    pub objects_error: i64,
+    pub bytes_error: i64,
 }
 
 /// See `memcity_city::suspects::Evidence`.
@@ -288,6 +291,8 @@ impl From<Suspect> for SuspectJson {
                     type_name: h.type_name,
                     objects: h.objects,
                     bytes: h.bytes,
+                    objects_error: h.objects_error,
+                    bytes_error: h.bytes_error,
                 })
                 .collect(),
             root_kind: s
@@ -944,6 +949,7 @@ mod tests {
             type_name: t.into(),
             objects,
             bytes,
+            ..Default::default()
         };
         let named = SuspectJson {
             root: "static App.SESSIONS".into(),
