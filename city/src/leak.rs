@@ -117,17 +117,26 @@ impl Suspect {
             .fold((0, 0), |(o, b), h| (o + h.objects, b + h.bytes))
     }
 
-    /// What the holder keeps alive beyond the estimates' error (each type's rise less its
-    /// error, at least 0, summed): what leaks rank by, so that a steady catalog whose estimate
+    /// What the holder keeps alive beyond the estimates' error: the summed rise less the
+    /// error of that sum (the types' errors are of separate samples, so they add in
+    /// quadrature), at least 0. What leaks rank by, so that a steady catalog whose estimate
     /// wanders within its error (a few samples of 16,384 objects each) does not outrank a leak
-    /// that rose ten times its error.
+    /// that rose ten times its error, while a leak of a dozen small types, each near its own
+    /// error, still counts their sum.
     pub fn surely_held(&self) -> (i64, i64) {
-        self.holds.iter().fold((0, 0), |(o, b), h| {
-            (
-                o + (h.objects - h.objects_error).max(0),
-                b + (h.bytes - h.bytes_error).max(0),
-            )
-        })
+        let (objects, bytes) = self.held();
+        let quadrature = |error: fn(&Held) -> i64| {
+            self.holds
+                .iter()
+                .map(|h| (error(h) as f64).powi(2))
+                .sum::<f64>()
+                .sqrt()
+                .round() as i64
+        };
+        (
+            (objects - quadrature(|h| h.objects_error)).max(0),
+            (bytes - quadrature(|h| h.bytes_error)).max(0),
+        )
     }
 }
 
@@ -187,7 +196,28 @@ mod tests {
             ..Suspect::default()
         };
         assert_eq!(catalog.held(), (229_000, 9_000_000));
-        assert_eq!(catalog.surely_held(), (2_000, 1_000_000), "no type below 0");
+        // Errors of 96,000 and 140,000 objects are 169,753 together, not 236,000.
+        assert_eq!(
+            catalog.surely_held(),
+            (229_000 - 169_753, 9_000_000 - 5_728_001)
+        );
         assert_eq!(sessions.surely_held(), (554_000, 15_100_000));
+        assert!(sessions.surely_held() > catalog.surely_held());
+        // A dozen small types, each within its own error, still hold their sum's worth.
+        let small = Suspect {
+            holds: (0..12)
+                .map(|_| held(9_000, 500_000, 7_800, 430_000))
+                .collect(),
+            ..Suspect::default()
+        };
+        let (objects, bytes) = small.surely_held();
+        assert_eq!(objects, 108_000 - 27_020);
+        assert_eq!(bytes, 6_000_000 - 1_489_564);
+        let fewer = Suspect {
+            holds: vec![held(27_000, 1_000_000, 3_000, 100_000)],
+            ..Suspect::default()
+        };
+        assert!(small.surely_held() > fewer.surely_held());
+        assert_eq!(Suspect::default().surely_held(), (0, 0));
     }
 }

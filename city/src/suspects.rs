@@ -355,12 +355,22 @@ fn suspects_from_paths(
     for h in paths.leaks(&names) {
         let name = h.types[0].as_str();
         explained.extend(h.types.iter().cloned());
+        let shares = paths.type_shares(&h);
         let holds: Vec<Held> = h
             .types
             .iter()
-            .zip(paths.type_shares(&h))
-            .map(|(t, share)| held(model, &types, t, share))
+            .zip(&shares)
+            .map(|(t, &share)| held(model, &types, t, share))
             .collect();
+        // What the numbers back of the whole leak (each type's backed rise, its share), not of
+        // its first type alone: a leak of a dozen small types each within its estimate's error
+        // is still a leak's worth together.
+        let leak_backed: f64 = h
+            .types
+            .iter()
+            .zip(&shares)
+            .map(|(t, &share)| backed(t, w.end) * share)
+            .sum();
         let trend = trends[name];
         let backed_growth = backed(name, w.end);
         let (growth_since, then) = since(name);
@@ -428,7 +438,7 @@ fn suspects_from_paths(
             leaking: h.types.clone(),
             growth: trend.growth.round() as i64,
             backed_growth: backed_growth.round() as i64,
-            confirmed: backed_growth >= floor && !stale,
+            confirmed: (backed_growth >= floor || leak_backed >= floor) && !stale,
             confidence,
             co_holders: h.co_holders.clone(),
             signature,
