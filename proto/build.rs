@@ -5,9 +5,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto = "proto/memcity/v1/memcity.proto";
     println!("cargo:rerun-if-changed={proto}");
     let fds = protox::compile([proto], ["proto"])?;
+    // The services only with the `grpc` feature: without it the messages need prost alone.
+    let grpc = std::env::var_os("CARGO_FEATURE_GRPC").is_some();
     tonic_prost_build::configure()
-        .build_client(true)
-        .build_server(true)
+        .build_client(grpc)
+        .build_server(grpc)
         .compile_fds(fds)?;
     Ok(())
 }

@@ -33,3 +33,7 @@ fi
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add rustfmt clippy
 fi
+# The city model builds for the browser (issue 19): the test command checks that it still does.
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi

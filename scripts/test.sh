@@ -11,6 +11,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== the city model for the browser (wasm32: memcity-proto without its gRPC feature)"
+cargo build -p memcity-city --target wasm32-unknown-unknown
 echo "== build (agent, CLI, Java test apps)"
 # Exactly the builds the tests ask for (tests/src/lib.rs `ensure_built`, `release_agent_path`),
 # so that none of them compiles while JVM tests run beside it (features unify differently with

@@ -5,13 +5,14 @@
 
 pub mod options;
 pub mod recording;
+#[cfg(unix)]
 pub mod registry;
 pub mod strings;
 
 /// Generated protobuf messages and tonic client/server for package `memcity.v1`.
 pub mod v1 {
     #![allow(clippy::all)] // generated code: lints are the generator's business, not ours
-    tonic::include_proto!("memcity.v1");
+    include!(concat!(env!("OUT_DIR"), "/memcity.v1.rs"));
 }
 
 /// Bumped on any incompatible change to the stream's meaning. Sent in the handshake; a peer that
