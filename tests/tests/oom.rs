@@ -16,7 +16,9 @@ const HOLDER_LINE: &str = "held by java.util.LinkedList (static LinkedListLeak.P
 /// Runs LinkedListLeak into its OutOfMemoryError on `jdk` with `flags`; returns the report's
 /// text and JSON, after checking that the JVM died of the error on its own, uncrashed, with
 /// only its own lines on stdout.
-fn run_out_of_memory(jdk: &Jdk, flags: &[String]) -> (String, Value) {
+/// Returns the report's text and JSON, and the JVM's stderr (the agent's log lines: what the
+/// worker was doing when the error came, for a failure's message).
+fn run_out_of_memory(jdk: &Jdk, flags: &[String]) -> (String, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("oom.mcrec");
     let mut app = AppSpec::new(jdk, "LinkedListLeak", 120.0)
@@ -53,7 +55,7 @@ fn run_out_of_memory(jdk: &Jdk, flags: &[String]) -> (String, Value) {
         );
     }
     assert!(jvm_lines <= 1, "{flags:?}: {stdout:?}");
-    (report_text(&file), report_json(&file))
+    (report_text(&file), report_json(&file), stderr)
 }
 
 fn report_text(file: &Path) -> String {
@@ -73,9 +75,13 @@ fn report_text(file: &Path) -> String {
 fn assert_seen(gc: &str) {
     let jdk = jdk17();
     let flags = gc_flags(&jdk, gc).expect("a collector of JDK 17");
-    let (text, json) = run_out_of_memory(&jdk, &flags);
+    let (text, json, stderr) = run_out_of_memory(&jdk, &flags);
     let oom = &json["out_of_memory"];
-    assert_eq!(oom["seen"], Value::Bool(true), "{gc}: {text}");
+    assert_eq!(
+        oom["seen"],
+        Value::Bool(true),
+        "{gc}: {text}\nthe JVM's stderr:\n{stderr}"
+    );
     let line = text
         .lines()
         .find(|l| l.starts_with("OutOfMemoryError ("))
@@ -132,7 +138,7 @@ fn exit_on_out_of_memory_is_named_as_likely_with_the_holder() {
     for jdk in jdks {
         let mut flags = gc_flags(&jdk, "G1").expect("G1");
         flags.push("-XX:+ExitOnOutOfMemoryError".into());
-        let (text, json) = run_out_of_memory(&jdk, &flags);
+        let (text, json, _) = run_out_of_memory(&jdk, &flags);
         let oom = &json["out_of_memory"];
         assert_eq!(oom["seen"], Value::Bool(false), "JDK {}: {text}", jdk.major);
         let line = text
