@@ -110,6 +110,15 @@ impl Worker {
         }
     }
 
+    /// A class id's name, or `names::UNKNOWN_CLASS` for an id no refresh has named yet.
+    fn class_name(&self, id: u32) -> String {
+        self.classes
+            .names
+            .get(id as usize)
+            .cloned()
+            .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
+    }
+
     /// The walk's field edges, roots and owned edges, named, for the snapshot. At most
     /// `MAX_SLOTS_PER_PAIR` slots are kept per pair of types (the most referencing).
     pub(super) fn graph(
@@ -117,13 +126,6 @@ impl Worker {
         counts: &WalkResult,
     ) -> (Vec<FieldEdge>, Vec<ProtoRoot>, Vec<OwnedEdge>) {
         self.learn_fields(counts);
-        let class = |s: &Self, id: u32| -> String {
-            s.classes
-                .names
-                .get(id as usize)
-                .cloned()
-                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
-        };
         let mut edges: Vec<(&(u32, u32, u32), &walk::SlotCount)> = counts.fields.iter().collect();
         edges.sort_unstable_by_key(|((from, slot, to), c)| {
             (*from, *to, std::cmp::Reverse(c.references), *slot)
@@ -142,10 +144,10 @@ impl Worker {
             }
             let field = self.slot_name(from, slot);
             fields.push(FieldEdge {
-                from_type: self.strings.intern(&class(self, from)),
+                from_type: self.strings.intern(&self.class_name(from)),
                 field: self.strings.intern(&field),
                 is_static: slot != walk::ELEMENTS && slot & walk::STATIC != 0,
-                to_type: self.strings.intern(&class(self, to)),
+                to_type: self.strings.intern(&self.class_name(to)),
                 referrers: c.referrers,
                 references: c.references,
                 max_fanout: c.max_fanout,
@@ -181,14 +183,14 @@ impl Worker {
                 from_type: if level == 0 {
                     0
                 } else {
-                    self.strings.intern(&class(self, from))
+                    self.strings.intern(&self.class_name(from))
                 },
                 field: if level == 0 {
                     0
                 } else {
                     self.strings.intern(&self.slot_name(from, slot))
                 },
-                to_type: self.strings.intern(&class(self, to)),
+                to_type: self.strings.intern(&self.class_name(to)),
                 referrers: c.referrers,
                 references: c.references,
                 max_fanout: c.max_fanout,
@@ -208,13 +210,6 @@ impl Worker {
         {
             self.refresh_classes(); // classes the search tagged
         }
-        let class = |s: &Self, id: u32| -> String {
-            s.classes
-                .names
-                .get(id as usize)
-                .cloned()
-                .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string())
-        };
         let ms = |t: Option<Instant>| {
             t.map_or(0, |t| {
                 t.saturating_duration_since(self.agent.start).as_millis() as u64
@@ -248,7 +243,7 @@ impl Worker {
                     .map_or("?", String::as_str);
                 (self.strings.intern(name), None)
             };
-            let type_name = class(self, node.class);
+            let type_name = self.class_name(node.class);
             nodes.push(PathNode {
                 parent: node.parent,
                 r#type: self.strings.intern(&type_name),
@@ -260,7 +255,7 @@ impl Worker {
                     .reached
                     .iter()
                     .map(|&(c, objects)| {
-                        let name = class(self, c);
+                        let name = self.class_name(c);
                         TypeCount {
                             r#type: self.strings.intern(&name),
                             objects,
@@ -272,7 +267,7 @@ impl Worker {
                     .targets
                     .iter()
                     .map(|&(c, samples, weight, born_s)| {
-                        let name = class(self, c);
+                        let name = self.class_name(c);
                         PathTarget {
                             r#type: self.strings.intern(&name),
                             samples,
