@@ -9,7 +9,9 @@
 //! below, which only queue it. The worker takes whole GCs' counts from the queue and reconciles
 //! its estimates with them (`Worker::reconcile`).
 //!
-//! Where it cannot help: ZGC and Shenandoah send no such event; young GCs count nothing; classes
+//! Where it cannot help: ZGC never sends the event and Epsilon never collects, so the agent starts
+//! no stream with them (`worker::jvm::gc_counts_types`); Shenandoah sends it only in the versions
+//! that count (a stream that hears nothing costs little); young GCs count nothing; classes
 //! under `ObjectCountCutOffPercent` of the counted bytes (0.5 % by default, an experimental flag)
 //! are not reported, so their estimates stand; a G1 remark counts objects allocated during
 //! marking too (an upper bound); JDK 11 to 13 have no `RecordingStream`.
@@ -139,7 +141,9 @@ fn hand_over(inbox: &mut Inbox) {
     inbox.ready.drain(..excess);
 }
 
-/// The running JFR stream.
+/// The running JFR stream. A clone is a second handle on the same stream, for a call made on
+/// another thread (`aside.rs`).
+#[derive(Clone)]
 pub struct GcCounts {
     class: GlobalRef,
     stream: GlobalRef,
@@ -303,11 +307,9 @@ impl GcCounts {
         self.enabled
     }
 
-    /// Turns counting on or off for the following GCs.
-    pub fn set_enabled(&mut self, env: &mut JNIEnv, on: bool) -> Result<(), String> {
-        if on == self.enabled {
-            return Ok(());
-        }
+    /// Turns counting on or off for the following GCs; [`switched`](Self::switched) records it
+    /// once done (the call may be made on another thread, from a clone).
+    pub fn set_enabled(&self, env: &mut JNIEnv, on: bool) -> Result<(), String> {
         let class: &JClass = self.class.as_obj().into();
         let stream: &JObject = self.stream.as_obj();
         let result = env
@@ -318,9 +320,12 @@ impl GcCounts {
                 &[JValue::Object(stream), JValue::Bool(u8::from(on))],
             )
             .map(|_| ());
-        check(env, "cannot switch GC counts", result)?;
+        check(env, "cannot switch GC counts", result)
+    }
+
+    /// Counting was turned on or off.
+    pub fn switched(&mut self, on: bool) {
         self.enabled = on;
-        Ok(())
     }
 }
 

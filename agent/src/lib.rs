@@ -7,6 +7,7 @@
 //! own (`memcity-grpc`). Every `extern` entry catches panics; on an internal error the agent logs,
 //! turns itself off, and the application carries on. Nothing is ever written to stdout.
 
+mod aside;
 mod budget;
 mod canary;
 mod estimate;

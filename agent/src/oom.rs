@@ -149,43 +149,41 @@ pub(crate) unsafe extern "C" fn on_resource_exhausted(
 /// management classes and makes objects in the application's heap.
 pub(crate) const QUIET_SHARE: f64 = 0.75;
 
-/// Turns off on the application's stdout the lines the JVM prints there at error level only
-/// because of memcity, each for its own tag set alone (`VM.log output=stdout what=...=off`;
-/// every other tag keeps its level):
+/// The diagnostic command that turns off on the application's stdout the lines the JVM prints
+/// there at error level only because of memcity, each for its own tag set alone (`VM.log
+/// output=stdout what=...=off`; every other tag keeps its level); `None` if there are none:
 /// - HotSpot logs every `ResourceExhausted` it posts (`[error][jvmti] Posting Resource Exhausted
 ///   event: Java heap space`), an event on only because memcity asked for it;
 /// - JFR logs its periodic tasks failing (`[error][jfr,system] Error in Periodic task:
-///   java.lang.OutOfMemoryError`) from the stream memcity may start for GC counts, unless the
-///   application uses JFR itself.
+///   java.lang.OutOfMemoryError`) from the stream memcity may start for GC counts
+///   (`jfr_stream`: asked for, with a collector that counts), unless the application uses JFR
+///   itself.
 ///
 /// Each is left alone where the command line asks for that logging or for JFR. A heap that
 /// runs out before a GC has shown it three quarters full may still get the first line, once.
-///
-/// # Safety
-/// `jni` must be the calling thread's JNIEnv.
-pub(crate) unsafe fn quiet_the_jvms_lines(agent: &Agent, jni: *mut JNIEnv, command_line: &str) {
+pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool) -> Option<String> {
     let mut tags = Vec::new();
     if agent.heap_exhaustion && !asks_for_logging(command_line, "jvmti") {
         tags.push("jvmti=off");
     }
-    if agent.options.gc_counts.is_some()
+    if jfr_stream
         && !asks_for_logging(command_line, "jfr")
         && !crate::gc_counts::application_uses_jfr(command_line)
     {
         tags.push("jfr+system=off");
     }
-    if tags.is_empty() {
-        return;
-    }
-    // SAFETY: per contract.
-    let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(jni) }) else {
-        return;
-    };
-    let command = format!("VM.log output=stdout what={}", tags.join(","));
-    match crate::gc_counts::repository::diagnostic_command(&mut env, &command) {
+    (!tags.is_empty()).then(|| format!("VM.log output=stdout what={}", tags.join(",")))
+}
+
+/// Runs [`quiet_command`]'s command. A diagnostic command loads management classes and makes
+/// objects in the application's heap, three quarters full by now: the worker has it made on a
+/// thread of its own (`aside.rs`).
+pub(crate) fn quiet_the_jvms_lines(env: &mut jni::JNIEnv, command: &str) -> Result<(), String> {
+    match crate::gc_counts::repository::diagnostic_command(env, command) {
         Ok(_) => info!("the Java heap is three quarters full: the JVM's lines that memcity would cause on stdout are turned off ({command})"),
         Err(e) => crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}"),
     }
+    Ok(())
 }
 
 /// Whether an `-Xlog` option of the command line mentions `tag`.

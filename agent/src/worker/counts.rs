@@ -56,49 +56,84 @@ impl Worker {
     /// With the heap nearly full, memcity's JFR stream goes: its threads allocate, and at an
     /// OutOfMemoryError they would fail and force full GCs one after another while the worker
     /// searches the paths at the error (seen on G1: the search then reached nothing in 5 s).
-    /// Closing the stream is itself a call into Java, made while some room is left.
+    /// Closing it is a Java call that may wait as long as the heap stays full (`aside.rs`), so
+    /// it is made aside, and logs what came of it there.
     pub(super) fn stop_gc_counts_when_tight(&mut self) {
-        let Some(mut counts) = self.gc_counts.take() else {
+        let (Some(counts), Some(vm)) = (self.gc_counts.take(), &self.vm) else {
             return;
         };
-        // SAFETY: the worker's own JNIEnv.
-        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
-            match counts.stop(&mut env) {
+        self.gc_counts_switching = None;
+        let _ = crate::aside::spawn(vm, "jfr-stop", move |env| {
+            let mut counts = counts;
+            match counts.stop(env) {
                 Ok(()) => info!("the Java heap is nearly full: memcity's JFR stream (GC counts) stops, so that it does not compete for the rest"),
                 Err(e) => warning!("{e}"),
             }
-        }
+            Ok(())
+        });
     }
 
-    /// Starts the collector's own type counts (JFR), if asked for and possible; tried once.
+    /// Starts the collector's own type counts (JFR), if asked for and possible; tried once. The
+    /// start (JFR loads its classes, some hundreds of milliseconds) runs aside, and
+    /// [`take_gc_counts`](Self::take_gc_counts) takes the stream when it is up.
     pub(super) fn start_gc_counts(&mut self) {
-        let Some(limit) = self.agent.options.gc_counts else {
+        if self.agent.options.gc_counts.is_none() || !self.collector_counts_types {
             return;
-        };
+        }
         if self.heap_is_tight() {
             return; // JFR makes objects of its own (`oom.rs`); tried again at a later snapshot
         }
         if std::mem::replace(&mut self.gc_counts_tried, true) {
             return;
         }
-        // SAFETY: the worker's own JNIEnv, valid for this thread's life.
-        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+        let Some(vm) = &self.vm else {
             return;
         };
-        match GcCounts::start(&mut env) {
-            Ok(counts) => {
-                info!(
-                    "GC counts on: full GCs and G1 remarks count live objects per type (JFR jdk.ObjectCountAfterGC) while that adds under {} ms",
-                    limit.as_millis()
-                );
-                self.gc_counts = Some(counts);
+        self.gc_counts_starting = Some(crate::aside::spawn(vm, "jfr-start", |env| {
+            GcCounts::start(env)
+        }));
+    }
+
+    /// Takes the stream once its start is done, and a switch once made.
+    fn follow_gc_counts_calls(&mut self) {
+        if let Some(started) = self.gc_counts_starting.as_ref().and_then(|s| s.poll()) {
+            self.gc_counts_starting = None;
+            match started {
+                Ok(counts) => {
+                    info!(
+                        "GC counts on: full GCs and G1 remarks count live objects per type (JFR jdk.ObjectCountAfterGC) while that adds under {} ms",
+                        self.agent.options.gc_counts.unwrap_or_default().as_millis()
+                    );
+                    self.gc_counts = Some(counts);
+                    if self.heap_is_tight() {
+                        self.stop_gc_counts_when_tight(); // filled up while JFR started
+                    }
+                }
+                Err(why) => {
+                    info!("no GC counts ({why}); estimates rest on walks and samples alone")
+                }
             }
-            Err(why) => info!("no GC counts ({why}); estimates rest on walks and samples alone"),
+        }
+        if let Some((on, switched)) = self
+            .gc_counts_switching
+            .as_ref()
+            .and_then(|(on, call)| Some((*on, call.poll()?)))
+        {
+            self.gc_counts_switching = None;
+            match switched {
+                Ok(()) => {
+                    if let Some(counts) = &mut self.gc_counts {
+                        counts.switched(on);
+                    }
+                }
+                Err(why) => warning!("{why}"),
+            }
         }
     }
 
     /// Reconciles the estimates with the newest complete GC count, and publishes the result.
     pub(super) fn take_gc_counts(&mut self) {
+        self.follow_gc_counts_calls();
         if self.gc_counts.is_none() {
             return;
         }
@@ -225,7 +260,7 @@ impl Worker {
     /// Turns the GC's counting off while it is predicted to add more than `gc_counts` to a
     /// pause, and on again once it fits with a margin (so it does not flip at the border).
     pub(super) fn switch_gc_counts(&mut self, live_objects: u64) {
-        let (Some(counts), Some(limit)) = (self.gc_counts.as_mut(), self.agent.options.gc_counts)
+        let (Some(counts), Some(limit)) = (self.gc_counts.as_ref(), self.agent.options.gc_counts)
         else {
             return;
         };
@@ -236,21 +271,21 @@ impl Worker {
         } else {
             predicted <= limit.mul_f64(0.8)
         };
-        if on == counts.enabled() {
+        if on == counts.enabled() || self.gc_counts_switching.is_some() {
             return;
         }
-        // SAFETY: the worker's own JNIEnv.
-        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+        let Some(vm) = &self.vm else {
             return;
         };
-        match counts.set_enabled(&mut env, on) {
-            Ok(()) => info!(
-                "GC counts {}: a count of {live_objects} objects would add about {} ms to a pause (limit {} ms)",
-                if on { "on again" } else { "off" },
-                predicted.as_millis(),
-                limit.as_millis()
-            ),
-            Err(why) => warning!("{why}"),
-        }
+        info!(
+            "GC counts {}: a count of {live_objects} objects would add about {} ms to a pause (limit {} ms)",
+            if on { "on again" } else { "off" },
+            predicted.as_millis(),
+            limit.as_millis()
+        );
+        // A JFR setting takes the recorder's lock: aside, like the stream's start and stop.
+        let counts = counts.clone();
+        let call = crate::aside::spawn(vm, "jfr-switch", move |env| counts.set_enabled(env, on));
+        self.gc_counts_switching = Some((on, call));
     }
 }

@@ -104,6 +104,13 @@ pub(super) fn gc_name(command_line: &str) -> String {
     }
 }
 
+/// Whether this collector can count types for JFR's `jdk.ObjectCountAfterGC` (`gc_counts.rs`):
+/// ZGC has no such phase and Epsilon never collects, so a stream there would only put JFR's
+/// objects and threads into the application's heap.
+pub(super) fn gc_counts_types(gc: &str) -> bool {
+    !matches!(gc, "Z" | "Epsilon")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +162,13 @@ mod tests {
             "Parallel"
         );
         assert_eq!(gc_name("java -XX:+UseShenandoahGC x"), "Shenandoah");
+    }
+
+    #[test]
+    fn zgc_and_epsilon_count_no_types() {
+        assert!(!gc_counts_types(&gc_name("java -XX:+UseZGC x")));
+        assert!(!gc_counts_types("Epsilon"));
+        assert!(gc_counts_types(&gc_name("java x")), "the default G1 counts");
+        assert!(gc_counts_types("Parallel") && gc_counts_types("Serial"));
     }
 }

@@ -25,6 +25,7 @@ use memcity_proto::v1::{
     StreamMessage, WalkCost,
 };
 
+use crate::aside::Aside;
 use crate::budget::Budget;
 use crate::canary::Canaries;
 use crate::estimate::{Anchor, Estimator};
@@ -46,7 +47,7 @@ use classes::{unsplit_memcity, ClassTable};
 use counts::{Recent, DEFAULT_COUNT_NS_PER_OBJECT, GC_COUNTS_FROM_OBJECTS, GC_COUNTS_FROM_WALK};
 pub use jvm::handshake;
 use jvm::{
-    command_line, every_gc_marks_all, gc_name, java_major, jvm_flags,
+    command_line, every_gc_marks_all, gc_counts_types, gc_name, java_major, jvm_flags,
     FIRST_EXACT_OUTSIDE_TLAB_SAMPLING,
 };
 use naming::Names;
@@ -96,6 +97,14 @@ struct Worker {
     gc_counts: Option<GcCounts>,
     /// Whether starting them was tried (once, when the heap grew too large to walk often).
     gc_counts_tried: bool,
+    /// The stream's start, under way on a thread of its own (`aside.rs`).
+    gc_counts_starting: Option<Aside<GcCounts>>,
+    /// A switch of counting on or off, under way likewise.
+    gc_counts_switching: Option<(bool, Aside<()>)>,
+    /// The JVM, for the Java calls made aside.
+    vm: Option<jni::JavaVM>,
+    /// The collector counts types for JFR (`jvm::gc_counts_types`).
+    collector_counts_types: bool,
     /// What counting costs the GC per live object: measured from its phase, else assumed.
     count_ns_per_object: f64,
     /// What the last count added to its GC's pause.
@@ -195,6 +204,13 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         live_objects_published: 0,
         gc_counts: None,
         gc_counts_tried: false,
+        gc_counts_starting: None,
+        gc_counts_switching: None,
+        // SAFETY: per contract.
+        vm: unsafe { jni::JNIEnv::from_raw(jni) }
+            .ok()
+            .and_then(|env| env.get_java_vm().ok()),
+        collector_counts_types: true,
         count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
         last_count_pause_ns: 0,
         recent: std::collections::VecDeque::new(),
@@ -225,6 +241,10 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     worker.command_line = command_line();
     let command_line = worker.command_line.clone();
     let gc = gc_name(&command_line);
+    worker.collector_counts_types = gc_counts_types(&gc);
+    if !worker.collector_counts_types && agent.options.gc_counts.is_some() {
+        debug!("{gc}: no GC counts (its collections count no types); estimates rest on walks and samples alone");
+    }
     if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
         debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
@@ -388,6 +408,8 @@ const BYTES_PER_OBJECT_AT_LEAST: u64 = 32;
 /// Longest an estimate goes without refreshing the class table (to count class mirrors) when
 /// no new class was sampled.
 const ESTIMATE_REFRESH: Duration = Duration::from_secs(10);
+/// Longest a detach waits for JFR's start, to stop the stream it makes.
+const DETACH_WAIT: Duration = Duration::from_secs(5);
 /// How often the sampling cost is checked against `sampling_cost`.
 const COST_CHECK: Duration = Duration::from_secs(1);
 
@@ -445,10 +467,19 @@ impl Worker {
         if let Some((used, max)) = self.read_heap() {
             if !self.quieted && used as f64 >= crate::oom::QUIET_SHARE * max as f64 {
                 self.quieted = true;
-                // SAFETY: the worker's own JNIEnv.
-                unsafe {
-                    crate::oom::quiet_the_jvms_lines(self.agent, self.jni, &self.command_line)
-                };
+                if let (Some(command), Some(vm)) = (
+                    crate::oom::quiet_command(
+                        self.agent,
+                        &self.command_line,
+                        self.agent.options.gc_counts.is_some() && self.collector_counts_types,
+                    ),
+                    &self.vm,
+                ) {
+                    // Nothing to wait for: the call logs what came of it.
+                    let _ = crate::aside::spawn(vm, "quiet", move |env| {
+                        crate::oom::quiet_the_jvms_lines(env, &command)
+                    });
+                }
             }
         }
         if self.heap_is_tight() {
@@ -468,6 +499,14 @@ impl Worker {
     /// weak references, and the JFR stream of GC counts.
     fn release(&mut self) {
         self.canaries.release(&mut CanaryHeap(self.jni));
+        if let Some(starting) = self.gc_counts_starting.take() {
+            // A stream that started after the detach would run on with no session to stop it.
+            match starting.wait(DETACH_WAIT) {
+                Some(Ok(counts)) => self.gc_counts = Some(counts),
+                Some(Err(_)) => {}
+                None => warning!("detach: JFR's start for GC counts did not end within {} s; its stream may run until the JVM exits", DETACH_WAIT.as_secs()),
+            }
+        }
         if let Some(mut counts) = self.gc_counts.take() {
             // SAFETY: the worker's own JNIEnv.
             if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(self.jni) } {
