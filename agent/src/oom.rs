@@ -326,6 +326,12 @@ impl HeapGauge {
     }
 }
 
+/// Whether a reading after a GC was past [`QUIET_SHARE`] of the maximum: the heap is filling up
+/// with what survives, and estimates come more often (`worker::schedule::FILLING_ESTIMATES`).
+pub(crate) fn filling(used: u64, max: u64) -> bool {
+    max > 0 && used as f64 >= QUIET_SHARE * max as f64
+}
+
 /// See [`HeapGauge::tight`].
 pub(crate) fn tight(used: u64, max: u64) -> bool {
     max > 0 && used as f64 >= TIGHT_SHARE * max as f64

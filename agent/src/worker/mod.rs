@@ -103,6 +103,9 @@ struct Worker {
     gc_counts_switching: Option<(bool, Aside<()>)>,
     /// The JVM, for the Java calls made aside.
     vm: Option<jni::JavaVM>,
+    /// The Java heap's `(used, max)` read right after the last GCs (what survived, and what
+    /// the GC left).
+    heap_after_gc: Option<(u64, u64)>,
     /// The collector counts types for JFR (`jvm::gc_counts_types`).
     collector_counts_types: bool,
     /// What counting costs the GC per live object: measured from its phase, else assumed.
@@ -210,6 +213,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         vm: unsafe { jni::JNIEnv::from_raw(jni) }
             .ok()
             .and_then(|env| env.get_java_vm().ok()),
+        heap_after_gc: None,
         collector_counts_types: true,
         count_ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
         last_count_pause_ns: 0,
@@ -464,8 +468,9 @@ impl Worker {
         let Some(sampler) = self.sampler() else {
             return;
         };
-        if let Some((used, max)) = self.read_heap() {
-            if !self.quieted && used as f64 >= crate::oom::QUIET_SHARE * max as f64 {
+        self.heap_after_gc = self.read_heap();
+        if let Some((used, max)) = self.heap_after_gc {
+            if !self.quieted && crate::oom::filling(used, max) {
                 self.quieted = true;
                 if let (Some(command), Some(vm)) = (
                     crate::oom::quiet_command(
@@ -597,6 +602,9 @@ impl Worker {
             can_estimate: self.can_estimate(),
             last_snapshot: self.last_snapshot,
             gc_seen_at: self.gc_seen_at,
+            filling: self
+                .heap_after_gc
+                .is_some_and(|(used, max)| crate::oom::filling(used, max)),
         };
         // Measured only when a walk is considered: it polls the samples' deaths.
         let predicted = turn.considers_walk().then(|| self.predicted_walk());

@@ -37,7 +37,17 @@ pub(super) struct Turn {
     pub(super) last_snapshot: Instant,
     /// When the first GC not covered by a snapshot was seen (see `GC_SETTLE`).
     pub(super) gc_seen_at: Instant,
+    /// The heap was at least three quarters full after the last GC: the JVM may end at any of
+    /// the next GCs, with no warning under `-XX:+ExitOnOutOfMemoryError`, so estimates come at
+    /// most every [`FILLING_ESTIMATES`] instead, for the last snapshot to show the heap full.
+    pub(super) filling: bool,
 }
+
+/// The estimates' interval while the heap is filling (see [`Turn::filling`]): near its end a heap
+/// goes through several GCs a second, and the `estimates` default (500 ms) skipped the ones that
+/// showed it full (seen: the last snapshot of a JVM that exited on its OutOfMemoryError showed the
+/// heap below nine tenths full, so `memcity report` could not infer the error).
+pub(super) const FILLING_ESTIMATES: Duration = Duration::from_millis(100);
 
 /// A walk to try now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +137,11 @@ impl Turn {
         if !self.can_estimate || !(self.estimate_pending || quiet_too_long) {
             return plan;
         }
+        let every = if self.filling {
+            every.min(FILLING_ESTIMATES)
+        } else {
+            every
+        };
         let ready = (self.last_snapshot + every).max(self.gc_seen_at + GC_SETTLE);
         if ready <= now {
             plan.estimate = Some(trigger);
@@ -168,6 +183,7 @@ mod tests {
             can_estimate: true,
             last_snapshot: now - 60 * S,
             gc_seen_at: now - 60 * S,
+            filling: false,
         }
     }
 
@@ -303,6 +319,30 @@ mod tests {
         b.record(MS, 10_000, now - 500 * MS);
         assert_eq!(t.plan(&b, Some(MS)).wait, 50 * MS);
         assert_eq!(t.plan(&b, Some(MS)).walk, None);
+    }
+
+    #[test]
+    fn a_filling_heap_is_estimated_after_every_gc_within_a_tenth_of_a_second() {
+        let (t0, now) = clock();
+        let b = budget(t0);
+        let t = Turn {
+            estimate_pending: true,
+            last_snapshot: now - 100 * MS,
+            gc_seen_at: now - 50 * MS,
+            ..turn(now)
+        };
+        assert_eq!(t.plan(&b, None).estimate, None, "500 ms between estimates");
+        let filling = Turn { filling: true, ..t };
+        assert_eq!(filling.plan(&b, None).estimate, Some(Trigger::Gc));
+        let settling = Turn {
+            gc_seen_at: now - 10 * MS,
+            ..filling
+        };
+        assert_eq!(
+            settling.plan(&b, None).estimate,
+            None,
+            "the GC settles first"
+        );
     }
 
     #[test]
