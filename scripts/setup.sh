@@ -21,6 +21,8 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
 # The server test (tests/tests/server.rs) leaks sessions in a real Jetty 9.4: Debian's jars.
 dpkg -s libjetty9-java >/dev/null 2>&1 || need_apt+=(libjetty9-java)
+# The web page's tests draw it in a real browser: Debian's Chromium, headless.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
@@ -33,7 +35,7 @@ fi
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add rustfmt clippy
 fi
-# The city model builds for the browser (issue 19): the test command checks that it still does.
+# The viewer builds for the browser (scripts/build-web.sh, memcity serve).
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi

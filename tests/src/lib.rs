@@ -1,6 +1,8 @@
 //! Harness for the end-to-end tests: real JVMs with the real agent, the real `memcity` binary,
 //! real gRPC over loopback. Every wait has a timeout and every child JVM is killed on drop.
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

@@ -20,13 +20,11 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
-use memcity_viewer::controls::{
-    link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT,
-};
-use memcity_viewer::live::{Event, Status};
-use memcity_viewer::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
-pub use memcity_viewer::state::{CameraView, ViewKind};
-use memcity_viewer::views::{self, LabelWish, TimelineLayout};
+use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
+use crate::live::{Event, Status};
+use crate::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
+pub use crate::state::{CameraView, ViewKind};
+use crate::views::{self, LabelWish, TimelineLayout};
 
 use crate::hud;
 use crate::render::{self, Renderer, View};
@@ -150,20 +148,22 @@ pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
 }
 
 /// Follows a live agent.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn view(
     addr: Option<String>,
     record: Option<PathBuf>,
     options: WindowOptions,
 ) -> anyhow::Result<()> {
     // A bad address is refused before a window opens (it would retry it forever).
-    memcity_viewer::client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
+    crate::client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
     check_display()?;
-    let events = memcity_viewer::live::spawn(addr, record)
+    let events = crate::live::spawn(addr, record)
         .map_err(|e| anyhow::anyhow!("cannot start the network thread: {e}"))?;
     run(Source::Live(events), options)
 }
 
-fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
+/// Opens the window (in the browser, the page's canvas) on `source`; returns when it closes.
+pub fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
     let conf = macroquad::conf::Conf {
         miniquad_conf: Conf {
             window_title: "memcity".to_string(),
@@ -640,7 +640,7 @@ impl Window {
             .iter()
             .filter_map(|&(node, point)| {
                 let (x, y) = self.state.camera.project(point, w, h)?;
-                let text = hud::fit(&memcity_viewer::state::label(model, node), 240.0, 15.0);
+                let text = hud::fit(&crate::state::label(model, node), 240.0, 15.0);
                 let width = measure_text(&text, None, 15, 1.0).width + 12.0;
                 texts.insert(node, text);
                 Some(LabelWish {
@@ -868,7 +868,7 @@ async fn wait_for_snapshots(
     events: Option<&crossbeam_channel::Receiver<Event>>,
     options: &WindowOptions,
 ) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
+    let started = now();
     loop {
         take_events(state, events)?;
         let ready = match options.exit_after {
@@ -878,7 +878,7 @@ async fn wait_for_snapshots(
         if ready {
             return Ok(());
         }
-        if started.elapsed() > options.wait {
+        if now() - started > options.wait.as_secs_f64() {
             let why = match &state.status {
                 Status::Disconnected { why, .. } => format!(" (last attempt: {why})"),
                 Status::Failed(why) | Status::Ended(why) => format!(" ({why})"),
@@ -952,12 +952,32 @@ async fn interactive(
         window.draw_view(renderer, &screen, size, hovered, mouse);
         window.draw_hud(&screen, size, mouse, hovered);
         set_default_camera();
+        #[cfg(target_arch = "wasm32")]
+        page::drawn(
+            window.state.len(),
+            window.state.model().handshake.as_ref().map_or(0, |h| h.pid),
+        );
         if !ready_signalled {
             // Scripts and tests wait for this line before sending input.
             eprintln!("memcity: window ready");
             ready_signalled = true;
         }
         next_frame().await;
+    }
+}
+
+/// The page around the window in the browser (`viewer/web/memcity.js`).
+#[cfg(target_arch = "wasm32")]
+mod page {
+    extern "C" {
+        fn memcity_drawn(snapshots: u32, pid: u32);
+    }
+
+    /// A frame was drawn with `snapshots` in the session of the JVM `pid`: the page's signal
+    /// that the city is there (tests wait on it as natively on "window ready").
+    pub fn drawn(snapshots: usize, pid: u32) {
+        // SAFETY: the page's function takes two numbers and keeps nothing.
+        unsafe { memcity_drawn(snapshots as u32, pid) };
     }
 }
 
@@ -974,10 +994,10 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
     let screen = window.screen(size.w, size.h);
     let mut still = Vec::with_capacity(n);
     for _ in 0..n {
-        let start = std::time::Instant::now();
+        let start = now();
         window.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         next_frame().await;
-        still.push(start.elapsed().as_secs_f64());
+        still.push(now() - start);
     }
     let shapes = match window.state.view {
         ViewKind::City => window.state.scene.buildings.len(),
@@ -986,7 +1006,7 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
     let mut stepping = Vec::with_capacity(n);
     let mut steps = Vec::with_capacity(n);
     for i in 0..n {
-        let start = std::time::Instant::now();
+        let start = now();
         // Mid-tween times, as a step is drawn: every shape between two sizes. Each frame's time
         // is new, so no cached partition of an earlier frame answers it.
         let t = (i % len.max(2).saturating_sub(1)) as f64 + 0.25 + 0.5 * i as f64 / n as f64;
@@ -997,10 +1017,10 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
                 window.state.partition();
             }
         }
-        steps.push(start.elapsed().as_secs_f64());
+        steps.push(now() - start);
         window.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         next_frame().await;
-        stepping.push(start.elapsed().as_secs_f64());
+        stepping.push(now() - start);
     }
     let (still, stepping, step) = (median(still), median(stepping), median(steps));
     let what = match window.state.view {

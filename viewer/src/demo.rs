@@ -75,8 +75,8 @@ fn start(seconds: u64, dir: &Path) -> anyhow::Result<(Jvm, String)> {
     }
 }
 
-pub fn run(seconds: u64, options: crate::app::WindowOptions) -> anyhow::Result<()> {
-    crate::app::check_display()?;
+pub fn run(seconds: u64, options: memcity_viewer::app::WindowOptions) -> anyhow::Result<()> {
+    memcity_viewer::app::check_display()?;
     let dir = std::env::temp_dir().join(format!("memcity-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let outcome = start(seconds, &dir).and_then(|(jvm, port)| {
@@ -84,7 +84,7 @@ pub fn run(seconds: u64, options: crate::app::WindowOptions) -> anyhow::Result<(
             "memcity: demo app LinkedListLeak (pid {}) with the agent on port {port}",
             jvm.0.id()
         );
-        let result = crate::app::view(Some(port), None, options);
+        let result = memcity_viewer::app::view(Some(port), None, options);
         drop(jvm);
         result
     });

@@ -1,6 +1,10 @@
 //! Drawing the controls, panels and charts over the city. Where they sit and what a click on
 //! them means is decided in `memcity_viewer::controls`; this module only paints.
 
+use crate::controls::{
+    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
+};
+use crate::state::ViewKind;
 use macroquad::prelude::{
     draw_circle, draw_circle_lines, draw_line, draw_rectangle, draw_rectangle_lines, draw_text,
     draw_triangle, measure_text, Color, Vec2,
@@ -10,10 +14,6 @@ use memcity_city::mapping;
 use memcity_city::model::{Metric, Role, Window};
 use memcity_city::timeline::{Chart, Strip};
 use memcity_city::units;
-use memcity_viewer::controls::{
-    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
-};
-use memcity_viewer::state::ViewKind;
 
 pub const INK: Color = Color::new(0.08, 0.09, 0.13, 1.0);
 pub const MUTED: Color = Color::new(0.35, 0.37, 0.45, 1.0);
@@ -335,11 +335,7 @@ pub fn details(
                 let title = if d.role == Role::Type {
                     fit_left(&d.name, width - 26.0, 20.0)
                 } else {
-                    fit(
-                        &memcity_viewer::state::short_site(&d.name),
-                        width - 26.0,
-                        20.0,
-                    )
+                    fit(&crate::state::short_site(&d.name), width - 26.0, 20.0)
                 };
                 text(&title, x, base, 20.0, INK)
             }
@@ -483,7 +479,7 @@ pub fn details(
 pub fn suspects(
     area: Area,
     rows: &[Area],
-    lines: &[memcity_viewer::state::SuspectLine],
+    lines: &[crate::state::SuspectLine],
     selected: Option<memcity_city::model::NodeId>,
     mouse: (f32, f32),
 ) {

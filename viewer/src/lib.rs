@@ -1,12 +1,24 @@
-//! The window-free core of the `memcity` command: the session model fed by live agents and
-//! recordings, the headless commands, and the window-free viewer state and views the window draws.
+//! The `memcity` command's library: the session model fed by live agents and recordings, the
+//! headless commands, the viewer's window-free state and views, and the window that draws them.
+//! The window also runs in the browser: built for `wasm32-unknown-unknown`, this library keeps
+//! the viewer (state, views, drawing) and leaves out what needs the network stack, files or
+//! processes (the agent client, recording, attaching).
 
+pub mod app;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod attach;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod client;
 pub mod controls;
+pub mod hud;
 pub mod live;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod record;
+pub mod render;
 pub mod report;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
 pub mod state;
+pub mod tree_view;
 pub mod views;
 pub use memcity_city::units;

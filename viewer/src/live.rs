@@ -1,24 +1,16 @@
-//! The live source: a named network thread (`memcity-net`, its own tokio runtime) subscribes to
-//! an agent and feeds the viewer through a bounded channel. The render loop only ever
-//! `try_recv`s, so it never waits on the network; when it falls behind, the channel fills, the
-//! thread waits, and the agent (which never waits for viewers) drops snapshots for this viewer and
-//! says so in a notice.
+//! The live source: what the viewer is fed ([`Event`]s), what a session's stream means for it
+//! ([`Sessions`]), and, natively, the network thread: a named thread (`memcity-net`, its own tokio
+//! runtime) subscribes to an agent and feeds the viewer through a bounded channel. The render loop
+//! only ever `try_recv`s, so it never waits on the network; when it falls behind, the channel
+//! fills, the thread waits, and the agent (which never waits for viewers) drops snapshots for this
+//! viewer and says so in a notice. In the browser the page's socket feeds the same events
+//! (`bin/memcity-web.rs`).
 
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
-use memcity_proto::recording::RecordingWriter;
-use memcity_proto::v1::{stream_message::Kind, RecordingHeader, StreamMessage, SubscribeRequest};
-use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
-
-use crate::client;
-
-/// Messages the render loop may lag behind by before the network thread waits.
-pub const CHANNEL: usize = 256;
-/// Reconnect backoff: first wait, and the longest.
-const BACKOFF_START: Duration = Duration::from_millis(500);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
+use memcity_city::model::CityModel;
+use memcity_proto::v1::{stream_message::Kind, StreamMessage};
+use memcity_proto::version_mismatch_hint;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -44,41 +36,117 @@ pub enum Event {
     Message(Box<StreamMessage>),
     /// `--record` could not write: recording stopped, viewing goes on.
     RecordingFailed(String),
+    /// A whole session opened at once (the page's recording, a file dropped on it): it replaces
+    /// the city, which is then replayed.
+    Open(Box<CityModel>),
+    /// A file given to the page could not be opened: shown, and the city stays as it was.
+    Refused(String),
 }
 
-/// Starts the network thread.
-pub fn spawn(addr: Option<String>, record: Option<PathBuf>) -> std::io::Result<Receiver<Event>> {
-    let (tx, rx) = crossbeam_channel::bounded(CHANNEL);
-    std::thread::Builder::new()
-        .name("memcity-net".into())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = tx.send(Event::Status(Status::Failed(format!(
-                        "cannot start the network runtime: {e}"
-                    ))));
-                    return;
-                }
-            };
-            runtime.block_on(run(addr, record, tx));
-        })?;
-    Ok(rx)
+/// What a session's stream means for the viewer, wherever it comes from (the network thread,
+/// the page's socket): a handshake of another JVM, or of the same JVM started again, begins a
+/// new session; the end ends it.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    /// The current session's JVM: its pid and start time.
+    current: Option<(u32, u64)>,
 }
 
-async fn run(addr: Option<String>, record: Option<PathBuf>, tx: Sender<Event>) {
-    let send = |event| tx.send(event).is_ok();
-    let mut backoff = BACKOFF_START;
-    let mut session_start: Option<(u32, u64)> = None;
-    let mut recorder: Option<RecordingWriter<std::io::BufWriter<std::fs::File>>> = None;
-    loop {
-        if !send(Event::Status(Status::Connecting)) {
-            return; // the window closed
+impl Sessions {
+    /// The events `message` makes, in order. After a [`Status::Failed`] (another protocol
+    /// version) or [`Status::Ended`] the stream cannot go on.
+    pub fn events(&mut self, message: StreamMessage) -> Vec<Event> {
+        let mut events = Vec::with_capacity(2);
+        if let Some(Kind::Handshake(h)) = &message.kind {
+            if let Some(hint) = version_mismatch_hint(h.protocol_version) {
+                events.push(Event::Status(Status::Failed(hint)));
+                return events;
+            }
+            let id = (h.pid, h.start_time_unix_ms);
+            if self.current != Some(id) {
+                self.current = Some(id);
+                events.push(Event::Session);
+            }
+            events.push(Event::Status(Status::Live));
         }
-        let outcome = async {
+        let end = match &message.kind {
+            Some(Kind::End(e)) => Some(e.reason.clone()),
+            _ => None,
+        };
+        events.push(Event::Message(Box::new(message)));
+        if let Some(reason) = end {
+            events.push(Event::Status(Status::Ended(reason)));
+        }
+        events
+    }
+}
+
+/// Whether the stream stops after `event`.
+pub fn ends_stream(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Status(Status::Failed(_)) | Event::Status(Status::Ended(_))
+    )
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use net::{spawn, CHANNEL};
+
+#[cfg(not(target_arch = "wasm32"))]
+mod net {
+    use std::path::PathBuf;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use crossbeam_channel::{Receiver, Sender};
+    use memcity_proto::recording::RecordingWriter;
+    use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+    use memcity_proto::PROTOCOL_VERSION;
+
+    use super::{ends_stream, Event, Sessions, Status};
+    use crate::client;
+
+    /// Messages the render loop may lag behind by before the network thread waits.
+    pub const CHANNEL: usize = 256;
+    /// Reconnect backoff: first wait, and the longest.
+    const BACKOFF_START: Duration = Duration::from_millis(500);
+    const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+    /// Starts the network thread.
+    pub fn spawn(
+        addr: Option<String>,
+        record: Option<PathBuf>,
+    ) -> std::io::Result<Receiver<Event>> {
+        let (tx, rx) = crossbeam_channel::bounded(CHANNEL);
+        std::thread::Builder::new()
+            .name("memcity-net".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = tx.send(Event::Status(Status::Failed(format!(
+                            "cannot start the network runtime: {e}"
+                        ))));
+                        return;
+                    }
+                };
+                runtime.block_on(run(addr, record, tx));
+            })?;
+        Ok(rx)
+    }
+
+    async fn run(addr: Option<String>, record: Option<PathBuf>, tx: Sender<Event>) {
+        let send = |event| tx.send(event).is_ok();
+        let mut backoff = BACKOFF_START;
+        let mut sessions = Sessions::default();
+        let mut recorder: Option<RecordingWriter<std::io::BufWriter<std::fs::File>>> = None;
+        loop {
+            if !send(Event::Status(Status::Connecting)) {
+                return; // the window closed
+            }
+            let outcome = async {
             let mut client = client::connect(addr.as_deref(), Duration::from_secs(2)).await?;
             let mut stream = client
                 .subscribe(SubscribeRequest {
@@ -94,76 +162,73 @@ async fn run(addr: Option<String>, record: Option<PathBuf>, tx: Sender<Event>) {
                     Ok(None) => return Err("the agent closed the stream".to_string()),
                     Err(s) => return Err(s.message().to_string()),
                 };
-                if let Some(Kind::Handshake(h)) = &message.kind {
-                    if let Some(hint) = version_mismatch_hint(h.protocol_version) {
-                        send(Event::Status(Status::Failed(hint)));
-                        return Ok(true);
-                    }
-                    // A different pid or start time is a new session, not a continuation.
-                    let id = (h.pid, h.start_time_unix_ms);
-                    if session_start != Some(id) {
-                        session_start = Some(id);
-                        send(Event::Session);
-                        if let Some(path) = &record {
-                            let header = RecordingHeader {
-                                handshake: Some(h.clone()),
-                                writer: format!("memcity view {}", env!("CARGO_PKG_VERSION")),
-                                recorded_at_unix_ms: SystemTime::now()
-                                    .duration_since(UNIX_EPOCH)
-                                    .map_or(0, |d| d.as_millis() as u64),
-                            };
-                            match RecordingWriter::create(path, &header) {
-                                Ok(w) => recorder = Some(w),
-                                Err(e) => {
+                let handshake = match &message.kind {
+                    Some(Kind::Handshake(h)) => Some(h.clone()),
+                    _ => None,
+                };
+                for event in sessions.events(message) {
+                    match &event {
+                        Event::Session => {
+                            if let (Some(path), Some(h)) = (&record, &handshake) {
+                                let header = RecordingHeader {
+                                    handshake: Some(h.clone()),
+                                    writer: format!("memcity view {}", env!("CARGO_PKG_VERSION")),
+                                    recorded_at_unix_ms: SystemTime::now()
+                                        .duration_since(UNIX_EPOCH)
+                                        .map_or(0, |d| d.as_millis() as u64),
+                                };
+                                match RecordingWriter::create(path, &header) {
+                                    Ok(w) => recorder = Some(w),
+                                    Err(e) => {
+                                        send(Event::RecordingFailed(format!(
+                                            "cannot write {}: {e}",
+                                            path.display()
+                                        )));
+                                    }
+                                }
+                            }
+                        }
+                        Event::Status(Status::Live) => backoff = BACKOFF_START,
+                        Event::Message(message) if handshake.is_none() => {
+                            if let Some(w) = recorder.as_mut() {
+                                let flush = matches!(
+                                    message.kind,
+                                    Some(Kind::Snapshot(_)) | Some(Kind::End(_))
+                                );
+                                let written = w
+                                    .write(message)
+                                    .and_then(|()| if flush { w.flush() } else { Ok(()) });
+                                if let Err(e) = written {
+                                    recorder = None;
                                     send(Event::RecordingFailed(format!(
-                                        "cannot write {}: {e}",
-                                        path.display()
+                                        "recording stopped: {e}; what was written before is readable"
                                     )));
                                 }
                             }
                         }
+                        _ => {}
                     }
-                    send(Event::Status(Status::Live));
-                    backoff = BACKOFF_START;
-                } else if let Some(w) = recorder.as_mut() {
-                    let flush =
-                        matches!(message.kind, Some(Kind::Snapshot(_)) | Some(Kind::End(_)));
-                    let written =
-                        w.write(&message)
-                            .and_then(|()| if flush { w.flush() } else { Ok(()) });
-                    if let Err(e) = written {
-                        recorder = None;
-                        send(Event::RecordingFailed(format!(
-                            "recording stopped: {e}; what was written before is readable"
-                        )));
+                    let last = ends_stream(&event);
+                    if !send(event) || last {
+                        return Ok(true);
                     }
-                }
-                let end = match &message.kind {
-                    Some(Kind::End(e)) => Some(e.reason.clone()),
-                    _ => None,
-                };
-                if !send(Event::Message(Box::new(message))) {
-                    return Ok(true);
-                }
-                if let Some(reason) = end {
-                    send(Event::Status(Status::Ended(reason)));
-                    return Ok(true);
                 }
             }
         }
         .await;
-        match outcome {
-            Ok(true) => return,
-            Ok(false) => {}
-            Err(why) => {
-                if !send(Event::Status(Status::Disconnected {
-                    retry_in: backoff,
-                    why,
-                })) {
-                    return;
+            match outcome {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(why) => {
+                    if !send(Event::Status(Status::Disconnected {
+                        retry_in: backoff,
+                        why,
+                    })) {
+                        return;
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
                 }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(BACKOFF_MAX);
             }
         }
     }

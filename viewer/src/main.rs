@@ -7,14 +7,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-mod app;
 mod demo;
-mod hud;
 mod jvms;
-mod render;
-mod tree_view;
 
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
+use memcity_viewer::app;
 use memcity_viewer::controls::Settings;
 use memcity_viewer::record::{self, Ended, RecordOptions};
 use memcity_viewer::{client, report, units};
@@ -276,6 +273,22 @@ enum Command {
         exit_after: Option<usize>,
         #[command(flatten)]
         look: Look,
+    },
+    /// Serve the city as a web page: a recording, or a live agent, for a browser (nothing to
+    /// install there; through an SSH tunnel from a server)
+    Serve {
+        /// A recording (.mcrec), or the agent's address HOST:PORT (default: the agent at
+        /// 127.0.0.1:7788)
+        source: Option<String>,
+        /// Follow the JVM with this pid, attaching memcity first if it is not running
+        #[arg(long, conflicts_with = "source")]
+        pid: Option<u32>,
+        /// The port to serve on (0: a free one, printed)
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The address to listen on (loopback only, so far)
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
     },
     /// Watch a live agent's heap grow as a 3D memory city
     View {
@@ -598,6 +611,36 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ..look.window(1280, 720)?
                 },
             )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            source,
+            pid,
+            port,
+            bind,
+        } => {
+            use memcity_viewer::serve::{self, ServeOptions, Session};
+            let session = match (pid, source) {
+                (Some(pid), _) => Session::Live(Some(jvms::address_of(pid)?)),
+                (None, Some(source)) if std::path::Path::new(&source).is_dir() => {
+                    anyhow::bail!(
+                        "{source} is a folder: memcity serve shows a recording or a live agent so far; open a Memory Cities export with `memcity replay {source}`"
+                    )
+                }
+                (None, Some(source)) if std::path::Path::new(&source).is_file() => {
+                    Session::Recording(PathBuf::from(source))
+                }
+                (None, Some(source)) if source.ends_with(memcity_proto::recording::EXTENSION) => {
+                    anyhow::bail!("{source}: no such recording")
+                }
+                (None, source) => Session::Live(source),
+            };
+            serve::serve(ServeOptions {
+                session,
+                bind,
+                port,
+                web_dir: None,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::View {

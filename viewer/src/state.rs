@@ -39,7 +39,8 @@ const CITY_LABELS: usize = 8;
 const DOUBLE_CLICK: f64 = 0.35;
 
 /// What the main area shows (`--view`, key `V`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum ViewKind {
     /// The 3D memory city
     #[default]
@@ -84,7 +85,8 @@ impl ViewKind {
 }
 
 /// The camera a view opens with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum CameraView {
     /// From the south-east, above the city
     #[default]
@@ -818,7 +820,15 @@ impl ViewerState {
                 self.picks.clear();
                 self.plan_version += 1;
             }
-            Event::RecordingFailed(why) => self.notes.push(why),
+            Event::RecordingFailed(why) | Event::Refused(why) => self.notes.push(why),
+            Event::Open(model) => {
+                // The view and its settings stay; the session, selection and camera are new.
+                let mut opened = ViewerState::replay(*model, self.settings, None);
+                opened.view = self.view;
+                opened.scaled = self.scaled;
+                opened.settings_open = self.settings_open;
+                *self = opened;
+            }
             Event::Message(message) => {
                 let snapshot = match &message.kind {
                     Some(Kind::Snapshot(s)) => {

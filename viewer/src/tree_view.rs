@@ -2,13 +2,13 @@
 //! icicle, the sunburst and the timeline view's row of small trees. Nothing here decides a size
 //! or a colour; it paints cells, labels where they fit, and the breadcrumb.
 
+use crate::controls::Area;
 use macroquad::prelude::{
     draw_line, draw_mesh, draw_rectangle, draw_rectangle_lines, measure_text, Color, Mesh, Vertex,
 };
 use memcity_city::model::{CityModel, NodeId};
 use memcity_city::tree2d::{Arc, Cell, Icicle, Partition, Sunburst};
 use memcity_city::treemap::Rect;
-use memcity_viewer::controls::Area;
 
 use crate::hud;
 use crate::render::{MESH_VERTICES, SELECTED};
@@ -45,10 +45,8 @@ fn ink_on(c: Color) -> Color {
 /// which the column to its left already names.
 pub fn label(model: &CityModel, node: NodeId) -> String {
     match model.nearest_type(node) {
-        Some(of_type) if of_type != node => {
-            memcity_viewer::state::short_site(&model.node(node).name)
-        }
-        _ => memcity_viewer::state::label(model, node),
+        Some(of_type) if of_type != node => crate::state::short_site(&model.node(node).name),
+        _ => crate::state::label(model, node),
     }
 }
 

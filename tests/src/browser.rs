@@ -1,0 +1,213 @@
+//! A real browser for the page's tests: Debian's headless Chromium, driven over its DevTools
+//! protocol (a WebSocket of JSON calls). WebGL runs on its software renderer (SwiftShader), as
+//! the window runs on Mesa's llvmpipe. The browser is killed on drop.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+/// Where Chromium is, if installed (`scripts/setup.sh` installs Debian's).
+pub fn chromium_path() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join(name))
+                    .find(|p| p.is_file())
+            })
+        })
+}
+
+pub struct Browser {
+    child: Child,
+    socket: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    _profile: tempfile::TempDir,
+    /// Chromium's stderr lines, for a failure's message.
+    log: mpsc::Receiver<String>,
+}
+
+impl Browser {
+    /// Opens `url` in a fresh headless Chromium with a `width`x`height` viewport.
+    pub fn open(url: &str, width: u32, height: u32) -> Browser {
+        let chromium = chromium_path().expect("chromium is installed (scripts/setup.sh)");
+        let profile = tempfile::tempdir().unwrap();
+        let mut child = Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                // WebGL on the CPU: newer Chromium asks for this to fall back to SwiftShader.
+                "--enable-unsafe-swiftshader",
+                "--use-angle=swiftshader",
+                "--hide-scrollbars",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--window-size={width},{height}"))
+            .arg(url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start chromium");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, log) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID"
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = Vec::new();
+        let port = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match log.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.split("ws://127.0.0.1:").nth(1) {
+                        break rest.split('/').next().unwrap().parse::<u16>().unwrap();
+                    }
+                    seen.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("chromium printed no DevTools address in 60 s: {seen:#?}");
+                }
+            }
+        };
+        let page = page_socket_url(port);
+        let (socket, _) = tungstenite::connect(page.as_str()).expect("DevTools page socket");
+        Browser {
+            child,
+            socket,
+            next_id: 1,
+            _profile: profile,
+            log,
+        }
+    }
+
+    /// Calls a DevTools method and returns its result (events in between are passed over).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({ "id": id, "method": method, "params": params });
+        self.socket
+            .send(tungstenite::Message::Text(request.to_string().into()))
+            .expect("DevTools send");
+        loop {
+            let message = self.socket.read().expect("DevTools read");
+            let tungstenite::Message::Text(text) = message else {
+                continue;
+            };
+            let value: Value = serde_json::from_str(&text).expect("DevTools JSON");
+            if value["id"].as_u64() == Some(id) {
+                if let Some(error) = value.get("error") {
+                    panic!("{method}: {error}");
+                }
+                return value["result"].clone();
+            }
+        }
+    }
+
+    /// The value of a JavaScript expression in the page (JSON-able).
+    pub fn eval(&mut self, expression: &str) -> Value {
+        let result = self.call(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+        );
+        result["result"]["value"].clone()
+    }
+
+    /// Waits until `expression` is true in the page, polling; panics with `what` and the page's
+    /// state after `timeout`.
+    pub fn wait_for(&mut self, expression: &str, timeout: Duration, what: &str) {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if self.eval(expression) == Value::Bool(true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let state = self.eval("JSON.stringify(window.memcity_page)");
+        let log: Vec<String> = self.log.try_iter().collect();
+        panic!("{what}: not within {timeout:?}; the page: {state}; chromium: {log:#?}");
+    }
+
+    /// The page as drawn now: width, height and RGBA rows, top first.
+    pub fn screenshot(&mut self) -> (u32, u32, Vec<u8>) {
+        let result = self.call("Page.captureScreenshot", json!({ "format": "png" }));
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(result["data"].as_str().expect("screenshot data"))
+            .expect("base64");
+        let decoder = png::Decoder::new(std::io::Cursor::new(data));
+        let mut reader = decoder.read_info().expect("png");
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).expect("png frame");
+        buf.truncate(info.buffer_size());
+        let rgba = match info.color_type {
+            png::ColorType::Rgba => buf,
+            png::ColorType::Rgb => buf
+                .chunks(3)
+                .flat_map(|p| [p[0], p[1], p[2], 255])
+                .collect(),
+            other => panic!("screenshot in {other:?}"),
+        };
+        (info.width, info.height, rgba)
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The DevTools WebSocket of the browser's first page (`/json/list`).
+fn page_socket_url(port: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(url) = http_get(port, "/json/list").and_then(|body| {
+            let pages: Value = serde_json::from_str(&body).ok()?;
+            pages
+                .as_array()?
+                .iter()
+                .find(|p| p["type"] == "page")?
+                .get("webSocketDebuggerUrl")?
+                .as_str()
+                .map(str::to_owned)
+        }) {
+            return url;
+        }
+        assert!(Instant::now() < deadline, "chromium lists no page");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A plain HTTP/1.0 GET on loopback; the body.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+}

@@ -1,0 +1,297 @@
+//! The city as a web page (issue 19): `memcity serve` serves the viewer compiled to WebAssembly,
+//! and a real headless Chromium draws it with software WebGL. The page must draw what the window
+//! draws: the golden recording in the page and in a real window (Xvfb) at the same size agree
+//! pixel for pixel but for the renderers' edges, and the top grower's roof is red where the
+//! model puts it. A damaged file shows its error and the city stays.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use memcity_e2e::browser::{chromium_path, http_get, Browser};
+use memcity_e2e::*;
+
+const W: u32 = 1280;
+const H: u32 = 800;
+
+fn golden() -> PathBuf {
+    root().join("proto/tests/data/golden-v1.mcrec")
+}
+
+/// The page's files, or why the test cannot run (a skip that fails where `web` is required).
+fn page_ready(what: &str) -> bool {
+    if chromium_path().is_none() {
+        skip(
+            "chromium",
+            &format!("{what}: no chromium (scripts/setup.sh installs it)"),
+        );
+        return false;
+    }
+    if !target_dir().join("web/memcity-web.wasm").is_file() {
+        skip(
+            "web",
+            &format!("{what}: the page is not built (scripts/build-web.sh)"),
+        );
+        return false;
+    }
+    true
+}
+
+/// `memcity serve ARGS --port 0`, killed on drop; its URL.
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        ensure_built();
+        let mut child = Command::new(memcity_bin())
+            .arg("serve")
+            .args(args)
+            .args(["--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start memcity serve");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "memcity serve printed no URL: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        };
+        // What the README shows it print.
+        assert!(line.starts_with("memcity: serving "), "{line}");
+        assert!(
+            line.ends_with("/ (open it in a browser; Ctrl-C stops)"),
+            "{line}"
+        );
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("a URL")
+            .to_string();
+        Serve { child, url }
+    }
+
+    fn port(&self) -> u16 {
+        self.url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
+    let (w, _, data) = img;
+    let i = (y * w + x) as usize * 4;
+    [data[i], data[i + 1], data[i + 2]]
+}
+
+/// The window's picture of the same recording, at the same size (Xvfb).
+fn window_picture(dir: &Path) -> Option<(u32, u32, Vec<u8>)> {
+    let xvfb = PathBuf::from("/usr/bin/xvfb-run");
+    if !xvfb.is_file() {
+        skip(
+            "xvfb",
+            "web: no xvfb-run to draw the window beside the page",
+        );
+        return None;
+    }
+    ensure_built();
+    let out = dir.join("window.png");
+    let status = Command::new(&xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
+        .arg(memcity_bin())
+        .arg("replay")
+        .arg(golden())
+        .args(["--size", &format!("{W}x{H}"), "--hud", "--screenshot"])
+        .arg(&out)
+        .status()
+        .expect("xvfb-run memcity replay");
+    assert!(status.success(), "the window's screenshot failed");
+    let decoder = png::Decoder::new(std::fs::File::open(&out).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    Some((info.width, info.height, buf))
+}
+
+#[test]
+fn the_page_draws_the_recording_as_the_window_does() {
+    if !page_ready("web") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(window) = window_picture(dir.path()) else {
+        return;
+    };
+    let serve = Serve::start(&[golden().to_str().unwrap()]);
+    // The page's own files, with the types a browser needs to run them.
+    let index = http_get(serve.port(), "/").expect("the page");
+    assert!(index.contains("memcity_config"), "{index}");
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 5 && memcity_page.drawn > 30",
+        Duration::from_secs(120),
+        "the page draws the golden recording's five snapshots",
+    );
+    let errors = browser.eval("memcity_page.errors.concat(memcity_page.reports).join('\\n')");
+    assert_eq!(errors, "", "the page reported errors");
+    let page = browser.screenshot();
+    assert_eq!((page.0, page.1), (W, H), "the page's size");
+    // The same code draws both; only the rasterizers (SwiftShader, llvmpipe) differ, at edges.
+    let mut differ = 0;
+    for y in 0..H {
+        for x in 0..W {
+            let (a, b) = (pixel(&page, x, y), pixel(&window, x, y));
+            if a.iter()
+                .zip(b)
+                .any(|(a, b)| (*a as i32 - b as i32).abs() > 40)
+            {
+                differ += 1;
+            }
+        }
+    }
+    let share = differ as f64 / (W * H) as f64;
+    eprintln!(
+        "web: {:.2} % of the page's pixels differ from the window's",
+        share * 100.0
+    );
+    if share > 0.03 {
+        let kept = std::env::temp_dir().join("memcity-web-page.png");
+        let mut encoder = png::Encoder::new(std::fs::File::create(&kept).unwrap(), page.0, page.1);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder
+            .write_header()
+            .unwrap()
+            .write_image_data(&page.2)
+            .unwrap();
+        panic!(
+            "{:.2} % of the page's pixels differ from the window's (page kept in {})",
+            share * 100.0,
+            kept.display()
+        );
+    }
+    // Red is the growth's colour: the page shows the top grower's red roofs.
+    let red = (0..H)
+        .flat_map(|y| (0..W).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = pixel(&page, x, y);
+            p[0] > 180 && p[1] < 70 && p[2] < 70
+        })
+        .count();
+    assert!(red > 50, "only {red} red pixels in the page");
+}
+
+#[test]
+fn a_damaged_file_opened_in_the_page_shows_its_error_and_the_city_stays() {
+    if !page_ready("web") {
+        return;
+    }
+    let serve = Serve::start(&[golden().to_str().unwrap()]);
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 5",
+        Duration::from_secs(120),
+        "the page opens the golden recording",
+    );
+    // What a drop or the file dialog hands the page: bytes and a name. These are no recording.
+    browser.eval(
+        "(() => { const f = new File([new TextEncoder().encode('{\"trees\": []}')], 'notes.json'); \
+         const t = new DataTransfer(); t.items.add(f); \
+         window.dispatchEvent(new DragEvent('drop', { dataTransfer: t, cancelable: true })); \
+         return true; })()",
+    );
+    browser.wait_for(
+        "memcity_page.opened === 2 && memcity_page.drawn > 0",
+        Duration::from_secs(30),
+        "the dropped file is handed to the viewer",
+    );
+    // The viewer shows the error in its notes and keeps the city.
+    let frames = browser.eval("memcity_page.drawn").as_u64().unwrap();
+    browser.wait_for(
+        &format!(
+            "memcity_page.drawn > {} && memcity_page.snapshots === 5",
+            frames + 10
+        ),
+        Duration::from_secs(30),
+        "the city stays",
+    );
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
+/// Live: the page grows the city of a real agent through `memcity serve`, and when the JVM
+/// goes and another starts on the same port, the page reconnects and follows the new session.
+#[test]
+fn the_page_follows_a_live_agent_and_survives_its_restart() {
+    if !page_ready("web live") {
+        return;
+    }
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut first = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,portfile={},period=500ms",
+            portfile.display()
+        ))
+        .spawn();
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    let port = port.trim().to_string();
+    let serve = Serve::start(&[&format!("127.0.0.1:{port}")]);
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        &format!(
+            "window.memcity_page && memcity_page.pid === {} && memcity_page.snapshots >= 3",
+            first.pid()
+        ),
+        Duration::from_secs(120),
+        "the page grows the live city",
+    );
+    first.kill();
+    browser.wait_for(
+        "memcity_page.closes >= 1",
+        Duration::from_secs(30),
+        "the page sees the agent go",
+    );
+    let mut second = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!("port={port},period=500ms"))
+        .spawn();
+    browser.wait_for(
+        &format!(
+            "memcity_page.pid === {} && memcity_page.snapshots >= 2",
+            second.pid()
+        ),
+        Duration::from_secs(120),
+        "the page reconnects and follows the new JVM",
+    );
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+    second.kill();
+}

@@ -1,0 +1,231 @@
+//! The viewer in the browser: the same window (`memcity_viewer::app`), compiled to WebAssembly
+//! and drawn on the page's canvas through miniquad's WebGL loader. The page (`viewer/web/`,
+//! served by `memcity serve`) hands it the session through the functions exported here:
+//! - a whole recording (the one served, or a file dropped on the page or picked):
+//!   [`memcity_open`];
+//! - a live session, one recording frame per socket message (the first is the recording's
+//!   preamble and header): [`memcity_frame`], and the socket's state: [`memcity_status`].
+//!
+//! Each takes bytes the page wrote into a buffer it asked for with [`memcity_buffer`], and turns
+//! them into the window's events; the window takes them at its next frame, as it takes the
+//! network thread's natively.
+//!
+//! Built natively, this binary only says what it is for.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    page::main();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    eprintln!(
+        "memcity-web is the viewer of memcity's web page: built for wasm32-unknown-unknown (scripts/build-web.sh) and served by `memcity serve`"
+    );
+    std::process::ExitCode::from(2)
+}
+
+#[cfg(target_arch = "wasm32")]
+mod page {
+    use std::cell::RefCell;
+    use std::path::Path;
+
+    use crossbeam_channel::{Receiver, Sender};
+    use memcity_city::load;
+    use memcity_proto::recording::{FrameDecoder, FrameError};
+    use memcity_viewer::app::{self, CameraView, Source, ViewKind, WindowOptions};
+    use memcity_viewer::controls::Settings;
+    use memcity_viewer::live::{ends_stream, Event, Sessions, Status};
+
+    /// What the page's calls feed, and the window's end of it.
+    struct Feed {
+        events: Sender<Event>,
+        window: Option<Receiver<Event>>,
+        sessions: Sessions,
+        /// The live stream's frames, decoded as they come.
+        frames: FrameDecoder,
+        /// The stream ended or failed: later frames are ignored until the page reconnects.
+        stopped: bool,
+    }
+
+    thread_local! {
+        static FEED: RefCell<Feed> = RefCell::new({
+            let (events, window) = crossbeam_channel::unbounded();
+            Feed {
+                events,
+                window: Some(window),
+                sessions: Sessions::default(),
+                frames: FrameDecoder::new(),
+                stopped: false,
+            }
+        });
+    }
+
+    pub fn main() {
+        let Some(events) = FEED.with(|f| f.borrow_mut().window.take()) else {
+            return;
+        };
+        let options = WindowOptions {
+            camera: CameraView::Overview,
+            view: ViewKind::City,
+            at: None,
+            screenshot: None,
+            exit_after: None,
+            wait: std::time::Duration::from_secs(60),
+            select: None,
+            drill: None,
+            settings: Settings::default(),
+            settings_open: false,
+            scaled: false,
+            picks: Vec::new(),
+            hud: true,
+            bench_frames: None,
+            // The canvas decides the size in the browser.
+            width: 1280,
+            height: 800,
+        };
+        if let Err(e) = app::run(Source::Live(events), options) {
+            report(&format!("{e:#}"));
+        }
+    }
+
+    /// Tells the page (and its console) something went wrong that the window cannot show.
+    fn report(message: &str) {
+        let bytes = message.as_bytes();
+        // SAFETY: `memcity_report` (viewer/web/memcity.js) reads `len` bytes at `ptr` at once,
+        // while they are alive.
+        unsafe { memcity_report(bytes.as_ptr(), bytes.len()) };
+    }
+
+    extern "C" {
+        /// The page's: shows an error the viewer cannot draw.
+        fn memcity_report(ptr: *const u8, len: usize);
+    }
+
+    fn send(event: Event) {
+        FEED.with(|f| {
+            let _ = f.borrow().events.send(event);
+        });
+    }
+
+    /// The plugin's version, checked by miniquad's loader against memcity.js's.
+    #[no_mangle]
+    pub extern "C" fn memcity_crate_version() -> u32 {
+        1
+    }
+
+    /// A buffer of `len` bytes for the page to fill; handed back to one of the functions below,
+    /// which frees it.
+    #[no_mangle]
+    pub extern "C" fn memcity_buffer(len: usize) -> *mut u8 {
+        Box::into_raw(vec![0u8; len].into_boxed_slice()).cast()
+    }
+
+    /// Takes back a buffer of [`memcity_buffer`].
+    ///
+    /// # Safety
+    /// `ptr` and `len` must be a buffer `memcity_buffer(len)` returned, not yet taken back.
+    unsafe fn take(ptr: *mut u8, len: usize) -> Box<[u8]> {
+        // SAFETY: per contract, this is the box `memcity_buffer` leaked.
+        unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) }
+    }
+
+    /// A whole recording: it replaces the city. `name_ptr`/`name_len` name it (the file's name)
+    /// in messages; an error is shown and the city stays.
+    ///
+    /// # Safety
+    /// Both are buffers of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_open(
+        ptr: *mut u8,
+        len: usize,
+        name_ptr: *mut u8,
+        name_len: usize,
+    ) {
+        // SAFETY: per contract.
+        let (bytes, name) = unsafe { (take(ptr, len), take(name_ptr, name_len)) };
+        let name = String::from_utf8_lossy(&name).into_owned();
+        match load::recording_bytes(&bytes, Path::new(&name)) {
+            Ok(model) if model.is_empty() => {
+                send(Event::Refused(format!("{name} holds no snapshot to show")))
+            }
+            Ok(model) => {
+                for warning in &model.warnings {
+                    send(Event::Refused(format!("warning: {warning}")));
+                }
+                send(Event::Open(Box::new(model)));
+            }
+            Err(e) => send(Event::Refused(format!("cannot open {name}: {e}"))),
+        }
+    }
+
+    /// One socket message of a live session: recording bytes (the preamble and header first,
+    /// then one frame per message).
+    ///
+    /// # Safety
+    /// A buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_frame(ptr: *mut u8, len: usize) {
+        // SAFETY: per contract.
+        let bytes = unsafe { take(ptr, len) };
+        FEED.with(|f| {
+            let mut feed = f.borrow_mut();
+            if feed.stopped {
+                return;
+            }
+            feed.frames.push(&bytes);
+            loop {
+                let message = match feed.frames.next_message() {
+                    Ok(Some(message)) => message,
+                    Ok(None) => return,
+                    Err(e) => {
+                        feed.stopped = true;
+                        let why = match e {
+                            FrameError::Damaged(why) | FrameError::NotARecording(why) => why,
+                        };
+                        let _ = feed.events.send(Event::Status(Status::Failed(why)));
+                        return;
+                    }
+                };
+                for event in feed.sessions.events(message) {
+                    let last = ends_stream(&event);
+                    let _ = feed.events.send(event);
+                    if last {
+                        feed.stopped = true;
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The socket's state: 0 connecting, 1 open (a fresh stream follows: its preamble first),
+    /// 2 closed (the page retries in `retry_ms`), with the reason in a buffer of
+    /// [`memcity_buffer`].
+    ///
+    /// # Safety
+    /// `ptr`/`len` a buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_status(state: u32, retry_ms: u32, ptr: *mut u8, len: usize) {
+        // SAFETY: per contract.
+        let why = String::from_utf8_lossy(&unsafe { take(ptr, len) }).into_owned();
+        FEED.with(|f| {
+            let mut feed = f.borrow_mut();
+            let status = match state {
+                0 => Status::Connecting,
+                1 => {
+                    feed.frames = FrameDecoder::new();
+                    feed.stopped = false;
+                    return;
+                }
+                _ => Status::Disconnected {
+                    retry_in: std::time::Duration::from_millis(retry_ms as u64),
+                    why,
+                },
+            };
+            if !feed.stopped {
+                let _ = feed.events.send(Event::Status(status));
+            }
+        });
+    }
+}

@@ -1,0 +1,319 @@
+//! `memcity serve`: the viewer as a web page. The page (`viewer/web/`) runs the same viewer,
+//! compiled to WebAssembly (`bin/memcity-web.rs`); this serves its files and the session:
+//! a recording as it is on disk (`/session.mcrec`), or a live agent relayed over a WebSocket
+//! (`/stream`), each socket message a recording's bytes: its preamble and header first, then one
+//! frame per stream message, so what the page receives is a recording written down as it arrives.
+//!
+//! Each page gets its own subscription to the agent; when the agent goes, the socket closes with
+//! the reason and the page reconnects (with backoff) until the agent is back.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use memcity_proto::recording::{RecordingReader, RecordingWriter};
+use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+use memcity_proto::PROTOCOL_VERSION;
+
+use crate::client;
+
+/// What the page shows.
+#[derive(Debug, Clone)]
+pub enum Session {
+    /// A recording file, read afresh for each page (one still being written grows).
+    Recording(PathBuf),
+    /// A live agent at this address (`None`: the default).
+    Live(Option<String>),
+}
+
+pub struct ServeOptions {
+    pub session: Session,
+    pub bind: IpAddr,
+    pub port: u16,
+    /// Where the page's files are; `None`: beside this executable ([`web_dir`]).
+    pub web_dir: Option<PathBuf>,
+}
+
+/// The page's files, read once at the start.
+struct Page {
+    index: String,
+    gl_js: Vec<u8>,
+    memcity_js: Vec<u8>,
+    wasm: Vec<u8>,
+}
+
+struct Served {
+    page: Page,
+    session: Session,
+}
+
+/// Files the page needs, as `scripts/build-web.sh` leaves them.
+const PAGE_FILES: [&str; 4] = ["index.html", "gl.js", "memcity.js", "memcity-web.wasm"];
+
+/// Where the page's files are: `MEMCITY_WEB`, else `web/` beside this executable or one level up
+/// (`target/web` for `target/{debug,release}/memcity`).
+pub fn web_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let candidates: Vec<PathBuf> = match given {
+        Some(dir) => vec![dir.to_owned()],
+        None => {
+            let mut dirs = Vec::new();
+            if let Some(dir) = std::env::var_os("MEMCITY_WEB") {
+                dirs.push(PathBuf::from(dir));
+            }
+            if let Some(exe_dir) = std::env::current_exe()
+                .ok()
+                .and_then(|e| e.parent().map(Path::to_owned))
+            {
+                dirs.push(exe_dir.join("web"));
+                if let Some(up) = exe_dir.parent() {
+                    dirs.push(up.join("web"));
+                }
+            }
+            dirs
+        }
+    };
+    for dir in &candidates {
+        if PAGE_FILES.iter().all(|f| dir.join(f).is_file()) {
+            return Ok(dir.clone());
+        }
+    }
+    let looked = candidates
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    anyhow::bail!(
+        "the web page's files are not built (looked for {} in: {looked}). Build them with scripts/build-web.sh \
+         (it needs the wasm32-unknown-unknown target: rustup target add wasm32-unknown-unknown), or point MEMCITY_WEB at them; \
+         `memcity view` and `memcity replay` show the same city in a window",
+        PAGE_FILES.join(", ")
+    )
+}
+
+fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
+    let read = |name: &str| {
+        std::fs::read(dir.join(name))
+            .with_context(|| format!("cannot read {}", dir.join(name).display()))
+    };
+    let index = String::from_utf8(read("index.html")?).context("index.html is not UTF-8")?;
+    let config = match session {
+        Session::Recording(path) => serde_json::json!({
+            "kind": "recording",
+            "url": "session.mcrec",
+            "name": path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        }),
+        Session::Live(_) => serde_json::json!({ "kind": "live", "url": "stream" }),
+    };
+    // `</` cannot appear in JSON that serde writes for these values except inside a name; escape
+    // it so a file name cannot end the script element.
+    let config = config.to_string().replace("</", "<\\/");
+    let index = index.replace(
+        "<!--memcity-config-->",
+        &format!("<script>var memcity_config = {config};</script>"),
+    );
+    Ok(Page {
+        index,
+        gl_js: read("gl.js")?,
+        memcity_js: read("memcity.js")?,
+        wasm: read("memcity-web.wasm")?,
+    })
+}
+
+/// Serves until the process is stopped. Prints the URL to open on stdout.
+pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
+    if !options.bind.is_loopback() {
+        anyhow::bail!(
+            "--bind {}: memcity serve listens on loopback only so far (the page has no token yet); \
+             reach it from another machine through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST",
+            options.bind,
+            port = if options.port == 0 { 8080 } else { options.port }
+        );
+    }
+    let what = match &options.session {
+        Session::Recording(path) => {
+            // A file that is no recording is refused now, not in the browser.
+            RecordingReader::open(path)?;
+            path.display().to_string()
+        }
+        Session::Live(addr) => {
+            client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
+            format!(
+                "the agent at {}",
+                addr.as_deref().unwrap_or(memcity_proto::DEFAULT_ADDR)
+            )
+        }
+    };
+    let dir = web_dir(options.web_dir.as_deref())?;
+    let served = Arc::new(Served {
+        page: read_page(&dir, &options.session)?,
+        session: options.session,
+    });
+    let app = Router::new()
+        .route("/", get(index))
+        .route("/index.html", get(index))
+        .route("/gl.js", get(gl_js))
+        .route("/memcity.js", get(memcity_js))
+        .route("/memcity-web.wasm", get(wasm))
+        .route("/session.mcrec", get(recording))
+        .route("/stream", get(stream))
+        .with_state(served);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")?;
+    runtime.block_on(async move {
+        let addr = SocketAddr::new(options.bind, options.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} (--port 0 takes a free port)"))?;
+        let addr = listener.local_addr()?;
+        println!("memcity: serving {what} at http://{addr}/ (open it in a browser; Ctrl-C stops)");
+        axum::serve(listener, app)
+            .await
+            .context("the server stopped")
+    })
+}
+
+fn file(content_type: &'static str, body: Vec<u8>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            // The page and viewer change with memcity: never a stale cached copy.
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn index(State(s): State<Arc<Served>>) -> Response {
+    file(
+        "text/html; charset=utf-8",
+        s.page.index.clone().into_bytes(),
+    )
+}
+
+async fn gl_js(State(s): State<Arc<Served>>) -> Response {
+    file("text/javascript", s.page.gl_js.clone())
+}
+
+async fn memcity_js(State(s): State<Arc<Served>>) -> Response {
+    file("text/javascript", s.page.memcity_js.clone())
+}
+
+async fn wasm(State(s): State<Arc<Served>>) -> Response {
+    // `application/wasm` lets the browser compile while it downloads.
+    file("application/wasm", s.page.wasm.clone())
+}
+
+async fn recording(State(s): State<Arc<Served>>) -> Response {
+    let Session::Recording(path) = &s.session else {
+        return (StatusCode::NOT_FOUND, "this page follows a live agent").into_response();
+    };
+    // A recording is read whole (the page needs all of it); off the runtime's threads.
+    let path = path.clone();
+    let read = tokio::task::spawn_blocking({
+        let path = path.clone();
+        move || std::fs::read(path)
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    match read {
+        Ok(bytes) => file("application/octet-stream", bytes),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read {}: {e}", path.display()),
+        )
+            .into_response(),
+    }
+}
+
+async fn stream(ws: WebSocketUpgrade, State(s): State<Arc<Served>>) -> Response {
+    let Session::Live(addr) = s.session.clone() else {
+        return (StatusCode::NOT_FOUND, "this page shows a recording").into_response();
+    };
+    ws.on_upgrade(move |socket| relay(socket, addr))
+}
+
+/// Longest reason a WebSocket close frame carries (125 bytes of payload, 2 for the code).
+const CLOSE_REASON_BYTES: usize = 123;
+
+/// Relays one page's session, then closes its socket saying why.
+async fn relay(mut socket: WebSocket, addr: Option<String>) {
+    let why = match relay_session(&mut socket, addr).await {
+        Ok(why) | Err(why) => why,
+    };
+    let mut end = CLOSE_REASON_BYTES.min(why.len());
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            // 1011: the server met a condition that ends the connection (the agent went).
+            code: 1011,
+            reason: why[..end].into(),
+        })))
+        .await;
+}
+
+/// Subscribes to the agent and sends the page what arrives, as recording bytes. Returns why it
+/// stopped.
+async fn relay_session(socket: &mut WebSocket, addr: Option<String>) -> Result<String, String> {
+    let mut client = client::connect(addr.as_deref(), Duration::from_secs(2)).await?;
+    let mut stream = client
+        .subscribe(SubscribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+            client: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
+        })
+        .await
+        .map_err(|s| s.message().to_string())?
+        .into_inner();
+    let mut writer: Option<RecordingWriter<Vec<u8>>> = None;
+    loop {
+        tokio::select! {
+            message = stream.message() => {
+                let message = match message {
+                    Ok(Some(m)) => m,
+                    Ok(None) => return Err("the agent closed the stream".into()),
+                    Err(s) => return Err(s.message().to_string()),
+                };
+                let written = match (&mut writer, &message.kind) {
+                    (None, Some(Kind::Handshake(h))) => {
+                        let header = RecordingHeader {
+                            handshake: Some(h.clone()),
+                            writer: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
+                            recorded_at_unix_ms: SystemTime::now()
+                                .duration_since(UNIX_EPOCH)
+                                .map_or(0, |d| d.as_millis() as u64),
+                        };
+                        RecordingWriter::new(Vec::new(), &header).map(|w| writer.insert(w))
+                    }
+                    // Nothing to hang a message on before the handshake.
+                    (None, _) => continue,
+                    (Some(w), _) => w.write(&message).map(|()| w),
+                };
+                let w = written.map_err(|e| format!("cannot encode the stream: {e}"))?;
+                let bytes = std::mem::take(w.get_mut());
+                if socket.send(Message::Binary(bytes.into())).await.is_err() {
+                    return Ok("the page left".into());
+                }
+                if let Some(Kind::End(end)) = &message.kind {
+                    return Ok(format!("the session ended ({})", end.reason));
+                }
+            }
+            incoming = socket.recv() => match incoming {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return Ok("the page left".into()),
+                Some(Ok(_)) => {} // the page sends nothing else
+            },
+        }
+    }
+}

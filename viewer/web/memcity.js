@@ -1,0 +1,163 @@
+"use strict";
+// memcity's page: hands the viewer (memcity-web.wasm, drawn through miniquad's gl.js) its
+// session, as `memcity serve` (or the agent) configured it in `memcity_config`:
+// - { kind: "recording", url, name }: one recording, fetched whole;
+// - { kind: "live", url }: a WebSocket whose messages are a recording's bytes (its preamble and
+//   header first, then one frame per message); the page reconnects when it drops.
+// A recording dropped on the page or picked with the button replaces the city.
+// `window.memcity_page` says how far the page got, for tests and the curious.
+(function () {
+  const config = window.memcity_config || {};
+  const page = (window.memcity_page = {
+    opened: 0,
+    frames: 0,
+    connects: 0,
+    closes: 0,
+    snapshots: 0,
+    pid: 0,
+    drawn: 0,
+    errors: [],
+    reports: [],
+  });
+  const RETRY_START_MS = 500;
+  const RETRY_MAX_MS = 5000;
+
+  function showError(text) {
+    page.errors.push(text);
+    const box = document.getElementById("memcity-error");
+    box.textContent = text;
+    box.style.display = "block";
+  }
+
+  function clearError() {
+    document.getElementById("memcity-error").style.display = "none";
+  }
+
+  // Copies bytes into a buffer the viewer allocated; the call it is passed to takes it back.
+  function give(bytes) {
+    const ptr = wasm_exports.memcity_buffer(bytes.length);
+    new Uint8Array(wasm_memory.buffer, ptr, bytes.length).set(bytes);
+    return ptr;
+  }
+
+  function text(s) {
+    const bytes = new TextEncoder().encode(s);
+    return [give(bytes), bytes.length];
+  }
+
+  function open(bytes, name) {
+    clearError();
+    const data = give(bytes);
+    const [n, nlen] = text(name);
+    wasm_exports.memcity_open(data, bytes.length, n, nlen);
+    page.opened += 1;
+  }
+
+  function status(state, retryMs, why) {
+    const [p, len] = text(why || "");
+    wasm_exports.memcity_status(state, retryMs, p, len);
+  }
+
+  function fetchRecording(url, name) {
+    document.getElementById("memcity-source").textContent = name;
+    fetch(url)
+      .then((response) => {
+        if (!response.ok) {
+          throw new Error(`${url}: ${response.status} ${response.statusText}`);
+        }
+        return response.arrayBuffer();
+      })
+      .then((buffer) => open(new Uint8Array(buffer), name))
+      .catch((e) => showError(`cannot fetch the recording: ${e.message}`));
+  }
+
+  function connect(url) {
+    let retry = RETRY_START_MS;
+    document.getElementById("memcity-source").textContent = "live";
+    const attempt = () => {
+      status(0, 0, "");
+      const socket = new WebSocket(new URL(url, window.location.href.replace(/^http/, "ws")));
+      socket.binaryType = "arraybuffer";
+      socket.onopen = () => {
+        page.connects += 1;
+        retry = RETRY_START_MS;
+        status(1, 0, "");
+      };
+      socket.onmessage = (event) => {
+        const bytes = new Uint8Array(event.data);
+        wasm_exports.memcity_frame(give(bytes), bytes.length);
+        page.frames += 1;
+      };
+      socket.onclose = (event) => {
+        page.closes += 1;
+        const why = event.reason || "the connection to memcity serve closed";
+        status(2, retry, why);
+        setTimeout(attempt, retry);
+        retry = Math.min(retry * 2, RETRY_MAX_MS);
+      };
+    };
+    attempt();
+  }
+
+  function openFile(file) {
+    file
+      .arrayBuffer()
+      .then((buffer) => open(new Uint8Array(buffer), file.name))
+      .catch((e) => showError(`cannot read ${file.name}: ${e.message}`));
+  }
+
+  function wireFiles() {
+    const input = document.getElementById("memcity-file");
+    document.getElementById("memcity-open").onclick = () => input.click();
+    input.onchange = () => {
+      if (input.files.length > 0) {
+        openFile(input.files[0]);
+      }
+      input.value = "";
+    };
+    const veil = document.getElementById("memcity-drop");
+    window.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      veil.style.display = "flex";
+    });
+    window.addEventListener("dragleave", (event) => {
+      if (event.relatedTarget === null) {
+        veil.style.display = "none";
+      }
+    });
+    window.addEventListener("drop", (event) => {
+      event.preventDefault();
+      veil.style.display = "none";
+      if (event.dataTransfer.files.length > 0) {
+        openFile(event.dataTransfer.files[0]);
+      }
+    });
+  }
+
+  miniquad_add_plugin({
+    name: "memcity",
+    version: 1,
+    register_plugin: function (importObject) {
+      // Each frame the viewer drew, with the snapshots its session holds and its JVM's pid.
+      importObject.env.memcity_drawn = function (snapshots, pid) {
+        page.snapshots = snapshots;
+        page.pid = pid;
+        page.drawn += 1;
+      };
+      // The viewer's errors that its window cannot show (it stopped).
+      importObject.env.memcity_report = function (ptr, len) {
+        const message = new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len));
+        page.reports.push(message);
+        showError(message);
+      };
+    },
+    on_init: function () {
+      wireFiles();
+      if (config.kind === "recording") {
+        fetchRecording(config.url, config.name);
+      } else if (config.kind === "live") {
+        connect(config.url);
+      }
+    },
+  });
+})();
