@@ -29,6 +29,8 @@ pub struct Browser {
     child: Child,
     socket: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
     next_id: u64,
+    /// The DevTools session on the page, once attached; calls before it go to the browser.
+    session: Option<String>,
     _profile: tempfile::TempDir,
     /// Chromium's stderr lines, for a failure's message.
     log: mpsc::Receiver<String>,
@@ -74,12 +76,12 @@ impl Browser {
         // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID"
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut seen = Vec::new();
-        let port = loop {
+        let address = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match log.recv_timeout(left) {
                 Ok(line) => {
-                    if let Some(rest) = line.split("ws://127.0.0.1:").nth(1) {
-                        break rest.split('/').next().unwrap().parse::<u16>().unwrap();
+                    if let Some(at) = line.find("ws://") {
+                        break line[at..].trim().to_string();
                     }
                     seen.push(line);
                 }
@@ -89,22 +91,58 @@ impl Browser {
                 }
             }
         };
-        let page = page_socket_url(port);
-        let (socket, _) = tungstenite::connect(page.as_str()).expect("DevTools page socket");
-        Browser {
+        let (socket, _) = tungstenite::connect(address.as_str()).expect("DevTools socket");
+        let mut browser = Browser {
             child,
             socket,
             next_id: 1,
+            session: None,
             _profile: profile,
             log,
-        }
+        };
+        // The page the command line opened, and a session on it for the calls that follow.
+        let page = loop {
+            let targets = browser.call("Target.getTargets", json!({}));
+            let page = targets["targetInfos"].as_array().and_then(|t| {
+                t.iter()
+                    .find(|t| t["type"] == "page")
+                    .and_then(|t| t["targetId"].as_str().map(str::to_owned))
+            });
+            if let Some(page) = page {
+                break page;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chromium opened no page: {targets}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let attached = browser.call(
+            "Target.attachToTarget",
+            json!({ "targetId": page, "flatten": true }),
+        );
+        browser.session = attached["sessionId"].as_str().map(str::to_owned);
+        assert!(
+            browser.session.is_some(),
+            "no session on the page: {attached}"
+        );
+        // The viewport itself, not the window: headless Chromium keeps some of the window for
+        // its (invisible) frame.
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+        );
+        browser
     }
 
     /// Calls a DevTools method and returns its result (events in between are passed over).
     pub fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        let request = json!({ "id": id, "method": method, "params": params });
+        let mut request = json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = &self.session {
+            request["sessionId"] = json!(session);
+        }
         self.socket
             .send(tungstenite::Message::Text(request.to_string().into()))
             .expect("DevTools send");
@@ -174,27 +212,6 @@ impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// The DevTools WebSocket of the browser's first page (`/json/list`).
-fn page_socket_url(port: u16) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(url) = http_get(port, "/json/list").and_then(|body| {
-            let pages: Value = serde_json::from_str(&body).ok()?;
-            pages
-                .as_array()?
-                .iter()
-                .find(|p| p["type"] == "page")?
-                .get("webSocketDebuggerUrl")?
-                .as_str()
-                .map(str::to_owned)
-        }) {
-            return url;
-        }
-        assert!(Instant::now() < deadline, "chromium lists no page");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

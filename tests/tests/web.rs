@@ -232,7 +232,12 @@ fn a_damaged_file_opened_in_the_page_shows_its_error_and_the_city_stays() {
         Duration::from_secs(30),
         "the dropped file is handed to the viewer",
     );
-    // The viewer shows the error in its notes and keeps the city.
+    // The page says why, in the viewer's words, and keeps the city.
+    browser.wait_for(
+        "memcity_page.errors.some(e => e.startsWith('cannot open notes.json: notes.json is not a memcity recording'))",
+        Duration::from_secs(30),
+        "the page says why the file cannot be opened",
+    );
     let frames = browser.eval("memcity_page.drawn").as_u64().unwrap();
     browser.wait_for(
         &format!(
@@ -294,4 +299,39 @@ fn the_page_follows_a_live_agent_and_survives_its_restart() {
     let reports = browser.eval("memcity_page.reports.join('\\n')");
     assert_eq!(reports, "", "the viewer stopped");
     second.kill();
+}
+
+/// What `serve` cannot serve is refused before it listens, with what to do instead.
+#[test]
+fn serve_refuses_what_it_cannot_serve_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.mcrec");
+    std::fs::write(&text, "not a recording").unwrap();
+    let golden = golden();
+    let gone = dir.path().join("gone.mcrec");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["serve", gone.to_str().unwrap()],
+            "gone.mcrec: no such recording",
+        ),
+        (
+            vec!["serve", text.to_str().unwrap()],
+            "is not a memcity recording",
+        ),
+        (
+            vec!["serve", dir.path().to_str().unwrap()],
+            "open a Memory Cities export with `memcity replay",
+        ),
+        (
+            vec!["serve", golden.to_str().unwrap(), "--bind", "0.0.0.0"],
+            "reach it from another machine through an SSH tunnel",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = memcity(&args, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing served");
+    }
 }

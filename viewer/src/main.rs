@@ -274,8 +274,10 @@ enum Command {
         #[command(flatten)]
         look: Look,
     },
-    /// Serve the city as a web page: a recording, or a live agent, for a browser (nothing to
-    /// install there; through an SSH tunnel from a server)
+    /// Serve the city as a web page for a browser: a recording, or a live agent
+    ///
+    /// Nothing to install where the browser runs; a server's JVM is reached through an SSH
+    /// tunnel (ssh -L 8080:127.0.0.1:8080 HOST, then memcity serve --pid PID there).
     Serve {
         /// A recording (.mcrec), or the agent's address HOST:PORT (default: the agent at
         /// 127.0.0.1:7788)

@@ -144,6 +144,10 @@
         page.pid = pid;
         page.drawn += 1;
       };
+      // A file the page gave that the viewer could not open: why.
+      importObject.env.memcity_refused = function (ptr, len) {
+        showError(new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len)));
+      };
       // The viewer's errors that its window cannot show (it stopped).
       importObject.env.memcity_report = function (ptr, len) {
         const message = new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len));

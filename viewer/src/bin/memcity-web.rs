@@ -100,6 +100,17 @@ mod page {
     extern "C" {
         /// The page's: shows an error the viewer cannot draw.
         fn memcity_report(ptr: *const u8, len: usize);
+        /// The page's: shows why a file it gave could not be opened (the viewer goes on).
+        fn memcity_refused(ptr: *const u8, len: usize);
+    }
+
+    /// A file the page gave cannot be opened: the page shows why where the user dropped it, and
+    /// the window lists it with its notes.
+    fn refuse(why: String) {
+        let bytes = why.as_bytes();
+        // SAFETY: as in `report`.
+        unsafe { memcity_refused(bytes.as_ptr(), bytes.len()) };
+        send(Event::Refused(why));
     }
 
     fn send(event: Event) {
@@ -146,16 +157,14 @@ mod page {
         let (bytes, name) = unsafe { (take(ptr, len), take(name_ptr, name_len)) };
         let name = String::from_utf8_lossy(&name).into_owned();
         match load::recording_bytes(&bytes, Path::new(&name)) {
-            Ok(model) if model.is_empty() => {
-                send(Event::Refused(format!("{name} holds no snapshot to show")))
-            }
+            Ok(model) if model.is_empty() => refuse(format!("{name} holds no snapshot to show")),
             Ok(model) => {
                 for warning in &model.warnings {
                     send(Event::Refused(format!("warning: {warning}")));
                 }
                 send(Event::Open(Box::new(model)));
             }
-            Err(e) => send(Event::Refused(format!("cannot open {name}: {e}"))),
+            Err(e) => refuse(format!("cannot open {name}: {e}")),
         }
     }
 
