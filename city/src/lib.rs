@@ -4,6 +4,7 @@
 
 pub mod camera;
 pub mod details;
+pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod holders;

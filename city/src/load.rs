@@ -1,14 +1,14 @@
 //! Sources of a city: memcity recordings, and Memory Cities JSON directories as AntTracks writes
 //! them (shared/memory-cities-json.md). Both end in the same [`CityModel`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use memcity_proto::recording::{RecordingError, RecordingReader};
 use memcity_proto::v1::{stream_message::Kind, StreamMessage};
 use serde_json::Value;
 
-use crate::model::{CityModel, Reference};
+use crate::model::{CityModel, Reference, Role};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -31,6 +31,16 @@ pub enum LoadError {
     Protocol(#[from] crate::model::ProtocolError),
     #[error("{0} holds no Memory Cities tree files: expected an export root, a classifier folder (with anttracks-format/) or a folder of <time>.json tree files")]
     NoTrees(PathBuf),
+}
+
+/// Loads a session: a memcity recording, or a Memory Cities JSON export when `source` is a
+/// folder. Every command that reads a session takes both.
+pub fn session(source: &Path) -> Result<CityModel, LoadError> {
+    if source.is_dir() {
+        memory_cities_json(source)
+    } else {
+        recording(source)
+    }
 }
 
 /// Loads a memcity recording. A damaged tail is not an error; it is described in the model's
@@ -263,9 +273,36 @@ fn pointer_map(file: &Path) -> Result<HashMap<(String, String), u64>, LoadError>
     Ok(out)
 }
 
-/// The group name a reference key stands for: the last element of `fullKeyAsString`.
-fn group_name(full_key: &str) -> String {
-    full_key.rsplit('#').next().unwrap_or(full_key).to_string()
+/// The reference group (the name references use: the nearest type at or above a group, else the
+/// group's own name, as `CityModel::reference_name`) each `fullKeyAsString` of a tree stands
+/// for, so pointer maps filled at any level (AntTracks fills them at the leaves) join the tree.
+struct ReferenceGroups<'a> {
+    /// Each group's role, by its path below the root.
+    roles: HashMap<&'a [String], &'a str>,
+    root_key: &'a str,
+}
+
+impl<'a> ReferenceGroups<'a> {
+    fn new(nodes: &'a [FlatNode], root_key: &'a str) -> Self {
+        Self {
+            roles: nodes
+                .iter()
+                .map(|(path, role, _, _)| (path.as_slice(), role.as_str()))
+                .collect(),
+            root_key,
+        }
+    }
+
+    /// `None` for a key that names no group of the tree.
+    fn of(&self, full_key: &str) -> Option<String> {
+        let rest = full_key.strip_prefix(self.root_key)?.strip_prefix('#')?;
+        let path: Vec<String> = rest.split('#').map(str::to_string).collect();
+        self.roles.get(path.as_slice())?;
+        let typed = (1..=path.len())
+            .rev()
+            .find(|&n| self.roles.get(&path[..n]).copied() == Some(Role::Type.label()));
+        Some(path[typed.unwrap_or(path.len()) - 1].clone())
+    }
 }
 
 /// Loads a Memory Cities JSON directory (AntTracks export root, classifier folder, or folder of
@@ -289,13 +326,20 @@ pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
     }
     trees.sort_by_key(|t| t.0);
     let mut model = CityModel::new();
+    let mut unmatched = 0;
     for (time, file, json) in &trees {
         match tree_of(file, json, maps.as_deref()) {
-            Ok((root_values, nodes, references)) => {
+            Ok((root_values, nodes, references, missed)) => {
+                unmatched += missed;
                 model.push_tree(*time, root_values, &nodes, references)
             }
             Err(e) => failed.push(e),
         }
+    }
+    if unmatched > 0 {
+        model.warnings.push(format!(
+            "{unmatched} pointer-map entries name groups that are in no tree of their snapshot (their keys are not the trees' fullKeyAsString); those references are left out"
+        ));
     }
     if model.is_empty() && !failed.is_empty() {
         return Err(failed.swap_remove(0));
@@ -314,8 +358,9 @@ pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
     Ok(model)
 }
 
-/// One tree file: the root's `(objects, bytes)`, the flattened tree, the references.
-type Tree = ((u64, u64), Vec<FlatNode>, Vec<Reference>);
+/// One tree file: the root's `(objects, bytes)`, the flattened tree, the references, and how
+/// many pointer-map entries named a group that is not in the tree.
+type Tree = ((u64, u64), Vec<FlatNode>, Vec<Reference>, usize);
 
 /// The root's totals, the flattened tree and the references of one tree file.
 fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadError> {
@@ -339,31 +384,42 @@ fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadE
         doc.u64(root, "$.root", "bytes")?,
     );
     let mut references = Vec::new();
+    let mut unmatched = 0;
     if let Some(maps) = maps {
         let name = file.file_name().expect("a file");
         let points_to = pointer_map(&maps.join("points-to-maps").join(name))?;
         let pointed_from = pointer_map(&maps.join("pointed-from-maps").join(name))?;
-        // pointed-from is keyed by the referenced group first: B <- A.
-        let mut pairs: Vec<(String, String)> = points_to.keys().cloned().collect();
-        for (b, a) in pointed_from.keys() {
-            if !points_to.contains_key(&(a.clone(), b.clone())) {
-                pairs.push((a.clone(), b.clone()));
+        let root_key = root
+            .get("fullKeyAsString")
+            .or_else(|| root.get("key"))
+            .and_then(Value::as_str)
+            .unwrap_or("Overall");
+        let groups = ReferenceGroups::new(&nodes, root_key);
+        // Each map's pair, by the reference groups (types) its keys stand for: maps filled at
+        // the site level add up per type. pointed-from is keyed by the referenced group first.
+        let mut pairs: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+        for ((a, b), n) in &points_to {
+            match (groups.of(a), groups.of(b)) {
+                (Some(a), Some(b)) => pairs.entry((a, b)).or_default().1 += n,
+                _ => unmatched += 1,
             }
         }
-        pairs.sort();
-        for (a, b) in pairs {
+        for ((b, a), n) in &pointed_from {
+            match (groups.of(a), groups.of(b)) {
+                (Some(a), Some(b)) => pairs.entry((a, b)).or_default().0 += n,
+                _ => unmatched += 1,
+            }
+        }
+        for ((from, to), (referrers, count)) in pairs {
             references.push(Reference {
-                from: group_name(&a),
-                to: group_name(&b),
-                referrers: pointed_from
-                    .get(&(b.clone(), a.clone()))
-                    .copied()
-                    .unwrap_or(0),
-                references: points_to.get(&(a, b)).copied().unwrap_or(0),
+                from,
+                to,
+                referrers,
+                references: count,
             });
         }
     }
-    Ok((root_values, nodes, references))
+    Ok((root_values, nodes, references, unmatched))
 }
 
 #[cfg(test)]
@@ -462,6 +518,50 @@ mod tests {
             )
             .unwrap();
         }
+    }
+
+    /// AntTracks fills its pointer maps at the leaves: site-level keys join their types, their
+    /// counts add up per type pair, and keys that name no group are left out with a warning.
+    #[test]
+    fn pointer_maps_keyed_at_the_leaves_give_the_types_references() {
+        let dir = tempfile::tempdir().unwrap();
+        write_export(dir.path());
+        let maps = dir.path().join("TypeAllocationSite/default-format");
+        for time in [100, 200] {
+            let to = serde_json::json!({"time": time, "pointerMap": {
+                "Overall#Person#main()": {"Overall#String": 7},
+                "Overall#Ghost#gone()": {"Overall#String": 3}}});
+            let from = serde_json::json!({"time": time, "pointerMap": {
+                "Overall#String": {"Overall#Person#main()": 5}}});
+            std::fs::write(
+                maps.join("points-to-maps").join(format!("{time}.json")),
+                to.to_string(),
+            )
+            .unwrap();
+            std::fs::write(
+                maps.join("pointed-from-maps").join(format!("{time}.json")),
+                from.to_string(),
+            )
+            .unwrap();
+        }
+        let model = memory_cities_json(dir.path()).unwrap();
+        assert_eq!(
+            model.frames()[1].references,
+            vec![Reference {
+                from: "Person".into(),
+                to: "String".into(),
+                referrers: 5,
+                references: 7,
+            }]
+        );
+        assert!(
+            model
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("2 pointer-map entries name groups that are in no tree")),
+            "{:?}",
+            model.warnings
+        );
     }
 
     #[test]

@@ -75,11 +75,7 @@ pub struct WindowOptions {
 
 /// Loads a recording, or a Memory Cities JSON export when `source` is a directory.
 pub fn load_city(source: &Path) -> anyhow::Result<CityModel> {
-    if source.is_dir() {
-        Ok(load::memory_cities_json(source)?)
-    } else {
-        Ok(load::recording(source)?)
-    }
+    Ok(load::session(source)?)
 }
 
 /// Whether a window can be opened here; the error says what to do instead.

@@ -203,7 +203,7 @@ enum Command {
     },
     /// Name the leak suspects of a recording and rank its groups by growth over a window
     Report {
-        /// Recording file
+        /// A recording, or a Memory Cities JSON export folder
         file: PathBuf,
         /// A second recording of the same application: report what grew from FILE's snapshot
         /// (`--from`, default its last) to this one's (`--to`, default its last)
@@ -225,6 +225,14 @@ enum Command {
         /// End of the growth window, as `--from`. Default: the last snapshot
         #[arg(long)]
         to: Option<String>,
+    },
+    /// Write a session in the Memory Cities JSON format, for the original tools
+    Export {
+        /// A recording, or a Memory Cities JSON export folder
+        source: PathBuf,
+        /// The folder to write (created; its classifier folder is replaced file by file)
+        #[arg(long, value_name = "DIR")]
+        memory_cities: PathBuf,
     },
     /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
     Replay {
@@ -484,6 +492,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export {
+            source,
+            memory_cities,
+        } => {
+            let session = memcity_city::load::session(&source)?;
+            for warning in &session.warnings {
+                eprintln!("memcity: warning: {warning}");
+            }
+            if session.is_empty() {
+                anyhow::bail!("{} holds no snapshot to export", source.display());
+            }
+            let written = memcity_city::export::memory_cities_json(&session, &memory_cities)
+                .with_context(|| format!("cannot write {}", memory_cities.display()))?;
+            println!(
+                "memcity: wrote {} snapshots to {} (open it with `memcity replay` or the original Memory Cities tool)",
+                written.snapshots,
+                written.folder.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report {
             file,
             against,
@@ -493,10 +521,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             from,
             to,
         } => {
-            let mut session = memcity_city::load::recording(&file)?;
+            let mut session = memcity_city::load::session(&file)?;
             let mut source = file.display().to_string();
             if let Some(other) = &against {
-                let second = memcity_city::load::recording(other)?;
+                let second = memcity_city::load::session(other)?;
                 // A damaged recording compares as far as it is whole, and says so.
                 let pick = |model: &memcity_city::model::CityModel,
                             path: &std::path::Path,
