@@ -30,7 +30,7 @@ pub struct Written {
 
 /// Writes `model` below `dir` (created if missing; files of the same names are replaced).
 pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Written> {
-    let classifiers = classifiers(model);
+    let classifiers = model.level_roles();
     let folder_name: String = classifiers
         .iter()
         .map(|c| c.split_whitespace().collect::<String>())
@@ -99,28 +99,6 @@ pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Writ
         folder,
         snapshots: model.len(),
     })
-}
-
-/// The classifiers of the session's levels, in the order they first appear from the top.
-fn classifiers(model: &CityModel) -> Vec<String> {
-    let mut by_depth: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for node in &model.nodes()[1..] {
-        if node.role == Role::Unclassified {
-            continue;
-        }
-        let at = by_depth.entry(node.depth).or_default();
-        let label = node.role.label().to_string();
-        if !at.contains(&label) {
-            at.push(label);
-        }
-    }
-    let mut out: Vec<String> = Vec::new();
-    for label in by_depth.into_values().flatten() {
-        if !out.contains(&label) {
-            out.push(label);
-        }
-    }
-    out
 }
 
 /// Each node's full key, from the root's down.

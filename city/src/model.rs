@@ -841,6 +841,29 @@ impl CityModel {
         &self.classifiers
     }
 
+    /// The roles of the tree's levels (their labels: "Package", "Type"), in the order they
+    /// first appear from the top: the grouping of a session that names no classifier chain (a
+    /// Memory Cities export).
+    pub fn level_roles(&self) -> Vec<String> {
+        let mut by_depth: std::collections::BTreeMap<usize, Vec<&str>> = Default::default();
+        for node in &self.nodes[1..] {
+            if node.role == Role::Unclassified {
+                continue;
+            }
+            let at = by_depth.entry(node.depth).or_default();
+            if !at.contains(&node.role.label()) {
+                at.push(node.role.label());
+            }
+        }
+        let mut out: Vec<String> = Vec::new();
+        for label in by_depth.into_values().flatten() {
+            if !out.iter().any(|o| o == label) {
+                out.push(label.to_string());
+            }
+        }
+        out
+    }
+
     /// The leaf groups of snapshot `index`: nodes present there with no child present.
     pub fn leaves(&self, index: usize) -> Vec<Leaf> {
         let Some(frame) = self.frames.get(index) else {

@@ -462,7 +462,11 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .filter(|e| last_snap.is_estimated() && e.anchored)
             .map(|e| e.anchor_seq),
         duration_ms: last_snap.time_ms.saturating_sub(first_snap.time_ms),
-        classifiers: session.classifiers().to_vec(),
+        classifiers: if session.classifiers().is_empty() {
+            session.level_roles()
+        } else {
+            session.classifiers().to_vec()
+        },
         jvm: format!("{} {}", handshake.jvm_name, handshake.jvm_version)
             .trim()
             .to_string(),
