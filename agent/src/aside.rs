@@ -111,19 +111,28 @@ unsafe fn attached<T>(
             "cannot attach a thread to the JVM for {what} (JNI error {attached})"
         ));
     }
+    // Detached however `call` ends, a panic included (`guarded` catches it above this frame).
+    let _detach = Detach(vm);
     // SAFETY: the JNIEnv the attach just gave this thread.
-    let result = match unsafe { JNIEnv::from_raw(env.cast()) } {
+    match unsafe { JNIEnv::from_raw(env.cast()) } {
         Ok(mut env) => call(&mut env),
         Err(e) => Err(format!("no JNIEnv for {what}: {e}")),
-    };
-    // SAFETY: this thread attached above and holds no monitor; detaching frees its local
-    // references.
-    unsafe {
-        if let Some(detach) = (**vm).DetachCurrentThread {
-            detach(vm);
+    }
+}
+
+/// Detaches the thread that attached to this JVM when dropped.
+struct Detach(*mut jni::sys::JavaVM);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        // SAFETY: made right after this thread attached to the process's JavaVM; the thread
+        // holds no monitor of its own by now, and detaching frees its local references.
+        unsafe {
+            if let Some(detach) = (**self.0).DetachCurrentThread {
+                detach(self.0);
+            }
         }
     }
-    result
 }
 
 /// The JavaVM pointer, sent to the new thread: the invocation interface may be used from any
