@@ -34,6 +34,22 @@ fn an_exported_session_reports_as_its_recording_does() {
             folder.display()
         )
     );
+    // The report says what an export is, and groups it by its levels.
+    let text = memcity(
+        &["report", folder.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(
+        first.ends_with("no JVM details (a Memory Cities export carries none)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("grouped by Package > Type > Allocation Site;"),
+        "{text}"
+    );
     // The export root and its classifier folder both open.
     for source in [&out_dir, &folder] {
         let from_export = report_json(source);

@@ -773,7 +773,17 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
 /// The report as a tree table for people: the top groups under their parents.
 pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(
+    if report.jvm.is_empty() && report.pid == 0 {
+        // No handshake: a Memory Cities export (or a recording whose header was lost) says
+        // nothing of the JVM or of what watching it cost.
+        let _ = writeln!(
+            out,
+            "{source}: {} snapshots over {:.1} s; no JVM details (a Memory Cities export carries none)",
+            report.snapshots,
+            report.duration_ms as f64 / 1000.0,
+        );
+    } else {
+        let _ = writeln!(
         out,
         "{source}: {} snapshots over {:.1} s; {} ({}), pid {}; walks stopped the JVM {:.2}% of the time, sampling took {:.2}% of a core",
         report.snapshots,
@@ -784,6 +794,7 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         report.overhead * 100.0,
         report.sampling_overhead * 100.0
     );
+    }
     let _ = writeln!(
         out,
         "{} exact (heap walks), {} estimated from allocation samples at GCs{}",
