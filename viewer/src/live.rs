@@ -95,11 +95,11 @@ pub use net::{spawn, CHANNEL};
 #[cfg(not(target_arch = "wasm32"))]
 mod net {
     use std::path::PathBuf;
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    use std::time::Duration;
 
     use crossbeam_channel::{Receiver, Sender};
     use memcity_proto::recording::RecordingWriter;
-    use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+    use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
     use memcity_proto::PROTOCOL_VERSION;
 
     use super::{ends_stream, Event, Sessions, Status};
@@ -170,13 +170,7 @@ mod net {
                     match &event {
                         Event::Session => {
                             if let (Some(path), Some(h)) = (&record, &handshake) {
-                                let header = RecordingHeader {
-                                    handshake: Some(h.clone()),
-                                    writer: format!("memcity view {}", env!("CARGO_PKG_VERSION")),
-                                    recorded_at_unix_ms: SystemTime::now()
-                                        .duration_since(UNIX_EPOCH)
-                                        .map_or(0, |d| d.as_millis() as u64),
-                                };
+                                let header = client::recording_header(h, "view");
                                 match RecordingWriter::create(path, &header) {
                                     Ok(w) => recorder = Some(w),
                                     Err(e) => {

@@ -2,10 +2,10 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use memcity_proto::recording::RecordingWriter;
-use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
 use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
 
 use crate::client;
@@ -68,14 +68,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
     if let Some(hint) = version_mismatch_hint(handshake.protocol_version) {
         anyhow::bail!(hint);
     }
-    let header = RecordingHeader {
-        handshake: Some(handshake.clone()),
-        writer: format!("memcity record {}", env!("CARGO_PKG_VERSION")),
-        recorded_at_unix_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-    };
+    let header = client::recording_header(&handshake, "record");
     let mut writer = RecordingWriter::create(&options.output, &header)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
     let progress = options.progress && std::io::stderr().is_terminal();

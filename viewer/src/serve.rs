@@ -10,7 +10,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use memcity_proto::recording::{RecordingReader, RecordingWriter};
-use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SubscribeRequest};
+use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::client;
@@ -288,13 +288,7 @@ async fn relay_session(socket: &mut WebSocket, addr: Option<String>) -> Result<S
                 };
                 let written = match (&mut writer, &message.kind) {
                     (None, Some(Kind::Handshake(h))) => {
-                        let header = RecordingHeader {
-                            handshake: Some(h.clone()),
-                            writer: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
-                            recorded_at_unix_ms: SystemTime::now()
-                                .duration_since(UNIX_EPOCH)
-                                .map_or(0, |d| d.as_millis() as u64),
-                        };
+                        let header = client::recording_header(h, "serve");
                         RecordingWriter::new(Vec::new(), &header).map(|w| writer.insert(w))
                     }
                     // Nothing to hang a message on before the handshake.
