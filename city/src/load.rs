@@ -84,44 +84,114 @@ fn from_reader<R: std::io::Read>(
     Ok(model)
 }
 
+/// Where a Memory Cities export's files come from: the disk, or the files a page was handed
+/// (a folder dropped on it, or fetched from `memcity serve`), which have no disk to read.
+trait Files {
+    /// The entries of `dir` as `(path, is a folder)`.
+    fn entries(&self, dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>>;
+    /// A file's bytes; `None` when there is no such file.
+    fn read(&self, file: &Path) -> std::io::Result<Option<Vec<u8>>>;
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.entries(path).is_ok()
+    }
+}
+
+struct Disk;
+
+impl Files for Disk {
+    fn entries(&self, dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
+        std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| (e.path(), e.path().is_dir())))
+            .collect()
+    }
+
+    fn read(&self, file: &Path) -> std::io::Result<Option<Vec<u8>>> {
+        match std::fs::read(file) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Files held in memory, by their paths (each begins with the folder's own name, as a browser's
+/// `webkitRelativePath` does).
+struct InMemory<'a>(&'a BTreeMap<PathBuf, Vec<u8>>);
+
+impl Files for InMemory<'_> {
+    fn entries(&self, dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
+        let mut out: Vec<(PathBuf, bool)> = Vec::new();
+        for path in self.0.keys() {
+            let Ok(rest) = path.strip_prefix(dir) else {
+                continue;
+            };
+            let mut parts = rest.components();
+            let (Some(first), more) = (parts.next(), parts.next().is_some()) else {
+                continue;
+            };
+            let entry = (dir.join(first), more);
+            // Keys are sorted, so one folder's files are adjacent.
+            if out.last() != Some(&entry) {
+                out.push(entry);
+            }
+        }
+        if out.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such folder among the files given",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn read(&self, file: &Path) -> std::io::Result<Option<Vec<u8>>> {
+        Ok(self.0.get(file).cloned())
+    }
+}
+
 /// Finds the tree files below `dir`: the export root, one classifier folder in it, or the folder
 /// of tree files itself.
-fn tree_files(dir: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), LoadError> {
+fn tree_files(files: &dyn Files, dir: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), LoadError> {
     let io = |source| LoadError::Io {
         path: dir.to_owned(),
         source,
     };
     let json_files = |d: &Path| -> Result<Vec<PathBuf>, LoadError> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(d)
+        let mut found: Vec<PathBuf> = files
+            .entries(d)
             .map_err(io)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+            .into_iter()
+            .filter(|(p, folder)| !folder && p.extension().is_some_and(|e| e == "json"))
+            .map(|(p, _)| p)
             .collect();
-        files.sort();
-        Ok(files)
+        found.sort();
+        Ok(found)
     };
-    let classifier_folder = |d: &Path| d.join("anttracks-format").is_dir();
+    let classifier_folder = |d: &Path| files.is_dir(&d.join("anttracks-format"));
     let folder = if classifier_folder(dir) {
         dir.to_owned()
-    } else if let Some(inner) = std::fs::read_dir(dir)
+    } else if let Some(inner) = files
+        .entries(dir)
         .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| classifier_folder(p))
+        .into_iter()
+        .filter(|(p, folder)| *folder && classifier_folder(p))
+        .map(|(p, _)| p)
         .min()
     {
         inner
     } else {
-        let files = json_files(dir)?;
-        if files.is_empty() {
+        let found = json_files(dir)?;
+        if found.is_empty() {
             return Err(LoadError::NoTrees(dir.to_owned()));
         }
-        return Ok((files, None));
+        return Ok((found, None));
     };
-    let files = json_files(&folder.join("anttracks-format"))?;
-    if files.is_empty() {
+    let found = json_files(&folder.join("anttracks-format"))?;
+    if found.is_empty() {
         return Err(LoadError::NoTrees(dir.to_owned()));
     }
-    Ok((files, Some(folder.join("default-format"))))
+    Ok((found, Some(folder.join("default-format"))))
 }
 
 struct Doc<'a> {
@@ -166,12 +236,20 @@ impl Doc<'_> {
     }
 }
 
-fn read_json(file: &Path) -> Result<Value, LoadError> {
-    let text = std::fs::read_to_string(file).map_err(|source| LoadError::Io {
+fn read_json(files: &dyn Files, file: &Path) -> Result<Value, LoadError> {
+    let io = |source| LoadError::Io {
         path: file.to_owned(),
         source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
+    };
+    let bytes = files
+        .read(file)
+        .map_err(io)?
+        .ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
+    parse_json(file, &bytes)
+}
+
+fn parse_json(file: &Path, bytes: &[u8]) -> Result<Value, LoadError> {
+    serde_json::from_slice(bytes).map_err(|e| {
         // The message ends with the position, which the error's path already gives.
         let message = e.to_string();
         let position = format!(" at line {} column {}", e.line(), e.column());
@@ -242,13 +320,20 @@ fn flatten(
 
 /// `pointerMap` of a points-to or pointed-from file: `A -> B -> count`, keys as
 /// `fullKeyAsString`; a missing file or a null map is empty.
-fn pointer_map(file: &Path) -> Result<HashMap<(String, String), u64>, LoadError> {
+fn pointer_map(
+    files: &dyn Files,
+    file: &Path,
+) -> Result<HashMap<(String, String), u64>, LoadError> {
     let mut out = HashMap::new();
-    if !file.exists() {
+    let bytes = files.read(file).map_err(|source| LoadError::Io {
+        path: file.to_owned(),
+        source,
+    })?;
+    let Some(bytes) = bytes else {
         return Ok(out);
-    }
+    };
     let doc = Doc { file };
-    let json = read_json(file)?;
+    let json = parse_json(file, &bytes)?;
     let map = match json.get("pointerMap") {
         None | Some(Value::Null) => return Ok(out),
         Some(Value::Object(map)) => map,
@@ -305,17 +390,29 @@ impl<'a> ReferenceGroups<'a> {
     }
 }
 
-/// Loads a Memory Cities JSON directory (AntTracks export root, classifier folder, or folder of
-/// tree files), ordered by `time`.
-/// Loads a Memory Cities export. A file that cannot be read or parsed is skipped and named in
-/// the model's `warnings`, so one broken snapshot does not lose the rest; only a folder with no
-/// good tree file at all is an error (the first file's).
+/// Loads a Memory Cities export folder (an AntTracks export root, a classifier folder, or a
+/// folder of tree files), snapshots ordered by `time`. A file that cannot be read or parsed is
+/// skipped and named in the model's `warnings`, so one broken snapshot does not lose the rest;
+/// only a folder with no good tree file at all is an error (the first file's).
 pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
-    let (files, maps) = tree_files(dir)?;
+    memory_cities(&Disk, dir)
+}
+
+/// As [`memory_cities_json`], for a folder's files held in memory (a folder dropped on the page):
+/// each path begins with the folder's name, `folder`.
+pub fn memory_cities_files(
+    files: &BTreeMap<PathBuf, Vec<u8>>,
+    folder: &Path,
+) -> Result<CityModel, LoadError> {
+    memory_cities(&InMemory(files), folder)
+}
+
+fn memory_cities(source: &dyn Files, dir: &Path) -> Result<CityModel, LoadError> {
+    let (files, maps) = tree_files(source, dir)?;
     let mut failed = Vec::new();
     let mut trees = Vec::new();
     for file in &files {
-        let parsed = read_json(file).and_then(|json| {
+        let parsed = read_json(source, file).and_then(|json| {
             let time = Doc { file }.u64(&json, "$", "time")?;
             Ok((time, file.clone(), json))
         });
@@ -328,7 +425,7 @@ pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
     let mut model = CityModel::new();
     let mut unmatched = 0;
     for (time, file, json) in &trees {
-        match tree_of(file, json, maps.as_deref()) {
+        match tree_of(source, file, json, maps.as_deref()) {
             Ok((root_values, nodes, references, missed)) => {
                 unmatched += missed;
                 model.push_tree(*time, root_values, &nodes, references)
@@ -363,7 +460,12 @@ pub fn memory_cities_json(dir: &Path) -> Result<CityModel, LoadError> {
 type Tree = ((u64, u64), Vec<FlatNode>, Vec<Reference>, usize);
 
 /// The root's totals, the flattened tree and the references of one tree file.
-fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadError> {
+fn tree_of(
+    files: &dyn Files,
+    file: &Path,
+    json: &Value,
+    maps: Option<&Path>,
+) -> Result<Tree, LoadError> {
     let doc = Doc { file };
     let mut roles = HashMap::new();
     if let Some(list) = json.get("classifiers").and_then(Value::as_array) {
@@ -387,8 +489,8 @@ fn tree_of(file: &Path, json: &Value, maps: Option<&Path>) -> Result<Tree, LoadE
     let mut unmatched = 0;
     if let Some(maps) = maps {
         let name = file.file_name().expect("a file");
-        let points_to = pointer_map(&maps.join("points-to-maps").join(name))?;
-        let pointed_from = pointer_map(&maps.join("pointed-from-maps").join(name))?;
+        let points_to = pointer_map(files, &maps.join("points-to-maps").join(name))?;
+        let pointed_from = pointer_map(files, &maps.join("pointed-from-maps").join(name))?;
         let root_key = root
             .get("fullKeyAsString")
             .or_else(|| root.get("key"))
@@ -562,6 +664,66 @@ mod tests {
             "{:?}",
             model.warnings
         );
+    }
+
+    /// A folder handed over as files (the page's: dropped, picked or fetched) loads as it does
+    /// from the disk, at each level one may pick: the export root, a classifier folder, the trees.
+    #[test]
+    fn a_folder_in_memory_loads_as_it_does_from_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("export");
+        write_export(&root);
+        for (folder, depth) in [
+            ("export", 0),
+            ("TypeAllocationSite", 1),
+            ("anttracks-format", 2),
+        ] {
+            let on_disk = [
+                root.clone(),
+                root.join("TypeAllocationSite"),
+                root.join("TypeAllocationSite/anttracks-format"),
+            ][depth]
+                .clone();
+            // As a browser names a picked folder's files: from the folder's own name down.
+            let mut files = BTreeMap::new();
+            for entry in walk(&on_disk) {
+                let rel = entry.strip_prefix(on_disk.parent().unwrap()).unwrap();
+                files.insert(rel.to_owned(), std::fs::read(&entry).unwrap());
+            }
+            let memory = memory_cities_files(&files, Path::new(folder)).unwrap();
+            let disk = memory_cities_json(&on_disk).unwrap();
+            assert_eq!(memory.len(), 2, "{folder}");
+            assert_eq!(memory.nodes().len(), disk.nodes().len(), "{folder}");
+            for i in 0..2 {
+                for id in 0..disk.nodes().len() {
+                    let id = id as NodeId;
+                    assert_eq!(memory.path(id), disk.path(id), "{folder}");
+                    for metric in [Metric::Objects, Metric::Bytes] {
+                        assert_eq!(memory.value(id, i, metric), disk.value(id, i, metric));
+                    }
+                }
+                let refs = |m: &CityModel| m.frame(i).unwrap().references.clone();
+                assert_eq!(refs(&memory), refs(&disk), "{folder} snapshot {i}");
+                assert!(!refs(&memory).is_empty() || depth == 2, "{folder}");
+            }
+        }
+        let err = memory_cities_files(&BTreeMap::new(), Path::new("empty"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("cannot read empty"), "{err}");
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
     }
 
     #[test]

@@ -301,6 +301,90 @@ fn the_page_follows_a_live_agent_and_survives_its_restart() {
     second.kill();
 }
 
+/// A Memory Cities folder of two snapshots of a two-type heap, written as the original tools do.
+fn small_export(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (time, strings) in [(100, 10), (200, 900)] {
+        let tree = serde_json::json!({
+            "time": time,
+            "classifiers": [{"id": 0, "name": "Type"}],
+            "root": {"key": "Overall", "fullKey": ["Overall"], "fullKeyAsString": "Overall",
+                     "objects": strings + 5, "bytes": (strings + 5) * 24, "children": [
+                {"key": "Person", "fullKey": ["Overall", "Person"], "classifierId": 0,
+                 "objects": 5, "bytes": 120},
+                {"key": "String", "fullKey": ["Overall", "String"], "classifierId": 0,
+                 "objects": strings, "bytes": strings * 24}]}
+        });
+        std::fs::write(dir.join(format!("{time}.json")), tree.to_string()).unwrap();
+    }
+}
+
+/// A Memory Cities export folder opens in the page: served by `memcity serve FOLDER`, and
+/// picked with the page's folder button (the browser hands over the folder's files).
+#[test]
+fn the_page_opens_memory_cities_folders_served_and_picked() {
+    if !page_ready("web folders") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("golden-export");
+    let out = memcity(
+        &[
+            "export",
+            golden().to_str().unwrap(),
+            "--memory-cities",
+            export.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let serve = Serve::start(&[export.to_str().unwrap()]);
+    // Only the folder's own JSON files are served, and nothing the listing does not name.
+    let listing: Vec<String> =
+        serde_json::from_str(&http_get(serve.port(), "/folder").expect("the listing")).unwrap();
+    assert!(
+        listing.iter().all(|p| p.ends_with(".json"))
+            && listing.iter().any(|p| p.contains("anttracks-format/")),
+        "{listing:?}"
+    );
+    let outside = http_get(serve.port(), "/folder/..%2F..%2Fetc%2Fpasswd").unwrap();
+    assert!(outside.ends_with("is not in the folder"), "{outside}");
+
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.opened === 1 && memcity_page.snapshots === 5",
+        Duration::from_secs(120),
+        "the page opens the served export, all five snapshots",
+    );
+    let errors = browser.eval("memcity_page.errors.join('\\n')");
+    assert_eq!(errors, "", "the export opens without a word");
+
+    let small = dir.path().join("two-snapshots");
+    small_export(&small);
+    let input = browser.call(
+        "Runtime.evaluate",
+        serde_json::json!({ "expression": "document.getElementById('memcity-folder')" }),
+    )["result"]["objectId"]
+        .clone();
+    browser.call(
+        "DOM.setFileInputFiles",
+        serde_json::json!({ "files": [small.to_str().unwrap()], "objectId": input }),
+    );
+    browser.wait_for(
+        "memcity_page.opened === 2 && memcity_page.snapshots === 2",
+        Duration::from_secs(60),
+        "the picked folder replaces the city",
+    );
+    let source = browser.eval("document.getElementById('memcity-source').textContent");
+    assert_eq!(source, "two-snapshots");
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
 /// What `serve` cannot serve is refused before it listens, with what to do instead.
 #[test]
 fn serve_refuses_what_it_cannot_serve_before_listening() {
@@ -320,7 +404,7 @@ fn serve_refuses_what_it_cannot_serve_before_listening() {
         ),
         (
             vec!["serve", dir.path().to_str().unwrap()],
-            "open a Memory Cities export with `memcity replay",
+            "holds no Memory Cities tree files",
         ),
         (
             vec!["serve", golden.to_str().unwrap(), "--bind", "0.0.0.0"],

@@ -282,13 +282,14 @@ enum Command {
         #[command(flatten)]
         look: Look,
     },
-    /// Serve the city as a web page for a browser: a recording, or a live agent
+    /// Serve the city as a web page for a browser: a recording, a Memory Cities export, or a
+    /// live agent
     ///
     /// Nothing to install where the browser runs; a server's JVM is reached through an SSH
     /// tunnel (ssh -L 8080:127.0.0.1:8080 HOST, then memcity serve --pid PID there).
     Serve {
-        /// A recording (.mcrec), or the agent's address HOST:PORT (default: the agent at
-        /// 127.0.0.1:7788)
+        /// A recording (.mcrec), a Memory Cities export folder, or the agent's address
+        /// HOST:PORT (default: the agent at 127.0.0.1:7788)
         source: Option<String>,
         /// Follow the JVM with this pid, attaching memcity first if it is not running
         #[arg(long, conflicts_with = "source")]
@@ -653,9 +654,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let session = match (pid, source) {
                 (Some(pid), _) => Session::Live(Some(jvms::address_of(pid)?)),
                 (None, Some(source)) if std::path::Path::new(&source).is_dir() => {
-                    anyhow::bail!(
-                        "{source} is a folder: memcity serve shows a recording or a live agent so far; open a Memory Cities export with `memcity replay {source}`"
-                    )
+                    Session::Folder(PathBuf::from(source))
                 }
                 (None, Some(source)) if std::path::Path::new(&source).is_file() => {
                     Session::Recording(PathBuf::from(source))

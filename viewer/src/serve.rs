@@ -1,6 +1,7 @@
 //! `memcity serve`: the viewer as a web page. The page (`viewer/web/`) runs the same viewer,
 //! compiled to WebAssembly (`bin/memcity-web.rs`); this serves its files and the session:
-//! a recording as it is on disk (`/session.mcrec`), or a live agent relayed over a WebSocket
+//! a recording as it is on disk (`/session.mcrec`), a Memory Cities export folder (its JSON
+//! files listed at `/folder` and each at `/folder/PATH`), or a live agent relayed over a WebSocket
 //! (`/stream`), each socket message a recording's bytes: its preamble and header first, then one
 //! frame per stream message, so what the page receives is a recording written down as it arrives.
 //!
@@ -30,6 +31,8 @@ use crate::client;
 pub enum Session {
     /// A recording file, read afresh for each page (one still being written grows).
     Recording(PathBuf),
+    /// A Memory Cities export folder (an export root, a classifier folder or a folder of trees).
+    Folder(PathBuf),
     /// A live agent at this address (`None`: the default).
     Live(Option<String>),
 }
@@ -53,6 +56,8 @@ struct Page {
 struct Served {
     page: Page,
     session: Session,
+    /// A folder's JSON files, '/'-separated below it: all the page may ask for.
+    folder_files: Vec<String>,
 }
 
 /// Files the page needs, as `scripts/build-web.sh` leaves them.
@@ -98,6 +103,47 @@ pub fn web_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// What the page calls a folder: its own name (`.` and `..` resolved first).
+fn folder_name(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .ok()
+        .as_deref()
+        .unwrap_or(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into())
+}
+
+/// The JSON files below `dir`, as '/'-separated paths from it, sorted. Symbolic links to folders
+/// are not followed, so a link cannot lead the listing out of the folder or round in a circle.
+fn json_files(dir: &Path) -> std::io::Result<Vec<String>> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                walk(root, &path, out)?;
+            } else if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            {
+                let rel = path.strip_prefix(root).expect("below the root");
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
 fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
     let read = |name: &str| {
         std::fs::read(dir.join(name))
@@ -109,6 +155,11 @@ fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
             "kind": "recording",
             "url": "session.mcrec",
             "name": path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        }),
+        Session::Folder(path) => serde_json::json!({
+            "kind": "folder",
+            "url": "folder",
+            "name": folder_name(path),
         }),
         Session::Live(_) => serde_json::json!({ "kind": "live", "url": "stream" }),
     };
@@ -143,6 +194,15 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             RecordingReader::open(path)?;
             path.display().to_string()
         }
+        Session::Folder(path) => {
+            // Loaded once here so a folder the page cannot open is refused now, with the
+            // loader's own words; the page loads it again from the files served.
+            let model = memcity_city::load::memory_cities_json(path)?;
+            if model.is_empty() {
+                anyhow::bail!("{} holds no snapshot to show", path.display());
+            }
+            format!("the Memory Cities export {}", path.display())
+        }
         Session::Live(addr) => {
             client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
             format!(
@@ -152,9 +212,15 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         }
     };
     let dir = web_dir(options.web_dir.as_deref())?;
+    let folder_files = match &options.session {
+        Session::Folder(path) => json_files(path)
+            .with_context(|| format!("cannot list the files of {}", path.display()))?,
+        _ => Vec::new(),
+    };
     let served = Arc::new(Served {
         page: read_page(&dir, &options.session)?,
         session: options.session,
+        folder_files,
     });
     let app = Router::new()
         .route("/", get(index))
@@ -163,6 +229,8 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .route("/memcity.js", get(memcity_js))
         .route("/memcity-web.wasm", get(wasm))
         .route("/session.mcrec", get(recording))
+        .route("/folder", get(folder))
+        .route("/folder/{*path}", get(folder_file))
         .route("/stream", get(stream))
         .with_state(served);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -234,6 +302,43 @@ async fn recording(State(s): State<Arc<Served>>) -> Response {
             format!("cannot read {}: {e}", path.display()),
         )
             .into_response(),
+    }
+}
+
+async fn folder(State(s): State<Arc<Served>>) -> Response {
+    if !matches!(s.session, Session::Folder(_)) {
+        return (StatusCode::NOT_FOUND, "this page shows no folder").into_response();
+    }
+    file(
+        "application/json",
+        serde_json::to_vec(&s.folder_files).expect("a list of strings"),
+    )
+}
+
+async fn folder_file(
+    axum::extract::Path(path): axum::extract::Path<String>,
+    State(s): State<Arc<Served>>,
+) -> Response {
+    let Session::Folder(dir) = &s.session else {
+        return (StatusCode::NOT_FOUND, "this page shows no folder").into_response();
+    };
+    // Only what the listing named: no path the page makes up reaches the disk.
+    if !s.folder_files.contains(&path) {
+        return (
+            StatusCode::NOT_FOUND,
+            format!("{path} is not in the folder"),
+        )
+            .into_response();
+    }
+    let full = dir.join(&path);
+    match tokio::task::spawn_blocking(move || std::fs::read(full)).await {
+        Ok(Ok(bytes)) => file("application/json", bytes),
+        Ok(Err(e)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read {path}: {e}"),
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }
 

@@ -2,9 +2,12 @@
 // memcity's page: hands the viewer (memcity-web.wasm, drawn through miniquad's gl.js) its
 // session, as `memcity serve` (or the agent) configured it in `memcity_config`:
 // - { kind: "recording", url, name }: one recording, fetched whole;
+// - { kind: "folder", url, name }: a Memory Cities export folder; `url` lists its JSON files
+//   (paths below the folder) and `url/PATH` serves each;
 // - { kind: "live", url }: a WebSocket whose messages are a recording's bytes (its preamble and
 //   header first, then one frame per message); the page reconnects when it drops.
-// A recording dropped on the page or picked with the button replaces the city.
+// A recording or a Memory Cities folder dropped on the page or picked with a button replaces the
+// city.
 // `window.memcity_page` says how far the page got, for tests and the curious.
 (function () {
   const config = window.memcity_config || {};
@@ -53,6 +56,93 @@
     page.opened += 1;
   }
 
+  // Hands a folder's JSON files to the viewer, then opens the folder. `files` holds
+  // [path from the folder's name down, () => Promise of its bytes].
+  async function openFolder(name, files) {
+    clearError();
+    document.getElementById("memcity-source").textContent = name;
+    try {
+      for (const [path, read] of files) {
+        const bytes = await read();
+        const [p, plen] = text(path);
+        wasm_exports.memcity_folder_file(p, plen, give(bytes), bytes.length);
+      }
+    } catch (e) {
+      // What was handed over is dropped with the next open; the city stays.
+      showError(`cannot read the folder ${name}: ${e.message}`);
+      return;
+    }
+    const [n, nlen] = text(name);
+    wasm_exports.memcity_open_folder(n, nlen);
+    page.opened += 1;
+  }
+
+  function fetchBytes(url) {
+    return fetch(url).then((response) => {
+      if (!response.ok) {
+        throw new Error(`${url}: ${response.status} ${response.statusText}`);
+      }
+      return response.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+    });
+  }
+
+  function fetchFolder(url, name) {
+    fetch(url)
+      .then((response) => {
+        if (!response.ok) {
+          throw new Error(`${url}: ${response.status} ${response.statusText}`);
+        }
+        return response.json();
+      })
+      .then((paths) =>
+        openFolder(
+          name,
+          paths.map((path) => [
+            `${name}/${path}`,
+            () => fetchBytes(`${url}/${path.split("/").map(encodeURIComponent).join("/")}`),
+          ]),
+        ),
+      )
+      .catch((e) => showError(`cannot fetch the folder ${name}: ${e.message}`));
+  }
+
+  function isJson(name) {
+    return name.toLowerCase().endsWith(".json");
+  }
+
+  // All of a dropped folder's entries, which a directory reader hands out in batches.
+  function entriesOf(directory) {
+    return new Promise((resolve, reject) => {
+      const reader = directory.createReader();
+      const all = [];
+      const next = () =>
+        reader.readEntries((batch) => {
+          if (batch.length === 0) {
+            resolve(all);
+          } else {
+            all.push(...batch);
+            next();
+          }
+        }, reject);
+      next();
+    });
+  }
+
+  async function droppedFiles(entry, out) {
+    if (entry.isDirectory) {
+      for (const inner of await entriesOf(entry)) {
+        await droppedFiles(inner, out);
+      }
+    } else if (isJson(entry.name)) {
+      const read = () =>
+        new Promise((resolve, reject) => entry.file(resolve, reject))
+          .then((file) => file.arrayBuffer())
+          .then((buffer) => new Uint8Array(buffer));
+      out.push([entry.fullPath.replace(/^\//, ""), read]);
+    }
+    return out;
+  }
+
   function status(state, retryMs, why) {
     const [p, len] = text(why || "");
     wasm_exports.memcity_status(state, retryMs, p, len);
@@ -60,14 +150,8 @@
 
   function fetchRecording(url, name) {
     document.getElementById("memcity-source").textContent = name;
-    fetch(url)
-      .then((response) => {
-        if (!response.ok) {
-          throw new Error(`${url}: ${response.status} ${response.statusText}`);
-        }
-        return response.arrayBuffer();
-      })
-      .then((buffer) => open(new Uint8Array(buffer), name))
+    fetchBytes(url)
+      .then((bytes) => open(bytes, name))
       .catch((e) => showError(`cannot fetch the recording: ${e.message}`));
   }
 
@@ -115,6 +199,22 @@
       }
       input.value = "";
     };
+    const folder = document.getElementById("memcity-folder");
+    document.getElementById("memcity-open-folder").onclick = () => folder.click();
+    folder.onchange = () => {
+      // Each file's webkitRelativePath runs from the picked folder's name down.
+      const files = Array.from(folder.files).filter((f) => isJson(f.name));
+      if (files.length === 0) {
+        showError("that folder holds no JSON files: pick a Memory Cities export folder");
+      } else {
+        const name = files[0].webkitRelativePath.split("/")[0];
+        openFolder(
+          name,
+          files.map((f) => [f.webkitRelativePath, () => f.arrayBuffer().then((b) => new Uint8Array(b))]),
+        );
+      }
+      folder.value = "";
+    };
     const veil = document.getElementById("memcity-drop");
     window.addEventListener("dragover", (event) => {
       event.preventDefault();
@@ -128,7 +228,14 @@
     window.addEventListener("drop", (event) => {
       event.preventDefault();
       veil.style.display = "none";
-      if (event.dataTransfer.files.length > 0) {
+      // A folder is only reachable through its entry, and only while the drop is handled.
+      const item = event.dataTransfer.items[0];
+      const entry = item && item.webkitGetAsEntry ? item.webkitGetAsEntry() : null;
+      if (entry && entry.isDirectory) {
+        droppedFiles(entry, [])
+          .then((files) => openFolder(entry.name, files))
+          .catch((e) => showError(`cannot read the folder ${entry.name}: ${e.message}`));
+      } else if (event.dataTransfer.files.length > 0) {
         openFile(event.dataTransfer.files[0]);
       }
     });
@@ -159,6 +266,8 @@
       wireFiles();
       if (config.kind === "recording") {
         fetchRecording(config.url, config.name);
+      } else if (config.kind === "folder") {
+        fetchFolder(config.url, config.name);
       } else if (config.kind === "live") {
         connect(config.url);
       }

@@ -3,6 +3,8 @@
 //! served by `memcity serve`) hands it the session through the functions exported here:
 //! - a whole recording (the one served, or a file dropped on the page or picked):
 //!   [`memcity_open`];
+//! - a Memory Cities export folder (served, dropped or picked), file by file with
+//!   [`memcity_folder_file`], then [`memcity_open_folder`];
 //! - a live session, one recording frame per socket message (the first is the recording's
 //!   preamble and header): [`memcity_frame`], and the socket's state: [`memcity_status`].
 //!
@@ -28,10 +30,12 @@ fn main() -> std::process::ExitCode {
 #[cfg(target_arch = "wasm32")]
 mod page {
     use std::cell::RefCell;
-    use std::path::Path;
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
 
     use crossbeam_channel::{Receiver, Sender};
     use memcity_city::load;
+    use memcity_city::model::CityModel;
     use memcity_proto::recording::{FrameDecoder, FrameError};
     use memcity_viewer::app::{self, CameraView, Source, ViewKind, WindowOptions};
     use memcity_viewer::controls::Settings;
@@ -46,6 +50,8 @@ mod page {
         frames: FrameDecoder,
         /// The stream ended or failed: later frames are ignored until the page reconnects.
         stopped: bool,
+        /// The files of a folder being handed over, by their paths from the folder's name down.
+        folder: BTreeMap<PathBuf, Vec<u8>>,
     }
 
     thread_local! {
@@ -57,6 +63,7 @@ mod page {
                 sessions: Sessions::default(),
                 frames: FrameDecoder::new(),
                 stopped: false,
+                folder: BTreeMap::new(),
             }
         });
     }
@@ -156,7 +163,43 @@ mod page {
         // SAFETY: per contract.
         let (bytes, name) = unsafe { (take(ptr, len), take(name_ptr, name_len)) };
         let name = String::from_utf8_lossy(&name).into_owned();
-        match load::recording_bytes(&bytes, Path::new(&name)) {
+        opened(&name, load::recording_bytes(&bytes, Path::new(&name)));
+    }
+
+    /// One file of a folder being handed over; `path` runs from the folder's name down (as a
+    /// browser's `webkitRelativePath`).
+    ///
+    /// # Safety
+    /// Both are buffers of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_folder_file(
+        path_ptr: *mut u8,
+        path_len: usize,
+        ptr: *mut u8,
+        len: usize,
+    ) {
+        // SAFETY: per contract.
+        let (path, bytes) = unsafe { (take(path_ptr, path_len), take(ptr, len)) };
+        let path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+        FEED.with(|f| f.borrow_mut().folder.insert(path, bytes.into_vec()));
+    }
+
+    /// The folder's files are all handed over: open it as a Memory Cities export, which replaces
+    /// the city (or says why not; the city stays).
+    ///
+    /// # Safety
+    /// A buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_open_folder(name_ptr: *mut u8, name_len: usize) {
+        // SAFETY: per contract.
+        let name = String::from_utf8_lossy(&unsafe { take(name_ptr, name_len) }).into_owned();
+        let files = FEED.with(|f| std::mem::take(&mut f.borrow_mut().folder));
+        opened(&name, load::memory_cities_files(&files, Path::new(&name)));
+    }
+
+    /// A session the page handed over, loaded: the window opens it, or the page says why not.
+    fn opened(name: &str, loaded: Result<CityModel, load::LoadError>) {
+        match loaded {
             Ok(model) if model.is_empty() => refuse(format!("{name} holds no snapshot to show")),
             Ok(model) => {
                 for warning in &model.warnings {
