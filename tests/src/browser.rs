@@ -39,6 +39,11 @@ pub struct Browser {
 impl Browser {
     /// Opens `url` in a fresh headless Chromium with a `width`x`height` viewport.
     pub fn open(url: &str, width: u32, height: u32) -> Browser {
+        Self::open_with(url, width, height, &[])
+    }
+
+    /// As [`Browser::open`], with more command-line flags.
+    pub fn open_with(url: &str, width: u32, height: u32, flags: &[&str]) -> Browser {
         let chromium = chromium_path().expect("chromium is installed (scripts/setup.sh)");
         let profile = tempfile::tempdir().unwrap();
         let mut child = Command::new(chromium)
@@ -56,6 +61,7 @@ impl Browser {
                 "--hide-scrollbars",
                 "--remote-debugging-port=0",
             ])
+            .args(flags)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={width},{height}"))
             .arg(url)
@@ -215,16 +221,34 @@ impl Drop for Browser {
     }
 }
 
-/// A plain HTTP/1.0 GET on loopback; the body.
-pub fn http_get(port: u16, path: &str) -> Option<String> {
+/// A response to [`http_get`].
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    /// The status line and headers.
+    pub head: String,
+    pub body: String,
+}
+
+/// A plain HTTP/1.0 GET on loopback with these header lines (`Name: value`).
+pub fn http_get(port: u16, path: &str, headers: &[&str]) -> Option<HttpResponse> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
+    let mut request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n");
+    for header in headers {
+        request.push_str(&format!("{header}\r\n"));
+    }
+    write!(stream, "{request}\r\n").ok()?;
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).ok()?;
+    // Bodies may be binary (a recording): what tests read of them is text.
+    let response = String::from_utf8_lossy(&bytes);
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    Some(HttpResponse {
+        status: head.split_whitespace().nth(1)?.parse().ok()?,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    })
 }

@@ -748,6 +748,98 @@ pub async fn read_until(
         .expect("the requested snapshot itself")
 }
 
+/// A test CA and a certificate for 127.0.0.1 and localhost it signed, with its key (PEM files).
+pub struct Certificates {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// Makes [`Certificates`] in `dir` with openssl.
+pub fn certificates(dir: &Path) -> Certificates {
+    let path = |name: &str| dir.join(name);
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (scripts/setup.sh installs it)");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // A small CA, and the agent's certificate for 127.0.0.1 signed by it (rustls does not take
+    // a self-signed certificate as its own CA).
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"],
+            &ec[..],
+            &[
+                "-days",
+                "1",
+                "-subj",
+                "/CN=memcity test CA",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"],
+            &ec[..],
+            &[
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+                "key.pem",
+                "-out",
+                "agent.csr",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        path("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "agent.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "cert.pem",
+    ]);
+    Certificates {
+        ca: path("ca.pem"),
+        cert: path("cert.pem"),
+        key: path("key.pem"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

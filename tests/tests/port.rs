@@ -302,83 +302,11 @@ fn a_network_bind_is_refused_without_tls_unless_insecure() {
 #[test]
 fn tls_serves_a_network_bind_to_clients_that_check_the_certificate() {
     let dir = tempfile::tempdir().unwrap();
-    let path = |name: &str| dir.path().join(name);
-    let openssl = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .expect("openssl (scripts/setup.sh installs it)");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    // A small CA, and the agent's certificate for 127.0.0.1 signed by it (rustls does not take
-    // a self-signed certificate as its own CA).
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    openssl(
-        &[
-            &["req", "-x509"],
-            &ec[..],
-            &[
-                "-days",
-                "1",
-                "-subj",
-                "/CN=memcity test CA",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-            ],
-        ]
-        .concat(),
-    );
-    openssl(
-        &[
-            &["req"],
-            &ec[..],
-            &[
-                "-subj",
-                "/CN=localhost",
-                "-keyout",
-                "key.pem",
-                "-out",
-                "agent.csr",
-            ],
-        ]
-        .concat(),
-    );
-    std::fs::write(
-        path("ext.cnf"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-    )
-    .unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "agent.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-extfile",
-        "ext.cnf",
-        "-out",
-        "cert.pem",
-    ]);
-    let (cert, key) = (path("cert.pem"), path("key.pem"));
+    let Certificates {
+        ca: ca_file,
+        cert,
+        key,
+    } = certificates(dir.path());
 
     let jdk = jdk17();
     let portfile = dir.path().join("port");
@@ -394,7 +322,6 @@ fn tls_serves_a_network_bind_to_clients_that_check_the_certificate() {
     let port = wait_for_file(&portfile, Duration::from_secs(30));
     assert!(!app.stderr().contains("not serving"), "{}", app.stderr());
 
-    let ca_file = path("ca.pem");
     let ca = ca_file.to_str().unwrap();
     let https = format!("https://127.0.0.1:{port}");
     let out = memcity(

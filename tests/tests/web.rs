@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use memcity_e2e::browser::{chromium_path, http_get, Browser};
+use memcity_e2e::browser::{chromium_path, http_get, Browser, HttpResponse};
 use memcity_e2e::*;
 
 const W: u32 = 1280;
@@ -43,6 +43,8 @@ fn page_ready(what: &str) -> bool {
 struct Serve {
     child: Child,
     url: String,
+    port: u16,
+    token: String,
 }
 
 impl Serve {
@@ -77,23 +79,40 @@ impl Serve {
         // What the README shows it print.
         assert!(line.starts_with("memcity: serving "), "{line}");
         assert!(
-            line.ends_with("/ (open it in a browser; Ctrl-C stops)"),
+            line.ends_with(" (open it in a browser; Ctrl-C stops)"),
             "{line}"
         );
         let url = line
             .split_whitespace()
-            .find(|w| w.starts_with("http://"))
+            .find(|w| w.starts_with("http"))
             .expect("a URL")
             .to_string();
-        Serve { child, url }
+        let (address, token) = url
+            .split_once("/?token=")
+            .unwrap_or_else(|| panic!("{url}: the URL carries the token"));
+        assert_eq!(token.len(), 32, "{url}");
+        let port = address.rsplit(':').next().unwrap().parse().unwrap();
+        let token = token.to_string();
+        Serve {
+            child,
+            url,
+            port,
+            token,
+        }
     }
 
     fn port(&self) -> u16 {
-        self.url
-            .trim_start_matches("http://127.0.0.1:")
-            .trim_end_matches('/')
-            .parse()
-            .unwrap()
+        self.port
+    }
+
+    /// GET with the token, as a script would send it.
+    fn get(&self, path: &str) -> HttpResponse {
+        http_get(
+            self.port,
+            path,
+            &[&format!("Authorization: Bearer {}", self.token)],
+        )
+        .unwrap_or_else(|| panic!("GET {path}: no answer"))
     }
 }
 
@@ -151,7 +170,7 @@ fn the_page_draws_the_recording_as_the_window_does() {
     };
     let serve = Serve::start(&[golden().to_str().unwrap()]);
     // The page's own files, with the types a browser needs to run them.
-    let index = http_get(serve.port(), "/").expect("the page");
+    let index = serve.get("/").body;
     assert!(index.contains("memcity_config"), "{index}");
     let mut browser = Browser::open(&serve.url, W, H);
     browser.wait_for(
@@ -344,15 +363,17 @@ fn the_page_opens_memory_cities_folders_served_and_picked() {
     );
     let serve = Serve::start(&[export.to_str().unwrap()]);
     // Only the folder's own JSON files are served, and nothing the listing does not name.
-    let listing: Vec<String> =
-        serde_json::from_str(&http_get(serve.port(), "/folder").expect("the listing")).unwrap();
+    let listing: Vec<String> = serde_json::from_str(&serve.get("/folder").body).unwrap();
     assert!(
         listing.iter().all(|p| p.ends_with(".json"))
             && listing.iter().any(|p| p.contains("anttracks-format/")),
         "{listing:?}"
     );
-    let outside = http_get(serve.port(), "/folder/..%2F..%2Fetc%2Fpasswd").unwrap();
-    assert!(outside.ends_with("is not in the folder"), "{outside}");
+    let outside = serve.get("/folder/..%2F..%2Fetc%2Fpasswd");
+    assert!(
+        outside.body.ends_with("is not in the folder"),
+        "{outside:?}"
+    );
 
     let mut browser = Browser::open(&serve.url, W, H);
     browser.wait_for(
@@ -385,6 +406,84 @@ fn the_page_opens_memory_cities_folders_served_and_picked() {
     assert_eq!(reports, "", "the viewer stopped");
 }
 
+/// Everything `serve` serves needs the token of the URL it printed: the URL's token becomes a
+/// cookie for this port and leaves the address bar; a script may send it as a bearer token; a
+/// page of another site is refused even when the browser holds the cookie.
+#[test]
+fn everything_served_needs_the_printed_token() {
+    let serve = Serve::start(&[golden().to_str().unwrap()]);
+    for path in ["/", "/memcity-web.wasm", "/session.mcrec", "/stream"] {
+        let r = http_get(serve.port(), path, &[]).expect("an answer");
+        assert_eq!(r.status, 401, "{path}: {r:?}");
+        assert!(
+            r.body.contains("this page needs its token") && r.body.contains("?token="),
+            "{path}: {}",
+            r.body
+        );
+    }
+    let wrong = http_get(
+        serve.port(),
+        "/?token=0123456789abcdef0123456789abcdef",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("wrong token"), "{}", wrong.body);
+
+    let traded = http_get(serve.port(), &format!("/?token={}", serve.token), &[]).unwrap();
+    assert_eq!(traded.status, 303, "{traded:?}");
+    let head = traded.head.to_ascii_lowercase();
+    assert!(head.contains("\r\nlocation: /\r\n"), "{}", traded.head);
+    let cookie = format!("memcity_token_{}={}", serve.port(), serve.token);
+    assert!(traded.head.contains(&cookie), "{}", traded.head);
+    assert!(head.contains("httponly") && head.contains("samesite=strict"));
+
+    let with_cookie = http_get(serve.port(), "/", &[&format!("Cookie: {cookie}")]).unwrap();
+    assert_eq!(with_cookie.status, 200);
+    assert!(with_cookie.body.contains("memcity_config"));
+    assert_eq!(serve.get("/session.mcrec").status, 200);
+    let foreign = http_get(
+        serve.port(),
+        "/stream",
+        &[&format!("Cookie: {cookie}"), "Origin: https://evil.example"],
+    )
+    .unwrap();
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+}
+
+/// Beyond loopback, `serve` speaks TLS with the certificate given: the page opens over https
+/// (the browser told to accept the test CA's certificate) and draws the city; a plain-text
+/// client gets no page.
+#[test]
+fn serve_beyond_loopback_speaks_tls() {
+    if !page_ready("web tls") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Certificates { cert, key, .. } = certificates(dir.path());
+    let serve = Serve::start(&[
+        golden().to_str().unwrap(),
+        "--bind",
+        "0.0.0.0",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    assert!(serve.url.starts_with("https://0.0.0.0:"), "{}", serve.url);
+    let plain = http_get(serve.port(), "/", &[]);
+    assert!(plain.is_none(), "a plain-text client got {plain:?}");
+    let url = serve.url.replace("0.0.0.0", "127.0.0.1");
+    let mut browser = Browser::open_with(&url, W, H, &["--ignore-certificate-errors"]);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 5 && memcity_page.drawn > 10",
+        Duration::from_secs(120),
+        "the page opens over https",
+    );
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
 /// What `serve` cannot serve is refused before it listens, with what to do instead.
 #[test]
 fn serve_refuses_what_it_cannot_serve_before_listening() {
@@ -393,7 +492,7 @@ fn serve_refuses_what_it_cannot_serve_before_listening() {
     std::fs::write(&text, "not a recording").unwrap();
     let golden = golden();
     let gone = dir.path().join("gone.mcrec");
-    let cases: [(Vec<&str>, &str); 4] = [
+    let cases: [(Vec<&str>, &str); 5] = [
         (
             vec!["serve", gone.to_str().unwrap()],
             "gone.mcrec: no such recording",
@@ -408,7 +507,20 @@ fn serve_refuses_what_it_cannot_serve_before_listening() {
         ),
         (
             vec!["serve", golden.to_str().unwrap(), "--bind", "0.0.0.0"],
-            "reach it from another machine through an SSH tunnel",
+            "Give --tls-cert and --tls-key, or reach it through an SSH tunnel",
+        ),
+        (
+            vec![
+                "serve",
+                golden.to_str().unwrap(),
+                "--bind",
+                "0.0.0.0",
+                "--tls-cert",
+                text.to_str().unwrap(),
+                "--tls-key",
+                text.to_str().unwrap(),
+            ],
+            "notes.mcrec: holds no certificate",
         ),
     ];
     for (args, want) in cases {

@@ -297,9 +297,18 @@ enum Command {
         /// The port to serve on (0: a free one, printed)
         #[arg(long, default_value_t = 8080)]
         port: u16,
-        /// The address to listen on (loopback only, so far)
+        /// The address to listen on; beyond loopback it needs --tls-cert and --tls-key
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
+        /// Serve HTTPS with this PEM certificate (chain)
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
+        #[arg(long)]
+        insecure: bool,
     },
     /// Watch a live agent's heap grow as a 3D memory city
     View {
@@ -649,6 +658,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             pid,
             port,
             bind,
+            tls_cert,
+            tls_key,
+            insecure,
         } => {
             use memcity_viewer::serve::{self, ServeOptions, Session};
             let session = match (pid, source) {
@@ -668,6 +680,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 session,
                 bind,
                 port,
+                tls: tls_cert.zip(tls_key),
+                insecure,
                 web_dir: None,
             })?;
             Ok(ExitCode::SUCCESS)

@@ -7,6 +7,12 @@
 //!
 //! Each page gets its own subscription to the agent; when the agent goes, the socket closes with
 //! the reason and the page reconnects (with backoff) until the agent is back.
+//!
+//! Everything served needs the token printed in the URL (`access.rs`); a bind other than
+//! loopback needs TLS (`tls.rs`), as the agent's port does.
+
+mod access;
+mod tls;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -41,6 +47,10 @@ pub struct ServeOptions {
     pub session: Session,
     pub bind: IpAddr,
     pub port: u16,
+    /// The certificate chain and key to serve TLS with (PEM).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Serve a bind other than loopback without TLS.
+    pub insecure: bool,
     /// Where the page's files are; `None`: beside this executable ([`web_dir`]).
     pub web_dir: Option<PathBuf>,
 }
@@ -180,14 +190,19 @@ fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
 
 /// Serves until the process is stopped. Prints the URL to open on stdout.
 pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
-    if !options.bind.is_loopback() {
+    if !options.bind.is_loopback() && options.tls.is_none() && !options.insecure {
         anyhow::bail!(
-            "--bind {}: memcity serve listens on loopback only so far (the page has no token yet); \
-             reach it from another machine through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST",
+            "--bind {}: a page served beyond loopback would put the heap's structure on the network in clear. \
+             Give --tls-cert and --tls-key, or reach it through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST \
+             (then memcity serve there, on loopback), or pass --insecure to serve it anyway",
             options.bind,
             port = if options.port == 0 { 8080 } else { options.port }
         );
     }
+    let acceptor = match &options.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     let what = match &options.session {
         Session::Recording(path) => {
             // A file that is no recording is refused now, not in the browser.
@@ -222,7 +237,8 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         session: options.session,
         folder_files,
     });
-    let app = Router::new()
+    let token = memcity_proto::registry::new_token().context("cannot make an access token")?;
+    let routes = Router::new()
         .route("/", get(index))
         .route("/index.html", get(index))
         .route("/gl.js", get(gl_js))
@@ -244,10 +260,29 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr} (--port 0 takes a free port)"))?;
         let addr = listener.local_addr()?;
-        println!("memcity: serving {what} at http://{addr}/ (open it in a browser; Ctrl-C stops)");
-        axum::serve(listener, app)
-            .await
-            .context("the server stopped")
+        let access = Arc::new(access::Access::new(token, addr.port(), acceptor.is_some()));
+        let app = routes.layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            access::guard,
+        ));
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
+        if !addr.ip().is_loopback() && acceptor.is_none() {
+            eprintln!(
+                "memcity: SERVING WITHOUT TLS ON {addr} (--insecure): anyone on the way can read the page and its token"
+            );
+        }
+        println!(
+            "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
+            access.query()
+        );
+        match acceptor {
+            Some(acceptor) => axum::serve(tls::TlsListener::new(listener, acceptor)?, app)
+                .await
+                .context("the server stopped"),
+            None => axum::serve(listener, app)
+                .await
+                .context("the server stopped"),
+        }
     })
 }
 

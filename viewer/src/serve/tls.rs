@@ -1,0 +1,108 @@
+//! `memcity serve` over TLS, for a bind other than loopback: the certificate and key given
+//! (`--tls-cert`, `--tls-key`, PEM, as the agent's `tls_cert`/`tls_key`).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::{self, ServerConfig};
+use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
+
+/// A client that has not finished its handshake by then is dropped: it holds a slot.
+const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
+/// Handshakes under way at once; further connections wait in the kernel's backlog.
+const HANDSHAKES_AT_ONCE: usize = 32;
+
+/// Reads the certificate chain and key, saying which file is wrong and how.
+pub fn acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .with_context(|| {
+            format!(
+                "--tls-cert {}: not a readable PEM certificate chain",
+                cert.display()
+            )
+        })?;
+    if certs.is_empty() {
+        anyhow::bail!("--tls-cert {}: holds no certificate", cert.display());
+    }
+    let key = PrivateKeyDer::from_pem_file(key).with_context(|| {
+        format!(
+            "--tls-key {}: not a readable PEM private key",
+            key.display()
+        )
+    })?;
+    // The ring provider named, not the process default: no other crate can make it ambiguous.
+    let config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .context("TLS setup")?
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .context("--tls-cert and --tls-key do not make a usable pair")?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Connections that finished their TLS handshake, for `axum::serve`. Handshakes run apart from
+/// the accepting, so one slow or silent client does not hold up the rest.
+pub struct TlsListener {
+    ready: tokio::sync::mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl TlsListener {
+    /// Must be called within the runtime.
+    pub fn new(tcp: TcpListener, acceptor: TlsAcceptor) -> std::io::Result<Self> {
+        let local = tcp.local_addr()?;
+        let (tx, ready) = tokio::sync::mpsc::channel(HANDSHAKES_AT_ONCE);
+        let slots = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES_AT_ONCE));
+        tokio::spawn(async move {
+            loop {
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    return;
+                };
+                let (stream, peer) = match tcp.accept().await {
+                    Ok(accepted) => accepted,
+                    // Out of descriptors and the like: pass, as axum's own listener does.
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let handshake = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(stream));
+                    // A client that is no TLS client (or gives up) is simply dropped.
+                    if let Ok(Ok(tls)) = handshake.await {
+                        drop(slot);
+                        let _ = tx.send((tls, peer)).await;
+                    }
+                });
+            }
+        });
+        Ok(TlsListener { ready, local })
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.ready.recv().await {
+            Some(accepted) => accepted,
+            // The accepting task ends only with the runtime, and this with it.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}
