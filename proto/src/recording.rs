@@ -56,6 +56,18 @@ pub enum RecordingError {
     BadHeader { path: PathBuf, reason: String },
 }
 
+/// The header of a recording of `handshake`'s session, written now by `memcity <command>`
+/// (`record`, `view --record`, and the page's stream from `serve` and the agent).
+pub fn header(handshake: &crate::v1::Handshake, command: &str) -> crate::v1::RecordingHeader {
+    crate::v1::RecordingHeader {
+        handshake: Some(handshake.clone()),
+        writer: format!("memcity {command} {}", env!("CARGO_PKG_VERSION")),
+        recorded_at_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+    }
+}
+
 /// Writes a recording. Used by the agent (`record=`) and by `memcity record`.
 pub struct RecordingWriter<W: Write> {
     out: W,

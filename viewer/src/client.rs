@@ -155,21 +155,6 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
     }
 }
 
-/// The header of a recording of `handshake`'s session, written now by `memcity <command>` (the
-/// same for `record`, `view --record` and `serve`'s stream).
-pub fn recording_header(
-    handshake: &memcity_proto::v1::Handshake,
-    command: &str,
-) -> memcity_proto::v1::RecordingHeader {
-    memcity_proto::v1::RecordingHeader {
-        handshake: Some(handshake.clone()),
-        writer: format!("memcity {command} {}", env!("CARGO_PKG_VERSION")),
-        recorded_at_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

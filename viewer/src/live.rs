@@ -170,7 +170,7 @@ mod net {
                     match &event {
                         Event::Session => {
                             if let (Some(path), Some(h)) = (&record, &handshake) {
-                                let header = client::recording_header(h, "view");
+                                let header = memcity_proto::recording::header(h, "view");
                                 match RecordingWriter::create(path, &header) {
                                     Ok(w) => recorder = Some(w),
                                     Err(e) => {

@@ -68,7 +68,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
     if let Some(hint) = version_mismatch_hint(handshake.protocol_version) {
         anyhow::bail!(hint);
     }
-    let header = client::recording_header(&handshake, "record");
+    let header = memcity_proto::recording::header(&handshake, "record");
     let mut writer = RecordingWriter::create(&options.output, &header)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
     let progress = options.progress && std::io::stderr().is_terminal();

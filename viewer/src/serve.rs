@@ -8,11 +8,8 @@
 //! Each page gets its own subscription to the agent; when the agent goes, the socket closes with
 //! the reason and the page reconnects (with backoff) until the agent is back.
 //!
-//! Everything served needs the token printed in the URL (`access.rs`); a bind other than
-//! loopback needs TLS (`tls.rs`), as the agent's port does.
-
-mod access;
-mod tls;
+//! Everything served needs the token printed in the URL; a bind other than loopback needs TLS,
+//! as the agent's port does (both in `memcity-page`, which the agent's own page shares).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -20,14 +17,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use memcity_proto::recording::{RecordingReader, RecordingWriter};
-use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
+use memcity_page::{access::Access, file, Page};
+use memcity_proto::recording::RecordingReader;
+use memcity_proto::v1::SubscribeRequest;
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::client;
@@ -55,23 +53,11 @@ pub struct ServeOptions {
     pub web_dir: Option<PathBuf>,
 }
 
-/// The page's files, read once at the start.
-struct Page {
-    index: String,
-    gl_js: Vec<u8>,
-    memcity_js: Vec<u8>,
-    wasm: Vec<u8>,
-}
-
 struct Served {
-    page: Page,
     session: Session,
     /// A folder's JSON files, '/'-separated below it: all the page may ask for.
     folder_files: Vec<String>,
 }
-
-/// Files the page needs, as `scripts/build-web.sh` leaves them.
-const PAGE_FILES: [&str; 4] = ["index.html", "gl.js", "memcity.js", "memcity-web.wasm"];
 
 /// Where the page's files are: `MEMCITY_WEB`, else `web/` beside this executable or one level up
 /// (`target/web` for `target/{debug,release}/memcity`).
@@ -95,22 +81,11 @@ pub fn web_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
             dirs
         }
     };
-    for dir in &candidates {
-        if PAGE_FILES.iter().all(|f| dir.join(f).is_file()) {
-            return Ok(dir.clone());
-        }
-    }
-    let looked = candidates
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    anyhow::bail!(
-        "the web page's files are not built (looked for {} in: {looked}). Build them with scripts/build-web.sh \
-         (it needs the wasm32-unknown-unknown target: rustup target add wasm32-unknown-unknown), or point MEMCITY_WEB at them; \
-         `memcity view` and `memcity replay` show the same city in a window",
-        PAGE_FILES.join(", ")
-    )
+    memcity_page::find_web_dir(&candidates).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}, or point MEMCITY_WEB at them; `memcity view` and `memcity replay` show the same city in a window"
+        )
+    })
 }
 
 /// What the page calls a folder: its own name (`.` and `..` resolved first).
@@ -154,13 +129,9 @@ fn json_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
-fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
-    let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .with_context(|| format!("cannot read {}", dir.join(name).display()))
-    };
-    let index = String::from_utf8(read("index.html")?).context("index.html is not UTF-8")?;
-    let config = match session {
+/// What the page is told to show (`memcity_config`, viewer/web/memcity.js).
+fn page_config(session: &Session) -> serde_json::Value {
+    match session {
         Session::Recording(path) => serde_json::json!({
             "kind": "recording",
             "url": "session.mcrec",
@@ -172,20 +143,7 @@ fn read_page(dir: &Path, session: &Session) -> anyhow::Result<Page> {
             "name": folder_name(path),
         }),
         Session::Live(_) => serde_json::json!({ "kind": "live", "url": "stream" }),
-    };
-    // `</` cannot appear in JSON that serde writes for these values except inside a name; escape
-    // it so a file name cannot end the script element.
-    let config = config.to_string().replace("</", "<\\/");
-    let index = index.replace(
-        "<!--memcity-config-->",
-        &format!("<script>var memcity_config = {config};</script>"),
-    );
-    Ok(Page {
-        index,
-        gl_js: read("gl.js")?,
-        memcity_js: read("memcity.js")?,
-        wasm: read("memcity-web.wasm")?,
-    })
+    }
 }
 
 /// Serves until the process is stopped. Prints the URL to open on stdout.
@@ -200,7 +158,10 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         );
     }
     let acceptor = match &options.tls {
-        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        Some((cert, key)) => Some(
+            memcity_page::tls::acceptor(cert, key, "--tls-cert", "--tls-key")
+                .map_err(anyhow::Error::msg)?,
+        ),
         None => None,
     };
     let what = match &options.session {
@@ -232,23 +193,19 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             .with_context(|| format!("cannot list the files of {}", path.display()))?,
         _ => Vec::new(),
     };
+    let page = Page::read(&dir, &page_config(&options.session)).map_err(anyhow::Error::msg)?;
     let served = Arc::new(Served {
-        page: read_page(&dir, &options.session)?,
         session: options.session,
         folder_files,
     });
     let token = memcity_proto::registry::new_token().context("cannot make an access token")?;
     let routes = Router::new()
-        .route("/", get(index))
-        .route("/index.html", get(index))
-        .route("/gl.js", get(gl_js))
-        .route("/memcity.js", get(memcity_js))
-        .route("/memcity-web.wasm", get(wasm))
         .route("/session.mcrec", get(recording))
         .route("/folder", get(folder))
         .route("/folder/{*path}", get(folder_file))
         .route("/stream", get(stream))
-        .with_state(served);
+        .with_state(served)
+        .merge(page.routes());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -260,11 +217,13 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr} (--port 0 takes a free port)"))?;
         let addr = listener.local_addr()?;
-        let access = Arc::new(access::Access::new(token, addr.port(), acceptor.is_some()));
-        let app = routes.layer(axum::middleware::from_fn_with_state(
-            access.clone(),
-            access::guard,
+        let access = Arc::new(Access::new(
+            token,
+            addr.port(),
+            acceptor.is_some(),
+            "open the whole URL memcity serve printed (it ends in ?token=...)".into(),
         ));
+        let app = memcity_page::guarded(routes, access.clone());
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         if !addr.ip().is_loopback() && acceptor.is_none() {
             eprintln!(
@@ -275,47 +234,10 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
             access.query()
         );
-        match acceptor {
-            Some(acceptor) => axum::serve(tls::TlsListener::new(listener, acceptor)?, app)
-                .await
-                .context("the server stopped"),
-            None => axum::serve(listener, app)
-                .await
-                .context("the server stopped"),
-        }
+        memcity_page::run(listener, acceptor, app)
+            .await
+            .context("the server stopped")
     })
-}
-
-fn file(content_type: &'static str, body: Vec<u8>) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, content_type),
-            // The page and viewer change with memcity: never a stale cached copy.
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body,
-    )
-        .into_response()
-}
-
-async fn index(State(s): State<Arc<Served>>) -> Response {
-    file(
-        "text/html; charset=utf-8",
-        s.page.index.clone().into_bytes(),
-    )
-}
-
-async fn gl_js(State(s): State<Arc<Served>>) -> Response {
-    file("text/javascript", s.page.gl_js.clone())
-}
-
-async fn memcity_js(State(s): State<Arc<Served>>) -> Response {
-    file("text/javascript", s.page.memcity_js.clone())
-}
-
-async fn wasm(State(s): State<Arc<Served>>) -> Response {
-    // `application/wasm` lets the browser compile while it downloads.
-    file("application/wasm", s.page.wasm.clone())
 }
 
 async fn recording(State(s): State<Arc<Served>>) -> Response {
@@ -384,70 +306,26 @@ async fn stream(ws: WebSocketUpgrade, State(s): State<Arc<Served>>) -> Response 
     ws.on_upgrade(move |socket| relay(socket, addr))
 }
 
-/// Longest reason a WebSocket close frame carries (125 bytes of payload, 2 for the code).
-const CLOSE_REASON_BYTES: usize = 123;
-
-/// Relays one page's session, then closes its socket saying why.
-async fn relay(mut socket: WebSocket, addr: Option<String>) {
-    let why = match relay_session(&mut socket, addr).await {
-        Ok(why) | Err(why) => why,
+/// Subscribes to the agent for one page and passes on what arrives.
+async fn relay(socket: axum::extract::ws::WebSocket, addr: Option<String>) {
+    let subscribed = async {
+        let mut client = client::connect(addr.as_deref(), Duration::from_secs(2)).await?;
+        let stream = client
+            .subscribe(SubscribeRequest {
+                protocol_version: PROTOCOL_VERSION,
+                client: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
+            })
+            .await
+            .map_err(|s| s.message().to_string())?
+            .into_inner();
+        Ok::<_, String>(stream)
     };
-    let mut end = CLOSE_REASON_BYTES.min(why.len());
-    while !why.is_char_boundary(end) {
-        end -= 1;
-    }
-    let _ = socket
-        .send(Message::Close(Some(CloseFrame {
-            // 1011: the server met a condition that ends the connection (the agent went).
-            code: 1011,
-            reason: why[..end].into(),
-        })))
-        .await;
-}
-
-/// Subscribes to the agent and sends the page what arrives, as recording bytes. Returns why it
-/// stopped.
-async fn relay_session(socket: &mut WebSocket, addr: Option<String>) -> Result<String, String> {
-    let mut client = client::connect(addr.as_deref(), Duration::from_secs(2)).await?;
-    let mut stream = client
-        .subscribe(SubscribeRequest {
-            protocol_version: PROTOCOL_VERSION,
-            client: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
-        })
-        .await
-        .map_err(|s| s.message().to_string())?
-        .into_inner();
-    let mut writer: Option<RecordingWriter<Vec<u8>>> = None;
-    loop {
-        tokio::select! {
-            message = stream.message() => {
-                let message = match message {
-                    Ok(Some(m)) => m,
-                    Ok(None) => return Err("the agent closed the stream".into()),
-                    Err(s) => return Err(s.message().to_string()),
-                };
-                let written = match (&mut writer, &message.kind) {
-                    (None, Some(Kind::Handshake(h))) => {
-                        let header = client::recording_header(h, "serve");
-                        RecordingWriter::new(Vec::new(), &header).map(|w| writer.insert(w))
-                    }
-                    // Nothing to hang a message on before the handshake.
-                    (None, _) => continue,
-                    (Some(w), _) => w.write(&message).map(|()| w),
-                };
-                let w = written.map_err(|e| format!("cannot encode the stream: {e}"))?;
-                let bytes = std::mem::take(w.get_mut());
-                if socket.send(Message::Binary(bytes.into())).await.is_err() {
-                    return Ok("the page left".into());
-                }
-                if let Some(Kind::End(end)) = &message.kind {
-                    return Ok(format!("the session ended ({})", end.reason));
-                }
-            }
-            incoming = socket.recv() => match incoming {
-                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return Ok("the page left".into()),
-                Some(Ok(_)) => {} // the page sends nothing else
-            },
-        }
-    }
+    let messages: std::pin::Pin<Box<dyn tokio_stream::Stream<Item = _> + Send>> =
+        match subscribed.await {
+            Ok(stream) => Box::pin(tokio_stream::StreamExt::map(stream, |m| {
+                m.map_err(|s| s.message().to_string())
+            })),
+            Err(why) => Box::pin(tokio_stream::once(Err(why))),
+        };
+    memcity_page::send_stream(socket, messages, "serve").await;
 }

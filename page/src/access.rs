@@ -1,7 +1,8 @@
-//! Who may use what `memcity serve` serves: whoever holds the token it printed in the page's
-//! URL. The page carries the heap's structure and, live, the agent's stream, which the agent
-//! itself gives only to holders of its token; on loopback too, since any local user can reach a
-//! loopback port, and so can a web page the browser visits, through DNS rebinding.
+//! Who may use the page: whoever holds its token (`memcity serve` prints it in the page's URL;
+//! the agent's page takes the agent's own). The page carries the heap's structure and, live, the
+//! agent's stream, which the agent gives only to holders of its token; on loopback too, since
+//! any local user can reach a loopback port, and so can a web page the browser visits, through
+//! DNS rebinding.
 //!
 //! The URL's `?token=` is traded at once for a cookie scoped to this port (cookies ignore ports,
 //! and two `serve`s on one host must not overwrite each other's), and the browser is sent back
@@ -16,6 +17,8 @@ use std::sync::Arc;
 
 pub struct Access {
     token: String,
+    /// Where the refused are told to find the token.
+    hint: String,
     cookie: String,
     /// Served over TLS: the cookie is then never sent in clear.
     secure: bool,
@@ -34,9 +37,12 @@ pub enum Decision {
 }
 
 impl Access {
-    pub fn new(token: String, port: u16, secure: bool) -> Self {
+    /// `hint` tells the refused where the token is, e.g. "open the whole URL memcity serve
+    /// printed (it ends in ?token=...)".
+    pub fn new(token: String, port: u16, secure: bool, hint: String) -> Self {
         Access {
             token,
+            hint,
             cookie: format!("memcity_token_{port}"),
             secure,
         }
@@ -66,7 +72,7 @@ impl Access {
             if origin_host != host {
                 return Decision::Refuse(
                     StatusCode::FORBIDDEN,
-                    format!("memcity serve: a page from {origin} may not use this one"),
+                    format!("memcity: a page from {origin} may not use this one"),
                 );
             }
         }
@@ -76,7 +82,7 @@ impl Access {
             .find_map(|pair| pair.strip_prefix("token="));
         if let Some(given) = from_url {
             if !self.is_token(given) {
-                return refuse("wrong token");
+                return self.refuse("wrong token");
             }
             let secure = if self.secure { "; Secure" } else { "" };
             return Decision::SetCookie {
@@ -96,19 +102,17 @@ impl Access {
         });
         match bearer.or(cookie) {
             Some(given) if self.is_token(given) => Decision::Pass,
-            Some(_) => refuse("wrong token"),
-            None => refuse("this page needs its token"),
+            Some(_) => self.refuse("wrong token"),
+            None => self.refuse("this page needs its token"),
         }
     }
-}
 
-fn refuse(what: &str) -> Decision {
-    Decision::Refuse(
-        StatusCode::UNAUTHORIZED,
-        format!(
-            "memcity serve: {what}: open the whole URL memcity serve printed (it ends in ?token=...)"
-        ),
-    )
+    fn refuse(&self, what: &str) -> Decision {
+        Decision::Refuse(
+            StatusCode::UNAUTHORIZED,
+            format!("memcity: {what}: {}", self.hint),
+        )
+    }
 }
 
 /// The router's guard: every request passes [`Access::decide`].
@@ -142,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_token_in_the_url_becomes_a_cookie_for_this_port_and_leaves_the_address_bar() {
-        let access = Access::new(TOKEN.into(), 8080, false);
+        let access = Access::new(TOKEN.into(), 8080, false, "add ?token=".into());
         assert_eq!(access.query(), format!("?token={TOKEN}"));
         let decision = access.decide("/", Some(&format!("token={TOKEN}")), &HeaderMap::new());
         assert_eq!(
@@ -152,7 +156,7 @@ mod tests {
                 cookie: format!("memcity_token_8080={TOKEN}; Path=/; HttpOnly; SameSite=Strict"),
             }
         );
-        let tls = Access::new(TOKEN.into(), 443, true);
+        let tls = Access::new(TOKEN.into(), 443, true, "add ?token=".into());
         let Decision::SetCookie { cookie, .. } =
             tls.decide("/", Some(&format!("a=1&token={TOKEN}")), &HeaderMap::new())
         else {
@@ -163,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_cookie_or_a_bearer_token_passes_and_nothing_else_does() {
-        let access = Access::new(TOKEN.into(), 8080, false);
+        let access = Access::new(TOKEN.into(), 8080, false, "add ?token=".into());
         let cookie = headers(&[(
             header::COOKIE,
             &format!("other=1; memcity_token_8080={TOKEN}"),
@@ -198,7 +202,7 @@ mod tests {
 
     #[test]
     fn another_sites_page_is_refused_even_with_the_cookie() {
-        let access = Access::new(TOKEN.into(), 8080, false);
+        let access = Access::new(TOKEN.into(), 8080, false, "add ?token=".into());
         let cookie = format!("memcity_token_8080={TOKEN}");
         let same = headers(&[
             (header::COOKIE, &cookie),

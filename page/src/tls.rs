@@ -1,12 +1,11 @@
-//! `memcity serve` over TLS, for a bind other than loopback: the certificate and key given
-//! (`--tls-cert`, `--tls-key`, PEM, as the agent's `tls_cert`/`tls_key`).
+//! The page over TLS, for a bind other than loopback: a PEM certificate chain and key (`serve`'s
+//! `--tls-cert`/`--tls-key`, the agent's `tls_cert`/`tls_key`).
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -19,22 +18,31 @@ const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
 /// Handshakes under way at once; further connections wait in the kernel's backlog.
 const HANDSHAKES_AT_ONCE: usize = 32;
 
-/// Reads the certificate chain and key, saying which file is wrong and how.
-pub fn acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
+/// Reads the certificate chain and key; errors say which file is wrong and how, naming them as
+/// `cert_name` and `key_name` (the option that gave them).
+pub fn acceptor(
+    cert: &Path,
+    key: &Path,
+    cert_name: &str,
+    key_name: &str,
+) -> Result<TlsAcceptor, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<_, _>>())
-        .with_context(|| {
+        .map_err(|e| {
             format!(
-                "--tls-cert {}: not a readable PEM certificate chain",
+                "{cert_name} {}: not a readable PEM certificate chain: {e}",
                 cert.display()
             )
         })?;
     if certs.is_empty() {
-        anyhow::bail!("--tls-cert {}: holds no certificate", cert.display());
+        return Err(format!(
+            "{cert_name} {}: holds no certificate",
+            cert.display()
+        ));
     }
-    let key = PrivateKeyDer::from_pem_file(key).with_context(|| {
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
         format!(
-            "--tls-key {}: not a readable PEM private key",
+            "{key_name} {}: not a readable PEM private key: {e}",
             key.display()
         )
     })?;
@@ -42,10 +50,10 @@ pub fn acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
     let config =
         ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
-            .context("TLS setup")?
+            .map_err(|e| format!("TLS setup: {e}"))?
             .with_no_client_auth()
             .with_single_cert(certs, key)
-            .context("--tls-cert and --tls-key do not make a usable pair")?;
+            .map_err(|e| format!("{cert_name} and {key_name} do not make a usable pair: {e}"))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
