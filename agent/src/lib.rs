@@ -18,6 +18,7 @@ mod jvmti;
 mod log;
 mod names;
 mod oom;
+mod page;
 mod paths;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.
 use memcity_proto::options;
@@ -596,6 +597,10 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             agent.options.insecure,
             agent.options.tls.clone(),
             agent.options.portfile.clone(),
+            agent.options.http.map(|port| server::PageOptions {
+                port,
+                web: agent.options.web.clone(),
+            }),
             agent.hub.clone(),
             tx,
         ) {

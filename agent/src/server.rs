@@ -1,14 +1,11 @@
 //! The gRPC server, on its own named thread with its own single-threaded tokio runtime, so
 //! nothing of it runs on the application's threads or the agent's worker.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use memcity_proto::registry;
@@ -18,14 +15,12 @@ use memcity_proto::v1::{
     SubscribeRequest,
 };
 use memcity_proto::{version_mismatch_hint, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
 use tokio_stream::{Stream, StreamExt};
-use tonic::transport::server::{Connected, TcpConnectInfo};
 use tonic::{Request as GrpcRequest, Response, Status};
 
 use crate::hub::Hub;
-use crate::log::{debug, error, info, warning};
+use crate::log::{error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
 
 /// Work the server hands to the agent thread.
@@ -44,13 +39,8 @@ pub const REQUEST_QUEUE: usize = 32;
 /// How long a `RequestSnapshot` call waits for the agent thread.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Connections served at once; more are closed as they arrive. Each one holds a descriptor and
-/// buffers in the JVM's process, so an unbounded number is a way to harm the host.
-pub const MAX_CONNECTIONS: usize = 64;
 /// Live subscriptions served at once (each one queues snapshots for its client).
 pub const MAX_SUBSCRIBERS: usize = 16;
-/// A connection that sends nothing this long after it opened is closed.
-pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(10);
 /// HTTP/2 pings on idle connections, and how long an answer may take before the connection is
 /// closed: a client that connected and went silent does not hold a slot forever.
 const KEEPALIVE: Duration = Duration::from_secs(30);
@@ -160,11 +150,19 @@ impl MemCity for Service {
 
 /// Starts the server thread. Binding happens on that thread; failures are logged there and the
 /// JVM runs on without a server.
+/// The web page to serve beside the gRPC port (`http=`, `web=`).
+pub struct PageOptions {
+    pub port: u16,
+    pub web: Option<std::path::PathBuf>,
+}
+
+#[allow(clippy::too_many_arguments)] // each is one agent option, passed through once
 pub fn spawn(
     addr: SocketAddr,
     insecure: bool,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<std::path::PathBuf>,
+    page: Option<PageOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
 ) -> std::io::Result<ServerHandle> {
@@ -178,6 +176,7 @@ pub fn spawn(
                     insecure,
                     tls,
                     portfile.as_deref(),
+                    page,
                     hub,
                     requests,
                     stopped,
@@ -221,15 +220,18 @@ impl ServerHandle {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // as `spawn`
 fn serve(
     addr: SocketAddr,
     insecure: bool,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<&Path>,
+    page: Option<PageOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
     stopped: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<(), String> {
+    let tls_files = tls.clone();
     let tls = match tls {
         Some((cert, key)) => {
             let read = |path: &Path| {
@@ -267,10 +269,26 @@ fn serve(
         let local = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        // The page is optional: what keeps it from serving is said, and the gRPC port serves on.
+        let page = match page {
+            Some(options) => crate::page::prepare(
+                addr.ip(),
+                options.port,
+                options.web.as_deref(),
+                tls_files.as_ref(),
+                &token,
+                hub.clone(),
+            )
+            .await
+            .map_err(|why| warning!("no web page: {why}"))
+            .ok(),
+            None => None,
+        };
         let registration = registry::Registration {
             pid: std::process::id(),
             port: local.port(),
             token: token.clone(),
+            page: page.as_ref().map(|p| p.url.clone()),
         };
         let registered = registry::register(&registration).map_err(|e| {
             format!("cannot write the access token for local clients: {e}")
@@ -284,6 +302,17 @@ fn serve(
             if tls.is_some() { " with TLS" } else { "" },
             registered.display()
         );
+        if let Some(page) = page {
+            info!(
+                "serving the web page on {} (open the URL `memcity list` shows for this JVM)",
+                page.url
+            );
+            tokio::spawn(async move {
+                if let Err(why) = crate::page::run(page).await {
+                    warning!("{why}; the gRPC port serves on");
+                }
+            });
+        }
         let service = MemCityServer::new(Service {
             hub,
             requests: Mutex::new(requests),
@@ -304,7 +333,10 @@ fn serve(
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
             .add_service(service)
-            .serve_with_incoming(guarded_incoming(listener));
+            .serve_with_incoming(
+                memcity_page::conn::incoming(listener, log_refusal)
+                    .map_err(|e| format!("cannot read the bound address: {e}"))?,
+            );
         // A detach drops the server (and with the runtime every connection): streams to
         // viewers never end by themselves, so a graceful shutdown would wait for them forever.
         tokio::select! {
@@ -359,139 +391,14 @@ impl tonic::service::Interceptor for TokenCheck {
     }
 }
 
-/// Accepts connections up to `MAX_CONNECTIONS` at once, closing the rest as they arrive, and
-/// wraps each so it closes if silent for `FIRST_BYTES_WITHIN`.
-fn guarded_incoming(
-    listener: tokio::net::TcpListener,
-) -> impl Stream<Item = std::io::Result<Guarded>> {
-    let live = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(async move {
-        let mut refused = 0u64;
-        loop {
-            match listener.accept().await {
-                Ok((stream, peer)) => {
-                    if live.load(Ordering::Acquire) >= MAX_CONNECTIONS {
-                        refused += 1;
-                        // Once, then every 1000: a flood must not flood the log either.
-                        if refused % 1000 == 1 {
-                            warning!(
-                                "refused a connection from {peer}: {MAX_CONNECTIONS} are open ({refused} refused so far)"
-                            );
-                        }
-                        drop(stream);
-                        continue;
-                    }
-                    let guarded = Guarded::new(stream, live.clone());
-                    if tx.send(Ok(guarded)).await.is_err() {
-                        break; // the server stopped
-                    }
-                }
-                Err(e) => {
-                    // Out of descriptors, most likely: wait rather than spin.
-                    debug!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    });
-    tokio_stream::wrappers::ReceiverStream::new(rx)
-}
-
-/// A served connection: counted while open, closed if it sends nothing at first.
-pub struct Guarded {
-    inner: tokio::net::TcpStream,
-    live: Arc<AtomicUsize>,
-    /// Until the first bytes arrive.
-    silence: Option<Pin<Box<tokio::time::Sleep>>>,
-}
-
-impl Guarded {
-    fn new(inner: tokio::net::TcpStream, live: Arc<AtomicUsize>) -> Self {
-        live.fetch_add(1, Ordering::AcqRel);
-        Guarded {
-            inner,
-            live,
-            silence: Some(Box::pin(tokio::time::sleep(FIRST_BYTES_WITHIN))),
-        }
-    }
-}
-
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        self.live.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl AsyncRead for Guarded {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                if buf.filled().len() > before {
-                    this.silence = None;
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Pending => {
-                let expired = this
-                    .silence
-                    .as_mut()
-                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
-                if expired {
-                    Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the client sent nothing after connecting",
-                    )))
-                } else {
-                    Poll::Pending
-                }
-            }
-            other => other,
-        }
-    }
-}
-
-impl AsyncWrite for Guarded {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-}
-
-impl Connected for Guarded {
-    type ConnectInfo = TcpConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
+/// A connection closed for the limit (`memcity_page::conn`): said once, then every 1000, so a
+/// flood does not flood the log too.
+pub fn log_refusal(peer: SocketAddr, refused: u64) {
+    if refused % 1000 == 1 {
+        warning!(
+            "refused a connection from {peer}: {} are open ({refused} refused so far)",
+            memcity_page::conn::MAX_CONNECTIONS
+        );
     }
 }
 

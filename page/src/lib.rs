@@ -4,6 +4,7 @@
 //! live session sent to the page as a recording written down as it arrives ([`send_stream`]).
 
 pub mod access;
+pub mod conn;
 pub mod tls;
 
 use std::path::{Path, PathBuf};
@@ -120,15 +121,16 @@ pub fn guarded(app: Router, access: Arc<access::Access>) -> Router {
     app.layer(axum::middleware::from_fn_with_state(access, access::guard))
 }
 
-/// Serves `app` on `listener`, over TLS when `acceptor` is given, until the runtime stops.
+/// Serves `app` on the connections of `incoming` ([`conn::incoming`]), over TLS when `acceptor`
+/// is given, until the runtime stops.
 pub async fn run(
-    listener: tokio::net::TcpListener,
+    incoming: conn::Incoming,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     app: Router,
 ) -> std::io::Result<()> {
     match acceptor {
-        Some(acceptor) => axum::serve(tls::TlsListener::new(listener, acceptor)?, app).await,
-        None => axum::serve(listener, app).await,
+        Some(acceptor) => axum::serve(tls::TlsListener::new(incoming, acceptor), app).await,
+        None => axum::serve(incoming, app).await,
     }
 }
 

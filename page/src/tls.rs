@@ -6,17 +6,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
+use crate::conn::{Guarded, Incoming};
+
 /// A client that has not finished its handshake by then is dropped: it holds a slot.
 const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
-/// Handshakes under way at once; further connections wait in the kernel's backlog.
-const HANDSHAKES_AT_ONCE: usize = 32;
 
 /// Reads the certificate chain and key; errors say which file is wrong and how, naming them as
 /// `cert_name` and `key_name` (the option that gave them).
@@ -58,48 +58,37 @@ pub fn acceptor(
 }
 
 /// Connections that finished their TLS handshake, for `axum::serve`. Handshakes run apart from
-/// the accepting, so one slow or silent client does not hold up the rest.
+/// the accepting, so one slow or silent client does not hold up the rest; the connections
+/// handshaking count against the listener's limit as any other.
 pub struct TlsListener {
-    ready: tokio::sync::mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    ready: tokio::sync::mpsc::Receiver<(TlsStream<Guarded<TcpStream>>, SocketAddr)>,
     local: SocketAddr,
 }
 
 impl TlsListener {
     /// Must be called within the runtime.
-    pub fn new(tcp: TcpListener, acceptor: TlsAcceptor) -> std::io::Result<Self> {
-        let local = tcp.local_addr()?;
-        let (tx, ready) = tokio::sync::mpsc::channel(HANDSHAKES_AT_ONCE);
-        let slots = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES_AT_ONCE));
+    pub fn new(mut incoming: Incoming, acceptor: TlsAcceptor) -> Self {
+        let local = incoming.local_addr();
+        let (tx, ready) = tokio::sync::mpsc::channel(16);
         tokio::spawn(async move {
-            loop {
-                let Ok(slot) = slots.clone().acquire_owned().await else {
-                    return;
-                };
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(accepted) => accepted,
-                    // Out of descriptors and the like: pass, as axum's own listener does.
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
+            while let Some(conn) = incoming.next().await {
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
-                    let handshake = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(stream));
+                    let peer = conn.peer();
+                    let handshake = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(conn));
                     // A client that is no TLS client (or gives up) is simply dropped.
                     if let Ok(Ok(tls)) = handshake.await {
-                        drop(slot);
                         let _ = tx.send((tls, peer)).await;
                     }
                 });
             }
         });
-        Ok(TlsListener { ready, local })
+        TlsListener { ready, local }
     }
 }
 
 impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
+    type Io = TlsStream<Guarded<TcpStream>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {

@@ -170,6 +170,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("bind", "127.0.0.1", "gRPC bind address"),
     (
+        "http",
+        "8081",
+        "also serve the web page (the city in a browser) on this port (0 = a free one; off by default)",
+    ),
+    (
+        "web",
+        "PATH",
+        "the page's files (default: web/ beside libmemcity.so, or one folder up)",
+    ),
+    (
         "tls_cert",
         "PATH",
         "serve over TLS with this PEM certificate (chain); with tls_key",
@@ -277,6 +287,10 @@ pub struct Options {
     pub period: Option<Duration>,
     /// `None`: no gRPC server.
     pub port: Option<u16>,
+    /// The web page's port, beside the gRPC server; `None`: no page.
+    pub http: Option<u16>,
+    /// Where the page's files are; `None`: beside the library.
+    pub web: Option<PathBuf>,
     pub bind: IpAddr,
     /// Serve a non-loopback `bind` without TLS.
     pub insecure: bool,
@@ -306,6 +320,8 @@ impl Default for Options {
             max_pause: DEFAULT_MAX_PAUSE,
             period: Some(DEFAULT_PERIOD),
             port: Some(DEFAULT_PORT),
+            http: None,
+            web: None,
             bind: DEFAULT_BIND.parse().expect("valid default"),
             insecure: false,
             tls: None,
@@ -458,6 +474,18 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     )
                 }
             }
+            "http" => {
+                options.http = if value.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad("expected a port 0-65535 or off".into()))?,
+                    )
+                }
+            }
+            "web" => options.web = Some(non_empty_path(value).map_err(bad)?),
             "bind" => {
                 options.bind = value
                     .parse()
@@ -476,6 +504,12 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             }
             _ => warnings.push(format!("option '{key}' is listed but not handled; ignored")),
         }
+    }
+    if options.http.is_some() && options.port.is_none() {
+        return Err(err(
+            "http serves the page beside the gRPC server, which port=off turns off: drop port=off (or http)"
+                .into(),
+        ));
     }
     options.tls = match (tls_cert, tls_key) {
         (Some(cert), Some(key)) => Some((cert, key)),
@@ -656,6 +690,19 @@ mod tests {
     }
 
     #[test]
+    fn the_page_needs_the_grpc_server() {
+        let (o, _) = parse(Some("http=8081,web=/opt/memcity/web")).unwrap();
+        assert_eq!(o.http, Some(8081));
+        assert_eq!(o.web, Some("/opt/memcity/web".into()));
+        assert_eq!(parse(None).unwrap().0.http, None);
+        assert_eq!(parse(Some("http=off")).unwrap().0.http, None);
+        let e = parse(Some("port=off,http=0")).unwrap_err().to_string();
+        assert!(e.contains("port=off"), "{e}");
+        let e = parse(Some("http=web")).unwrap_err().to_string();
+        assert!(e.contains("expected a port"), "{e}");
+    }
+
+    #[test]
     fn a_certificate_needs_its_key() {
         let e = parse(Some("tls_cert=/tmp/c")).unwrap_err().to_string();
         assert!(e.contains("go together"), "{e}");
@@ -668,7 +715,7 @@ mod tests {
         // Each key the parser accepts must be listed for users (and the README, by a docs test).
         for (key, example, _) in KEYS {
             let value = match *key {
-                "portfile" | "record" | "tls_cert" | "tls_key" => "/tmp/x",
+                "portfile" | "record" | "tls_cert" | "tls_key" | "web" => "/tmp/x",
                 _ => example,
             };
             // The certificate and its key only come together.

@@ -1,7 +1,8 @@
 //! Where a running agent says where it listens and which token it wants, for local clients.
 //!
 //! Each agent writes `<run dir>/<pid>` (mode 0600) in a run directory only its user can enter
-//! (`$TMPDIR/memcity-<uid>`, mode 0700): `pid=`, `port=` and `token=` lines. A client on the same
+//! (`$TMPDIR/memcity-<uid>`, mode 0700): `pid=`, `port=` and `token=` lines, and `page=` (the
+//! agent's web page, without its token) when it serves one. A client on the same
 //! machine and user finds the token for a port by itself; a remote client is given it
 //! (`--token` or `MEMCITY_TOKEN`). The token makes the port useless to other users of the
 //! machine and to anyone on the network who can reach it: heap structure, class and thread
@@ -21,25 +22,33 @@ pub struct Registration {
     pub pid: u32,
     pub port: u16,
     pub token: String,
+    /// The agent's web page (`http=PORT`), e.g. `http://127.0.0.1:8081/`; it takes the token.
+    pub page: Option<String>,
 }
 
 impl Registration {
     fn to_text(&self) -> String {
-        format!(
+        let mut text = format!(
             "pid={}\nport={}\ntoken={}\n",
             self.pid, self.port, self.token
-        )
+        );
+        if let Some(page) = &self.page {
+            text.push_str(&format!("page={page}\n"));
+        }
+        text
     }
 
     fn parse(text: &str) -> Option<Self> {
         let mut pid = None;
         let mut port = None;
         let mut token = None;
+        let mut page = None;
         for line in text.lines() {
             match line.split_once('=') {
                 Some(("pid", v)) => pid = v.trim().parse().ok(),
                 Some(("port", v)) => port = v.trim().parse().ok(),
                 Some(("token", v)) => token = Some(v.trim().to_string()),
+                Some(("page", v)) => page = Some(v.trim().to_string()),
                 _ => {}
             }
         }
@@ -47,7 +56,15 @@ impl Registration {
             pid: pid?,
             port: port?,
             token: token.filter(|t| !t.is_empty())?,
+            page: page.filter(|p| !p.is_empty()),
         })
+    }
+
+    /// The page's address with its token, to open in a browser.
+    pub fn page_url(&self) -> Option<String> {
+        self.page
+            .as_ref()
+            .map(|page| format!("{page}?token={}", self.token))
     }
 }
 
@@ -170,12 +187,19 @@ mod tests {
 
     #[test]
     fn registrations_round_trip_and_reject_partial_ones() {
-        let r = Registration {
+        let mut r = Registration {
             pid: 42,
             port: 7788,
             token: "00ff".into(),
+            page: None,
         };
-        assert_eq!(Registration::parse(&r.to_text()), Some(r));
+        assert_eq!(Registration::parse(&r.to_text()), Some(r.clone()));
+        r.page = Some("http://127.0.0.1:8081/".into());
+        assert_eq!(Registration::parse(&r.to_text()), Some(r.clone()));
+        assert_eq!(
+            r.page_url().as_deref(),
+            Some("http://127.0.0.1:8081/?token=00ff")
+        );
         assert_eq!(Registration::parse("pid=1\nport=2\n"), None);
         assert_eq!(Registration::parse("pid=1\nport=x\ntoken=a\n"), None);
         assert_eq!(Registration::parse(""), None);

@@ -484,6 +484,80 @@ fn serve_beyond_loopback_speaks_tls() {
     assert_eq!(reports, "", "the viewer stopped");
 }
 
+/// The agent serves the page itself (`http=PORT`): `memcity list` shows its URL with the token,
+/// and the page grows the city of the JVM it is served from. Without its files the agent says
+/// why and its gRPC port serves on.
+#[test]
+fn the_agent_serves_its_own_page() {
+    if !page_ready("agent page") {
+        return;
+    }
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,portfile={},http=0,period=500ms",
+            portfile.display()
+        ))
+        .spawn();
+    wait_for_file(&portfile, Duration::from_secs(30));
+    let out = memcity(&["list"], Duration::from_secs(30));
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let prefix = format!("page of {}: ", app.pid());
+    let line = listing
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("memcity list shows no page for {}: {listing}", app.pid()));
+    assert!(line.ends_with(" (open it in a browser)"), "{line}");
+    let url = line[prefix.len()..].split_whitespace().next().unwrap();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    let port: u16 = url["http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let refused = http_get(port, "/", &[]).expect("an answer");
+    assert_eq!(refused.status, 401);
+    assert!(refused.body.contains("memcity list"), "{}", refused.body);
+
+    let mut browser = Browser::open(url, W, H);
+    browser.wait_for(
+        &format!(
+            "window.memcity_page && memcity_page.pid === {} && memcity_page.snapshots >= 3",
+            app.pid()
+        ),
+        Duration::from_secs(120),
+        "the agent's page grows the city",
+    );
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+    drop(browser);
+    app.kill();
+
+    let portfile = dir.path().join("port2");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,portfile={},http=0,web={}",
+            portfile.display(),
+            dir.path().join("no-page").display()
+        ))
+        .spawn();
+    wait_for_file(&portfile, Duration::from_secs(30));
+    let stderr = app.stderr();
+    assert!(
+        stderr.contains("no web page: the web page's files are not built")
+            && stderr.contains("no-page"),
+        "{stderr}"
+    );
+    app.kill();
+}
+
 /// What `serve` cannot serve is refused before it listens, with what to do instead.
 #[test]
 fn serve_refuses_what_it_cannot_serve_before_listening() {

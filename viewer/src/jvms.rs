@@ -230,6 +230,16 @@ pub fn print_list() {
             jvm.main
         );
     }
+    // The agents' own pages (http=PORT), with their tokens: this user's agents only, as only
+    // this user can read the tokens.
+    let mut pages: Vec<(u32, String)> = memcity_proto::registry::registrations()
+        .into_iter()
+        .filter_map(|r| Some((r.pid, r.page_url()?)))
+        .collect();
+    pages.sort();
+    for (pid, url) in pages {
+        println!("page of {pid}: {url} (open it in a browser)");
+    }
 }
 
 /// The agent options for an attach: checked here (the JVM would only log the error), with a

@@ -234,7 +234,15 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
             access.query()
         );
-        memcity_page::run(listener, acceptor, app)
+        let incoming = memcity_page::conn::incoming(listener, |peer, refused| {
+            if refused % 1000 == 1 {
+                eprintln!(
+                    "memcity: refused a connection from {peer}: {} are open ({refused} refused so far)",
+                    memcity_page::conn::MAX_CONNECTIONS
+                );
+            }
+        })?;
+        memcity_page::run(incoming, acceptor, app)
             .await
             .context("the server stopped")
     })
