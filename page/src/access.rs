@@ -85,8 +85,19 @@ impl Access {
                 return self.refuse("wrong token");
             }
             let secure = if self.secure { "; Secure" } else { "" };
+            // The rest of the query is the page's (the look it asks for): it stays.
+            let rest: Vec<&str> = query
+                .into_iter()
+                .flat_map(|q| q.split('&'))
+                .filter(|pair| !pair.starts_with("token=") && !pair.is_empty())
+                .collect();
+            let location = if rest.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{}", rest.join("&"))
+            };
             return Decision::SetCookie {
-                location: path.to_string(),
+                location,
                 cookie: format!(
                     "{}={}; Path=/; HttpOnly; SameSite=Strict{secure}",
                     self.cookie, self.token
@@ -157,12 +168,15 @@ mod tests {
             }
         );
         let tls = Access::new(TOKEN.into(), 443, true, "add ?token=".into());
-        let Decision::SetCookie { cookie, .. } =
-            tls.decide("/", Some(&format!("a=1&token={TOKEN}")), &HeaderMap::new())
-        else {
+        let Decision::SetCookie { cookie, location } = tls.decide(
+            "/",
+            Some(&format!("view=icicle&token={TOKEN}&bench=3")),
+            &HeaderMap::new(),
+        ) else {
             panic!("the token is found among other parameters");
         };
         assert!(cookie.ends_with("; Secure"), "{cookie}");
+        assert_eq!(location, "/?view=icicle&bench=3", "the page's own parameters stay");
     }
 
     #[test]

@@ -967,6 +967,13 @@ async fn interactive(
 mod page {
     extern "C" {
         fn memcity_drawn(snapshots: u32, pid: u32);
+        fn memcity_bench(ptr: *const u8, len: usize);
+    }
+
+    /// The benchmark's result line (`bench=N` in the page's address), for the page to show.
+    pub fn bench(line: &str) {
+        // SAFETY: the page's function reads `len` bytes at `ptr` at once, while they are alive.
+        unsafe { memcity_bench(line.as_ptr(), line.len()) };
     }
 
     /// A frame was drawn with `snapshots` in the session of the JVM `pid`: the page's signal
@@ -1028,7 +1035,7 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
             window.state.model().nodes().len() - 1
         ),
     };
-    println!(
+    let line = format!(
         "{shapes} {what} at {w}x{h}: {:.1} FPS still ({:.1} ms/frame), {:.1} FPS while stepping in time ({:.1} ms/frame; the step itself {:.2} ms)",
         1.0 / still,
         still * 1e3,
@@ -1036,5 +1043,9 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
         stepping * 1e3,
         step * 1e3
     );
+    #[cfg(target_arch = "wasm32")]
+    page::bench(&line);
+    #[cfg(not(target_arch = "wasm32"))]
+    println!("{line}");
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod client;
 pub mod controls;
 pub mod hud;
 pub mod live;
+pub mod page_look;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod render;

@@ -21,7 +21,14 @@
     drawn: 0,
     errors: [],
     reports: [],
+    // The result of a benchmark asked for with bench=N in the address.
+    bench: null,
+    // Milliseconds from each live message that brought a snapshot to the first frame drawn
+    // with it.
+    latencies: [],
   });
+  // When each live snapshot not drawn yet arrived, oldest first.
+  const arrivals = [];
   const RETRY_START_MS = 500;
   const RETRY_MAX_MS = 5000;
 
@@ -169,7 +176,11 @@
       };
       socket.onmessage = (event) => {
         const bytes = new Uint8Array(event.data);
-        wasm_exports.memcity_frame(give(bytes), bytes.length);
+        const arrived = performance.now();
+        const snapshots = wasm_exports.memcity_frame(give(bytes), bytes.length);
+        for (let i = 0; i < snapshots; i++) {
+          arrivals.push(arrived);
+        }
         page.frames += 1;
       };
       socket.onclose = (event) => {
@@ -247,9 +258,19 @@
     register_plugin: function (importObject) {
       // Each frame the viewer drew, with the snapshots its session holds and its JVM's pid.
       importObject.env.memcity_drawn = function (snapshots, pid) {
+        if (snapshots < page.snapshots) {
+          arrivals.length = 0; // a new session
+        }
+        const drawn = performance.now();
+        for (let shown = page.snapshots; shown < snapshots && arrivals.length > 0; shown++) {
+          page.latencies.push(drawn - arrivals.shift());
+        }
         page.snapshots = snapshots;
         page.pid = pid;
         page.drawn += 1;
+      };
+      importObject.env.memcity_bench = function (ptr, len) {
+        page.bench = new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len));
       };
       // A file the page gave that the viewer could not open: why.
       importObject.env.memcity_refused = function (ptr, len) {
@@ -263,6 +284,9 @@
       };
     },
     on_init: function () {
+      // Before the viewer starts (miniquad calls main after this): the look the address asks for.
+      const [q, qlen] = text(window.location.search);
+      wasm_exports.memcity_look(q, qlen);
       wireFiles();
       if (config.kind === "recording") {
         fetchRecording(config.url, config.name);

@@ -37,9 +37,10 @@ mod page {
     use memcity_city::load;
     use memcity_city::model::CityModel;
     use memcity_proto::recording::{FrameDecoder, FrameError};
-    use memcity_viewer::app::{self, CameraView, Source, ViewKind, WindowOptions};
-    use memcity_viewer::controls::Settings;
+    use memcity_proto::v1::stream_message::Kind;
+    use memcity_viewer::app::{self, CameraView, Source, WindowOptions};
     use memcity_viewer::live::{ends_stream, Event, Sessions, Status};
+    use memcity_viewer::page_look;
 
     /// What the page's calls feed, and the window's end of it.
     struct Feed {
@@ -52,6 +53,8 @@ mod page {
         stopped: bool,
         /// The files of a folder being handed over, by their paths from the folder's name down.
         folder: BTreeMap<PathBuf, Vec<u8>>,
+        /// The page's address's query (`memcity_look`), read when the window starts.
+        query: String,
     }
 
     thread_local! {
@@ -64,6 +67,7 @@ mod page {
                 frames: FrameDecoder::new(),
                 stopped: false,
                 folder: BTreeMap::new(),
+                query: String::new(),
             }
         });
     }
@@ -72,21 +76,26 @@ mod page {
         let Some(events) = FEED.with(|f| f.borrow_mut().window.take()) else {
             return;
         };
+        let query = FEED.with(|f| std::mem::take(&mut f.borrow_mut().query));
+        let (look, problems) = page_look::parse(&query);
+        for problem in problems {
+            send(Event::Refused(format!("warning: {problem}")));
+        }
         let options = WindowOptions {
             camera: CameraView::Overview,
-            view: ViewKind::City,
+            view: look.view,
             at: None,
             screenshot: None,
             exit_after: None,
             wait: std::time::Duration::from_secs(60),
             select: None,
             drill: None,
-            settings: Settings::default(),
+            settings: look.settings,
             settings_open: false,
             scaled: false,
             picks: Vec::new(),
             hud: true,
-            bench_frames: None,
+            bench_frames: look.bench_frames,
             // The canvas decides the size in the browser.
             width: 1280,
             height: 800,
@@ -124,6 +133,18 @@ mod page {
         FEED.with(|f| {
             let _ = f.borrow().events.send(event);
         });
+    }
+
+    /// The page's address's query (`location.search`), handed over before the window starts:
+    /// the look it asks for (`page_look`).
+    ///
+    /// # Safety
+    /// A buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_look(ptr: *mut u8, len: usize) {
+        // SAFETY: per contract.
+        let query = String::from_utf8_lossy(&unsafe { take(ptr, len) }).into_owned();
+        FEED.with(|f| f.borrow_mut().query = query);
     }
 
     /// The plugin's version, checked by miniquad's loader against memcity.js's.
@@ -217,38 +238,45 @@ mod page {
     /// # Safety
     /// A buffer of [`memcity_buffer`], handed over.
     #[no_mangle]
-    pub unsafe extern "C" fn memcity_frame(ptr: *mut u8, len: usize) {
+    ///
+    /// Returns how many snapshots the message brought, so the page can time each from its
+    /// arrival to the frame that first shows it.
+    pub unsafe extern "C" fn memcity_frame(ptr: *mut u8, len: usize) -> u32 {
         // SAFETY: per contract.
         let bytes = unsafe { take(ptr, len) };
         FEED.with(|f| {
             let mut feed = f.borrow_mut();
+            let mut snapshots = 0;
             if feed.stopped {
-                return;
+                return snapshots;
             }
             feed.frames.push(&bytes);
             loop {
                 let message = match feed.frames.next_message() {
                     Ok(Some(message)) => message,
-                    Ok(None) => return,
+                    Ok(None) => return snapshots,
                     Err(e) => {
                         feed.stopped = true;
                         let why = match e {
                             FrameError::Damaged(why) | FrameError::NotARecording(why) => why,
                         };
                         let _ = feed.events.send(Event::Status(Status::Failed(why)));
-                        return;
+                        return snapshots;
                     }
                 };
                 for event in feed.sessions.events(message) {
+                    if let Event::Message(m) = &event {
+                        snapshots += matches!(m.kind, Some(Kind::Snapshot(_))) as u32;
+                    }
                     let last = ends_stream(&event);
                     let _ = feed.events.send(event);
                     if last {
                         feed.stopped = true;
-                        return;
+                        return snapshots;
                     }
                 }
             }
-        });
+        })
     }
 
     /// The socket's state: 0 connecting, 1 open (a fresh stream follows: its preamble first),
