@@ -1,0 +1,111 @@
+//! Times the page in a real headless Chromium (scripts/bench-web.sh): opens URL (a page of
+//! `memcity serve`, with `bench=N` in its address) at WIDTHxHEIGHT and prints the page's own
+//! benchmark line, as `memcity replay --bench-frames N` prints the window's. With `--live N`
+//! instead, waits for N live snapshots and prints the median and worst time from a snapshot's
+//! arrival to its first frame.
+//!
+//! With `--profile`, also prints where the page's main thread spent its time meanwhile (the
+//! DevTools CPU profile's top functions by self time; the GPU process, where software WebGL
+//! draws, is not in it).
+//!
+//! Usage: bench_page URL WIDTHxHEIGHT [--live N] [--profile] [CHROMIUM FLAG...]
+
+use std::time::Duration;
+
+use memcity_e2e::browser::Browser;
+
+/// The profile's functions by self time (samples), top 25.
+fn print_profile(profile: &serde_json::Value) {
+    let nodes = profile["nodes"].as_array().expect("profile nodes");
+    let mut by_name: std::collections::HashMap<String, u64> = Default::default();
+    let mut total = 0;
+    for node in nodes {
+        let hits = node["hitCount"].as_u64().unwrap_or(0);
+        let frame = &node["callFrame"];
+        let name = format!(
+            "{} ({})",
+            frame["functionName"].as_str().unwrap_or("?"),
+            frame["url"]
+                .as_str()
+                .unwrap_or("")
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+        );
+        *by_name.entry(name).or_default() += hits;
+        total += hits;
+    }
+    let mut top: Vec<_> = by_name.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1));
+    for (name, hits) in top.into_iter().take(25) {
+        println!("{:5.1} %  {name}", 100.0 * hits as f64 / total.max(1) as f64);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(url), Some(size)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: bench_page URL WIDTHxHEIGHT [--live N] [CHROMIUM FLAG...]");
+        std::process::exit(2);
+    };
+    let (w, h) = size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+        .expect("a size as WIDTHxHEIGHT");
+    let mut rest = &args[2..];
+    let mut live = None;
+    if rest.first().map(String::as_str) == Some("--live") {
+        live = Some(rest[1].parse::<usize>().expect("--live N: a number of snapshots"));
+        rest = &rest[2..];
+    }
+    let profile = rest.first().map(String::as_str) == Some("--profile");
+    if profile {
+        rest = &rest[1..];
+    }
+    let flags: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let mut browser = Browser::open_with(url, w, h, &flags);
+    if profile {
+        browser.call("Profiler.enable", serde_json::json!({}));
+        browser.call(
+            "Profiler.setSamplingInterval",
+            serde_json::json!({ "interval": 200 }),
+        );
+        browser.call("Profiler.start", serde_json::json!({}));
+    }
+    let result = match live {
+        None => {
+            browser.wait_for(
+                "window.memcity_page && memcity_page.bench !== null",
+                Duration::from_secs(600),
+                "the page's benchmark",
+            );
+            println!("{}", browser.eval("memcity_page.bench").as_str().unwrap());
+        }
+        Some(n) => {
+            browser.wait_for(
+                &format!("window.memcity_page && memcity_page.latencies.length >= {n}"),
+                Duration::from_secs(600),
+                "the live snapshots",
+            );
+            let mut ms: Vec<f64> = browser
+                .eval("memcity_page.latencies")
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_f64())
+                .collect();
+            ms.sort_by(f64::total_cmp);
+            println!(
+                "{} live snapshots: from arrival to the first frame showing it, median {:.1} ms, worst {:.1} ms",
+                ms.len(),
+                ms[ms.len() / 2],
+                ms[ms.len() - 1]
+            );
+        }
+    };
+    if profile {
+        let stopped = browser.call("Profiler.stop", serde_json::json!({}));
+        print_profile(&stopped["profile"]);
+    }
+    result
+}
