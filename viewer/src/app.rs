@@ -20,10 +20,11 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
+pub use crate::controls::ViewKind;
 use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
 use crate::live::{Event, Status};
+pub use crate::state::CameraView;
 use crate::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
-pub use crate::state::{CameraView, ViewKind};
 use crate::views::{self, LabelWish, TimelineLayout};
 
 use crate::hud;

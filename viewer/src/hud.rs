@@ -2,9 +2,8 @@
 //! them means is decided in `memcity_viewer::controls`; this module only paints.
 
 use crate::controls::{
-    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
+    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, ViewKind, SITES_HINT,
 };
-use crate::state::ViewKind;
 use macroquad::prelude::{
     draw_circle, draw_circle_lines, draw_line, draw_rectangle, draw_rectangle_lines, draw_text,
     draw_triangle, measure_text, Color, Vec2,

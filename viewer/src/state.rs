@@ -19,7 +19,7 @@ use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder}
 use memcity_city::units;
 use memcity_proto::v1::stream_message::Kind;
 
-use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport};
+use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport, ViewKind};
 use crate::live::{Event, Status};
 
 /// Side of the city, as the layout makes it.
@@ -37,52 +37,6 @@ const KEY_PAN: f32 = 0.6;
 const CITY_LABELS: usize = 8;
 /// Two clicks on the timeline strip this close (seconds) clear the window.
 const DOUBLE_CLICK: f64 = 0.35;
-
-/// What the main area shows (`--view`, key `V`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
-pub enum ViewKind {
-    /// The 3D memory city
-    #[default]
-    City,
-    /// The grouping tree as an icicle: root on the left, one column per level
-    Icicle,
-    /// The grouping tree as a sunburst: root in the centre, one ring per level
-    Sunburst,
-    /// The heap over time with small icicles of the picked snapshots side by side
-    Timeline,
-}
-
-impl ViewKind {
-    pub const ALL: [ViewKind; 4] = [
-        ViewKind::City,
-        ViewKind::Icicle,
-        ViewKind::Sunburst,
-        ViewKind::Timeline,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            ViewKind::City => "city",
-            ViewKind::Icicle => "icicle",
-            ViewKind::Sunburst => "sunburst",
-            ViewKind::Timeline => "timeline",
-        }
-    }
-
-    fn next(self) -> Self {
-        let i = Self::ALL.iter().position(|&v| v == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
-    }
-
-    /// Views that draw the grouping tree in 2D.
-    pub fn is_tree(self) -> bool {
-        matches!(
-            self,
-            ViewKind::Icicle | ViewKind::Sunburst | ViewKind::Timeline
-        )
-    }
-}
 
 /// The camera a view opens with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
