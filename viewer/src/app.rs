@@ -12,7 +12,7 @@ use macroquad::prelude::{
     clear_background, draw_line, draw_rectangle, draw_rectangle_lines, is_key_down, is_key_pressed,
     is_mouse_button_down, is_mouse_button_pressed, is_mouse_button_released, measure_text,
     mouse_position, mouse_wheel, next_frame, screen_height, screen_width, set_default_camera,
-    Color, Conf, KeyCode, MouseButton,
+    Color, Conf, MouseButton,
 };
 use memcity_city::load;
 use memcity_city::model::{CityModel, NodeId};
@@ -22,9 +22,10 @@ use memcity_city::tree2d::{Icicle, Sunburst};
 
 pub use crate::controls::ViewKind;
 use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
+use crate::keys::{self, key_hints, Action, BINDINGS};
 use crate::live::{Event, Status};
 pub use crate::state::CameraView;
-use crate::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
+use crate::state::{Tree, ViewerState};
 use crate::views::{self, LabelWish, TimelineLayout};
 
 use crate::hud;
@@ -310,19 +311,7 @@ impl Window {
         if self.state.view != ViewKind::City {
             return;
         }
-        let held = is_key_down;
-        let axis = |neg: KeyCode, pos: KeyCode| (held(pos) as i32 - held(neg) as i32) as f32;
-        self.state.hold(
-            Held {
-                yaw: axis(KeyCode::Q, KeyCode::E),
-                pitch: axis(KeyCode::PageDown, KeyCode::PageUp),
-                right: axis(KeyCode::A, KeyCode::D),
-                forward: axis(KeyCode::S, KeyCode::W),
-                zoom: axis(KeyCode::Minus, KeyCode::Equal)
-                    + axis(KeyCode::KpSubtract, KeyCode::KpAdd),
-            },
-            dt,
-        );
+        self.state.hold(keys::held(is_key_down), dt);
     }
 
     /// Mouse: panels first, then the view (the city: drag to orbit, shift-drag or middle-drag to
@@ -332,7 +321,7 @@ impl Window {
         let len = self.state.len();
         let (dx, dy) = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
         self.last_mouse = mouse;
-        let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
+        let shift = keys::shift(is_key_down);
         if is_mouse_button_pressed(MouseButton::Left) {
             let link = screen.details.and_then(|(panel, _)| {
                 let d = self.state.details.as_ref()?;
@@ -931,7 +920,7 @@ async fn interactive(
             eprintln!("memcity: received {} snapshots", window.state.received);
             return Ok(());
         }
-        if is_key_pressed(KeyCode::Escape) {
+        if is_key_pressed(keys::QUIT) {
             return Ok(());
         }
         let size = Size::now();

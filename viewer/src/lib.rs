@@ -11,6 +11,7 @@ pub mod attach;
 pub mod client;
 pub mod controls;
 pub mod hud;
+pub mod keys;
 pub mod live;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;

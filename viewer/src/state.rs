@@ -1,13 +1,13 @@
 //! The viewer without a window: the city and its layout animation, time travel, the camera and
 //! its flights, the selection and its jump, the 2D views' drill-down, the caches of what is drawn,
-//! and the session bookkeeping of a live source. Input arrives as [`Action`]s and the clock as an
-//! argument, so every key binding and every state change is tested with `cargo test`; the window
-//! (`app.rs` in the binary) only turns keys and clicks into actions and draws what is here.
+//! and the session bookkeeping of a live source. Input arrives as [`Action`]s (which key asks for
+//! which is `keys.rs`'s) and the clock as an argument, so every state change is tested with
+//! `cargo test`; the window (`app.rs`) only turns keys and clicks into actions and draws what is
+//! here.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use macroquad::input::KeyCode;
 use memcity_city::camera::OrbitCamera;
 use memcity_city::details::{self, Accuracy, Details};
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
@@ -20,6 +20,7 @@ use memcity_city::units;
 use memcity_proto::v1::stream_message::Kind;
 
 use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport, ViewKind};
+use crate::keys::{Action, Held};
 use crate::live::{Event, Status};
 
 /// Side of the city, as the layout makes it.
@@ -56,117 +57,6 @@ pub fn initial_camera(view: CameraView, tallest: f32) -> OrbitCamera {
         CameraView::Overview => OrbitCamera::framing(CITY_SIZE, tallest),
         CameraView::BirdsEye => OrbitCamera::birds_eye(CITY_SIZE, tallest),
     }
-}
-
-/// Everything a user can ask of the viewer, by key, button or click.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Action {
-    Transport(Transport),
-    ToggleReferences,
-    ToggleSettings,
-    NextSuspect,
-    FlyTrace,
-    Setting(Setting, i32),
-    BirdsEye,
-    Overview,
-    NextView,
-    SetView(ViewKind),
-    /// Heap-scaled 2D views on or off (paper 5.2).
-    ToggleScaled,
-    /// The 2D views' local root one level up (the breadcrumb's last step back).
-    DrillUp,
-    /// Make `node` the 2D views' local root (`ROOT` for the whole heap).
-    DrillTo(NodeId),
-    Select(Option<NodeId>),
-    /// Select `node` and turn toward it.
-    Follow(NodeId),
-    /// The timeline view: show this snapshot's small tree, or stop showing it.
-    TogglePick(usize),
-    /// Compare two points in time: growth and colours from the first picked snapshot to the
-    /// last (with one pick, between it and the current one), shown at the later.
-    ComparePicks,
-    /// Restrict growth and colours to a window of snapshots (`None`: the whole session).
-    SetWindow(Option<Window>),
-    /// A click on the heap strip at snapshot `index`: go there; a double click clears the window.
-    StripClick(usize),
-    Jump(usize),
-}
-
-/// Keys pressed once, and what they do; the hint bar is made from this table so the two
-/// cannot disagree. (Held keys move the camera: [`ViewerState::hold`].)
-pub const BINDINGS: &[(KeyCode, Action, &str)] = &[
-    (
-        KeyCode::Right,
-        Action::Transport(Transport::Forward),
-        "arrows step",
-    ),
-    (KeyCode::Left, Action::Transport(Transport::Back), ""),
-    (
-        KeyCode::Space,
-        Action::Transport(Transport::Play),
-        "space play",
-    ),
-    (KeyCode::Home, Action::Transport(Transport::First), ""),
-    (
-        KeyCode::LeftBracket,
-        Action::Setting(Setting::Period, 1),
-        "[ ] period",
-    ),
-    (
-        KeyCode::RightBracket,
-        Action::Setting(Setting::Period, -1),
-        "",
-    ),
-    (KeyCode::L, Action::Transport(Transport::Live), "L live"),
-    (KeyCode::End, Action::Transport(Transport::Live), ""),
-    (KeyCode::V, Action::NextView, "V view"),
-    (KeyCode::H, Action::ToggleScaled, "H heap-scaled"),
-    (KeyCode::Backspace, Action::DrillUp, "Backspace up"),
-    (KeyCode::B, Action::BirdsEye, "B/C bird's eye/overview"),
-    (KeyCode::C, Action::Overview, ""),
-    (KeyCode::R, Action::ToggleReferences, "R references"),
-    (KeyCode::N, Action::NextSuspect, "N leak suspects"),
-    (KeyCode::F, Action::FlyTrace, "F fly the trace"),
-    (
-        KeyCode::M,
-        Action::Setting(Setting::Metric, 1),
-        "M objects/bytes",
-    ),
-    (KeyCode::G, Action::ComparePicks, "G growth between picks"),
-    (KeyCode::Tab, Action::ToggleSettings, "Tab settings"),
-];
-
-/// The action of a key pressed once, if it has one.
-pub fn key_action(key: KeyCode) -> Option<Action> {
-    BINDINGS.iter().find(|b| b.0 == key).map(|b| b.1)
-}
-
-/// The hint bar: the bound keys, then the mouse and held keys of the view.
-pub fn key_hints(view: ViewKind) -> String {
-    let keys: Vec<&str> = BINDINGS
-        .iter()
-        .map(|b| b.2)
-        .filter(|h| !h.is_empty())
-        .collect();
-    let mouse = match view {
-        ViewKind::City => {
-            "drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt  click select"
-        }
-        ViewKind::Icicle | ViewKind::Sunburst => "click select  double-click drill down",
-        ViewKind::Timeline => "click the chart to pick snapshots  click a tree to open it",
-    };
-    format!("{}  {mouse}", keys.join("  "))
-}
-
-/// Held keys this frame, as axes from -1 to 1: the camera moves while they are down.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Held {
-    pub yaw: f32,
-    pub pitch: f32,
-    pub right: f32,
-    pub forward: f32,
-    /// Positive zooms in.
-    pub zoom: f32,
 }
 
 /// The city being shown, and how it is laid out.
@@ -1186,56 +1076,31 @@ mod tests {
         ViewerState::replay(model(), Settings::default(), None)
     }
 
-    fn press(s: &mut ViewerState, key: KeyCode, now: f64) {
-        let action = key_action(key).unwrap_or_else(|| panic!("{key:?} is not bound"));
-        s.apply(action, now);
-    }
-
     #[test]
-    fn every_binding_is_one_key_and_every_hint_names_a_bound_key() {
-        let mut keys: Vec<String> = BINDINGS.iter().map(|b| format!("{:?}", b.0)).collect();
-        let n = keys.len();
-        keys.sort();
-        keys.dedup();
-        assert_eq!(keys.len(), n, "a key bound twice");
-        let hints = key_hints(ViewKind::City);
-        for hint in [
-            "arrows step",
-            "V view",
-            "H heap-scaled",
-            "Backspace up",
-            "M objects/bytes",
-        ] {
-            assert!(hints.contains(hint), "{hint} missing from {hints}");
-        }
-        assert!(key_hints(ViewKind::Icicle).contains("double-click drill down"));
-    }
-
-    #[test]
-    fn arrows_step_through_time_and_home_end_jump() {
+    fn transport_steps_through_time_and_jumps_to_the_ends() {
         let mut s = state();
         assert_eq!(s.travel.index(), 2);
-        press(&mut s, KeyCode::Left, 0.0);
+        s.apply(Action::Transport(Transport::Back), 0.0);
         assert_eq!(s.travel.index(), 1);
-        press(&mut s, KeyCode::Home, 0.0);
+        s.apply(Action::Transport(Transport::First), 0.0);
         assert_eq!(s.travel.index(), 0);
-        press(&mut s, KeyCode::Right, 0.0);
+        s.apply(Action::Transport(Transport::Forward), 0.0);
         assert_eq!(s.travel.index(), 1);
-        press(&mut s, KeyCode::End, 0.0);
+        s.apply(Action::Transport(Transport::Live), 0.0);
         assert_eq!(s.travel.index(), 2);
         assert!(s.travel.is_live());
-        press(&mut s, KeyCode::Space, 0.0);
+        s.apply(Action::Transport(Transport::Play), 0.0);
         assert!(s.travel.playing);
     }
 
     #[test]
-    fn v_cycles_the_views_and_keeps_the_drill_down() {
+    fn next_view_cycles_the_views_and_keeps_the_drill_down() {
         let mut s = state();
         let node = s.model().find(&["app", "Node"]).unwrap();
         s.apply(Action::DrillTo(node), 0.0);
         let mut seen = vec![s.view];
         for _ in 0..4 {
-            press(&mut s, KeyCode::V, 0.0);
+            s.apply(Action::NextView, 0.0);
             seen.push(s.view);
             assert_eq!(s.drill, node, "the drill-down survives a change of view");
         }
@@ -1263,10 +1128,10 @@ mod tests {
         let crumbs: Vec<String> = s.breadcrumb().into_iter().map(|c| c.1).collect();
         assert_eq!(crumbs, ["Heap", "app", "Node"]);
         assert_eq!(s.partition().root, node);
-        press(&mut s, KeyCode::Backspace, 0.0);
+        s.apply(Action::DrillUp, 0.0);
         assert_eq!(s.breadcrumb().len(), 2);
-        press(&mut s, KeyCode::Backspace, 0.0);
-        press(&mut s, KeyCode::Backspace, 0.0);
+        s.apply(Action::DrillUp, 0.0);
+        s.apply(Action::DrillUp, 0.0);
         assert_eq!(s.drill, ROOT, "up from the heap stays at the heap");
     }
 
@@ -1310,22 +1175,22 @@ mod tests {
     }
 
     #[test]
-    fn heap_scaled_follows_the_key_and_time() {
+    fn heap_scaled_follows_its_toggle_and_time() {
         let mut s = state();
         assert_eq!(s.partition().extent, 1.0);
-        press(&mut s, KeyCode::H, 0.0);
+        s.apply(Action::ToggleScaled, 0.0);
         assert!(s.scaled);
-        press(&mut s, KeyCode::Home, 0.0);
+        s.apply(Action::Transport(Transport::First), 0.0);
         s.advance(10.0);
         // 500 of at most 1,300 objects.
         assert!((s.partition().extent - 500.0 / 1300.0).abs() < 1e-9);
     }
 
     #[test]
-    fn m_switches_the_metric_and_the_order_follows() {
+    fn the_metric_switches_and_the_order_follows() {
         let mut s = state();
         assert_eq!(s.settings.metric, Metric::Objects);
-        press(&mut s, KeyCode::M, 0.0);
+        s.apply(Action::Setting(Setting::Metric, 1), 0.0);
         assert_eq!(s.settings.metric, Metric::Bytes);
         assert_eq!(s.tree_order().metric(), Metric::Bytes);
     }
@@ -1385,20 +1250,20 @@ mod tests {
     }
 
     #[test]
-    fn g_compares_the_picked_snapshots() {
+    fn comparing_picks_sets_the_window_between_them() {
         let mut s = state();
         let before = s.model().window();
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), before, "no pick: unchanged");
         s.apply(Action::TogglePick(0), 0.0);
         s.apply(Action::TogglePick(1), 0.0);
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), Window { start: 0, end: 1 });
         assert_eq!(s.travel.index(), 1, "shown at the later pick");
         // One pick: between it and the snapshot shown.
         s.apply(Action::TogglePick(0), 0.0);
         s.apply(Action::Jump(2), 0.0);
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), Window { start: 1, end: 2 });
         // The growth colours follow: Node grew 400 between snapshots 2 and 3.
         let node = s.model().find(&["app", "Node"]).unwrap();
@@ -1467,7 +1332,7 @@ mod tests {
         let mut s = state();
         s.frame_camera(CameraView::Overview);
         let before = s.camera;
-        press(&mut s, KeyCode::B, 0.0);
+        s.apply(Action::BirdsEye, 0.0);
         assert!(s.flying());
         s.hold(
             Held {
@@ -1493,7 +1358,7 @@ mod tests {
     fn bird_s_eye_flies_and_settles_above_the_city() {
         let mut s = state();
         s.frame_camera(CameraView::Overview);
-        press(&mut s, KeyCode::B, 0.0);
+        s.apply(Action::BirdsEye, 0.0);
         s.advance(0.3);
         assert!(s.flying());
         s.advance(1.0);
@@ -1502,12 +1367,12 @@ mod tests {
     }
 
     #[test]
-    fn r_and_tab_toggle() {
+    fn references_and_settings_toggle() {
         let mut s = state();
-        press(&mut s, KeyCode::R, 0.0);
+        s.apply(Action::ToggleReferences, 0.0);
         assert!(!s.references);
         assert!(!s.view_settings().references);
-        press(&mut s, KeyCode::Tab, 0.0);
+        s.apply(Action::ToggleSettings, 0.0);
         assert!(s.settings_open);
     }
 

@@ -8,7 +8,7 @@ use memcity_city::tree2d::{Icicle, Partition, Sunburst};
 use memcity_city::treemap::Rect;
 
 use crate::controls::{Area, Screen, ViewKind, DETAILS_WIDTH};
-use crate::state::Action;
+use crate::keys::Action;
 
 /// Room above the tree for the breadcrumb of a drill-down.
 pub const CRUMB_HEIGHT: f32 = 24.0;
