@@ -626,7 +626,7 @@ impl Window {
             .iter()
             .filter_map(|&(node, point)| {
                 let (x, y) = self.state.camera.project(point, w, h)?;
-                let text = hud::fit(&crate::state::label(model, node), 240.0, 15.0);
+                let text = hud::fit(&crate::names::label(model, node), 240.0, 15.0);
                 let width = measure_text(&text, None, 15, 1.0).width + 12.0;
                 texts.insert(node, text);
                 Some(LabelWish {

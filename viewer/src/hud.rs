@@ -334,7 +334,7 @@ pub fn details(
                 let title = if d.role == Role::Type {
                     fit_left(&d.name, width - 26.0, 20.0)
                 } else {
-                    fit(&crate::state::short_site(&d.name), width - 26.0, 20.0)
+                    fit(&crate::names::short_site(&d.name), width - 26.0, 20.0)
                 };
                 text(&title, x, base, 20.0, INK)
             }

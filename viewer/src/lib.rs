@@ -13,6 +13,7 @@ pub mod controls;
 pub mod hud;
 pub mod keys;
 pub mod live;
+pub mod names;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod render;

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use memcity_city::camera::OrbitCamera;
 use memcity_city::details::{self, Accuracy, Details};
 use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
-use memcity_city::model::{CityModel, Metric, NodeId, Role, Window, ROOT};
+use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
 use memcity_city::scene::{self, Scene, ViewSettings};
 use memcity_city::suspects::Suspect;
 use memcity_city::timetravel::TimeTravel;
@@ -22,6 +22,7 @@ use memcity_proto::v1::stream_message::Kind;
 use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport, ViewKind};
 use crate::keys::{Action, Held};
 use crate::live::{Event, Status};
+use crate::names::short_type;
 
 /// Side of the city, as the layout makes it.
 pub const CITY_SIZE: f32 = 1000.0;
@@ -211,65 +212,6 @@ pub enum Tree {
 /// Partitions kept: the large view, the global view and the timeline view's trees, so a still
 /// frame partitions nothing (a 50,000-group tree takes milliseconds to cut).
 const PARTITIONS: usize = 16;
-
-/// A type's name without its package, for a one-line list (`java.util.LinkedList$Node` ->
-/// `LinkedList$Node`).
-pub fn short_type(name: &str) -> &str {
-    let base = name.split('[').next().unwrap_or(name);
-    match base.rfind('.') {
-        Some(dot) => &name[dot + 1..],
-        None => name,
-    }
-}
-
-/// A group's name as a label on screen, short enough to read at a glance and telling groups
-/// apart: types without their package (`LinkedList$Node`), allocation sites as their class,
-/// method and line after their type (`byte[] Unsafe.allocateUninitializedArray:1375`), and
-/// other levels as they are.
-pub fn label(model: &CityModel, node: NodeId) -> String {
-    if node == ROOT {
-        return "Heap".into();
-    }
-    let info = model.node(node);
-    if info.role == Role::Type {
-        return short_type(&info.name).to_string();
-    }
-    let Some(of_type) = model
-        .nearest_type(node)
-        .filter(|&t| t != node)
-        .map(|t| short_type(&model.node(t).name))
-    else {
-        return info.name.clone();
-    };
-    format!("{of_type} {}", short_site(&info.name))
-}
-
-/// `java.util.LinkedList.linkLast(LinkedList.java:146)` -> `LinkedList.linkLast:146` (`m()`
-/// without a line); names
-/// that are not frames (`(unsampled)`, a thread) as they are.
-pub fn short_site(name: &str) -> String {
-    let Some((method, rest)) = name.split_once('(') else {
-        return name.to_string();
-    };
-    if method.is_empty() {
-        return name.to_string();
-    }
-    let mut parts = method.rsplitn(3, '.');
-    let (m, class) = (parts.next().unwrap_or(method), parts.next());
-    // A site may be a chain of frames (`a(A.java:1) <- ... <- b(B.java:2)`): the line is the
-    // first frame's.
-    let line = rest
-        .split(')')
-        .next()
-        .unwrap_or("")
-        .rsplit_once(':')
-        .map(|(_, line)| format!(":{line}"))
-        .unwrap_or_else(|| "()".into());
-    match class {
-        Some(class) => format!("{class}.{m}{line}"),
-        None => format!("{m}{line}"),
-    }
-}
 
 pub struct ViewerState {
     pub settings: Settings,
@@ -1291,31 +1233,6 @@ mod tests {
                 assert!((point.y as f64 - roof).abs() < 1e-3, "at the roof");
             }
         }
-    }
-
-    #[test]
-    fn labels_are_short_and_tell_groups_apart() {
-        assert_eq!(
-            short_site("java.util.LinkedList.linkLast(LinkedList.java:146)"),
-            "LinkedList.linkLast:146"
-        );
-        assert_eq!(short_site("Leak.main(Leak.java:33)"), "Leak.main:33");
-        assert_eq!(
-            short_site("java.util.LinkedList.linkLast(LinkedList.java:146) <- ... <- Leak.main(Leak.java:33)"),
-            "LinkedList.linkLast:146"
-        );
-        assert_eq!(short_site("(unsampled)"), "(unsampled)");
-        assert_eq!(short_site("main"), "main");
-        let m = model();
-        let site = m.find(&["app", "Node", "a()"]).unwrap();
-        assert_eq!(label(&m, site), "Node a()");
-        assert_eq!(label(&m, m.find(&["app"]).unwrap()), "app");
-        assert_eq!(label(&m, ROOT), "Heap");
-        assert_eq!(short_type("java.util.LinkedList$Node"), "LinkedList$Node");
-        assert_eq!(
-            short_type("java.util.LinkedList$Node[]"),
-            "LinkedList$Node[]"
-        );
     }
 
     #[test]
