@@ -14,6 +14,7 @@ pub mod hud;
 pub mod keys;
 pub mod live;
 pub mod names;
+pub mod plan;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod render;
