@@ -20,12 +20,13 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
+use crate::caches::Tree;
 pub use crate::controls::ViewKind;
 use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
 use crate::keys::{self, key_hints, Action, BINDINGS};
 use crate::live::{Event, Status};
 pub use crate::state::CameraView;
-use crate::state::{Tree, ViewerState};
+use crate::state::ViewerState;
 use crate::views::{self, LabelWish, TimelineLayout};
 
 use crate::hud;
@@ -279,7 +280,7 @@ impl Window {
             ViewKind::City => {
                 let (w, h) = size.pixels;
                 let (origin, dir) = self.state.camera.ray(pixel.0, pixel.1, w, h);
-                scene::pick(&self.state.scene, origin, dir)
+                scene::pick(self.state.scene(), origin, dir)
             }
             ViewKind::Icicle => {
                 let p = self.state.partition();
@@ -324,7 +325,7 @@ impl Window {
         let shift = keys::shift(is_key_down);
         if is_mouse_button_pressed(MouseButton::Left) {
             let link = screen.details.and_then(|(panel, _)| {
-                let d = self.state.details.as_ref()?;
+                let d = self.state.details()?;
                 link_at(panel, &d.rows, &d.details, mouse.0, mouse.1)
             });
             let crumb = self
@@ -492,8 +493,8 @@ impl Window {
                 window.end + 1
             ));
         }
-        if s.view == ViewKind::City && s.scene.hidden > 0 {
-            line.push_str(&format!(" | {} small groups hidden", s.scene.hidden));
+        if s.view == ViewKind::City && s.scene().hidden > 0 {
+            line.push_str(&format!(" | {} small groups hidden", s.scene().hidden));
         }
         if s.live {
             line.push_str(&format!(
@@ -528,7 +529,7 @@ impl Window {
                     lift: self.state.lift(now()),
                     hovered,
                 };
-                renderer.draw(&self.state.scene, &self.state.camera, view);
+                renderer.draw(self.state.scene(), &self.state.camera, view);
                 render::hud_camera(size.w, size.h);
             }
             ViewKind::Icicle | ViewKind::Sunburst => {
@@ -733,7 +734,7 @@ impl Window {
             hud::text(note, 8.0, 46.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
         }
         hud::views(screen, self.state.view, mouse);
-        if let (Some(d), Some((area, close))) = (&self.state.details, screen.details) {
+        if let (Some(d), Some((area, close))) = (self.state.details(), screen.details) {
             hud::details(
                 area,
                 close,
@@ -986,7 +987,7 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
         still.push(now() - start);
     }
     let shapes = match window.state.view {
-        ViewKind::City => window.state.scene.buildings.len(),
+        ViewKind::City => window.state.scene().buildings.len(),
         _ => window.state.partition().cells.len(),
     };
     let mut stepping = Vec::with_capacity(n);

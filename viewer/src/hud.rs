@@ -478,7 +478,7 @@ pub fn details(
 pub fn suspects(
     area: Area,
     rows: &[Area],
-    lines: &[crate::state::SuspectLine],
+    lines: &[crate::caches::SuspectLine],
     selected: Option<memcity_city::model::NodeId>,
     mouse: (f32, f32),
 ) {

@@ -7,6 +7,7 @@
 pub mod app;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod attach;
+pub mod caches;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod client;
 pub mod controls;

@@ -1,26 +1,22 @@
-//! The viewer without a window: the city and its layout animation, time travel, the camera and
-//! its flights, the selection and its jump, the 2D views' drill-down, the caches of what is drawn,
-//! and the session bookkeeping of a live source. Input arrives as [`Action`]s (which key asks for
-//! which is `keys.rs`'s) and the clock as an argument, so every state change is tested with
-//! `cargo test`; the window (`app.rs`) only turns keys and clicks into actions and draws what is
-//! here.
-
-use std::collections::HashSet;
+//! The viewer without a window: where the user is and what arrived. Navigation: time travel,
+//! the camera and its flights, the selection and its jump, the view and the 2D views'
+//! drill-down. Live state: the city (`plan.rs`) and the session bookkeeping of a live source.
+//! What is made from these to be drawn (the scene, the panels, the partitions) is kept in
+//! `caches.rs`. Input arrives as [`Action`]s (which key asks for which is `keys.rs`'s) and the
+//! clock as an argument, so every state change is tested with `cargo test`; the window
+//! (`app.rs`) only turns keys and clicks into actions and draws what is here.
 
 use memcity_city::camera::OrbitCamera;
-use memcity_city::details::{self, Accuracy, Details};
-use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
-use memcity_city::scene::{self, Scene, ViewSettings};
-use memcity_city::suspects::Suspect;
+use memcity_city::model::{CityModel, NodeId, Window, ROOT};
+use memcity_city::scene::{Scene, ViewSettings};
 use memcity_city::timetravel::TimeTravel;
-use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
-use memcity_city::units;
+use memcity_city::tree2d::{Partition, TreeOrder};
 use memcity_proto::v1::stream_message::Kind;
 
-use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport, ViewKind};
+use crate::caches::{Caches, DetailsPanel, Shown, SuspectLine, Tree};
+use crate::controls::{Setting, Settings, Transport, ViewKind};
 use crate::keys::{Action, Held};
 use crate::live::{Event, Status};
-use crate::names::short_type;
 use crate::plan::City;
 
 /// Side of the city, as the layout makes it.
@@ -32,8 +28,6 @@ const JUMP_SECONDS: f64 = 0.45;
 /// Camera speeds for held keys: radians and city sizes per second.
 const KEY_ORBIT: f32 = 1.4;
 const KEY_PAN: f32 = 0.6;
-/// Buildings the city names (and half as many top-level districts), tallest first.
-const CITY_LABELS: usize = 8;
 /// Two clicks on the timeline strip this close (seconds) clear the window.
 const DOUBLE_CLICK: f64 = 0.35;
 
@@ -56,79 +50,6 @@ pub fn initial_camera(view: CameraView, tallest: f32) -> OrbitCamera {
         CameraView::BirdsEye => OrbitCamera::birds_eye(CITY_SIZE, tallest),
     }
 }
-
-/// What a scene depends on: the scene is rebuilt only when one of these changes, so a still city
-/// costs no scene work per frame.
-#[derive(Debug, Clone, PartialEq)]
-struct SceneKey {
-    t: f64,
-    len: usize,
-    window: Window,
-    view: ViewSettings,
-    selected: Option<NodeId>,
-    plan: u64,
-    animation: Option<f64>,
-}
-
-/// One line of the leak-suspects list.
-pub struct SuspectLine {
-    pub text: String,
-    /// The growing type's node, to select when the line is clicked.
-    pub node: Option<NodeId>,
-}
-
-/// The window's leak suspects, computed once per session length and window for the list and
-/// the details panel alike (the search scans every type over the window: not per frame).
-struct SuspectsCache {
-    key: (usize, Window),
-    all: Vec<Suspect>,
-    lines: Vec<SuspectLine>,
-}
-
-type DetailsKey = (NodeId, usize, Metric, Window, usize);
-
-/// The selected group's details as the panel shows them, and what they were computed for.
-pub struct DetailsPanel {
-    key: DetailsKey,
-    pub details: Details,
-    pub accuracy: Accuracy,
-    pub rows: Vec<DetailsRow>,
-    /// The panel's height with every row.
-    pub height: f32,
-}
-
-/// What the 2D views' fixed sibling order depends on: recomputed when one changes.
-type OrderKey = (usize, Window, Metric, SortBy);
-
-/// What a 2D partition depends on.
-#[derive(Debug, Clone, PartialEq)]
-struct PartitionKey {
-    order: OrderKey,
-    tree: Tree,
-    /// The time shown, for the trees that follow it (0 for `Tree::At`, which names its own).
-    now: f64,
-    drill: NodeId,
-    selected: Option<NodeId>,
-    color: bool,
-    doubt: bool,
-    opacity: memcity_city::mapping::Opacity,
-}
-
-/// Which partition a 2D view draws.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tree {
-    /// The large view: below the local root, at the time shown, heap-scaled as set.
-    Main,
-    /// Below the local root at fractional time `t`, leaving out cells thinner than `min_span`
-    /// of the extent (a small tree cannot show them): the timeline view's trees.
-    At { t: f64, scaled: bool, min_span: f64 },
-    /// The whole heap at the time shown, the drill-down's branch solid: the global view.
-    Global { min_span: f64 },
-}
-
-/// Partitions kept: the large view, the global view and the timeline view's trees, so a still
-/// frame partitions nothing (a 50,000-group tree takes milliseconds to cut).
-const PARTITIONS: usize = 16;
 
 pub struct ViewerState {
     pub settings: Settings,
@@ -162,23 +83,9 @@ pub struct ViewerState {
     pub overhead: f64,
     pub notes: Vec<String>,
     last_strip_click: f64,
-    /// Bumped whenever the plan changes outside an animation (a new session, a new model).
-    plan_version: u64,
-    pub scene: Scene,
-    scene_key: Option<SceneKey>,
-    pub details: Option<DetailsPanel>,
-    suspects: Option<SuspectsCache>,
-    order: Option<(OrderKey, TreeOrder)>,
-    /// The opacity rule's solid nodes, and the session length, window, metric and rule they
-    /// are of.
-    solid: Option<(SolidKey, HashSet<NodeId>)>,
-    /// Partitions last made, the newest last.
-    partitions: Vec<(PartitionKey, Partition)>,
-    /// What the city names, as of the scene (see `label_points`).
-    labels: Vec<(NodeId, glam::Vec3)>,
+    /// What is made from the rest and kept while it stands: scene, panels, partitions.
+    caches: Caches,
 }
-
-type SolidKey = (usize, Window, Metric, memcity_city::mapping::Opacity);
 
 impl ViewerState {
     /// A replay of a whole session, at snapshot `at` (the newest when `None`), arrived there
@@ -229,15 +136,7 @@ impl ViewerState {
             overhead: 0.0,
             notes: Vec::new(),
             last_strip_click: f64::NEG_INFINITY,
-            plan_version: 0,
-            scene: Scene::default(),
-            scene_key: None,
-            details: None,
-            suspects: None,
-            order: None,
-            solid: None,
-            partitions: Vec::new(),
-            labels: Vec::new(),
+            caches: Caches::default(),
         }
     }
 
@@ -277,11 +176,11 @@ impl ViewerState {
             Action::Setting(setting, dir) => self.apply_setting(setting, dir),
             Action::BirdsEye => self.fly_to(initial_camera(
                 CameraView::BirdsEye,
-                self.scene.tallest() as f32,
+                self.scene().tallest() as f32,
             )),
             Action::Overview => self.fly_to(initial_camera(
                 CameraView::Overview,
-                self.scene.tallest() as f32,
+                self.scene().tallest() as f32,
             )),
             Action::NextView => self.view = self.view.next(),
             Action::SetView(view) => self.view = view,
@@ -378,7 +277,7 @@ impl ViewerState {
     /// Places the camera for the city as it now stands (first snapshot, screenshots).
     pub fn frame_camera(&mut self, view: CameraView) {
         self.refresh_scene();
-        self.camera = initial_camera(view, self.scene.tallest() as f32);
+        self.camera = initial_camera(view, self.scene().tallest() as f32);
         self.flight = None;
         self.framed = true;
     }
@@ -426,7 +325,7 @@ impl ViewerState {
     /// Memory Cities paper's future-work animation).
     fn tour_trace(&mut self) {
         self.refresh_scene();
-        if let Some(trace) = &self.scene.trace {
+        if let Some(trace) = &self.scene().trace {
             // Popped from the end: the root's stop goes first in the list, so it comes last.
             self.tour = trace.stops.clone();
         }
@@ -450,14 +349,14 @@ impl ViewerState {
             return;
         }
         self.refresh_scene();
-        let center = self
-            .scene
+        let scene = self.scene();
+        let center = scene
             .buildings
             .iter()
             .find(|b| b.node == node)
             .map(|b| b.bounds())
             .or_else(|| {
-                self.scene
+                scene
                     .districts
                     .iter()
                     .find(|d| d.node == node)
@@ -495,7 +394,7 @@ impl ViewerState {
             return 0.0;
         }
         let height = self
-            .scene
+            .scene()
             .buildings
             .iter()
             .find(|b| b.node == node)
@@ -521,7 +420,7 @@ impl ViewerState {
                 self.selected = None;
                 self.drill = ROOT;
                 self.picks.clear();
-                self.plan_version += 1;
+                self.caches.plan_changed();
             }
             Event::RecordingFailed(why) | Event::Refused(why) => self.notes.push(why),
             Event::Open(model) => {
@@ -559,37 +458,6 @@ impl ViewerState {
         Ok(())
     }
 
-    /// The selected group's details (recomputed when the selection, time, metric or window
-    /// change), and the panel height they want.
-    pub fn refresh_details(&mut self) -> Option<f32> {
-        let Some(node) = self.selected else {
-            self.details = None;
-            return None;
-        };
-        let key = (
-            node,
-            self.travel.index(),
-            self.settings.metric,
-            self.city.model.window(),
-            self.city.model.len(),
-        );
-        if self.details.as_ref().map(|d| &d.key) != Some(&key) {
-            self.suspect_lines();
-            let suspects = self.suspects.as_ref().map_or(&[][..], |c| &c.all);
-            let d = details::details(&self.city.model, node, key.1, key.2, suspects);
-            let accuracy = details::accuracy(&self.city.model, node, key.1);
-            let (rows, height) = details_rows(&d);
-            self.details = Some(DetailsPanel {
-                key,
-                details: d,
-                accuracy,
-                rows,
-                height,
-            });
-        }
-        self.details.as_ref().map(|d| d.height)
-    }
-
     /// Where the panels and controls sit in a `w` x `h` window as things stand (the details
     /// panel's height follows the selection, the suspects list the session).
     pub fn screen(&mut self, w: f32, h: f32) -> crate::controls::Screen {
@@ -603,264 +471,74 @@ impl ViewerState {
         }
     }
 
-    /// The leak suspects of the window, one line each (recomputed when the session or the
-    /// window changed).
-    pub fn suspect_lines(&mut self) -> &[SuspectLine] {
-        let key = (self.city.model.len(), self.city.model.window());
-        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
-            let model = &self.city.model;
-            let all = memcity_city::suspects::suspects(model);
-            let lines = all
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let leaking = s.leaking.first().cloned().unwrap_or_default();
-                    let (objects, bytes) = s.held();
-                    // The holder and what it keeps alive lead (the growing type it selects
-                    // is in the details panel); a type whose holder is not seen yet says so.
-                    let text = if s.holder.is_empty() {
-                        format!(
-                            "{}. {} {}, holder not seen yet",
-                            i + 1,
-                            short_type(&leaking),
-                            units::signed_amount(s.growth, Metric::Objects),
-                        )
-                    } else {
-                        format!(
-                            "{}. {} in {}{}: {}, {} ({}{})",
-                            i + 1,
-                            short_type(&s.holder),
-                            if s.root.is_empty() {
-                                "root unknown"
-                            } else {
-                                s.root.as_str()
-                            },
-                            memcity_city::suspects::more_threads(s.co_holders.len()),
-                            units::signed_amount(bytes, Metric::Bytes),
-                            units::signed_amount(objects, Metric::Objects),
-                            s.confidence.label(),
-                            if s.confirmed { "" } else { ", unconfirmed" }
-                        )
-                    };
-                    SuspectLine {
-                        text,
-                        node: model.node_named(&leaking),
-                    }
-                })
-                .collect();
-            self.suspects = Some(SuspectsCache { key, all, lines });
-        }
-        self.suspects.as_ref().map_or(&[], |c| &c.lines)
+    /// The caches and what they are made from, borrowed apart so that a cache can be filled
+    /// while the state it is made from is read.
+    fn cached(&mut self) -> (&mut Caches, Shown<'_>) {
+        let shown = Shown {
+            city: &self.city,
+            t: self.travel.t(),
+            index: self.travel.index(),
+            settings: &self.settings,
+            view: self.view_settings(),
+            selected: self.selected,
+            drill: self.drill,
+            scaled: self.scaled,
+        };
+        (&mut self.caches, shown)
     }
 
-    /// The suspects' lines as last computed (for drawing without `&mut`).
-    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
-        self.suspects.as_ref().map(|c| c.lines.as_slice())
+    /// The city's scene as last built (see [`ViewerState::refresh_scene`]).
+    pub fn scene(&self) -> &Scene {
+        self.caches.scene()
     }
 
     /// The scene at the current time, rebuilt only when something it depends on changed.
     pub fn refresh_scene(&mut self) {
-        let key = SceneKey {
-            t: self.travel.t(),
-            len: self.city.model.len(),
-            window: self.city.model.window(),
-            view: self.view_settings(),
-            selected: self.selected,
-            plan: self.plan_version,
-            animation: self.city.animation.as_ref().map(|a| a.1),
-        };
-        if self.scene_key.as_ref() == Some(&key) {
-            return;
-        }
-        self.scene = scene::build(
-            &self.city.model,
-            &self.city.plan(),
-            key.t,
-            &key.view,
-            key.selected,
-        );
-        // The selection's leak-suspect trace, drawn through the city.
-        self.refresh_details();
-        let steps: Option<Vec<(String, bool, bool)>> = self
-            .details
-            .as_ref()
-            .and_then(|d| d.details.trace.as_ref())
-            .map(|t| {
-                t.steps
-                    .iter()
-                    .map(|s| (s.type_name.clone(), s.suspect, s.holder))
-                    .collect()
-            });
-        self.scene.trace = steps.map(|steps| scene::trace(&self.city.model, &self.scene, &steps));
-        self.labels = self.rank_labels();
-        self.scene_key = Some(key);
+        let (caches, shown) = self.cached();
+        caches.refresh_scene(&shown);
     }
 
-    /// What the city names on screen, most important first, with the 3D point each label
-    /// points at: the selection, the tallest buildings, then the largest top-level districts
-    /// (the placement leaves out whatever would not fit: `views::place_labels`).
+    /// What the city names on screen, most important first (see [`Caches::label_points`]).
     pub fn label_points(&self) -> &[(NodeId, glam::Vec3)] {
-        &self.labels
+        self.caches.label_points()
     }
 
-    /// Ranks what the city names, once per scene (the render loop only projects them).
-    fn rank_labels(&self) -> Vec<(NodeId, glam::Vec3)> {
-        let scene = &self.scene;
-        let roof = |b: &scene::Building| {
-            let (x, y, z) = b.shape.roof();
-            glam::Vec3::new(x as f32, y as f32, z as f32)
-        };
-        let district_top = |d: &scene::District| {
-            let (x, z) = d.rect.center();
-            let top = (d.depth + 1) as f64 * memcity_city::mapping::DISTRICT_HEIGHT;
-            glam::Vec3::new(x as f32, top as f32, z as f32)
-        };
-        let mut points = Vec::new();
-        if let Some(node) = self.selected {
-            if let Some(b) = scene.buildings.iter().find(|b| b.node == node) {
-                points.push((node, roof(b)));
-            } else if let Some(d) = scene.districts.iter().find(|d| d.node == node) {
-                points.push((node, district_top(d)));
-            }
-        }
-        let mut tallest: Vec<&scene::Building> = scene.buildings.iter().collect();
-        tallest.sort_by(|a, b| b.shape.height.total_cmp(&a.shape.height));
-        points.extend(tallest.iter().take(CITY_LABELS).map(|b| (b.node, roof(b))));
-        let mut districts: Vec<&scene::District> =
-            scene.districts.iter().filter(|d| d.depth == 1).collect();
-        districts.sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
-        points.extend(
-            districts
-                .iter()
-                .take(CITY_LABELS / 2)
-                .map(|d| (d.node, district_top(d))),
-        );
-        points
+    /// The details panel as last made (see [`ViewerState::refresh_details`]).
+    pub fn details(&self) -> Option<&DetailsPanel> {
+        self.caches.details()
+    }
+
+    /// The selected group's details (recomputed when the selection, time, metric or window
+    /// change), and the panel height they want.
+    pub fn refresh_details(&mut self) -> Option<f32> {
+        let (caches, shown) = self.cached();
+        caches.refresh_details(&shown)
+    }
+
+    /// The leak suspects of the window, one line each (recomputed when the session or the
+    /// window changed).
+    pub fn suspect_lines(&mut self) -> &[SuspectLine] {
+        let (caches, shown) = self.cached();
+        caches.suspect_lines(&shown)
+    }
+
+    /// The suspects' lines as last computed (for drawing without `&mut`).
+    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
+        self.caches.cached_suspect_lines()
     }
 
     /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
     pub fn tree_order(&mut self) -> &TreeOrder {
-        let model = &self.city.model;
-        let key = (
-            model.len(),
-            model.window(),
-            self.settings.metric,
-            self.settings.order,
-        );
-        if self.order.as_ref().map(|o| o.0) != Some(key) {
-            let order = TreeOrder::new(model, key.2, key.3);
-            self.order = Some((key, order));
-        }
-        &self.order.as_ref().expect("just set").1
-    }
-
-    /// The opacity rule's solid nodes (recomputed when the session, window, metric or rule
-    /// change).
-    fn solid(&mut self) -> &HashSet<NodeId> {
-        let model = &self.city.model;
-        let key = (
-            model.len(),
-            model.window(),
-            self.settings.metric,
-            self.settings.opacity,
-        );
-        if self.solid.as_ref().map(|s| s.0) != Some(key) {
-            let solid = tree2d::solid_paths(model, &self.settings.opacity, self.settings.metric);
-            self.solid = Some((key, solid));
-        }
-        &self.solid.as_ref().expect("just set").1
+        let (caches, shown) = self.cached();
+        caches.tree_order(&shown)
     }
 
     /// The partition `which` as things stand, with the model it cuts; made only when nothing
     /// kept matches (a still frame makes none).
     pub fn tree(&mut self, which: Tree) -> (&CityModel, &Partition) {
-        self.tree_order();
-        let model = &self.city.model;
-        let key = PartitionKey {
-            order: (
-                model.len(),
-                model.window(),
-                self.settings.metric,
-                self.settings.order,
-            ),
-            tree: which,
-            now: match which {
-                Tree::At { .. } => 0.0,
-                _ => self.travel.t(),
-            },
-            drill: self.drill,
-            selected: self.selected,
-            color: self.settings.color,
-            doubt: self.settings.doubt,
-            opacity: self.settings.opacity,
-        };
-        // The large view and the global view follow time and settings held in the state.
-        let key = match which {
-            Tree::Main => PartitionKey {
-                tree: Tree::At {
-                    t: self.travel.t(),
-                    scaled: self.scaled,
-                    min_span: PartitionOptions::default().min_span,
-                },
-                ..key
-            },
-            _ => key,
-        };
-        let found = match self.partitions.iter().position(|p| p.0 == key) {
-            Some(i) => i,
-            None => {
-                let partition = self.make_partition(&key);
-                if self.partitions.len() >= PARTITIONS {
-                    self.partitions.remove(0);
-                }
-                self.partitions.push((key, partition));
-                self.partitions.len() - 1
-            }
-        };
-        (&self.city.model, &self.partitions[found].1)
-    }
-
-    fn make_partition(&mut self, key: &PartitionKey) -> Partition {
-        let t = self.travel.t();
-        let (root, t, scaled, min_span, selected) = match key.tree {
-            Tree::Main => unreachable!("keyed as `At`"),
-            Tree::At {
-                t,
-                scaled,
-                min_span,
-            } => (self.drill, t, scaled, min_span, self.selected),
-            Tree::Global { min_span } => (ROOT, t, false, min_span, Some(self.drill)),
-        };
-        let solid = match key.tree {
-            Tree::Global { .. } => self.drill_branch(),
-            _ => self.solid().clone(),
-        };
-        let options = PartitionOptions {
-            scaled,
-            min_span,
-            color: self.settings.color,
-            doubt: self.settings.doubt,
-            ..Default::default()
-        };
-        let order = &self.order.as_ref().expect("made by `tree`").1;
-        tree2d::partition(&self.city.model, order, root, t, &options, &solid, selected)
-    }
-
-    /// The drill-down's branch: the local root, what holds it and what it holds.
-    fn drill_branch(&self) -> HashSet<NodeId> {
-        let model = &self.city.model;
-        let mut branch = HashSet::new();
-        let mut at = Some(self.drill);
-        while let Some(node) = at {
-            branch.insert(node);
-            at = model.node(node).parent;
-        }
-        let mut below = vec![self.drill];
-        while let Some(node) = below.pop() {
-            branch.insert(node);
-            below.extend_from_slice(&model.node(node).children);
-        }
-        branch
+        let (caches, shown) = self.cached();
+        let city = shown.city;
+        (&city.model, caches.tree(&shown, which))
     }
 
     /// The large view's tree: below the local root at the time shown.
@@ -907,6 +585,7 @@ impl ViewerState {
 mod tests {
     use super::*;
     use memcity_city::model::Metric;
+    use memcity_city::tree2d::SortBy;
 
     /// A leak over three snapshots: `Node` grows, `String` stays, with sites under `Node`.
     fn model() -> CityModel {
@@ -1023,14 +702,14 @@ mod tests {
             s.partition_at(0.0, true, 0.01);
         };
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 3);
+        assert_eq!(s.caches.partitions_kept(), 3);
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 3, "all three kept");
+        assert_eq!(s.caches.partitions_kept(), 3, "all three kept");
         // A step in time cuts the large and the global view again, not the timeline's tree.
         s.apply(Action::Jump(0), 0.0);
         s.advance(10.0);
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 5);
+        assert_eq!(s.caches.partitions_kept(), 5);
     }
 
     #[test]
@@ -1145,7 +824,7 @@ mod tests {
         assert_eq!(names[1], "app/Node/a()");
         assert!(names.contains(&"app".to_string()));
         for (node, point) in &points {
-            if let Some(b) = s.scene.buildings.iter().find(|b| b.node == *node) {
+            if let Some(b) = s.scene().buildings.iter().find(|b| b.node == *node) {
                 let roof = b.shape.bottom + b.shape.height;
                 assert!((point.y as f64 - roof).abs() < 1e-3, "at the roof");
             }
