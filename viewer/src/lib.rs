@@ -23,6 +23,8 @@ pub mod report;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod tree_view;
 pub mod views;
 pub use memcity_city::units;

@@ -65,22 +65,7 @@ pub fn short_site(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A package, a type in it and an allocation site of the type.
-    fn model() -> CityModel {
-        let mut m = CityModel::new();
-        let row = |path: &[&str], role: &str| {
-            let path = path.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-            (path, role.to_string(), 1, 24)
-        };
-        let nodes = [
-            row(&["app"], "Package"),
-            row(&["app", "Node"], "Type"),
-            row(&["app", "Node", "a()"], "Site"),
-        ];
-        m.push_tree(0, (1, 24), &nodes, vec![]);
-        m
-    }
+    use crate::testing::leak;
 
     #[test]
     fn labels_are_short_and_tell_groups_apart() {
@@ -95,7 +80,7 @@ mod tests {
         );
         assert_eq!(short_site("(unsampled)"), "(unsampled)");
         assert_eq!(short_site("main"), "main");
-        let m = model();
+        let m = leak(vec![]);
         let site = m.find(&["app", "Node", "a()"]).unwrap();
         assert_eq!(label(&m, site), "Node a()");
         assert_eq!(label(&m, m.find(&["app"]).unwrap()), "app");

@@ -584,34 +584,12 @@ impl ViewerState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::leak;
     use memcity_city::model::Metric;
     use memcity_city::tree2d::SortBy;
 
-    /// A leak over three snapshots: `Node` grows, `String` stays, with sites under `Node`.
-    fn model() -> CityModel {
-        let mut m = CityModel::new();
-        for (time, node) in [(0u64, 100u64), (1000, 500), (2000, 900)] {
-            let row = |path: &[&str], role: &str, n: u64| {
-                (
-                    path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                    role.to_string(),
-                    n,
-                    n * 24,
-                )
-            };
-            let nodes = vec![
-                row(&["app"], "Package", node + 400),
-                row(&["app", "Node"], "Type", node),
-                row(&["app", "Node", "a()"], "Site", node),
-                row(&["app", "String"], "Type", 400),
-            ];
-            m.push_tree(time, (node + 400, (node + 400) * 24), &nodes, vec![]);
-        }
-        m
-    }
-
     fn state() -> ViewerState {
-        ViewerState::replay(model(), Settings::default(), None)
+        ViewerState::replay(leak(vec![]), Settings::default(), None)
     }
 
     #[test]
