@@ -1,9 +1,10 @@
 //! The window behind `memcity replay` (a recording or a Memory Cities JSON export) and
 //! `memcity view` (a live agent): one state, one loop; the sources differ only in where
 //! snapshots come from. What the viewer shows and how input changes it is in
-//! `memcity_viewer::state`; this module turns keys and clicks into its actions and draws it, in
-//! three modes: interactive, `--screenshot` (one frame to a PNG for scripts, docs and tests),
-//! and the hidden FPS benchmark.
+//! `memcity_viewer::state`; this module reads keys and the mouse, turns them into its actions
+//! (what they mean is decided in `keys.rs` and `pointer.rs`) and draws it, in three modes:
+//! interactive, `--screenshot` (one frame to a PNG for scripts, docs and tests), and the hidden
+//! FPS benchmark.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,12 +23,13 @@ use memcity_city::tree2d::{Icicle, Sunburst};
 
 use crate::caches::Tree;
 pub use crate::controls::ViewKind;
-use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
+use crate::controls::{ui_scale, Area, Screen, Settings, HINTS_HEIGHT};
 use crate::keys::{self, key_hints, Action, BINDINGS};
 use crate::live::{Event, Status};
+use crate::pointer::{self, Drag, Effect, Pointer};
 pub use crate::state::CameraView;
 use crate::state::ViewerState;
-use crate::views::{self, LabelWish, TimelineLayout};
+use crate::views::{self, LabelWish};
 
 use crate::hud;
 use crate::render::{self, Renderer, View};
@@ -195,19 +197,6 @@ pub fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
     }
 }
 
-/// A drag in progress, by what it started on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Drag {
-    /// On the city: orbit (or pan with shift); a press without movement selects.
-    City {
-        from: (f32, f32),
-        moved: bool,
-    },
-    Slider,
-    /// On the timeline strip, from this pixel column.
-    Timeline(f32),
-}
-
 /// The window around the state: input in progress and what the frame drew where.
 struct Window {
     state: ViewerState,
@@ -256,12 +245,6 @@ impl Window {
         self.state.screen(w, h)
     }
 
-    /// The timeline view's layout in the main area.
-    fn timeline_layout(&self, screen: &Screen) -> TimelineLayout {
-        let shown = views::shown(&self.state.picks, self.state.travel.index());
-        views::timeline_layout(views::main_area(screen), &shown)
-    }
-
     /// The group under the pointer (`mouse` in HUD units, `pixel` in the window's) in the
     /// current view; none over a panel.
     fn hovered(
@@ -294,13 +277,6 @@ impl Window {
         }
     }
 
-    /// Whether `mouse` is over the global view (shown while drilled down in a tree view).
-    fn in_global_view(&self, screen: &Screen, mouse: (f32, f32)) -> bool {
-        matches!(self.state.view, ViewKind::Icicle | ViewKind::Sunburst)
-            && self.state.drill != memcity_city::model::ROOT
-            && views::global_rect(views::main_area(screen)).contains(mouse.0 as f64, mouse.1 as f64)
-    }
-
     /// Keys pressed once are actions; held keys move the city's camera.
     fn keys(&mut self, dt: f32) {
         let t = now();
@@ -315,139 +291,32 @@ impl Window {
         self.state.hold(keys::held(is_key_down), dt);
     }
 
-    /// Mouse: panels first, then the view (the city: drag to orbit, shift-drag or middle-drag to
-    /// pan, click to select, wheel to zoom; the 2D views: click to select, again to drill down).
+    /// Mouse: reads the pointer, asks `pointer::frame` what it means (panels first, then the
+    /// view: the city drags to orbit, shift-drag or middle-drag to pan, click to select, wheel
+    /// to zoom; the 2D views click to select, again to drill down) and does it.
     fn mouse(&mut self, screen: &Screen, mouse: (f32, f32), hovered: Option<NodeId>) {
         let t = now();
-        let len = self.state.len();
-        let (dx, dy) = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
+        let moved = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
         self.last_mouse = mouse;
-        let shift = keys::shift(is_key_down);
-        if is_mouse_button_pressed(MouseButton::Left) {
-            let link = screen.details.and_then(|(panel, _)| {
-                let d = self.state.details()?;
-                link_at(panel, &d.rows, &d.details, mouse.0, mouse.1)
-            });
-            let crumb = self
-                .crumbs
-                .iter()
-                .find(|(_, a)| a.contains(mouse.0, mouse.1))
-                .map(|c| c.0);
-            match (link, screen.hit(mouse.0, mouse.1)) {
-                (Some(node), _) => self.state.apply(Action::Follow(node), t),
-                (None, Some(Hit::Setting(setting, dir))) => {
-                    self.state.apply(Action::Setting(setting, dir), t)
-                }
-                (None, Some(Hit::Settings)) => self.state.apply(Action::ToggleSettings, t),
-                (None, Some(Hit::View(view))) => self.state.apply(Action::SetView(view), t),
-                (None, Some(Hit::Transport(tr))) => self.state.apply(Action::Transport(tr), t),
-                (None, Some(Hit::CloseDetails)) => self.state.apply(Action::Select(None), t),
-                (None, Some(Hit::Suspect(i))) => {
-                    let node = self.state.suspect_lines().get(i).and_then(|l| l.node);
-                    if let Some(node) = node {
-                        self.state.apply(Action::Follow(node), t);
-                    }
-                }
-                (None, Some(Hit::Slider(f))) => {
-                    self.drag = Some(Drag::Slider);
-                    self.state.apply(Action::Jump(slider_index(f, len)), t);
-                }
-                (None, Some(Hit::Timeline)) if len > 0 => {
-                    self.drag = Some(Drag::Timeline(mouse.0));
-                    let index = screen.strip.index_at(mouse.0, len);
-                    self.state.apply(Action::StripClick(index), t);
-                }
-                (None, Some(_)) => {}
-                (None, None) if crumb.is_some() => self
-                    .state
-                    .apply(Action::DrillTo(crumb.unwrap_or_default()), t),
-                (None, None) if self.in_global_view(screen, mouse) => {
-                    let global = views::global_rect(views::main_area(screen));
-                    let icicle = self.state.view == ViewKind::Icicle;
-                    let whole = self.state.global_partition(0.5 / global.h);
-                    let (x, y) = (mouse.0 as f64, mouse.1 as f64);
-                    let picked = if icicle {
-                        Icicle::new(global, whole).pick(whole, x, y)
-                    } else {
-                        Sunburst::new(global, whole).pick(whole, x, y)
-                    };
-                    if let Some(node) = picked {
-                        self.state.apply(Action::DrillTo(node), t);
-                    }
-                }
-                (None, None) if self.state.view == ViewKind::City => {
-                    self.drag = Some(Drag::City {
-                        from: mouse,
-                        moved: false,
-                    })
-                }
-                (None, None) => {
-                    let area = views::main_area(screen);
-                    let timeline = (self.state.view == ViewKind::Timeline)
-                        .then(|| self.timeline_layout(screen));
-                    let selected = self.state.selected;
-                    let view = self.state.view;
-                    let actions = views::click(
-                        view,
-                        area,
-                        self.state.partition(),
-                        timeline.as_ref(),
-                        len,
-                        selected,
-                        mouse,
-                    );
-                    for action in actions {
-                        self.state.apply(action, t);
-                    }
-                }
+        let pointer = Pointer {
+            at: mouse,
+            moved,
+            pressed: is_mouse_button_pressed(MouseButton::Left),
+            released: is_mouse_button_released(MouseButton::Left),
+            left: is_mouse_button_down(MouseButton::Left),
+            right: is_mouse_button_down(MouseButton::Right),
+            middle: is_mouse_button_down(MouseButton::Middle),
+            wheel: mouse_wheel().1,
+            shift: keys::shift(is_key_down),
+            hovered,
+        };
+        let outcome = pointer::frame(screen, &self.crumbs, &mut self.state, self.drag, &pointer);
+        self.drag = outcome.drag;
+        for effect in outcome.effects {
+            match effect {
+                Effect::Apply(action) => self.state.apply(action, t),
+                Effect::Camera(change) => change.apply(self.state.take_camera()),
             }
-        }
-        match &mut self.drag {
-            Some(Drag::City { from, moved }) if is_mouse_button_down(MouseButton::Left) => {
-                *moved |= (mouse.0 - from.0).abs() + (mouse.1 - from.1).abs() > 4.0;
-                if *moved {
-                    let d = self.state.camera.distance / 800.0;
-                    let camera = self.state.take_camera();
-                    if shift {
-                        camera.pan(-dx * d, dy * d);
-                    } else {
-                        camera.orbit(dx * 0.005, dy * 0.005);
-                    }
-                }
-            }
-            Some(Drag::Slider) if is_mouse_button_down(MouseButton::Left) => {
-                let index = slider_index(screen.slider_fraction(mouse.0), len);
-                self.state.apply(Action::Jump(index), t);
-            }
-            _ => {}
-        }
-        if is_mouse_button_released(MouseButton::Left) {
-            match self.drag.take() {
-                Some(Drag::City { moved: false, .. }) => {
-                    self.state.apply(Action::Select(hovered), t)
-                }
-                Some(Drag::Timeline(from)) if (mouse.0 - from).abs() > 6.0 => {
-                    let window = screen.strip.window_between(from, mouse.0, len);
-                    self.state.apply(Action::SetWindow(Some(window)), t);
-                }
-                _ => {}
-            }
-        }
-        if self.state.view != ViewKind::City || screen.hit(mouse.0, mouse.1).is_some() {
-            return;
-        }
-        let wheel = mouse_wheel().1;
-        if is_mouse_button_down(MouseButton::Right) {
-            self.state.take_camera().orbit(dx * 0.005, dy * 0.005);
-        }
-        if is_mouse_button_down(MouseButton::Middle) {
-            let d = self.state.camera.distance / 800.0;
-            self.state.take_camera().pan(-dx * d, dy * d);
-        }
-        if wheel != 0.0 {
-            self.state
-                .take_camera()
-                .zoom(if wheel > 0.0 { 0.9 } else { 1.1 });
         }
     }
 
@@ -575,7 +444,8 @@ impl Window {
             ViewKind::Timeline => {
                 clear_background(render::sky());
                 render::hud_camera(size.w, size.h);
-                let layout = self.timeline_layout(screen);
+                let layout =
+                    views::timeline_in(screen, &self.state.picks, self.state.travel.index());
                 let metric = self.state.settings.metric;
                 let chart = layout.chart.chart(self.state.model(), metric);
                 hud::chart(

@@ -16,6 +16,7 @@ pub mod keys;
 pub mod live;
 pub mod names;
 pub mod plan;
+pub mod pointer;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod render;

@@ -102,6 +102,12 @@ pub fn timeline_layout(area: Area, shown: &[usize]) -> TimelineLayout {
     TimelineLayout { chart, trees }
 }
 
+/// The timeline view as it stands in `screen`: the picked snapshots and the current one,
+/// `index`, side by side below the chart (what it draws and where its clicks land).
+pub fn timeline_in(screen: &Screen, picks: &[usize], index: usize) -> TimelineLayout {
+    timeline_layout(main_area(screen), &shown(picks, index))
+}
+
 /// What a click at `(x, y)` in the main area asks, given what each view drew there. A second
 /// click on the selected cell drills down into it (a double click needs no timing here: the
 /// first click selected it).
