@@ -176,7 +176,10 @@ mod tests {
             panic!("the token is found among other parameters");
         };
         assert!(cookie.ends_with("; Secure"), "{cookie}");
-        assert_eq!(location, "/?view=icicle&bench=3", "the page's own parameters stay");
+        assert_eq!(
+            location, "/?view=icicle&bench=3",
+            "the page's own parameters stay"
+        );
     }
 
     #[test]

@@ -36,9 +36,12 @@ fn print_profile(profile: &serde_json::Value) {
         total += hits;
     }
     let mut top: Vec<_> = by_name.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1));
+    top.sort_by_key(|t| std::cmp::Reverse(t.1));
     for (name, hits) in top.into_iter().take(25) {
-        println!("{:5.1} %  {name}", 100.0 * hits as f64 / total.max(1) as f64);
+        println!(
+            "{:5.1} %  {name}",
+            100.0 * hits as f64 / total.max(1) as f64
+        );
     }
 }
 
@@ -55,7 +58,11 @@ fn main() {
     let mut rest = &args[2..];
     let mut live = None;
     if rest.first().map(String::as_str) == Some("--live") {
-        live = Some(rest[1].parse::<usize>().expect("--live N: a number of snapshots"));
+        live = Some(
+            rest[1]
+                .parse::<usize>()
+                .expect("--live N: a number of snapshots"),
+        );
         rest = &rest[2..];
     }
     let profile = rest.first().map(String::as_str) == Some("--profile");
@@ -72,7 +79,7 @@ fn main() {
         );
         browser.call("Profiler.start", serde_json::json!({}));
     }
-    let result = match live {
+    match live {
         None => {
             browser.wait_for(
                 "window.memcity_page && memcity_page.bench !== null",
@@ -102,10 +109,9 @@ fn main() {
                 ms[ms.len() - 1]
             );
         }
-    };
+    }
     if profile {
         let stopped = browser.call("Profiler.stop", serde_json::json!({}));
         print_profile(&stopped["profile"]);
     }
-    result
 }

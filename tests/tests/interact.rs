@@ -402,8 +402,9 @@ fn start_viewer(x: &Xvfb, args: &[&str]) -> Viewer {
 #[test]
 fn a_user_switches_to_the_icicle_drills_down_and_back() {
     use memcity_city::tree2d::{Icicle, Sunburst};
-    use memcity_viewer::controls::Settings;
-    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::controls::{Settings, ViewKind};
+    use memcity_viewer::keys::Action;
+    use memcity_viewer::state::ViewerState;
     use memcity_viewer::views;
 
     let (Some(xvfb), Some(_)) = (find_on_path("Xvfb"), find_on_path("xdotool")) else {

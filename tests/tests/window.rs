@@ -576,8 +576,9 @@ fn near(seen: [u8; 3], want: [i32; 3]) -> bool {
 #[test]
 fn the_2d_views_draw_cells_where_the_geometry_says() {
     use memcity_city::tree2d::{Icicle, Sunburst};
-    use memcity_viewer::controls::Settings;
-    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::controls::{Settings, ViewKind};
+    use memcity_viewer::keys::Action;
+    use memcity_viewer::state::ViewerState;
     use memcity_viewer::views;
 
     let Some(xvfb) = xvfb("2D window") else {
@@ -891,8 +892,9 @@ struct Probe {
 #[test]
 fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
     use memcity_city::tree2d::{Arc, Icicle, Sunburst};
-    use memcity_viewer::controls::Settings;
-    use memcity_viewer::state::{Action, ViewKind, ViewerState};
+    use memcity_viewer::controls::{Settings, ViewKind};
+    use memcity_viewer::keys::Action;
+    use memcity_viewer::state::ViewerState;
     use memcity_viewer::views;
 
     let Some(xvfb) = xvfb("2D doubt") else {

@@ -1,9 +1,10 @@
 //! The window behind `memcity replay` (a recording or a Memory Cities JSON export) and
 //! `memcity view` (a live agent): one state, one loop; the sources differ only in where
 //! snapshots come from. What the viewer shows and how input changes it is in
-//! `memcity_viewer::state`; this module turns keys and clicks into its actions and draws it, in
-//! three modes: interactive, `--screenshot` (one frame to a PNG for scripts, docs and tests),
-//! and the hidden FPS benchmark.
+//! `memcity_viewer::state`; this module reads keys and the mouse, turns them into its actions
+//! (what they mean is decided in `keys.rs` and `pointer.rs`) and draws it, in three modes:
+//! interactive, `--screenshot` (one frame to a PNG for scripts, docs and tests), and the hidden
+//! FPS benchmark.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use macroquad::prelude::{
     clear_background, draw_line, draw_rectangle, draw_rectangle_lines, is_key_down, is_key_pressed,
     is_mouse_button_down, is_mouse_button_pressed, is_mouse_button_released, measure_text,
     mouse_position, mouse_wheel, next_frame, screen_height, screen_width, set_default_camera,
-    Color, Conf, KeyCode, MouseButton,
+    Color, Conf, MouseButton,
 };
 use memcity_city::load;
 use memcity_city::model::{CityModel, NodeId};
@@ -20,11 +21,15 @@ use memcity_city::scene;
 use memcity_city::timeline;
 use memcity_city::tree2d::{Icicle, Sunburst};
 
-use crate::controls::{link_at, slider_index, ui_scale, Area, Hit, Screen, Settings, HINTS_HEIGHT};
+use crate::caches::Tree;
+pub use crate::controls::ViewKind;
+use crate::controls::{ui_scale, Area, Screen, Settings, HINTS_HEIGHT};
+use crate::keys::{self, key_hints, Action, BINDINGS};
 use crate::live::{Event, Status};
-use crate::state::{key_hints, Action, Held, Tree, ViewerState, BINDINGS};
-pub use crate::state::{CameraView, ViewKind};
-use crate::views::{self, LabelWish, TimelineLayout};
+use crate::pointer::{self, Drag, Effect, Pointer};
+pub use crate::state::CameraView;
+use crate::state::ViewerState;
+use crate::views::{self, LabelWish};
 
 use crate::hud;
 use crate::render::{self, Renderer, View};
@@ -192,19 +197,6 @@ pub fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
     }
 }
 
-/// A drag in progress, by what it started on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Drag {
-    /// On the city: orbit (or pan with shift); a press without movement selects.
-    City {
-        from: (f32, f32),
-        moved: bool,
-    },
-    Slider,
-    /// On the timeline strip, from this pixel column.
-    Timeline(f32),
-}
-
 /// The window around the state: input in progress and what the frame drew where.
 struct Window {
     state: ViewerState,
@@ -253,12 +245,6 @@ impl Window {
         self.state.screen(w, h)
     }
 
-    /// The timeline view's layout in the main area.
-    fn timeline_layout(&self, screen: &Screen) -> TimelineLayout {
-        let shown = views::shown(&self.state.picks, self.state.travel.index());
-        views::timeline_layout(views::main_area(screen), &shown)
-    }
-
     /// The group under the pointer (`mouse` in HUD units, `pixel` in the window's) in the
     /// current view; none over a panel.
     fn hovered(
@@ -277,7 +263,7 @@ impl Window {
             ViewKind::City => {
                 let (w, h) = size.pixels;
                 let (origin, dir) = self.state.camera.ray(pixel.0, pixel.1, w, h);
-                scene::pick(&self.state.scene, origin, dir)
+                scene::pick(self.state.scene(), origin, dir)
             }
             ViewKind::Icicle => {
                 let p = self.state.partition();
@@ -291,13 +277,6 @@ impl Window {
         }
     }
 
-    /// Whether `mouse` is over the global view (shown while drilled down in a tree view).
-    fn in_global_view(&self, screen: &Screen, mouse: (f32, f32)) -> bool {
-        matches!(self.state.view, ViewKind::Icicle | ViewKind::Sunburst)
-            && self.state.drill != memcity_city::model::ROOT
-            && views::global_rect(views::main_area(screen)).contains(mouse.0 as f64, mouse.1 as f64)
-    }
-
     /// Keys pressed once are actions; held keys move the city's camera.
     fn keys(&mut self, dt: f32) {
         let t = now();
@@ -309,154 +288,35 @@ impl Window {
         if self.state.view != ViewKind::City {
             return;
         }
-        let held = is_key_down;
-        let axis = |neg: KeyCode, pos: KeyCode| (held(pos) as i32 - held(neg) as i32) as f32;
-        self.state.hold(
-            Held {
-                yaw: axis(KeyCode::Q, KeyCode::E),
-                pitch: axis(KeyCode::PageDown, KeyCode::PageUp),
-                right: axis(KeyCode::A, KeyCode::D),
-                forward: axis(KeyCode::S, KeyCode::W),
-                zoom: axis(KeyCode::Minus, KeyCode::Equal)
-                    + axis(KeyCode::KpSubtract, KeyCode::KpAdd),
-            },
-            dt,
-        );
+        self.state.hold(keys::held(is_key_down), dt);
     }
 
-    /// Mouse: panels first, then the view (the city: drag to orbit, shift-drag or middle-drag to
-    /// pan, click to select, wheel to zoom; the 2D views: click to select, again to drill down).
+    /// Mouse: reads the pointer, asks `pointer::frame` what it means (panels first, then the
+    /// view: the city drags to orbit, shift-drag or middle-drag to pan, click to select, wheel
+    /// to zoom; the 2D views click to select, again to drill down) and does it.
     fn mouse(&mut self, screen: &Screen, mouse: (f32, f32), hovered: Option<NodeId>) {
         let t = now();
-        let len = self.state.len();
-        let (dx, dy) = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
+        let moved = (mouse.0 - self.last_mouse.0, mouse.1 - self.last_mouse.1);
         self.last_mouse = mouse;
-        let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
-        if is_mouse_button_pressed(MouseButton::Left) {
-            let link = screen.details.and_then(|(panel, _)| {
-                let d = self.state.details.as_ref()?;
-                link_at(panel, &d.rows, &d.details, mouse.0, mouse.1)
-            });
-            let crumb = self
-                .crumbs
-                .iter()
-                .find(|(_, a)| a.contains(mouse.0, mouse.1))
-                .map(|c| c.0);
-            match (link, screen.hit(mouse.0, mouse.1)) {
-                (Some(node), _) => self.state.apply(Action::Follow(node), t),
-                (None, Some(Hit::Setting(setting, dir))) => {
-                    self.state.apply(Action::Setting(setting, dir), t)
-                }
-                (None, Some(Hit::Settings)) => self.state.apply(Action::ToggleSettings, t),
-                (None, Some(Hit::View(view))) => self.state.apply(Action::SetView(view), t),
-                (None, Some(Hit::Transport(tr))) => self.state.apply(Action::Transport(tr), t),
-                (None, Some(Hit::CloseDetails)) => self.state.apply(Action::Select(None), t),
-                (None, Some(Hit::Suspect(i))) => {
-                    let node = self.state.suspect_lines().get(i).and_then(|l| l.node);
-                    if let Some(node) = node {
-                        self.state.apply(Action::Follow(node), t);
-                    }
-                }
-                (None, Some(Hit::Slider(f))) => {
-                    self.drag = Some(Drag::Slider);
-                    self.state.apply(Action::Jump(slider_index(f, len)), t);
-                }
-                (None, Some(Hit::Timeline)) if len > 0 => {
-                    self.drag = Some(Drag::Timeline(mouse.0));
-                    let index = screen.strip.index_at(mouse.0, len);
-                    self.state.apply(Action::StripClick(index), t);
-                }
-                (None, Some(_)) => {}
-                (None, None) if crumb.is_some() => self
-                    .state
-                    .apply(Action::DrillTo(crumb.unwrap_or_default()), t),
-                (None, None) if self.in_global_view(screen, mouse) => {
-                    let global = views::global_rect(views::main_area(screen));
-                    let icicle = self.state.view == ViewKind::Icicle;
-                    let whole = self.state.global_partition(0.5 / global.h);
-                    let (x, y) = (mouse.0 as f64, mouse.1 as f64);
-                    let picked = if icicle {
-                        Icicle::new(global, whole).pick(whole, x, y)
-                    } else {
-                        Sunburst::new(global, whole).pick(whole, x, y)
-                    };
-                    if let Some(node) = picked {
-                        self.state.apply(Action::DrillTo(node), t);
-                    }
-                }
-                (None, None) if self.state.view == ViewKind::City => {
-                    self.drag = Some(Drag::City {
-                        from: mouse,
-                        moved: false,
-                    })
-                }
-                (None, None) => {
-                    let area = views::main_area(screen);
-                    let timeline = (self.state.view == ViewKind::Timeline)
-                        .then(|| self.timeline_layout(screen));
-                    let selected = self.state.selected;
-                    let view = self.state.view;
-                    let actions = views::click(
-                        view,
-                        area,
-                        self.state.partition(),
-                        timeline.as_ref(),
-                        len,
-                        selected,
-                        mouse,
-                    );
-                    for action in actions {
-                        self.state.apply(action, t);
-                    }
-                }
+        let pointer = Pointer {
+            at: mouse,
+            moved,
+            pressed: is_mouse_button_pressed(MouseButton::Left),
+            released: is_mouse_button_released(MouseButton::Left),
+            left: is_mouse_button_down(MouseButton::Left),
+            right: is_mouse_button_down(MouseButton::Right),
+            middle: is_mouse_button_down(MouseButton::Middle),
+            wheel: mouse_wheel().1,
+            shift: keys::shift(is_key_down),
+            hovered,
+        };
+        let outcome = pointer::frame(screen, &self.crumbs, &mut self.state, self.drag, &pointer);
+        self.drag = outcome.drag;
+        for effect in outcome.effects {
+            match effect {
+                Effect::Apply(action) => self.state.apply(action, t),
+                Effect::Camera(change) => change.apply(self.state.take_camera()),
             }
-        }
-        match &mut self.drag {
-            Some(Drag::City { from, moved }) if is_mouse_button_down(MouseButton::Left) => {
-                *moved |= (mouse.0 - from.0).abs() + (mouse.1 - from.1).abs() > 4.0;
-                if *moved {
-                    let d = self.state.camera.distance / 800.0;
-                    let camera = self.state.take_camera();
-                    if shift {
-                        camera.pan(-dx * d, dy * d);
-                    } else {
-                        camera.orbit(dx * 0.005, dy * 0.005);
-                    }
-                }
-            }
-            Some(Drag::Slider) if is_mouse_button_down(MouseButton::Left) => {
-                let index = slider_index(screen.slider_fraction(mouse.0), len);
-                self.state.apply(Action::Jump(index), t);
-            }
-            _ => {}
-        }
-        if is_mouse_button_released(MouseButton::Left) {
-            match self.drag.take() {
-                Some(Drag::City { moved: false, .. }) => {
-                    self.state.apply(Action::Select(hovered), t)
-                }
-                Some(Drag::Timeline(from)) if (mouse.0 - from).abs() > 6.0 => {
-                    let window = screen.strip.window_between(from, mouse.0, len);
-                    self.state.apply(Action::SetWindow(Some(window)), t);
-                }
-                _ => {}
-            }
-        }
-        if self.state.view != ViewKind::City || screen.hit(mouse.0, mouse.1).is_some() {
-            return;
-        }
-        let wheel = mouse_wheel().1;
-        if is_mouse_button_down(MouseButton::Right) {
-            self.state.take_camera().orbit(dx * 0.005, dy * 0.005);
-        }
-        if is_mouse_button_down(MouseButton::Middle) {
-            let d = self.state.camera.distance / 800.0;
-            self.state.take_camera().pan(-dx * d, dy * d);
-        }
-        if wheel != 0.0 {
-            self.state
-                .take_camera()
-                .zoom(if wheel > 0.0 { 0.9 } else { 1.1 });
         }
     }
 
@@ -502,8 +362,8 @@ impl Window {
                 window.end + 1
             ));
         }
-        if s.view == ViewKind::City && s.scene.hidden > 0 {
-            line.push_str(&format!(" | {} small groups hidden", s.scene.hidden));
+        if s.view == ViewKind::City && s.scene().hidden > 0 {
+            line.push_str(&format!(" | {} small groups hidden", s.scene().hidden));
         }
         if s.live {
             line.push_str(&format!(
@@ -538,7 +398,7 @@ impl Window {
                     lift: self.state.lift(now()),
                     hovered,
                 };
-                renderer.draw(&self.state.scene, &self.state.camera, view);
+                renderer.draw(self.state.scene(), &self.state.camera, view);
                 render::hud_camera(size.w, size.h);
             }
             ViewKind::Icicle | ViewKind::Sunburst => {
@@ -584,7 +444,8 @@ impl Window {
             ViewKind::Timeline => {
                 clear_background(render::sky());
                 render::hud_camera(size.w, size.h);
-                let layout = self.timeline_layout(screen);
+                let layout =
+                    views::timeline_in(screen, &self.state.picks, self.state.travel.index());
                 let metric = self.state.settings.metric;
                 let chart = layout.chart.chart(self.state.model(), metric);
                 hud::chart(
@@ -636,7 +497,7 @@ impl Window {
             .iter()
             .filter_map(|&(node, point)| {
                 let (x, y) = self.state.camera.project(point, w, h)?;
-                let text = hud::fit(&crate::state::label(model, node), 240.0, 15.0);
+                let text = hud::fit(&crate::names::label(model, node), 240.0, 15.0);
                 let width = measure_text(&text, None, 15, 1.0).width + 12.0;
                 texts.insert(node, text);
                 Some(LabelWish {
@@ -743,7 +604,7 @@ impl Window {
             hud::text(note, 8.0, 46.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
         }
         hud::views(screen, self.state.view, mouse);
-        if let (Some(d), Some((area, close))) = (&self.state.details, screen.details) {
+        if let (Some(d), Some((area, close))) = (self.state.details(), screen.details) {
             hud::details(
                 area,
                 close,
@@ -930,7 +791,7 @@ async fn interactive(
             eprintln!("memcity: received {} snapshots", window.state.received);
             return Ok(());
         }
-        if is_key_pressed(KeyCode::Escape) {
+        if is_key_pressed(keys::QUIT) {
             return Ok(());
         }
         let size = Size::now();
@@ -1003,7 +864,7 @@ async fn bench(renderer: &Renderer, window: &mut Window, n: usize) -> anyhow::Re
         still.push(now() - start);
     }
     let shapes = match window.state.view {
-        ViewKind::City => window.state.scene.buildings.len(),
+        ViewKind::City => window.state.scene().buildings.len(),
         _ => window.state.partition().cells.len(),
     };
     let mut stepping = Vec::with_capacity(n);

@@ -1,7 +1,7 @@
-//! The viewer's controls without a window: the settings and what each changes, and where the
-//! panels, buttons and slider sit on screen for a given window size, with hit testing. The
-//! window draws these rectangles and sends clicks here, so the layout and the meaning of every
-//! click are tested with `cargo test`.
+//! The viewer's controls without a window: the settings and what each changes, the views the
+//! buttons switch between, and where the panels, buttons and slider sit on screen for a given
+//! window size, with hit testing. The window draws these rectangles and sends clicks here, so
+//! the layout and the meaning of every click are tested with `cargo test`.
 
 use memcity_city::layout::{LayoutConfig, Scaling};
 use memcity_city::mapping::Opacity;
@@ -11,8 +11,6 @@ use memcity_city::timeline::Strip;
 use memcity_city::timetravel::DEFAULT_PERIOD;
 use memcity_city::tree2d::SortBy;
 use memcity_city::treemap::Tiling;
-
-use crate::state::ViewKind;
 
 /// Everything the settings panel changes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -296,6 +294,53 @@ impl Area {
 
     pub fn center(&self) -> (f32, f32) {
         (self.x + self.w / 2.0, self.y + self.h / 2.0)
+    }
+}
+
+/// What the main area shows (`--view`, key `V`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+pub enum ViewKind {
+    /// The 3D memory city
+    #[default]
+    City,
+    /// The grouping tree as an icicle: root on the left, one column per level
+    Icicle,
+    /// The grouping tree as a sunburst: root in the centre, one ring per level
+    Sunburst,
+    /// The heap over time with small icicles of the picked snapshots side by side
+    Timeline,
+}
+
+impl ViewKind {
+    pub const ALL: [ViewKind; 4] = [
+        ViewKind::City,
+        ViewKind::Icicle,
+        ViewKind::Sunburst,
+        ViewKind::Timeline,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ViewKind::City => "city",
+            ViewKind::Icicle => "icicle",
+            ViewKind::Sunburst => "sunburst",
+            ViewKind::Timeline => "timeline",
+        }
+    }
+
+    /// The view after this one, as `V` cycles them.
+    pub fn next(self) -> Self {
+        let i = Self::ALL.iter().position(|&v| v == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    /// Views that draw the grouping tree in 2D.
+    pub fn is_tree(self) -> bool {
+        matches!(
+            self,
+            ViewKind::Icicle | ViewKind::Sunburst | ViewKind::Timeline
+        )
     }
 }
 

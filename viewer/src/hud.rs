@@ -2,9 +2,8 @@
 //! them means is decided in `memcity_viewer::controls`; this module only paints.
 
 use crate::controls::{
-    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, SITES_HINT,
+    Area, DetailsRow, RowKind, Screen, SettingRow, Settings, Transport, ViewKind, SITES_HINT,
 };
-use crate::state::ViewKind;
 use macroquad::prelude::{
     draw_circle, draw_circle_lines, draw_line, draw_rectangle, draw_rectangle_lines, draw_text,
     draw_triangle, measure_text, Color, Vec2,
@@ -335,7 +334,7 @@ pub fn details(
                 let title = if d.role == Role::Type {
                     fit_left(&d.name, width - 26.0, 20.0)
                 } else {
-                    fit(&crate::state::short_site(&d.name), width - 26.0, 20.0)
+                    fit(&crate::names::short_site(&d.name), width - 26.0, 20.0)
                 };
                 text(&title, x, base, 20.0, INK)
             }
@@ -479,7 +478,7 @@ pub fn details(
 pub fn suspects(
     area: Area,
     rows: &[Area],
-    lines: &[crate::state::SuspectLine],
+    lines: &[crate::caches::SuspectLine],
     selected: Option<memcity_city::model::NodeId>,
     mouse: (f32, f32),
 ) {

@@ -7,12 +7,17 @@
 pub mod app;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod attach;
+pub mod caches;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod client;
 pub mod controls;
 pub mod hud;
+pub mod keys;
 pub mod live;
+pub mod names;
 pub mod page_look;
+pub mod plan;
+pub mod pointer;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod record;
 pub mod render;
@@ -20,6 +25,8 @@ pub mod report;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod tree_view;
 pub mod views;
 pub use memcity_city::units;

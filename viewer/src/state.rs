@@ -1,31 +1,26 @@
-//! The viewer without a window: the city and its layout animation, time travel, the camera and
-//! its flights, the selection and its jump, the 2D views' drill-down, the caches of what is drawn,
-//! and the session bookkeeping of a live source. Input arrives as [`Action`]s and the clock as an
-//! argument, so every key binding and every state change is tested with `cargo test`; the window
-//! (`app.rs` in the binary) only turns keys and clicks into actions and draws what is here.
+//! The viewer without a window: where the user is and what arrived. Navigation: time travel,
+//! the camera and its flights, the selection and its jump, the view and the 2D views'
+//! drill-down. Live state: the city (`plan.rs`) and the session bookkeeping of a live source.
+//! What is made from these to be drawn (the scene, the panels, the partitions) is kept in
+//! `caches.rs`. Input arrives as [`Action`]s (which key asks for which is `keys.rs`'s) and the
+//! clock as an argument, so every state change is tested with `cargo test`; the window
+//! (`app.rs`) only turns keys and clicks into actions and draws what is here.
 
-use std::borrow::Cow;
-use std::collections::HashSet;
-
-use macroquad::input::KeyCode;
 use memcity_city::camera::OrbitCamera;
-use memcity_city::details::{self, Accuracy, Details};
-use memcity_city::layout::{self, CityLayout, LayoutConfig, LiveLayout, Relayout};
-use memcity_city::model::{CityModel, Metric, NodeId, Role, Window, ROOT};
-use memcity_city::scene::{self, Scene, ViewSettings};
-use memcity_city::suspects::Suspect;
+use memcity_city::model::{CityModel, NodeId, Window, ROOT};
+use memcity_city::scene::{Scene, ViewSettings};
 use memcity_city::timetravel::TimeTravel;
-use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
-use memcity_city::units;
+use memcity_city::tree2d::{Partition, TreeOrder};
 use memcity_proto::v1::stream_message::Kind;
 
-use crate::controls::{details_rows, DetailsRow, Setting, Settings, Transport};
+use crate::caches::{Caches, DetailsPanel, Shown, SuspectLine, Tree};
+use crate::controls::{Setting, Settings, Transport, ViewKind};
+use crate::keys::{Action, Held};
 use crate::live::{Event, Status};
+use crate::plan::City;
 
 /// Side of the city, as the layout makes it.
 pub const CITY_SIZE: f32 = 1000.0;
-/// Seconds a re-layout takes on screen.
-const RELAYOUT_SECONDS: f64 = 0.8;
 /// Seconds a camera flight takes (`B`, `C`, following a reference).
 const FLIGHT_SECONDS: f32 = 0.6;
 /// Seconds the selected building's jump takes.
@@ -33,56 +28,8 @@ const JUMP_SECONDS: f64 = 0.45;
 /// Camera speeds for held keys: radians and city sizes per second.
 const KEY_ORBIT: f32 = 1.4;
 const KEY_PAN: f32 = 0.6;
-/// Buildings the city names (and half as many top-level districts), tallest first.
-const CITY_LABELS: usize = 8;
 /// Two clicks on the timeline strip this close (seconds) clear the window.
 const DOUBLE_CLICK: f64 = 0.35;
-
-/// What the main area shows (`--view`, key `V`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
-pub enum ViewKind {
-    /// The 3D memory city
-    #[default]
-    City,
-    /// The grouping tree as an icicle: root on the left, one column per level
-    Icicle,
-    /// The grouping tree as a sunburst: root in the centre, one ring per level
-    Sunburst,
-    /// The heap over time with small icicles of the picked snapshots side by side
-    Timeline,
-}
-
-impl ViewKind {
-    pub const ALL: [ViewKind; 4] = [
-        ViewKind::City,
-        ViewKind::Icicle,
-        ViewKind::Sunburst,
-        ViewKind::Timeline,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            ViewKind::City => "city",
-            ViewKind::Icicle => "icicle",
-            ViewKind::Sunburst => "sunburst",
-            ViewKind::Timeline => "timeline",
-        }
-    }
-
-    fn next(self) -> Self {
-        let i = Self::ALL.iter().position(|&v| v == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
-    }
-
-    /// Views that draw the grouping tree in 2D.
-    pub fn is_tree(self) -> bool {
-        matches!(
-            self,
-            ViewKind::Icicle | ViewKind::Sunburst | ViewKind::Timeline
-        )
-    }
-}
 
 /// The camera a view opens with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,329 +48,6 @@ pub fn initial_camera(view: CameraView, tallest: f32) -> OrbitCamera {
     match view {
         CameraView::Overview => OrbitCamera::framing(CITY_SIZE, tallest),
         CameraView::BirdsEye => OrbitCamera::birds_eye(CITY_SIZE, tallest),
-    }
-}
-
-/// Everything a user can ask of the viewer, by key, button or click.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Action {
-    Transport(Transport),
-    ToggleReferences,
-    ToggleSettings,
-    NextSuspect,
-    FlyTrace,
-    Setting(Setting, i32),
-    BirdsEye,
-    Overview,
-    NextView,
-    SetView(ViewKind),
-    /// Heap-scaled 2D views on or off (paper 5.2).
-    ToggleScaled,
-    /// The 2D views' local root one level up (the breadcrumb's last step back).
-    DrillUp,
-    /// Make `node` the 2D views' local root (`ROOT` for the whole heap).
-    DrillTo(NodeId),
-    Select(Option<NodeId>),
-    /// Select `node` and turn toward it.
-    Follow(NodeId),
-    /// The timeline view: show this snapshot's small tree, or stop showing it.
-    TogglePick(usize),
-    /// Compare two points in time: growth and colours from the first picked snapshot to the
-    /// last (with one pick, between it and the current one), shown at the later.
-    ComparePicks,
-    /// Restrict growth and colours to a window of snapshots (`None`: the whole session).
-    SetWindow(Option<Window>),
-    /// A click on the heap strip at snapshot `index`: go there; a double click clears the window.
-    StripClick(usize),
-    Jump(usize),
-}
-
-/// Keys pressed once, and what they do; the hint bar is made from this table so the two
-/// cannot disagree. (Held keys move the camera: [`ViewerState::hold`].)
-pub const BINDINGS: &[(KeyCode, Action, &str)] = &[
-    (
-        KeyCode::Right,
-        Action::Transport(Transport::Forward),
-        "arrows step",
-    ),
-    (KeyCode::Left, Action::Transport(Transport::Back), ""),
-    (
-        KeyCode::Space,
-        Action::Transport(Transport::Play),
-        "space play",
-    ),
-    (KeyCode::Home, Action::Transport(Transport::First), ""),
-    (
-        KeyCode::LeftBracket,
-        Action::Setting(Setting::Period, 1),
-        "[ ] period",
-    ),
-    (
-        KeyCode::RightBracket,
-        Action::Setting(Setting::Period, -1),
-        "",
-    ),
-    (KeyCode::L, Action::Transport(Transport::Live), "L live"),
-    (KeyCode::End, Action::Transport(Transport::Live), ""),
-    (KeyCode::V, Action::NextView, "V view"),
-    (KeyCode::H, Action::ToggleScaled, "H heap-scaled"),
-    (KeyCode::Backspace, Action::DrillUp, "Backspace up"),
-    (KeyCode::B, Action::BirdsEye, "B/C bird's eye/overview"),
-    (KeyCode::C, Action::Overview, ""),
-    (KeyCode::R, Action::ToggleReferences, "R references"),
-    (KeyCode::N, Action::NextSuspect, "N leak suspects"),
-    (KeyCode::F, Action::FlyTrace, "F fly the trace"),
-    (
-        KeyCode::M,
-        Action::Setting(Setting::Metric, 1),
-        "M objects/bytes",
-    ),
-    (KeyCode::G, Action::ComparePicks, "G growth between picks"),
-    (KeyCode::Tab, Action::ToggleSettings, "Tab settings"),
-];
-
-/// The action of a key pressed once, if it has one.
-pub fn key_action(key: KeyCode) -> Option<Action> {
-    BINDINGS.iter().find(|b| b.0 == key).map(|b| b.1)
-}
-
-/// The hint bar: the bound keys, then the mouse and held keys of the view.
-pub fn key_hints(view: ViewKind) -> String {
-    let keys: Vec<&str> = BINDINGS
-        .iter()
-        .map(|b| b.2)
-        .filter(|h| !h.is_empty())
-        .collect();
-    let mouse = match view {
-        ViewKind::City => {
-            "drag orbit  shift-drag pan  wheel zoom  WASD pan  Q/E turn  PgUp/PgDn tilt  click select"
-        }
-        ViewKind::Icicle | ViewKind::Sunburst => "click select  double-click drill down",
-        ViewKind::Timeline => "click the chart to pick snapshots  click a tree to open it",
-    };
-    format!("{}  {mouse}", keys.join("  "))
-}
-
-/// Held keys this frame, as axes from -1 to 1: the camera moves while they are down.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Held {
-    pub yaw: f32,
-    pub pitch: f32,
-    pub right: f32,
-    pub forward: f32,
-    /// Positive zooms in.
-    pub zoom: f32,
-}
-
-/// The city being shown, and how it is laid out.
-pub struct City {
-    pub model: CityModel,
-    /// Live sessions: the stable live plan. Replays: `None`, and `layout` is the papers' plan.
-    live: Option<Box<LiveLayout>>,
-    layout: CityLayout,
-    /// A change of plan being animated: the change and how far along it is (0 to 1).
-    pub animation: Option<(Relayout, f64)>,
-}
-
-impl City {
-    pub fn replay(model: CityModel, config: &LayoutConfig) -> Self {
-        let layout = layout::layout(&model, config);
-        Self {
-            model,
-            live: None,
-            layout,
-            animation: None,
-        }
-    }
-
-    pub fn live(config: LayoutConfig) -> Self {
-        Self {
-            model: CityModel::new(),
-            live: Some(Box::new(LiveLayout::new(config))),
-            layout: CityLayout::default(),
-            animation: None,
-        }
-    }
-
-    /// The plan to draw now: borrowed, except mid-animation, when the in-between plan is built.
-    pub fn plan(&self) -> Cow<'_, CityLayout> {
-        match (&self.animation, &self.live) {
-            (Some((relayout, progress)), _) => Cow::Owned(relayout.at(*progress)),
-            (None, Some(live)) => Cow::Borrowed(live.layout()),
-            (None, None) => Cow::Borrowed(&self.layout),
-        }
-    }
-
-    fn now_ms(&self) -> u64 {
-        self.model.frames().last().map_or(0, |f| f.time_ms)
-    }
-
-    /// Lays out again for new layout settings, animating from the plan on screen.
-    fn relayout(&mut self, config: LayoutConfig) {
-        let now = self.now_ms();
-        let on_screen = self.plan().into_owned();
-        let mut change = match &mut self.live {
-            Some(live) => live.set_config(&self.model, config, now),
-            None => {
-                let new = layout::layout(&self.model, &config);
-                let old = std::mem::replace(&mut self.layout, new.clone());
-                Relayout { old, new }
-            }
-        };
-        // Start from where things are drawn, even if a previous animation was under way.
-        change.old = on_screen;
-        self.animation = Some((change, 0.0));
-    }
-
-    /// A snapshot arrived: the live plan may need to grow.
-    fn appended(&mut self) {
-        let now = self.now_ms();
-        if let Some(live) = &mut self.live {
-            if let Some(change) = live.update(&self.model, now) {
-                self.animation = Some((change, 0.0));
-            }
-        }
-    }
-
-    fn advance(&mut self, dt: f64) {
-        if let Some((_, progress)) = &mut self.animation {
-            *progress += dt / RELAYOUT_SECONDS;
-            if *progress >= 1.0 {
-                self.animation = None;
-            }
-        }
-    }
-}
-
-/// What a scene depends on: the scene is rebuilt only when one of these changes, so a still city
-/// costs no scene work per frame.
-#[derive(Debug, Clone, PartialEq)]
-struct SceneKey {
-    t: f64,
-    len: usize,
-    window: Window,
-    view: ViewSettings,
-    selected: Option<NodeId>,
-    plan: u64,
-    animation: Option<f64>,
-}
-
-/// One line of the leak-suspects list.
-pub struct SuspectLine {
-    pub text: String,
-    /// The growing type's node, to select when the line is clicked.
-    pub node: Option<NodeId>,
-}
-
-/// The window's leak suspects, computed once per session length and window for the list and
-/// the details panel alike (the search scans every type over the window: not per frame).
-struct SuspectsCache {
-    key: (usize, Window),
-    all: Vec<Suspect>,
-    lines: Vec<SuspectLine>,
-}
-
-type DetailsKey = (NodeId, usize, Metric, Window, usize);
-
-/// The selected group's details as the panel shows them, and what they were computed for.
-pub struct DetailsPanel {
-    key: DetailsKey,
-    pub details: Details,
-    pub accuracy: Accuracy,
-    pub rows: Vec<DetailsRow>,
-    /// The panel's height with every row.
-    pub height: f32,
-}
-
-/// What the 2D views' fixed sibling order depends on: recomputed when one changes.
-type OrderKey = (usize, Window, Metric, SortBy);
-
-/// What a 2D partition depends on.
-#[derive(Debug, Clone, PartialEq)]
-struct PartitionKey {
-    order: OrderKey,
-    tree: Tree,
-    /// The time shown, for the trees that follow it (0 for `Tree::At`, which names its own).
-    now: f64,
-    drill: NodeId,
-    selected: Option<NodeId>,
-    color: bool,
-    doubt: bool,
-    opacity: memcity_city::mapping::Opacity,
-}
-
-/// Which partition a 2D view draws.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tree {
-    /// The large view: below the local root, at the time shown, heap-scaled as set.
-    Main,
-    /// Below the local root at fractional time `t`, leaving out cells thinner than `min_span`
-    /// of the extent (a small tree cannot show them): the timeline view's trees.
-    At { t: f64, scaled: bool, min_span: f64 },
-    /// The whole heap at the time shown, the drill-down's branch solid: the global view.
-    Global { min_span: f64 },
-}
-
-/// Partitions kept: the large view, the global view and the timeline view's trees, so a still
-/// frame partitions nothing (a 50,000-group tree takes milliseconds to cut).
-const PARTITIONS: usize = 16;
-
-/// A type's name without its package, for a one-line list (`java.util.LinkedList$Node` ->
-/// `LinkedList$Node`).
-pub fn short_type(name: &str) -> &str {
-    let base = name.split('[').next().unwrap_or(name);
-    match base.rfind('.') {
-        Some(dot) => &name[dot + 1..],
-        None => name,
-    }
-}
-
-/// A group's name as a label on screen, short enough to read at a glance and telling groups
-/// apart: types without their package (`LinkedList$Node`), allocation sites as their class,
-/// method and line after their type (`byte[] Unsafe.allocateUninitializedArray:1375`), and
-/// other levels as they are.
-pub fn label(model: &CityModel, node: NodeId) -> String {
-    if node == ROOT {
-        return "Heap".into();
-    }
-    let info = model.node(node);
-    if info.role == Role::Type {
-        return short_type(&info.name).to_string();
-    }
-    let Some(of_type) = model
-        .nearest_type(node)
-        .filter(|&t| t != node)
-        .map(|t| short_type(&model.node(t).name))
-    else {
-        return info.name.clone();
-    };
-    format!("{of_type} {}", short_site(&info.name))
-}
-
-/// `java.util.LinkedList.linkLast(LinkedList.java:146)` -> `LinkedList.linkLast:146` (`m()`
-/// without a line); names
-/// that are not frames (`(unsampled)`, a thread) as they are.
-pub fn short_site(name: &str) -> String {
-    let Some((method, rest)) = name.split_once('(') else {
-        return name.to_string();
-    };
-    if method.is_empty() {
-        return name.to_string();
-    }
-    let mut parts = method.rsplitn(3, '.');
-    let (m, class) = (parts.next().unwrap_or(method), parts.next());
-    // A site may be a chain of frames (`a(A.java:1) <- ... <- b(B.java:2)`): the line is the
-    // first frame's.
-    let line = rest
-        .split(')')
-        .next()
-        .unwrap_or("")
-        .rsplit_once(':')
-        .map(|(_, line)| format!(":{line}"))
-        .unwrap_or_else(|| "()".into());
-    match class {
-        Some(class) => format!("{class}.{m}{line}"),
-        None => format!("{m}{line}"),
     }
 }
 
@@ -459,23 +83,9 @@ pub struct ViewerState {
     pub overhead: f64,
     pub notes: Vec<String>,
     last_strip_click: f64,
-    /// Bumped whenever the plan changes outside an animation (a new session, a new model).
-    plan_version: u64,
-    pub scene: Scene,
-    scene_key: Option<SceneKey>,
-    pub details: Option<DetailsPanel>,
-    suspects: Option<SuspectsCache>,
-    order: Option<(OrderKey, TreeOrder)>,
-    /// The opacity rule's solid nodes, and the session length, window, metric and rule they
-    /// are of.
-    solid: Option<(SolidKey, HashSet<NodeId>)>,
-    /// Partitions last made, the newest last.
-    partitions: Vec<(PartitionKey, Partition)>,
-    /// What the city names, as of the scene (see `label_points`).
-    labels: Vec<(NodeId, glam::Vec3)>,
+    /// What is made from the rest and kept while it stands: scene, panels, partitions.
+    caches: Caches,
 }
-
-type SolidKey = (usize, Window, Metric, memcity_city::mapping::Opacity);
 
 impl ViewerState {
     /// A replay of a whole session, at snapshot `at` (the newest when `None`), arrived there
@@ -526,15 +136,7 @@ impl ViewerState {
             overhead: 0.0,
             notes: Vec::new(),
             last_strip_click: f64::NEG_INFINITY,
-            plan_version: 0,
-            scene: Scene::default(),
-            scene_key: None,
-            details: None,
-            suspects: None,
-            order: None,
-            solid: None,
-            partitions: Vec::new(),
-            labels: Vec::new(),
+            caches: Caches::default(),
         }
     }
 
@@ -574,11 +176,11 @@ impl ViewerState {
             Action::Setting(setting, dir) => self.apply_setting(setting, dir),
             Action::BirdsEye => self.fly_to(initial_camera(
                 CameraView::BirdsEye,
-                self.scene.tallest() as f32,
+                self.scene().tallest() as f32,
             )),
             Action::Overview => self.fly_to(initial_camera(
                 CameraView::Overview,
-                self.scene.tallest() as f32,
+                self.scene().tallest() as f32,
             )),
             Action::NextView => self.view = self.view.next(),
             Action::SetView(view) => self.view = view,
@@ -675,7 +277,7 @@ impl ViewerState {
     /// Places the camera for the city as it now stands (first snapshot, screenshots).
     pub fn frame_camera(&mut self, view: CameraView) {
         self.refresh_scene();
-        self.camera = initial_camera(view, self.scene.tallest() as f32);
+        self.camera = initial_camera(view, self.scene().tallest() as f32);
         self.flight = None;
         self.framed = true;
     }
@@ -723,7 +325,7 @@ impl ViewerState {
     /// Memory Cities paper's future-work animation).
     fn tour_trace(&mut self) {
         self.refresh_scene();
-        if let Some(trace) = &self.scene.trace {
+        if let Some(trace) = &self.scene().trace {
             // Popped from the end: the root's stop goes first in the list, so it comes last.
             self.tour = trace.stops.clone();
         }
@@ -747,14 +349,14 @@ impl ViewerState {
             return;
         }
         self.refresh_scene();
-        let center = self
-            .scene
+        let scene = self.scene();
+        let center = scene
             .buildings
             .iter()
             .find(|b| b.node == node)
             .map(|b| b.bounds())
             .or_else(|| {
-                self.scene
+                scene
                     .districts
                     .iter()
                     .find(|d| d.node == node)
@@ -792,7 +394,7 @@ impl ViewerState {
             return 0.0;
         }
         let height = self
-            .scene
+            .scene()
             .buildings
             .iter()
             .find(|b| b.node == node)
@@ -818,7 +420,7 @@ impl ViewerState {
                 self.selected = None;
                 self.drill = ROOT;
                 self.picks.clear();
-                self.plan_version += 1;
+                self.caches.plan_changed();
             }
             Event::RecordingFailed(why) | Event::Refused(why) => self.notes.push(why),
             Event::Open(model) => {
@@ -856,37 +458,6 @@ impl ViewerState {
         Ok(())
     }
 
-    /// The selected group's details (recomputed when the selection, time, metric or window
-    /// change), and the panel height they want.
-    pub fn refresh_details(&mut self) -> Option<f32> {
-        let Some(node) = self.selected else {
-            self.details = None;
-            return None;
-        };
-        let key = (
-            node,
-            self.travel.index(),
-            self.settings.metric,
-            self.city.model.window(),
-            self.city.model.len(),
-        );
-        if self.details.as_ref().map(|d| &d.key) != Some(&key) {
-            self.suspect_lines();
-            let suspects = self.suspects.as_ref().map_or(&[][..], |c| &c.all);
-            let d = details::details(&self.city.model, node, key.1, key.2, suspects);
-            let accuracy = details::accuracy(&self.city.model, node, key.1);
-            let (rows, height) = details_rows(&d);
-            self.details = Some(DetailsPanel {
-                key,
-                details: d,
-                accuracy,
-                rows,
-                height,
-            });
-        }
-        self.details.as_ref().map(|d| d.height)
-    }
-
     /// Where the panels and controls sit in a `w` x `h` window as things stand (the details
     /// panel's height follows the selection, the suspects list the session).
     pub fn screen(&mut self, w: f32, h: f32) -> crate::controls::Screen {
@@ -900,264 +471,74 @@ impl ViewerState {
         }
     }
 
-    /// The leak suspects of the window, one line each (recomputed when the session or the
-    /// window changed).
-    pub fn suspect_lines(&mut self) -> &[SuspectLine] {
-        let key = (self.city.model.len(), self.city.model.window());
-        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
-            let model = &self.city.model;
-            let all = memcity_city::suspects::suspects(model);
-            let lines = all
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let leaking = s.leaking.first().cloned().unwrap_or_default();
-                    let (objects, bytes) = s.held();
-                    // The holder and what it keeps alive lead (the growing type it selects
-                    // is in the details panel); a type whose holder is not seen yet says so.
-                    let text = if s.holder.is_empty() {
-                        format!(
-                            "{}. {} {}, holder not seen yet",
-                            i + 1,
-                            short_type(&leaking),
-                            units::signed_amount(s.growth, Metric::Objects),
-                        )
-                    } else {
-                        format!(
-                            "{}. {} in {}{}: {}, {} ({}{})",
-                            i + 1,
-                            short_type(&s.holder),
-                            if s.root.is_empty() {
-                                "root unknown"
-                            } else {
-                                s.root.as_str()
-                            },
-                            memcity_city::suspects::more_threads(s.co_holders.len()),
-                            units::signed_amount(bytes, Metric::Bytes),
-                            units::signed_amount(objects, Metric::Objects),
-                            s.confidence.label(),
-                            if s.confirmed { "" } else { ", unconfirmed" }
-                        )
-                    };
-                    SuspectLine {
-                        text,
-                        node: model.node_named(&leaking),
-                    }
-                })
-                .collect();
-            self.suspects = Some(SuspectsCache { key, all, lines });
-        }
-        self.suspects.as_ref().map_or(&[], |c| &c.lines)
+    /// The caches and what they are made from, borrowed apart so that a cache can be filled
+    /// while the state it is made from is read.
+    fn cached(&mut self) -> (&mut Caches, Shown<'_>) {
+        let shown = Shown {
+            city: &self.city,
+            t: self.travel.t(),
+            index: self.travel.index(),
+            settings: &self.settings,
+            view: self.view_settings(),
+            selected: self.selected,
+            drill: self.drill,
+            scaled: self.scaled,
+        };
+        (&mut self.caches, shown)
     }
 
-    /// The suspects' lines as last computed (for drawing without `&mut`).
-    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
-        self.suspects.as_ref().map(|c| c.lines.as_slice())
+    /// The city's scene as last built (see [`ViewerState::refresh_scene`]).
+    pub fn scene(&self) -> &Scene {
+        self.caches.scene()
     }
 
     /// The scene at the current time, rebuilt only when something it depends on changed.
     pub fn refresh_scene(&mut self) {
-        let key = SceneKey {
-            t: self.travel.t(),
-            len: self.city.model.len(),
-            window: self.city.model.window(),
-            view: self.view_settings(),
-            selected: self.selected,
-            plan: self.plan_version,
-            animation: self.city.animation.as_ref().map(|a| a.1),
-        };
-        if self.scene_key.as_ref() == Some(&key) {
-            return;
-        }
-        self.scene = scene::build(
-            &self.city.model,
-            &self.city.plan(),
-            key.t,
-            &key.view,
-            key.selected,
-        );
-        // The selection's leak-suspect trace, drawn through the city.
-        self.refresh_details();
-        let steps: Option<Vec<(String, bool, bool)>> = self
-            .details
-            .as_ref()
-            .and_then(|d| d.details.trace.as_ref())
-            .map(|t| {
-                t.steps
-                    .iter()
-                    .map(|s| (s.type_name.clone(), s.suspect, s.holder))
-                    .collect()
-            });
-        self.scene.trace = steps.map(|steps| scene::trace(&self.city.model, &self.scene, &steps));
-        self.labels = self.rank_labels();
-        self.scene_key = Some(key);
+        let (caches, shown) = self.cached();
+        caches.refresh_scene(&shown);
     }
 
-    /// What the city names on screen, most important first, with the 3D point each label
-    /// points at: the selection, the tallest buildings, then the largest top-level districts
-    /// (the placement leaves out whatever would not fit: `views::place_labels`).
+    /// What the city names on screen, most important first (see [`Caches::label_points`]).
     pub fn label_points(&self) -> &[(NodeId, glam::Vec3)] {
-        &self.labels
+        self.caches.label_points()
     }
 
-    /// Ranks what the city names, once per scene (the render loop only projects them).
-    fn rank_labels(&self) -> Vec<(NodeId, glam::Vec3)> {
-        let scene = &self.scene;
-        let roof = |b: &scene::Building| {
-            let (x, y, z) = b.shape.roof();
-            glam::Vec3::new(x as f32, y as f32, z as f32)
-        };
-        let district_top = |d: &scene::District| {
-            let (x, z) = d.rect.center();
-            let top = (d.depth + 1) as f64 * memcity_city::mapping::DISTRICT_HEIGHT;
-            glam::Vec3::new(x as f32, top as f32, z as f32)
-        };
-        let mut points = Vec::new();
-        if let Some(node) = self.selected {
-            if let Some(b) = scene.buildings.iter().find(|b| b.node == node) {
-                points.push((node, roof(b)));
-            } else if let Some(d) = scene.districts.iter().find(|d| d.node == node) {
-                points.push((node, district_top(d)));
-            }
-        }
-        let mut tallest: Vec<&scene::Building> = scene.buildings.iter().collect();
-        tallest.sort_by(|a, b| b.shape.height.total_cmp(&a.shape.height));
-        points.extend(tallest.iter().take(CITY_LABELS).map(|b| (b.node, roof(b))));
-        let mut districts: Vec<&scene::District> =
-            scene.districts.iter().filter(|d| d.depth == 1).collect();
-        districts.sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
-        points.extend(
-            districts
-                .iter()
-                .take(CITY_LABELS / 2)
-                .map(|d| (d.node, district_top(d))),
-        );
-        points
+    /// The details panel as last made (see [`ViewerState::refresh_details`]).
+    pub fn details(&self) -> Option<&DetailsPanel> {
+        self.caches.details()
+    }
+
+    /// The selected group's details (recomputed when the selection, time, metric or window
+    /// change), and the panel height they want.
+    pub fn refresh_details(&mut self) -> Option<f32> {
+        let (caches, shown) = self.cached();
+        caches.refresh_details(&shown)
+    }
+
+    /// The leak suspects of the window, one line each (recomputed when the session or the
+    /// window changed).
+    pub fn suspect_lines(&mut self) -> &[SuspectLine] {
+        let (caches, shown) = self.cached();
+        caches.suspect_lines(&shown)
+    }
+
+    /// The suspects' lines as last computed (for drawing without `&mut`).
+    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
+        self.caches.cached_suspect_lines()
     }
 
     /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
     pub fn tree_order(&mut self) -> &TreeOrder {
-        let model = &self.city.model;
-        let key = (
-            model.len(),
-            model.window(),
-            self.settings.metric,
-            self.settings.order,
-        );
-        if self.order.as_ref().map(|o| o.0) != Some(key) {
-            let order = TreeOrder::new(model, key.2, key.3);
-            self.order = Some((key, order));
-        }
-        &self.order.as_ref().expect("just set").1
-    }
-
-    /// The opacity rule's solid nodes (recomputed when the session, window, metric or rule
-    /// change).
-    fn solid(&mut self) -> &HashSet<NodeId> {
-        let model = &self.city.model;
-        let key = (
-            model.len(),
-            model.window(),
-            self.settings.metric,
-            self.settings.opacity,
-        );
-        if self.solid.as_ref().map(|s| s.0) != Some(key) {
-            let solid = tree2d::solid_paths(model, &self.settings.opacity, self.settings.metric);
-            self.solid = Some((key, solid));
-        }
-        &self.solid.as_ref().expect("just set").1
+        let (caches, shown) = self.cached();
+        caches.tree_order(&shown)
     }
 
     /// The partition `which` as things stand, with the model it cuts; made only when nothing
     /// kept matches (a still frame makes none).
     pub fn tree(&mut self, which: Tree) -> (&CityModel, &Partition) {
-        self.tree_order();
-        let model = &self.city.model;
-        let key = PartitionKey {
-            order: (
-                model.len(),
-                model.window(),
-                self.settings.metric,
-                self.settings.order,
-            ),
-            tree: which,
-            now: match which {
-                Tree::At { .. } => 0.0,
-                _ => self.travel.t(),
-            },
-            drill: self.drill,
-            selected: self.selected,
-            color: self.settings.color,
-            doubt: self.settings.doubt,
-            opacity: self.settings.opacity,
-        };
-        // The large view and the global view follow time and settings held in the state.
-        let key = match which {
-            Tree::Main => PartitionKey {
-                tree: Tree::At {
-                    t: self.travel.t(),
-                    scaled: self.scaled,
-                    min_span: PartitionOptions::default().min_span,
-                },
-                ..key
-            },
-            _ => key,
-        };
-        let found = match self.partitions.iter().position(|p| p.0 == key) {
-            Some(i) => i,
-            None => {
-                let partition = self.make_partition(&key);
-                if self.partitions.len() >= PARTITIONS {
-                    self.partitions.remove(0);
-                }
-                self.partitions.push((key, partition));
-                self.partitions.len() - 1
-            }
-        };
-        (&self.city.model, &self.partitions[found].1)
-    }
-
-    fn make_partition(&mut self, key: &PartitionKey) -> Partition {
-        let t = self.travel.t();
-        let (root, t, scaled, min_span, selected) = match key.tree {
-            Tree::Main => unreachable!("keyed as `At`"),
-            Tree::At {
-                t,
-                scaled,
-                min_span,
-            } => (self.drill, t, scaled, min_span, self.selected),
-            Tree::Global { min_span } => (ROOT, t, false, min_span, Some(self.drill)),
-        };
-        let solid = match key.tree {
-            Tree::Global { .. } => self.drill_branch(),
-            _ => self.solid().clone(),
-        };
-        let options = PartitionOptions {
-            scaled,
-            min_span,
-            color: self.settings.color,
-            doubt: self.settings.doubt,
-            ..Default::default()
-        };
-        let order = &self.order.as_ref().expect("made by `tree`").1;
-        tree2d::partition(&self.city.model, order, root, t, &options, &solid, selected)
-    }
-
-    /// The drill-down's branch: the local root, what holds it and what it holds.
-    fn drill_branch(&self) -> HashSet<NodeId> {
-        let model = &self.city.model;
-        let mut branch = HashSet::new();
-        let mut at = Some(self.drill);
-        while let Some(node) = at {
-            branch.insert(node);
-            at = model.node(node).parent;
-        }
-        let mut below = vec![self.drill];
-        while let Some(node) = below.pop() {
-            branch.insert(node);
-            below.extend_from_slice(&model.node(node).children);
-        }
-        branch
+        let (caches, shown) = self.cached();
+        let city = shown.city;
+        (&city.model, caches.tree(&shown, which))
     }
 
     /// The large view's tree: below the local root at the time shown.
@@ -1203,85 +584,39 @@ impl ViewerState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::leak;
     use memcity_city::model::Metric;
-
-    /// A leak over three snapshots: `Node` grows, `String` stays, with sites under `Node`.
-    fn model() -> CityModel {
-        let mut m = CityModel::new();
-        for (time, node) in [(0u64, 100u64), (1000, 500), (2000, 900)] {
-            let row = |path: &[&str], role: &str, n: u64| {
-                (
-                    path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                    role.to_string(),
-                    n,
-                    n * 24,
-                )
-            };
-            let nodes = vec![
-                row(&["app"], "Package", node + 400),
-                row(&["app", "Node"], "Type", node),
-                row(&["app", "Node", "a()"], "Site", node),
-                row(&["app", "String"], "Type", 400),
-            ];
-            m.push_tree(time, (node + 400, (node + 400) * 24), &nodes, vec![]);
-        }
-        m
-    }
+    use memcity_city::tree2d::SortBy;
 
     fn state() -> ViewerState {
-        ViewerState::replay(model(), Settings::default(), None)
-    }
-
-    fn press(s: &mut ViewerState, key: KeyCode, now: f64) {
-        let action = key_action(key).unwrap_or_else(|| panic!("{key:?} is not bound"));
-        s.apply(action, now);
+        ViewerState::replay(leak(vec![]), Settings::default(), None)
     }
 
     #[test]
-    fn every_binding_is_one_key_and_every_hint_names_a_bound_key() {
-        let mut keys: Vec<String> = BINDINGS.iter().map(|b| format!("{:?}", b.0)).collect();
-        let n = keys.len();
-        keys.sort();
-        keys.dedup();
-        assert_eq!(keys.len(), n, "a key bound twice");
-        let hints = key_hints(ViewKind::City);
-        for hint in [
-            "arrows step",
-            "V view",
-            "H heap-scaled",
-            "Backspace up",
-            "M objects/bytes",
-        ] {
-            assert!(hints.contains(hint), "{hint} missing from {hints}");
-        }
-        assert!(key_hints(ViewKind::Icicle).contains("double-click drill down"));
-    }
-
-    #[test]
-    fn arrows_step_through_time_and_home_end_jump() {
+    fn transport_steps_through_time_and_jumps_to_the_ends() {
         let mut s = state();
         assert_eq!(s.travel.index(), 2);
-        press(&mut s, KeyCode::Left, 0.0);
+        s.apply(Action::Transport(Transport::Back), 0.0);
         assert_eq!(s.travel.index(), 1);
-        press(&mut s, KeyCode::Home, 0.0);
+        s.apply(Action::Transport(Transport::First), 0.0);
         assert_eq!(s.travel.index(), 0);
-        press(&mut s, KeyCode::Right, 0.0);
+        s.apply(Action::Transport(Transport::Forward), 0.0);
         assert_eq!(s.travel.index(), 1);
-        press(&mut s, KeyCode::End, 0.0);
+        s.apply(Action::Transport(Transport::Live), 0.0);
         assert_eq!(s.travel.index(), 2);
         assert!(s.travel.is_live());
-        press(&mut s, KeyCode::Space, 0.0);
+        s.apply(Action::Transport(Transport::Play), 0.0);
         assert!(s.travel.playing);
     }
 
     #[test]
-    fn v_cycles_the_views_and_keeps_the_drill_down() {
+    fn next_view_cycles_the_views_and_keeps_the_drill_down() {
         let mut s = state();
         let node = s.model().find(&["app", "Node"]).unwrap();
         s.apply(Action::DrillTo(node), 0.0);
         let mut seen = vec![s.view];
         for _ in 0..4 {
-            press(&mut s, KeyCode::V, 0.0);
+            s.apply(Action::NextView, 0.0);
             seen.push(s.view);
             assert_eq!(s.drill, node, "the drill-down survives a change of view");
         }
@@ -1309,10 +644,10 @@ mod tests {
         let crumbs: Vec<String> = s.breadcrumb().into_iter().map(|c| c.1).collect();
         assert_eq!(crumbs, ["Heap", "app", "Node"]);
         assert_eq!(s.partition().root, node);
-        press(&mut s, KeyCode::Backspace, 0.0);
+        s.apply(Action::DrillUp, 0.0);
         assert_eq!(s.breadcrumb().len(), 2);
-        press(&mut s, KeyCode::Backspace, 0.0);
-        press(&mut s, KeyCode::Backspace, 0.0);
+        s.apply(Action::DrillUp, 0.0);
+        s.apply(Action::DrillUp, 0.0);
         assert_eq!(s.drill, ROOT, "up from the heap stays at the heap");
     }
 
@@ -1345,33 +680,33 @@ mod tests {
             s.partition_at(0.0, true, 0.01);
         };
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 3);
+        assert_eq!(s.caches.partitions_kept(), 3);
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 3, "all three kept");
+        assert_eq!(s.caches.partitions_kept(), 3, "all three kept");
         // A step in time cuts the large and the global view again, not the timeline's tree.
         s.apply(Action::Jump(0), 0.0);
         s.advance(10.0);
         cut(&mut s);
-        assert_eq!(s.partitions.len(), 5);
+        assert_eq!(s.caches.partitions_kept(), 5);
     }
 
     #[test]
-    fn heap_scaled_follows_the_key_and_time() {
+    fn heap_scaled_follows_its_toggle_and_time() {
         let mut s = state();
         assert_eq!(s.partition().extent, 1.0);
-        press(&mut s, KeyCode::H, 0.0);
+        s.apply(Action::ToggleScaled, 0.0);
         assert!(s.scaled);
-        press(&mut s, KeyCode::Home, 0.0);
+        s.apply(Action::Transport(Transport::First), 0.0);
         s.advance(10.0);
         // 500 of at most 1,300 objects.
         assert!((s.partition().extent - 500.0 / 1300.0).abs() < 1e-9);
     }
 
     #[test]
-    fn m_switches_the_metric_and_the_order_follows() {
+    fn the_metric_switches_and_the_order_follows() {
         let mut s = state();
         assert_eq!(s.settings.metric, Metric::Objects);
-        press(&mut s, KeyCode::M, 0.0);
+        s.apply(Action::Setting(Setting::Metric, 1), 0.0);
         assert_eq!(s.settings.metric, Metric::Bytes);
         assert_eq!(s.tree_order().metric(), Metric::Bytes);
     }
@@ -1431,20 +766,20 @@ mod tests {
     }
 
     #[test]
-    fn g_compares_the_picked_snapshots() {
+    fn comparing_picks_sets_the_window_between_them() {
         let mut s = state();
         let before = s.model().window();
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), before, "no pick: unchanged");
         s.apply(Action::TogglePick(0), 0.0);
         s.apply(Action::TogglePick(1), 0.0);
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), Window { start: 0, end: 1 });
         assert_eq!(s.travel.index(), 1, "shown at the later pick");
         // One pick: between it and the snapshot shown.
         s.apply(Action::TogglePick(0), 0.0);
         s.apply(Action::Jump(2), 0.0);
-        press(&mut s, KeyCode::G, 0.0);
+        s.apply(Action::ComparePicks, 0.0);
         assert_eq!(s.model().window(), Window { start: 1, end: 2 });
         // The growth colours follow: Node grew 400 between snapshots 2 and 3.
         let node = s.model().find(&["app", "Node"]).unwrap();
@@ -1467,36 +802,11 @@ mod tests {
         assert_eq!(names[1], "app/Node/a()");
         assert!(names.contains(&"app".to_string()));
         for (node, point) in &points {
-            if let Some(b) = s.scene.buildings.iter().find(|b| b.node == *node) {
+            if let Some(b) = s.scene().buildings.iter().find(|b| b.node == *node) {
                 let roof = b.shape.bottom + b.shape.height;
                 assert!((point.y as f64 - roof).abs() < 1e-3, "at the roof");
             }
         }
-    }
-
-    #[test]
-    fn labels_are_short_and_tell_groups_apart() {
-        assert_eq!(
-            short_site("java.util.LinkedList.linkLast(LinkedList.java:146)"),
-            "LinkedList.linkLast:146"
-        );
-        assert_eq!(short_site("Leak.main(Leak.java:33)"), "Leak.main:33");
-        assert_eq!(
-            short_site("java.util.LinkedList.linkLast(LinkedList.java:146) <- ... <- Leak.main(Leak.java:33)"),
-            "LinkedList.linkLast:146"
-        );
-        assert_eq!(short_site("(unsampled)"), "(unsampled)");
-        assert_eq!(short_site("main"), "main");
-        let m = model();
-        let site = m.find(&["app", "Node", "a()"]).unwrap();
-        assert_eq!(label(&m, site), "Node a()");
-        assert_eq!(label(&m, m.find(&["app"]).unwrap()), "app");
-        assert_eq!(label(&m, ROOT), "Heap");
-        assert_eq!(short_type("java.util.LinkedList$Node"), "LinkedList$Node");
-        assert_eq!(
-            short_type("java.util.LinkedList$Node[]"),
-            "LinkedList$Node[]"
-        );
     }
 
     #[test]
@@ -1513,7 +823,7 @@ mod tests {
         let mut s = state();
         s.frame_camera(CameraView::Overview);
         let before = s.camera;
-        press(&mut s, KeyCode::B, 0.0);
+        s.apply(Action::BirdsEye, 0.0);
         assert!(s.flying());
         s.hold(
             Held {
@@ -1539,7 +849,7 @@ mod tests {
     fn bird_s_eye_flies_and_settles_above_the_city() {
         let mut s = state();
         s.frame_camera(CameraView::Overview);
-        press(&mut s, KeyCode::B, 0.0);
+        s.apply(Action::BirdsEye, 0.0);
         s.advance(0.3);
         assert!(s.flying());
         s.advance(1.0);
@@ -1548,12 +858,12 @@ mod tests {
     }
 
     #[test]
-    fn r_and_tab_toggle() {
+    fn references_and_settings_toggle() {
         let mut s = state();
-        press(&mut s, KeyCode::R, 0.0);
+        s.apply(Action::ToggleReferences, 0.0);
         assert!(!s.references);
         assert!(!s.view_settings().references);
-        press(&mut s, KeyCode::Tab, 0.0);
+        s.apply(Action::ToggleSettings, 0.0);
         assert!(s.settings_open);
     }
 

@@ -41,12 +41,12 @@ fn ink_on(c: Color) -> Color {
     }
 }
 
-/// A cell's label: as the city's (`memcity_viewer::state::label`), but a site without its type,
+/// A cell's label: as the city's (`memcity_viewer::names::label`), but a site without its type,
 /// which the column to its left already names.
 pub fn label(model: &CityModel, node: NodeId) -> String {
     match model.nearest_type(node) {
-        Some(of_type) if of_type != node => crate::state::short_site(&model.node(node).name),
-        _ => crate::state::label(model, node),
+        Some(of_type) if of_type != node => crate::names::short_site(&model.node(node).name),
+        _ => crate::names::label(model, node),
     }
 }
 

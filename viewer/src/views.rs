@@ -7,8 +7,8 @@ use memcity_city::timeline::Strip;
 use memcity_city::tree2d::{Icicle, Partition, Sunburst};
 use memcity_city::treemap::Rect;
 
-use crate::controls::{Area, Screen, DETAILS_WIDTH};
-use crate::state::{Action, ViewKind};
+use crate::controls::{Area, Screen, ViewKind, DETAILS_WIDTH};
+use crate::keys::Action;
 
 /// Room above the tree for the breadcrumb of a drill-down.
 pub const CRUMB_HEIGHT: f32 = 24.0;
@@ -100,6 +100,12 @@ pub fn timeline_layout(area: Area, shown: &[usize]) -> TimelineLayout {
         })
         .collect();
     TimelineLayout { chart, trees }
+}
+
+/// The timeline view as it stands in `screen`: the picked snapshots and the current one,
+/// `index`, side by side below the chart (what it draws and where its clicks land).
+pub fn timeline_in(screen: &Screen, picks: &[usize], index: usize) -> TimelineLayout {
+    timeline_layout(main_area(screen), &shown(picks, index))
 }
 
 /// What a click at `(x, y)` in the main area asks, given what each view drew there. A second

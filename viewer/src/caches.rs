@@ -1,0 +1,445 @@
+//! What the viewer makes from its state and keeps until what it was made from changes: the
+//! city's scene and the names it shows, the details panel, the leak suspects, and the 2D views'
+//! sibling order, solid paths and partitions. Each is kept with its inputs, so a still frame
+//! makes nothing. The state lends those inputs for each call ([`Shown`]); nothing here changes
+//! what is shown.
+
+use std::collections::HashSet;
+
+use memcity_city::details::{self, Accuracy, Details};
+use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
+use memcity_city::scene::{self, Scene, ViewSettings};
+use memcity_city::suspects::Suspect;
+use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
+use memcity_city::units;
+
+use crate::controls::{details_rows, DetailsRow, Settings};
+use crate::names::short_type;
+use crate::plan::City;
+
+/// Buildings the city names (and half as many top-level districts), tallest first.
+const CITY_LABELS: usize = 8;
+
+/// Partitions kept: the large view, the global view and the timeline view's trees, so a still
+/// frame partitions nothing (a 50,000-group tree takes milliseconds to cut).
+const PARTITIONS: usize = 16;
+
+/// What the caches are made from: the state's city, time, settings and navigation, lent for
+/// one call.
+pub struct Shown<'a> {
+    pub city: &'a City,
+    /// The time shown (fractional between snapshots), and the snapshot it is at.
+    pub t: f64,
+    pub index: usize,
+    pub settings: &'a Settings,
+    /// The settings as the scene takes them, with the references on or off.
+    pub view: ViewSettings,
+    pub selected: Option<NodeId>,
+    /// The 2D views' local root.
+    pub drill: NodeId,
+    /// The 2D views heap-scaled.
+    pub scaled: bool,
+}
+
+impl Shown<'_> {
+    fn model(&self) -> &CityModel {
+        &self.city.model
+    }
+}
+
+/// What a scene depends on: the scene is rebuilt only when one of these changes, so a still city
+/// costs no scene work per frame.
+#[derive(Debug, Clone, PartialEq)]
+struct SceneKey {
+    t: f64,
+    len: usize,
+    window: Window,
+    view: ViewSettings,
+    selected: Option<NodeId>,
+    plan: u64,
+    animation: Option<f64>,
+}
+
+/// One line of the leak-suspects list.
+pub struct SuspectLine {
+    pub text: String,
+    /// The growing type's node, to select when the line is clicked.
+    pub node: Option<NodeId>,
+}
+
+/// The window's leak suspects, computed once per session length and window for the list and
+/// the details panel alike (the search scans every type over the window: not per frame).
+struct SuspectsCache {
+    key: (usize, Window),
+    all: Vec<Suspect>,
+    lines: Vec<SuspectLine>,
+}
+
+type DetailsKey = (NodeId, usize, Metric, Window, usize);
+
+/// The selected group's details as the panel shows them, and what they were computed for.
+pub struct DetailsPanel {
+    key: DetailsKey,
+    pub details: Details,
+    pub accuracy: Accuracy,
+    pub rows: Vec<DetailsRow>,
+    /// The panel's height with every row.
+    pub height: f32,
+}
+
+/// What the 2D views' fixed sibling order depends on: recomputed when one changes.
+type OrderKey = (usize, Window, Metric, SortBy);
+
+type SolidKey = (usize, Window, Metric, memcity_city::mapping::Opacity);
+
+/// What a 2D partition depends on.
+#[derive(Debug, Clone, PartialEq)]
+struct PartitionKey {
+    order: OrderKey,
+    tree: Tree,
+    /// The time shown, for the trees that follow it (0 for `Tree::At`, which names its own).
+    now: f64,
+    drill: NodeId,
+    selected: Option<NodeId>,
+    color: bool,
+    doubt: bool,
+    opacity: memcity_city::mapping::Opacity,
+}
+
+/// Which partition a 2D view draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tree {
+    /// The large view: below the local root, at the time shown, heap-scaled as set.
+    Main,
+    /// Below the local root at fractional time `t`, leaving out cells thinner than `min_span`
+    /// of the extent (a small tree cannot show them): the timeline view's trees.
+    At { t: f64, scaled: bool, min_span: f64 },
+    /// The whole heap at the time shown, the drill-down's branch solid: the global view.
+    Global { min_span: f64 },
+}
+
+/// Everything kept between frames because it is costly to make, each with what it was made of.
+#[derive(Default)]
+pub struct Caches {
+    scene: Scene,
+    scene_key: Option<SceneKey>,
+    /// Bumped whenever the plan changes outside an animation (a new session), so the scene is
+    /// rebuilt though the rest of its key may look the same.
+    plan_version: u64,
+    details: Option<DetailsPanel>,
+    suspects: Option<SuspectsCache>,
+    order: Option<(OrderKey, TreeOrder)>,
+    /// The opacity rule's solid nodes, and the session length, window, metric and rule they
+    /// are of.
+    solid: Option<(SolidKey, HashSet<NodeId>)>,
+    /// Partitions last made, the newest last.
+    partitions: Vec<(PartitionKey, Partition)>,
+    /// What the city names, as of the scene (see `label_points`).
+    labels: Vec<(NodeId, glam::Vec3)>,
+}
+
+impl Caches {
+    /// The plan changed outside an animation (a new session): the next scene is built anew.
+    pub fn plan_changed(&mut self) {
+        self.plan_version += 1;
+    }
+
+    /// The scene as last built (see [`Caches::refresh_scene`]).
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The details panel as last made (see [`Caches::refresh_details`]).
+    pub fn details(&self) -> Option<&DetailsPanel> {
+        self.details.as_ref()
+    }
+
+    /// The selected group's details (recomputed when the selection, time, metric or window
+    /// change), and the panel height they want.
+    pub fn refresh_details(&mut self, shown: &Shown) -> Option<f32> {
+        let Some(node) = shown.selected else {
+            self.details = None;
+            return None;
+        };
+        let model = shown.model();
+        let key = (
+            node,
+            shown.index,
+            shown.settings.metric,
+            model.window(),
+            model.len(),
+        );
+        if self.details.as_ref().map(|d| &d.key) != Some(&key) {
+            self.suspect_lines(shown);
+            let suspects = self.suspects.as_ref().map_or(&[][..], |c| &c.all);
+            let d = details::details(model, node, key.1, key.2, suspects);
+            let accuracy = details::accuracy(model, node, key.1);
+            let (rows, height) = details_rows(&d);
+            self.details = Some(DetailsPanel {
+                key,
+                details: d,
+                accuracy,
+                rows,
+                height,
+            });
+        }
+        self.details.as_ref().map(|d| d.height)
+    }
+
+    /// The leak suspects of the window, one line each (recomputed when the session or the
+    /// window changed).
+    pub fn suspect_lines(&mut self, shown: &Shown) -> &[SuspectLine] {
+        let model = shown.model();
+        let key = (model.len(), model.window());
+        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
+            let all = memcity_city::suspects::suspects(model);
+            let lines = all
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let leaking = s.leaking.first().cloned().unwrap_or_default();
+                    let (objects, bytes) = s.held();
+                    // The holder and what it keeps alive lead (the growing type it selects
+                    // is in the details panel); a type whose holder is not seen yet says so.
+                    let text = if s.holder.is_empty() {
+                        format!(
+                            "{}. {} {}, holder not seen yet",
+                            i + 1,
+                            short_type(&leaking),
+                            units::signed_amount(s.growth, Metric::Objects),
+                        )
+                    } else {
+                        format!(
+                            "{}. {} in {}{}: {}, {} ({}{})",
+                            i + 1,
+                            short_type(&s.holder),
+                            if s.root.is_empty() {
+                                "root unknown"
+                            } else {
+                                s.root.as_str()
+                            },
+                            memcity_city::suspects::more_threads(s.co_holders.len()),
+                            units::signed_amount(bytes, Metric::Bytes),
+                            units::signed_amount(objects, Metric::Objects),
+                            s.confidence.label(),
+                            if s.confirmed { "" } else { ", unconfirmed" }
+                        )
+                    };
+                    SuspectLine {
+                        text,
+                        node: model.node_named(&leaking),
+                    }
+                })
+                .collect();
+            self.suspects = Some(SuspectsCache { key, all, lines });
+        }
+        self.suspects.as_ref().map_or(&[], |c| &c.lines)
+    }
+
+    /// The suspects' lines as last computed (for drawing without `&mut`).
+    pub fn cached_suspect_lines(&self) -> Option<&[SuspectLine]> {
+        self.suspects.as_ref().map(|c| c.lines.as_slice())
+    }
+
+    /// The scene at the time shown, rebuilt only when something it depends on changed.
+    pub fn refresh_scene(&mut self, shown: &Shown) {
+        let model = shown.model();
+        let key = SceneKey {
+            t: shown.t,
+            len: model.len(),
+            window: model.window(),
+            view: shown.view,
+            selected: shown.selected,
+            plan: self.plan_version,
+            animation: shown.city.animation.as_ref().map(|a| a.1),
+        };
+        if self.scene_key.as_ref() == Some(&key) {
+            return;
+        }
+        self.scene = scene::build(model, &shown.city.plan(), key.t, &key.view, key.selected);
+        // The selection's leak-suspect trace, drawn through the city.
+        self.refresh_details(shown);
+        let steps: Option<Vec<(String, bool, bool)>> = self
+            .details
+            .as_ref()
+            .and_then(|d| d.details.trace.as_ref())
+            .map(|t| {
+                t.steps
+                    .iter()
+                    .map(|s| (s.type_name.clone(), s.suspect, s.holder))
+                    .collect()
+            });
+        self.scene.trace = steps.map(|steps| scene::trace(model, &self.scene, &steps));
+        self.labels = self.rank_labels(shown.selected);
+        self.scene_key = Some(key);
+    }
+
+    /// What the city names on screen, most important first, with the 3D point each label
+    /// points at: the selection, the tallest buildings, then the largest top-level districts
+    /// (the placement leaves out whatever would not fit: `views::place_labels`).
+    pub fn label_points(&self) -> &[(NodeId, glam::Vec3)] {
+        &self.labels
+    }
+
+    /// Ranks what the city names, once per scene (the render loop only projects them).
+    fn rank_labels(&self, selected: Option<NodeId>) -> Vec<(NodeId, glam::Vec3)> {
+        let scene = &self.scene;
+        let roof = |b: &scene::Building| {
+            let (x, y, z) = b.shape.roof();
+            glam::Vec3::new(x as f32, y as f32, z as f32)
+        };
+        let district_top = |d: &scene::District| {
+            let (x, z) = d.rect.center();
+            let top = (d.depth + 1) as f64 * memcity_city::mapping::DISTRICT_HEIGHT;
+            glam::Vec3::new(x as f32, top as f32, z as f32)
+        };
+        let mut points = Vec::new();
+        if let Some(node) = selected {
+            if let Some(b) = scene.buildings.iter().find(|b| b.node == node) {
+                points.push((node, roof(b)));
+            } else if let Some(d) = scene.districts.iter().find(|d| d.node == node) {
+                points.push((node, district_top(d)));
+            }
+        }
+        let mut tallest: Vec<&scene::Building> = scene.buildings.iter().collect();
+        tallest.sort_by(|a, b| b.shape.height.total_cmp(&a.shape.height));
+        points.extend(tallest.iter().take(CITY_LABELS).map(|b| (b.node, roof(b))));
+        let mut districts: Vec<&scene::District> =
+            scene.districts.iter().filter(|d| d.depth == 1).collect();
+        districts.sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
+        points.extend(
+            districts
+                .iter()
+                .take(CITY_LABELS / 2)
+                .map(|d| (d.node, district_top(d))),
+        );
+        points
+    }
+
+    /// The 2D views' fixed sibling order (recomputed when the session, window or metric change).
+    pub fn tree_order(&mut self, shown: &Shown) -> &TreeOrder {
+        let model = shown.model();
+        let key = (
+            model.len(),
+            model.window(),
+            shown.settings.metric,
+            shown.settings.order,
+        );
+        if self.order.as_ref().map(|o| o.0) != Some(key) {
+            let order = TreeOrder::new(model, key.2, key.3);
+            self.order = Some((key, order));
+        }
+        &self.order.as_ref().expect("just set").1
+    }
+
+    /// The opacity rule's solid nodes (recomputed when the session, window, metric or rule
+    /// change).
+    fn solid(&mut self, shown: &Shown) -> &HashSet<NodeId> {
+        let model = shown.model();
+        let settings = shown.settings;
+        let key = (
+            model.len(),
+            model.window(),
+            settings.metric,
+            settings.opacity,
+        );
+        if self.solid.as_ref().map(|s| s.0) != Some(key) {
+            let solid = tree2d::solid_paths(model, &settings.opacity, settings.metric);
+            self.solid = Some((key, solid));
+        }
+        &self.solid.as_ref().expect("just set").1
+    }
+
+    /// The partition `which` as things stand; made only when nothing kept matches (a still
+    /// frame makes none).
+    pub fn tree(&mut self, shown: &Shown, which: Tree) -> &Partition {
+        self.tree_order(shown);
+        let model = shown.model();
+        let settings = shown.settings;
+        let key = PartitionKey {
+            order: (model.len(), model.window(), settings.metric, settings.order),
+            tree: which,
+            now: match which {
+                Tree::At { .. } => 0.0,
+                _ => shown.t,
+            },
+            drill: shown.drill,
+            selected: shown.selected,
+            color: settings.color,
+            doubt: settings.doubt,
+            opacity: settings.opacity,
+        };
+        // The large view and the global view follow time and settings held in the state.
+        let key = match which {
+            Tree::Main => PartitionKey {
+                tree: Tree::At {
+                    t: shown.t,
+                    scaled: shown.scaled,
+                    min_span: PartitionOptions::default().min_span,
+                },
+                ..key
+            },
+            _ => key,
+        };
+        let found = match self.partitions.iter().position(|p| p.0 == key) {
+            Some(i) => i,
+            None => {
+                let partition = self.make_partition(shown, &key);
+                if self.partitions.len() >= PARTITIONS {
+                    self.partitions.remove(0);
+                }
+                self.partitions.push((key, partition));
+                self.partitions.len() - 1
+            }
+        };
+        &self.partitions[found].1
+    }
+
+    fn make_partition(&mut self, shown: &Shown, key: &PartitionKey) -> Partition {
+        let t = shown.t;
+        let (root, t, scaled, min_span, selected) = match key.tree {
+            Tree::Main => unreachable!("keyed as `At`"),
+            Tree::At {
+                t,
+                scaled,
+                min_span,
+            } => (shown.drill, t, scaled, min_span, shown.selected),
+            Tree::Global { min_span } => (ROOT, t, false, min_span, Some(shown.drill)),
+        };
+        let solid = match key.tree {
+            Tree::Global { .. } => branch(shown.model(), shown.drill),
+            _ => self.solid(shown).clone(),
+        };
+        let options = PartitionOptions {
+            scaled,
+            min_span,
+            color: shown.settings.color,
+            doubt: shown.settings.doubt,
+            ..Default::default()
+        };
+        let order = &self.order.as_ref().expect("made by `tree`").1;
+        tree2d::partition(shown.model(), order, root, t, &options, &solid, selected)
+    }
+
+    /// How many partitions are kept, for the test that a still frame cuts none.
+    #[cfg(test)]
+    pub(crate) fn partitions_kept(&self) -> usize {
+        self.partitions.len()
+    }
+}
+
+/// The drill-down's branch: the local root `drill`, what holds it and what it holds.
+fn branch(model: &CityModel, drill: NodeId) -> HashSet<NodeId> {
+    let mut branch = HashSet::new();
+    let mut at = Some(drill);
+    while let Some(node) = at {
+        branch.insert(node);
+        at = model.node(node).parent;
+    }
+    let mut below = vec![drill];
+    while let Some(node) = below.pop() {
+        branch.insert(node);
+        below.extend_from_slice(&model.node(node).children);
+    }
+    branch
+}
