@@ -65,12 +65,40 @@ fn main() {
         );
         rest = &rest[2..];
     }
+    let count_gl = rest.first().map(String::as_str) == Some("--count-gl");
+    if count_gl {
+        rest = &rest[1..];
+    }
     let profile = rest.first().map(String::as_str) == Some("--profile");
     if profile {
         rest = &rest[1..];
     }
     let flags: Vec<&str> = rest.iter().map(String::as_str).collect();
     let mut browser = Browser::open_with(url, w, h, &flags);
+    if count_gl {
+        browser.wait_for(
+            "window.memcity_page && memcity_page.opened > 0",
+            Duration::from_secs(120),
+            "the page opens its session",
+        );
+        std::thread::sleep(Duration::from_secs(3));
+        // Counts the WebGL calls the page makes per frame, by method.
+        browser.eval(
+            "(() => { window.gl_calls = {}; for (const proto of [WebGL2RenderingContext.prototype, WebGLRenderingContext.prototype]) { \
+               for (const name of Object.getOwnPropertyNames(proto)) { \
+                 const d = Object.getOwnPropertyDescriptor(proto, name); \
+                 if (typeof d.value !== 'function') continue; \
+                 const f = d.value; proto[name] = function (...a) { gl_calls[name] = (gl_calls[name] || 0) + 1; return f.apply(this, a); }; } } \
+               window.gl_frames = 0; const tick = () => { gl_frames += 1; requestAnimationFrame(tick); }; \
+               requestAnimationFrame(tick); return true; })()",
+        );
+        std::thread::sleep(Duration::from_secs(3));
+        let counts = browser.eval(
+            "(() => { const n = gl_frames; const out = {}; for (const k in gl_calls) out[k] = gl_calls[k] / n; return JSON.stringify({frames: n, per_frame: out}); })()",
+        );
+        println!("WebGL calls per frame: {}", counts.as_str().unwrap());
+        return;
+    }
     if profile {
         browser.call("Profiler.enable", serde_json::json!({}));
         browser.call(

@@ -258,6 +258,52 @@ fn the_page_takes_its_look_from_the_address() {
     same_picture(&browser.screenshot(), &window, "web look");
 }
 
+/// The window's keys work in the page: the arrows and Home travel in time, V switches the view.
+#[test]
+fn the_page_answers_the_windows_keys() {
+    if !page_ready("web keys") {
+        return;
+    }
+    let serve = Serve::start(&[golden().to_str().unwrap()]);
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 5 && memcity_page.at === 4",
+        Duration::from_secs(120),
+        "the page shows the last snapshot",
+    );
+    let press = |browser: &mut Browser, code: &str, key_code: u32| {
+        for kind in ["keyDown", "keyUp"] {
+            browser.call(
+                "Input.dispatchKeyEvent",
+                serde_json::json!({
+                    "type": kind, "code": code, "key": code, "windowsVirtualKeyCode": key_code
+                }),
+            );
+        }
+    };
+    press(&mut browser, "ArrowLeft", 37);
+    press(&mut browser, "ArrowLeft", 37);
+    browser.wait_for(
+        "memcity_page.at === 2",
+        Duration::from_secs(30),
+        "two steps back with the left arrow",
+    );
+    press(&mut browser, "Home", 36);
+    browser.wait_for(
+        "memcity_page.at === 0",
+        Duration::from_secs(30),
+        "Home goes to the first snapshot",
+    );
+    press(&mut browser, "KeyV", 86);
+    browser.wait_for(
+        "memcity_page.view === 'icicle'",
+        Duration::from_secs(30),
+        "V switches to the icicle",
+    );
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
 #[test]
 fn a_damaged_file_opened_in_the_page_shows_its_error_and_the_city_stays() {
     if !page_ready("web") {

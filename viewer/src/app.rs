@@ -813,6 +813,8 @@ async fn interactive(
         page::drawn(
             window.state.len(),
             window.state.model().handshake.as_ref().map_or(0, |h| h.pid),
+            window.state.travel.index(),
+            window.state.view,
         );
         if !ready_signalled {
             // Scripts and tests wait for this line before sending input.
@@ -827,7 +829,7 @@ async fn interactive(
 #[cfg(target_arch = "wasm32")]
 mod page {
     extern "C" {
-        fn memcity_drawn(snapshots: u32, pid: u32);
+        fn memcity_drawn(snapshots: u32, pid: u32, at: u32, view: u32);
         fn memcity_bench(ptr: *const u8, len: usize);
     }
 
@@ -837,11 +839,16 @@ mod page {
         unsafe { memcity_bench(line.as_ptr(), line.len()) };
     }
 
-    /// A frame was drawn with `snapshots` in the session of the JVM `pid`: the page's signal
-    /// that the city is there (tests wait on it as natively on "window ready").
-    pub fn drawn(snapshots: usize, pid: u32) {
-        // SAFETY: the page's function takes two numbers and keeps nothing.
-        unsafe { memcity_drawn(snapshots as u32, pid) };
+    /// A frame was drawn with `snapshots` in the session of the JVM `pid`, showing snapshot
+    /// `at` in `view`: the page's signal that the city is there (tests wait on it as natively
+    /// on "window ready"), and what it shows.
+    pub fn drawn(snapshots: usize, pid: u32, at: usize, view: super::ViewKind) {
+        let view = super::ViewKind::ALL
+            .iter()
+            .position(|v| *v == view)
+            .unwrap_or(0);
+        // SAFETY: the page's function takes four numbers and keeps nothing.
+        unsafe { memcity_drawn(snapshots as u32, pid, at as u32, view as u32) };
     }
 }
 

@@ -18,6 +18,9 @@
     closes: 0,
     snapshots: 0,
     pid: 0,
+    // The snapshot shown (from 0) and the view, as the last frame drew them.
+    at: 0,
+    view: "city",
     drawn: 0,
     errors: [],
     reports: [],
@@ -29,6 +32,8 @@
   });
   // When each live snapshot not drawn yet arrived, oldest first.
   const arrivals = [];
+  // The viewer's views, in its order (ViewKind::ALL).
+  const VIEWS = ["city", "icicle", "sunburst", "timeline"];
   const RETRY_START_MS = 500;
   const RETRY_MAX_MS = 5000;
 
@@ -55,8 +60,14 @@
     return [give(bytes), bytes.length];
   }
 
+  // Keys go to the viewer again after a button or a drop took the focus.
+  function focusViewer() {
+    document.getElementById("glcanvas").focus();
+  }
+
   function open(bytes, name) {
     clearError();
+    focusViewer();
     const data = give(bytes);
     const [n, nlen] = text(name);
     wasm_exports.memcity_open(data, bytes.length, n, nlen);
@@ -67,6 +78,7 @@
   // [path from the folder's name down, () => Promise of its bytes].
   async function openFolder(name, files) {
     clearError();
+    focusViewer();
     document.getElementById("memcity-source").textContent = name;
     try {
       for (const [path, read] of files) {
@@ -256,8 +268,11 @@
     name: "memcity",
     version: 1,
     register_plugin: function (importObject) {
-      // Each frame the viewer drew, with the snapshots its session holds and its JVM's pid.
-      importObject.env.memcity_drawn = function (snapshots, pid) {
+      // Each frame the viewer drew: the snapshots its session holds, its JVM's pid, the snapshot
+      // shown and the view.
+      importObject.env.memcity_drawn = function (snapshots, pid, at, view) {
+        page.at = at;
+        page.view = VIEWS[view] || String(view);
         if (snapshots < page.snapshots) {
           arrivals.length = 0; // a new session
         }

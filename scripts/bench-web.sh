@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Benchmarks the viewer in the browser beside the window, on this machine's software renderers:
+# the page in headless Chromium (WebGL on SwiftShader, through `memcity serve`), the window under
+# Xvfb + Mesa llvmpipe; both 1280x720, the same synthetic cities (1,000, 10,000 and 50,000
+# buildings), still and stepping in time, medians of FRAMES frames (the page's `bench=N` is the
+# window's `--bench-frames N`). Then the page live: a real JVM with the agent, relayed by
+# `memcity serve`, and the time from each snapshot's arrival to the first frame showing it.
+# Nothing asserted; results go to BENCHMARKS.md by hand.
+#
+# Usage: scripts/bench-web.sh [FRAMES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+frames=${1:-40}
+scripts/setup.sh >/dev/null
+cargo build --release -p memcity-agent -p memcity-viewer 2>&1 | tail -1
+cargo build --release -p memcity-e2e --example bench_page 2>&1 | tail -1
+scripts/build-web.sh | tail -1
+scripts/build-java.sh >/dev/null
+target=$(realpath "${CARGO_TARGET_DIR:-target}")
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(chromium --version 2>/dev/null || echo chromium)"
+
+# `memcity serve ARGS` on a free port; its URL (with the token) once it prints it.
+serve() {
+  local out="$work/serve-$RANDOM.out"
+  "$target/release/memcity" serve "$@" --port 0 > "$out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    if grep -q '^memcity: serving' "$out"; then
+      grep -o 'http://[^ ]*' "$out"
+      return
+    fi
+    sleep 0.1
+  done
+  echo "memcity serve did not start: $(cat "$out")" >&2
+  exit 1
+}
+
+# Chromium's frame-rate cap off, so the page is timed as the window is (no vsync either).
+page_flags=(--disable-gpu-vsync --disable-frame-rate-limit)
+for n in 1000 10000 50000; do
+  cargo run --release -q -p memcity-city --example synth -- "$work/city-$n.mcrec" "$n" 10
+  echo "window: $(xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \
+    --bench-frames "$frames" --size 1280x720 --children 1000)"
+  url=$(serve "$work/city-$n.mcrec")
+  echo "page:   $("$target/release/examples/bench_page" "$url&bench=$frames&children=1000" 1280x720 "${page_flags[@]}")"
+done
+
+# Live: LinkedListLeak with the agent, a snapshot every 500 ms, through memcity serve.
+portfile="$work/port"
+java -Xmx512m "-agentpath:$target/release/libmemcity.so=port=0,portfile=$portfile,period=500ms" \
+  -cp "$target/jvm-test-apps" LinkedListLeak 120 > "$work/app.out" 2> "$work/app.err" &
+pids+=($!)
+for _ in $(seq 1 300); do [ -s "$portfile" ] && break; sleep 0.1; done
+[ -s "$portfile" ] || { echo "the agent did not start: $(cat "$work/app.err")" >&2; exit 1; }
+url=$(serve "127.0.0.1:$(cat "$portfile")")
+echo "page live: $("$target/release/examples/bench_page" "$url" 1280x720 --live 40 "${page_flags[@]}")"
