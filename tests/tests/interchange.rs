@@ -50,6 +50,12 @@ fn an_exported_session_reports_as_its_recording_does() {
         text.contains("grouped by Package > Type > Allocation Site;"),
         "{text}"
     );
+    // Suspects without a holder say why in an export's terms, not a recording's.
+    assert!(
+        text.contains("holder unknown: a Memory Cities export carries no object paths")
+            && !text.contains("Record with the current agent"),
+        "{text}"
+    );
     // The export root and its classifier folder both open.
     for source in [&out_dir, &folder] {
         let from_export = report_json(source);

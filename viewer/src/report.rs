@@ -541,9 +541,17 @@ fn held_types(holds: &[HeldJson], n: usize) -> String {
     }
 }
 
+/// Where a session without object paths came from, for what the report says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Recording,
+    /// A Memory Cities export: no handshake, and no place in the format for paths.
+    Export,
+}
+
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
-fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
+fn render_suspects(out: &mut String, suspects: &[SuspectJson], source: Source) {
     if suspects.is_empty() {
         let _ = writeln!(
             out,
@@ -573,6 +581,7 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson]) {
                     e.age_ms as f64 / 1000.0,
                     signed_count(e.growth_since),
                 ),
+                None if source == Source::Export => "holder unknown: a Memory Cities export carries no object paths, and per-type references cannot tell one instance of a type from another. The memcity recording it was exported from names the holder.".to_string(),
                 None => "holder unknown: this recording carries no object paths (an agent from before them, or paths=off), and per-type references cannot tell one instance of a type from another. Record with the current agent to name the holder.".to_string(),
             };
             let _ = writeln!(
@@ -824,7 +833,13 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     if let Some(oom) = &report.out_of_memory {
         render_out_of_memory(&mut out, oom, &report.suspects);
     }
-    render_suspects(&mut out, &report.suspects);
+    // No handshake: a Memory Cities export (as the header says).
+    let source = if report.jvm.is_empty() && report.pid == 0 {
+        Source::Export
+    } else {
+        Source::Recording
+    };
+    render_suspects(&mut out, &report.suspects, source);
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -995,6 +1010,7 @@ mod tests {
                 unseen("java.util.concurrent.locks.ReentrantLock", 4_000),
                 unseen("Lock$Sync", 3_000),
             ],
+            Source::Recording,
         );
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(
@@ -1012,7 +1028,11 @@ mod tests {
         assert!(out.contains("Also growing, holder not seen yet (no sampled path from a GC root reached one; the agent searches again as its `paths=` share of a core allows): java.util.concurrent.locks.ReentrantLock +4,000, Lock$Sync +3,000"), "{out}");
         // With no named holder, the growing types are the suspects, numbered.
         let mut alone = String::new();
-        render_suspects(&mut alone, &[unseen("A", 4_000), unseen("B", 3_000)]);
+        render_suspects(
+            &mut alone,
+            &[unseen("A", 4_000), unseen("B", 3_000)],
+            Source::Recording,
+        );
         assert!(
             alone.contains("\n1. A grows by +4,000 objects; holder not seen yet"),
             "{alone}"
