@@ -220,6 +220,13 @@ fn the_page_draws_the_recording_as_the_window_does() {
     );
     let errors = browser.eval("memcity_page.errors.concat(memcity_page.reports).join('\\n')");
     assert_eq!(errors, "", "the page reported errors");
+    // Software WebGL here: the page draws every box's corners written out (render::BoxPath),
+    // the window instances; the pictures must agree all the same.
+    let renderer = browser.eval("memcity_page.renderer");
+    assert!(
+        renderer.as_str().unwrap_or("").contains("SwiftShader"),
+        "{renderer}"
+    );
     let page = browser.screenshot();
     assert_eq!((page.0, page.1), (W, H), "the page's size");
     same_picture(&page, &window, "web");

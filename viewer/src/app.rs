@@ -173,6 +173,11 @@ pub fn run(source: Source, options: WindowOptions) -> anyhow::Result<()> {
             window_resizable: options.screenshot.is_none(),
             high_dpi: false,
             sample_count: 1,
+            platform: macroquad::miniquad::conf::Platform {
+                // In the browser: 32-bit indices (the expanded boxes) are WebGL 2's own.
+                webgl_version: macroquad::miniquad::conf::WebGLVersion::WebGL2,
+                ..Default::default()
+            },
             ..Default::default()
         },
         // Redraw continuously (tweens, play), not only on input.
@@ -662,7 +667,7 @@ impl Window {
 }
 
 async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
-    let renderer = Renderer::new()?;
+    let renderer = Renderer::new(crate::render::BoxPath::chosen())?;
     let settings = options.settings;
     let (mut state, events) = match source {
         Source::Replay(model) => {

@@ -3,7 +3,8 @@
 //!
 //! Districts and buildings are instances of one unit box: a frame uploads one small record per
 //! box (corner, size, color) and the GPU places them, so a time-travel step that resizes every
-//! building rewrites a few hundred kilobytes, not the geometry. Opaque boxes use a pipeline
+//! building rewrites a few hundred kilobytes, not the geometry. On SwiftShader (a browser without
+//! a GPU) the same boxes are written out corner by corner instead ([`BoxPath`]). Opaque boxes use a pipeline
 //! without blending and with back-face culling (under Mesa's llvmpipe, fill rate dominates, and
 //! macroquad's default blended pipeline is several times slower); transparent buildings are
 //! drawn after, far to near, with blending and without depth writes. The few reference frustums
@@ -82,6 +83,18 @@ void main() {
 }
 "#;
 
+/// The expanded path's: every corner written out, its color already shaded (0-255).
+const EXPANDED_VERTEX: &str = r#"#version 100
+attribute vec3 position;
+attribute vec4 color0;
+uniform mat4 view_projection;
+varying lowp vec4 color;
+void main() {
+    gl_Position = view_projection * vec4(position, 1.0);
+    color = color0 / 255.0;
+}
+"#;
+
 const FRAGMENT: &str = r#"#version 100
 varying lowp vec4 color;
 void main() {
@@ -104,6 +117,43 @@ impl Instance {
             lo: min.to_array(),
             size: (max - min).to_array(),
             tint: [rgb[0], rgb[1], rgb[2], alpha],
+        }
+    }
+}
+
+/// One corner of the expanded path: where it is and its shaded color.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Corner {
+    position: [f32; 3],
+    color: [u8; 4],
+}
+
+/// Corners and indices of one box (the unit box's).
+const BOX_CORNERS: usize = 20;
+const BOX_INDICES: usize = 30;
+
+/// `boxes` with every corner written out, as the instanced shader would place and shade them.
+fn expand(boxes: &[Instance], unit: &[[f32; 4]], out: &mut Vec<Corner>) {
+    out.clear();
+    out.reserve(boxes.len() * BOX_CORNERS);
+    let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+    for b in boxes {
+        for c in unit {
+            let shade = c[3];
+            out.push(Corner {
+                position: [
+                    b.lo[0] + c[0] * b.size[0],
+                    b.lo[1] + c[1] * b.size[1],
+                    b.lo[2] + c[2] * b.size[2],
+                ],
+                color: [
+                    byte(b.tint[0] * shade),
+                    byte(b.tint[1] * shade),
+                    byte(b.tint[2] * shade),
+                    byte(b.tint[3]),
+                ],
+            });
         }
     }
 }
@@ -148,24 +198,121 @@ fn unit_box() -> (Vec<[f32; 4]>, Vec<u16>) {
     (corners, indices)
 }
 
-/// The instanced boxes: one unit box, a growable instance buffer, two pipelines.
+/// How the boxes reach the GPU. Instanced, a frame uploads one 40-byte record per box and the
+/// GPU places the unit box's corners. Software rasterizers that run an instanced draw as one
+/// draw per instance (SwiftShader, the browser's fallback without a GPU: its Vulkan draw loops
+/// over instances, some 10 us each) are many times faster with every corner written out
+/// (320 bytes a box) and one draw for all: expanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoxPath {
+    Instanced,
+    Expanded,
+}
+
+impl BoxPath {
+    /// The path for a renderer that calls itself `renderer` (GL_RENDERER, or WebGL's unmasked
+    /// renderer): expanded for SwiftShader, instanced otherwise. `MEMCITY_BOXES=expanded` or
+    /// `instanced` overrides it (for benchmarks).
+    pub fn for_renderer(renderer: &str, forced: Option<&str>) -> BoxPath {
+        match forced {
+            Some("expanded") => return BoxPath::Expanded,
+            Some("instanced") => return BoxPath::Instanced,
+            _ => {}
+        }
+        if renderer.to_ascii_lowercase().contains("swiftshader") {
+            BoxPath::Expanded
+        } else {
+            BoxPath::Instanced
+        }
+    }
+}
+
+/// What the page says its WebGL renderer is (WebGL's unmasked renderer), for the box path;
+/// unset in the window.
+static RENDERER_NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The page's renderer name, before the window starts ([`BoxPath::chosen`]).
+pub fn set_renderer_name(name: String) {
+    let _ = RENDERER_NAME.set(name);
+}
+
+impl BoxPath {
+    /// The path for this window or page: by the renderer's name, and `MEMCITY_BOXES` in the
+    /// window's environment.
+    pub fn chosen() -> BoxPath {
+        #[cfg(not(target_arch = "wasm32"))]
+        let forced = std::env::var("MEMCITY_BOXES").ok();
+        #[cfg(target_arch = "wasm32")]
+        let forced: Option<String> = None;
+        BoxPath::for_renderer(
+            RENDERER_NAME.get().map_or("", String::as_str),
+            forced.as_deref(),
+        )
+    }
+}
+
+/// A growable GPU buffer of `T`s and its capacity (drawing takes `&self`).
+struct Grown {
+    buffer: std::cell::Cell<(BufferId, usize)>,
+    kind: BufferType,
+}
+
+impl Grown {
+    fn new<T>(ctx: &mut dyn miniquad::RenderingBackend, kind: BufferType, capacity: usize) -> Self {
+        let buffer = ctx.new_buffer(
+            kind,
+            BufferUsage::Stream,
+            BufferSource::empty::<T>(capacity),
+        );
+        Self {
+            buffer: std::cell::Cell::new((buffer, capacity)),
+            kind,
+        }
+    }
+
+    /// The buffer, holding `data` from its start.
+    fn upload<T>(&self, ctx: &mut dyn miniquad::RenderingBackend, data: &[T]) -> BufferId {
+        let (mut buffer, capacity) = self.buffer.get();
+        if data.len() > capacity {
+            ctx.delete_buffer(buffer);
+            let capacity = data.len().next_power_of_two();
+            buffer = ctx.new_buffer(
+                self.kind,
+                BufferUsage::Stream,
+                BufferSource::empty::<T>(capacity),
+            );
+            self.buffer.set((buffer, capacity));
+        }
+        ctx.buffer_update(buffer, BufferSource::slice(data));
+        buffer
+    }
+}
+
+/// The boxes: one unit box and two pipelines (opaque, glass) for each path.
 struct Boxes {
+    path: BoxPath,
     opaque: Pipeline,
     glass: Pipeline,
     corners: BufferId,
     indices: BufferId,
     index_count: i32,
-    /// Opaque and glass instances: a buffer and its capacity each (drawing takes `&self`).
-    instances: [std::cell::Cell<(BufferId, usize)>; 2],
+    /// Opaque and glass: instances (instanced) or corners (expanded).
+    data: [Grown; 2],
+    /// Expanded: the unit box's corners, and indices for as many boxes as drawn so far (the
+    /// same pattern for every box, so they are written only when more boxes come).
+    unit: Vec<[f32; 4]>,
+    expanded_indices: Grown,
+    expanded_boxes: std::cell::Cell<usize>,
+    scratch: std::cell::RefCell<Vec<Corner>>,
 }
 
 impl Boxes {
-    fn new() -> anyhow::Result<Self> {
+    fn new(path: BoxPath) -> anyhow::Result<Self> {
         // SAFETY: called on the render thread inside macroquad's window, and the context is not
         // kept past this function (macroquad's own state is untouched).
         let gl = unsafe { get_internal_gl() };
         let ctx = gl.quad_context;
-        if !ctx.info().features.instancing {
+        if path == BoxPath::Instanced && !ctx.info().features.instancing {
             anyhow::bail!(
                 "this OpenGL cannot draw instances (it needs OpenGL 3.3 or OpenGL ES 3); \
                  update the graphics driver, or use `memcity report` for the same session as text"
@@ -182,54 +329,76 @@ impl Boxes {
             BufferUsage::Immutable,
             BufferSource::slice(&indices),
         );
+        let uniforms = ShaderMeta {
+            images: vec![],
+            uniforms: UniformBlockLayout {
+                uniforms: vec![UniformDesc::new("view_projection", UniformType::Mat4)],
+            },
+        };
+        let vertex = match path {
+            BoxPath::Instanced => BOX_VERTEX,
+            BoxPath::Expanded => EXPANDED_VERTEX,
+        };
         let shader = ctx
             .new_shader(
                 miniquad::ShaderSource::Glsl {
-                    vertex: BOX_VERTEX,
+                    vertex,
                     fragment: FRAGMENT,
                 },
-                ShaderMeta {
-                    images: vec![],
-                    uniforms: UniformBlockLayout {
-                        uniforms: vec![UniformDesc::new("view_projection", UniformType::Mat4)],
-                    },
-                },
+                uniforms,
             )
             .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))?;
-        let layouts = [
-            BufferLayout::default(),
-            BufferLayout {
-                step_func: VertexStep::PerInstance,
-                ..Default::default()
-            },
-        ];
-        let attributes = [
-            VertexAttribute::with_buffer("corner", VertexFormat::Float3, 0),
-            VertexAttribute::with_buffer("shade", VertexFormat::Float1, 0),
-            VertexAttribute::with_buffer("lo", VertexFormat::Float3, 1),
-            VertexAttribute::with_buffer("size", VertexFormat::Float3, 1),
-            VertexAttribute::with_buffer("tint", VertexFormat::Float4, 1),
-        ];
+        let (layouts, attributes) = match path {
+            BoxPath::Instanced => (
+                vec![
+                    BufferLayout::default(),
+                    BufferLayout {
+                        step_func: VertexStep::PerInstance,
+                        ..Default::default()
+                    },
+                ],
+                vec![
+                    VertexAttribute::with_buffer("corner", VertexFormat::Float3, 0),
+                    VertexAttribute::with_buffer("shade", VertexFormat::Float1, 0),
+                    VertexAttribute::with_buffer("lo", VertexFormat::Float3, 1),
+                    VertexAttribute::with_buffer("size", VertexFormat::Float3, 1),
+                    VertexAttribute::with_buffer("tint", VertexFormat::Float4, 1),
+                ],
+            ),
+            BoxPath::Expanded => (
+                vec![BufferLayout::default()],
+                vec![
+                    VertexAttribute::new("position", VertexFormat::Float3),
+                    VertexAttribute::new("color0", VertexFormat::Byte4),
+                ],
+            ),
+        };
         let mut pipeline =
             |blend: bool| ctx.new_pipeline(&layouts, &attributes, shader, pipeline_params(blend));
         let (opaque, glass) = (pipeline(false), pipeline(true));
-        let capacity = 4096;
-        let mut instances = || {
-            let buffer = ctx.new_buffer(
-                BufferType::VertexBuffer,
-                BufferUsage::Stream,
-                BufferSource::empty::<Instance>(capacity),
-            );
-            std::cell::Cell::new((buffer, capacity))
+        let data = match path {
+            BoxPath::Instanced => [
+                Grown::new::<Instance>(ctx, BufferType::VertexBuffer, 4096),
+                Grown::new::<Instance>(ctx, BufferType::VertexBuffer, 4096),
+            ],
+            BoxPath::Expanded => [
+                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * BOX_CORNERS),
+                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * BOX_CORNERS),
+            ],
         };
-        let instances = [instances(), instances()];
+        let expanded_indices = Grown::new::<u32>(ctx, BufferType::IndexBuffer, BOX_INDICES);
         Ok(Self {
+            path,
             opaque,
             glass,
             corners: corner_buffer,
             indices: index_buffer,
             index_count: indices.len() as i32,
-            instances,
+            data,
+            unit: corners,
+            expanded_indices,
+            expanded_boxes: std::cell::Cell::new(0),
+            scratch: Default::default(),
         })
     }
 
@@ -241,33 +410,59 @@ impl Boxes {
         // What macroquad queued so far (the frustums) goes first, so the depth buffer has it.
         gl.flush();
         let ctx = gl.quad_context;
+        if self.path == BoxPath::Expanded {
+            self.grow_indices(ctx, opaque.len().max(glass.len()));
+        }
         ctx.begin_default_pass(PassAction::Nothing);
         for (pipeline, slot, boxes) in [(&self.opaque, 0, opaque), (&self.glass, 1, glass)] {
             if boxes.is_empty() {
                 continue;
             }
-            let (mut buffer, capacity) = self.instances[slot].get();
-            if boxes.len() > capacity {
-                ctx.delete_buffer(buffer);
-                let capacity = boxes.len().next_power_of_two();
-                buffer = ctx.new_buffer(
-                    BufferType::VertexBuffer,
-                    BufferUsage::Stream,
-                    BufferSource::empty::<Instance>(capacity),
-                );
-                self.instances[slot].set((buffer, capacity));
-            }
-            ctx.buffer_update(buffer, BufferSource::slice(boxes));
+            let (bindings, count, instances) = match self.path {
+                BoxPath::Instanced => {
+                    let buffer = self.data[slot].upload(ctx, boxes);
+                    let bindings = miniquad::Bindings {
+                        vertex_buffers: vec![self.corners, buffer],
+                        index_buffer: self.indices,
+                        images: vec![],
+                    };
+                    (bindings, self.index_count, boxes.len() as i32)
+                }
+                BoxPath::Expanded => {
+                    let mut corners = self.scratch.borrow_mut();
+                    expand(boxes, &self.unit, &mut corners);
+                    let buffer = self.data[slot].upload(ctx, &corners);
+                    let bindings = miniquad::Bindings {
+                        vertex_buffers: vec![buffer],
+                        index_buffer: self.expanded_indices.buffer.get().0,
+                        images: vec![],
+                    };
+                    (bindings, (boxes.len() * BOX_INDICES) as i32, 1)
+                }
+            };
             ctx.apply_pipeline(pipeline);
-            ctx.apply_bindings(&miniquad::Bindings {
-                vertex_buffers: vec![self.corners, buffer],
-                index_buffer: self.indices,
-                images: vec![],
-            });
+            ctx.apply_bindings(&bindings);
             ctx.apply_uniforms(UniformsSource::table(&view_projection));
-            ctx.draw(0, self.index_count, boxes.len() as i32);
+            ctx.draw(0, count, instances);
         }
         ctx.end_render_pass();
+    }
+
+    /// Indices for at least `boxes` boxes: the unit box's, repeated at each box's corners.
+    fn grow_indices(&self, ctx: &mut dyn miniquad::RenderingBackend, boxes: usize) {
+        if boxes <= self.expanded_boxes.get() {
+            return;
+        }
+        let boxes = boxes.next_power_of_two();
+        let (_, unit) = unit_box();
+        let indices: Vec<u32> = (0..boxes)
+            .flat_map(|b| {
+                let base = (b * BOX_CORNERS) as u32;
+                unit.iter().map(move |&i| base + i as u32)
+            })
+            .collect();
+        self.expanded_indices.upload(ctx, &indices);
+        self.expanded_boxes.set(boxes);
     }
 }
 
@@ -289,12 +484,13 @@ fn pipeline_params(blend: bool) -> PipelineParams {
 
 pub struct Renderer {
     boxes: Boxes,
+    pub box_path: BoxPath,
     /// Frustums: few, through macroquad's meshes.
     mesh: Material,
 }
 
 impl Renderer {
-    pub fn new() -> anyhow::Result<Self> {
+    pub fn new(box_path: BoxPath) -> anyhow::Result<Self> {
         let mesh = load_material(
             ShaderSource::Glsl {
                 vertex: MESH_VERTEX,
@@ -307,7 +503,8 @@ impl Renderer {
         )
         .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))?;
         Ok(Self {
-            boxes: Boxes::new()?,
+            boxes: Boxes::new(box_path)?,
+            box_path,
             mesh,
         })
     }
@@ -582,6 +779,55 @@ mod tests {
         let (mut opaque, mut glass) = (Vec::new(), Vec::new());
         building_instances(scene, Vec3::splat(500.0), view, &mut opaque, &mut glass);
         (opaque, glass.into_iter().map(|(_, i)| i).collect())
+    }
+
+    /// The expanded path writes out what the instanced shader computes: each corner at
+    /// `lo + corner * size`, colored `tint * shade`, the unit box's indices repeated per box.
+    #[test]
+    fn expanded_boxes_are_the_instanced_boxes_written_out() {
+        let (unit, indices) = unit_box();
+        assert_eq!((unit.len(), indices.len()), (BOX_CORNERS, BOX_INDICES));
+        let boxes = [
+            Instance::new(
+                Vec3::new(1.0, 2.0, 3.0),
+                Vec3::new(3.0, 12.0, 4.0),
+                [1.0, 0.5, 0.0],
+                1.0,
+            ),
+            Instance::new(Vec3::ZERO, Vec3::ONE, [0.2, 0.2, 0.2], 0.4),
+        ];
+        let mut out = Vec::new();
+        expand(&boxes, &unit, &mut out);
+        assert_eq!(out.len(), 2 * BOX_CORNERS);
+        // The first box's top face (shade 1): its far corner at lo + size.
+        assert!(out[..4].iter().any(|c| c.position == [3.0, 12.0, 4.0]));
+        assert_eq!(out[0].color, [255, 128, 0, 255]);
+        // A side face darker by its shade; the glass box keeps its alpha.
+        let side = out[4];
+        assert_eq!(side.color[0], (0.82f32 * 255.0 + 0.5) as u8);
+        assert_eq!(out[BOX_CORNERS].color[3], (0.4f32 * 255.0 + 0.5) as u8);
+        assert!(out[BOX_CORNERS..]
+            .iter()
+            .all(|c| c.position.iter().all(|&v| v == 0.0 || v == 1.0)));
+    }
+
+    #[test]
+    fn software_webgl_gets_the_expanded_path() {
+        let swiftshader = "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)";
+        assert_eq!(BoxPath::for_renderer(swiftshader, None), BoxPath::Expanded);
+        assert_eq!(
+            BoxPath::for_renderer("ANGLE (NVIDIA, GeForce RTX 3060)", None),
+            BoxPath::Instanced
+        );
+        assert_eq!(BoxPath::for_renderer("", None), BoxPath::Instanced);
+        assert_eq!(
+            BoxPath::for_renderer("", Some("expanded")),
+            BoxPath::Expanded
+        );
+        assert_eq!(
+            BoxPath::for_renderer(swiftshader, Some("instanced")),
+            BoxPath::Instanced
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@
     drawn: 0,
     errors: [],
     reports: [],
+    // The WebGL renderer, as the browser names it.
+    renderer: "",
     // The result of a benchmark asked for with bench=N in the address.
     bench: null,
     // Milliseconds from each live message that brought a snapshot to the first frame drawn
@@ -160,6 +162,18 @@
       out.push([entry.fullPath.replace(/^\//, ""), read]);
     }
     return out;
+  }
+
+  // The WebGL renderer's name (a scratch context's, not the viewer's), "" when the browser
+  // keeps it to itself.
+  function rendererName() {
+    try {
+      const gl = document.createElement("canvas").getContext("webgl2");
+      const info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+      return info ? String(gl.getParameter(info.UNMASKED_RENDERER_WEBGL)) : "";
+    } catch (e) {
+      return "";
+    }
   }
 
   function status(state, retryMs, why) {
@@ -302,6 +316,9 @@
       // Before the viewer starts (miniquad calls main after this): the look the address asks for.
       const [q, qlen] = text(window.location.search);
       wasm_exports.memcity_look(q, qlen);
+      page.renderer = rendererName();
+      const [r, rlen] = text(page.renderer);
+      wasm_exports.memcity_renderer(r, rlen);
       wireFiles();
       if (config.kind === "recording") {
         fetchRecording(config.url, config.name);

@@ -147,6 +147,18 @@ mod page {
         FEED.with(|f| f.borrow_mut().query = query);
     }
 
+    /// The browser's WebGL renderer, as WebGL's debug info names it, handed over before the
+    /// window starts: it picks how boxes are drawn (`render::BoxPath`).
+    ///
+    /// # Safety
+    /// A buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_renderer(ptr: *mut u8, len: usize) {
+        // SAFETY: per contract.
+        let name = String::from_utf8_lossy(&unsafe { take(ptr, len) }).into_owned();
+        memcity_viewer::render::set_renderer_name(name);
+    }
+
     /// The plugin's version, checked by miniquad's loader against memcity.js's.
     #[no_mangle]
     pub extern "C" fn memcity_crate_version() -> u32 {
