@@ -129,31 +129,50 @@ struct Corner {
     color: [u8; 4],
 }
 
-/// Corners and indices of one box (the unit box's).
-const BOX_CORNERS: usize = 20;
-const BOX_INDICES: usize = 30;
+/// Faces of the unit box (its bottom is never seen), and corners of a face.
+const BOX_FACES: usize = 5;
+const FACE_CORNERS: usize = 4;
 
-/// `boxes` with every corner written out, as the instanced shader would place and shade them.
-fn expand(boxes: &[Instance], unit: &[[f32; 4]], out: &mut Vec<Corner>) {
+/// Whether face `face` of the unit box (`unit_box`'s order: top, +x, -x, +z, -z), placed at
+/// `lo` and sized `size`, turns toward `eye`: the others are culled anyway, so the expanded path
+/// does not send them (most boxes show three of five).
+fn faces_eye(face: usize, lo: [f32; 3], size: [f32; 3], eye: Vec3) -> bool {
+    match face {
+        0 => eye.y > lo[1] + size[1],
+        1 => eye.x > lo[0] + size[0],
+        2 => eye.x < lo[0],
+        3 => eye.z > lo[2] + size[2],
+        _ => eye.z < lo[2],
+    }
+}
+
+/// `boxes` with the corners of their faces toward `eye` written out, as the instanced shader
+/// would place and shade them: four corners a face.
+fn expand(boxes: &[Instance], unit: &[[f32; 4]], eye: Vec3, out: &mut Vec<Corner>) {
     out.clear();
-    out.reserve(boxes.len() * BOX_CORNERS);
+    out.reserve(boxes.len() * 3 * FACE_CORNERS);
     let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
     for b in boxes {
-        for c in unit {
-            let shade = c[3];
-            out.push(Corner {
-                position: [
-                    b.lo[0] + c[0] * b.size[0],
-                    b.lo[1] + c[1] * b.size[1],
-                    b.lo[2] + c[2] * b.size[2],
-                ],
-                color: [
-                    byte(b.tint[0] * shade),
-                    byte(b.tint[1] * shade),
-                    byte(b.tint[2] * shade),
-                    byte(b.tint[3]),
-                ],
-            });
+        for face in 0..BOX_FACES {
+            if !faces_eye(face, b.lo, b.size, eye) {
+                continue;
+            }
+            for c in &unit[face * FACE_CORNERS..(face + 1) * FACE_CORNERS] {
+                let shade = c[3];
+                out.push(Corner {
+                    position: [
+                        b.lo[0] + c[0] * b.size[0],
+                        b.lo[1] + c[1] * b.size[1],
+                        b.lo[2] + c[2] * b.size[2],
+                    ],
+                    color: [
+                        byte(b.tint[0] * shade),
+                        byte(b.tint[1] * shade),
+                        byte(b.tint[2] * shade),
+                        byte(b.tint[3]),
+                    ],
+                });
+            }
         }
     }
 }
@@ -298,11 +317,11 @@ struct Boxes {
     index_count: i32,
     /// Opaque and glass: instances (instanced) or corners (expanded).
     data: [Grown; 2],
-    /// Expanded: the unit box's corners, and indices for as many boxes as drawn so far (the
-    /// same pattern for every box, so they are written only when more boxes come).
+    /// Expanded: the unit box's corners, and indices for as many faces as drawn so far (the
+    /// same pattern for every face, so they are written only when more faces come).
     unit: Vec<[f32; 4]>,
     expanded_indices: Grown,
-    expanded_boxes: std::cell::Cell<usize>,
+    expanded_faces: std::cell::Cell<usize>,
     scratch: std::cell::RefCell<Vec<Corner>>,
 }
 
@@ -382,11 +401,11 @@ impl Boxes {
                 Grown::new::<Instance>(ctx, BufferType::VertexBuffer, 4096),
             ],
             BoxPath::Expanded => [
-                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * BOX_CORNERS),
-                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * BOX_CORNERS),
+                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * FACE_CORNERS),
+                Grown::new::<Corner>(ctx, BufferType::VertexBuffer, 4096 * FACE_CORNERS),
             ],
         };
-        let expanded_indices = Grown::new::<u32>(ctx, BufferType::IndexBuffer, BOX_INDICES);
+        let expanded_indices = Grown::new::<u32>(ctx, BufferType::IndexBuffer, 6);
         Ok(Self {
             path,
             opaque,
@@ -397,22 +416,20 @@ impl Boxes {
             data,
             unit: corners,
             expanded_indices,
-            expanded_boxes: std::cell::Cell::new(0),
+            expanded_faces: std::cell::Cell::new(0),
             scratch: Default::default(),
         })
     }
 
-    /// Draws `opaque` then `glass` (already sorted far to near) over what is on screen.
-    fn draw(&self, view_projection: Mat4, opaque: &[Instance], glass: &[Instance]) {
+    /// Draws `opaque` then `glass` (already sorted far to near) over what is on screen, seen
+    /// from `eye`.
+    fn draw(&self, view_projection: Mat4, eye: Vec3, opaque: &[Instance], glass: &[Instance]) {
         // SAFETY: as in `new`: the render thread, no reference kept; macroquad's queued draws are
         // flushed first so its state and ours do not interleave.
         let mut gl = unsafe { get_internal_gl() };
         // What macroquad queued so far (the frustums) goes first, so the depth buffer has it.
         gl.flush();
         let ctx = gl.quad_context;
-        if self.path == BoxPath::Expanded {
-            self.grow_indices(ctx, opaque.len().max(glass.len()));
-        }
         ctx.begin_default_pass(PassAction::Nothing);
         for (pipeline, slot, boxes) in [(&self.opaque, 0, opaque), (&self.glass, 1, glass)] {
             if boxes.is_empty() {
@@ -430,14 +447,16 @@ impl Boxes {
                 }
                 BoxPath::Expanded => {
                     let mut corners = self.scratch.borrow_mut();
-                    expand(boxes, &self.unit, &mut corners);
+                    expand(boxes, &self.unit, eye, &mut corners);
+                    let faces = corners.len() / FACE_CORNERS;
+                    self.grow_indices(ctx, faces);
                     let buffer = self.data[slot].upload(ctx, &corners);
                     let bindings = miniquad::Bindings {
                         vertex_buffers: vec![buffer],
                         index_buffer: self.expanded_indices.buffer.get().0,
                         images: vec![],
                     };
-                    (bindings, (boxes.len() * BOX_INDICES) as i32, 1)
+                    (bindings, (faces * 6) as i32, 1)
                 }
             };
             ctx.apply_pipeline(pipeline);
@@ -448,21 +467,20 @@ impl Boxes {
         ctx.end_render_pass();
     }
 
-    /// Indices for at least `boxes` boxes: the unit box's, repeated at each box's corners.
-    fn grow_indices(&self, ctx: &mut dyn miniquad::RenderingBackend, boxes: usize) {
-        if boxes <= self.expanded_boxes.get() {
+    /// Indices for at least `faces` faces: two triangles on each face's four corners.
+    fn grow_indices(&self, ctx: &mut dyn miniquad::RenderingBackend, faces: usize) {
+        if faces <= self.expanded_faces.get() {
             return;
         }
-        let boxes = boxes.next_power_of_two();
-        let (_, unit) = unit_box();
-        let indices: Vec<u32> = (0..boxes)
-            .flat_map(|b| {
-                let base = (b * BOX_CORNERS) as u32;
-                unit.iter().map(move |&i| base + i as u32)
+        let faces = faces.next_power_of_two();
+        let indices: Vec<u32> = (0..faces as u32)
+            .flat_map(|f| {
+                let base = f * FACE_CORNERS as u32;
+                [base, base + 1, base + 2, base, base + 2, base + 3]
             })
             .collect();
         self.expanded_indices.upload(ctx, &indices);
-        self.expanded_boxes.set(boxes);
+        self.expanded_faces.set(faces);
     }
 }
 
@@ -579,8 +597,12 @@ impl Renderer {
         // Far to near, so nearer glass blends over farther glass.
         glass.sort_by(|a, b| b.0.total_cmp(&a.0));
         let glass: Vec<Instance> = glass.into_iter().map(|(_, i)| i).collect();
-        self.boxes
-            .draw(camera.view_projection(width / height), &opaque, &glass);
+        self.boxes.draw(
+            camera.view_projection(width / height),
+            camera.position(),
+            &opaque,
+            &glass,
+        );
         set_default_camera();
     }
 }
@@ -786,7 +808,10 @@ mod tests {
     #[test]
     fn expanded_boxes_are_the_instanced_boxes_written_out() {
         let (unit, indices) = unit_box();
-        assert_eq!((unit.len(), indices.len()), (BOX_CORNERS, BOX_INDICES));
+        assert_eq!(
+            (unit.len(), indices.len()),
+            (BOX_FACES * FACE_CORNERS, BOX_FACES * 6)
+        );
         let boxes = [
             Instance::new(
                 Vec3::new(1.0, 2.0, 3.0),
@@ -797,18 +822,25 @@ mod tests {
             Instance::new(Vec3::ZERO, Vec3::ONE, [0.2, 0.2, 0.2], 0.4),
         ];
         let mut out = Vec::new();
-        expand(&boxes, &unit, &mut out);
-        assert_eq!(out.len(), 2 * BOX_CORNERS);
+        // Seen from above, +x and +z: the top, +x and +z faces of each box, no others.
+        expand(&boxes, &unit, Vec3::splat(100.0), &mut out);
+        let per_box = 3 * FACE_CORNERS;
+        assert_eq!(out.len(), 2 * per_box);
         // The first box's top face (shade 1): its far corner at lo + size.
         assert!(out[..4].iter().any(|c| c.position == [3.0, 12.0, 4.0]));
         assert_eq!(out[0].color, [255, 128, 0, 255]);
-        // A side face darker by its shade; the glass box keeps its alpha.
-        let side = out[4];
-        assert_eq!(side.color[0], (0.82f32 * 255.0 + 0.5) as u8);
-        assert_eq!(out[BOX_CORNERS].color[3], (0.4f32 * 255.0 + 0.5) as u8);
-        assert!(out[BOX_CORNERS..]
+        // The +x face, darker by its shade, all at x = 3; the glass box keeps its alpha.
+        assert!(out[4..8].iter().all(|c| c.position[0] == 3.0));
+        assert_eq!(out[4].color[0], (0.82f32 * 255.0 + 0.5) as u8);
+        assert_eq!(out[per_box].color[3], (0.4f32 * 255.0 + 0.5) as u8);
+        assert!(out[per_box..]
             .iter()
             .all(|c| c.position.iter().all(|&v| v == 0.0 || v == 1.0)));
+        // From below and -x, -z: the -x and -z faces only (the top turns away).
+        expand(&boxes[..1], &unit, Vec3::splat(-100.0), &mut out);
+        assert_eq!(out.len(), 2 * FACE_CORNERS);
+        assert!(out[..4].iter().all(|c| c.position[0] == 1.0));
+        assert!(out[4..].iter().all(|c| c.position[2] == 3.0));
     }
 
     #[test]
