@@ -463,28 +463,8 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                     Some(period)
                 }
             }
-            "port" => {
-                options.port = if value.eq_ignore_ascii_case("off") {
-                    None
-                } else {
-                    Some(
-                        value
-                            .parse()
-                            .map_err(|_| bad("expected a port 0-65535 or off".into()))?,
-                    )
-                }
-            }
-            "http" => {
-                options.http = if value.eq_ignore_ascii_case("off") {
-                    None
-                } else {
-                    Some(
-                        value
-                            .parse()
-                            .map_err(|_| bad("expected a port 0-65535 or off".into()))?,
-                    )
-                }
-            }
+            "port" => options.port = parse_port_or_off(value).map_err(bad)?,
+            "http" => options.http = parse_port_or_off(value).map_err(bad)?,
             "web" => options.web = Some(non_empty_path(value).map_err(bad)?),
             "bind" => {
                 options.bind = value
@@ -525,6 +505,17 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
 
 fn err(message: String) -> OptionsError {
     OptionsError { message }
+}
+
+/// A port (0: a free one) or `off`.
+fn parse_port_or_off(value: &str) -> Result<Option<u16>, String> {
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    value
+        .parse()
+        .map(Some)
+        .map_err(|_| "expected a port 0-65535 or off".into())
 }
 
 /// A share of one core as a percentage above 0 and at most 100 (`0.5%` -> 0.005), or `off`.

@@ -74,6 +74,17 @@ pub fn run_dir() -> PathBuf {
     std::env::temp_dir().join(format!("memcity-{uid}"))
 }
 
+/// Whether `given` is `token`, compared in constant time: the answer must not tell how much of
+/// a guess was right.
+pub fn same_token(given: &[u8], token: &[u8]) -> bool {
+    given.len() == token.len()
+        && given
+            .iter()
+            .zip(token)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
 /// A fresh random token: 128 bits from the kernel, as hex.
 pub fn new_token() -> io::Result<String> {
     let mut bytes = [0u8; 16];
@@ -203,6 +214,14 @@ mod tests {
         assert_eq!(Registration::parse("pid=1\nport=2\n"), None);
         assert_eq!(Registration::parse("pid=1\nport=x\ntoken=a\n"), None);
         assert_eq!(Registration::parse(""), None);
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token(b"00ff", b"00ff"));
+        assert!(!same_token(b"00fe", b"00ff"));
+        assert!(!same_token(b"00f", b"00ff"));
+        assert!(!same_token(b"", b"00ff"));
     }
 
     #[test]
