@@ -14,6 +14,7 @@ use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::app;
 use memcity_viewer::controls::Settings;
 use memcity_viewer::record::{self, Ended, RecordOptions};
+use memcity_viewer::report::At;
 use memcity_viewer::{client, report, units};
 
 #[derive(Parser)]
@@ -221,10 +222,10 @@ enum Command {
         /// or seconds since the session started (`12s`). Default: the first snapshot after the
         /// VM-start one
         #[arg(long)]
-        from: Option<String>,
+        from: Option<At>,
         /// End of the growth window, as `--from`. Default: the last snapshot
         #[arg(long)]
-        to: Option<String>,
+        to: Option<At>,
     },
     /// Write a session in the Memory Cities JSON format, for the original tools
     Export {
@@ -538,7 +539,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // A damaged recording compares as far as it is whole, and says so.
                 let pick = |model: &memcity_city::model::CityModel,
                             path: &std::path::Path,
-                            at: &Option<String>| {
+                            at: Option<At>| {
                     if !model.is_empty() {
                         for warning in &model.warnings {
                             eprintln!("memcity: warning: {warning}");
@@ -559,7 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         None => Ok(model.len() - 1),
                     }
                 };
-                let (a, b) = (pick(&session, &file, &from)?, pick(&second, other, &to)?);
+                let (a, b) = (pick(&session, &file, from)?, pick(&second, other, to)?);
                 source = format!(
                     "{} snapshot {} against {} snapshot {}",
                     file.display(),
@@ -577,11 +578,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     })?;
             } else if from.is_some() || to.is_some() {
                 let default = session.window();
-                let start = match &from {
+                let start = match from {
                     Some(at) => report::snapshot_at(&session, at)?,
                     None => default.start,
                 };
-                let end = match &to {
+                let end = match to {
                     Some(at) => report::snapshot_at(&session, at)?,
                     None => default.end,
                 };
