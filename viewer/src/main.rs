@@ -1,6 +1,6 @@
 //! `memcity`: watch a Java application's heap as a memory city.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -53,13 +53,13 @@ struct Look {
     #[arg(long, value_enum, default_value = "squarify")]
     tiling: TilingArg,
     /// Lots per parent: the N largest children get one (Memory Cities' pruning)
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = lots)]
     children: usize,
     /// The N strongest growers stay solid, the rest fade (0: every building solid)
     #[arg(long, default_value_t = memcity_city::mapping::DEFAULT_OPAQUE)]
     solid: usize,
     /// Seconds per snapshot when playing
-    #[arg(long, default_value_t = memcity_city::timetravel::DEFAULT_PERIOD)]
+    #[arg(long, default_value_t = memcity_city::timetravel::DEFAULT_PERIOD, value_parser = period)]
     period: f64,
     /// Open with the settings panel shown
     #[arg(long)]
@@ -112,10 +112,10 @@ enum TilingArg {
 }
 
 impl Look {
-    /// Window options with these settings, a `width` x `height` window and every script option
-    /// off; commands set the ones they have.
-    fn window(&self, width: u32, height: u32) -> anyhow::Result<app::WindowOptions> {
-        Ok(app::WindowOptions {
+    /// Window options with these settings, a window of `size` and every script option off;
+    /// commands set the ones they have.
+    fn window(&self, size: Size) -> app::WindowOptions {
+        app::WindowOptions {
             camera: app::CameraView::Overview,
             view: self.view,
             drill: self.drill.clone(),
@@ -124,30 +124,21 @@ impl Look {
             at: None,
             screenshot: None,
             exit_after: None,
-            wait: std::time::Duration::from_secs(60),
+            wait: Duration::from_secs(60),
             select: None,
             bench_frames: None,
-            settings: self.settings()?,
+            settings: self.settings(),
             settings_open: self.settings,
             hud: false,
-            width,
-            height,
-        })
+            width: size.width,
+            height: size.height,
+        }
     }
 
-    fn settings(&self) -> anyhow::Result<Settings> {
+    fn settings(&self) -> Settings {
         use memcity_city::layout::Scaling;
         use memcity_city::model::Metric;
         use memcity_city::treemap::Tiling;
-        if !(self.period.is_finite() && self.period > 0.0) {
-            anyhow::bail!(
-                "--period {}: give the seconds per snapshot, more than 0",
-                self.period
-            );
-        }
-        if self.children == 0 {
-            anyhow::bail!("--children 0: every parent needs at least 1 lot");
-        }
         let mut settings = Settings {
             metric: match self.metric {
                 MetricArg::Objects => Metric::Objects,
@@ -176,7 +167,7 @@ impl Look {
         };
         settings.opacity.enabled = self.solid > 0;
         settings.opacity.opaque = self.solid.max(1);
-        Ok(settings)
+        settings
     }
 }
 
@@ -196,11 +187,11 @@ enum Command {
         #[arg(long)]
         snapshots: Option<u64>,
         /// Stop after this many seconds
-        #[arg(long)]
-        duration: Option<f64>,
+        #[arg(long, value_parser = seconds)]
+        duration: Option<Duration>,
         /// Keep trying to connect for this many seconds (the JVM may still be starting)
-        #[arg(long, default_value_t = 10.0)]
-        wait: f64,
+        #[arg(long, default_value = "10", value_parser = seconds)]
+        wait: Duration,
     },
     /// Name the leak suspects of a recording and rank its groups by growth over a window
     Report {
@@ -247,11 +238,11 @@ enum Command {
         #[arg(long, value_delimiter = ',', value_name = "N,...")]
         pick: Vec<usize>,
         /// Render one frame to this PNG and exit
-        #[arg(long)]
+        #[arg(long, value_parser = png)]
         screenshot: Option<PathBuf>,
         /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720")]
-        size: String,
+        #[arg(long, default_value = "1280x720", value_parser = window_size)]
+        size: Size,
         /// The camera to start with
         #[arg(long, value_enum, default_value = "overview")]
         camera: app::CameraView,
@@ -275,7 +266,7 @@ enum Command {
         #[arg(long, default_value_t = 600)]
         seconds: u64,
         /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long)]
+        #[arg(long, value_parser = png)]
         screenshot: Option<PathBuf>,
         /// For scripts: exit once this many snapshots arrived
         #[arg(long)]
@@ -322,18 +313,18 @@ enum Command {
         #[arg(long)]
         record: Option<PathBuf>,
         /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long)]
+        #[arg(long, value_parser = png)]
         screenshot: Option<PathBuf>,
         /// For scripts: exit once this many snapshots arrived
         #[arg(long)]
         exit_after: Option<usize>,
         /// For --screenshot: give up (an error) when the snapshots have not arrived within this
         /// many seconds
-        #[arg(long, default_value_t = 60.0)]
-        wait: f64,
+        #[arg(long, default_value = "60", value_parser = seconds)]
+        wait: Duration,
         /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720")]
-        size: String,
+        #[arg(long, default_value = "1280x720", value_parser = window_size)]
+        size: Size,
         /// The camera to start with
         #[arg(long, value_enum, default_value = "overview")]
         camera: app::CameraView,
@@ -419,47 +410,6 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        anyhow::bail!("{what} must be a number of seconds, 0 or more")
-    }
-}
-
-/// `1280x720` -> (1280, 720).
-fn window_size(size: &str) -> anyhow::Result<(u32, u32)> {
-    size.split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-        .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "--size {size}: expected WIDTHxHEIGHT with each side from 64 to 16384, such as 1280x720"
-            )
-        })
-}
-
-/// Checks the script options of a window: a screenshot is a PNG, and `--hud` only means
-/// something for a screenshot (the window always shows its panels).
-fn check_screenshot(screenshot: Option<&std::path::Path>, hud: bool) -> anyhow::Result<()> {
-    if let Some(path) = screenshot {
-        let png = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-        if !png {
-            anyhow::bail!(
-                "--screenshot {}: memcity writes PNG images; give a file name ending in .png",
-                path.display()
-            );
-        }
-    } else if hud {
-        anyhow::bail!(
-            "--hud draws the panels into a --screenshot; without one, the window shows them anyway"
-        );
-    }
-    Ok(())
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Record {
@@ -478,8 +428,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 addr,
                 output: output.clone(),
                 snapshots,
-                duration: duration.map(|d| seconds(d, "--duration")).transpose()?,
-                connect_wait: seconds(wait, "--wait")?,
+                duration,
+                connect_wait: wait,
                 progress: true,
             };
             let summary = runtime()?.block_on(record::record(options))?;
@@ -620,8 +570,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             look,
             pick,
         } => {
-            let (width, height) = window_size(&size)?;
-            check_screenshot(screenshot.as_deref(), hud)?;
+            check_hud(screenshot.as_deref(), hud)?;
             app::replay(
                 &source,
                 app::WindowOptions {
@@ -632,7 +581,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     select,
                     bench_frames,
                     hud,
-                    ..look.window(width, height)?
+                    ..look.window(size)
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -643,13 +592,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_after,
             look,
         } => {
-            check_screenshot(screenshot.as_deref(), false)?;
             demo::run(
                 seconds,
                 app::WindowOptions {
                     screenshot,
                     exit_after,
-                    ..look.window(1280, 720)?
+                    ..look.window(Size::DEFAULT)
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -699,8 +647,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             hud,
             look,
         } => {
-            let (width, height) = window_size(&size)?;
-            check_screenshot(screenshot.as_deref(), hud)?;
+            check_hud(screenshot.as_deref(), hud)?;
             let addr = match pid {
                 Some(pid) => Some(jvms::address_of(pid)?),
                 None => addr,
@@ -712,11 +659,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     camera,
                     screenshot,
                     exit_after,
-                    wait: Duration::try_from_secs_f64(wait).map_err(|_| {
-                        anyhow::anyhow!("--wait {wait}: give a number of seconds, such as 60")
-                    })?,
+                    wait,
                     hud,
-                    ..look.window(width, height)?
+                    ..look.window(size)
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -776,5 +721,85 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("classifiers now {}", reply.classifiers.join(":"));
             Ok(ExitCode::SUCCESS)
         }),
+    }
+}
+
+/// `--hud` only means something for a screenshot (the window always shows its panels). Checked
+/// here rather than with clap's `requires`, whose message would not say why.
+fn check_hud(screenshot: Option<&Path>, hud: bool) -> anyhow::Result<()> {
+    if hud && screenshot.is_none() {
+        anyhow::bail!(
+            "--hud draws the panels into a --screenshot; without one, the window shows them anyway"
+        );
+    }
+    Ok(())
+}
+
+// Value parsers. Clap calls them as it reads the command line, so a bad value is refused before
+// anything starts (an attach, a window) and clap's message names the flag and the value: each
+// parser's message only says what to give instead.
+
+/// A window's size in pixels (`--size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Size {
+    width: u32,
+    height: u32,
+}
+
+impl Size {
+    const DEFAULT: Size = Size {
+        width: 1280,
+        height: 720,
+    };
+    /// The sides a window may have, in pixels.
+    const SIDES: std::ops::RangeInclusive<u32> = 64..=16384;
+}
+
+/// `1280x720`: each side within [`Size::SIDES`].
+fn window_size(text: &str) -> Result<Size, String> {
+    text.split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|(w, h)| Size::SIDES.contains(w) && Size::SIDES.contains(h))
+        .map(|(width, height)| Size { width, height })
+        .ok_or_else(|| {
+            "expected WIDTHxHEIGHT with each side from 64 to 16384, such as 1280x720".to_string()
+        })
+}
+
+/// Every duration flag (`--duration`, `--wait`): seconds, fractions allowed, 0 or more.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| "give a number of seconds, 0 or more, such as 60".to_string())
+}
+
+/// `--period`: playing steps a snapshot each time this much has passed, so 0 or less (or NaN)
+/// would step without end or never.
+fn period(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0)
+        .ok_or_else(|| "give the seconds per snapshot, more than 0, such as 0.5".to_string())
+}
+
+/// `--children`: lots per parent.
+fn lots(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| "every parent needs at least 1 lot: give 1 or more".to_string())
+}
+
+/// `--screenshot`: memcity encodes PNG only, whatever the name says.
+fn png(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if png {
+        Ok(path)
+    } else {
+        Err("memcity writes PNG images; give a file name ending in .png".to_string())
     }
 }
