@@ -1,4 +1,7 @@
 //! `memcity`: watch a Java application's heap as a memory city.
+//!
+//! The command line is data: each subcommand is a struct clap fills and checks (values through
+//! the parsers at the end of this file), and one function per subcommand runs it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,11 +13,13 @@ use clap::{Parser, Subcommand};
 mod demo;
 mod jvms;
 
+use memcity_city::model::CityModel;
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::app;
 use memcity_viewer::controls::Settings;
 use memcity_viewer::record::{self, Ended, RecordOptions};
 use memcity_viewer::report::At;
+use memcity_viewer::serve::{self, ServeOptions, Session};
 use memcity_viewer::{client, report, units};
 
 #[derive(Parser)]
@@ -174,177 +179,28 @@ impl Look {
 #[derive(Subcommand)]
 enum Command {
     /// Connect to a live agent and write its session to a recording file
-    Record {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Record the JVM with this pid instead, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "addr")]
-        pid: Option<u32>,
-        /// Recording file to write (conventionally *.mcrec)
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Stop after this many snapshots (a late join counts the history it receives)
-        #[arg(long)]
-        snapshots: Option<u64>,
-        /// Stop after this many seconds
-        #[arg(long, value_parser = seconds)]
-        duration: Option<Duration>,
-        /// Keep trying to connect for this many seconds (the JVM may still be starting)
-        #[arg(long, default_value = "10", value_parser = seconds)]
-        wait: Duration,
-    },
+    Record(RecordArgs),
     /// Name the leak suspects of a recording and rank its groups by growth over a window
-    Report {
-        /// A recording, or a Memory Cities JSON export folder
-        file: PathBuf,
-        /// A second recording of the same application: report what grew from FILE's snapshot
-        /// (`--from`, default its last) to this one's (`--to`, default its last)
-        against: Option<PathBuf>,
-        /// Show the K strongest growers (0 or a large K shows every group)
-        #[arg(long, default_value_t = 20)]
-        top: usize,
-        /// Print JSON for scripts instead of a table
-        #[arg(long)]
-        json: bool,
-        /// References of the last snapshot to list in the table
-        #[arg(long, default_value_t = 10)]
-        references: usize,
-        /// Start of the growth window: a snapshot number (1 is the first, as the viewer counts)
-        /// or seconds since the session started (`12s`). Default: the first snapshot after the
-        /// VM-start one
-        #[arg(long)]
-        from: Option<At>,
-        /// End of the growth window, as `--from`. Default: the last snapshot
-        #[arg(long)]
-        to: Option<At>,
-    },
+    Report(ReportArgs),
     /// Write a session in the Memory Cities JSON format, for the original tools
-    Export {
-        /// A recording, or a Memory Cities JSON export folder
-        source: PathBuf,
-        /// The folder to write (created; its classifier folder is replaced file by file)
-        #[arg(long, value_name = "DIR")]
-        memory_cities: PathBuf,
-    },
+    Export(ExportArgs),
     /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
-    Replay {
-        /// Recording file, or Memory Cities JSON export folder
-        source: PathBuf,
-        /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
-        #[arg(long)]
-        at: Option<usize>,
-        /// Timeline view: snapshots to show side by side (besides the current one), counted
-        /// from 1, e.g. --pick 1,5,9
-        #[arg(long, value_delimiter = ',', value_name = "N,...")]
-        pick: Vec<usize>,
-        /// Render one frame to this PNG and exit
-        #[arg(long, value_parser = png)]
-        screenshot: Option<PathBuf>,
-        /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720", value_parser = window_size)]
-        size: Size,
-        /// The camera to start with
-        #[arg(long, value_enum, default_value = "overview")]
-        camera: app::CameraView,
-        /// Start with this group selected (its references shown): names from the top level down,
-        /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
-        #[arg(long)]
-        select: Option<String>,
-        /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
-        /// (scripts/bench-viewer.sh; not for users)
-        #[arg(long, value_name = "N", hide = true)]
-        bench_frames: Option<usize>,
-        /// For --screenshot: draw the panels and bars too, as in the window
-        #[arg(long)]
-        hud: bool,
-        #[command(flatten)]
-        look: Look,
-    },
+    Replay(ReplayArgs),
     /// Start a bundled leaking Java app with the agent and watch it live
-    Demo {
-        /// How long the app runs, seconds
-        #[arg(long, default_value_t = 600)]
-        seconds: u64,
-        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long, value_parser = png)]
-        screenshot: Option<PathBuf>,
-        /// For scripts: exit once this many snapshots arrived
-        #[arg(long)]
-        exit_after: Option<usize>,
-        #[command(flatten)]
-        look: Look,
-    },
+    Demo(DemoArgs),
     /// Serve the city as a web page for a browser: a recording, a Memory Cities export, or a
     /// live agent
     ///
     /// Nothing to install where the browser runs; a server's JVM is reached through an SSH
     /// tunnel (ssh -L 8080:127.0.0.1:8080 HOST, then memcity serve --pid PID there).
-    Serve {
-        /// A recording (.mcrec), a Memory Cities export folder, or the agent's address
-        /// HOST:PORT (default: the agent at 127.0.0.1:7788)
-        source: Option<String>,
-        /// Follow the JVM with this pid, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "source")]
-        pid: Option<u32>,
-        /// The port to serve on (0: a free one, printed)
-        #[arg(long, default_value_t = 8080)]
-        port: u16,
-        /// The address to listen on; beyond loopback it needs --tls-cert and --tls-key
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: std::net::IpAddr,
-        /// Serve HTTPS with this PEM certificate (chain)
-        #[arg(long, requires = "tls_key")]
-        tls_cert: Option<PathBuf>,
-        /// The PEM private key of --tls-cert
-        #[arg(long, requires = "tls_cert")]
-        tls_key: Option<PathBuf>,
-        /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
-        #[arg(long)]
-        insecure: bool,
-    },
+    Serve(ServeArgs),
     /// Watch a live agent's heap grow as a 3D memory city
-    View {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Watch the JVM with this pid instead, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "addr")]
-        pid: Option<u32>,
-        /// Also write what arrives to this recording
-        #[arg(long)]
-        record: Option<PathBuf>,
-        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long, value_parser = png)]
-        screenshot: Option<PathBuf>,
-        /// For scripts: exit once this many snapshots arrived
-        #[arg(long)]
-        exit_after: Option<usize>,
-        /// For --screenshot: give up (an error) when the snapshots have not arrived within this
-        /// many seconds
-        #[arg(long, default_value = "60", value_parser = seconds)]
-        wait: Duration,
-        /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720", value_parser = window_size)]
-        size: Size,
-        /// The camera to start with
-        #[arg(long, value_enum, default_value = "overview")]
-        camera: app::CameraView,
-        /// For --screenshot: draw the panels and bars too, as in the window
-        #[arg(long)]
-        hud: bool,
-        #[command(flatten)]
-        look: Look,
-    },
+    View(ViewArgs),
     /// Ask a live agent for an exact snapshot (a heap walk) now, outside its GC schedule
     ///
     /// A walk predicted to stop the application past the agent's max_pause, or past what its
     /// pause budget has earned, is refused (exit code 3) with the predicted stop.
-    Snapshot {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Walk even when the predicted stop is past max_pause or the budget
-        #[arg(long)]
-        force: bool,
-    },
+    Snapshot(SnapshotArgs),
     /// List the local JVMs: pid, JDK, user, whether memcity runs there, main class or jar
     List,
     /// Load the agent into a running JVM
@@ -352,15 +208,7 @@ enum Command {
     /// OPTIONS are the agent's key=value options, as after -agentpath:libmemcity.so= (a free
     /// port unless port= is given). As root, memcity attaches to any user's JVM, and copies the
     /// library into the JVM's /tmp when the JVM cannot read it or has its own /tmp.
-    Attach {
-        /// The JVM's process id (memcity list)
-        pid: u32,
-        /// Agent options, e.g. `classifiers=type:site,record=/tmp/app.mcrec`
-        options: Option<String>,
-        /// The agent library to load (default: the libmemcity.so beside this binary)
-        #[arg(long)]
-        lib: Option<PathBuf>,
-    },
+    Attach(AttachArgs),
     /// Stop the agent in a running JVM: its session ends (the recording is finalized), the port
     /// closes, and the application runs on as before; it can be attached again
     Detach {
@@ -368,15 +216,202 @@ enum Command {
         pid: u32,
     },
     /// Change a live agent's classifier chain, e.g. `type:site`
-    Classifiers {
-        /// Chain of package, type, site, thread, separated by ':'
-        chain: String,
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// The same as ADDR (the older spelling)
-        #[arg(long = "addr", hide = true, conflicts_with = "addr")]
-        addr_flag: Option<String>,
-    },
+    Classifiers(ClassifiersArgs),
+}
+
+#[derive(clap::Args)]
+struct RecordArgs {
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// Record the JVM with this pid instead, attaching memcity first if it is not running
+    #[arg(long, conflicts_with = "addr")]
+    pid: Option<u32>,
+    /// Recording file to write (conventionally *.mcrec)
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Stop after this many snapshots (a late join counts the history it receives)
+    #[arg(long)]
+    snapshots: Option<u64>,
+    /// Stop after this many seconds
+    #[arg(long, value_parser = seconds)]
+    duration: Option<Duration>,
+    /// Keep trying to connect for this many seconds (the JVM may still be starting)
+    #[arg(long, default_value = "10", value_parser = seconds)]
+    wait: Duration,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// A recording, or a Memory Cities JSON export folder
+    file: PathBuf,
+    /// A second recording of the same application: report what grew from FILE's snapshot
+    /// (`--from`, default its last) to this one's (`--to`, default its last)
+    against: Option<PathBuf>,
+    /// Show the K strongest growers (0 or a large K shows every group)
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Print JSON for scripts instead of a table
+    #[arg(long)]
+    json: bool,
+    /// References of the last snapshot to list in the table
+    #[arg(long, default_value_t = 10)]
+    references: usize,
+    /// Start of the growth window: a snapshot number (1 is the first, as the viewer counts)
+    /// or seconds since the session started (`12s`). Default: the first snapshot after the
+    /// VM-start one
+    #[arg(long)]
+    from: Option<At>,
+    /// End of the growth window, as `--from`. Default: the last snapshot
+    #[arg(long)]
+    to: Option<At>,
+}
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// A recording, or a Memory Cities JSON export folder
+    source: PathBuf,
+    /// The folder to write (created; its classifier folder is replaced file by file)
+    #[arg(long, value_name = "DIR")]
+    memory_cities: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// Recording file, or Memory Cities JSON export folder
+    source: PathBuf,
+    /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
+    #[arg(long)]
+    at: Option<usize>,
+    /// Timeline view: snapshots to show side by side (besides the current one), counted
+    /// from 1, e.g. --pick 1,5,9
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pick: Vec<usize>,
+    /// Render one frame to this PNG and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// Window size, WIDTHxHEIGHT
+    #[arg(long, default_value = "1280x720", value_parser = window_size)]
+    size: Size,
+    /// The camera to start with
+    #[arg(long, value_enum, default_value = "overview")]
+    camera: app::CameraView,
+    /// Start with this group selected (its references shown): names from the top level down,
+    /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
+    #[arg(long)]
+    select: Option<String>,
+    /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
+    /// (scripts/bench-viewer.sh; not for users)
+    #[arg(long, value_name = "N", hide = true)]
+    bench_frames: Option<usize>,
+    /// For --screenshot: draw the panels and bars too, as in the window
+    #[arg(long)]
+    hud: bool,
+    #[command(flatten)]
+    look: Look,
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// How long the app runs, seconds
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// For scripts: exit once this many snapshots arrived
+    #[arg(long)]
+    exit_after: Option<usize>,
+    #[command(flatten)]
+    look: Look,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// A recording (.mcrec), a Memory Cities export folder, or the agent's address
+    /// HOST:PORT (default: the agent at 127.0.0.1:7788)
+    source: Option<String>,
+    /// Follow the JVM with this pid, attaching memcity first if it is not running
+    #[arg(long, conflicts_with = "source")]
+    pid: Option<u32>,
+    /// The port to serve on (0: a free one, printed)
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// The address to listen on; beyond loopback it needs --tls-cert and --tls-key
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Serve HTTPS with this PEM certificate (chain)
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// Watch the JVM with this pid instead, attaching memcity first if it is not running
+    #[arg(long, conflicts_with = "addr")]
+    pid: Option<u32>,
+    /// Also write what arrives to this recording
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// For scripts: exit once this many snapshots arrived
+    #[arg(long)]
+    exit_after: Option<usize>,
+    /// For --screenshot: give up (an error) when the snapshots have not arrived within this
+    /// many seconds
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    wait: Duration,
+    /// Window size, WIDTHxHEIGHT
+    #[arg(long, default_value = "1280x720", value_parser = window_size)]
+    size: Size,
+    /// The camera to start with
+    #[arg(long, value_enum, default_value = "overview")]
+    camera: app::CameraView,
+    /// For --screenshot: draw the panels and bars too, as in the window
+    #[arg(long)]
+    hud: bool,
+    #[command(flatten)]
+    look: Look,
+}
+
+#[derive(clap::Args)]
+struct SnapshotArgs {
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// Walk even when the predicted stop is past max_pause or the budget
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(clap::Args)]
+struct AttachArgs {
+    /// The JVM's process id (memcity list)
+    pid: u32,
+    /// Agent options, e.g. `classifiers=type:site,record=/tmp/app.mcrec`
+    options: Option<String>,
+    /// The agent library to load (default: the libmemcity.so beside this binary)
+    #[arg(long)]
+    lib: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ClassifiersArgs {
+    /// Chain of package, type, site, thread, separated by ':'
+    chain: String,
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// The same as ADDR (the older spelling)
+    #[arg(long = "addr", hide = true, conflicts_with = "addr")]
+    addr_flag: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -403,325 +438,333 @@ fn main() -> ExitCode {
     }
 }
 
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Record(args) => record(args),
+        Command::Report(args) => report(args),
+        Command::Export(args) => export(args),
+        Command::Replay(args) => replay(args),
+        Command::Demo(args) => demo(args),
+        Command::Serve(args) => serve(args),
+        Command::View(args) => view(args),
+        Command::Snapshot(args) => snapshot(args),
+        Command::List => list(),
+        Command::Attach(args) => attach(args),
+        Command::Detach { pid } => detach(pid),
+        Command::Classifiers(args) => classifiers(args),
+    }
+}
+
+fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let options = RecordOptions {
+        addr: address(args.addr, args.pid)?,
+        output: args.output.clone(),
+        snapshots: args.snapshots,
+        duration: args.duration,
+        connect_wait: args.wait,
+        progress: true,
+    };
+    let summary = runtime()?.block_on(record::record(options))?;
+    eprintln!(
+        "memcity: wrote {} snapshots ({}) to {}: {}",
+        summary.snapshots,
+        units::bytes(summary.bytes),
+        args.output.display(),
+        why_ended(&summary.ended)
+    );
+    if summary.snapshots == 0 {
+        anyhow::bail!("no snapshot was received, so the recording holds only its header");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why a recording stopped, as the summary line says it.
+fn why_ended(ended: &Ended) -> String {
+    match ended {
+        Ended::Count => "snapshot count reached".to_string(),
+        Ended::Duration => "duration reached".to_string(),
+        Ended::SessionEnd(reason) => format!("the session ended ({reason})"),
+        Ended::Disconnected(why) => format!("the agent went away ({why}); the JVM probably exited"),
+        Ended::Interrupted => "interrupted".to_string(),
+    }
+}
+
+fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let ExportArgs {
+        source,
+        memory_cities,
+    } = args;
+    let session = memcity_city::load::session(&source)?;
+    for warning in &session.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    if session.is_empty() {
+        anyhow::bail!("{} holds no snapshot to export", source.display());
+    }
+    let written = memcity_city::export::memory_cities_json(&session, &memory_cities)
+        .with_context(|| format!("cannot write {}", memory_cities.display()))?;
+    println!(
+        "memcity: wrote {} snapshots to {} (open it with `memcity replay` or the original Memory Cities tool)",
+        written.snapshots,
+        written.folder.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let session = memcity_city::load::session(&args.file)?;
+    let (session, source) = match &args.against {
+        Some(other) => compare(&session, &args, other)?,
+        None => (
+            windowed(session, args.from, args.to)?,
+            args.file.display().to_string(),
+        ),
+    };
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let report = report::build(&session, top)
+        .with_context(|| format!("cannot report on {}", args.file.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report::render_text(&report, &source, args.references));
+    }
+    for warning in &report.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report FILE AGAINST`: one session holding the growth from FILE's `--from` snapshot to
+/// AGAINST's `--to` one (each by default its last), and the line that names the two.
+fn compare(
+    first: &CityModel,
+    args: &ReportArgs,
+    other: &Path,
+) -> anyhow::Result<(CityModel, String)> {
+    let second = memcity_city::load::session(other)?;
+    let a = compared_snapshot(first, &args.file, args.from)?;
+    let b = compared_snapshot(&second, other, args.to)?;
+    let source = format!(
+        "{} snapshot {} against {} snapshot {}",
+        args.file.display(),
+        a + 1,
+        other.display(),
+        b + 1
+    );
+    let session = CityModel::comparison(first, a, &second, b).map_err(|why| {
+        anyhow::anyhow!(
+            "cannot compare {} with {}: {why}",
+            args.file.display(),
+            other.display()
+        )
+    })?;
+    Ok((session, source))
+}
+
+/// The snapshot of one side of a comparison, as an index. A damaged recording compares as far
+/// as it is whole, and says so.
+fn compared_snapshot(model: &CityModel, path: &Path, at: Option<At>) -> anyhow::Result<usize> {
+    if model.is_empty() {
+        let why = if model.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", model.warnings.join("; "))
+        };
+        anyhow::bail!("{} holds no whole snapshot to compare{why}", path.display());
+    }
+    for warning in &model.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    match at {
+        Some(at) => {
+            report::snapshot_at(model, at).with_context(|| format!("in {}", path.display()))
+        }
+        None => Ok(model.len() - 1),
+    }
+}
+
+/// The session with its growth window set from `--from` and `--to`; unchanged without either.
+fn windowed(mut session: CityModel, from: Option<At>, to: Option<At>) -> anyhow::Result<CityModel> {
+    if from.is_none() && to.is_none() {
+        return Ok(session);
+    }
+    let default = session.window();
+    let start = match from {
+        Some(at) => report::snapshot_at(&session, at)?,
+        None => default.start,
+    };
+    let end = match to {
+        Some(at) => report::snapshot_at(&session, at)?,
+        None => default.end,
+    };
+    if end < start {
+        anyhow::bail!(
+            "--to (snapshot {}) is before --from (snapshot {}): the window would be empty",
+            end + 1,
+            start + 1
+        );
+    }
+    session.set_window(Some(memcity_city::model::Window { start, end }));
+    Ok(session)
+}
+
+fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    check_hud(args.screenshot.as_deref(), args.hud)?;
+    app::replay(
+        &args.source,
+        app::WindowOptions {
+            camera: args.camera,
+            at: args.at,
+            picks: args.pick,
+            screenshot: args.screenshot,
+            select: args.select,
+            bench_frames: args.bench_frames,
+            hud: args.hud,
+            ..args.look.window(args.size)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    demo::run(
+        args.seconds,
+        app::WindowOptions {
+            screenshot: args.screenshot,
+            exit_after: args.exit_after,
+            ..args.look.window(Size::DEFAULT)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    serve::serve(ServeOptions {
+        session: served(args.source, args.pid)?,
+        bind: args.bind,
+        port: args.port,
+        tls: args.tls_cert.zip(args.tls_key),
+        insecure: args.insecure,
+        web_dir: None,
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `serve` serves: a folder or file `source` names, else the agent it names (or `pid`'s).
+/// A missing `.mcrec` is a typo, not an address.
+fn served(source: Option<String>, pid: Option<u32>) -> anyhow::Result<Session> {
+    match (pid, source) {
+        (Some(pid), _) => Ok(Session::Live(Some(jvms::address_of(pid)?))),
+        (None, Some(source)) if Path::new(&source).is_dir() => {
+            Ok(Session::Folder(PathBuf::from(source)))
+        }
+        (None, Some(source)) if Path::new(&source).is_file() => {
+            Ok(Session::Recording(PathBuf::from(source)))
+        }
+        (None, Some(source)) if source.ends_with(memcity_proto::recording::EXTENSION) => {
+            anyhow::bail!("{source}: no such recording")
+        }
+        (None, source) => Ok(Session::Live(source)),
+    }
+}
+
+fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    check_hud(args.screenshot.as_deref(), args.hud)?;
+    app::view(
+        address(args.addr, args.pid)?,
+        args.record,
+        app::WindowOptions {
+            camera: args.camera,
+            screenshot: args.screenshot,
+            exit_after: args.exit_after,
+            wait: args.wait,
+            hud: args.hud,
+            ..args.look.window(args.size)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn snapshot(args: SnapshotArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(take_snapshot(args.addr, args.force))
+}
+
+/// Exit code 3 when the agent refuses the walk (its predicted stop is too long): scripts can
+/// tell "not now" from "cannot".
+async fn take_snapshot(addr: Option<String>, force: bool) -> anyhow::Result<ExitCode> {
+    let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let reply = match client.request_snapshot(SnapshotRequest { force }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+            eprintln!("memcity: no exact snapshot: {}", status.message());
+            return Ok(ExitCode::from(3));
+        }
+        Err(status) => {
+            anyhow::bail!("the agent could not take a snapshot: {}", status.message())
+        }
+    };
+    println!(
+        "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
+        reply.seq,
+        reply.pause_ns as f64 / 1e6,
+        reply.predicted_pause_ns as f64 / 1e6
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list() -> anyhow::Result<ExitCode> {
+    jvms::print_list();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
+    let registered = jvms::attach(args.pid, args.options.as_deref(), args.lib.as_deref())?;
+    jvms::print_attached(args.pid, &registered, args.options.as_deref());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn detach(pid: u32) -> anyhow::Result<ExitCode> {
+    jvms::detach(pid)?;
+    eprintln!("memcity: detached from {pid}; the application runs on without memcity");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn classifiers(args: ClassifiersArgs) -> anyhow::Result<ExitCode> {
+    let addr = args.addr.or(args.addr_flag);
+    runtime()?.block_on(set_classifiers(addr, &args.chain))
+}
+
+async fn set_classifiers(addr: Option<String>, chain: &str) -> anyhow::Result<ExitCode> {
+    let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let reply = client
+        .set_classifiers(SetClassifiersRequest {
+            classifiers: chain.split(':').map(str::to_string).collect(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
+        .into_inner();
+    println!("classifiers now {}", reply.classifiers.join(":"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// For `record --pid` and `view --pid`: the agent's address in that JVM, attaching memcity first
+/// if needed; else the address given (`None`: the default).
+fn address(addr: Option<String>, pid: Option<u32>) -> anyhow::Result<Option<String>> {
+    match pid {
+        Some(pid) => jvms::address_of(pid).map(Some),
+        None => Ok(addr),
+    }
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-}
-
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
-        Command::Record {
-            addr,
-            pid,
-            output,
-            snapshots,
-            duration,
-            wait,
-        } => {
-            let addr = match pid {
-                Some(pid) => Some(jvms::address_of(pid)?),
-                None => addr,
-            };
-            let options = RecordOptions {
-                addr,
-                output: output.clone(),
-                snapshots,
-                duration,
-                connect_wait: wait,
-                progress: true,
-            };
-            let summary = runtime()?.block_on(record::record(options))?;
-            let why = match &summary.ended {
-                Ended::Count => "snapshot count reached".to_string(),
-                Ended::Duration => "duration reached".to_string(),
-                Ended::SessionEnd(reason) => format!("the session ended ({reason})"),
-                Ended::Disconnected(why) => {
-                    format!("the agent went away ({why}); the JVM probably exited")
-                }
-                Ended::Interrupted => "interrupted".to_string(),
-            };
-            eprintln!(
-                "memcity: wrote {} snapshots ({}) to {}: {why}",
-                summary.snapshots,
-                units::bytes(summary.bytes),
-                output.display()
-            );
-            if summary.snapshots == 0 {
-                anyhow::bail!("no snapshot was received, so the recording holds only its header");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Export {
-            source,
-            memory_cities,
-        } => {
-            let session = memcity_city::load::session(&source)?;
-            for warning in &session.warnings {
-                eprintln!("memcity: warning: {warning}");
-            }
-            if session.is_empty() {
-                anyhow::bail!("{} holds no snapshot to export", source.display());
-            }
-            let written = memcity_city::export::memory_cities_json(&session, &memory_cities)
-                .with_context(|| format!("cannot write {}", memory_cities.display()))?;
-            println!(
-                "memcity: wrote {} snapshots to {} (open it with `memcity replay` or the original Memory Cities tool)",
-                written.snapshots,
-                written.folder.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Report {
-            file,
-            against,
-            top,
-            json,
-            references,
-            from,
-            to,
-        } => {
-            let mut session = memcity_city::load::session(&file)?;
-            let mut source = file.display().to_string();
-            if let Some(other) = &against {
-                let second = memcity_city::load::session(other)?;
-                // A damaged recording compares as far as it is whole, and says so.
-                let pick = |model: &memcity_city::model::CityModel,
-                            path: &std::path::Path,
-                            at: Option<At>| {
-                    if !model.is_empty() {
-                        for warning in &model.warnings {
-                            eprintln!("memcity: warning: {warning}");
-                        }
-                    }
-                    match at {
-                        _ if model.is_empty() => anyhow::bail!(
-                            "{} holds no whole snapshot to compare{}",
-                            path.display(),
-                            if model.warnings.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" ({})", model.warnings.join("; "))
-                            }
-                        ),
-                        Some(at) => report::snapshot_at(model, at)
-                            .with_context(|| format!("in {}", path.display())),
-                        None => Ok(model.len() - 1),
-                    }
-                };
-                let (a, b) = (pick(&session, &file, from)?, pick(&second, other, to)?);
-                source = format!(
-                    "{} snapshot {} against {} snapshot {}",
-                    file.display(),
-                    a + 1,
-                    other.display(),
-                    b + 1
-                );
-                session = memcity_city::model::CityModel::comparison(&session, a, &second, b)
-                    .map_err(|why| {
-                        anyhow::anyhow!(
-                            "cannot compare {} with {}: {why}",
-                            file.display(),
-                            other.display()
-                        )
-                    })?;
-            } else if from.is_some() || to.is_some() {
-                let default = session.window();
-                let start = match from {
-                    Some(at) => report::snapshot_at(&session, at)?,
-                    None => default.start,
-                };
-                let end = match to {
-                    Some(at) => report::snapshot_at(&session, at)?,
-                    None => default.end,
-                };
-                if end < start {
-                    anyhow::bail!(
-                        "--to (snapshot {}) is before --from (snapshot {}): the window would be empty",
-                        end + 1,
-                        start + 1
-                    );
-                }
-                session.set_window(Some(memcity_city::model::Window { start, end }));
-            }
-            let top = if top == 0 { usize::MAX } else { top };
-            let report = report::build(&session, top)
-                .with_context(|| format!("cannot report on {}", file.display()))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", report::render_text(&report, &source, references));
-            }
-            for warning in &report.warnings {
-                eprintln!("memcity: warning: {warning}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Replay {
-            source,
-            at,
-            screenshot,
-            size,
-            camera,
-            select,
-            bench_frames,
-            hud,
-            look,
-            pick,
-        } => {
-            check_hud(screenshot.as_deref(), hud)?;
-            app::replay(
-                &source,
-                app::WindowOptions {
-                    camera,
-                    at,
-                    picks: pick,
-                    screenshot,
-                    select,
-                    bench_frames,
-                    hud,
-                    ..look.window(size)
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Demo {
-            seconds,
-            screenshot,
-            exit_after,
-            look,
-        } => {
-            demo::run(
-                seconds,
-                app::WindowOptions {
-                    screenshot,
-                    exit_after,
-                    ..look.window(Size::DEFAULT)
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Serve {
-            source,
-            pid,
-            port,
-            bind,
-            tls_cert,
-            tls_key,
-            insecure,
-        } => {
-            use memcity_viewer::serve::{self, ServeOptions, Session};
-            let session = match (pid, source) {
-                (Some(pid), _) => Session::Live(Some(jvms::address_of(pid)?)),
-                (None, Some(source)) if std::path::Path::new(&source).is_dir() => {
-                    Session::Folder(PathBuf::from(source))
-                }
-                (None, Some(source)) if std::path::Path::new(&source).is_file() => {
-                    Session::Recording(PathBuf::from(source))
-                }
-                (None, Some(source)) if source.ends_with(memcity_proto::recording::EXTENSION) => {
-                    anyhow::bail!("{source}: no such recording")
-                }
-                (None, source) => Session::Live(source),
-            };
-            serve::serve(ServeOptions {
-                session,
-                bind,
-                port,
-                tls: tls_cert.zip(tls_key),
-                insecure,
-                web_dir: None,
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::View {
-            addr,
-            pid,
-            record,
-            screenshot,
-            exit_after,
-            wait,
-            size,
-            camera,
-            hud,
-            look,
-        } => {
-            check_hud(screenshot.as_deref(), hud)?;
-            let addr = match pid {
-                Some(pid) => Some(jvms::address_of(pid)?),
-                None => addr,
-            };
-            app::view(
-                addr,
-                record,
-                app::WindowOptions {
-                    camera,
-                    screenshot,
-                    exit_after,
-                    wait,
-                    hud,
-                    ..look.window(size)
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::List => {
-            jvms::print_list();
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Attach { pid, options, lib } => {
-            let registered = jvms::attach(pid, options.as_deref(), lib.as_deref())?;
-            jvms::print_attached(pid, &registered, options.as_deref());
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Detach { pid } => {
-            jvms::detach(pid)?;
-            eprintln!("memcity: detached from {pid}; the application runs on without memcity");
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Snapshot { addr, force } => runtime()?.block_on(async {
-            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
-                .await
-                .map_err(anyhow::Error::msg)?;
-            let reply = match client.request_snapshot(SnapshotRequest { force }).await {
-                Ok(reply) => reply.into_inner(),
-                Err(status) if status.code() == tonic::Code::FailedPrecondition => {
-                    eprintln!("memcity: no exact snapshot: {}", status.message());
-                    return Ok(ExitCode::from(3));
-                }
-                Err(status) => {
-                    anyhow::bail!("the agent could not take a snapshot: {}", status.message())
-                }
-            };
-            println!(
-                "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
-                reply.seq,
-                reply.pause_ns as f64 / 1e6,
-                reply.predicted_pause_ns as f64 / 1e6
-            );
-            Ok(ExitCode::SUCCESS)
-        }),
-        Command::Classifiers {
-            chain,
-            addr,
-            addr_flag,
-        } => runtime()?.block_on(async {
-            let addr = addr.or(addr_flag);
-            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
-                .await
-                .map_err(anyhow::Error::msg)?;
-            let reply = client
-                .set_classifiers(SetClassifiersRequest {
-                    classifiers: chain.split(':').map(str::to_string).collect(),
-                })
-                .await
-                .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
-                .into_inner();
-            println!("classifiers now {}", reply.classifiers.join(":"));
-            Ok(ExitCode::SUCCESS)
-        }),
-    }
 }
 
 /// `--hud` only means something for a screenshot (the window always shows its panels). Checked
