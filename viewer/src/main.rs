@@ -45,6 +45,29 @@ struct Cli {
     ca: Option<std::path::PathBuf>,
 }
 
+// Which agent a command talks to, the same way in every command: its address, or the pid of
+// its JVM (found, or attached to, by `jvms::address_of`). A `//` comment, not a doc comment:
+// clap would take a doc comment for the help of each command it is flattened into.
+#[derive(clap::Args)]
+struct Agent {
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// Use the JVM with this pid instead, attaching memcity first if it is not running
+    #[arg(long, conflicts_with = "addr")]
+    pid: Option<u32>,
+}
+
+impl Agent {
+    /// The address to connect to (`None`: the default one); for `--pid`, the address of the
+    /// agent in that JVM, loaded there first if needed.
+    fn address(self) -> anyhow::Result<Option<String>> {
+        match self.pid {
+            Some(pid) => jvms::address_of(pid).map(Some),
+            None => Ok(self.addr),
+        }
+    }
+}
+
 /// How the city is drawn; the settings panel (Tab) changes the same things in the window.
 #[derive(clap::Args, Clone)]
 struct Look {
@@ -221,11 +244,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RecordArgs {
-    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-    addr: Option<String>,
-    /// Record the JVM with this pid instead, attaching memcity first if it is not running
-    #[arg(long, conflicts_with = "addr")]
-    pid: Option<u32>,
+    #[command(flatten)]
+    agent: Agent,
     /// Recording file to write (conventionally *.mcrec)
     #[arg(short, long)]
     output: PathBuf,
@@ -325,14 +345,15 @@ struct DemoArgs {
     look: Look,
 }
 
+// Serve's positional is more than an agent's address: a recording or an export folder too.
 #[derive(clap::Args)]
+#[command(mut_arg("addr", |arg| arg.value_name("SOURCE").help(
+    "A recording (.mcrec), a Memory Cities export folder, or the agent's address HOST:PORT \
+     (default: the agent at 127.0.0.1:7788)"
+)))]
 struct ServeArgs {
-    /// A recording (.mcrec), a Memory Cities export folder, or the agent's address
-    /// HOST:PORT (default: the agent at 127.0.0.1:7788)
-    source: Option<String>,
-    /// Follow the JVM with this pid, attaching memcity first if it is not running
-    #[arg(long, conflicts_with = "source")]
-    pid: Option<u32>,
+    #[command(flatten)]
+    source: Agent,
     /// The port to serve on (0: a free one, printed)
     #[arg(long, default_value_t = 8080)]
     port: u16,
@@ -352,11 +373,8 @@ struct ServeArgs {
 
 #[derive(clap::Args)]
 struct ViewArgs {
-    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-    addr: Option<String>,
-    /// Watch the JVM with this pid instead, attaching memcity first if it is not running
-    #[arg(long, conflicts_with = "addr")]
-    pid: Option<u32>,
+    #[command(flatten)]
+    agent: Agent,
     /// Also write what arrives to this recording
     #[arg(long)]
     record: Option<PathBuf>,
@@ -385,8 +403,8 @@ struct ViewArgs {
 
 #[derive(clap::Args)]
 struct SnapshotArgs {
-    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-    addr: Option<String>,
+    #[command(flatten)]
+    agent: Agent,
     /// Walk even when the predicted stop is past max_pause or the budget
     #[arg(long)]
     force: bool,
@@ -407,10 +425,10 @@ struct AttachArgs {
 struct ClassifiersArgs {
     /// Chain of package, type, site, thread, separated by ':'
     chain: String,
-    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-    addr: Option<String>,
+    #[command(flatten)]
+    agent: Agent,
     /// The same as ADDR (the older spelling)
-    #[arg(long = "addr", hide = true, conflicts_with = "addr")]
+    #[arg(long = "addr", value_name = "ADDR", hide = true, conflicts_with_all = ["addr", "pid"])]
     addr_flag: Option<String>,
 }
 
@@ -457,7 +475,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let options = RecordOptions {
-        addr: address(args.addr, args.pid)?,
+        addr: args.agent.address()?,
         output: args.output.clone(),
         snapshots: args.snapshots,
         duration: args.duration,
@@ -640,7 +658,7 @@ fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     serve::serve(ServeOptions {
-        session: served(args.source, args.pid)?,
+        session: served(args.source)?,
         bind: args.bind,
         port: args.port,
         tls: args.tls_cert.zip(args.tls_key),
@@ -650,28 +668,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `serve` serves: a folder or file `source` names, else the agent it names (or `pid`'s).
+/// What `serve` serves: a folder or file SOURCE names, else the agent it names (or `--pid`'s).
 /// A missing `.mcrec` is a typo, not an address.
-fn served(source: Option<String>, pid: Option<u32>) -> anyhow::Result<Session> {
-    match (pid, source) {
-        (Some(pid), _) => Ok(Session::Live(Some(jvms::address_of(pid)?))),
-        (None, Some(source)) if Path::new(&source).is_dir() => {
-            Ok(Session::Folder(PathBuf::from(source)))
+fn served(source: Agent) -> anyhow::Result<Session> {
+    if let Some(given) = &source.addr {
+        let path = Path::new(given);
+        if path.is_dir() {
+            return Ok(Session::Folder(path.to_path_buf()));
         }
-        (None, Some(source)) if Path::new(&source).is_file() => {
-            Ok(Session::Recording(PathBuf::from(source)))
+        if path.is_file() {
+            return Ok(Session::Recording(path.to_path_buf()));
         }
-        (None, Some(source)) if source.ends_with(memcity_proto::recording::EXTENSION) => {
-            anyhow::bail!("{source}: no such recording")
+        if given.ends_with(memcity_proto::recording::EXTENSION) {
+            anyhow::bail!("{given}: no such recording");
         }
-        (None, source) => Ok(Session::Live(source)),
     }
+    Ok(Session::Live(source.address()?))
 }
 
 fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     check_hud(args.screenshot.as_deref(), args.hud)?;
     app::view(
-        address(args.addr, args.pid)?,
+        args.agent.address()?,
         args.record,
         app::WindowOptions {
             camera: args.camera,
@@ -686,7 +704,8 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn snapshot(args: SnapshotArgs) -> anyhow::Result<ExitCode> {
-    runtime()?.block_on(take_snapshot(args.addr, args.force))
+    let addr = args.agent.address()?;
+    runtime()?.block_on(take_snapshot(addr, args.force))
 }
 
 /// Exit code 3 when the agent refuses the walk (its predicted stop is too long): scripts can
@@ -732,7 +751,9 @@ fn detach(pid: u32) -> anyhow::Result<ExitCode> {
 }
 
 fn classifiers(args: ClassifiersArgs) -> anyhow::Result<ExitCode> {
-    let addr = args.addr.or(args.addr_flag);
+    let mut agent = args.agent;
+    agent.addr = agent.addr.or(args.addr_flag);
+    let addr = agent.address()?;
     runtime()?.block_on(set_classifiers(addr, &args.chain))
 }
 
@@ -749,15 +770,6 @@ async fn set_classifiers(addr: Option<String>, chain: &str) -> anyhow::Result<Ex
         .into_inner();
     println!("classifiers now {}", reply.classifiers.join(":"));
     Ok(ExitCode::SUCCESS)
-}
-
-/// For `record --pid` and `view --pid`: the agent's address in that JVM, attaching memcity first
-/// if needed; else the address given (`None`: the default).
-fn address(addr: Option<String>, pid: Option<u32>) -> anyhow::Result<Option<String>> {
-    match pid {
-        Some(pid) => jvms::address_of(pid).map(Some),
-        None => Ok(addr),
-    }
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
