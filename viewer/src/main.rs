@@ -858,3 +858,129 @@ fn png(text: &str) -> Result<PathBuf, String> {
         Err("memcity writes PNG images; give a file name ending in .png".to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Parses `line` (words separated by single spaces), or returns clap's message.
+    fn parse(line: &str) -> Result<Cli, String> {
+        Cli::try_parse_from(line.split(' ')).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sizes_are_width_by_height_within_bounds() {
+        assert_eq!(
+            window_size("1280x720"),
+            Ok(Size {
+                width: 1280,
+                height: 720
+            })
+        );
+        assert_eq!(window_size("64x16384").map(|s| s.height), Ok(16384));
+        for bad in [
+            "0x0",
+            "63x100",
+            "100x16385",
+            "1280",
+            "1280x",
+            "x720",
+            "ax720",
+            "-1x720",
+        ] {
+            assert!(window_size(bad).unwrap_err().contains("1280x720"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_are_seconds_from_0() {
+        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
+        for bad in ["-1", "NaN", "inf", "1e300", "ten", ""] {
+            assert!(seconds(bad).unwrap_err().contains("0 or more"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn look_values_are_checked_by_clap() {
+        assert_eq!(period("0.25"), Ok(0.25));
+        for bad in ["0", "-1", "inf", "NaN", "soon"] {
+            assert!(period(bad).unwrap_err().contains("more than 0"), "{bad}");
+        }
+        assert_eq!(lots("1"), Ok(1));
+        assert!(lots("0").unwrap_err().contains("at least 1 lot"));
+        assert!(png("a.PNG").is_ok());
+        assert!(png("a.jpg").unwrap_err().contains("ending in .png"));
+        // The flag and the value come from clap, what to do from the parser.
+        let err = parse("memcity replay f.mcrec --period 0").err().unwrap();
+        assert!(
+            err.contains("'0' for '--period <PERIOD>'") && err.contains("more than 0"),
+            "{err}"
+        );
+        let err = parse("memcity demo --children 0").err().unwrap();
+        assert!(err.contains("at least 1 lot"), "{err}");
+    }
+
+    #[test]
+    fn every_agent_command_takes_an_address_or_a_pid() {
+        for command in [
+            "record -o f.mcrec",
+            "view",
+            "snapshot",
+            "classifiers type",
+            "serve",
+        ] {
+            let by_pid = parse(&format!("memcity {command} --pid 42"));
+            assert!(by_pid.is_ok(), "{command}: {}", by_pid.err().unwrap());
+            let both = parse(&format!("memcity {command} 127.0.0.1:1 --pid 42"));
+            assert!(
+                both.err()
+                    .is_some_and(|e| e.contains("cannot be used with")),
+                "{command}"
+            );
+        }
+        // The old spelling of classifiers' address, which also excludes the others.
+        let Command::Classifiers(args) =
+            parse("memcity classifiers type --addr 1").unwrap().command
+        else {
+            panic!("not classifiers");
+        };
+        assert_eq!(args.addr_flag.as_deref(), Some("1"));
+        assert!(parse("memcity classifiers type --addr 1 --pid 42").is_err());
+        assert!(parse("memcity classifiers type 2 --addr 1").is_err());
+    }
+
+    #[test]
+    fn serve_takes_a_source_where_others_take_an_address() {
+        let help = Cli::command()
+            .find_subcommand_mut("serve")
+            .unwrap()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("[SOURCE]") && help.contains("A recording (.mcrec)"),
+            "{help}"
+        );
+        assert!(!help.contains("[ADDR]"), "{help}");
+    }
+
+    #[test]
+    fn report_windows_are_parsed_by_clap() {
+        let Command::Report(args) = parse("memcity report f --from 2 --to 12s").unwrap().command
+        else {
+            panic!("not report");
+        };
+        assert_eq!(
+            (args.from, args.to),
+            (Some(At::Number(2)), Some(At::Seconds(12.0)))
+        );
+        let err = parse("memcity report f --from soon").err().unwrap();
+        assert!(err.contains("not a snapshot"), "{err}");
+    }
+}
