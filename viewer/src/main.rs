@@ -45,9 +45,8 @@ struct Cli {
     ca: Option<std::path::PathBuf>,
 }
 
-// Which agent a command talks to, the same way in every command: its address, or the pid of
-// its JVM (found, or attached to, by `jvms::address_of`). A `//` comment, not a doc comment:
-// clap would take a doc comment for the help of each command it is flattened into.
+/// Which agent a command talks to, the same way in every command: its address, or the pid of
+/// its JVM (found, or attached to, by `jvms::address_of`).
 #[derive(clap::Args)]
 struct Agent {
     /// Agent address, HOST:PORT (default 127.0.0.1:7788)
@@ -345,7 +344,7 @@ struct DemoArgs {
     look: Look,
 }
 
-// Serve's positional is more than an agent's address: a recording or an export folder too.
+/// Serve's positional is more than an agent's address: a recording or an export folder too.
 #[derive(clap::Args)]
 #[command(mut_arg("addr", |arg| arg.value_name("SOURCE").help(
     "A recording (.mcrec), a Memory Cities export folder, or the agent's address HOST:PORT \
