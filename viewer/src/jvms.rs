@@ -1,5 +1,5 @@
-//! `memcity list`, `attach`, `detach`, and `--pid` for `view` and `record`: the commands around
-//! [`memcity_viewer::attach`].
+//! `memcity list`, `attach`, `detach`, and `--pid` for the commands that talk to an agent: the
+//! commands around [`memcity_viewer::attach`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -377,8 +377,9 @@ pub fn detach(pid: u32) -> anyhow::Result<()> {
     anyhow::bail!("memcity is loaded in {pid} but not running (already detached)")
 }
 
-/// For `view --pid` and `record --pid`: the agent's address in `pid`, attaching with the default
-/// options if memcity is not running there; sets the token for the client.
+/// For `--pid` (`view`, `record`, `serve`, `snapshot`, `classifiers`): the agent's address in
+/// `pid`, attaching with the default options if memcity is not running there; sets the token for
+/// the client.
 pub fn address_of(pid: u32) -> anyhow::Result<String> {
     let target = Target::inspect(pid)?;
     let registered = match attach::registration(&target) {

@@ -1,6 +1,9 @@
 //! `memcity`: watch a Java application's heap as a memory city.
+//!
+//! The command line is data: each subcommand is a struct clap fills and checks (values through
+//! the parsers at the end of this file), and one function per subcommand runs it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,10 +13,13 @@ use clap::{Parser, Subcommand};
 mod demo;
 mod jvms;
 
+use memcity_city::model::CityModel;
 use memcity_proto::v1::{SetClassifiersRequest, SnapshotRequest};
 use memcity_viewer::app;
 use memcity_viewer::controls::Settings;
 use memcity_viewer::record::{self, Ended, RecordOptions};
+use memcity_viewer::report::At;
+use memcity_viewer::serve::{self, ServeOptions, Session};
 use memcity_viewer::{client, report, units};
 
 #[derive(Parser)]
@@ -39,6 +45,28 @@ struct Cli {
     ca: Option<std::path::PathBuf>,
 }
 
+/// Which agent a command talks to, the same way in every command: its address, or the pid of
+/// its JVM (found, or attached to, by `jvms::address_of`).
+#[derive(clap::Args)]
+struct Agent {
+    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    addr: Option<String>,
+    /// Use the JVM with this pid instead, attaching memcity first if it is not running
+    #[arg(long, conflicts_with = "addr")]
+    pid: Option<u32>,
+}
+
+impl Agent {
+    /// The address to connect to (`None`: the default one); for `--pid`, the address of the
+    /// agent in that JVM, loaded there first if needed.
+    fn address(self) -> anyhow::Result<Option<String>> {
+        match self.pid {
+            Some(pid) => jvms::address_of(pid).map(Some),
+            None => Ok(self.addr),
+        }
+    }
+}
+
 /// How the city is drawn; the settings panel (Tab) changes the same things in the window.
 #[derive(clap::Args, Clone)]
 struct Look {
@@ -52,13 +80,13 @@ struct Look {
     #[arg(long, value_enum, default_value = "squarify")]
     tiling: TilingArg,
     /// Lots per parent: the N largest children get one (Memory Cities' pruning)
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = lots)]
     children: usize,
     /// The N strongest growers stay solid, the rest fade (0: every building solid)
     #[arg(long, default_value_t = memcity_city::mapping::DEFAULT_OPAQUE)]
     solid: usize,
     /// Seconds per snapshot when playing
-    #[arg(long, default_value_t = memcity_city::timetravel::DEFAULT_PERIOD)]
+    #[arg(long, default_value_t = memcity_city::timetravel::DEFAULT_PERIOD, value_parser = period)]
     period: f64,
     /// Open with the settings panel shown
     #[arg(long)]
@@ -111,10 +139,10 @@ enum TilingArg {
 }
 
 impl Look {
-    /// Window options with these settings, a `width` x `height` window and every script option
-    /// off; commands set the ones they have.
-    fn window(&self, width: u32, height: u32) -> anyhow::Result<app::WindowOptions> {
-        Ok(app::WindowOptions {
+    /// Window options with these settings, a window of `size` and every script option off;
+    /// commands set the ones they have.
+    fn window(&self, size: Size) -> app::WindowOptions {
+        app::WindowOptions {
             camera: app::CameraView::Overview,
             view: self.view,
             drill: self.drill.clone(),
@@ -123,30 +151,21 @@ impl Look {
             at: None,
             screenshot: None,
             exit_after: None,
-            wait: std::time::Duration::from_secs(60),
+            wait: Duration::from_secs(60),
             select: None,
             bench_frames: None,
-            settings: self.settings()?,
+            settings: self.settings(),
             settings_open: self.settings,
             hud: false,
-            width,
-            height,
-        })
+            width: size.width,
+            height: size.height,
+        }
     }
 
-    fn settings(&self) -> anyhow::Result<Settings> {
+    fn settings(&self) -> Settings {
         use memcity_city::layout::Scaling;
         use memcity_city::model::Metric;
         use memcity_city::treemap::Tiling;
-        if !(self.period.is_finite() && self.period > 0.0) {
-            anyhow::bail!(
-                "--period {}: give the seconds per snapshot, more than 0",
-                self.period
-            );
-        }
-        if self.children == 0 {
-            anyhow::bail!("--children 0: every parent needs at least 1 lot");
-        }
         let mut settings = Settings {
             metric: match self.metric {
                 MetricArg::Objects => Metric::Objects,
@@ -175,184 +194,35 @@ impl Look {
         };
         settings.opacity.enabled = self.solid > 0;
         settings.opacity.opaque = self.solid.max(1);
-        Ok(settings)
+        settings
     }
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Connect to a live agent and write its session to a recording file
-    Record {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Record the JVM with this pid instead, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "addr")]
-        pid: Option<u32>,
-        /// Recording file to write (conventionally *.mcrec)
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Stop after this many snapshots (a late join counts the history it receives)
-        #[arg(long)]
-        snapshots: Option<u64>,
-        /// Stop after this many seconds
-        #[arg(long)]
-        duration: Option<f64>,
-        /// Keep trying to connect for this many seconds (the JVM may still be starting)
-        #[arg(long, default_value_t = 10.0)]
-        wait: f64,
-    },
+    Record(RecordArgs),
     /// Name the leak suspects of a recording and rank its groups by growth over a window
-    Report {
-        /// A recording, or a Memory Cities JSON export folder
-        file: PathBuf,
-        /// A second recording of the same application: report what grew from FILE's snapshot
-        /// (`--from`, default its last) to this one's (`--to`, default its last)
-        against: Option<PathBuf>,
-        /// Show the K strongest growers (0 or a large K shows every group)
-        #[arg(long, default_value_t = 20)]
-        top: usize,
-        /// Print JSON for scripts instead of a table
-        #[arg(long)]
-        json: bool,
-        /// References of the last snapshot to list in the table
-        #[arg(long, default_value_t = 10)]
-        references: usize,
-        /// Start of the growth window: a snapshot number (1 is the first, as the viewer counts)
-        /// or seconds since the session started (`12s`). Default: the first snapshot after the
-        /// VM-start one
-        #[arg(long)]
-        from: Option<String>,
-        /// End of the growth window, as `--from`. Default: the last snapshot
-        #[arg(long)]
-        to: Option<String>,
-    },
+    Report(ReportArgs),
     /// Write a session in the Memory Cities JSON format, for the original tools
-    Export {
-        /// A recording, or a Memory Cities JSON export folder
-        source: PathBuf,
-        /// The folder to write (created; its classifier folder is replaced file by file)
-        #[arg(long, value_name = "DIR")]
-        memory_cities: PathBuf,
-    },
+    Export(ExportArgs),
     /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
-    Replay {
-        /// Recording file, or Memory Cities JSON export folder
-        source: PathBuf,
-        /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
-        #[arg(long)]
-        at: Option<usize>,
-        /// Timeline view: snapshots to show side by side (besides the current one), counted
-        /// from 1, e.g. --pick 1,5,9
-        #[arg(long, value_delimiter = ',', value_name = "N,...")]
-        pick: Vec<usize>,
-        /// Render one frame to this PNG and exit
-        #[arg(long)]
-        screenshot: Option<PathBuf>,
-        /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720")]
-        size: String,
-        /// The camera to start with
-        #[arg(long, value_enum, default_value = "overview")]
-        camera: app::CameraView,
-        /// Start with this group selected (its references shown): names from the top level down,
-        /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
-        #[arg(long)]
-        select: Option<String>,
-        /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
-        /// (scripts/bench-viewer.sh; not for users)
-        #[arg(long, value_name = "N", hide = true)]
-        bench_frames: Option<usize>,
-        /// For --screenshot: draw the panels and bars too, as in the window
-        #[arg(long)]
-        hud: bool,
-        #[command(flatten)]
-        look: Look,
-    },
+    Replay(ReplayArgs),
     /// Start a bundled leaking Java app with the agent and watch it live
-    Demo {
-        /// How long the app runs, seconds
-        #[arg(long, default_value_t = 600)]
-        seconds: u64,
-        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long)]
-        screenshot: Option<PathBuf>,
-        /// For scripts: exit once this many snapshots arrived
-        #[arg(long)]
-        exit_after: Option<usize>,
-        #[command(flatten)]
-        look: Look,
-    },
+    Demo(DemoArgs),
     /// Serve the city as a web page for a browser: a recording, a Memory Cities export, or a
     /// live agent
     ///
     /// Nothing to install where the browser runs; a server's JVM is reached through an SSH
     /// tunnel (ssh -L 8080:127.0.0.1:8080 HOST, then memcity serve --pid PID there).
-    Serve {
-        /// A recording (.mcrec), a Memory Cities export folder, or the agent's address
-        /// HOST:PORT (default: the agent at 127.0.0.1:7788)
-        source: Option<String>,
-        /// Follow the JVM with this pid, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "source")]
-        pid: Option<u32>,
-        /// The port to serve on (0: a free one, printed)
-        #[arg(long, default_value_t = 8080)]
-        port: u16,
-        /// The address to listen on; beyond loopback it needs --tls-cert and --tls-key
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: std::net::IpAddr,
-        /// Serve HTTPS with this PEM certificate (chain)
-        #[arg(long, requires = "tls_key")]
-        tls_cert: Option<PathBuf>,
-        /// The PEM private key of --tls-cert
-        #[arg(long, requires = "tls_cert")]
-        tls_key: Option<PathBuf>,
-        /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
-        #[arg(long)]
-        insecure: bool,
-    },
+    Serve(ServeArgs),
     /// Watch a live agent's heap grow as a 3D memory city
-    View {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Watch the JVM with this pid instead, attaching memcity first if it is not running
-        #[arg(long, conflicts_with = "addr")]
-        pid: Option<u32>,
-        /// Also write what arrives to this recording
-        #[arg(long)]
-        record: Option<PathBuf>,
-        /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
-        #[arg(long)]
-        screenshot: Option<PathBuf>,
-        /// For scripts: exit once this many snapshots arrived
-        #[arg(long)]
-        exit_after: Option<usize>,
-        /// For --screenshot: give up (an error) when the snapshots have not arrived within this
-        /// many seconds
-        #[arg(long, default_value_t = 60.0)]
-        wait: f64,
-        /// Window size, WIDTHxHEIGHT
-        #[arg(long, default_value = "1280x720")]
-        size: String,
-        /// The camera to start with
-        #[arg(long, value_enum, default_value = "overview")]
-        camera: app::CameraView,
-        /// For --screenshot: draw the panels and bars too, as in the window
-        #[arg(long)]
-        hud: bool,
-        #[command(flatten)]
-        look: Look,
-    },
+    View(ViewArgs),
     /// Ask a live agent for an exact snapshot (a heap walk) now, outside its GC schedule
     ///
     /// A walk predicted to stop the application past the agent's max_pause, or past what its
     /// pause budget has earned, is refused (exit code 3) with the predicted stop.
-    Snapshot {
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// Walk even when the predicted stop is past max_pause or the budget
-        #[arg(long)]
-        force: bool,
-    },
+    Snapshot(SnapshotArgs),
     /// List the local JVMs: pid, JDK, user, whether memcity runs there, main class or jar
     List,
     /// Load the agent into a running JVM
@@ -360,15 +230,7 @@ enum Command {
     /// OPTIONS are the agent's key=value options, as after -agentpath:libmemcity.so= (a free
     /// port unless port= is given). As root, memcity attaches to any user's JVM, and copies the
     /// library into the JVM's /tmp when the JVM cannot read it or has its own /tmp.
-    Attach {
-        /// The JVM's process id (memcity list)
-        pid: u32,
-        /// Agent options, e.g. `classifiers=type:site,record=/tmp/app.mcrec`
-        options: Option<String>,
-        /// The agent library to load (default: the libmemcity.so beside this binary)
-        #[arg(long)]
-        lib: Option<PathBuf>,
-    },
+    Attach(AttachArgs),
     /// Stop the agent in a running JVM: its session ends (the recording is finalized), the port
     /// closes, and the application runs on as before; it can be attached again
     Detach {
@@ -376,15 +238,197 @@ enum Command {
         pid: u32,
     },
     /// Change a live agent's classifier chain, e.g. `type:site`
-    Classifiers {
-        /// Chain of package, type, site, thread, separated by ':'
-        chain: String,
-        /// Agent address, HOST:PORT (default 127.0.0.1:7788)
-        addr: Option<String>,
-        /// The same as ADDR (the older spelling)
-        #[arg(long = "addr", hide = true, conflicts_with = "addr")]
-        addr_flag: Option<String>,
-    },
+    Classifiers(ClassifiersArgs),
+}
+
+#[derive(clap::Args)]
+struct RecordArgs {
+    #[command(flatten)]
+    agent: Agent,
+    /// Recording file to write (conventionally *.mcrec)
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Stop after this many snapshots (a late join counts the history it receives)
+    #[arg(long)]
+    snapshots: Option<u64>,
+    /// Stop after this many seconds
+    #[arg(long, value_parser = seconds)]
+    duration: Option<Duration>,
+    /// Keep trying to connect for this many seconds (the JVM may still be starting)
+    #[arg(long, default_value = "10", value_parser = seconds)]
+    wait: Duration,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// A recording, or a Memory Cities JSON export folder
+    file: PathBuf,
+    /// A second recording of the same application: report what grew from FILE's snapshot
+    /// (`--from`, default its last) to this one's (`--to`, default its last)
+    against: Option<PathBuf>,
+    /// Show the K strongest growers (0 or a large K shows every group)
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Print JSON for scripts instead of a table
+    #[arg(long)]
+    json: bool,
+    /// References of the last snapshot to list in the table
+    #[arg(long, default_value_t = 10)]
+    references: usize,
+    /// Start of the growth window: a snapshot number (1 is the first, as the viewer counts)
+    /// or seconds since the session started (`12s`). Default: the first snapshot after the
+    /// VM-start one
+    #[arg(long)]
+    from: Option<At>,
+    /// End of the growth window, as `--from`. Default: the last snapshot
+    #[arg(long)]
+    to: Option<At>,
+}
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// A recording, or a Memory Cities JSON export folder
+    source: PathBuf,
+    /// The folder to write (created; its classifier folder is replaced file by file)
+    #[arg(long, value_name = "DIR")]
+    memory_cities: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// Recording file, or Memory Cities JSON export folder
+    source: PathBuf,
+    /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
+    #[arg(long)]
+    at: Option<usize>,
+    /// Timeline view: snapshots to show side by side (besides the current one), counted
+    /// from 1, e.g. --pick 1,5,9
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pick: Vec<usize>,
+    /// Render one frame to this PNG and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// Window size, WIDTHxHEIGHT
+    #[arg(long, default_value = "1280x720", value_parser = window_size)]
+    size: Size,
+    /// The camera to start with
+    #[arg(long, value_enum, default_value = "overview")]
+    camera: app::CameraView,
+    /// Start with this group selected (its references shown): names from the top level down,
+    /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
+    #[arg(long)]
+    select: Option<String>,
+    /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
+    /// (scripts/bench-viewer.sh; not for users)
+    #[arg(long, value_name = "N", hide = true)]
+    bench_frames: Option<usize>,
+    /// For --screenshot: draw the panels and bars too, as in the window
+    #[arg(long)]
+    hud: bool,
+    #[command(flatten)]
+    look: Look,
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// How long the app runs, seconds
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// For scripts: exit once this many snapshots arrived
+    #[arg(long)]
+    exit_after: Option<usize>,
+    #[command(flatten)]
+    look: Look,
+}
+
+/// Serve's positional is more than an agent's address: a recording or an export folder too.
+#[derive(clap::Args)]
+#[command(mut_arg("addr", |arg| arg.value_name("SOURCE").help(
+    "A recording (.mcrec), a Memory Cities export folder, or the agent's address HOST:PORT \
+     (default: the agent at 127.0.0.1:7788)"
+)))]
+struct ServeArgs {
+    #[command(flatten)]
+    source: Agent,
+    /// The port to serve on (0: a free one, printed)
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// The address to listen on; beyond loopback it needs --tls-cert and --tls-key
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Serve HTTPS with this PEM certificate (chain)
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(clap::Args)]
+struct ViewArgs {
+    #[command(flatten)]
+    agent: Agent,
+    /// Also write what arrives to this recording
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// For scripts: render one frame to this PNG (after --exit-after snapshots) and exit
+    #[arg(long, value_parser = png)]
+    screenshot: Option<PathBuf>,
+    /// For scripts: exit once this many snapshots arrived
+    #[arg(long)]
+    exit_after: Option<usize>,
+    /// For --screenshot: give up (an error) when the snapshots have not arrived within this
+    /// many seconds
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    wait: Duration,
+    /// Window size, WIDTHxHEIGHT
+    #[arg(long, default_value = "1280x720", value_parser = window_size)]
+    size: Size,
+    /// The camera to start with
+    #[arg(long, value_enum, default_value = "overview")]
+    camera: app::CameraView,
+    /// For --screenshot: draw the panels and bars too, as in the window
+    #[arg(long)]
+    hud: bool,
+    #[command(flatten)]
+    look: Look,
+}
+
+#[derive(clap::Args)]
+struct SnapshotArgs {
+    #[command(flatten)]
+    agent: Agent,
+    /// Walk even when the predicted stop is past max_pause or the budget
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(clap::Args)]
+struct AttachArgs {
+    /// The JVM's process id (memcity list)
+    pid: u32,
+    /// Agent options, e.g. `classifiers=type:site,record=/tmp/app.mcrec`
+    options: Option<String>,
+    /// The agent library to load (default: the libmemcity.so beside this binary)
+    #[arg(long)]
+    lib: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ClassifiersArgs {
+    /// Chain of package, type, site, thread, separated by ':'
+    chain: String,
+    #[command(flatten)]
+    agent: Agent,
+    /// The same as ADDR (the older spelling)
+    #[arg(long = "addr", value_name = "ADDR", hide = true, conflicts_with_all = ["addr", "pid"])]
+    addr_flag: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -411,6 +455,322 @@ fn main() -> ExitCode {
     }
 }
 
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Record(args) => record(args),
+        Command::Report(args) => report(args),
+        Command::Export(args) => export(args),
+        Command::Replay(args) => replay(args),
+        Command::Demo(args) => demo(args),
+        Command::Serve(args) => serve(args),
+        Command::View(args) => view(args),
+        Command::Snapshot(args) => snapshot(args),
+        Command::List => list(),
+        Command::Attach(args) => attach(args),
+        Command::Detach { pid } => detach(pid),
+        Command::Classifiers(args) => classifiers(args),
+    }
+}
+
+fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let options = RecordOptions {
+        addr: args.agent.address()?,
+        output: args.output.clone(),
+        snapshots: args.snapshots,
+        duration: args.duration,
+        connect_wait: args.wait,
+        progress: true,
+    };
+    let summary = runtime()?.block_on(record::record(options))?;
+    eprintln!(
+        "memcity: wrote {} snapshots ({}) to {}: {}",
+        summary.snapshots,
+        units::bytes(summary.bytes),
+        args.output.display(),
+        why_ended(&summary.ended)
+    );
+    if summary.snapshots == 0 {
+        anyhow::bail!("no snapshot was received, so the recording holds only its header");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why a recording stopped, as the summary line says it.
+fn why_ended(ended: &Ended) -> String {
+    match ended {
+        Ended::Count => "snapshot count reached".to_string(),
+        Ended::Duration => "duration reached".to_string(),
+        Ended::SessionEnd(reason) => format!("the session ended ({reason})"),
+        Ended::Disconnected(why) => format!("the agent went away ({why}); the JVM probably exited"),
+        Ended::Interrupted => "interrupted".to_string(),
+    }
+}
+
+fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let ExportArgs {
+        source,
+        memory_cities,
+    } = args;
+    let session = memcity_city::load::session(&source)?;
+    for warning in &session.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    if session.is_empty() {
+        anyhow::bail!("{} holds no snapshot to export", source.display());
+    }
+    let written = memcity_city::export::memory_cities_json(&session, &memory_cities)
+        .with_context(|| format!("cannot write {}", memory_cities.display()))?;
+    println!(
+        "memcity: wrote {} snapshots to {} (open it with `memcity replay` or the original Memory Cities tool)",
+        written.snapshots,
+        written.folder.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let session = memcity_city::load::session(&args.file)?;
+    let (session, source) = match &args.against {
+        Some(other) => compare(&session, &args, other)?,
+        None => (
+            windowed(session, args.from, args.to)?,
+            args.file.display().to_string(),
+        ),
+    };
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let report = report::build(&session, top)
+        .with_context(|| format!("cannot report on {}", args.file.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report::render_text(&report, &source, args.references));
+    }
+    for warning in &report.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report FILE AGAINST`: one session holding the growth from FILE's `--from` snapshot to
+/// AGAINST's `--to` one (each by default its last), and the line that names the two.
+fn compare(
+    first: &CityModel,
+    args: &ReportArgs,
+    other: &Path,
+) -> anyhow::Result<(CityModel, String)> {
+    let second = memcity_city::load::session(other)?;
+    let a = compared_snapshot(first, &args.file, args.from)?;
+    let b = compared_snapshot(&second, other, args.to)?;
+    let source = format!(
+        "{} snapshot {} against {} snapshot {}",
+        args.file.display(),
+        a + 1,
+        other.display(),
+        b + 1
+    );
+    let session = CityModel::comparison(first, a, &second, b).map_err(|why| {
+        anyhow::anyhow!(
+            "cannot compare {} with {}: {why}",
+            args.file.display(),
+            other.display()
+        )
+    })?;
+    Ok((session, source))
+}
+
+/// The snapshot of one side of a comparison, as an index. A damaged recording compares as far
+/// as it is whole, and says so.
+fn compared_snapshot(model: &CityModel, path: &Path, at: Option<At>) -> anyhow::Result<usize> {
+    if model.is_empty() {
+        let why = if model.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", model.warnings.join("; "))
+        };
+        anyhow::bail!("{} holds no whole snapshot to compare{why}", path.display());
+    }
+    for warning in &model.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    match at {
+        Some(at) => {
+            report::snapshot_at(model, at).with_context(|| format!("in {}", path.display()))
+        }
+        None => Ok(model.len() - 1),
+    }
+}
+
+/// The session with its growth window set from `--from` and `--to`; unchanged without either.
+fn windowed(mut session: CityModel, from: Option<At>, to: Option<At>) -> anyhow::Result<CityModel> {
+    if from.is_none() && to.is_none() {
+        return Ok(session);
+    }
+    let default = session.window();
+    let start = match from {
+        Some(at) => report::snapshot_at(&session, at)?,
+        None => default.start,
+    };
+    let end = match to {
+        Some(at) => report::snapshot_at(&session, at)?,
+        None => default.end,
+    };
+    if end < start {
+        anyhow::bail!(
+            "--to (snapshot {}) is before --from (snapshot {}): the window would be empty",
+            end + 1,
+            start + 1
+        );
+    }
+    session.set_window(Some(memcity_city::model::Window { start, end }));
+    Ok(session)
+}
+
+fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    check_hud(args.screenshot.as_deref(), args.hud)?;
+    app::replay(
+        &args.source,
+        app::WindowOptions {
+            camera: args.camera,
+            at: args.at,
+            picks: args.pick,
+            screenshot: args.screenshot,
+            select: args.select,
+            bench_frames: args.bench_frames,
+            hud: args.hud,
+            ..args.look.window(args.size)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    demo::run(
+        args.seconds,
+        app::WindowOptions {
+            screenshot: args.screenshot,
+            exit_after: args.exit_after,
+            ..args.look.window(Size::DEFAULT)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    serve::serve(ServeOptions {
+        session: served(args.source)?,
+        bind: args.bind,
+        port: args.port,
+        tls: args.tls_cert.zip(args.tls_key),
+        insecure: args.insecure,
+        web_dir: None,
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `serve` serves: a folder or file SOURCE names, else the agent it names (or `--pid`'s).
+/// A missing `.mcrec` is a typo, not an address.
+fn served(source: Agent) -> anyhow::Result<Session> {
+    if let Some(given) = &source.addr {
+        let path = Path::new(given);
+        if path.is_dir() {
+            return Ok(Session::Folder(path.to_path_buf()));
+        }
+        if path.is_file() {
+            return Ok(Session::Recording(path.to_path_buf()));
+        }
+        if given.ends_with(memcity_proto::recording::EXTENSION) {
+            anyhow::bail!("{given}: no such recording");
+        }
+    }
+    Ok(Session::Live(source.address()?))
+}
+
+fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    check_hud(args.screenshot.as_deref(), args.hud)?;
+    app::view(
+        args.agent.address()?,
+        args.record,
+        app::WindowOptions {
+            camera: args.camera,
+            screenshot: args.screenshot,
+            exit_after: args.exit_after,
+            wait: args.wait,
+            hud: args.hud,
+            ..args.look.window(args.size)
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn snapshot(args: SnapshotArgs) -> anyhow::Result<ExitCode> {
+    let addr = args.agent.address()?;
+    runtime()?.block_on(take_snapshot(addr, args.force))
+}
+
+/// Exit code 3 when the agent refuses the walk (its predicted stop is too long): scripts can
+/// tell "not now" from "cannot".
+async fn take_snapshot(addr: Option<String>, force: bool) -> anyhow::Result<ExitCode> {
+    let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let reply = match client.request_snapshot(SnapshotRequest { force }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+            eprintln!("memcity: no exact snapshot: {}", status.message());
+            return Ok(ExitCode::from(3));
+        }
+        Err(status) => {
+            anyhow::bail!("the agent could not take a snapshot: {}", status.message())
+        }
+    };
+    println!(
+        "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
+        reply.seq,
+        reply.pause_ns as f64 / 1e6,
+        reply.predicted_pause_ns as f64 / 1e6
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list() -> anyhow::Result<ExitCode> {
+    jvms::print_list();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
+    let registered = jvms::attach(args.pid, args.options.as_deref(), args.lib.as_deref())?;
+    jvms::print_attached(args.pid, &registered, args.options.as_deref());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn detach(pid: u32) -> anyhow::Result<ExitCode> {
+    jvms::detach(pid)?;
+    eprintln!("memcity: detached from {pid}; the application runs on without memcity");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn classifiers(args: ClassifiersArgs) -> anyhow::Result<ExitCode> {
+    let mut agent = args.agent;
+    agent.addr = agent.addr.or(args.addr_flag);
+    let addr = agent.address()?;
+    runtime()?.block_on(set_classifiers(addr, &args.chain))
+}
+
+async fn set_classifiers(addr: Option<String>, chain: &str) -> anyhow::Result<ExitCode> {
+    let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let reply = client
+        .set_classifiers(SetClassifiersRequest {
+            classifiers: chain.split(':').map(str::to_string).collect(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
+        .into_inner();
+    println!("classifiers now {}", reply.classifiers.join(":"));
+    Ok(ExitCode::SUCCESS)
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -418,40 +778,10 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        anyhow::bail!("{what} must be a number of seconds, 0 or more")
-    }
-}
-
-/// `1280x720` -> (1280, 720).
-fn window_size(size: &str) -> anyhow::Result<(u32, u32)> {
-    size.split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-        .filter(|(w, h)| *w >= 64 && *h >= 64 && *w <= 16384 && *h <= 16384)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "--size {size}: expected WIDTHxHEIGHT with each side from 64 to 16384, such as 1280x720"
-            )
-        })
-}
-
-/// Checks the script options of a window: a screenshot is a PNG, and `--hud` only means
-/// something for a screenshot (the window always shows its panels).
-fn check_screenshot(screenshot: Option<&std::path::Path>, hud: bool) -> anyhow::Result<()> {
-    if let Some(path) = screenshot {
-        let png = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-        if !png {
-            anyhow::bail!(
-                "--screenshot {}: memcity writes PNG images; give a file name ending in .png",
-                path.display()
-            );
-        }
-    } else if hud {
+/// `--hud` only means something for a screenshot (the window always shows its panels). Checked
+/// here rather than with clap's `requires`, whose message would not say why.
+fn check_hud(screenshot: Option<&Path>, hud: bool) -> anyhow::Result<()> {
+    if hud && screenshot.is_none() {
         anyhow::bail!(
             "--hud draws the panels into a --screenshot; without one, the window shows them anyway"
         );
@@ -459,321 +789,197 @@ fn check_screenshot(screenshot: Option<&std::path::Path>, hud: bool) -> anyhow::
     Ok(())
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
-        Command::Record {
-            addr,
-            pid,
-            output,
-            snapshots,
-            duration,
-            wait,
-        } => {
-            let addr = match pid {
-                Some(pid) => Some(jvms::address_of(pid)?),
-                None => addr,
-            };
-            let options = RecordOptions {
-                addr,
-                output: output.clone(),
-                snapshots,
-                duration: duration.map(|d| seconds(d, "--duration")).transpose()?,
-                connect_wait: seconds(wait, "--wait")?,
-                progress: true,
-            };
-            let summary = runtime()?.block_on(record::record(options))?;
-            let why = match &summary.ended {
-                Ended::Count => "snapshot count reached".to_string(),
-                Ended::Duration => "duration reached".to_string(),
-                Ended::SessionEnd(reason) => format!("the session ended ({reason})"),
-                Ended::Disconnected(why) => {
-                    format!("the agent went away ({why}); the JVM probably exited")
-                }
-                Ended::Interrupted => "interrupted".to_string(),
-            };
-            eprintln!(
-                "memcity: wrote {} snapshots ({}) to {}: {why}",
-                summary.snapshots,
-                units::bytes(summary.bytes),
-                output.display()
+// Value parsers. Clap calls them as it reads the command line, so a bad value is refused before
+// anything starts (an attach, a window) and clap's message names the flag and the value: each
+// parser's message only says what to give instead.
+
+/// A window's size in pixels (`--size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Size {
+    width: u32,
+    height: u32,
+}
+
+impl Size {
+    const DEFAULT: Size = Size {
+        width: 1280,
+        height: 720,
+    };
+    /// The sides a window may have, in pixels.
+    const SIDES: std::ops::RangeInclusive<u32> = 64..=16384;
+}
+
+/// `1280x720`: each side within [`Size::SIDES`].
+fn window_size(text: &str) -> Result<Size, String> {
+    text.split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|(w, h)| Size::SIDES.contains(w) && Size::SIDES.contains(h))
+        .map(|(width, height)| Size { width, height })
+        .ok_or_else(|| {
+            "expected WIDTHxHEIGHT with each side from 64 to 16384, such as 1280x720".to_string()
+        })
+}
+
+/// Every duration flag (`--duration`, `--wait`): seconds, fractions allowed, 0 or more.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| "give a number of seconds, 0 or more, such as 60".to_string())
+}
+
+/// `--period`: playing steps a snapshot each time this much has passed, so 0 or less (or NaN)
+/// would step without end or never.
+fn period(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0)
+        .ok_or_else(|| "give the seconds per snapshot, more than 0, such as 0.5".to_string())
+}
+
+/// `--children`: lots per parent.
+fn lots(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| "every parent needs at least 1 lot: give 1 or more".to_string())
+}
+
+/// `--screenshot`: memcity encodes PNG only, whatever the name says.
+fn png(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if png {
+        Ok(path)
+    } else {
+        Err("memcity writes PNG images; give a file name ending in .png".to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Parses `line` (words separated by single spaces), or returns clap's message.
+    fn parse(line: &str) -> Result<Cli, String> {
+        Cli::try_parse_from(line.split(' ')).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sizes_are_width_by_height_within_bounds() {
+        assert_eq!(
+            window_size("1280x720"),
+            Ok(Size {
+                width: 1280,
+                height: 720
+            })
+        );
+        assert_eq!(window_size("64x16384").map(|s| s.height), Ok(16384));
+        for bad in [
+            "0x0",
+            "63x100",
+            "100x16385",
+            "1280",
+            "1280x",
+            "x720",
+            "ax720",
+            "-1x720",
+        ] {
+            assert!(window_size(bad).unwrap_err().contains("1280x720"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_are_seconds_from_0() {
+        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
+        for bad in ["-1", "NaN", "inf", "1e300", "ten", ""] {
+            assert!(seconds(bad).unwrap_err().contains("0 or more"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn look_values_are_checked_by_clap() {
+        assert_eq!(period("0.25"), Ok(0.25));
+        for bad in ["0", "-1", "inf", "NaN", "soon"] {
+            assert!(period(bad).unwrap_err().contains("more than 0"), "{bad}");
+        }
+        assert_eq!(lots("1"), Ok(1));
+        assert!(lots("0").unwrap_err().contains("at least 1 lot"));
+        assert!(png("a.PNG").is_ok());
+        assert!(png("a.jpg").unwrap_err().contains("ending in .png"));
+        // The flag and the value come from clap, what to do from the parser.
+        let err = parse("memcity replay f.mcrec --period 0").err().unwrap();
+        assert!(
+            err.contains("'0' for '--period <PERIOD>'") && err.contains("more than 0"),
+            "{err}"
+        );
+        let err = parse("memcity demo --children 0").err().unwrap();
+        assert!(err.contains("at least 1 lot"), "{err}");
+    }
+
+    #[test]
+    fn every_agent_command_takes_an_address_or_a_pid() {
+        for command in [
+            "record -o f.mcrec",
+            "view",
+            "snapshot",
+            "classifiers type",
+            "serve",
+        ] {
+            let by_pid = parse(&format!("memcity {command} --pid 42"));
+            assert!(by_pid.is_ok(), "{command}: {}", by_pid.err().unwrap());
+            let both = parse(&format!("memcity {command} 127.0.0.1:1 --pid 42"));
+            assert!(
+                both.err()
+                    .is_some_and(|e| e.contains("cannot be used with")),
+                "{command}"
             );
-            if summary.snapshots == 0 {
-                anyhow::bail!("no snapshot was received, so the recording holds only its header");
-            }
-            Ok(ExitCode::SUCCESS)
         }
-        Command::Export {
-            source,
-            memory_cities,
-        } => {
-            let session = memcity_city::load::session(&source)?;
-            for warning in &session.warnings {
-                eprintln!("memcity: warning: {warning}");
-            }
-            if session.is_empty() {
-                anyhow::bail!("{} holds no snapshot to export", source.display());
-            }
-            let written = memcity_city::export::memory_cities_json(&session, &memory_cities)
-                .with_context(|| format!("cannot write {}", memory_cities.display()))?;
-            println!(
-                "memcity: wrote {} snapshots to {} (open it with `memcity replay` or the original Memory Cities tool)",
-                written.snapshots,
-                written.folder.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Report {
-            file,
-            against,
-            top,
-            json,
-            references,
-            from,
-            to,
-        } => {
-            let mut session = memcity_city::load::session(&file)?;
-            let mut source = file.display().to_string();
-            if let Some(other) = &against {
-                let second = memcity_city::load::session(other)?;
-                // A damaged recording compares as far as it is whole, and says so.
-                let pick = |model: &memcity_city::model::CityModel,
-                            path: &std::path::Path,
-                            at: &Option<String>| {
-                    if !model.is_empty() {
-                        for warning in &model.warnings {
-                            eprintln!("memcity: warning: {warning}");
-                        }
-                    }
-                    match at {
-                        _ if model.is_empty() => anyhow::bail!(
-                            "{} holds no whole snapshot to compare{}",
-                            path.display(),
-                            if model.warnings.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" ({})", model.warnings.join("; "))
-                            }
-                        ),
-                        Some(at) => report::snapshot_at(model, at)
-                            .with_context(|| format!("in {}", path.display())),
-                        None => Ok(model.len() - 1),
-                    }
-                };
-                let (a, b) = (pick(&session, &file, &from)?, pick(&second, other, &to)?);
-                source = format!(
-                    "{} snapshot {} against {} snapshot {}",
-                    file.display(),
-                    a + 1,
-                    other.display(),
-                    b + 1
-                );
-                session = memcity_city::model::CityModel::comparison(&session, a, &second, b)
-                    .map_err(|why| {
-                        anyhow::anyhow!(
-                            "cannot compare {} with {}: {why}",
-                            file.display(),
-                            other.display()
-                        )
-                    })?;
-            } else if from.is_some() || to.is_some() {
-                let default = session.window();
-                let start = match &from {
-                    Some(at) => report::snapshot_at(&session, at)?,
-                    None => default.start,
-                };
-                let end = match &to {
-                    Some(at) => report::snapshot_at(&session, at)?,
-                    None => default.end,
-                };
-                if end < start {
-                    anyhow::bail!(
-                        "--to (snapshot {}) is before --from (snapshot {}): the window would be empty",
-                        end + 1,
-                        start + 1
-                    );
-                }
-                session.set_window(Some(memcity_city::model::Window { start, end }));
-            }
-            let top = if top == 0 { usize::MAX } else { top };
-            let report = report::build(&session, top)
-                .with_context(|| format!("cannot report on {}", file.display()))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", report::render_text(&report, &source, references));
-            }
-            for warning in &report.warnings {
-                eprintln!("memcity: warning: {warning}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Replay {
-            source,
-            at,
-            screenshot,
-            size,
-            camera,
-            select,
-            bench_frames,
-            hud,
-            look,
-            pick,
-        } => {
-            let (width, height) = window_size(&size)?;
-            check_screenshot(screenshot.as_deref(), hud)?;
-            app::replay(
-                &source,
-                app::WindowOptions {
-                    camera,
-                    at,
-                    picks: pick,
-                    screenshot,
-                    select,
-                    bench_frames,
-                    hud,
-                    ..look.window(width, height)?
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Demo {
-            seconds,
-            screenshot,
-            exit_after,
-            look,
-        } => {
-            check_screenshot(screenshot.as_deref(), false)?;
-            demo::run(
-                seconds,
-                app::WindowOptions {
-                    screenshot,
-                    exit_after,
-                    ..look.window(1280, 720)?
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Serve {
-            source,
-            pid,
-            port,
-            bind,
-            tls_cert,
-            tls_key,
-            insecure,
-        } => {
-            use memcity_viewer::serve::{self, ServeOptions, Session};
-            let session = match (pid, source) {
-                (Some(pid), _) => Session::Live(Some(jvms::address_of(pid)?)),
-                (None, Some(source)) if std::path::Path::new(&source).is_dir() => {
-                    Session::Folder(PathBuf::from(source))
-                }
-                (None, Some(source)) if std::path::Path::new(&source).is_file() => {
-                    Session::Recording(PathBuf::from(source))
-                }
-                (None, Some(source)) if source.ends_with(memcity_proto::recording::EXTENSION) => {
-                    anyhow::bail!("{source}: no such recording")
-                }
-                (None, source) => Session::Live(source),
-            };
-            serve::serve(ServeOptions {
-                session,
-                bind,
-                port,
-                tls: tls_cert.zip(tls_key),
-                insecure,
-                web_dir: None,
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::View {
-            addr,
-            pid,
-            record,
-            screenshot,
-            exit_after,
-            wait,
-            size,
-            camera,
-            hud,
-            look,
-        } => {
-            let (width, height) = window_size(&size)?;
-            check_screenshot(screenshot.as_deref(), hud)?;
-            let addr = match pid {
-                Some(pid) => Some(jvms::address_of(pid)?),
-                None => addr,
-            };
-            app::view(
-                addr,
-                record,
-                app::WindowOptions {
-                    camera,
-                    screenshot,
-                    exit_after,
-                    wait: Duration::try_from_secs_f64(wait).map_err(|_| {
-                        anyhow::anyhow!("--wait {wait}: give a number of seconds, such as 60")
-                    })?,
-                    hud,
-                    ..look.window(width, height)?
-                },
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::List => {
-            jvms::print_list();
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Attach { pid, options, lib } => {
-            let registered = jvms::attach(pid, options.as_deref(), lib.as_deref())?;
-            jvms::print_attached(pid, &registered, options.as_deref());
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Detach { pid } => {
-            jvms::detach(pid)?;
-            eprintln!("memcity: detached from {pid}; the application runs on without memcity");
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Snapshot { addr, force } => runtime()?.block_on(async {
-            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
-                .await
-                .map_err(anyhow::Error::msg)?;
-            let reply = match client.request_snapshot(SnapshotRequest { force }).await {
-                Ok(reply) => reply.into_inner(),
-                Err(status) if status.code() == tonic::Code::FailedPrecondition => {
-                    eprintln!("memcity: no exact snapshot: {}", status.message());
-                    return Ok(ExitCode::from(3));
-                }
-                Err(status) => {
-                    anyhow::bail!("the agent could not take a snapshot: {}", status.message())
-                }
-            };
-            println!(
-                "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
-                reply.seq,
-                reply.pause_ns as f64 / 1e6,
-                reply.predicted_pause_ns as f64 / 1e6
-            );
-            Ok(ExitCode::SUCCESS)
-        }),
-        Command::Classifiers {
-            chain,
-            addr,
-            addr_flag,
-        } => runtime()?.block_on(async {
-            let addr = addr.or(addr_flag);
-            let mut client = client::connect(addr.as_deref(), Duration::from_secs(5))
-                .await
-                .map_err(anyhow::Error::msg)?;
-            let reply = client
-                .set_classifiers(SetClassifiersRequest {
-                    classifiers: chain.split(':').map(str::to_string).collect(),
-                })
-                .await
-                .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
-                .into_inner();
-            println!("classifiers now {}", reply.classifiers.join(":"));
-            Ok(ExitCode::SUCCESS)
-        }),
+        // The old spelling of classifiers' address, which also excludes the others.
+        let Command::Classifiers(args) =
+            parse("memcity classifiers type --addr 1").unwrap().command
+        else {
+            panic!("not classifiers");
+        };
+        assert_eq!(args.addr_flag.as_deref(), Some("1"));
+        assert!(parse("memcity classifiers type --addr 1 --pid 42").is_err());
+        assert!(parse("memcity classifiers type 2 --addr 1").is_err());
+    }
+
+    #[test]
+    fn serve_takes_a_source_where_others_take_an_address() {
+        let help = Cli::command()
+            .find_subcommand_mut("serve")
+            .unwrap()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("[SOURCE]") && help.contains("A recording (.mcrec)"),
+            "{help}"
+        );
+        assert!(!help.contains("[ADDR]"), "{help}");
+    }
+
+    #[test]
+    fn report_windows_are_parsed_by_clap() {
+        let Command::Report(args) = parse("memcity report f --from 2 --to 12s").unwrap().command
+        else {
+            panic!("not report");
+        };
+        assert_eq!(
+            (args.from, args.to),
+            (Some(At::Number(2)), Some(At::Seconds(12.0)))
+        );
+        let err = parse("memcity report f --from soon").err().unwrap();
+        assert!(err.contains("not a snapshot"), "{err}");
     }
 }
