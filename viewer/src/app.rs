@@ -402,6 +402,7 @@ impl Window {
                     height: h,
                     lift: self.state.lift(now()),
                     hovered,
+                    revision: self.state.scene_revision(),
                 };
                 renderer.draw(self.state.scene(), &self.state.camera, view);
                 render::hud_camera(size.w, size.h);

@@ -118,11 +118,17 @@ pub enum Tree {
     Global { min_span: f64 },
 }
 
+/// The next scene's number; numbers are never reused in a process (0: no scene built yet).
+static SCENE_REVISIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Everything kept between frames because it is costly to make, each with what it was made of.
 #[derive(Default)]
 pub struct Caches {
     scene: Scene,
     scene_key: Option<SceneKey>,
+    /// This scene's number among all built in this process (`SCENE_REVISIONS`), so the renderer
+    /// tells an unchanged scene from a new one, of this state or of one that replaced it.
+    scene_revision: u64,
     /// Bumped whenever the plan changes outside an animation (a new session), so the scene is
     /// rebuilt though the rest of its key may look the same.
     plan_version: u64,
@@ -147,6 +153,11 @@ impl Caches {
     /// The scene as last built (see [`Caches::refresh_scene`]).
     pub fn scene(&self) -> &Scene {
         &self.scene
+    }
+
+    /// Which scene [`Caches::scene`] is: a new number with every scene built.
+    pub fn scene_revision(&self) -> u64 {
+        self.scene_revision
     }
 
     /// The details panel as last made (see [`Caches::refresh_details`]).
@@ -272,6 +283,7 @@ impl Caches {
         self.scene.trace = steps.map(|steps| scene::trace(model, &self.scene, &steps));
         self.labels = self.rank_labels(shown.selected);
         self.scene_key = Some(key);
+        self.scene_revision = SCENE_REVISIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// What the city names on screen, most important first, with the 3D point each label

@@ -323,6 +323,9 @@ struct Boxes {
     expanded_indices: Grown,
     expanded_faces: std::cell::Cell<usize>,
     scratch: std::cell::RefCell<Vec<Corner>>,
+    /// What the last upload left to draw, opaque and glass: its buffer, and its index count and
+    /// instances.
+    uploaded: [std::cell::Cell<Option<(BufferId, i32, i32)>>; 2],
 }
 
 impl Boxes {
@@ -418,12 +421,38 @@ impl Boxes {
             expanded_indices,
             expanded_faces: std::cell::Cell::new(0),
             scratch: Default::default(),
+            uploaded: Default::default(),
         })
     }
 
-    /// Draws `opaque` then `glass` (already sorted far to near) over what is on screen, seen
-    /// from `eye`.
-    fn draw(&self, view_projection: Mat4, eye: Vec3, opaque: &[Instance], glass: &[Instance]) {
+    /// Sends `opaque` and `glass` (already sorted far to near), seen from `eye`, for the next
+    /// [`Boxes::draw`]s.
+    fn upload(&self, eye: Vec3, opaque: &[Instance], glass: &[Instance]) {
+        // SAFETY: as in `new`: the render thread, no reference kept.
+        let gl = unsafe { get_internal_gl() };
+        let ctx = gl.quad_context;
+        for (slot, boxes) in [opaque, glass].into_iter().enumerate() {
+            let uploaded = match (boxes.is_empty(), self.path) {
+                (true, _) => None,
+                (false, BoxPath::Instanced) => {
+                    let buffer = self.data[slot].upload(ctx, boxes);
+                    Some((buffer, self.index_count, boxes.len() as i32))
+                }
+                (false, BoxPath::Expanded) => {
+                    let mut corners = self.scratch.borrow_mut();
+                    expand(boxes, &self.unit, eye, &mut corners);
+                    let faces = corners.len() / FACE_CORNERS;
+                    self.grow_indices(ctx, faces);
+                    let buffer = self.data[slot].upload(ctx, &corners);
+                    Some((buffer, (faces * 6) as i32, 1))
+                }
+            };
+            self.uploaded[slot].set(uploaded);
+        }
+    }
+
+    /// Draws what was last uploaded, opaque then glass, over what is on screen.
+    fn draw(&self, view_projection: Mat4) {
         // SAFETY: as in `new`: the render thread, no reference kept; macroquad's queued draws are
         // flushed first so its state and ours do not interleave.
         let mut gl = unsafe { get_internal_gl() };
@@ -431,33 +460,21 @@ impl Boxes {
         gl.flush();
         let ctx = gl.quad_context;
         ctx.begin_default_pass(PassAction::Nothing);
-        for (pipeline, slot, boxes) in [(&self.opaque, 0, opaque), (&self.glass, 1, glass)] {
-            if boxes.is_empty() {
+        for (slot, pipeline) in [&self.opaque, &self.glass].into_iter().enumerate() {
+            let Some((buffer, count, instances)) = self.uploaded[slot].get() else {
                 continue;
-            }
-            let (bindings, count, instances) = match self.path {
-                BoxPath::Instanced => {
-                    let buffer = self.data[slot].upload(ctx, boxes);
-                    let bindings = miniquad::Bindings {
-                        vertex_buffers: vec![self.corners, buffer],
-                        index_buffer: self.indices,
-                        images: vec![],
-                    };
-                    (bindings, self.index_count, boxes.len() as i32)
-                }
-                BoxPath::Expanded => {
-                    let mut corners = self.scratch.borrow_mut();
-                    expand(boxes, &self.unit, eye, &mut corners);
-                    let faces = corners.len() / FACE_CORNERS;
-                    self.grow_indices(ctx, faces);
-                    let buffer = self.data[slot].upload(ctx, &corners);
-                    let bindings = miniquad::Bindings {
-                        vertex_buffers: vec![buffer],
-                        index_buffer: self.expanded_indices.buffer.get().0,
-                        images: vec![],
-                    };
-                    (bindings, (faces * 6) as i32, 1)
-                }
+            };
+            let bindings = match self.path {
+                BoxPath::Instanced => miniquad::Bindings {
+                    vertex_buffers: vec![self.corners, buffer],
+                    index_buffer: self.indices,
+                    images: vec![],
+                },
+                BoxPath::Expanded => miniquad::Bindings {
+                    vertex_buffers: vec![buffer],
+                    index_buffer: self.expanded_indices.buffer.get().0,
+                    images: vec![],
+                },
             };
             ctx.apply_pipeline(pipeline);
             ctx.apply_bindings(&bindings);
@@ -503,6 +520,9 @@ fn pipeline_params(blend: bool) -> PipelineParams {
 pub struct Renderer {
     boxes: Boxes,
     pub box_path: BoxPath,
+    /// What the boxes last uploaded were made from: the same again needs no new boxes (a still
+    /// city costs the GPU's drawing only).
+    uploaded_for: std::cell::Cell<Option<UploadKey>>,
     /// Frustums: few, through macroquad's meshes.
     mesh: Material,
 }
@@ -523,6 +543,7 @@ impl Renderer {
         Ok(Self {
             boxes: Boxes::new(box_path)?,
             box_path,
+            uploaded_for: std::cell::Cell::new(None),
             mesh,
         })
     }
@@ -581,30 +602,50 @@ impl Renderer {
         frustums.draw();
         gl_use_default_material();
 
-        let mut opaque = Vec::with_capacity(scene.districts.len() + scene.buildings.len());
-        for d in &scene.districts {
-            let (min, max) = d.bounds();
-            let rgb = if d.selected { SELECTED } else { d.color };
-            let rgb = if hovered == Some(d.node) {
-                lighten(rgb)
-            } else {
-                rgb
-            };
-            opaque.push(Instance::new(min, max, rgb, 1.0));
+        let eye = camera.position();
+        let key = UploadKey {
+            revision: view.revision,
+            eye: eye.to_array().map(f32::to_bits),
+            lift: view.lift.to_bits(),
+            hovered,
+        };
+        if self.uploaded_for.get() != Some(key) {
+            let (opaque, glass) = boxes(scene, eye, view);
+            self.boxes.upload(eye, &opaque, &glass);
+            self.uploaded_for.set(Some(key));
         }
-        let mut glass = Vec::new();
-        building_instances(scene, camera.position(), view, &mut opaque, &mut glass);
-        // Far to near, so nearer glass blends over farther glass.
-        glass.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let glass: Vec<Instance> = glass.into_iter().map(|(_, i)| i).collect();
-        self.boxes.draw(
-            camera.view_projection(width / height),
-            camera.position(),
-            &opaque,
-            &glass,
-        );
+        self.boxes.draw(camera.view_projection(width / height));
         set_default_camera();
     }
+}
+
+/// What a frame's boxes are made from (see `Renderer::uploaded_for`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct UploadKey {
+    revision: u64,
+    eye: [u32; 3],
+    lift: u32,
+    hovered: Option<NodeId>,
+}
+
+/// The districts' and buildings' boxes: opaque ones, and glass ones sorted far to near from
+/// `eye` (nearer glass blends over farther glass).
+fn boxes(scene: &Scene, eye: Vec3, view: View) -> (Vec<Instance>, Vec<Instance>) {
+    let mut opaque = Vec::with_capacity(scene.districts.len() + scene.buildings.len());
+    for d in &scene.districts {
+        let (min, max) = d.bounds();
+        let rgb = if d.selected { SELECTED } else { d.color };
+        let rgb = if view.hovered == Some(d.node) {
+            lighten(rgb)
+        } else {
+            rgb
+        };
+        opaque.push(Instance::new(min, max, rgb, 1.0));
+    }
+    let mut glass = Vec::new();
+    building_instances(scene, eye, view, &mut opaque, &mut glass);
+    glass.sort_by(|a, b| b.0.total_cmp(&a.0));
+    (opaque, glass.into_iter().map(|(_, i)| i).collect())
 }
 
 /// The buildings' boxes: solid ones to `opaque`; faded ones and the bands of doubt to `glass`,
@@ -667,6 +708,9 @@ pub struct View {
     pub height: f32,
     pub lift: f32,
     pub hovered: Option<NodeId>,
+    /// Which scene this is (`ViewerState::scene_revision`): an unchanged scene seen the same way
+    /// reuses the boxes already sent.
+    pub revision: u64,
 }
 
 /// Opacity of a building's band of doubt (times the building's own).
@@ -797,6 +841,7 @@ mod tests {
             height: 100.0,
             lift: 0.0,
             hovered: None,
+            revision: 0,
         };
         let (mut opaque, mut glass) = (Vec::new(), Vec::new());
         building_instances(scene, Vec3::splat(500.0), view, &mut opaque, &mut glass);

@@ -492,6 +492,11 @@ impl ViewerState {
         self.caches.scene()
     }
 
+    /// Which scene [`ViewerState::scene`] is: a new number with every scene built.
+    pub fn scene_revision(&self) -> u64 {
+        self.caches.scene_revision()
+    }
+
     /// The scene at the current time, rebuilt only when something it depends on changed.
     pub fn refresh_scene(&mut self) {
         let (caches, shown) = self.cached();
