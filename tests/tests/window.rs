@@ -182,6 +182,54 @@ fn replay_screenshot_shows_the_city_where_the_model_says() {
     }
 }
 
+/// Boxes reach the GPU two ways (render::BoxPath): instanced, for GPUs, and written out corner by
+/// corner, only the faces toward the eye, for software rasterizers such as this llvmpipe. Both
+/// draw the same city.
+#[test]
+fn both_box_paths_draw_the_same_city() {
+    let Some(xvfb) = xvfb("box paths") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let shot = |mode: &str| {
+        let path = dir.path().join(format!("{mode}.png"));
+        let out = memcity_in_xvfb(&xvfb)
+            .env("MEMCITY_BOXES", mode)
+            .arg("replay")
+            .arg(golden())
+            .args(["--size", &format!("{W}x{H}"), "--screenshot"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_png(&path)
+    };
+    let (instanced, expanded) = (shot("instanced"), shot("expanded"));
+    let differ = (0..W * H)
+        .filter(|i| {
+            let i = *i as usize * 4;
+            (0..3).any(|c| (instanced.2[i + c] as i32 - expanded.2[i + c] as i32).abs() > 8)
+        })
+        .count();
+    eprintln!("box paths: {differ} pixels differ");
+    // Colors round to bytes one way and not the other; edges may land a pixel apart.
+    assert!(
+        differ < (W * H / 200) as usize,
+        "{differ} of {} pixels differ between the paths",
+        W * H
+    );
+    let sky = instanced
+        .2
+        .chunks(4)
+        .filter(|p| p[2] > 240 && p[0] > 230)
+        .count();
+    assert!(sky < (W * H) as usize * 9 / 10, "the city is drawn at all");
+}
+
 #[test]
 fn replay_without_a_display_says_what_to_do() {
     ensure_built();

@@ -146,6 +146,10 @@ fn faces_eye(face: usize, lo: [f32; 3], size: [f32; 3], eye: Vec3) -> bool {
     }
 }
 
+/// Boxes narrower than this seen from the eye (radians: about 2 px of a 720 px high window at
+/// the camera's 45 degrees) are drawn as their roofs alone.
+const TINY_ANGLE: f32 = 0.002;
+
 /// `boxes` with the corners of their faces toward `eye` written out, as the instanced shader
 /// would place and shade them: four corners a face.
 fn expand(boxes: &[Instance], unit: &[[f32; 4]], eye: Vec3, out: &mut Vec<Corner>) {
@@ -153,8 +157,13 @@ fn expand(boxes: &[Instance], unit: &[[f32; 4]], eye: Vec3, out: &mut Vec<Corner
     out.reserve(boxes.len() * 3 * FACE_CORNERS);
     let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
     for b in boxes {
+        // A box a pixel or two across shows as its roof: its sides would add triangles and no
+        // pixels.
+        let center = Vec3::from(b.lo) + Vec3::from(b.size) / 2.0;
+        let across = b.size[0].max(b.size[1]).max(b.size[2]);
+        let tiny = across < TINY_ANGLE * center.distance(eye);
         for face in 0..BOX_FACES {
-            if !faces_eye(face, b.lo, b.size, eye) {
+            if (tiny && face != 0) || !faces_eye(face, b.lo, b.size, eye) {
                 continue;
             }
             for c in &unit[face * FACE_CORNERS..(face + 1) * FACE_CORNERS] {
@@ -230,15 +239,20 @@ pub enum BoxPath {
 
 impl BoxPath {
     /// The path for a renderer that calls itself `renderer` (GL_RENDERER, or WebGL's unmasked
-    /// renderer): expanded for SwiftShader, instanced otherwise. `MEMCITY_BOXES=expanded` or
-    /// `instanced` overrides it (for benchmarks).
+    /// renderer): expanded on the software rasterizers (SwiftShader, Mesa's llvmpipe, where
+    /// it measured faster too: only the faces toward the eye, roofs alone for boxes a pixel or
+    /// two across), instanced on GPUs. `MEMCITY_BOXES=expanded` or `instanced` overrides it.
     pub fn for_renderer(renderer: &str, forced: Option<&str>) -> BoxPath {
         match forced {
             Some("expanded") => return BoxPath::Expanded,
             Some("instanced") => return BoxPath::Instanced,
             _ => {}
         }
-        if renderer.to_ascii_lowercase().contains("swiftshader") {
+        let renderer = renderer.to_ascii_lowercase();
+        if ["swiftshader", "llvmpipe", "softpipe"]
+            .iter()
+            .any(|software| renderer.contains(software))
+        {
             BoxPath::Expanded
         } else {
             BoxPath::Instanced
@@ -260,13 +274,30 @@ impl BoxPath {
     /// window's environment.
     pub fn chosen() -> BoxPath {
         #[cfg(not(target_arch = "wasm32"))]
-        let forced = std::env::var("MEMCITY_BOXES").ok();
+        let (forced, renderer) = (std::env::var("MEMCITY_BOXES").ok(), gl_renderer());
         #[cfg(target_arch = "wasm32")]
-        let forced: Option<String> = None;
-        BoxPath::for_renderer(
-            RENDERER_NAME.get().map_or("", String::as_str),
-            forced.as_deref(),
-        )
+        let (forced, renderer): (Option<String>, String) =
+            (None, RENDERER_NAME.get().cloned().unwrap_or_default());
+        BoxPath::for_renderer(&renderer, forced.as_deref())
+    }
+}
+
+/// The window's GL_RENDERER ("llvmpipe (LLVM 15.0.6, 256 bits)", a GPU's name).
+#[cfg(not(target_arch = "wasm32"))]
+fn gl_renderer() -> String {
+    use macroquad::miniquad::gl::glGetString;
+    // OpenGL's constant, which miniquad's bindings leave out (they have GL_VERSION, 0x1F02).
+    const GL_RENDERER: u32 = 0x1F01;
+    // SAFETY: called on the render thread inside macroquad's window, whose GL context is
+    // current; the string GL returns is NUL-terminated and lives as long as the context.
+    unsafe {
+        let name = glGetString(GL_RENDERER);
+        if name.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(name.cast())
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -889,12 +920,16 @@ mod tests {
     }
 
     #[test]
-    fn software_webgl_gets_the_expanded_path() {
+    fn software_rasterizers_get_the_expanded_path() {
         let swiftshader = "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)";
         assert_eq!(BoxPath::for_renderer(swiftshader, None), BoxPath::Expanded);
         assert_eq!(
             BoxPath::for_renderer("ANGLE (NVIDIA, GeForce RTX 3060)", None),
             BoxPath::Instanced
+        );
+        assert_eq!(
+            BoxPath::for_renderer("llvmpipe (LLVM 15.0.6, 256 bits)", None),
+            BoxPath::Expanded
         );
         assert_eq!(BoxPath::for_renderer("", None), BoxPath::Instanced);
         assert_eq!(
