@@ -173,10 +173,9 @@ pub fn build(
         .unwrap_or(0);
     let solid: HashSet<NodeId> = view.opacity.solid(model, metric);
     let growth_scale = model.max_growth(metric) as f64;
-    // Lots in node order, so the three snapshots involved are read by merging, not searching:
-    // a time-travel step rebuilds this every frame of its tween.
-    let mut lots: Vec<(NodeId, Rect)> = layout.lots.iter().map(|(&n, &r)| (n, r)).collect();
-    lots.sort_unstable_by_key(|l| l.0);
+    // Lots in node order (as `NodeMap` keeps them), so the three snapshots involved are read by
+    // merging, not searching: a time-travel step rebuilds this every frame of its tween.
+    let lots = layout.lots.iter().map(|(n, &r)| (n, r));
     // A selected district (a package, or a type with sites below it) tints the buildings on it.
     let selected_district = selected.filter(|&n| !model.node(n).is_leaf());
     let in_selected_district = |node: NodeId| {

@@ -675,7 +675,8 @@ fn boxes(scene: &Scene, eye: Vec3, view: View) -> (Vec<Instance>, Vec<Instance>)
     }
     let mut glass = Vec::new();
     building_instances(scene, eye, view, &mut opaque, &mut glass);
-    glass.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // Unstable: boxes at the same distance may blend in either order; no allocation.
+    glass.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
     (opaque, glass.into_iter().map(|(_, i)| i).collect())
 }
 
