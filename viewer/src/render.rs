@@ -322,18 +322,16 @@ impl Grown {
 
     /// The buffer, holding `data` from its start.
     fn upload<T>(&self, ctx: &mut dyn miniquad::RenderingBackend, data: &[T]) -> BufferId {
-        let (mut buffer, capacity) = self.buffer.get();
-        if data.len() > capacity {
-            ctx.delete_buffer(buffer);
-            let capacity = data.len().next_power_of_two();
-            buffer = ctx.new_buffer(
-                self.kind,
-                BufferUsage::Stream,
-                BufferSource::empty::<T>(capacity),
-            );
-            self.buffer.set((buffer, capacity));
+        let (buffer, capacity) = self.buffer.get();
+        if data.len() == capacity {
+            ctx.buffer_update(buffer, BufferSource::slice(data));
+            return buffer;
         }
-        ctx.buffer_update(buffer, BufferSource::slice(data));
+        // A buffer of exactly the data, made with it: a partial update of a buffer the GPU may
+        // still be reading makes ANGLE (the browser's WebGL) copy the whole buffer first.
+        ctx.delete_buffer(buffer);
+        let buffer = ctx.new_buffer(self.kind, BufferUsage::Stream, BufferSource::slice(data));
+        self.buffer.set((buffer, data.len()));
         buffer
     }
 }
