@@ -642,6 +642,43 @@ fn the_agent_serves_its_own_page() {
     app.kill();
 }
 
+/// A hostile client cannot take the page away: `serve` holds at most 64 connections (one more is
+/// closed at once), closes those that stay silent, and then answers again.
+#[test]
+fn serve_bounds_its_connections_and_closes_silent_ones() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    let serve = Serve::start(&[golden().to_str().unwrap()]);
+    let connect = || {
+        let stream = TcpStream::connect(("127.0.0.1", serve.port())).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        stream
+    };
+    let mut held: Vec<TcpStream> = (0..64).map(|_| connect()).collect();
+    // The one past the limit: closed as soon as it is accepted.
+    let mut extra = connect();
+    let started = std::time::Instant::now();
+    let closed = matches!(extra.read(&mut [0u8; 16]), Ok(0) | Err(_));
+    assert!(closed, "the 65th connection is served");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the 65th connection was closed only after {:?}",
+        started.elapsed()
+    );
+    // A silent one is closed after the first-bytes limit (10 s), and with the others gone the
+    // page answers again.
+    let closed = matches!(held[0].read(&mut [0u8; 16]), Ok(0) | Err(_));
+    assert!(closed, "a silent connection stays open");
+    assert!(
+        started.elapsed() >= Duration::from_secs(5),
+        "closed before its time"
+    );
+    held.clear();
+    assert_eq!(serve.get("/").status, 200);
+}
+
 /// What `serve` cannot serve is refused before it listens, with what to do instead.
 #[test]
 fn serve_refuses_what_it_cannot_serve_before_listening() {
