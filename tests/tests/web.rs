@@ -624,6 +624,40 @@ fn the_agent_serves_its_own_page() {
     drop(browser);
     app.kill();
 
+    // On a network bind the page follows the gRPC port's TLS: https, with the certificate given.
+    let Certificates { cert, key, .. } = certificates(dir.path());
+    let portfile = dir.path().join("port-tls");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,portfile={},http=0,period=500ms,bind=0.0.0.0,tls_cert={},tls_key={}",
+            portfile.display(),
+            cert.display(),
+            key.display()
+        ))
+        .spawn();
+    wait_for_file(&portfile, Duration::from_secs(30));
+    let out = memcity(&["list"], Duration::from_secs(30));
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let prefix = format!("page of {}: ", app.pid());
+    let url = listing
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no TLS page listed: {listing}"))
+        .replace("0.0.0.0", "127.0.0.1");
+    assert!(url.starts_with("https://"), "{url}");
+    let mut browser = Browser::open_with(&url, W, H, &["--ignore-certificate-errors"]);
+    browser.wait_for(
+        &format!(
+            "window.memcity_page && memcity_page.pid === {} && memcity_page.snapshots >= 2",
+            app.pid()
+        ),
+        Duration::from_secs(120),
+        "the agent's page over TLS grows the city",
+    );
+    drop(browser);
+    app.kill();
+
     let portfile = dir.path().join("port2");
     let mut app = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
         .agent(format!(
