@@ -3,8 +3,9 @@
 # the page in headless Chromium (WebGL on SwiftShader, through `memcity serve`), the window under
 # Xvfb + Mesa llvmpipe; both 1280x720, the same synthetic cities (1,000, 10,000 and 50,000
 # buildings), still and stepping in time, medians of FRAMES frames (the page's `bench=N` is the
-# window's `--bench-frames N`). Then the page live: a real JVM with the agent, relayed by
-# `memcity serve`, and the time from each snapshot's arrival to the first frame showing it.
+# window's `--bench-frames N`). Then live: a real JVM with the agent, relayed to the page by
+# `memcity serve` and watched by the window, and the time from each snapshot's arrival to the
+# first frame showing it in each.
 # Nothing asserted; results go to BENCHMARKS.md by hand.
 #
 # Usage: scripts/bench-web.sh [FRAMES]
@@ -26,14 +27,15 @@ cleanup() {
 trap cleanup EXIT
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(chromium --version 2>/dev/null || echo chromium)"
 
-# `memcity serve ARGS` on a free port; its URL (with the token) once it prints it.
+# `memcity serve ARGS` on a free port; sets `url` (with the token) once it prints it. Called
+# in this shell, not in $(...), so the server is among the pids killed at exit.
 serve() {
   local out="$work/serve-$RANDOM.out"
   "$target/release/memcity" serve "$@" --port 0 > "$out" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do
     if grep -q '^memcity: serving' "$out"; then
-      grep -o 'http://[^ ]*' "$out"
+      url=$(grep -o 'http://[^ ]*' "$out")
       return
     fi
     sleep 0.1
@@ -49,16 +51,27 @@ for n in 1000 10000 50000; do
   cargo run --release -q -p memcity-city --example synth -- "$work/city-$n.mcrec" "$n" 10
   echo "window: $(xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" replay "$work/city-$n.mcrec" \
     --bench-frames "$frames" --size 1280x720 --children 1000)"
-  url=$(serve "$work/city-$n.mcrec")
+  serve "$work/city-$n.mcrec"
   echo "page:   $("$target/release/examples/bench_page" "$url&bench=$frames&children=1000" 1280x720 "${page_flags[@]}")"
 done
 
-# Live: LinkedListLeak with the agent, a snapshot every 500 ms, through memcity serve.
-portfile="$work/port"
-java -Xmx512m "-agentpath:$target/release/libmemcity.so=port=0,portfile=$portfile,period=500ms" \
-  -cp "$target/jvm-test-apps" LinkedListLeak 120 > "$work/app.out" 2> "$work/app.err" &
-pids+=($!)
-for _ in $(seq 1 300); do [ -s "$portfile" ] && break; sleep 0.1; done
-[ -s "$portfile" ] || { echo "the agent did not start: $(cat "$work/app.err")" >&2; exit 1; }
-url=$(serve "127.0.0.1:$(cat "$portfile")")
+# Live: LinkedListLeak with the agent, a snapshot every 500 ms, watched from its start (a viewer
+# that joins later first gets the agent's history in one burst, which would be timed too): once
+# through memcity serve by the page, once by the window, each with a JVM of its own.
+# Sets `port` (called in this shell, not in $(...), so the JVM is among the pids killed at exit).
+start_jvm() {
+  local portfile="$work/port-$1"
+  java -Xmx512m "-agentpath:$target/release/libmemcity.so=port=0,portfile=$portfile,period=500ms" \
+    -cp "$target/jvm-test-apps" LinkedListLeak 120 > "$work/app-$1.out" 2> "$work/app-$1.err" &
+  pids+=($!)
+  for _ in $(seq 1 300); do [ -s "$portfile" ] && break; sleep 0.1; done
+  [ -s "$portfile" ] || { echo "the agent did not start: $(cat "$work/app-$1.err")" >&2; exit 1; }
+  port=$(cat "$portfile")
+}
+start_jvm page
+serve "127.0.0.1:$port"
 echo "page live: $("$target/release/examples/bench_page" "$url" 1280x720 --live 40 "${page_flags[@]}")"
+start_jvm window
+# MEMCITY_LATENCY makes `view` say the same at --exit-after.
+echo "window live: $(MEMCITY_LATENCY=1 xvfb-run -a -s "-screen 0 1280x720x24" "$target/release/memcity" view \
+  "127.0.0.1:$port" --exit-after 41 --size 1280x720 2>&1 | grep -o '[0-9]* live snapshots.*')"

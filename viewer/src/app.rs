@@ -785,6 +785,7 @@ async fn interactive(
     options: &WindowOptions,
 ) -> anyhow::Result<()> {
     let mut ready_signalled = false;
+    let mut latency = Latency::default();
     loop {
         take_events(&mut window.state, events)?;
         if !window.state.is_empty() && !window.state.framed {
@@ -795,6 +796,7 @@ async fn interactive(
             .is_some_and(|n| window.state.received >= n)
         {
             eprintln!("memcity: received {} snapshots", window.state.received);
+            latency.report();
             return Ok(());
         }
         if is_key_pressed(keys::QUIT) {
@@ -828,6 +830,48 @@ async fn interactive(
             ready_signalled = true;
         }
         next_frame().await;
+        latency.shown(&mut window.state.applied);
+    }
+}
+
+/// Natively, with `MEMCITY_LATENCY` set (scripts/bench-web.sh): each live snapshot's time from
+/// reaching the process to the frame that first showed it, said at `--exit-after`.
+#[derive(Default)]
+struct Latency {
+    ms: Option<Vec<f64>>,
+    /// Frames shown, and when the first was.
+    frames: usize,
+    since: Option<f64>,
+}
+
+impl Latency {
+    /// The frame just shown first showed the snapshots that arrived at `applied`.
+    fn shown(&mut self, applied: &mut Vec<std::time::Instant>) {
+        self.frames += 1;
+        self.since.get_or_insert_with(now);
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let ms = self.ms.get_or_insert_with(Vec::new);
+            if std::env::var_os("MEMCITY_LATENCY").is_some() {
+                ms.extend(applied.iter().map(|at| at.elapsed().as_secs_f64() * 1e3));
+            }
+        }
+        applied.clear();
+    }
+
+    fn report(&self) {
+        let Some(mut ms) = self.ms.clone().filter(|ms| !ms.is_empty()) else {
+            return;
+        };
+        ms.sort_by(f64::total_cmp);
+        let seconds = self.since.map_or(0.0, |since| now() - since);
+        eprintln!(
+            "memcity: {} live snapshots from arrival to the first frame showing it: median {:.1} ms, worst {:.1} ms ({:.1} frames a second meanwhile)",
+            ms.len(),
+            ms[ms.len() / 2],
+            ms[ms.len() - 1],
+            self.frames as f64 / seconds.max(1e-9)
+        );
     }
 }
 

@@ -41,6 +41,9 @@ pub enum Event {
     Open(Box<CityModel>),
     /// A file given to the page could not be opened: shown, and the city stays as it was.
     Refused(String),
+    /// The next snapshot message reached this process now (the window's network thread says so,
+    /// to time a snapshot from its arrival to the frame that first shows it).
+    Arrived(std::time::Instant),
 }
 
 /// What a session's stream means for the viewer, wherever it comes from (the network thread,
@@ -201,6 +204,11 @@ mod net {
                             }
                         }
                         _ => {}
+                    }
+                    if matches!(&event, Event::Message(m) if matches!(m.kind, Some(Kind::Snapshot(_))))
+                        && !send(Event::Arrived(std::time::Instant::now()))
+                    {
+                        return Ok(true);
                     }
                     let last = ends_stream(&event);
                     if !send(event) || last {

@@ -78,6 +78,10 @@ pub struct ViewerState {
     pub live: bool,
     pub status: Status,
     pub received: usize,
+    /// When the snapshots announced by `Event::Arrived` reached the process, oldest first, and
+    /// those of them applied since the last frame (the window times each to its frame).
+    pub arrived: std::collections::VecDeque<std::time::Instant>,
+    pub applied: Vec<std::time::Instant>,
     pub dropped: u64,
     pub last_pause_ms: f64,
     pub overhead: f64,
@@ -131,6 +135,8 @@ impl ViewerState {
                 Status::Ended("replay".into())
             },
             received: 0,
+            arrived: Default::default(),
+            applied: Vec::new(),
             dropped: 0,
             last_pause_ms: 0.0,
             overhead: 0.0,
@@ -417,12 +423,14 @@ impl ViewerState {
                 self.travel = TimeTravel::new();
                 self.travel.period = self.settings.period;
                 self.received = 0;
+                self.arrived.clear();
                 self.selected = None;
                 self.drill = ROOT;
                 self.picks.clear();
                 self.caches.plan_changed();
             }
             Event::RecordingFailed(why) | Event::Refused(why) => self.notes.push(why),
+            Event::Arrived(at) => self.arrived.push_back(at),
             Event::Open(model) => {
                 // The view and its settings stay; the session, selection and camera are new.
                 let mut opened = ViewerState::replay(*model, self.settings, None);
@@ -435,6 +443,7 @@ impl ViewerState {
                 let snapshot = match &message.kind {
                     Some(Kind::Snapshot(s)) => {
                         self.received += 1;
+                        self.applied.extend(self.arrived.pop_front());
                         if let Some(cost) = &s.cost {
                             self.last_pause_ms = cost.pause_ns as f64 / 1e6;
                             self.overhead = cost.total_pause_ns as f64 / cost.wall_ns.max(1) as f64;
@@ -870,6 +879,32 @@ mod tests {
         assert!(!s.view_settings().references);
         s.apply(Action::ToggleSettings, 0.0);
         assert!(s.settings_open);
+    }
+
+    /// The window times each live snapshot from its arrival (`Event::Arrived`, just before its
+    /// message) to its frame: the arrival moves to `applied` when the snapshot is applied, and
+    /// a new session forgets arrivals of the old one.
+    #[test]
+    fn a_snapshots_arrival_is_kept_until_it_is_applied() {
+        use memcity_proto::v1::{Handshake, Snapshot, StreamMessage};
+        let message = |kind| Event::Message(Box::new(StreamMessage { kind: Some(kind) }));
+        let mut s = ViewerState::live(Settings::default());
+        s.take(Event::Session).unwrap();
+        let handshake = Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            ..Default::default()
+        };
+        s.take(message(Kind::Handshake(handshake))).unwrap();
+        let (t0, t1) = (std::time::Instant::now(), std::time::Instant::now());
+        s.take(Event::Arrived(t0)).unwrap();
+        assert!(s.applied.is_empty(), "not applied yet");
+        s.take(message(Kind::Snapshot(Snapshot::default())))
+            .unwrap();
+        assert_eq!(s.applied, [t0]);
+        assert!(s.arrived.is_empty());
+        s.take(Event::Arrived(t1)).unwrap();
+        s.take(Event::Session).unwrap();
+        assert!(s.arrived.is_empty(), "an arrival of the old session");
     }
 
     #[test]
