@@ -609,14 +609,16 @@ mod tests {
             std::fs::write(trees.join(format!("{time}.json")), tree.to_string()).unwrap();
             let to = serde_json::json!({"time": time, "pointerMap": {"Overall#Person": {"Overall#String": string}}});
             let from = serde_json::json!({"time": time, "pointerMap": {"Overall#String": {"Overall#Person": person}}});
+            write_maps(&maps, time, &to, &from);
+        }
+    }
+
+    /// Writes one snapshot's points-to and pointed-from maps under `maps` (default-format/).
+    fn write_maps(maps: &Path, time: u64, to: &serde_json::Value, from: &serde_json::Value) {
+        for (folder, map) in [("points-to-maps", to), ("pointed-from-maps", from)] {
             std::fs::write(
-                maps.join("points-to-maps").join(format!("{time}.json")),
-                to.to_string(),
-            )
-            .unwrap();
-            std::fs::write(
-                maps.join("pointed-from-maps").join(format!("{time}.json")),
-                from.to_string(),
+                maps.join(folder).join(format!("{time}.json")),
+                map.to_string(),
             )
             .unwrap();
         }
@@ -635,16 +637,7 @@ mod tests {
                 "Overall#Ghost#gone()": {"Overall#String": 3}}});
             let from = serde_json::json!({"time": time, "pointerMap": {
                 "Overall#String": {"Overall#Person#main()": 5}}});
-            std::fs::write(
-                maps.join("points-to-maps").join(format!("{time}.json")),
-                to.to_string(),
-            )
-            .unwrap();
-            std::fs::write(
-                maps.join("pointed-from-maps").join(format!("{time}.json")),
-                from.to_string(),
-            )
-            .unwrap();
+            write_maps(&maps, time, &to, &from);
         }
         let model = memory_cities_json(dir.path()).unwrap();
         assert_eq!(

@@ -785,7 +785,7 @@ async fn interactive(
     options: &WindowOptions,
 ) -> anyhow::Result<()> {
     let mut ready_signalled = false;
-    let mut latency = Latency::default();
+    let mut latency = Latency::new();
     loop {
         take_events(&mut window.state, events)?;
         if !window.state.is_empty() && !window.state.framed {
@@ -836,8 +836,8 @@ async fn interactive(
 
 /// Natively, with `MEMCITY_LATENCY` set (scripts/bench-web.sh): each live snapshot's time from
 /// reaching the process to the frame that first showed it, said at `--exit-after`.
-#[derive(Default)]
 struct Latency {
+    /// `None` unless asked for (the environment is read once, not every frame).
     ms: Option<Vec<f64>>,
     /// Frames shown, and when the first was.
     frames: usize,
@@ -845,16 +845,24 @@ struct Latency {
 }
 
 impl Latency {
+    fn new() -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let asked = std::env::var_os("MEMCITY_LATENCY").is_some();
+        #[cfg(target_arch = "wasm32")]
+        let asked = false;
+        Self {
+            ms: asked.then(Vec::new),
+            frames: 0,
+            since: None,
+        }
+    }
+
     /// The frame just shown first showed the snapshots that arrived at `applied`.
     fn shown(&mut self, applied: &mut Vec<std::time::Instant>) {
         self.frames += 1;
         self.since.get_or_insert_with(now);
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let ms = self.ms.get_or_insert_with(Vec::new);
-            if std::env::var_os("MEMCITY_LATENCY").is_some() {
-                ms.extend(applied.iter().map(|at| at.elapsed().as_secs_f64() * 1e3));
-            }
+        if let Some(ms) = self.ms.as_mut() {
+            ms.extend(applied.iter().map(|at| at.elapsed().as_secs_f64() * 1e3));
         }
         applied.clear();
     }

@@ -548,7 +548,6 @@ fn pipeline_params(blend: bool) -> PipelineParams {
 
 pub struct Renderer {
     boxes: Boxes,
-    pub box_path: BoxPath,
     /// What the boxes last uploaded were made from: the same again needs no new boxes (a still
     /// city costs the GPU's drawing only).
     uploaded_for: std::cell::Cell<Option<UploadKey>>,
@@ -571,7 +570,6 @@ impl Renderer {
         .map_err(|e| anyhow::anyhow!("cannot compile the city shaders: {e:?}"))?;
         Ok(Self {
             boxes: Boxes::new(box_path)?,
-            box_path,
             uploaded_for: std::cell::Cell::new(None),
             mesh,
         })
