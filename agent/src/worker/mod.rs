@@ -964,6 +964,7 @@ impl Worker {
                 max_bytes,
             }),
             out_of_memory: self.out_of_memory.take(),
+            lifetimes: None,
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {
