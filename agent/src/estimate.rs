@@ -26,6 +26,7 @@
 //! and states it apart (`Node.objects_unconfirmed`): the truth lies between the estimate less
 //! the unconfirmed part and the estimate, each end widened by the sampling error.
 
+use crate::lifetimes::Lifetimes;
 use crate::tracker::{Sample, Tracker};
 use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
 
@@ -202,8 +203,14 @@ impl Estimator {
     /// Books the deaths the tracker knows of since the last call (freeing their slots) and
     /// estimates every class now. `classes` is the number of class ids known. The result has the
     /// shape the tree builder takes: per-class counts with their `variance`, and the live samples
-    /// the estimate rests on in `sampled`.
-    pub fn estimate(&mut self, tracker: &Tracker, classes: usize) -> WalkResult {
+    /// the estimate rests on in `sampled`. `lifetimes`, when kept, counts the samples still
+    /// alive (their deaths it hears of when they are polled, dated by the GC then).
+    pub fn estimate(
+        &mut self,
+        tracker: &Tracker,
+        classes: usize,
+        mut lifetimes: Option<&mut Lifetimes>,
+    ) -> WalkResult {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
@@ -212,7 +219,14 @@ impl Estimator {
         let counted_at = &self.counted_at;
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
+        let gcs = tracker.last_gc_moment().gcs;
+        if let Some(l) = lifetimes.as_deref_mut() {
+            l.begin_sweep();
+        }
         tracker.sweep(|_, sample, dead| {
+            if let (Some(l), false) = (lifetimes.as_deref_mut(), dead) {
+                l.alive(sample, gcs);
+            }
             let class = sample.class as usize;
             let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
             let since_anchor =
@@ -331,7 +345,7 @@ mod tests {
         t.mark_seen(a, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
-        let est = e.estimate(&t, 3);
+        let est = e.estimate(&t, 3, None);
         assert_eq!(est.objects, [0, 50, 7]);
         assert_eq!(est.bytes, [0, 400, 70]);
         assert_eq!(est.variance[1], (0.0, 0.0), "no churn, no error");
@@ -360,10 +374,10 @@ mod tests {
         t.died(old);
         t.died(garbage);
         // Births count once a GC has passed over them.
-        let before_gc = e.estimate(&t, 2);
+        let before_gc = e.estimate(&t, 2, None);
         assert_eq!(before_gc.objects, [0, 50 - 10]);
         t.gc_finished();
-        let est = e.estimate(&t, 2);
+        let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects, [0, 50 + 20 - 10, 4]);
         assert_eq!(est.bytes, [0, 400 + 160 - 80, 64]);
         // Three samples of weight 10 in the two sums: 3 * 10 * 9.
@@ -371,7 +385,7 @@ mod tests {
         assert!((est.variance[2].0 - 12.0).abs() < 1e-9);
         assert_eq!(est.sampled.values().map(|c| c.objects).sum::<u64>(), 3);
         // Booked once: the dead slots are freed and a second estimate agrees.
-        let again = e.estimate(&t, 2);
+        let again = e.estimate(&t, 2, None);
         assert_eq!(again.objects, est.objects);
         assert_eq!(t.in_use(), 3);
     }
@@ -382,14 +396,14 @@ mod tests {
         let mut e = Estimator::default();
         t.track(1, 1, 1, 32.0, 8, 0).unwrap();
         t.gc_finished();
-        let est = e.estimate(&t, 2);
+        let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects, [0, 32]);
         t.advance();
         let s = t.track(1, 1, 1, 1000.0, 8, 0).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
-        assert_eq!(e.estimate(&t, 2).objects, [0, 0]);
+        assert_eq!(e.estimate(&t, 2, None).objects, [0, 0]);
     }
 
     #[test]
@@ -401,7 +415,7 @@ mod tests {
         t.advance();
         t.track(1, 1, 1, 50.0, 8, 0).unwrap();
         t.gc_finished();
-        let before = e.estimate(&t, 2);
+        let before = e.estimate(&t, 2, None);
         assert_eq!(before.objects[1], 150);
         // The GC counted 130 when the estimate said 150.
         let then = (before.objects[1], before.bytes[1], before.variance[1]);
@@ -414,7 +428,7 @@ mod tests {
             before.last_gc,
         );
         e.note_gc_count(42);
-        let after = e.estimate(&t, 2);
+        let after = e.estimate(&t, 2, None);
         assert_eq!((after.objects[1], after.bytes[1]), (130, 1040));
         assert_eq!(
             after.unconfirmed[1],
@@ -430,7 +444,7 @@ mod tests {
         // Later births still add, with their variance, once through a GC.
         t.track(1, 1, 1, 10.0, 8, 0).unwrap();
         t.gc_finished();
-        let later = e.estimate(&t, 2);
+        let later = e.estimate(&t, 2, None);
         assert_eq!(later.objects[1], 140);
         assert!((later.variance[1].0 - 90.0).abs() < 1e-9);
         assert_eq!(later.unconfirmed[1].0, 10.0, "born after the count");
@@ -456,7 +470,7 @@ mod tests {
         let let_go = t.generation();
         let young = t.track(1, 3, 1, 10.0, 8, 0).unwrap();
         t.gc_finished();
-        let est = e.estimate(&t, 2);
+        let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects[1], 60);
         assert_eq!(
             est.unconfirmed[1],
@@ -476,12 +490,12 @@ mod tests {
         // births before the canary are confirmed; the young one is not.
         t.died(promoted_dead);
         e.set_confirmed(let_go);
-        let est = e.estimate(&t, 2);
+        let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects[1], 50);
         assert_eq!(est.unconfirmed[1], (10.0, 80.0));
         // The point never goes back, and the anchor's sample is never unconfirmed.
         e.set_confirmed(0);
-        assert_eq!(e.estimate(&t, 2).unconfirmed[1].0, 10.0);
+        assert_eq!(e.estimate(&t, 2, None).unconfirmed[1].0, 10.0);
         let _ = (promoted, young);
     }
 
@@ -500,14 +514,14 @@ mod tests {
         t.track(2, 1, 1, 2.0, 64 * 1024, 0).unwrap();
         t.died(old_large);
         t.gc_finished();
-        let exact = e.estimate(&t, 3);
+        let exact = e.estimate(&t, 3, None);
         assert_eq!(
             exact.variance[2].0,
             3.0 * 2.0,
             "sampling alone: three samples of w = 2"
         );
         e.set_outside_tlab_bias(true);
-        let biased = e.estimate(&t, 3);
+        let biased = e.estimate(&t, 3, None);
         assert_eq!(biased.objects, exact.objects, "stated, not corrected");
         // Two births and one death of weight 2 (u = ln 2: a loss of 69 %, capped at 60 %, so
         // 150 % of the estimate): a 95 % bound of 9 objects.

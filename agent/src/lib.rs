@@ -15,6 +15,7 @@ mod fields;
 mod gc_counts;
 mod hub;
 mod jvmti;
+mod lifetimes;
 mod log;
 mod names;
 mod oom;

@@ -28,8 +28,9 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Slots per chunk (40 bytes each: 2.5 MiB per chunk).
+/// Slots per chunk (64 bytes each: 4 MiB per chunk).
 const CHUNK: usize = 1 << 16;
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// What the JVM spends per tracked sample: its weak reference, one slot of the VM's `OopStorage`
 /// (8 bytes, and a block header per 64).
@@ -61,6 +62,23 @@ pub struct Sample {
     pub born: u32,
     /// Generation of the last walk that found it alive (0: none).
     pub seen: u32,
+    /// When it was allocated, by the tracker's clocks (see [`Moment`]).
+    pub birth: Moment,
+    /// What the last walk that found it alive saw holding it: `(class, walk slot)`, the walk's
+    /// field number (`walk::ELEMENTS`, `walk::STATIC | index`) in that class.
+    pub holder: Option<(u32, u32)>,
+    /// When that walk ran, milliseconds since the tracker started.
+    pub seen_ms: u32,
+}
+
+/// A point in the application's life by the tracker's three clocks: wall time since the
+/// tracker started, GCs finished, and bytes allocated (estimated from the samples: each one's
+/// weight times its size).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Moment {
+    pub ms: u32,
+    pub gcs: u32,
+    pub allocated: u64,
 }
 
 impl Sample {
@@ -84,6 +102,13 @@ struct Slot {
     seen: AtomicU32,
     /// The JNI weak global reference to the object (a `jweak`).
     weak: AtomicUsize,
+    born_ms: AtomicU32,
+    born_gcs: AtomicU32,
+    born_allocated: AtomicU64,
+    /// `class << 32 | walk slot` of the last holder a walk saw (0: none), in one word so a
+    /// reader never pairs one walk's class with another's field.
+    holder: AtomicU64,
+    seen_ms: AtomicU32,
 }
 
 pub struct Tracker {
@@ -103,6 +128,13 @@ pub struct Tracker {
     released: Mutex<Vec<usize>>,
     /// Live samples tagged for walks, at the last sweep.
     tagged: AtomicU64,
+    /// The clocks of [`Moment`]: since when, GCs finished, bytes allocated (estimated).
+    start: std::time::Instant,
+    gcs: AtomicU32,
+    allocated: AtomicU64,
+    /// The clocks when the last GC finished: deaths are dated by the GC that cleared them.
+    last_gc_ms: AtomicU32,
+    allocated_at_gc: AtomicU64,
 }
 
 /// A slot's index, or why there is none.
@@ -124,6 +156,11 @@ impl Tracker {
             last_gc: AtomicU32::new(0),
             released: Mutex::new(Vec::new()),
             tagged: AtomicU64::new(0),
+            start: std::time::Instant::now(),
+            gcs: AtomicU32::new(0),
+            allocated: AtomicU64::new(0),
+            last_gc_ms: AtomicU32::new(0),
+            allocated_at_gc: AtomicU64::new(0),
         }
     }
 
@@ -174,6 +211,10 @@ impl Tracker {
         size: u64,
         weak: usize,
     ) -> Option<SlotId> {
+        // Every sample moves the allocation clock, tracked or not: it stands for `weight`
+        // allocations of about its size.
+        let bytes = (weight.max(1.0) * size as f64) as u64;
+        let allocated = self.allocated.fetch_add(bytes, Ordering::Relaxed) + bytes;
         let reused = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let id = match reused {
             Some(id) => id,
@@ -199,6 +240,12 @@ impl Tracker {
             .store((weight.max(1.0) as f32).to_bits(), Ordering::Relaxed);
         slot.seen.store(0, Ordering::Relaxed);
         slot.weak.store(weak, Ordering::Relaxed);
+        slot.born_ms.store(self.ms(), Ordering::Relaxed);
+        slot.born_gcs
+            .store(self.gcs.load(Ordering::Relaxed), Ordering::Relaxed);
+        slot.born_allocated.store(allocated, Ordering::Relaxed);
+        slot.holder.store(0, Ordering::Relaxed);
+        slot.seen_ms.store(0, Ordering::Relaxed);
         let meta = LIVE
             | u64::from(site & ((1 << THREAD_SHIFT) - 1))
             | (u64::from(thread & 0xfff) << THREAD_SHIFT);
@@ -216,12 +263,20 @@ impl Tracker {
     }
 
     /// Asks every live sample's weak reference whether the GC cleared it (`cleared(weak)`, a JNI
-    /// `IsSameObject(weak, NULL)`) and marks those dead. Worker thread only. Returns the deaths.
-    pub fn poll_deaths(&self, mut cleared: impl FnMut(usize) -> bool) -> u64 {
+    /// `IsSameObject(weak, NULL)`), marks those dead and tells `dead` of each. Worker thread
+    /// only. Returns the deaths.
+    pub fn poll_deaths(
+        &self,
+        mut cleared: impl FnMut(usize) -> bool,
+        mut dead: impl FnMut(&Sample),
+    ) -> u64 {
         let mut deaths = 0;
         self.for_live(|id, slot, _| {
             let weak = slot.weak.load(Ordering::Relaxed);
             if weak != 0 && cleared(weak) {
+                if let Some(sample) = self.get(id) {
+                    dead(&sample);
+                }
                 self.died(id);
                 deaths += 1;
             }
@@ -307,6 +362,16 @@ impl Tracker {
             size: u64::from(slot.size.load(Ordering::Relaxed)),
             born: slot.born.load(Ordering::Relaxed),
             seen: slot.seen.load(Ordering::Relaxed),
+            birth: Moment {
+                ms: slot.born_ms.load(Ordering::Relaxed),
+                gcs: slot.born_gcs.load(Ordering::Relaxed),
+                allocated: slot.born_allocated.load(Ordering::Relaxed),
+            },
+            holder: match slot.holder.load(Ordering::Relaxed) {
+                0 => None,
+                h => Some(((h >> 32) as u32, h as u32)),
+            },
+            seen_ms: slot.seen_ms.load(Ordering::Relaxed),
         })
     }
 
@@ -314,6 +379,16 @@ impl Tracker {
     pub fn mark_seen(&self, id: SlotId, gen: u32) {
         if let Some(slot) = self.slot(id) {
             slot.seen.store(gen, Ordering::Relaxed);
+        }
+    }
+
+    /// A walk, `ms` after the tracker started, saw slot `walk_slot` of an object of class
+    /// `class` holding this sample. Class 0 (not yet known) records nothing.
+    pub fn set_holder(&self, id: SlotId, class: u32, walk_slot: u32, ms: u32) {
+        if let (Some(slot), true) = (self.slot(id), class != 0) {
+            slot.holder
+                .store(u64::from(class) << 32 | u64::from(walk_slot), Ordering::Relaxed);
+            slot.seen_ms.store(ms, Ordering::Relaxed);
         }
     }
 
@@ -405,11 +480,34 @@ impl Tracker {
         self.generation.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// A GC ended (called from `GarbageCollectionFinish`: atomics only). Samples taken before
-    /// now have been through a GC.
+    /// A GC ended (called from `GarbageCollectionFinish`: atomics and the clock only). Samples
+    /// taken before now have been through a GC.
     pub fn gc_finished(&self) {
         let generation = self.advance();
         self.last_gc.store(generation, Ordering::Release);
+        self.last_gc_ms.store(self.ms(), Ordering::Relaxed);
+        self.allocated_at_gc
+            .store(self.allocated.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.gcs.fetch_add(1, Ordering::Release);
+    }
+
+    /// Milliseconds since the tracker started (wraps after 49 days).
+    pub fn ms(&self) -> u32 {
+        self.start.elapsed().as_millis() as u32
+    }
+
+    /// Bytes allocated since the tracker started, estimated from the samples.
+    pub fn allocated(&self) -> u64 {
+        self.allocated.load(Ordering::Relaxed)
+    }
+
+    /// The clocks when the last GC finished: the moment of the deaths found since.
+    pub fn last_gc_moment(&self) -> Moment {
+        Moment {
+            gcs: self.gcs.load(Ordering::Acquire),
+            ms: self.last_gc_ms.load(Ordering::Relaxed),
+            allocated: self.allocated_at_gc.load(Ordering::Relaxed),
+        }
     }
 
     /// The generation the last GC ended with (0: none yet).
@@ -462,6 +560,29 @@ mod tests {
         assert_eq!(t.track(9, 1, 1, code, 16, 0), Some(a));
     }
 
+    /// A sample is born at the tracker's clocks; a GC moves them; a walk's holder is kept in
+    /// one word; the allocation clock counts untracked samples too.
+    #[test]
+    fn samples_carry_their_birth_and_last_holder() {
+        let t = Tracker::new(1);
+        let a = t.track(7, 5, 3, 10.0, 24, 0).unwrap();
+        let born = t.get(a).unwrap();
+        assert_eq!((born.birth.gcs, born.birth.allocated), (0, 240));
+        assert_eq!(born.holder, None);
+        assert!(t.track(7, 5, 3, 10.0, 100, 0).is_none(), "the table is full");
+        assert_eq!(t.allocated(), 1240);
+        t.gc_finished();
+        let gc = t.last_gc_moment();
+        assert_eq!((gc.gcs, gc.allocated), (1, 1240));
+        t.set_holder(a, 9, crate::walk::ELEMENTS, 77);
+        let seen = t.get(a).unwrap();
+        assert_eq!(seen.holder, Some((9, crate::walk::ELEMENTS)));
+        assert_eq!(seen.seen_ms, 77);
+        assert_eq!(seen.birth, born.birth, "birth does not move");
+        t.set_holder(a, 0, 1, 78);
+        assert_eq!(t.get(a).unwrap().seen_ms, 77, "an unknown class records nothing");
+    }
+
     #[test]
     fn a_full_table_counts_what_it_cannot_track() {
         let t = Tracker::new(2);
@@ -506,8 +627,10 @@ mod tests {
             "a is tagged already and b is dead: {asked:?}"
         );
         // Only live, not yet dead samples are asked; a second poll books nothing twice.
-        assert_eq!(t.poll_deaths(|weak| weak == 0xa0), 1);
-        assert_eq!(t.poll_deaths(|_| true), 0);
+        let mut told = Vec::new();
+        assert_eq!(t.poll_deaths(|weak| weak == 0xa0, |s| told.push(s.class)), 1);
+        assert_eq!(t.poll_deaths(|_| true, |s| told.push(s.class)), 0);
+        assert_eq!(told, [1], "each death is told once");
         let mut dead = Vec::new();
         t.sweep(|id, _, d| dead.push((id, d)));
         assert_eq!(dead, [(a, true), (b, true)]);

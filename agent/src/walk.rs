@@ -255,6 +255,10 @@ pub struct WalkResult {
     /// Tracker slots of the sampled objects the walk reached (alive at the walk). Stamped only
     /// once the walk succeeded, so an aborted walk changes nothing.
     pub seen_slots: Vec<u32>,
+    /// What held each sampled object the walk reached through a field or an array: tracker
+    /// slot -> `(class, walk slot)` of a referrer (the last one reported), for its lifetime's
+    /// death context (`memcity.proto` `Death.holder_type`).
+    pub holders: IntMap<u32, (u32, u32)>,
 }
 
 /// JVMTI's field index of `java.lang.ref.Reference.referent` in every subclass: it is the first
@@ -320,6 +324,7 @@ struct State<'a> {
     visited: u64,
     /// Tracker slots of the sampled objects reached.
     seen_slots: Vec<u32>,
+    holders: IntMap<u32, (u32, u32)>,
 }
 
 impl<'a> State<'a> {
@@ -356,6 +361,7 @@ impl<'a> State<'a> {
             unowned_roots: 0,
             visited: 0,
             seen_slots: Vec::new(),
+            holders: IntMap::default(),
         }
     }
 
@@ -451,6 +457,12 @@ impl<'a> State<'a> {
         }
         if !merged {
             self.slots.push((slot, to, 1, length, first));
+        }
+        if self.facts.tracker.is_some() && !tag_ptr.is_null() {
+            // SAFETY: JVMTI passes a valid pointer to the referee's tag.
+            if let Some(sample) = tags::sample_slot(unsafe { *tag_ptr }) {
+                self.holders.insert(sample, (self.slot_owner, slot));
+            }
         }
         if let Some((root, depth)) = self.current_owned {
             // An owned array's first elements are owned too (a thread's `ThreadLocalMap`
@@ -866,6 +878,7 @@ pub fn walk(
         unconfirmed: Vec::new(),
         last_gc: 0,
         seen_slots: state.seen_slots,
+        holders: state.holders,
     })
 }
 
@@ -965,6 +978,34 @@ mod tests {
             "the walk lists the samples it reaches"
         );
         assert_eq!(s.visited, 3);
+    }
+
+    /// A sampled object met as a field's referee or an array's element is recorded with what
+    /// held it: the referrer's class and the walk's slot in it; plain objects are not.
+    #[test]
+    fn the_walk_records_what_holds_each_sample() {
+        let object_array = [false, false, false, false, true];
+        let mut s = state(&object_array);
+        let t = tags::class_tag;
+        let tracker = s.facts.tracker.unwrap();
+        let (a, b) = (
+            tracker.track(3, 1, 1, 1.0, 24, 0).unwrap(),
+            tracker.track(3, 1, 1, 1.0, 24, 0).unwrap(),
+        );
+        let (mut a_tag, mut b_tag, mut plain, mut referrer) =
+            (tags::sample_tag(a), tags::sample_tag(b), 0i64, 0i64);
+        let r = &mut referrer as *mut i64;
+        // A Person (2) holds sample a in its field 7 and a plain String.
+        s.on_reference(CLASS, 0, &NO_FRAME, t(99), t(2), 500, &mut plain, r, -1);
+        s.on_reference(FIELD, 7, &NO_FRAME, t(3), t(2), 24, &mut a_tag, r, -1);
+        s.on_reference(FIELD, 8, &NO_FRAME, t(3), t(2), 24, &mut plain, r, -1);
+        // A String[] (4) holds sample b.
+        s.on_reference(CLASS, 0, &NO_FRAME, t(99), t(4), 500, &mut plain, r, -1);
+        s.on_reference(ELEMENT, 0, &NO_FRAME, t(3), t(4), 24, &mut b_tag, r, -1);
+        s.flush_visit();
+        assert_eq!(s.holders.len(), 2);
+        assert_eq!(s.holders[&a], (2, 7));
+        assert_eq!(s.holders[&b], (4, ELEMENTS));
     }
 
     #[test]

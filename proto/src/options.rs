@@ -134,6 +134,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "most time, percent of one core on average, for searching paths from GC roots to live samples, which name leak holders (off)",
     ),
     (
+        "lifetimes",
+        "on",
+        "record where sampled objects are born, how long they live and what last held them (off: no allocation sites unless classifiers has site)",
+    ),
+    (
         "oom_wait",
         "5s",
         "longest the thread that runs out of Java heap waits while memcity takes the last snapshot and names the holder (off)",
@@ -277,6 +282,8 @@ pub struct Options {
     /// `PathTree`); `None`: no search.
     pub paths: Option<f64>,
     pub site_frames: usize,
+    /// Record each sample's site, birth, death and last holder (`memcity.proto` `Lifetimes`).
+    pub lifetimes: bool,
     /// Longest an OutOfMemoryError waits for the agent's last snapshot; `None`: none is taken.
     pub oom_wait: Option<Duration>,
     /// Fraction of wall time (0.02 = 2 %).
@@ -314,6 +321,7 @@ impl Default for Options {
             gc_counts: Some(DEFAULT_GC_COUNTS),
             paths: Some(DEFAULT_PATHS_PERCENT / 100.0),
             site_frames: DEFAULT_SITE_FRAMES,
+            lifetimes: true,
             oom_wait: Some(DEFAULT_OOM_WAIT),
             budget: DEFAULT_BUDGET_PERCENT / 100.0,
             min_interval: DEFAULT_MIN_INTERVAL,
@@ -473,6 +481,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             }
             "insecure" => options.insecure = parse_switch(value).map_err(bad)?,
             "paths" => options.paths = parse_share_or_off(value).map_err(bad)?,
+            "lifetimes" => options.lifetimes = parse_switch(value).map_err(bad)?,
             "tls_cert" => tls_cert = Some(non_empty_path(value).map_err(bad)?),
             "tls_key" => tls_key = Some(non_empty_path(value).map_err(bad)?),
             "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),

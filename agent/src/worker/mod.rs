@@ -31,6 +31,7 @@ use crate::canary::Canaries;
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{GcCount, GcCounts};
+use crate::lifetimes::Lifetimes;
 use crate::jvmti::{weak, CanaryHeap};
 use crate::log::{debug, info, warning};
 use crate::names;
@@ -118,6 +119,8 @@ struct Worker {
     waiting_count: Option<GcCount>,
     /// Names of the walk's field numbers, per class.
     fields: FieldNames,
+    /// The samples' lifetimes since the last snapshot (`lifetimes` option; needs samples).
+    lifetimes: Option<Lifetimes>,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
@@ -200,6 +203,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_refresh: now,
         cost_check: (0, now),
         fields: FieldNames::default(),
+        lifetimes: (agent.options.lifetimes && agent.sampler.is_some())
+            .then(Lifetimes::default),
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -422,10 +427,13 @@ impl Worker {
         self.agent.sampler.as_ref()
     }
 
-    /// Samples record their site only while the chain has a site level (see `Sampler`).
+    /// Samples record their site while the chain has a site level or lifetimes are kept (a
+    /// lifetime's allocation context is its site; see `Sampler`).
     fn sync_site_recording(&self) {
         if let Some(sampler) = self.sampler() {
-            sampler.record_sites(self.chain.contains(&Classifier::Site));
+            sampler.record_sites(
+                self.chain.contains(&Classifier::Site) || self.lifetimes.is_some(),
+            );
         }
     }
 
@@ -446,15 +454,13 @@ impl Worker {
             // Canaries first (see `Canaries::poll`).
             let confirmed = self.canaries.poll(&mut CanaryHeap(jni));
             self.estimator.set_confirmed(confirmed);
-            // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live
-            // until it hands them back with `take_released`.
-            sampler
-                .tracker
-                .poll_deaths(|reference| unsafe { weak::cleared(jni, reference) });
+            self.poll_deaths(sampler);
         }
-        let counts = self
-            .estimator
-            .estimate(&sampler.tracker, self.classes.names.len());
+        let counts = self.estimator.estimate(
+            &sampler.tracker,
+            self.classes.names.len(),
+            self.lifetimes.as_mut(),
+        );
         for reference in sampler.tracker.take_released() {
             // SAFETY: as above; the tracker no longer holds it.
             unsafe { weak::delete(jni, reference) };
@@ -462,12 +468,34 @@ impl Worker {
         counts
     }
 
-    /// GCs have finished: ages the canaries that tell when the old generation was marked (only
-    /// estimates need them).
+    /// Asks the samples' weak references which objects the GCs freed and marks them dead; with
+    /// lifetimes kept, books each death dated by the newest GC (so polled right after every GC,
+    /// a death's GC is the one that freed it).
+    fn poll_deaths(&mut self, sampler: &Sampler) {
+        let jni = self.jni;
+        let died = sampler.tracker.last_gc_moment();
+        let mut lifetimes = self.lifetimes.as_mut();
+        // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
+        // it hands them back with `take_released`.
+        sampler.tracker.poll_deaths(
+            |reference| unsafe { weak::cleared(jni, reference) },
+            |sample| {
+                if let Some(l) = lifetimes.as_deref_mut() {
+                    l.died(sample, died);
+                }
+            },
+        );
+    }
+
+    /// GCs have finished: books the deaths they caused (for lifetimes) and ages the canaries
+    /// that tell when the old generation was marked (only estimates need them).
     fn after_gcs(&mut self, gcs: u64) {
         let Some(sampler) = self.sampler() else {
             return;
         };
+        if self.lifetimes.is_some() {
+            self.poll_deaths(sampler);
+        }
         self.heap_after_gc = self.read_heap();
         if let Some((used, max)) = self.heap_after_gc {
             if !self.quieted && crate::oom::filling(used, max) {
@@ -762,6 +790,10 @@ impl Worker {
             for &slot in &result.seen_slots {
                 t.mark_seen(slot, generation);
             }
+            let ms = t.ms();
+            for (&slot, &(class, walk_slot)) in &result.holders {
+                t.set_holder(slot, class, walk_slot, ms);
+            }
         }
         if result.objects.len() > result.first_new_class as usize {
             // Keep the ids the walk handed out, then name their classes (their mirrors are counted
@@ -964,7 +996,7 @@ impl Worker {
                 max_bytes,
             }),
             out_of_memory: self.out_of_memory.take(),
-            lifetimes: None,
+            lifetimes: self.lifetimes_proto(),
         };
         if let Some(table) = self.strings.take_new() {
             self.agent.publish(StreamMessage {

@@ -102,7 +102,7 @@ impl Worker {
     }
 
     /// A slot's name: a field, `[]` for elements; statics as `Class.FIELD` elsewhere.
-    fn slot_name(&self, from: u32, slot: u32) -> String {
+    pub(super) fn slot_name(&self, from: u32, slot: u32) -> String {
         if slot == walk::ELEMENTS {
             "[]".to_string()
         } else {
@@ -369,5 +369,90 @@ impl Worker {
         while let Some(name) = sampler.thread_name(self.thread_names.len() as u32) {
             self.thread_names.push(name);
         }
+    }
+}
+
+impl Worker {
+    /// The lifetimes gathered since the last snapshot, named (`None` when none are kept).
+    pub(super) fn lifetimes_proto(&mut self) -> Option<memcity_proto::v1::Lifetimes> {
+        use memcity_proto::v1::{Death, Lifetimes, Moment, Survivors};
+        let taken = self.lifetimes.as_mut()?.take();
+        let allocated_bytes = self.sampler().map_or(0, |s| s.tracker.allocated());
+        let fields: Vec<Option<String>> = taken
+            .deaths
+            .iter()
+            .map(|d| d.sample.holder.map(|(class, slot)| self.slot_name(class, slot)))
+            .collect();
+        let names = Names {
+            classes: &self.classes.names,
+            sites: &self.site_names,
+            threads: &self.thread_names,
+            memcity: &self.memcity_of,
+        };
+        let strings = &mut self.strings;
+        // Id 0 stays "unknown": a sample with no site or thread recorded.
+        let mut site = |id: u32| match id {
+            crate::sampling::NO_SITE => 0,
+            id => strings.intern(names.site(id)),
+        };
+        let sites: Vec<u32> = taken
+            .deaths
+            .iter()
+            .map(|d| d.sample.site)
+            .chain(taken.survivors.iter().map(|((_, s), _)| *s))
+            .map(&mut site)
+            .collect();
+        let moment = |m: crate::tracker::Moment| Moment {
+            time_ms: u64::from(m.ms),
+            gc: u64::from(m.gcs),
+            allocated_bytes: m.allocated,
+        };
+        let (death_sites, survivor_sites) = sites.split_at(taken.deaths.len());
+        let deaths = taken
+            .deaths
+            .iter()
+            .zip(death_sites)
+            .zip(&fields)
+            .map(|((d, &site), field)| {
+                let s = &d.sample;
+                let (holder_type, holder_field) = match (s.holder, field) {
+                    (Some((class, _)), Some(field)) => {
+                        (strings.intern(names.class(class)), strings.intern(field))
+                    }
+                    _ => (0, 0),
+                };
+                Death {
+                    r#type: strings.intern(names.class(s.class)),
+                    site,
+                    thread: match s.thread {
+                        0 => 0,
+                        t => strings.intern(names.thread(t)),
+                    },
+                    weight: s.weight,
+                    size: s.size,
+                    born: Some(moment(s.birth)),
+                    died: Some(moment(d.died)),
+                    holder_type,
+                    holder_field,
+                    seen_ms: u64::from(s.seen_ms),
+                }
+            })
+            .collect();
+        let alive = taken
+            .survivors
+            .iter()
+            .zip(survivor_sites)
+            .map(|(((class, _), ages), &site)| Survivors {
+                r#type: strings.intern(names.class(*class)),
+                site,
+                by_gc_age: ages.to_vec(),
+            })
+            .collect();
+        Some(Lifetimes {
+            deaths,
+            deaths_booked: taken.booked,
+            alive,
+            allocated_bytes,
+        })
     }
 }

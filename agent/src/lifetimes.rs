@@ -1,0 +1,200 @@
+//! Lifetimes of the tracked samples (`memcity.proto` `Lifetimes`): what each sampled object's
+//! birth, death and last holder were, gathered from what the tracker already knows, with no
+//! work on the application's threads beyond the clocks a sample records at birth.
+//!
+//! A death is seen when the estimate's sweep finds a sample's weak reference cleared; it is
+//! dated by the newest GC then (the tracker's [`Moment`] of that GC). Between two snapshots the
+//! deaths are held here, at most [`MAX_DEATHS`] of them: past that an even choice is kept
+//! (reservoir sampling), and their weights are scaled to stand for all, so the counts the
+//! viewer adds up stay unbiased and the memory stays bounded however fast the application
+//! allocates. The survivors are the other half of a survival curve: each sweep counts the
+//! live samples by allocation site, type and age in GCs.
+
+use std::collections::HashMap;
+
+use crate::tracker::{Moment, Sample};
+
+/// Deaths kept between two snapshots at most.
+pub const MAX_DEATHS: usize = 2_000;
+/// Age buckets in GCs survived: 0, 1, 2-3, 4-7, 8-15, 16-31, 32 or more.
+pub const AGE_BUCKETS: usize = 7;
+
+/// A sample that died, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Death {
+    pub sample: Sample,
+    pub died: Moment,
+}
+
+/// What the next snapshot carries.
+#[derive(Debug, Default)]
+pub struct Taken {
+    /// Kept deaths, weights already scaled to stand for every booked one.
+    pub deaths: Vec<Death>,
+    pub booked: u64,
+    /// `(class, site)` -> live weight by age bucket.
+    pub survivors: Vec<((u32, u32), [f64; AGE_BUCKETS])>,
+}
+
+#[derive(Debug)]
+pub struct Lifetimes {
+    deaths: Vec<Death>,
+    booked: u64,
+    survivors: HashMap<(u32, u32), [f64; AGE_BUCKETS]>,
+    /// xorshift64 state for the reservoir's choice.
+    random: u64,
+}
+
+impl Default for Lifetimes {
+    fn default() -> Self {
+        Self {
+            deaths: Vec::new(),
+            booked: 0,
+            survivors: HashMap::new(),
+            random: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+}
+
+/// The bucket of an age of `gcs` GCs survived.
+pub fn age_bucket(gcs: u32) -> usize {
+    match gcs {
+        0 => 0,
+        n => ((u32::BITS - n.leading_zeros()) as usize).min(AGE_BUCKETS - 1),
+    }
+}
+
+impl Lifetimes {
+    /// A sweep begins: the survivors are counted afresh.
+    pub fn begin_sweep(&mut self) {
+        self.survivors.clear();
+    }
+
+    /// `sample` died by the GC of `died`.
+    pub fn died(&mut self, sample: &Sample, died: Moment) {
+        self.booked += 1;
+        let death = Death {
+            sample: *sample,
+            died,
+        };
+        if self.deaths.len() < MAX_DEATHS {
+            self.deaths.push(death);
+            return;
+        }
+        // Algorithm R: the n-th death replaces a kept one with chance MAX_DEATHS / n.
+        let pick = self.next_random() % self.booked;
+        if let Some(kept) = self.deaths.get_mut(pick as usize) {
+            *kept = death;
+        }
+    }
+
+    /// `sample` is alive after `gcs` GCs have finished.
+    pub fn alive(&mut self, sample: &Sample, gcs: u32) {
+        let age = gcs.saturating_sub(sample.birth.gcs);
+        self.survivors
+            .entry((sample.class, sample.site))
+            .or_insert([0.0; AGE_BUCKETS])[age_bucket(age)] += sample.weight;
+    }
+
+    /// The deaths since the last call and the survivors of the last sweep.
+    pub fn take(&mut self) -> Taken {
+        let mut deaths = std::mem::take(&mut self.deaths);
+        let booked = std::mem::take(&mut self.booked);
+        if booked > deaths.len() as u64 {
+            let scale = booked as f64 / deaths.len() as f64;
+            for d in &mut deaths {
+                d.sample.weight *= scale;
+            }
+        }
+        let mut survivors: Vec<_> = self.survivors.iter().map(|(k, v)| (*k, *v)).collect();
+        survivors.sort_unstable_by_key(|(k, _)| *k);
+        Taken {
+            deaths,
+            booked,
+            survivors,
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        let mut x = self.random;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.random = x;
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(class: u32, weight: f64, born_gcs: u32) -> Sample {
+        Sample {
+            class,
+            site: 1,
+            thread: 1,
+            weight,
+            size: 16,
+            born: 2,
+            seen: 0,
+            birth: Moment {
+                ms: 0,
+                gcs: born_gcs,
+                allocated: 0,
+            },
+            holder: None,
+            seen_ms: 0,
+        }
+    }
+
+    #[test]
+    fn ages_fall_in_powers_of_two() {
+        let buckets: Vec<usize> = [0, 1, 2, 3, 4, 7, 8, 16, 31, 32, 1000]
+            .iter()
+            .map(|&a| age_bucket(a))
+            .collect();
+        assert_eq!(buckets, [0, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6]);
+    }
+
+    /// Past the cap an even choice is kept, standing for all: the total weight is the booked
+    /// deaths', and each class keeps about its share.
+    #[test]
+    fn deaths_past_the_cap_are_a_fair_choice_that_stands_for_all() {
+        let mut l = Lifetimes::default();
+        let died = Moment::default();
+        for i in 0..10 * MAX_DEATHS {
+            // A quarter are class 1, the rest class 2.
+            l.died(&sample(1 + u32::from(i % 4 != 0), 10.0, 0), died);
+        }
+        let taken = l.take();
+        assert_eq!(taken.booked, 10 * MAX_DEATHS as u64);
+        assert_eq!(taken.deaths.len(), MAX_DEATHS);
+        let total: f64 = taken.deaths.iter().map(|d| d.sample.weight).sum();
+        assert!((total - 10.0 * 10.0 * MAX_DEATHS as f64).abs() < 1e-6 * total);
+        let ones = taken.deaths.iter().filter(|d| d.sample.class == 1).count() as f64;
+        let share = ones / MAX_DEATHS as f64;
+        assert!((0.2..0.3).contains(&share), "class 1 kept {share}, not about 0.25");
+        // Taken: the next snapshot starts from nothing.
+        assert_eq!(l.take().booked, 0);
+    }
+
+    #[test]
+    fn survivors_are_counted_afresh_by_age_at_each_sweep() {
+        let mut l = Lifetimes::default();
+        l.begin_sweep();
+        l.alive(&sample(1, 5.0, 0), 3);
+        l.alive(&sample(1, 5.0, 3), 3);
+        l.alive(&sample(2, 1.0, 1), 3);
+        let taken = l.take();
+        assert_eq!(
+            taken.survivors,
+            [
+                ((1, 1), [5.0, 0.0, 5.0, 0.0, 0.0, 0.0, 0.0]),
+                ((2, 1), [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+            ]
+        );
+        l.begin_sweep();
+        assert!(l.take().survivors.is_empty());
+    }
+}
