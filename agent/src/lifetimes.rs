@@ -174,7 +174,10 @@ mod tests {
         assert!((total - 10.0 * 10.0 * MAX_DEATHS as f64).abs() < 1e-6 * total);
         let ones = taken.deaths.iter().filter(|d| d.sample.class == 1).count() as f64;
         let share = ones / MAX_DEATHS as f64;
-        assert!((0.2..0.3).contains(&share), "class 1 kept {share}, not about 0.25");
+        assert!(
+            (0.2..0.3).contains(&share),
+            "class 1 kept {share}, not about 0.25"
+        );
         // Taken: the next snapshot starts from nothing.
         assert_eq!(l.take().booked, 0);
     }

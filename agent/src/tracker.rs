@@ -386,8 +386,10 @@ impl Tracker {
     /// `class` holding this sample. Class 0 (not yet known) records nothing.
     pub fn set_holder(&self, id: SlotId, class: u32, walk_slot: u32, ms: u32) {
         if let (Some(slot), true) = (self.slot(id), class != 0) {
-            slot.holder
-                .store(u64::from(class) << 32 | u64::from(walk_slot), Ordering::Relaxed);
+            slot.holder.store(
+                u64::from(class) << 32 | u64::from(walk_slot),
+                Ordering::Relaxed,
+            );
             slot.seen_ms.store(ms, Ordering::Relaxed);
         }
     }
@@ -569,7 +571,10 @@ mod tests {
         let born = t.get(a).unwrap();
         assert_eq!((born.birth.gcs, born.birth.allocated), (0, 240));
         assert_eq!(born.holder, None);
-        assert!(t.track(7, 5, 3, 10.0, 100, 0).is_none(), "the table is full");
+        assert!(
+            t.track(7, 5, 3, 10.0, 100, 0).is_none(),
+            "the table is full"
+        );
         assert_eq!(t.allocated(), 1240);
         t.gc_finished();
         let gc = t.last_gc_moment();
@@ -580,7 +585,11 @@ mod tests {
         assert_eq!(seen.seen_ms, 77);
         assert_eq!(seen.birth, born.birth, "birth does not move");
         t.set_holder(a, 0, 1, 78);
-        assert_eq!(t.get(a).unwrap().seen_ms, 77, "an unknown class records nothing");
+        assert_eq!(
+            t.get(a).unwrap().seen_ms,
+            77,
+            "an unknown class records nothing"
+        );
     }
 
     #[test]
@@ -628,7 +637,10 @@ mod tests {
         );
         // Only live, not yet dead samples are asked; a second poll books nothing twice.
         let mut told = Vec::new();
-        assert_eq!(t.poll_deaths(|weak| weak == 0xa0, |s| told.push(s.class)), 1);
+        assert_eq!(
+            t.poll_deaths(|weak| weak == 0xa0, |s| told.push(s.class)),
+            1
+        );
         assert_eq!(t.poll_deaths(|_| true, |s| told.push(s.class)), 0);
         assert_eq!(told, [1], "each death is told once");
         let mut dead = Vec::new();

@@ -31,8 +31,8 @@ use crate::canary::Canaries;
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{GcCount, GcCounts};
-use crate::lifetimes::Lifetimes;
 use crate::jvmti::{weak, CanaryHeap};
+use crate::lifetimes::Lifetimes;
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::oom::HeapGauge;
@@ -203,8 +203,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         last_refresh: now,
         cost_check: (0, now),
         fields: FieldNames::default(),
-        lifetimes: (agent.options.lifetimes && agent.sampler.is_some())
-            .then(Lifetimes::default),
+        lifetimes: (agent.options.lifetimes && agent.sampler.is_some()).then(Lifetimes::default),
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -431,9 +430,8 @@ impl Worker {
     /// lifetime's allocation context is its site; see `Sampler`).
     fn sync_site_recording(&self) {
         if let Some(sampler) = self.sampler() {
-            sampler.record_sites(
-                self.chain.contains(&Classifier::Site) || self.lifetimes.is_some(),
-            );
+            sampler
+                .record_sites(self.chain.contains(&Classifier::Site) || self.lifetimes.is_some());
         }
     }
 

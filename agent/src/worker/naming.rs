@@ -381,7 +381,11 @@ impl Worker {
         let fields: Vec<Option<String>> = taken
             .deaths
             .iter()
-            .map(|d| d.sample.holder.map(|(class, slot)| self.slot_name(class, slot)))
+            .map(|d| {
+                d.sample
+                    .holder
+                    .map(|(class, slot)| self.slot_name(class, slot))
+            })
             .collect();
         let names = Names {
             classes: &self.classes.names,

@@ -1,0 +1,217 @@
+//! Lifetimes end to end: a real JVM with the agent runs `Lifetimes` (one site whose objects die
+//! at once, one whose objects a cache holds for three collections, one whose objects live to
+//! the end), and the recording's `Lifetimes` messages are checked against what the app does:
+//! the ages in GCs, the death contexts (the cache's field, or died unseen) and the share that
+//! escapes the nursery.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use memcity_e2e::*;
+use memcity_proto::recording::RecordingReader;
+use memcity_proto::strings::StringResolver;
+use memcity_proto::v1::{stream_message::Kind, Death, Survivors};
+
+/// Every death and the last survivors of a recording, with names resolved.
+struct Lives {
+    /// `(type, site, holder "Class.field" or "", GCs survived, weight)`.
+    deaths: Vec<(String, String, String, u64, f64)>,
+    /// The last snapshot's survivors: `(type, by_gc_age)`.
+    survivors: Vec<(String, Vec<f64>)>,
+    /// `allocated_bytes` of each snapshot that carried lifetimes.
+    allocated: Vec<u64>,
+    booked: u64,
+}
+
+fn read(path: &Path) -> Lives {
+    let mut reader = RecordingReader::open(path).expect("open the recording");
+    let mut names = StringResolver::new();
+    let mut lives = Lives {
+        deaths: Vec::new(),
+        survivors: Vec::new(),
+        allocated: Vec::new(),
+        booked: 0,
+    };
+    let mut last_survivors: Vec<Survivors> = Vec::new();
+    while let Some(message) = reader.next_message().expect("read a frame") {
+        match message.kind {
+            Some(Kind::Strings(table)) => names.apply(&table).expect("string table"),
+            Some(Kind::Snapshot(snapshot)) => {
+                let Some(l) = snapshot.lifetimes else {
+                    continue;
+                };
+                lives.allocated.push(l.allocated_bytes);
+                lives.booked += l.deaths_booked;
+                for Death {
+                    r#type,
+                    site,
+                    weight,
+                    born,
+                    died,
+                    holder_type,
+                    holder_field,
+                    ..
+                } in l.deaths
+                {
+                    let (born, died) = (born.unwrap(), died.unwrap());
+                    assert!(died.gc > born.gc, "a death comes at a GC after the birth");
+                    assert!(died.allocated_bytes >= born.allocated_bytes);
+                    let holder = if holder_type == 0 {
+                        String::new()
+                    } else {
+                        format!(
+                            "{}.{}",
+                            names.resolve(holder_type),
+                            names.resolve(holder_field)
+                        )
+                    };
+                    lives.deaths.push((
+                        names.resolve(r#type).to_string(),
+                        names.resolve(site).to_string(),
+                        holder,
+                        died.gc - born.gc - 1,
+                        weight,
+                    ));
+                }
+                last_survivors = l.alive;
+            }
+            _ => {}
+        }
+    }
+    lives.survivors = last_survivors
+        .into_iter()
+        .map(|s| (names.resolve(s.r#type).to_string(), s.by_gc_age))
+        .collect();
+    lives
+}
+
+/// Deaths of one type: `(weight, the share of it that satisfies `pick`)`.
+fn share(
+    lives: &Lives,
+    type_name: &str,
+    pick: impl Fn(&(String, String, String, u64, f64)) -> bool,
+) -> (f64, f64) {
+    let of: Vec<_> = lives.deaths.iter().filter(|d| d.0 == type_name).collect();
+    let total: f64 = of.iter().map(|d| d.4).sum();
+    let picked: f64 = of.iter().filter(|d| pick(d)).map(|d| d.4).sum();
+    (total, if total > 0.0 { picked / total } else { 0.0 })
+}
+
+#[test]
+fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lifetimes.mcrec");
+    // A small young generation: a GC every few hundred ms. Walks often (a tenth of wall time
+    // on this small heap), so a cached object is seen by one while the cache holds it.
+    let mut app = AppSpec::new(&jdk, "Lifetimes", 12.0)
+        .flags(&["-Xmx256m", "-Xmn16m", "-XX:+UseG1GC"])
+        .agent(format!(
+            "port=0,record={},sampling=16k,sampling_cost=off,budget=10%,min_interval=250ms",
+            file.display()
+        ))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+    assert!(status.success(), "stderr: {}", app.stderr());
+    eprintln!("{stdout:?}");
+    let lives = read(&file);
+    eprintln!(
+        "{} deaths kept of {} booked; {} survivor groups at the end",
+        lives.deaths.len(),
+        lives.booked,
+        lives.survivors.len()
+    );
+    assert!(
+        lives.allocated.windows(2).all(|w| w[0] <= w[1]) && lives.allocated.last() > Some(&0),
+        "the allocation clock only moves on: {:?}",
+        lives.allocated
+    );
+
+    // Ephemeral objects die at the first GC after their birth, and no walk sees them alive.
+    let ephemeral = "Lifetimes$Ephemeral";
+    let (weight, young) = share(&lives, ephemeral, |d| d.3 == 0);
+    eprintln!("{ephemeral}: {weight:.0} objects died, {young:.2} at their first GC");
+    assert!(weight > 0.0, "no {ephemeral} died");
+    assert!(
+        young > 0.9,
+        "{ephemeral}: only {young:.2} died at their first GC"
+    );
+    let (_, unseen) = share(&lives, ephemeral, |d| d.2.is_empty());
+    assert!(unseen > 0.9, "{ephemeral}: only {unseen:.2} died unseen");
+    let (_, site) = share(&lives, ephemeral, |d| d.1.contains("Lifetimes.ephemeral("));
+    assert!(
+        site > 0.9,
+        "{ephemeral}: its site is Lifetimes.ephemeral for only {site:.2}"
+    );
+
+    // Cached objects live through collections (the cache keeps them for three of the app's
+    // count) and die held by the cache's entry, as the walks saw them.
+    let cached = "Lifetimes$Cached";
+    let (weight, escaped) = share(&lives, cached, |d| d.3 >= 1);
+    eprintln!("{cached}: {weight:.0} objects died, {escaped:.2} after surviving a GC");
+    assert!(weight > 0.0, "no {cached} died");
+    assert!(
+        escaped > 0.9,
+        "{cached}: only {escaped:.2} escaped the nursery"
+    );
+    // The app lets go after three of its GCs: each survived two or three (more when the agent
+    // counts a pause the app's MXBeans do not, such as G1's remark).
+    let (_, few) = share(&lives, cached, |d| (2..=5).contains(&d.3));
+    assert!(few > 0.8, "{cached}: only {few:.2} survived 2-5 GCs");
+    let (_, held) = share(&lives, cached, |d| d.2 == "Lifetimes$Cache$Entry.value");
+    eprintln!("{cached}: {held:.2} last seen in Cache.Entry.value");
+    assert!(
+        held > 0.5,
+        "{cached}: only {held:.2} were seen held by the cache"
+    );
+    let (_, site) = share(&lives, cached, |d| d.1.contains("Lifetimes.cached("));
+    assert!(
+        site > 0.9,
+        "{cached}: its site is Lifetimes.cached for only {site:.2}"
+    );
+
+    // Forever objects never die; at the end the survivors hold about as many as the app made,
+    // the oldest of them through about every GC of the run.
+    let done = |key: &str| -> f64 {
+        stdout
+            .iter()
+            .find_map(|l| l.strip_prefix("DONE "))
+            .and_then(|l| l.split(' ').find_map(|kv| kv.strip_prefix(key)))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in the DONE line: {stdout:?}"))
+    };
+    let (made, gcs) = (done("forever="), done("gcs="));
+    assert!(
+        gcs >= 6.0,
+        "the app saw only {gcs} GCs: the test needs young GCs"
+    );
+    let forever = "Lifetimes$Forever";
+    let (weight, _) = share(&lives, forever, |_| true);
+    assert_eq!(weight, 0.0, "{forever} objects died");
+    let ages: Vec<&Vec<f64>> = lives
+        .survivors
+        .iter()
+        .filter(|(t, _)| t == forever)
+        .map(|(_, a)| a)
+        .collect();
+    assert_eq!(ages.len(), 1, "{forever} comes from one site: {ages:?}");
+    let alive: f64 = ages[0].iter().sum();
+    assert!(
+        (alive / made - 1.0).abs() < 0.3,
+        "{forever}: {alive:.0} alive by the samples, {made} made"
+    );
+    // The bucket of GCs survived by the first ones: at least the app's count less one.
+    let oldest = ages[0].iter().rposition(|&w| w > 0.0).unwrap();
+    let expected = match (gcs as u32).saturating_sub(1) {
+        0 => 0,
+        n => (u32::BITS - n.leading_zeros()) as usize,
+    }
+    .min(6);
+    assert!(
+        oldest >= expected,
+        "{forever}: the oldest survived GCs of bucket {oldest}, expected {expected} or more ({gcs} GCs): {:?}",
+        ages[0]
+    );
+}
