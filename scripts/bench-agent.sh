@@ -3,7 +3,9 @@
 # several runs and the machine, and asserts nothing). Results go to BENCHMARKS.md by hand.
 #
 # 1. Throughput of an allocation-heavy app (AllocBench) without the agent, with the agent at its
-#    defaults, and with sampling=0 (every allocation sampled; a debugging mode).
+#    defaults, with its defaults but lifetimes=off (what keeping lifetimes adds: every sample's
+#    allocation site and clocks), and with sampling=0 (every allocation sampled; a debugging
+#    mode).
 # 2. Stopped time per snapshot on quiet heaps of about 1 M and 5 M live objects (BigHeap), from
 #    -Xlog:safepoint ("HeapWalkOperation"), beside `jcmd GC.class_histogram` on the same heap
 #    ("GC_HeapInspection"; with and without the full GC it starts with).
@@ -62,13 +64,14 @@ sections=${SECTIONS:-throughput walks heaps counts}
 if [[ " $sections " == *" throughput "* ]]; then
 echo "== throughput: AllocBench, $runs runs of ${seconds} s (+3 s warm-up), -Xmx1g G1, ops/s"
 declare -A results
-configs="none defaults budget1 sampling0"
+configs="none defaults nolifetimes budget1 sampling0"
 for run in $(seq "$runs"); do
   # Configurations interleave within a run, so drift in the machine's load spreads over all.
   for config in $configs; do
     case $config in
       none) flags=() ;;
       defaults) flags=("-agentpath:$agent=port=0,log=warn") ;;
+      nolifetimes) flags=("-agentpath:$agent=port=0,log=warn,lifetimes=off") ;;
       budget1) flags=("-agentpath:$agent=port=0,log=warn,budget=1%") ;;
       sampling0) flags=("-agentpath:$agent=port=0,log=warn,sampling=0") ;;
     esac

@@ -318,6 +318,8 @@ pub struct Found {
     /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
     /// live until the GC clears its weak reference).
     pub missed: Vec<(u32, u64)>,
+    /// What held each target found below an object: `(tracker slot, class, field in `fields`)`.
+    pub holders: Vec<(u32, u32, u32)>,
 }
 
 /// The merged tree, built as targets are found.
@@ -496,6 +498,9 @@ struct Frame {
 
 /// A live sample looked for.
 struct Target {
+    slot: u32,
+    /// What holds it on the path it was found by: `(class, field)`; `None` for a root.
+    holder: Option<(u32, u32)>,
     weak: jobject,
     class: u32,
     weight: f64,
@@ -574,6 +579,8 @@ pub struct Search {
 /// A live sample offered as a target: its weak reference (the tracker's; the search makes its
 /// own), class and weight.
 pub struct Sample {
+    /// Its tracker slot, for the holder it is found in (`Found::holders`).
+    pub slot: u32,
     pub weak: usize,
     pub class: u32,
     pub weight: f64,
@@ -1104,6 +1111,8 @@ impl Search {
             }
             let index = search.targets.len() as u32;
             search.targets.push(Target {
+                slot: sample.slot,
+                holder: None,
                 weak,
                 class: sample.class,
                 weight: sample.weight * scale,
@@ -1699,8 +1708,10 @@ impl Search {
                 self.merge.node(parent, identity, class, field)
             }
         };
+        let holder = self.stack.last().map(|top| (top.class, field));
         let t = &mut self.targets[target as usize];
         t.found = true;
+        t.holder = holder;
         t.root = self.current_root;
         t.depth = self.stack.len() as u32;
         t.node = node;
@@ -1737,6 +1748,11 @@ impl Search {
             }
         }
         let mut missed: IntMap<u32, u64> = IntMap::default();
+        let holders = self
+            .targets
+            .iter()
+            .filter_map(|t| t.holder.map(|(class, field)| (t.slot, class, field)))
+            .collect();
         for target in &self.targets {
             if !target.found {
                 *missed.entry(target.class).or_default() += 1;
@@ -1798,6 +1814,7 @@ impl Search {
             roots: self.roots.into_iter().map(|(root, _)| root).collect(),
             threads: self.threads,
             fields: self.fields,
+            holders,
             started: Some(self.started),
             finished: Some(Instant::now()),
             targets: self.targets.len() as u64,

@@ -64,10 +64,10 @@ pub struct Sample {
     pub seen: u32,
     /// When it was allocated, by the tracker's clocks (see [`Moment`]).
     pub birth: Moment,
-    /// What the last walk that found it alive saw holding it: `(class, walk slot)`, the walk's
-    /// field number (`walk::ELEMENTS`, `walk::STATIC | index`) in that class.
+    /// What a walk or a path search last saw holding it: `(class, field)`, the field's name as
+    /// the worker's string id (`[]` for an array's element).
     pub holder: Option<(u32, u32)>,
-    /// When that walk ran, milliseconds since the tracker started.
+    /// When it was seen so, milliseconds since the tracker started.
     pub seen_ms: u32,
 }
 
@@ -105,8 +105,8 @@ struct Slot {
     born_ms: AtomicU32,
     born_gcs: AtomicU32,
     born_allocated: AtomicU64,
-    /// `class << 32 | walk slot` of the last holder a walk saw (0: none), in one word so a
-    /// reader never pairs one walk's class with another's field.
+    /// `class << 32 | field name id` of the last holder seen (0: none), in one word so a reader
+    /// never pairs one sighting's class with another's field.
     holder: AtomicU64,
     seen_ms: AtomicU32,
 }
@@ -301,14 +301,14 @@ impl Tracker {
         });
     }
 
-    /// Visits each live sample with its weak reference: `f(sample, weak)`. Worker thread only
+    /// Visits each live sample with its weak reference: `f(id, sample, weak)`. Worker thread only
     /// (only the worker frees slots and deletes their references, so `weak` stays valid until
     /// the worker's next sweep).
-    pub fn for_each_live(&self, mut f: impl FnMut(&Sample, usize)) {
+    pub fn for_each_live(&self, mut f: impl FnMut(SlotId, &Sample, usize)) {
         self.for_live(|id, slot, _| {
             let weak = slot.weak.load(Ordering::Relaxed);
             if let (false, Some(sample)) = (weak == 0, self.get(id)) {
-                f(&sample, weak);
+                f(id, &sample, weak);
             }
         });
     }
@@ -382,14 +382,13 @@ impl Tracker {
         }
     }
 
-    /// A walk, `ms` after the tracker started, saw slot `walk_slot` of an object of class
-    /// `class` holding this sample. Class 0 (not yet known) records nothing.
-    pub fn set_holder(&self, id: SlotId, class: u32, walk_slot: u32, ms: u32) {
+    /// A walk or a path search, `ms` after the tracker started, saw field `field` (a string id)
+    /// of an object of class `class` holding this sample. Class 0 (not yet known) records
+    /// nothing.
+    pub fn set_holder(&self, id: SlotId, class: u32, field: u32, ms: u32) {
         if let (Some(slot), true) = (self.slot(id), class != 0) {
-            slot.holder.store(
-                u64::from(class) << 32 | u64::from(walk_slot),
-                Ordering::Relaxed,
-            );
+            slot.holder
+                .store(u64::from(class) << 32 | u64::from(field), Ordering::Relaxed);
             slot.seen_ms.store(ms, Ordering::Relaxed);
         }
     }
@@ -579,9 +578,9 @@ mod tests {
         t.gc_finished();
         let gc = t.last_gc_moment();
         assert_eq!((gc.gcs, gc.allocated), (1, 1240));
-        t.set_holder(a, 9, crate::walk::ELEMENTS, 77);
+        t.set_holder(a, 9, 4, 77);
         let seen = t.get(a).unwrap();
-        assert_eq!(seen.holder, Some((9, crate::walk::ELEMENTS)));
+        assert_eq!(seen.holder, Some((9, 4)));
         assert_eq!(seen.seen_ms, 77);
         assert_eq!(seen.birth, born.birth, "birth does not move");
         t.set_holder(a, 0, 1, 78);

@@ -98,17 +98,16 @@ fn share(
     (total, if total > 0.0 { picked / total } else { 0.0 })
 }
 
-#[test]
-fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
+/// Runs `Lifetimes` for 12 s with the agent's `options` (and a recording): its stdout and the
+/// recording's lifetimes. A small young generation: a GC every few hundred ms.
+fn run(options: &str) -> (Vec<String>, Lives) {
     let jdk = jdk17();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("lifetimes.mcrec");
-    // A small young generation: a GC every few hundred ms. Walks often (a tenth of wall time
-    // on this small heap), so a cached object is seen by one while the cache holds it.
     let mut app = AppSpec::new(&jdk, "Lifetimes", 12.0)
         .flags(&["-Xmx256m", "-Xmn16m", "-XX:+UseG1GC"])
         .agent(format!(
-            "port=0,record={},sampling=16k,sampling_cost=off,budget=10%,min_interval=250ms",
+            "port=0,record={},sampling=16k,sampling_cost=off,{options}",
             file.display()
         ))
         .spawn();
@@ -116,7 +115,14 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
     let (status, stdout) = app.wait_exit(Duration::from_secs(120));
     assert!(status.success(), "stderr: {}", app.stderr());
     eprintln!("{stdout:?}");
-    let lives = read(&file);
+    (stdout, read(&file))
+}
+
+/// Walks often (a tenth of wall time on this small heap), so a cached object is seen by one
+/// while the cache holds it.
+#[test]
+fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
+    let (stdout, lives) = run("budget=10%,min_interval=250ms");
     eprintln!(
         "{} deaths kept of {} booked; {} survivor groups at the end",
         lives.deaths.len(),
@@ -213,5 +219,28 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
         oldest >= expected,
         "{forever}: the oldest survived GCs of bucket {oldest}, expected {expected} or more ({gcs} GCs): {:?}",
         ages[0]
+    );
+}
+
+/// On a heap too large to walk (here: every walk refused by a 1 ms `max_pause`), the death
+/// context comes from the path searches, which find the samples' holders while the
+/// application runs.
+#[test]
+fn without_walks_the_path_search_names_what_held_the_dead() {
+    let (_, lives) = run("max_pause=1ms,paths=50%");
+    let cached = "Lifetimes$Cached";
+    let (weight, held) = share(&lives, cached, |d| d.2 == "Lifetimes$Cache$Entry.value");
+    eprintln!("{cached}: {weight:.0} died, {held:.2} last seen in Cache.Entry.value");
+    let (_, elsewhere) = share(&lives, cached, |d| {
+        !d.2.is_empty() && d.2 != "Lifetimes$Cache$Entry.value"
+    });
+    assert!(weight > 0.0, "no {cached} died");
+    assert!(
+        held > 0.3,
+        "{cached}: only {held:.2} were seen held by the cache"
+    );
+    assert!(
+        elsewhere < 0.01,
+        "{cached}: {elsewhere:.2} seen held elsewhere"
     );
 }

@@ -298,7 +298,7 @@ impl Worker {
         };
         let mut weights: HashMap<u32, (f64, f64)> = HashMap::new();
         let threads = &mut self.memcity_threads;
-        sampler.tracker.for_each_live(|sample, _| {
+        sampler.tracker.for_each_live(|_, sample, _| {
             let ours = *threads.entry(sample.thread).or_insert_with(|| {
                 sampler
                     .thread_name(sample.thread)

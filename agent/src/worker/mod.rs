@@ -788,10 +788,6 @@ impl Worker {
             for &slot in &result.seen_slots {
                 t.mark_seen(slot, generation);
             }
-            let ms = t.ms();
-            for (&slot, &(class, walk_slot)) in &result.holders {
-                t.set_holder(slot, class, walk_slot, ms);
-            }
         }
         if result.objects.len() > result.first_new_class as usize {
             // Keep the ids the walk handed out, then name their classes (their mirrors are counted
@@ -811,6 +807,8 @@ impl Worker {
         });
         let pause = result.pause;
         self.publish(trigger, &mut result, predicted, None);
+        // After publishing, which learned the names of the fields the walk met.
+        self.note_walk_holders(&result);
         Ok(SnapshotReply {
             seq,
             pause_ns: pause.as_nanos() as u64,

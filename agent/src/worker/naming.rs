@@ -373,20 +373,37 @@ impl Worker {
 }
 
 impl Worker {
+    /// Tells the samples a walk reached what held them (for their lifetimes' death context):
+    /// after the walk's snapshot, whose field edges named the fields.
+    pub(super) fn note_walk_holders(&mut self, result: &WalkResult) {
+        let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) else {
+            return;
+        };
+        let ms = sampler.tracker.ms();
+        for (&slot, &(class, walk_slot)) in &result.holders {
+            let field = self.strings.intern(&self.slot_name(class, walk_slot));
+            sampler.tracker.set_holder(slot, class, field, ms);
+        }
+    }
+
+    /// The same for the samples a path search found below an object.
+    pub(super) fn note_holders(&mut self, found: &paths::Found) {
+        let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) else {
+            return;
+        };
+        let ms = sampler.tracker.ms();
+        for &(slot, class, field) in &found.holders {
+            let name = found.fields.get(field as usize).map_or("?", String::as_str);
+            let field = self.strings.intern(name);
+            sampler.tracker.set_holder(slot, class, field, ms);
+        }
+    }
+
     /// The lifetimes gathered since the last snapshot, named (`None` when none are kept).
     pub(super) fn lifetimes_proto(&mut self) -> Option<memcity_proto::v1::Lifetimes> {
         use memcity_proto::v1::{Death, Lifetimes, Moment, Survivors};
         let taken = self.lifetimes.as_mut()?.take();
         let allocated_bytes = self.sampler().map_or(0, |s| s.tracker.allocated());
-        let fields: Vec<Option<String>> = taken
-            .deaths
-            .iter()
-            .map(|d| {
-                d.sample
-                    .holder
-                    .map(|(class, slot)| self.slot_name(class, slot))
-            })
-            .collect();
         let names = Names {
             classes: &self.classes.names,
             sites: &self.site_names,
@@ -416,14 +433,11 @@ impl Worker {
             .deaths
             .iter()
             .zip(death_sites)
-            .zip(&fields)
-            .map(|((d, &site), field)| {
+            .map(|(d, &site)| {
                 let s = &d.sample;
-                let (holder_type, holder_field) = match (s.holder, field) {
-                    (Some((class, _)), Some(field)) => {
-                        (strings.intern(names.class(class)), strings.intern(field))
-                    }
-                    _ => (0, 0),
+                let (holder_type, holder_field) = match s.holder {
+                    Some((class, field)) => (strings.intern(names.class(class)), field),
+                    None => (0, 0),
                 };
                 Death {
                     r#type: strings.intern(names.class(s.class)),

@@ -96,6 +96,7 @@ impl Worker {
                 debug!("path search: not reached: {}", missed.join(", "));
             }
             self.preferred_roots = found.top_roots.clone();
+            self.note_holders(&found);
             self.paths_found = Some(found);
             // Published with the next snapshot: an estimate soon, when estimates run.
             self.estimate_pending = true;
@@ -125,7 +126,7 @@ impl Worker {
         let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
         let from_gen = self.search_from_gen;
-        sampler.tracker.for_each_live(|sample, weak| {
+        sampler.tracker.for_each_live(|slot, sample, weak| {
             let memcity = *ours.entry(sample.thread).or_insert_with(|| {
                 sampler
                     .thread_name(sample.thread)
@@ -135,6 +136,7 @@ impl Worker {
                 return;
             }
             let target = paths::Sample {
+                slot,
                 weak,
                 class: sample.class,
                 weight: sample.weight,
@@ -254,6 +256,7 @@ impl Worker {
                 );
                 if keep {
                     self.preferred_roots = found.top_roots.clone();
+                    self.note_holders(&found);
                     self.paths_found = Some(found);
                 }
             }
