@@ -10,6 +10,7 @@
 mod aside;
 mod budget;
 mod canary;
+mod collectors;
 mod estimate;
 mod fields;
 mod gc_counts;

@@ -19,11 +19,12 @@ pub const MAX_DEATHS: usize = 2_000;
 /// Age buckets in GCs survived: 0, 1, 2-3, 4-7, 8-15, 16-31, 32 or more.
 pub const AGE_BUCKETS: usize = 7;
 
-/// A sample that died, and when.
+/// A sample that died, when, and by which collectors (a string id; 0: unknown).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Death {
     pub sample: Sample,
     pub died: Moment,
+    pub collectors: u32,
 }
 
 /// What the next snapshot carries.
@@ -70,12 +71,13 @@ impl Lifetimes {
         self.survivors.clear();
     }
 
-    /// `sample` died by the GC of `died`.
-    pub fn died(&mut self, sample: &Sample, died: Moment) {
+    /// `sample` died by the GC of `died`, one of `collectors`'.
+    pub fn died(&mut self, sample: &Sample, died: Moment, collectors: u32) {
         self.booked += 1;
         let death = Death {
             sample: *sample,
             died,
+            collectors,
         };
         if self.deaths.len() < MAX_DEATHS {
             self.deaths.push(death);
@@ -165,7 +167,7 @@ mod tests {
         let died = Moment::default();
         for i in 0..10 * MAX_DEATHS {
             // A quarter are class 1, the rest class 2.
-            l.died(&sample(1 + u32::from(i % 4 != 0), 10.0, 0), died);
+            l.died(&sample(1 + u32::from(i % 4 != 0), 10.0, 0), died, 0);
         }
         let taken = l.take();
         assert_eq!(taken.booked, 10 * MAX_DEATHS as u64);

@@ -13,10 +13,20 @@ use memcity_proto::recording::RecordingReader;
 use memcity_proto::strings::StringResolver;
 use memcity_proto::v1::{stream_message::Kind, Death, Survivors};
 
-/// Every death and the last survivors of a recording, with names resolved.
+/// One death, names resolved.
+struct Life {
+    type_name: String,
+    site: String,
+    /// `Class.field`, or empty when no walk or search saw it held.
+    holder: String,
+    survived_gcs: u64,
+    weight: f64,
+    collectors: String,
+}
+
+/// Every death and the last survivors of a recording.
 struct Lives {
-    /// `(type, site, holder "Class.field" or "", GCs survived, weight)`.
-    deaths: Vec<(String, String, String, u64, f64)>,
+    deaths: Vec<Life>,
     /// The last snapshot's survivors: `(type, by_gc_age)`.
     survivors: Vec<(String, Vec<f64>)>,
     /// `allocated_bytes` of each snapshot that carried lifetimes.
@@ -51,6 +61,7 @@ fn read(path: &Path) -> Lives {
                     died,
                     holder_type,
                     holder_field,
+                    collectors,
                     ..
                 } in l.deaths
                 {
@@ -66,13 +77,14 @@ fn read(path: &Path) -> Lives {
                             names.resolve(holder_field)
                         )
                     };
-                    lives.deaths.push((
-                        names.resolve(r#type).to_string(),
-                        names.resolve(site).to_string(),
+                    lives.deaths.push(Life {
+                        type_name: names.resolve(r#type).to_string(),
+                        site: names.resolve(site).to_string(),
                         holder,
-                        died.gc - born.gc - 1,
+                        survived_gcs: died.gc - born.gc - 1,
                         weight,
-                    ));
+                        collectors: names.resolve(collectors).to_string(),
+                    });
                 }
                 last_survivors = l.alive;
             }
@@ -87,14 +99,14 @@ fn read(path: &Path) -> Lives {
 }
 
 /// Deaths of one type: `(weight, the share of it that satisfies `pick`)`.
-fn share(
-    lives: &Lives,
-    type_name: &str,
-    pick: impl Fn(&(String, String, String, u64, f64)) -> bool,
-) -> (f64, f64) {
-    let of: Vec<_> = lives.deaths.iter().filter(|d| d.0 == type_name).collect();
-    let total: f64 = of.iter().map(|d| d.4).sum();
-    let picked: f64 = of.iter().filter(|d| pick(d)).map(|d| d.4).sum();
+fn share(lives: &Lives, type_name: &str, pick: impl Fn(&Life) -> bool) -> (f64, f64) {
+    let of: Vec<&Life> = lives
+        .deaths
+        .iter()
+        .filter(|d| d.type_name == type_name)
+        .collect();
+    let total: f64 = of.iter().map(|d| d.weight).sum();
+    let picked: f64 = of.iter().filter(|d| pick(d)).map(|d| d.weight).sum();
     (total, if total > 0.0 { picked / total } else { 0.0 })
 }
 
@@ -137,16 +149,26 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
 
     // Ephemeral objects die at the first GC after their birth, and no walk sees them alive.
     let ephemeral = "Lifetimes$Ephemeral";
-    let (weight, young) = share(&lives, ephemeral, |d| d.3 == 0);
+    let (weight, young) = share(&lives, ephemeral, |d| d.survived_gcs == 0);
     eprintln!("{ephemeral}: {weight:.0} objects died, {young:.2} at their first GC");
     assert!(weight > 0.0, "no {ephemeral} died");
     assert!(
         young > 0.9,
         "{ephemeral}: only {young:.2} died at their first GC"
     );
-    let (_, unseen) = share(&lives, ephemeral, |d| d.2.is_empty());
+    let (_, unseen) = share(&lives, ephemeral, |d| d.holder.is_empty());
     assert!(unseen > 0.9, "{ephemeral}: only {unseen:.2} died unseen");
-    let (_, site) = share(&lives, ephemeral, |d| d.1.contains("Lifetimes.ephemeral("));
+    let (_, site) = share(&lives, ephemeral, |d| {
+        d.site.contains("Lifetimes.ephemeral(")
+    });
+    // Freed by G1's young collections, as the JVM's beans name them.
+    let (_, young_gc) = share(&lives, ephemeral, |d| {
+        d.collectors.contains("G1 Young Generation")
+    });
+    assert!(
+        young_gc > 0.9,
+        "{ephemeral}: only {young_gc:.2} freed by a G1 young collection"
+    );
     assert!(
         site > 0.9,
         "{ephemeral}: its site is Lifetimes.ephemeral for only {site:.2}"
@@ -155,7 +177,7 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
     // Cached objects live through collections (the cache keeps them for three of the app's
     // count) and die held by the cache's entry, as the walks saw them.
     let cached = "Lifetimes$Cached";
-    let (weight, escaped) = share(&lives, cached, |d| d.3 >= 1);
+    let (weight, escaped) = share(&lives, cached, |d| d.survived_gcs >= 1);
     eprintln!("{cached}: {weight:.0} objects died, {escaped:.2} after surviving a GC");
     assert!(weight > 0.0, "no {cached} died");
     assert!(
@@ -164,15 +186,17 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
     );
     // The app lets go after three of its GCs: each survived two or three (more when the agent
     // counts a pause the app's MXBeans do not, such as G1's remark).
-    let (_, few) = share(&lives, cached, |d| (2..=5).contains(&d.3));
+    let (_, few) = share(&lives, cached, |d| (2..=5).contains(&d.survived_gcs));
     assert!(few > 0.8, "{cached}: only {few:.2} survived 2-5 GCs");
-    let (_, held) = share(&lives, cached, |d| d.2 == "Lifetimes$Cache$Entry.value");
+    let (_, held) = share(&lives, cached, |d| {
+        d.holder == "Lifetimes$Cache$Entry.value"
+    });
     eprintln!("{cached}: {held:.2} last seen in Cache.Entry.value");
     assert!(
         held > 0.5,
         "{cached}: only {held:.2} were seen held by the cache"
     );
-    let (_, site) = share(&lives, cached, |d| d.1.contains("Lifetimes.cached("));
+    let (_, site) = share(&lives, cached, |d| d.site.contains("Lifetimes.cached("));
     assert!(
         site > 0.9,
         "{cached}: its site is Lifetimes.cached for only {site:.2}"
@@ -229,10 +253,12 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
 fn without_walks_the_path_search_names_what_held_the_dead() {
     let (_, lives) = run("max_pause=1ms,paths=50%");
     let cached = "Lifetimes$Cached";
-    let (weight, held) = share(&lives, cached, |d| d.2 == "Lifetimes$Cache$Entry.value");
+    let (weight, held) = share(&lives, cached, |d| {
+        d.holder == "Lifetimes$Cache$Entry.value"
+    });
     eprintln!("{cached}: {weight:.0} died, {held:.2} last seen in Cache.Entry.value");
     let (_, elsewhere) = share(&lives, cached, |d| {
-        !d.2.is_empty() && d.2 != "Lifetimes$Cache$Entry.value"
+        !d.holder.is_empty() && d.holder != "Lifetimes$Cache$Entry.value"
     });
     assert!(weight > 0.0, "no {cached} died");
     // A search reaches the samples it looks for at its own pace (a share of a core, on the

@@ -28,6 +28,7 @@ use memcity_proto::v1::{
 use crate::aside::Aside;
 use crate::budget::Budget;
 use crate::canary::Canaries;
+use crate::collectors::Collectors;
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{GcCount, GcCounts};
@@ -121,6 +122,10 @@ struct Worker {
     fields: FieldNames,
     /// The samples' lifetimes since the last snapshot (`lifetimes` option; needs samples).
     lifetimes: Option<Lifetimes>,
+    /// The JVM's collectors, to say which reclaimed a lifetime's object (`None`: unknown).
+    collectors: Option<Collectors>,
+    /// The names of the collectors the last look found, as a string id (0: none yet).
+    last_collectors: u32,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
@@ -204,6 +209,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         cost_check: (0, now),
         fields: FieldNames::default(),
         lifetimes: (agent.options.lifetimes && agent.sampler.is_some()).then(Lifetimes::default),
+        collectors: None,
+        last_collectors: 0,
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -289,6 +296,16 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     // The start snapshot is the first anchor: at VM start the heap is small, so the walk is
     // short. Attached to a running JVM, the heap may be anything: walk only if it fits.
     worker.sync_site_recording();
+    if worker.lifetimes.is_some() {
+        // At the start, while the heap has room: the beans' list is made in Java.
+        // SAFETY: the worker's own JNIEnv.
+        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
+            match Collectors::new(&mut env) {
+                Ok(collectors) => worker.collectors = Some(collectors),
+                Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
+            }
+        }
+    }
     if agent.attached {
         let id = agent.next_class.fetch_add(1, Ordering::AcqRel);
         worker.classes.reserve(id as usize + 1);
@@ -472,6 +489,7 @@ impl Worker {
     fn poll_deaths(&mut self, sampler: &Sampler) {
         let jni = self.jni;
         let died = sampler.tracker.last_gc_moment();
+        let collectors = self.collectors_ran();
         let mut lifetimes = self.lifetimes.as_mut();
         // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
         // it hands them back with `take_released`.
@@ -479,10 +497,27 @@ impl Worker {
             |reference| unsafe { weak::cleared(jni, reference) },
             |sample| {
                 if let Some(l) = lifetimes.as_deref_mut() {
-                    l.died(sample, died);
+                    l.died(sample, died, collectors);
                 }
             },
         );
+    }
+
+    /// The collectors that ran since the last look, as a string id; the last look's when none
+    /// did (a concurrent collector may clear references after its cycle's last pause).
+    fn collectors_ran(&mut self) -> u32 {
+        let Some(collectors) = self.collectors.as_mut() else {
+            return 0;
+        };
+        // SAFETY: the worker's own JNIEnv.
+        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
+            return self.last_collectors;
+        };
+        let ran = collectors.ran(&mut env);
+        if !ran.is_empty() {
+            self.last_collectors = self.strings.intern(&ran);
+        }
+        self.last_collectors
     }
 
     /// GCs have finished: books the deaths they caused (for lifetimes) and ages the canaries

@@ -453,6 +453,7 @@ impl Worker {
                     holder_type,
                     holder_field,
                     seen_ms: u64::from(s.seen_ms),
+                    collectors: d.collectors,
                 }
             })
             .collect();
