@@ -4,7 +4,6 @@
 //! the ages in GCs, the death contexts (the cache's field, or died unseen) and the share that
 //! escapes the nursery.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
