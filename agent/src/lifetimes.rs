@@ -39,6 +39,9 @@ pub struct Taken {
 
 #[derive(Debug)]
 pub struct Lifetimes {
+    /// Only samples with a site are followed when sites are recorded for one sample in this
+    /// many; each then stands for this many (`follow_one_in`).
+    one_in: u32,
     deaths: Vec<Death>,
     booked: u64,
     survivors: HashMap<(u32, u32), [f64; AGE_BUCKETS]>,
@@ -49,6 +52,7 @@ pub struct Lifetimes {
 impl Default for Lifetimes {
     fn default() -> Self {
         Self {
+            one_in: 1,
             deaths: Vec::new(),
             booked: 0,
             survivors: HashMap::new(),
@@ -66,6 +70,22 @@ pub fn age_bucket(gcs: u32) -> usize {
 }
 
 impl Lifetimes {
+    /// Sites are recorded for one sample in `n` (`Sampler::record_sites`): follow those alone,
+    /// each standing for `n`. (A sample taken before a change keeps the weight it is booked
+    /// with; a change happens only when the classifier chain gains or loses its site level.)
+    pub fn follow_one_in(&mut self, n: u32) {
+        self.one_in = n.max(1);
+    }
+
+    /// Whether `sample` is followed, and the weight it stands for.
+    fn followed(&self, sample: &Sample) -> Option<f64> {
+        match self.one_in {
+            1 => Some(sample.weight),
+            n if sample.site != crate::sampling::NO_SITE => Some(sample.weight * f64::from(n)),
+            _ => None,
+        }
+    }
+
     /// A sweep begins: the survivors are counted afresh.
     pub fn begin_sweep(&mut self) {
         self.survivors.clear();
@@ -73,9 +93,12 @@ impl Lifetimes {
 
     /// `sample` died by the GC of `died`, one of `collectors`'.
     pub fn died(&mut self, sample: &Sample, died: Moment, collectors: u32) {
+        let Some(weight) = self.followed(sample) else {
+            return;
+        };
         self.booked += 1;
         let death = Death {
-            sample: *sample,
+            sample: Sample { weight, ..*sample },
             died,
             collectors,
         };
@@ -92,10 +115,13 @@ impl Lifetimes {
 
     /// `sample` is alive after `gcs` GCs have finished.
     pub fn alive(&mut self, sample: &Sample, gcs: u32) {
+        let Some(weight) = self.followed(sample) else {
+            return;
+        };
         let age = gcs.saturating_sub(sample.birth.gcs);
         self.survivors
             .entry((sample.class, sample.site))
-            .or_insert([0.0; AGE_BUCKETS])[age_bucket(age)] += sample.weight;
+            .or_insert([0.0; AGE_BUCKETS])[age_bucket(age)] += weight;
     }
 
     /// The deaths since the last call and the survivors of the last sweep.
@@ -182,6 +208,30 @@ mod tests {
         );
         // Taken: the next snapshot starts from nothing.
         assert_eq!(l.take().booked, 0);
+    }
+
+    /// With sites for one sample in four, only those are followed, each for four.
+    #[test]
+    fn sampled_sites_stand_for_the_samples_without() {
+        let mut l = Lifetimes::default();
+        l.follow_one_in(4);
+        let with_site = sample(1, 10.0, 0);
+        let without = Sample {
+            site: crate::sampling::NO_SITE,
+            ..with_site
+        };
+        l.died(&with_site, Moment::default(), 0);
+        l.died(&without, Moment::default(), 0);
+        l.begin_sweep();
+        l.alive(&with_site, 0);
+        l.alive(&without, 0);
+        let taken = l.take();
+        assert_eq!(taken.booked, 1);
+        assert_eq!(taken.deaths[0].sample.weight, 40.0);
+        assert_eq!(
+            taken.survivors,
+            [((1, 1), [40.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])]
+        );
     }
 
     #[test]

@@ -118,7 +118,7 @@ fn run(options: &str) -> (Vec<String>, Lives) {
     let mut app = AppSpec::new(&jdk, "Lifetimes", 12.0)
         .flags(&["-Xmx256m", "-Xmn16m", "-XX:+UseG1GC"])
         .agent(format!(
-            "port=0,record={},sampling=16k,sampling_cost=off,{options}",
+            "port=0,record={},sampling=4k,sampling_cost=off,{options}",
             file.display()
         ))
         .spawn();
@@ -261,10 +261,10 @@ fn without_walks_the_path_search_names_what_held_the_dead() {
     });
     assert!(weight > 0.0, "no {cached} died");
     // A search reaches the samples it looks for at its own pace (a share of a core, on the
-    // test's debug build): it sees a part of the cache's short-lived objects, never another
-    // holder.
+    // test's debug build): it sees a part of the cache's short-lived objects (10-20 % here;
+    // none without the search's holders, as walks never run), never another holder.
     assert!(
-        held > 0.1,
+        held > 0.03,
         "{cached}: only {held:.2} were seen held by the cache"
     );
     assert!(

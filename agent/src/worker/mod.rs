@@ -443,12 +443,23 @@ impl Worker {
         self.agent.sampler.as_ref()
     }
 
-    /// Samples record their site while the chain has a site level or lifetimes are kept (a
-    /// lifetime's allocation context is its site; see `Sampler`).
-    fn sync_site_recording(&self) {
-        if let Some(sampler) = self.sampler() {
-            sampler
-                .record_sites(self.chain.contains(&Classifier::Site) || self.lifetimes.is_some());
+    /// Samples record their site while the chain has a site level; for lifetimes alone (a
+    /// lifetime's allocation context is its site) one in `LIFETIME_SITES_EVERY` does, and
+    /// lifetimes follow those (see `Sampler`).
+    fn sync_site_recording(&mut self) {
+        let Some(sampler) = self.sampler() else {
+            return;
+        };
+        let every = if self.chain.contains(&Classifier::Site) {
+            1
+        } else if self.lifetimes.is_some() {
+            crate::sampling::LIFETIME_SITES_EVERY
+        } else {
+            0
+        };
+        sampler.record_sites(every);
+        if let Some(l) = &mut self.lifetimes {
+            l.follow_one_in(every.max(1));
         }
     }
 
