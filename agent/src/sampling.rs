@@ -337,7 +337,11 @@ impl Sampler {
             });
         let every = self.sites_every.load(Ordering::Relaxed);
         let site = if every == 1
-            || (every > 1 && self.site_turn.fetch_add(1, Ordering::Relaxed) % every == 0)
+            || (every > 1
+                && self
+                    .site_turn
+                    .fetch_add(1, Ordering::Relaxed)
+                    .is_multiple_of(every))
         {
             // Deeper than the frames that name a site, so the name can reach the first
             // application frame below library code (see `site_name`).
