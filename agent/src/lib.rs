@@ -485,12 +485,18 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
     let agent: &'static Agent = Box::leak(Box::new(Agent {
         jvmti,
         sampler: sampling.map(|interval| {
-            Sampler::new(
+            let sampler = Sampler::new(
                 interval,
                 options.sampling_floor,
                 options.site_frames,
                 options.tracked,
-            )
+            );
+            // From the first sample on: a stack taken while the JVM starts costs the most.
+            sampler.record_sites(sampling::sites_every(
+                options.classifiers.contains(&options::Classifier::Site),
+                options.lifetimes,
+            ));
+            sampler
         }),
         hub: Arc::new(Hub::new(options.history_bytes)),
         options,

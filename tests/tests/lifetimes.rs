@@ -118,7 +118,7 @@ fn run(options: &str) -> (Vec<String>, Lives) {
     let mut app = AppSpec::new(&jdk, "Lifetimes", 12.0)
         .flags(&["-Xmx256m", "-Xmn16m", "-XX:+UseG1GC"])
         .agent(format!(
-            "port=0,record={},sampling=4k,sampling_cost=off,{options}",
+            "port=0,record={},sampling=2k,sampling_cost=off,{options}",
             file.display()
         ))
         .spawn();

@@ -450,13 +450,10 @@ impl Worker {
         let Some(sampler) = self.sampler() else {
             return;
         };
-        let every = if self.chain.contains(&Classifier::Site) {
-            1
-        } else if self.lifetimes.is_some() {
-            crate::sampling::LIFETIME_SITES_EVERY
-        } else {
-            0
-        };
+        let every = crate::sampling::sites_every(
+            self.chain.contains(&Classifier::Site),
+            self.lifetimes.is_some(),
+        );
         sampler.record_sites(every);
         if let Some(l) = &mut self.lifetimes {
             l.follow_one_in(every.max(1));
