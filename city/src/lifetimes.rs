@@ -21,6 +21,10 @@ pub const UNKNOWN_SITE: &str = "(unknown site)";
 /// The death context of objects no heap walk saw alive (`holder_type` 0): most died young,
 /// between two walks.
 pub const DIED_UNSEEN: &str = "(died unseen)";
+/// What a death context is, for every place that shows one (the report, the view's caption).
+pub const DEATH_CONTEXT_NOTE: &str = "death context = the class last seen holding the object \
+     (a stock JVM cannot tell the method that dropped its last reference); \
+     (died unseen) = no heap walk saw it alive";
 /// The paper's line between short- and long-lived objects: those that died within 8 MiB of
 /// allocation never escape a nursery of that size.
 pub const SHORT_LIVED_BYTES: u64 = 8 << 20;

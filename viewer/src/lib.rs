@@ -13,6 +13,7 @@ pub mod client;
 pub mod controls;
 pub mod hud;
 pub mod keys;
+pub mod lifetimes;
 pub mod live;
 pub mod names;
 pub mod page_look;
