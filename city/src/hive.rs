@@ -157,9 +157,10 @@ pub fn package_of(class: &str) -> &str {
     class.rsplit_once('.').map_or("", |(package, _)| package)
 }
 
-/// The colour of package `index`: hues a golden angle apart, so neighbours differ.
+/// The colour of package `index`: hues a golden angle apart, so neighbours differ, the first
+/// blue (green is for self edges).
 pub fn package_color(index: usize) -> Rgb {
-    let hue = (index as f32 * 0.381_966).fract() * 6.0;
+    let hue = (0.6 + index as f32 * 0.381_966).fract() * 6.0;
     let (s, v) = (0.6, 0.9);
     let f = hue.fract();
     let (p, q, t) = (v * (1.0 - s), v * (1.0 - s * f), v * (1.0 - s * (1.0 - f)));

@@ -11,6 +11,7 @@ pub mod caches;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod client;
 pub mod controls;
+pub mod hive_view;
 pub mod hud;
 pub mod keys;
 pub mod lifetimes;
