@@ -21,6 +21,7 @@ use crate::options::MAX_SITE_FRAMES;
 use crate::sys;
 use crate::tags;
 use crate::tracker::Tracker;
+use memcity_proto::frames::is_library_frame;
 
 /// Most garbage [`prime`] allocates before it gives up.
 const PRIME_MAX_BYTES: usize = 64 << 20;
@@ -605,13 +606,6 @@ pub fn weight_for(interval: u64, size: u64) -> f64 {
     } else {
         interval as f64 / size.max(1) as f64
     }
-}
-
-/// Whether a frame (as named by `frame_name`) belongs to the JDK rather than the application.
-pub fn is_library_frame(frame: &str) -> bool {
-    ["java.", "javax.", "jdk.", "sun.", "com.sun."]
-        .iter()
-        .any(|prefix| frame.starts_with(prefix))
 }
 
 /// A site's name: its top `naming` frames, and if those are all library code, the first

@@ -7,9 +7,11 @@ pub mod details;
 pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hive;
 pub mod holders;
 pub mod layout;
 pub mod leak;
+pub mod lifetimes;
 pub mod load;
 pub mod mapping;
 pub mod model;

@@ -263,6 +263,8 @@ pub struct CityModel {
     classifiers: Vec<String>,
     /// Largest absolute growth of any building in the window, per metric (objects, bytes).
     max_growth: (u64, u64),
+    /// Where the sampled objects were born and died, over the whole session.
+    lifetimes: crate::lifetimes::Lifetimes,
 }
 
 /// What a level of the grouping is: the classifier that made it. Code asks "is this a type, a
@@ -666,6 +668,11 @@ impl CityModel {
                 if !snapshot.classifiers.is_empty() {
                     self.classifiers = snapshot.classifiers.clone();
                 }
+                if let Some(lifetimes) = &snapshot.lifetimes {
+                    let strings = &self.strings;
+                    self.lifetimes
+                        .add(snapshot.time_ms, lifetimes, |id| strings.resolve(id));
+                }
                 let Some(root) = &snapshot.root else {
                     return Ok(());
                 };
@@ -830,6 +837,11 @@ impl CityModel {
                 })
                 .collect(),
         }
+    }
+
+    /// The session's lifetimes (empty when no snapshot carried any).
+    pub fn lifetimes(&self) -> &crate::lifetimes::Lifetimes {
+        &self.lifetimes
     }
 
     pub fn frames(&self) -> &[Frame] {
@@ -1297,6 +1309,46 @@ pub(crate) mod tests {
         );
         assert_eq!(find("java.util/Array"), None);
         assert_eq!(find(""), None);
+    }
+
+    #[test]
+    fn snapshots_lifetimes_resolve_through_the_string_table_once() {
+        use memcity_proto::v1::{Death, Lifetimes, Snapshot, StringTable};
+        let mut s = CityModel::new();
+        s.apply(&msg(Kind::Strings(StringTable {
+            first_id: 1,
+            names: vec!["app.Cache".into(), "app.Loader.load(Loader.java:9)".into()],
+        })))
+        .unwrap();
+        let snapshot = Snapshot {
+            seq: 3,
+            time_ms: 500,
+            root: Some(node(0, 1, vec![])),
+            lifetimes: Some(Lifetimes {
+                deaths: vec![Death {
+                    site: 2,
+                    holder_type: 1,
+                    weight: 12.0,
+                    ..Default::default()
+                }],
+                deaths_booked: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        s.apply(&msg(Kind::Snapshot(snapshot.clone()))).unwrap();
+        // Seen twice (a late join overlapping live messages): booked once.
+        s.apply(&msg(Kind::Snapshot(snapshot))).unwrap();
+        let pairs = s.lifetimes().pairs(&Default::default());
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(
+            (
+                pairs[0].alloc.as_str(),
+                pairs[0].death.as_str(),
+                pairs[0].objects
+            ),
+            ("app.Loader", "app.Cache", 12.0)
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! real gRPC over loopback. Every wait has a timeout and every child JVM is killed on drop.
 
 pub mod browser;
+pub mod synthetic;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

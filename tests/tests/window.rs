@@ -737,7 +737,8 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
                     );
                 }
             }
-            ViewKind::City => unreachable!(),
+            // Not among the views above; the lifetimes view has its own test below.
+            ViewKind::City | ViewKind::Lifetimes => unreachable!(),
         }
         eprintln!("--view {view}: {probed} cells probed");
         assert!(probed >= 1, "--view {view}: nothing large enough to probe");
@@ -1075,5 +1076,66 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
                 "{view}: {what} at the walk is whole"
             );
         }
+    }
+}
+
+/// The lifetimes view in a real window: every context's dot shows its package's colour where
+/// the hive geometry puts it (on both the south and east axes for a context that allocates and
+/// holds), and the self edge is green along its curve.
+#[test]
+fn the_lifetimes_view_draws_the_hive_where_the_geometry_says() {
+    use memcity_city::hive::{axis_point, edge_curve, package_color};
+    use memcity_viewer::controls::{Settings, ViewKind};
+    use memcity_viewer::keys::Action;
+    use memcity_viewer::state::ViewerState;
+    use memcity_viewer::views;
+
+    let Some(xvfb) = xvfb("lifetimes window") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lives.mcrec");
+    memcity_e2e::synthetic::lifetimes_recording(&file).unwrap();
+    let img = replay_screenshot(
+        &xvfb,
+        &[file.to_str().unwrap(), "--view", "lifetimes"],
+        dir.path(),
+        "lifetimes.png",
+    );
+
+    let model = load::recording(&file).unwrap();
+    let mut state = ViewerState::replay(model, Settings::default(), None);
+    state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    let screen = state.screen(W as f32, H as f32);
+    let area = views::main_area(&screen);
+    let hive = state.lifetimes().hive.clone();
+    assert_eq!(hive.nodes.len(), 5, "{:?}", hive.nodes);
+    let layout = views::lifetimes_layout(area, hive.panels.len());
+    let plot = layout.plots[0];
+    let mut dots = 0;
+    for node in &hive.nodes {
+        for &axis in node.role.axes() {
+            let (x, y) = views::hive_point(plot, axis_point(axis, node.t));
+            let seen = pixel(&img, x, y);
+            let want = over_sky(package_color(node.package), 1.0);
+            assert!(
+                near(seen, want),
+                "{} on {axis:?} at {x},{y} shows {seen:?}, expected {want:?}",
+                node.name
+            );
+            dots += 1;
+        }
+    }
+    assert_eq!(dots, 6, "five contexts, one of them on two axes");
+    let self_edge = hive.edges.iter().find(|e| e.is_self()).unwrap();
+    let curve = edge_curve(hive.source(self_edge), hive.target(self_edge), 8);
+    for &point in &curve[2..7] {
+        let (x, y) = views::hive_point(plot, point);
+        // Lines are antialiased and a pixel wide or more: the greenest pixel around the point.
+        let green = (-2..=2)
+            .flat_map(|dx| (-2..=2).map(move |dy| (dx as f32, dy as f32)))
+            .map(|(dx, dy)| pixel(&img, x + dx, y + dy))
+            .any(|p| p[1] as i32 > p[0] as i32 + 60 && p[1] as i32 > p[2] as i32 + 40);
+        assert!(green, "the self edge at {x},{y} is not green");
     }
 }

@@ -31,6 +31,7 @@ pub use crate::state::CameraView;
 use crate::state::ViewerState;
 use crate::views::{self, LabelWish};
 
+use crate::hive_view;
 use crate::hud;
 use crate::render::{self, Renderer, View};
 use crate::tree_view;
@@ -278,7 +279,8 @@ impl Window {
                 let p = self.state.partition();
                 Sunburst::new(rect, p).pick(p, x, y)
             }
-            ViewKind::Timeline => None,
+            // The lifetimes view's dots are contexts, not groups: `draw_view` picks them.
+            ViewKind::Timeline | ViewKind::Lifetimes => None,
         }
     }
 
@@ -367,6 +369,19 @@ impl Window {
                 window.end + 1
             ));
         }
+        if s.view == ViewKind::Lifetimes {
+            let filter = s.lifetimes_filter();
+            let model = s.model();
+            line.push_str(&format!(
+                " | deaths booked from t={:.1}s to t={:.1}s, at least {} GCs old (, . change)",
+                filter.from_ms as f64 / 1000.0,
+                filter
+                    .to_ms
+                    .min(model.frames().last().map_or(0, |f| f.time_ms)) as f64
+                    / 1000.0,
+                filter.min_gc_age
+            ));
+        }
         if s.view == ViewKind::City && s.scene().hidden > 0 {
             line.push_str(&format!(" | {} small groups hidden", s.scene().hidden));
         }
@@ -447,6 +462,21 @@ impl Window {
                     }
                 }
             }
+            ViewKind::Lifetimes => {
+                clear_background(render::sky());
+                render::hud_camera(size.w, size.h);
+                let area = views::main_area(screen);
+                let empty = self.lifetimes_missing();
+                let over_panel = screen.hit(mouse.0, mouse.1).is_some();
+                let kept = self.state.context.clone();
+                let shown = self.state.lifetimes();
+                let layout = views::lifetimes_layout(area, shown.hive.panels.len());
+                let hovered = views::hive_pick(&layout, &shown.hive, mouse).filter(|_| !over_panel);
+                hive_view::draw(shown, &layout, hovered, kept.as_deref(), empty.as_deref());
+                if let Some(node) = hovered {
+                    hive_view::tooltip(&shown.hive, node, mouse, area);
+                }
+            }
             ViewKind::Timeline => {
                 clear_background(render::sky());
                 render::hud_camera(size.w, size.h);
@@ -489,6 +519,28 @@ impl Window {
                 }
             }
         }
+    }
+
+    /// Why the lifetimes view has no curve to draw, if it has none.
+    fn lifetimes_missing(&mut self) -> Option<String> {
+        let len = self.state.len();
+        if self.state.model().lifetimes().is_empty() {
+            return Some(format!(
+                "No lifetimes: {}.",
+                crate::lifetimes::NoLifetimes::NotRecorded(
+                    len,
+                    crate::lifetimes::why_not_recorded(self.state.model())
+                )
+            ));
+        }
+        let min = self.state.min_gc_age;
+        self.state.lifetimes().hive.edges.is_empty().then(|| {
+            if min > 0 {
+                format!("No sampled object at least {min} GCs old died in this window (, lowers the age).")
+            } else {
+                "No sampled object died in this window yet.".to_string()
+            }
+        })
     }
 
     /// The names of the selection, the tallest buildings and the largest districts, over the

@@ -7,6 +7,8 @@
 use std::collections::HashSet;
 
 use memcity_city::details::{self, Accuracy, Details};
+use memcity_city::hive::Hive;
+use memcity_city::lifetimes::{Filter, Lives};
 use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
 use memcity_city::scene::{self, Scene, ViewSettings};
 use memcity_city::suspects::Suspect;
@@ -142,9 +144,53 @@ pub struct Caches {
     partitions: Vec<(PartitionKey, Partition)>,
     /// What the city names, as of the scene (see `label_points`).
     labels: Vec<(NodeId, glam::Vec3)>,
+    /// The lifetimes view's plot, and the session length and filter it is of.
+    lifetimes: Option<((usize, Filter), LifetimesShown)>,
+}
+
+/// Edges one hive plot holds before the view splits it into panels by in-degree: past some
+/// sixty curves the gray ones merge into a blot.
+pub const HIVE_EDGES: usize = 60;
+
+/// What the lifetimes view draws: the hive plot of the deaths the filter counts, and the lives
+/// of each allocation context (its survival panel).
+pub struct LifetimesShown {
+    pub filter: Filter,
+    pub hive: Hive,
+    pub contexts: Vec<Lives>,
+}
+
+impl LifetimesShown {
+    /// The lives of allocation context `name`, if it allocated anything sampled.
+    pub fn context(&self, name: &str) -> Option<&Lives> {
+        self.contexts.iter().find(|l| l.name == name)
+    }
 }
 
 impl Caches {
+    /// The lifetimes view's plot for `filter`, made again only when the session grew or the
+    /// filter changed (time travel moves its window of deaths).
+    pub fn lifetimes(&mut self, model: &CityModel, filter: Filter) -> &LifetimesShown {
+        let key = (model.len(), filter);
+        if self.lifetimes.as_ref().map(|c| c.0) != Some(key) {
+            let lifetimes = model.lifetimes();
+            let pairs = lifetimes.pairs(&filter);
+            let hive = Hive::build(
+                pairs
+                    .iter()
+                    .map(|p| (p.alloc.as_str(), p.death.as_str(), p.objects)),
+                HIVE_EDGES,
+            );
+            let shown = LifetimesShown {
+                filter,
+                hive,
+                contexts: lifetimes.allocation_contexts(&filter),
+            };
+            self.lifetimes = Some((key, shown));
+        }
+        &self.lifetimes.as_ref().expect("made above").1
+    }
+
     /// The plan changed outside an animation (a new session): the next scene is built anew.
     pub fn plan_changed(&mut self) {
         self.plan_version += 1;

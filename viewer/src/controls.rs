@@ -310,14 +310,18 @@ pub enum ViewKind {
     Sunburst,
     /// The heap over time with small icicles of the picked snapshots side by side
     Timeline,
+    /// Where sampled objects were born and where they died: a hive plot of allocation and
+    /// death contexts, with the survival of the context under the pointer
+    Lifetimes,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 4] = [
+    pub const ALL: [ViewKind; 5] = [
         ViewKind::City,
         ViewKind::Icicle,
         ViewKind::Sunburst,
         ViewKind::Timeline,
+        ViewKind::Lifetimes,
     ];
 
     pub fn label(self) -> &'static str {
@@ -326,6 +330,7 @@ impl ViewKind {
             ViewKind::Icicle => "icicle",
             ViewKind::Sunburst => "sunburst",
             ViewKind::Timeline => "timeline",
+            ViewKind::Lifetimes => "lifetimes",
         }
     }
 
@@ -333,6 +338,12 @@ impl ViewKind {
     pub fn next(self) -> Self {
         let i = Self::ALL.iter().position(|&v| v == self).unwrap_or(0);
         Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    /// Views drawn flat in the main area, beside the sidebar the details panel and the leak
+    /// suspects keep (`views::main_area`): all but the city.
+    pub fn is_2d(self) -> bool {
+        self != ViewKind::City
     }
 
     /// Views that draw the grouping tree in 2D.

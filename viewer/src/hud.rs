@@ -613,6 +613,22 @@ pub fn legend(screen: &Screen, view: ViewKind, settings: &Settings) {
     panel(area);
     let x = area.x + 8.0;
     let y = area.y + 16.0;
+    if view == ViewKind::Lifetimes {
+        let lines = [
+            "curves: allocation context to death context, thicker for more objects",
+            "green: died in the class that made it; dots: one colour per package",
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            text(
+                &fit(line, area.w - 16.0, 13.0),
+                x,
+                y + i as f32 * 18.0,
+                13.0,
+                INK,
+            );
+        }
+        return;
+    }
     let label = "growth:  none";
     text(label, x, y, 13.0, INK);
     let ramp_x = x + measure_text(label, None, 13, 1.0).width + 6.0;

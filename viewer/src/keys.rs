@@ -43,6 +43,11 @@ pub enum Action {
     /// A click on the heap strip at snapshot `index`: go there; a double click clears the window.
     StripClick(usize),
     Jump(usize),
+    /// The lifetimes view: count deaths from the next older (+1) or younger (-1) age bucket on.
+    MinAge(i32),
+    /// The lifetimes view: show this context's survival (an index into the plot as drawn), and
+    /// select its type's group where the session has one.
+    SelectContext(usize),
 }
 
 /// Keys pressed once, and what they do; the hint bar is made from this table so the two
@@ -86,6 +91,8 @@ pub const BINDINGS: &[(KeyCode, Action, &str)] = &[
         "M objects/bytes",
     ),
     (KeyCode::G, Action::ComparePicks, "G growth between picks"),
+    (KeyCode::Period, Action::MinAge(1), ", . min age"),
+    (KeyCode::Comma, Action::MinAge(-1), ""),
     (KeyCode::Tab, Action::ToggleSettings, "Tab settings"),
 ];
 
@@ -107,6 +114,7 @@ pub fn key_hints(view: ViewKind) -> String {
         }
         ViewKind::Icicle | ViewKind::Sunburst => "click select  double-click drill down",
         ViewKind::Timeline => "click the chart to pick snapshots  click a tree to open it",
+        ViewKind::Lifetimes => "hover a context for its numbers  click to keep it and select its type",
     };
     format!("{}  {mouse}", keys.join("  "))
 }

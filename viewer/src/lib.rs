@@ -11,8 +11,10 @@ pub mod caches;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod client;
 pub mod controls;
+pub mod hive_view;
 pub mod hud;
 pub mod keys;
+pub mod lifetimes;
 pub mod live;
 pub mod names;
 pub mod page_look;

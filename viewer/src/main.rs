@@ -204,6 +204,12 @@ enum Command {
     Record(RecordArgs),
     /// Name the leak suspects of a recording and rank its groups by growth over a window
     Report(ReportArgs),
+    /// Where a recording's sampled objects were born and where they died
+    ///
+    /// Prints allocation -> death context pairs with their ages, and the allocation sites whose
+    /// objects escape the nursery and then die. The death context is the class a heap walk last saw holding the object: a stock JVM
+    /// cannot tell the method that dropped an object's last reference.
+    Lifetimes(LifetimesArgs),
     /// Write a session in the Memory Cities JSON format, for the original tools
     Export(ExportArgs),
     /// Open a recording (or a Memory Cities JSON export folder) as a 3D memory city
@@ -283,6 +289,22 @@ struct ReportArgs {
     /// End of the growth window, as `--from`. Default: the last snapshot
     #[arg(long)]
     to: Option<At>,
+}
+
+#[derive(clap::Args)]
+struct LifetimesArgs {
+    /// A recording (a Memory Cities export holds no lifetimes)
+    file: PathBuf,
+    /// Show the K largest pairs and the K sites escaping most (0 shows all)
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Count only deaths at least this many GCs old in the pairs: 0, 1, 2, 4, 8, 16 or 32 (the
+    /// agent's age buckets)
+    #[arg(long, default_value_t = 0, value_parser = gc_age)]
+    min_gcs: u64,
+    /// Print JSON for scripts instead of tables
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -459,6 +481,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Record(args) => record(args),
         Command::Report(args) => report(args),
+        Command::Lifetimes(args) => lifetimes(args),
         Command::Export(args) => export(args),
         Command::Replay(args) => replay(args),
         Command::Demo(args) => demo(args),
@@ -547,6 +570,31 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     for warning in &report.warnings {
         eprintln!("memcity: warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lifetimes(args: LifetimesArgs) -> anyhow::Result<ExitCode> {
+    if args.file.is_dir() {
+        anyhow::bail!(
+            "{} is a Memory Cities export, which has no place for lifetimes: give a memcity recording",
+            args.file.display()
+        );
+    }
+    let session = memcity_city::load::session(&args.file)?;
+    for warning in &session.warnings {
+        eprintln!("memcity: warning: {warning}");
+    }
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let report = memcity_viewer::lifetimes::build(&session, args.min_gcs, top)
+        .with_context(|| format!("no lifetimes in {}", args.file.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!(
+            "{}",
+            memcity_viewer::lifetimes::render_text(&report, &args.file.display().to_string())
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -845,6 +893,15 @@ fn lots(text: &str) -> Result<usize, String> {
         .ok_or_else(|| "every parent needs at least 1 lot: give 1 or more".to_string())
 }
 
+/// `--min-gcs`: ages in GCs come in buckets, so only a bucket's least age counts exactly.
+fn gc_age(text: &str) -> Result<u64, String> {
+    use memcity_city::lifetimes::{gc_age_floor, GC_AGE_BUCKETS};
+    text.parse::<u64>()
+        .ok()
+        .filter(|&n| (0..GC_AGE_BUCKETS).any(|b| gc_age_floor(b) == n))
+        .ok_or_else(|| "ages in GCs come in buckets: give 0, 1, 2, 4, 8, 16 or 32".to_string())
+}
+
 /// `--screenshot`: memcity encodes PNG only, whatever the name says.
 fn png(text: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(text);
@@ -981,5 +1038,21 @@ mod tests {
         );
         let err = parse("memcity report f --from soon").err().unwrap();
         assert!(err.contains("not a snapshot"), "{err}");
+    }
+
+    #[test]
+    fn lifetimes_ages_are_the_agents_buckets() {
+        assert_eq!(gc_age("0"), Ok(0));
+        assert_eq!(gc_age("16"), Ok(16));
+        for bad in ["3", "64", "-1", "old"] {
+            assert!(gc_age(bad).unwrap_err().contains("0, 1, 2, 4"), "{bad}");
+        }
+        let Command::Lifetimes(args) = parse("memcity lifetimes f --min-gcs 4 --json")
+            .unwrap()
+            .command
+        else {
+            panic!("not lifetimes");
+        };
+        assert_eq!((args.min_gcs, args.json), (4, true));
     }
 }

@@ -220,6 +220,13 @@ fn global_pick(screen: &Screen, state: &mut ViewerState, at: (f32, f32)) -> Opti
 /// What a click at `at` on the 2D view in the main area asks for.
 fn view_click(screen: &Screen, state: &mut ViewerState, at: (f32, f32)) -> Vec<Action> {
     let area = views::main_area(screen);
+    if state.view == ViewKind::Lifetimes {
+        let hive = &state.lifetimes().hive;
+        let layout = views::lifetimes_layout(area, hive.panels.len());
+        return views::hive_pick(&layout, hive, at)
+            .map(|context| vec![Action::SelectContext(context)])
+            .unwrap_or_default();
+    }
     let timeline = (state.view == ViewKind::Timeline)
         .then(|| views::timeline_in(screen, &state.picks, state.travel.index()));
     let (view, len, selected) = (state.view, state.len(), state.selected);

@@ -13,11 +13,12 @@ use memcity_city::timetravel::TimeTravel;
 use memcity_city::tree2d::{Partition, TreeOrder};
 use memcity_proto::v1::stream_message::Kind;
 
-use crate::caches::{Caches, DetailsPanel, Shown, SuspectLine, Tree};
+use crate::caches::{Caches, DetailsPanel, LifetimesShown, Shown, SuspectLine, Tree};
 use crate::controls::{Setting, Settings, Transport, ViewKind};
 use crate::keys::{Action, Held};
 use crate::live::{Event, Status};
 use crate::plan::City;
+use memcity_city::lifetimes::{gc_age_floor, Filter, GC_AGE_BUCKETS};
 
 /// Side of the city, as the layout makes it.
 pub const CITY_SIZE: f32 = 1000.0;
@@ -74,6 +75,10 @@ pub struct ViewerState {
     pub scaled: bool,
     /// Snapshots picked on the timeline view, ascending.
     pub picks: Vec<usize>,
+    /// The lifetimes view counts deaths at least this many GCs old (a bucket's floor).
+    pub min_gc_age: u64,
+    /// The allocation context clicked in the lifetimes view: its survival stays shown.
+    pub context: Option<String>,
     /// Live sources: the connection, and what arrived.
     pub live: bool,
     pub status: Status,
@@ -128,6 +133,8 @@ impl ViewerState {
             drill: ROOT,
             scaled: false,
             picks: Vec::new(),
+            min_gc_age: 0,
+            context: None,
             live,
             status: if live {
                 Status::Connecting
@@ -237,7 +244,55 @@ impl ViewerState {
                     self.travel.jump(index, len);
                 }
             }
+            Action::MinAge(dir) => {
+                let floors = (0..GC_AGE_BUCKETS).map(gc_age_floor);
+                let at = floors
+                    .clone()
+                    .position(|f| f >= self.min_gc_age)
+                    .unwrap_or(0);
+                let to = at
+                    .saturating_add_signed(dir as isize)
+                    .min(GC_AGE_BUCKETS - 1);
+                self.min_gc_age = gc_age_floor(to);
+            }
+            Action::SelectContext(index) => {
+                let Some(name) = self
+                    .lifetimes()
+                    .hive
+                    .nodes
+                    .get(index)
+                    .map(|n| n.name.clone())
+                else {
+                    return;
+                };
+                let model = self.model();
+                let node = model
+                    .node_named(&name)
+                    .filter(|&n| model.node(n).role == memcity_city::model::Role::Type);
+                self.context = Some(name);
+                if node.is_some() {
+                    self.select(node, now);
+                }
+            }
         }
+    }
+
+    /// Which deaths the lifetimes view counts: at least `min_gc_age` GCs old, booked from the
+    /// growth window's start to the snapshot shown, so stepping through time grows the plot.
+    pub fn lifetimes_filter(&self) -> Filter {
+        let model = self.model();
+        let time = |index: usize| model.frame(index).map_or(0, |f| f.time_ms);
+        Filter {
+            min_gc_age: self.min_gc_age,
+            from_ms: time(model.window().start),
+            to_ms: time(self.travel.index()),
+        }
+    }
+
+    /// The lifetimes view's plot as things stand (made again only when they changed).
+    pub fn lifetimes(&mut self) -> &LifetimesShown {
+        let filter = self.lifetimes_filter();
+        self.caches.lifetimes(&self.city.model, filter)
     }
 
     fn apply_setting(&mut self, setting: Setting, dir: i32) {
@@ -473,7 +528,7 @@ impl ViewerState {
         let details = self.refresh_details();
         let suspects = self.suspect_lines().len();
         let screen = crate::controls::Screen::new(w, h, self.settings_open, details);
-        if self.view.is_tree() {
+        if self.view.is_2d() {
             screen.with_suspects_in_sidebar(suspects).with_views()
         } else {
             screen.with_suspects(suspects).with_views()
@@ -629,7 +684,7 @@ mod tests {
         let node = s.model().find(&["app", "Node"]).unwrap();
         s.apply(Action::DrillTo(node), 0.0);
         let mut seen = vec![s.view];
-        for _ in 0..4 {
+        for _ in 0..5 {
             s.apply(Action::NextView, 0.0);
             seen.push(s.view);
             assert_eq!(s.drill, node, "the drill-down survives a change of view");
@@ -641,9 +696,27 @@ mod tests {
                 ViewKind::Icicle,
                 ViewKind::Sunburst,
                 ViewKind::Timeline,
+                ViewKind::Lifetimes,
                 ViewKind::City
             ]
         );
+    }
+
+    #[test]
+    fn the_minimum_age_steps_through_the_agents_buckets() {
+        let mut s = state();
+        let mut seen = vec![s.min_gc_age];
+        for _ in 0..7 {
+            s.apply(Action::MinAge(1), 0.0);
+            seen.push(s.min_gc_age);
+        }
+        assert_eq!(seen, [0, 1, 2, 4, 8, 16, 32, 32]);
+        s.apply(Action::MinAge(-1), 0.0);
+        assert_eq!(s.lifetimes_filter().min_gc_age, 16);
+        // No lifetimes in this session: an empty plot, and a click on it selects nothing.
+        assert!(s.lifetimes().hive.nodes.is_empty());
+        s.apply(Action::SelectContext(0), 0.0);
+        assert_eq!((s.context.as_deref(), s.selected), (None, None));
     }
 
     #[test]

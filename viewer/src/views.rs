@@ -2,6 +2,7 @@
 //! panels, and the timeline view's chart and row of small trees (paper 5.4). Clicks are
 //! resolved here too, so what a click in each view does is tested with `cargo test`.
 
+use memcity_city::hive::Hive;
 use memcity_city::model::NodeId;
 use memcity_city::timeline::Strip;
 use memcity_city::tree2d::{Icicle, Partition, Sunburst};
@@ -127,7 +128,8 @@ pub fn click(
         None => Vec::new(),
     };
     match view {
-        ViewKind::City => Vec::new(),
+        // The city picks in 3D; the lifetimes view in its plot (`hive_pick`).
+        ViewKind::City | ViewKind::Lifetimes => Vec::new(),
         ViewKind::Icicle => {
             pick_cell(Icicle::new(tree_rect(area), partition).pick(partition, px, py))
         }
@@ -147,6 +149,79 @@ pub fn click(
             }
         }
     }
+}
+
+/// Width of the lifetimes view's survival panel, right of its plots.
+pub const SURVIVAL_WIDTH: f32 = 300.0;
+/// Room under the lifetimes view's plots for its caption.
+pub const CAPTION_HEIGHT: f32 = 54.0;
+/// How near (pixels) the pointer must be to a context's dot to pick it.
+pub const HIVE_PICK: f32 = 10.0;
+
+/// The lifetimes view: one square per hive panel, in the grid that makes them largest, the
+/// survival panel on the right and the caption under them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifetimesLayout {
+    pub plots: Vec<Rect>,
+    pub survival: Area,
+    pub caption: Area,
+}
+
+pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
+    let n = panels.max(1);
+    let height = (area.h - CAPTION_HEIGHT).max(20.0);
+    let survival = Area::new(
+        area.x + area.w - SURVIVAL_WIDTH,
+        area.y,
+        SURVIVAL_WIDTH.min(area.w),
+        height,
+    );
+    let room = ((area.w - SURVIVAL_WIDTH - GAP).max(20.0), height);
+    let (columns, side) = (1..=n)
+        .map(|columns| {
+            let rows = n.div_ceil(columns);
+            let side = (room.0 / columns as f32).min(room.1 / rows as f32);
+            (columns, side)
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((1, room.1));
+    let plots = (0..n)
+        .map(|i| {
+            let (column, row) = (i % columns, i / columns);
+            Rect::new(
+                (area.x + column as f32 * side) as f64,
+                (area.y + row as f32 * side) as f64,
+                (side - GAP / 2.0).max(10.0) as f64,
+                (side - GAP / 2.0).max(10.0) as f64,
+            )
+        })
+        .collect();
+    LifetimesLayout {
+        plots,
+        survival,
+        caption: Area::new(area.x, area.y + height, area.w, CAPTION_HEIGHT),
+    }
+}
+
+/// A point of the hive's unit square in a plot's square.
+pub fn hive_point(plot: Rect, (u, v): (f32, f32)) -> (f32, f32) {
+    (
+        (plot.x + u as f64 * plot.w) as f32,
+        (plot.y + v as f64 * plot.h) as f32,
+    )
+}
+
+/// The context (an index into `hive.nodes`) whose dot is under `(x, y)`, in the panel there.
+pub fn hive_pick(layout: &LifetimesLayout, hive: &Hive, (x, y): (f32, f32)) -> Option<usize> {
+    let (panel, plot) = layout
+        .plots
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.contains(x as f64, y as f64))?;
+    let u = ((x as f64 - plot.x) / plot.w) as f32;
+    let v = ((y as f64 - plot.y) / plot.h) as f32;
+    let shown = (hive.panels.len() > 1).then_some(panel);
+    hive.pick(u, v, HIVE_PICK / plot.w as f32, shown)
 }
 
 /// A name the city wants shown: where it points (HUD units) and how wide its text is.
@@ -221,6 +296,25 @@ pub fn place_labels(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn hive_panels_are_squares_in_the_grid_that_makes_them_largest() {
+        let area = Area::new(400.0, 50.0, 900.0, 554.0);
+        let one = lifetimes_layout(area, 1);
+        assert_eq!(one.plots.len(), 1);
+        let p = one.plots[0];
+        assert_eq!((p.x, p.y, p.w, p.h), (400.0, 50.0, 494.0, 494.0));
+        assert_eq!(one.survival, Area::new(1000.0, 50.0, SURVIVAL_WIDTH, 500.0));
+        assert_eq!(one.caption.y, 550.0);
+        // Four panels in 588 x 500: two by two (side 250) beats four in a row (147).
+        let four = lifetimes_layout(area, 4);
+        let corners: Vec<(f64, f64)> = four.plots.iter().map(|r| (r.x, r.y)).collect();
+        assert_eq!(
+            corners,
+            [(400.0, 50.0), (650.0, 50.0), (400.0, 300.0), (650.0, 300.0)]
+        );
+        assert_eq!(hive_point(p, (0.5, 0.25)), (647.0, 173.5));
+    }
     use super::*;
     use memcity_city::model::{CityModel, Metric, ROOT};
     use memcity_city::tree2d::{partition, PartitionOptions, SortBy, TreeOrder};

@@ -69,7 +69,7 @@ impl ClassTable {
         self.named[index] = true;
         self.weak_reference[index] = weak_reference;
         let name = names::java_name(signature);
-        self.application[index] = !crate::sampling::is_library_frame(&name);
+        self.application[index] = !memcity_proto::frames::is_library_frame(&name);
         if name == "java.lang.Class" {
             self.class_class = id;
         }

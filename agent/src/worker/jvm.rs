@@ -3,7 +3,7 @@
 //! `/proc/self/cmdline` and the JVM's properties, these are pure functions of strings, tested
 //! here without a JVM.
 
-use memcity_proto::v1::Handshake;
+use memcity_proto::v1::{handshake::LifetimesState, Handshake};
 use memcity_proto::PROTOCOL_VERSION;
 
 use crate::Agent;
@@ -42,6 +42,11 @@ pub fn handshake(agent: &Agent) -> Handshake {
         sampling_interval: agent.sampler.as_ref().map_or(0, |s| s.interval()),
         start_time_unix_ms: agent.start_unix_ms,
         pause_budget: agent.options.budget,
+        lifetimes: match (agent.options.lifetimes, agent.sampler.is_some()) {
+            (false, _) => LifetimesState::LifetimesOff,
+            (true, false) => LifetimesState::LifetimesNoSamples,
+            (true, true) => LifetimesState::LifetimesOn,
+        } as i32,
     }
 }
 

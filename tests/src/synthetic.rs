@@ -1,0 +1,137 @@
+//! Recordings written for tests that need what no agent gives on demand (the agent's side is
+//! tested against real JVMs elsewhere).
+
+use std::path::Path;
+
+use memcity_proto::recording::RecordingWriter;
+use memcity_proto::v1::{
+    stream_message::Kind, Death, Handshake, Lifetimes, Moment, Node, RecordingHeader, SessionEnd,
+    Snapshot, StreamMessage, StringTable, Survivors,
+};
+
+/// Snapshots in [`lifetimes_recording`], one a second, two GCs apart.
+pub const LIFETIMES_SNAPSHOTS: u64 = 5;
+
+/// Writes a session of [`LIFETIMES_SNAPSHOTS`] snapshots (package `app`, types `app.Cache` and
+/// `app.Session`) whose every snapshot after the first books the same deaths:
+///
+/// | allocation site (context) | last holder | objects | age in GCs | allocated meanwhile |
+/// |---|---|---|---|---|
+/// | `app.Loader.load` (`app.Loader`) | `app.Cache` | 400 | 2 | 16 MiB |
+/// | `ArrayList.grow <- ... <- app.Cache.put` (`app.Cache`) | `app.Cache` | 300 | 0 | 1 MiB |
+/// | the same | none seen | 100 | 0 | 1 MiB |
+/// | `app.Worker.run` (`app.Worker`) | `app.Session` | 200 | 1 | 4 MiB |
+/// | the same | none seen | 50 | 0 | 1 MiB |
+///
+/// and whose survivors are 10, 20 and 30 objects of `app.Loader.load` at 0, 1 and 2-3 GCs, and
+/// 5 of `app.Worker.run` at 0.
+pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
+    let classifiers = vec!["package".to_string(), "type".to_string()];
+    let header = RecordingHeader {
+        handshake: Some(Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            classifiers: classifiers.clone(),
+            ..Default::default()
+        }),
+        writer: "memcity-e2e lifetimes".into(),
+        recorded_at_unix_ms: 0,
+    };
+    let mut w = RecordingWriter::create(path, &header)?;
+    let names = [
+        "app",
+        "app.Cache",
+        "app.Session",
+        "app.Loader.load(Loader.java:9)",
+        "java.util.ArrayList.grow(ArrayList.java:237) <- ... <- app.Cache.put(Cache.java:20)",
+        "app.Worker.run(Worker.java:5)",
+        "byte[]",
+    ];
+    w.write(&StreamMessage {
+        kind: Some(Kind::Strings(StringTable {
+            first_id: 1,
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })),
+    })?;
+    const MIB: u64 = 1 << 20;
+    for seq in 0..LIFETIMES_SNAPSHOTS {
+        // GCs counted from 10, so that a death's birth (GCs survived, plus the GC that freed it,
+        // before it) is never before the first.
+        let (time_ms, gc, allocated) = (seq * 1000, 10 + seq * 2, seq * 64 * MIB);
+        let death = |site, holder_type, weight, gcs: u64, bytes: u64| Death {
+            r#type: 7,
+            site,
+            weight,
+            size: 24,
+            born: Some(Moment {
+                time_ms: time_ms.saturating_sub(500),
+                gc: gc - gcs - 1,
+                allocated_bytes: allocated - bytes,
+            }),
+            died: Some(Moment {
+                time_ms,
+                gc,
+                allocated_bytes: allocated,
+            }),
+            holder_type,
+            ..Default::default()
+        };
+        let deaths = if seq == 0 {
+            Vec::new()
+        } else {
+            vec![
+                death(4, 2, 400.0, 2, 16 * MIB),
+                death(5, 2, 300.0, 0, MIB),
+                death(5, 0, 100.0, 0, MIB),
+                death(6, 3, 200.0, 1, 4 * MIB),
+                death(6, 0, 50.0, 0, MIB),
+            ]
+        };
+        let survivors = |site, by_gc_age: &[f64]| Survivors {
+            r#type: 7,
+            site,
+            by_gc_age: by_gc_age.to_vec(),
+        };
+        let leaf = |name, objects: u64| Node {
+            name,
+            objects,
+            bytes: objects * 24,
+            ..Default::default()
+        };
+        let package = Node {
+            name: 1,
+            objects: 150,
+            bytes: 150 * 24,
+            children: vec![leaf(2, 100), leaf(3, 50)],
+            ..Default::default()
+        };
+        w.write(&StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot {
+                seq,
+                time_ms,
+                gc_count: gc,
+                classifiers: classifiers.clone(),
+                root: Some(Node {
+                    objects: 150,
+                    bytes: 150 * 24,
+                    children: vec![package],
+                    ..Default::default()
+                }),
+                lifetimes: Some(Lifetimes {
+                    deaths_booked: deaths.len() as u64,
+                    deaths,
+                    alive: vec![survivors(4, &[10.0, 20.0, 30.0]), survivors(6, &[5.0])],
+                    allocated_bytes: allocated,
+                }),
+                ..Default::default()
+            })),
+        })?;
+    }
+    w.write(&StreamMessage {
+        kind: Some(Kind::End(SessionEnd {
+            reason: "synthetic".into(),
+            snapshots: LIFETIMES_SNAPSHOTS,
+        })),
+    })?;
+    w.finish()?;
+    Ok(())
+}
