@@ -19,13 +19,13 @@ use memcity_proto::v1;
 
 /// The allocation context of deaths whose site the agent did not know (site 0).
 pub const UNKNOWN_SITE: &str = "(unknown site)";
-/// The death context of objects no heap walk saw alive (`holder_type` 0): most died young,
-/// between two walks.
+/// The death context of objects no heap walk or path search saw held (`holder_type` 0): most
+/// died young, between two of them.
 pub const DIED_UNSEEN: &str = "(died unseen)";
 /// What a death context is, for every place that shows one (the report, the view's caption).
 pub const DEATH_CONTEXT_NOTE: &str = "death context = the class last seen holding the object \
      (a stock JVM cannot tell the method that dropped its last reference); \
-     (died unseen) = no heap walk saw it alive";
+     (died unseen) = no heap walk or path search saw it held";
 /// The paper's line between short- and long-lived objects: those that died within 8 MiB of
 /// allocation never escape a nursery of that size.
 pub const SHORT_LIVED_BYTES: u64 = 8 << 20;
@@ -190,6 +190,9 @@ pub struct Pair {
     pub objects: f64,
     pub samples: u64,
     pub ages: Ages,
+    /// The holders' fields the objects were last seen in, with their objects, most first
+    /// (none for deaths no walk or search saw held).
+    pub fields: Vec<(String, f64)>,
 }
 
 /// The lives of one allocation site, or of one allocation context's sites together.
@@ -258,6 +261,9 @@ pub struct Lifetimes {
     context_ids: HashMap<String, u32>,
     sites: Vec<Site>,
     site_ids: HashMap<String, u32>,
+    /// Names of the holders' fields ("" when none was seen).
+    fields: Vec<String>,
+    field_ids: HashMap<String, u32>,
     batches: Vec<Batch>,
     /// The newest snapshot's survivors, per site.
     alive: HashMap<u32, [f64; GC_AGE_BUCKETS]>,
@@ -283,6 +289,8 @@ struct Batch {
 struct Cell {
     site: u32,
     death: u32,
+    /// The holder's field (`Lifetimes::fields`).
+    field: u32,
     gc: u8,
     bytes: u8,
     objects: f64,
@@ -298,7 +306,7 @@ impl Lifetimes {
         lifetimes: &v1::Lifetimes,
         name: impl Fn(u32) -> &'a str,
     ) {
-        let mut cells: HashMap<(u32, u32, u8, u8), (f64, u32)> = HashMap::new();
+        let mut cells: HashMap<(u32, u32, u32, u8, u8), (f64, u32)> = HashMap::new();
         for death in &lifetimes.deaths {
             let site = self.site(death.site, &name);
             let holder = match death.holder_type {
@@ -306,28 +314,35 @@ impl Lifetimes {
                 id => name(id),
             };
             let holder = self.context(holder);
+            let field = match (death.holder_type, death.holder_field) {
+                (0, _) | (_, 0) => self.field(""),
+                (_, id) => self.field(name(id)),
+            };
             let born = death.born.unwrap_or_default();
             let died = death.died.unwrap_or_default();
             // GCs survived: the one that freed it is not one of them.
             let gc = gc_age_bucket(died.gc.saturating_sub(born.gc).saturating_sub(1)) as u8;
             let bytes =
                 bytes_age_bucket(died.allocated_bytes.saturating_sub(born.allocated_bytes)) as u8;
-            let cell = cells.entry((site, holder, gc, bytes)).or_default();
+            let cell = cells.entry((site, holder, field, gc, bytes)).or_default();
             cell.0 += death.weight;
             cell.1 += 1;
         }
         let mut cells: Vec<Cell> = cells
             .into_iter()
-            .map(|((site, death, gc, bytes), (objects, samples))| Cell {
-                site,
-                death,
-                gc,
-                bytes,
-                objects,
-                samples,
-            })
+            .map(
+                |((site, death, field, gc, bytes), (objects, samples))| Cell {
+                    site,
+                    death,
+                    field,
+                    gc,
+                    bytes,
+                    objects,
+                    samples,
+                },
+            )
             .collect();
-        cells.sort_by_key(|c| (c.site, c.death, c.gc, c.bytes));
+        cells.sort_by_key(|c| (c.site, c.death, c.field, c.gc, c.bytes));
         self.batches.push(Batch {
             time_ms,
             booked: lifetimes.deaths_booked,
@@ -342,6 +357,16 @@ impl Lifetimes {
             }
         }
         self.allocated_bytes = lifetimes.allocated_bytes;
+    }
+
+    fn field(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.field_ids.get(name) {
+            return id;
+        }
+        let id = self.fields.len() as u32;
+        self.fields.push(name.to_string());
+        self.field_ids.insert(name.to_string(), id);
+        id
     }
 
     fn context(&mut self, name: &str) -> u32 {
@@ -417,22 +442,40 @@ impl Lifetimes {
 
     /// Deaths from each allocation context to each death context, most objects first.
     pub fn pairs(&self, filter: &Filter) -> Vec<Pair> {
-        let mut pairs: HashMap<(u32, u32), Pair> = HashMap::new();
+        let mut pairs: HashMap<(u32, u32), (Pair, HashMap<u32, f64>)> = HashMap::new();
         for cell in self.cells(filter) {
             let alloc = self.sites[cell.site as usize].context;
-            let pair = pairs.entry((alloc, cell.death)).or_insert_with(|| Pair {
-                alloc: self.contexts[alloc as usize].clone(),
-                death: self.contexts[cell.death as usize].clone(),
-                objects: 0.0,
-                samples: 0,
-                ages: Ages::default(),
+            let (pair, fields) = pairs.entry((alloc, cell.death)).or_insert_with(|| {
+                let pair = Pair {
+                    alloc: self.contexts[alloc as usize].clone(),
+                    death: self.contexts[cell.death as usize].clone(),
+                    objects: 0.0,
+                    samples: 0,
+                    ages: Ages::default(),
+                    fields: Vec::new(),
+                };
+                (pair, HashMap::new())
             });
+            if !self.fields[cell.field as usize].is_empty() {
+                *fields.entry(cell.field).or_default() += cell.objects;
+            }
             pair.objects += cell.objects;
             pair.samples += cell.samples as u64;
             pair.ages.by_gc[cell.gc as usize] += cell.objects;
             pair.ages.by_bytes[cell.bytes as usize] += cell.objects;
         }
-        let mut pairs: Vec<Pair> = pairs.into_values().collect();
+        let mut pairs: Vec<Pair> = pairs
+            .into_values()
+            .map(|(mut pair, fields)| {
+                pair.fields = fields
+                    .into_iter()
+                    .map(|(id, objects)| (self.fields[id as usize].clone(), objects))
+                    .collect();
+                pair.fields
+                    .sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                pair
+            })
+            .collect();
         pairs.sort_by(|a, b| {
             b.objects
                 .total_cmp(&a.objects)
@@ -538,7 +581,7 @@ mod tests {
     use super::*;
     use v1::{Death, Moment, Survivors};
 
-    const NAMES: [&str; 7] = [
+    const NAMES: [&str; 9] = [
         "",
         "com.x.Foo.bar(Foo.java:12)",
         "java.util.ArrayList.grow(ArrayList.java:237) <- ... <- com.x.Foo.baz(Foo.java:40)",
@@ -546,6 +589,8 @@ mod tests {
         "com.y.Bar.run(Bar.java:7)",
         "com.y.Bar",
         "byte[]",
+        "entries",
+        "next",
     ];
 
     fn name(id: u32) -> &'static str {
@@ -648,8 +693,14 @@ mod tests {
             1000,
             &lifetimes(
                 vec![
-                    death(1, 3, 100.0, 0, 1 << 20),
-                    death(2, 3, 50.0, 2, 64 << 20),
+                    Death {
+                        holder_field: 7,
+                        ..death(1, 3, 100.0, 0, 1 << 20)
+                    },
+                    Death {
+                        holder_field: 8,
+                        ..death(2, 3, 50.0, 2, 64 << 20)
+                    },
                     death(1, 0, 30.0, 0, 1000),
                     death(0, 5, 7.0, 1, 1 << 20),
                     death(4, 5, 20.0, 40, 1 << 33),
@@ -672,6 +723,12 @@ mod tests {
                 (UNKNOWN_SITE, "com.y.Bar", 7.0, 1),
             ]
         );
+        // The holders' fields, most objects first; none where no holder was seen.
+        assert_eq!(
+            pairs[0].fields,
+            [("entries".to_string(), 100.0), ("next".to_string(), 50.0)]
+        );
+        assert!(pairs[1].fields.is_empty());
         let foo = &pairs[0].ages;
         assert_eq!(foo.by_gc[0], 100.0);
         assert_eq!(foo.by_gc[2], 50.0);

@@ -88,15 +88,16 @@ fn draw_plot(hive: &Hive, panel: usize, plot: memcity_city::treemap::Rect, focus
         let (a, b) = (at(axis_point(axis, 0.0)), at(axis_point(axis, 1.0)));
         draw_line(a.0, a.1, b.0, b.1, 2.0, hud::EDGE);
     }
+    // Past each axis's outer end, clear of the contexts' names along it.
     let label = |axis: Axis, text: &str, dx: f32, dy: f32| {
         let (x, y) = at(axis_point(axis, 1.0));
         let width = measure_text(text, None, 13, 1.0).width;
         hud::text(text, x - width * dx, y + dy, 13.0, hud::MUTED);
     };
     label(Axis::North, "allocated", 0.5, -4.0);
-    label(Axis::West, "died", 0.0, -8.0);
+    label(Axis::West, "died ", 1.0, 4.0);
     label(Axis::South, "both: allocated", 0.5, 14.0);
-    label(Axis::East, "both: died", 1.0, -8.0);
+    label(Axis::East, " both: died", 0.0, 4.0);
     if hive.panels.len() > 1 {
         hud::text(
             &hive.panels[panel].label(),
@@ -129,11 +130,17 @@ fn draw_plot(hive: &Hive, panel: usize, plot: memcity_city::treemap::Rect, focus
             draw_line(a.0, a.1, b.0, b.1, 1.0 + 3.0 * weight, color);
         }
     }
-    for (i, node) in hive.nodes.iter().enumerate() {
-        let in_panel = hive.panels.len() <= 1 || edges.iter().any(|e| e.from == i || e.to == i);
-        if !in_panel {
-            continue;
-        }
+    let shown: Vec<usize> = (0..hive.nodes.len())
+        .filter(|&i| hive.panels.len() <= 1 || edges.iter().any(|e| e.from == i || e.to == i))
+        .collect();
+    // The biggest contexts, and the one in focus, are named beside their first dot: the rest
+    // say who they are under the pointer.
+    let mut biggest = shown.clone();
+    let size = |i: usize| hive.nodes[i].out_objects + hive.nodes[i].in_objects;
+    biggest.sort_by(|&a, &b| size(b).total_cmp(&size(a)));
+    biggest.truncate(NAMED_NODES);
+    for &i in &shown {
+        let node = &hive.nodes[i];
         for &axis in node.role.axes() {
             let (x, y) = at(axis_point(axis, node.t));
             draw_circle(x, y, DOT, rgb(package_color(node.package), 1.0));
@@ -141,7 +148,46 @@ fn draw_plot(hive: &Hive, panel: usize, plot: memcity_city::treemap::Rect, focus
                 draw_circle_lines(x, y, DOT + 3.0, 2.0, hud::INK);
             }
         }
+        if let (true, Some(&axis)) = (
+            focus == Some(i) || biggest.contains(&i),
+            node.role.axes().first(),
+        ) {
+            let (x, y) = at(axis_point(axis, node.t));
+            let name = short_name(&node.name);
+            // Beside a vertical axis; below a horizontal one, or above it for every other name
+            // along it, so that neighbours do not write over each other.
+            let below = horizontal_rank(hive, &biggest, i, axis) % 2 == 0;
+            let (dx, dy) = match axis {
+                Axis::North | Axis::South => (DOT + 4.0, 4.0),
+                Axis::West | Axis::East => (
+                    -measure_text(name, None, 12, 1.0).width / 2.0,
+                    if below { DOT + 12.0 } else { -DOT - 4.0 },
+                ),
+            };
+            hud::text(name, x + dx, y + dy, 12.0, hud::INK);
+        }
     }
+}
+
+/// Where node `i` comes along `axis` among the named nodes whose first axis it is.
+fn horizontal_rank(hive: &Hive, named: &[usize], i: usize, axis: Axis) -> usize {
+    let t = hive.nodes[i].t;
+    named
+        .iter()
+        .filter(|&&n| hive.nodes[n].role.axes().first() == Some(&axis) && hive.nodes[n].t < t)
+        .count()
+}
+
+/// Contexts named beside their dot at most, the biggest first.
+const NAMED_NODES: usize = 6;
+
+/// A class's name without its package (`Lifetimes$Cache$Entry` for
+/// `com.x.Lifetimes$Cache$Entry`); other contexts (`(died unseen)`) as they are.
+fn short_name(name: &str) -> &str {
+    if name.starts_with('(') {
+        return name;
+    }
+    name.rsplit('.').next().unwrap_or(name)
 }
 
 /// The tooltip of a context under the pointer at `mouse`.

@@ -60,6 +60,14 @@ pub struct PairJson {
     pub median_gc_age: String,
     /// The median object's age in bytes allocated during its life, as a range `[low, high)`.
     pub median_bytes_age: [u64; 2],
+    /// The death context's fields the objects were last seen held in, most objects first.
+    pub death_fields: Vec<FieldJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FieldJson {
+    pub field: String,
+    pub objects: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +97,11 @@ fn pair_json(p: Pair) -> PairJson {
         by_gc_age: p.ages.by_gc,
         alloc: p.alloc,
         death: p.death,
+        death_fields: p
+            .fields
+            .into_iter()
+            .map(|(field, objects)| FieldJson { field, objects })
+            .collect(),
         objects: p.objects,
         samples: p.samples,
     }
@@ -105,6 +118,16 @@ fn site_json(l: Lives) -> SiteJson {
         context: l.context,
         died: l.died,
         samples: l.samples,
+    }
+}
+
+/// A pair's death context with the field most of its objects were held in (`Class.field`, and
+/// how many other fields held the rest).
+fn death_with_field(p: &PairJson) -> String {
+    match p.death_fields.as_slice() {
+        [] => p.death.clone(),
+        [one] => format!("{}.{}", p.death, one.field),
+        [top, rest @ ..] => format!("{}.{} (and {} more fields)", p.death, top.field, rest.len()),
     }
 }
 
@@ -221,7 +244,7 @@ pub fn render_text(r: &LifetimesReport, source: &str) -> String {
                 p.median_gc_age,
                 format!("{}-{}", human_bytes(low), human_bytes(high)),
                 p.alloc,
-                p.death
+                death_with_field(p)
             );
         }
         let _ = writeln!(
