@@ -285,6 +285,9 @@ struct Batch {
     cells: Vec<Cell>,
 }
 
+/// A cell's `(site, death context, field, GC-age bucket, bytes-age bucket)`.
+type CellKey = (u32, u32, u32, u8, u8);
+
 #[derive(Debug, Clone, Copy)]
 struct Cell {
     site: u32,
@@ -306,7 +309,7 @@ impl Lifetimes {
         lifetimes: &v1::Lifetimes,
         name: impl Fn(u32) -> &'a str,
     ) {
-        let mut cells: HashMap<(u32, u32, u32, u8, u8), (f64, u32)> = HashMap::new();
+        let mut cells: HashMap<CellKey, (f64, u32)> = HashMap::new();
         for death in &lifetimes.deaths {
             let site = self.site(death.site, &name);
             let holder = match death.holder_type {
