@@ -156,7 +156,7 @@ fn draw_plot(hive: &Hive, panel: usize, plot: memcity_city::treemap::Rect, focus
             let name = short_name(&node.name);
             // Beside a vertical axis; below a horizontal one, or above it for every other name
             // along it, so that neighbours do not write over each other.
-            let below = horizontal_rank(hive, &biggest, i, axis) % 2 == 0;
+            let below = horizontal_rank(hive, &biggest, i, axis).is_multiple_of(2);
             let (dx, dy) = match axis {
                 Axis::North | Axis::South => (DOT + 4.0, 4.0),
                 Axis::West | Axis::East => (
