@@ -1139,3 +1139,104 @@ fn the_lifetimes_view_draws_the_hive_where_the_geometry_says() {
         assert!(green, "the self edge at {x},{y} is not green");
     }
 }
+
+/// `--context` keeps an allocation context in focus: its dot ringed, its survival panel drawn
+/// (the curve and the bars where the panel otherwise only asks for a context); a context the
+/// session does not have is refused before any window opens.
+#[test]
+fn the_lifetimes_view_shows_the_survival_of_the_context_in_focus() {
+    use memcity_city::hive::axis_point;
+    use memcity_viewer::controls::{Settings, ViewKind};
+    use memcity_viewer::keys::Action;
+    use memcity_viewer::state::ViewerState;
+    use memcity_viewer::views;
+
+    let Some(xvfb) = xvfb("lifetimes context") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lives.mcrec");
+    memcity_e2e::synthetic::lifetimes_recording(&file).unwrap();
+    let file = file.to_str().unwrap();
+    let plain = replay_screenshot(
+        &xvfb,
+        &[file, "--view", "lifetimes"],
+        dir.path(),
+        "plain.png",
+    );
+    let focused = replay_screenshot(
+        &xvfb,
+        &[file, "--view", "lifetimes", "--context", "app.Loader"],
+        dir.path(),
+        "focused.png",
+    );
+
+    let model = load::recording(std::path::Path::new(file)).unwrap();
+    let mut state = ViewerState::replay(model, Settings::default(), None);
+    state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    let screen = state.screen(W as f32, H as f32);
+    let hive = state.lifetimes().hive.clone();
+    let layout = views::lifetimes_layout(views::main_area(&screen), hive.panels.len());
+    let s = layout.survival;
+    let panel: Vec<(u32, u32)> = (s.y.max(0.0) as u32..(s.y + s.h).min(H as f32) as u32)
+        .flat_map(|y| (s.x.max(0.0) as u32..(s.x + s.w).min(W as f32) as u32).map(move |x| (x, y)))
+        .collect();
+    let changed = panel
+        .iter()
+        .filter(|&&(x, y)| {
+            let (a, b) = (
+                pixel(&plain, x as f32, y as f32),
+                pixel(&focused, x as f32, y as f32),
+            );
+            (0..3).any(|c| (a[c] as i32 - b[c] as i32).abs() > 40)
+        })
+        .count();
+    let share = changed as f32 / panel.len().max(1) as f32;
+    assert!(
+        share > 0.02,
+        "the survival panel changed on {:.1} % of its pixels",
+        share * 100.0
+    );
+
+    let loader = hive
+        .nodes
+        .iter()
+        .find(|n| n.name == "app.Loader")
+        .expect("app.Loader in the plot");
+    let axis = loader.role.axes()[0];
+    let (x, y) = views::hive_point(layout.plots[0], axis_point(axis, loader.t));
+    let ring = memcity_viewer::hive_view::DOT + 3.0;
+    let dark = (0..16)
+        .map(|k| std::f32::consts::TAU * k as f32 / 16.0)
+        .filter(|a| {
+            let p = pixel(&focused, x + ring * a.cos(), y + ring * a.sin());
+            p.iter().all(|&c| c < 110)
+        })
+        .count();
+    assert!(
+        dark >= 8,
+        "app.Loader's dot at {x},{y} is ringed at only {dark} of 16 points"
+    );
+
+    let out = memcity_in_xvfb(&xvfb)
+        .args([
+            "replay",
+            file,
+            "--view",
+            "lifetimes",
+            "--context",
+            "app.Nowhere",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--context app.Nowhere: no allocation context"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("app.Loader"),
+        "names some that exist: {stderr}"
+    );
+}

@@ -62,6 +62,8 @@ pub struct WindowOptions {
     pub select: Option<String>,
     /// Start drilled down into this structure (the 2D views' local root).
     pub drill: Option<String>,
+    /// The lifetimes view: start with this allocation context kept in focus.
+    pub context: Option<String>,
     /// Metric, scaling, tiling, lots per parent, opacity, colors, play period.
     pub settings: Settings,
     /// Open with the settings panel shown.
@@ -106,6 +108,23 @@ fn find_group(model: &CityModel, option: &str, path: &str) -> anyhow::Result<Nod
     })
 }
 
+/// `--context NAME`: an allocation context of the session's lifetimes.
+fn find_context(model: &CityModel, name: &str) -> anyhow::Result<()> {
+    let filter = memcity_city::lifetimes::Filter::default();
+    let contexts = model.lifetimes().allocation_contexts(&filter);
+    if contexts.iter().any(|c| c.name == name) {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = contexts.iter().map(|c| c.name.as_str()).take(8).collect();
+    if known.is_empty() {
+        known.push("none: the session carries no lifetimes (`memcity lifetimes FILE` says why)");
+    }
+    anyhow::bail!(
+        "--context {name}: no allocation context of that name in the session's lifetimes (a class, as `memcity lifetimes FILE` shows them; some: {})",
+        known.join(", ")
+    )
+}
+
 /// `--at N`, counted from 1 as the status bar counts, as an index.
 fn at_index(at: usize, len: usize, source: &Path) -> anyhow::Result<usize> {
     if at == 0 || at > len {
@@ -144,6 +163,9 @@ pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
     }
     if let Some(drill) = &options.drill {
         find_group(&model, "--drill", drill)?;
+    }
+    if let Some(context) = &options.context {
+        find_context(&model, context)?;
     }
     check_display()?;
     run(Source::Replay(Box::new(model)), options)
@@ -743,6 +765,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         let node = find_group(state.model(), "--drill", &path)?;
         state.apply(Action::DrillTo(node), 0.0);
     }
+    state.context = options.context.take();
     let mut window = Window {
         state,
         drag: None,

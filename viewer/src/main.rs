@@ -153,6 +153,7 @@ impl Look {
             exit_after: None,
             wait: Duration::from_secs(60),
             select: None,
+            context: None,
             bench_frames: None,
             settings: self.settings(),
             settings_open: self.settings,
@@ -340,6 +341,10 @@ struct ReplayArgs {
     /// separated by '/', e.g. "java.util/java.util.LinkedList$Node"
     #[arg(long)]
     select: Option<String>,
+    /// The lifetimes view: start with this allocation context in focus (its survival panel
+    /// shown), a class as `memcity lifetimes FILE` names it, e.g. com.example.Cache
+    #[arg(long, value_name = "CLASS")]
+    context: Option<String>,
     /// Benchmark: time N still frames and N time-travel steps, print the medians, exit
     /// (scripts/bench-viewer.sh; not for users)
     #[arg(long, value_name = "N", hide = true)]
@@ -683,6 +688,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             picks: args.pick,
             screenshot: args.screenshot,
             select: args.select,
+            context: args.context,
             bench_frames: args.bench_frames,
             hud: args.hud,
             ..args.look.window(args.size)

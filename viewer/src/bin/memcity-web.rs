@@ -90,6 +90,7 @@ mod page {
             wait: std::time::Duration::from_secs(60),
             select: None,
             drill: None,
+            context: None,
             settings: look.settings,
             settings_open: false,
             scaled: false,
