@@ -296,16 +296,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     // The start snapshot is the first anchor: at VM start the heap is small, so the walk is
     // short. Attached to a running JVM, the heap may be anything: walk only if it fits.
     worker.sync_site_recording();
-    if worker.lifetimes.is_some() {
-        // At the start, while the heap has room: the beans' list is made in Java.
-        // SAFETY: the worker's own JNIEnv.
-        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
-            match Collectors::new(&mut env) {
-                Ok(collectors) => worker.collectors = Some(collectors),
-                Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
-            }
-        }
-    }
     if agent.attached {
         let id = agent.next_class.fetch_add(1, Ordering::AcqRel);
         worker.classes.reserve(id as usize + 1);
@@ -322,6 +312,18 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             predicted.as_millis(),
             agent.options.max_pause.as_millis()
         );
+    }
+    if worker.lifetimes.is_some() {
+        // After the start snapshot, which would otherwise wait for it while the application
+        // fills the heap (listing the beans loads the JDK's management classes, some 100 ms),
+        // and before the first GC, while the heap has room: the list is made in Java.
+        // SAFETY: the worker's own JNIEnv.
+        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
+            match Collectors::new(&mut env) {
+                Ok(collectors) => worker.collectors = Some(collectors),
+                Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
+            }
+        }
     }
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
