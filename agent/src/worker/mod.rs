@@ -316,7 +316,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     if worker.lifetimes.is_some() {
         // After the start snapshot, which would otherwise wait for it while the application
         // fills the heap (listing the beans loads the JDK's management classes, some 100 ms),
-        // and before the first GC, while the heap has room: the list is made in Java.
+        // and early, while the heap has room: the list is made in Java.
         // SAFETY: the worker's own JNIEnv.
         if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
             match Collectors::new(&mut env) {
