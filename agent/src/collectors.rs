@@ -1,83 +1,307 @@
-//! Which collectors ran between two looks, as the JVM names them (its `GarbageCollectorMXBean`s:
-//! "G1 Young Generation", "G1 Old Generation", "PS Scavenge", "PS MarkSweep", "ZGC Minor
-//! Cycles"...): a lifetime's death says what kind of collection reclaimed the object, since
-//! JVMTI's GC events do not. The beans and the method id are taken once, on the worker's
-//! thread while the heap has room (the list is made in Java); each look then calls only
-//! `getCollectionCount`, a native method that makes no object.
+//! Which collectors ran between two looks, as the JVM names them in its performance data
+//! (`sun.gc.collector.N.name`: "G1 young collection pauses", "G1 full collection pauses",
+//! "Parallel young collection pauses"...): a lifetime's death says what kind of collection
+//! reclaimed the object, which JVMTI's GC events do not.
+//!
+//! Read from the file HotSpot publishes that data in (`/tmp/hsperfdata_<user>/<pid>`, the one
+//! `jstat` reads), not from `GarbageCollectorMXBean`s: listing those loads the JDK's management
+//! classes into the application (some 100 ms, and lambdas a heap walk then counts), while the
+//! file costs a read of 8 bytes per collector per look. The entries are found once; a look
+//! reads each collector's `invocations` counter where it lies. Without the file
+//! (`-XX:-UsePerfData`, `-XX:+PerfDisableSharedMem`) deaths name no collector.
 
-use jni::objects::{GlobalRef, JMethodID, JObject, JString, JValue};
-use jni::signature::{Primitive, ReturnType};
-use jni::JNIEnv;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// `PerfDataPrologue`'s magic, stored big-endian whatever the byte order.
+const MAGIC: u32 = 0xcafe_c0c0;
+/// Bytes of `PerfDataPrologue` and of a `PerfDataEntry`'s header.
+const PROLOGUE: usize = 32;
+const ENTRY_HEADER: usize = 20;
+/// The most of the file read to find the entries (HotSpot's default `PerfDataMemorySize` is
+/// 64 KiB; a larger one is allowed).
+const MAX_FILE: u64 = 16 << 20;
 
 pub struct Collectors {
-    /// Each bean: its name, a global reference, and its count at the last look (-1: unknown).
-    beans: Vec<(String, GlobalRef, i64)>,
-    count: JMethodID,
+    file: File,
+    little_endian: bool,
+    /// Each collector: its name, where its `invocations` counter lies, and the count at the
+    /// last look.
+    counters: Vec<(String, u64, u64)>,
 }
 
 impl Collectors {
-    pub fn new(env: &mut JNIEnv) -> jni::errors::Result<Collectors> {
-        let made: jni::errors::Result<Collectors> = env.with_local_frame(64, |env| {
-            let list = env
-                .call_static_method(
-                    "java/lang/management/ManagementFactory",
-                    "getGarbageCollectorMXBeans",
-                    "()Ljava/util/List;",
-                    &[],
-                )?
-                .l()?;
-            let interface = env.find_class("java/lang/management/GarbageCollectorMXBean")?;
-            let count = env.get_method_id(&interface, "getCollectionCount", "()J")?;
-            let size = env.call_method(&list, "size", "()I", &[])?.i()?;
-            let mut beans = Vec::new();
-            for i in 0..size {
-                let bean = env
-                    .call_method(&list, "get", "(I)Ljava/lang/Object;", &[JValue::Int(i)])?
-                    .l()?;
-                let name = env
-                    .call_method(&bean, "getName", "()Ljava/lang/String;", &[])?
-                    .l()?;
-                let name: String = env.get_string(&JString::from(name))?.into();
-                beans.push((name, env.new_global_ref(&bean)?, -1));
-            }
-            Ok(Collectors { beans, count })
-        });
-        if made.is_err() && env.exception_check().unwrap_or(false) {
-            let _ = env.exception_clear();
-        }
-        let mut collectors = made?;
-        collectors.ran(env);
+    /// This JVM's performance data, if it publishes it.
+    pub fn open() -> Result<Collectors, String> {
+        let path = own_file(Path::new("/tmp"), std::process::id())?;
+        let file = File::open(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let len = file
+            .metadata()
+            .map_err(|e| e.to_string())?
+            .len()
+            .min(MAX_FILE);
+        let mut data = vec![0; len as usize];
+        file.read_exact_at(&mut data, 0)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let (little_endian, counters) = parse(&data)?;
+        let mut collectors = Collectors {
+            file,
+            little_endian,
+            counters: counters.into_iter().map(|(n, at)| (n, at, 0)).collect(),
+        };
+        collectors.ran();
         Ok(collectors)
     }
 
     /// The collectors whose count rose since the last look, joined by " + " (empty when none
-    /// did, or their counts could not be read).
-    pub fn ran(&mut self, env: &mut JNIEnv) -> String {
+    /// did).
+    pub fn ran(&mut self) -> String {
         let mut ran = Vec::new();
-        for (name, bean, last) in &mut self.beans {
-            let bean: &JObject = bean.as_obj();
-            // SAFETY: `count` is `GarbageCollectorMXBean.getCollectionCount()J`, which every
-            // bean of the list implements; no arguments, a long returned.
-            let now = unsafe {
-                env.call_method_unchecked(
-                    bean,
-                    self.count,
-                    ReturnType::Primitive(Primitive::Long),
-                    &[],
-                )
+        for (name, at, last) in &mut self.counters {
+            let mut bytes = [0; 8];
+            if self.file.read_exact_at(&mut bytes, *at).is_err() {
+                continue;
             }
-            .and_then(|v| v.j())
-            .unwrap_or(-1);
-            if *last >= 0 && now > *last {
+            let now = if self.little_endian {
+                u64::from_le_bytes(bytes)
+            } else {
+                u64::from_be_bytes(bytes)
+            };
+            if now > *last {
                 ran.push(name.as_str());
             }
-            if now >= 0 {
-                *last = now;
-            }
-        }
-        if env.exception_check().unwrap_or(false) {
-            let _ = env.exception_clear();
+            *last = now;
         }
         ran.join(" + ")
+    }
+}
+
+/// `/tmp/hsperfdata_<user>/<pid>`, for whichever user the JVM runs as.
+fn own_file(tmp: &Path, pid: u32) -> Result<PathBuf, String> {
+    let entries =
+        std::fs::read_dir(tmp).map_err(|e| format!("cannot list {}: {e}", tmp.display()))?;
+    entries
+        .flatten()
+        .filter(|dir| dir.file_name().to_string_lossy().starts_with("hsperfdata_"))
+        .map(|dir| dir.path().join(pid.to_string()))
+        .find(|file| file.is_file())
+        .ok_or_else(|| {
+            format!(
+                "the JVM publishes no performance data ({}/hsperfdata_*/{pid}: -XX:-UsePerfData?)",
+                tmp.display()
+            )
+        })
+}
+
+/// The byte order and each collector's `(name, offset of its invocations counter)` in a
+/// performance data file.
+fn parse(data: &[u8]) -> Result<(bool, Vec<(String, u64)>), String> {
+    let bad = |what: &str| format!("performance data not understood: {what}");
+    if data.len() < PROLOGUE || u32::from_be_bytes(data[0..4].try_into().unwrap()) != MAGIC {
+        return Err(bad("no HotSpot prologue"));
+    }
+    let little = data[4] == 1;
+    let int = |at: usize| -> Option<usize> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        let v = if little {
+            i32::from_le_bytes(b)
+        } else {
+            i32::from_be_bytes(b)
+        };
+        usize::try_from(v).ok()
+    };
+    let (mut at, entries) = (
+        int(24).ok_or_else(|| bad("entry offset"))?,
+        int(28).ok_or_else(|| bad("entry count"))?,
+    );
+    let mut names: Vec<(usize, String)> = Vec::new();
+    let mut invocations: Vec<(usize, u64)> = Vec::new();
+    for _ in 0..entries {
+        let (Some(length), Some(name_at), Some(data_at)) = (int(at), int(at + 4), int(at + 16))
+        else {
+            break;
+        };
+        if length < ENTRY_HEADER || at + length > data.len() {
+            break;
+        }
+        // Offsets inside the entry, or the entry is skipped: the file is the JVM's to write,
+        // and a bad offset must not stop the agent.
+        let within = |from: usize| data.get(at + from..at + length);
+        let Some(name_bytes) = within(name_at) else {
+            at += length;
+            continue;
+        };
+        let name = String::from_utf8_lossy(name_bytes.split(|&b| b == 0).next().unwrap_or(&[]));
+        let data_type = data[at + 12];
+        if let Some(rest) = name.strip_prefix("sun.gc.collector.") {
+            if let Some((index, field)) = rest.split_once('.') {
+                if let Ok(index) = index.parse::<usize>() {
+                    match (field, data_type) {
+                        ("name", b'B') => {
+                            if let Some(value) = within(data_at) {
+                                let value = value.split(|&b| b == 0).next().unwrap_or(&[]);
+                                names.push((index, String::from_utf8_lossy(value).into_owned()));
+                            }
+                        }
+                        ("invocations", b'J') if data_at + 8 <= length => {
+                            invocations.push((index, (at + data_at) as u64));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        at += length;
+    }
+    let mut counters: Vec<(String, u64)> = invocations
+        .into_iter()
+        .filter_map(|(index, offset)| {
+            let name = names.iter().find(|(i, _)| *i == index)?.1.clone();
+            Some((name, offset))
+        })
+        .collect();
+    counters.sort_by_key(|(_, offset)| *offset);
+    if counters.is_empty() {
+        return Err(bad("no collectors' counters"));
+    }
+    Ok((little, counters))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A performance data file as HotSpot lays it out: the prologue, then entries of a header,
+    /// a name and a value.
+    fn file(entries: &[(&str, Result<&str, u64>)]) -> Vec<u8> {
+        let mut data = vec![0u8; PROLOGUE];
+        data[0..4].copy_from_slice(&MAGIC.to_be_bytes());
+        data[4] = 1; // little-endian
+        data[24..28].copy_from_slice(&(PROLOGUE as i32).to_le_bytes());
+        data[28..32].copy_from_slice(&(entries.len() as i32).to_le_bytes());
+        for (name, value) in entries {
+            let name_at = ENTRY_HEADER;
+            let mut name_bytes = name.as_bytes().to_vec();
+            name_bytes.push(0);
+            while name_bytes.len() % 8 != 4 {
+                name_bytes.push(0);
+            }
+            let (data_type, value_bytes) = match value {
+                Ok(text) => {
+                    let mut v = text.as_bytes().to_vec();
+                    v.resize(32, 0);
+                    (b'B', v)
+                }
+                Err(n) => (b'J', n.to_le_bytes().to_vec()),
+            };
+            let data_at = name_at + name_bytes.len();
+            let length = data_at + value_bytes.len();
+            let mut entry = vec![0u8; ENTRY_HEADER];
+            entry[0..4].copy_from_slice(&(length as i32).to_le_bytes());
+            entry[4..8].copy_from_slice(&(name_at as i32).to_le_bytes());
+            entry[12] = data_type;
+            entry[16..20].copy_from_slice(&(data_at as i32).to_le_bytes());
+            entry.extend(name_bytes);
+            entry.extend(value_bytes);
+            data.extend(entry);
+        }
+        data
+    }
+
+    #[test]
+    fn collectors_and_their_counters_are_found_by_name() {
+        let data = file(&[
+            ("sun.gc.collector.0.name", Ok("G1 young collection pauses")),
+            ("sun.gc.collector.0.invocations", Err(6)),
+            ("sun.gc.policy.name", Ok("GarbageFirst")),
+            ("sun.gc.collector.1.name", Ok("G1 full collection pauses")),
+            ("sun.gc.collector.1.invocations", Err(0)),
+        ]);
+        let (little, counters) = parse(&data).unwrap();
+        assert!(little);
+        let names: Vec<&str> = counters.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["G1 young collection pauses", "G1 full collection pauses"]
+        );
+        let at = counters[0].1 as usize;
+        assert_eq!(u64::from_le_bytes(data[at..at + 8].try_into().unwrap()), 6);
+    }
+
+    #[test]
+    fn damaged_data_is_refused_not_misread() {
+        assert!(parse(&[0; 8]).is_err());
+        let mut data = file(&[("sun.gc.collector.0.invocations", Err(1))]);
+        assert!(
+            parse(&data).unwrap_err().contains("no collectors"),
+            "no name, no collector"
+        );
+        data[0] = 0;
+        assert!(parse(&data).unwrap_err().contains("prologue"));
+        // A name or value offset past its entry skips the entry.
+        let mut data = file(&[
+            (
+                "sun.gc.collector.0.name",
+                Ok("Serial young collection pauses"),
+            ),
+            ("sun.gc.collector.0.invocations", Err(2)),
+        ]);
+        data[PROLOGUE + 4..PROLOGUE + 8].copy_from_slice(&1000i32.to_le_bytes());
+        assert!(
+            parse(&data).is_err(),
+            "the name's entry skipped: no collector"
+        );
+        // An entry longer than the file ends the walk through the entries.
+        let mut data = file(&[
+            (
+                "sun.gc.collector.0.name",
+                Ok("Serial young collection pauses"),
+            ),
+            ("sun.gc.collector.0.invocations", Err(2)),
+        ]);
+        let first = PROLOGUE;
+        data[first..first + 4].copy_from_slice(&(1i32 << 30).to_le_bytes());
+        assert!(parse(&data).is_err());
+    }
+
+    /// The counts read where they lie, and only a rise names a collector.
+    #[test]
+    fn a_look_names_the_collectors_whose_count_rose() {
+        let dir = tempfile::tempdir().unwrap();
+        let published = dir.path().join("hsperfdata_someone");
+        std::fs::create_dir(&published).unwrap();
+        let path = published.join("4242");
+        let data = file(&[
+            (
+                "sun.gc.collector.0.name",
+                Ok("Parallel young collection pauses"),
+            ),
+            ("sun.gc.collector.0.invocations", Err(3)),
+            (
+                "sun.gc.collector.1.name",
+                Ok("Parallel full collection pauses"),
+            ),
+            ("sun.gc.collector.1.invocations", Err(1)),
+        ]);
+        std::fs::write(&path, &data).unwrap();
+        assert_eq!(own_file(dir.path(), 4242).unwrap(), path);
+        assert!(own_file(dir.path(), 4243).is_err());
+        let (little, counters) = parse(&data).unwrap();
+        let mut c = Collectors {
+            file: File::open(&path).unwrap(),
+            little_endian: little,
+            counters: counters.into_iter().map(|(n, at)| (n, at, 0)).collect(),
+        };
+        assert_eq!(
+            c.ran(),
+            "Parallel young collection pauses + Parallel full collection pauses"
+        );
+        assert_eq!(c.ran(), "", "nothing ran since");
+        let young = c.counters[0].1;
+        let mut bumped = data.clone();
+        bumped[young as usize..young as usize + 8].copy_from_slice(&4u64.to_le_bytes());
+        std::fs::write(&path, &bumped).unwrap();
+        assert_eq!(c.ran(), "Parallel young collection pauses");
     }
 }

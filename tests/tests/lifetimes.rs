@@ -160,9 +160,9 @@ fn lifetimes_of_a_real_jvm_match_what_the_app_does() {
     let (_, site) = share(&lives, ephemeral, |d| {
         d.site.contains("Lifetimes.ephemeral(")
     });
-    // Freed by G1's young collections, as the JVM's beans name them.
+    // Freed by G1's young collections, as the JVM's performance data names them.
     let (_, young_gc) = share(&lives, ephemeral, |d| {
-        d.collectors.contains("G1 Young Generation")
+        d.collectors.contains("G1 young collection pauses")
     });
     assert!(
         young_gc > 0.9,

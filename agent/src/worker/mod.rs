@@ -314,15 +314,9 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         );
     }
     if worker.lifetimes.is_some() {
-        // After the start snapshot, which would otherwise wait for it while the application
-        // fills the heap (listing the beans loads the JDK's management classes, some 100 ms),
-        // and early, while the heap has room: the list is made in Java.
-        // SAFETY: the worker's own JNIEnv.
-        if let Ok(mut env) = unsafe { jni::JNIEnv::from_raw(jni) } {
-            match Collectors::new(&mut env) {
-                Ok(collectors) => worker.collectors = Some(collectors),
-                Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
-            }
+        match Collectors::open() {
+            Ok(collectors) => worker.collectors = Some(collectors),
+            Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
         }
     }
     loop {
@@ -519,11 +513,7 @@ impl Worker {
         let Some(collectors) = self.collectors.as_mut() else {
             return 0;
         };
-        // SAFETY: the worker's own JNIEnv.
-        let Ok(mut env) = (unsafe { jni::JNIEnv::from_raw(self.jni) }) else {
-            return self.last_collectors;
-        };
-        let ran = collectors.ran(&mut env);
+        let ran = collectors.ran();
         if !ran.is_empty() {
             self.last_collectors = self.strings.intern(&ran);
         }
