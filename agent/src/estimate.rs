@@ -341,7 +341,7 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance(); // the walk's generation
-        let a = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        let a = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
         t.mark_seen(a, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
@@ -361,15 +361,15 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
-        let garbage = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        let old = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        let garbage = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
         t.mark_seen(old, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50], vec![0, 400]));
         t.advance();
         // Born after the walk: two samples of class 1 (weight 10), one of a new class 2.
-        t.track(1, 2, 1, 10.0, 8, 0).unwrap();
-        t.track(1, 2, 1, 10.0, 8, 0).unwrap();
-        t.track(2, 2, 1, 4.0, 16, 0).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(2, 2, 1, 4.0, 16, 0, 1).unwrap();
         // The anchor's sample dies, and so does the garbage (which was never counted).
         t.died(old);
         t.died(garbage);
@@ -394,12 +394,12 @@ mod tests {
     fn estimates_never_go_negative_and_without_an_anchor_count_every_sample() {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
-        t.track(1, 1, 1, 32.0, 8, 0).unwrap();
+        t.track(1, 1, 1, 32.0, 8, 0, 1).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects, [0, 32]);
         t.advance();
-        let s = t.track(1, 1, 1, 1000.0, 8, 0).unwrap();
+        let s = t.track(1, 1, 1, 1000.0, 8, 0, 1).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
@@ -413,7 +413,7 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
         t.advance();
-        t.track(1, 1, 1, 50.0, 8, 0).unwrap();
+        t.track(1, 1, 1, 50.0, 8, 0, 1).unwrap();
         t.gc_finished();
         let before = e.estimate(&t, 2, None);
         assert_eq!(before.objects[1], 150);
@@ -442,7 +442,7 @@ mod tests {
         );
         assert_eq!(e.gc_counted(), (1, 42));
         // Later births still add, with their variance, once through a GC.
-        t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
         t.gc_finished();
         let later = e.estimate(&t, 2, None);
         assert_eq!(later.objects[1], 140);
@@ -458,17 +458,17 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let kept = t.track(1, 1, 1, 10.0, 8, 0).unwrap();
+        let kept = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
         t.mark_seen(kept, t.generation());
         e.set_anchor(anchor(&t, vec![0, 30], vec![0, 240]));
         t.advance();
         // Promoted before a canary was let go: the one that dies stays counted until an old
         // marking clears its reference.
-        let promoted = t.track(1, 2, 1, 10.0, 8, 0).unwrap();
-        let promoted_dead = t.track(1, 2, 1, 10.0, 8, 0).unwrap();
+        let promoted = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let promoted_dead = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
         t.gc_finished();
         let let_go = t.generation();
-        let young = t.track(1, 3, 1, 10.0, 8, 0).unwrap();
+        let young = t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects[1], 60);
@@ -504,14 +504,14 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old_large = t.track(2, 1, 1, 2.0, 64 * 1024, 0).unwrap();
+        let old_large = t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
         t.mark_seen(old_large, t.generation());
         e.set_anchor(anchor(&t, vec![0, 0, 5], vec![0, 0, 5 * 65536]));
         t.advance();
         // Class 1: small objects; class 2: 64 KB arrays (weight 2 each).
-        t.track(1, 1, 1, 10.0, 24, 0).unwrap();
-        t.track(2, 1, 1, 2.0, 64 * 1024, 0).unwrap();
-        t.track(2, 1, 1, 2.0, 64 * 1024, 0).unwrap();
+        t.track(1, 1, 1, 10.0, 24, 0, 1).unwrap();
+        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
+        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
         t.died(old_large);
         t.gc_finished();
         let exact = e.estimate(&t, 3, None);

@@ -18,6 +18,9 @@ use crate::tracker::{Moment, Sample};
 pub const MAX_DEATHS: usize = 2_000;
 /// Age buckets in GCs survived: 0, 1, 2-3, 4-7, 8-15, 16-31, 32 or more.
 pub const AGE_BUCKETS: usize = 7;
+/// Survivor groups (allocation site and type) a snapshot carries at most, the largest; the
+/// rest go as one (`Taken::other_survivors`). Every snapshot repeats them.
+pub const MAX_SURVIVOR_GROUPS: usize = 1_000;
 
 /// A sample that died, when, and by which collectors (a string id; 0: unknown).
 #[derive(Debug, Clone, PartialEq)]
@@ -33,15 +36,17 @@ pub struct Taken {
     /// Kept deaths, weights already scaled to stand for every booked one.
     pub deaths: Vec<Death>,
     pub booked: u64,
-    /// `(class, site)` -> live weight by age bucket.
+    /// `(class, site)` -> live weight by age bucket, the largest [`MAX_SURVIVOR_GROUPS`].
     pub survivors: Vec<((u32, u32), [f64; AGE_BUCKETS])>,
+    /// The other groups' survivors together.
+    pub other_survivors: Option<[f64; AGE_BUCKETS]>,
 }
 
 #[derive(Debug)]
 pub struct Lifetimes {
-    /// Only samples with a site are followed when sites are recorded for one sample in this
-    /// many; each then stands for this many (`follow_one_in`).
-    one_in: u32,
+    /// By thread id: whether the thread is memcity's own (its samples are left out, as the
+    /// city leaves memcity's objects out of the application's).
+    memcity: Vec<bool>,
     deaths: Vec<Death>,
     booked: u64,
     survivors: HashMap<(u32, u32), [f64; AGE_BUCKETS]>,
@@ -52,7 +57,7 @@ pub struct Lifetimes {
 impl Default for Lifetimes {
     fn default() -> Self {
         Self {
-            one_in: 1,
+            memcity: vec![false],
             deaths: Vec::new(),
             booked: 0,
             survivors: HashMap::new(),
@@ -70,16 +75,26 @@ pub fn age_bucket(gcs: u32) -> usize {
 }
 
 impl Lifetimes {
-    /// Sites are recorded for one sample in `n` (`Sampler::record_sites`): follow those alone,
-    /// each standing for `n`. (A sample taken before a change keeps the weight it is booked
-    /// with; a change happens only when the classifier chain gains or loses its site level.)
-    pub fn follow_one_in(&mut self, n: u32) {
-        self.one_in = n.max(1);
+    /// Thread ids below this have been noted (`note_thread`).
+    pub fn threads_noted(&self) -> u32 {
+        self.memcity.len() as u32
     }
 
-    /// Whether `sample` is followed, and the weight it stands for.
+    /// Thread `id` (the next one) is memcity's own or not.
+    pub fn note_thread(&mut self, id: u32, memcity: bool) {
+        if id as usize == self.memcity.len() {
+            self.memcity.push(memcity);
+        }
+    }
+
+    /// Whether `sample` is followed, and the weight it stands for: none of memcity's own
+    /// threads'; taken while sites were recorded for one sample in `n` (`Sample::one_in`, as
+    /// it was at its birth), those with a site, each for `n`.
     fn followed(&self, sample: &Sample) -> Option<f64> {
-        match self.one_in {
+        if self.memcity.get(sample.thread as usize) == Some(&true) {
+            return None;
+        }
+        match sample.one_in {
             1 => Some(sample.weight),
             n if sample.site != crate::sampling::NO_SITE => Some(sample.weight * f64::from(n)),
             _ => None,
@@ -135,11 +150,23 @@ impl Lifetimes {
             }
         }
         let mut survivors: Vec<_> = self.survivors.iter().map(|(k, v)| (*k, *v)).collect();
+        let total = |ages: &[f64; AGE_BUCKETS]| ages.iter().sum::<f64>();
+        survivors.sort_by(|a, b| total(&b.1).total_cmp(&total(&a.1)).then(a.0.cmp(&b.0)));
+        let other_survivors = (survivors.len() > MAX_SURVIVOR_GROUPS).then(|| {
+            let mut other = [0.0; AGE_BUCKETS];
+            for (_, ages) in survivors.drain(MAX_SURVIVOR_GROUPS..) {
+                for (o, a) in other.iter_mut().zip(ages) {
+                    *o += a;
+                }
+            }
+            other
+        });
         survivors.sort_unstable_by_key(|(k, _)| *k);
         Taken {
             deaths,
             booked,
             survivors,
+            other_survivors,
         }
     }
 
@@ -173,6 +200,7 @@ mod tests {
             },
             holder: None,
             seen_ms: 0,
+            one_in: 1,
         }
     }
 
@@ -214,8 +242,10 @@ mod tests {
     #[test]
     fn sampled_sites_stand_for_the_samples_without() {
         let mut l = Lifetimes::default();
-        l.follow_one_in(4);
-        let with_site = sample(1, 10.0, 0);
+        let with_site = Sample {
+            one_in: 4,
+            ..sample(1, 10.0, 0)
+        };
         let without = Sample {
             site: crate::sampling::NO_SITE,
             ..with_site
@@ -235,6 +265,19 @@ mod tests {
     }
 
     #[test]
+    fn memcitys_own_threads_are_left_out() {
+        let mut l = Lifetimes::default();
+        l.note_thread(1, true);
+        l.note_thread(3, false); // not the next one: ignored
+        assert_eq!(l.threads_noted(), 2);
+        let ours = sample(1, 1.0, 0); // thread 1
+        let theirs = Sample { thread: 2, ..ours };
+        l.died(&ours, Moment::default(), 0);
+        l.died(&theirs, Moment::default(), 0);
+        assert_eq!(l.take().booked, 1);
+    }
+
+    #[test]
     fn survivors_are_counted_afresh_by_age_at_each_sweep() {
         let mut l = Lifetimes::default();
         l.begin_sweep();
@@ -251,5 +294,24 @@ mod tests {
         );
         l.begin_sweep();
         assert!(l.take().survivors.is_empty());
+    }
+
+    /// Past the cap the smallest groups go as one, nothing lost.
+    #[test]
+    fn survivor_groups_past_the_cap_go_as_one() {
+        let mut l = Lifetimes::default();
+        l.begin_sweep();
+        let n = MAX_SURVIVOR_GROUPS as u32 + 10;
+        for class in 0..n {
+            l.alive(&sample(class, f64::from(class + 1), 0), 0);
+        }
+        let taken = l.take();
+        assert_eq!(taken.survivors.len(), MAX_SURVIVOR_GROUPS);
+        assert!(
+            taken.survivors.iter().all(|((class, _), _)| *class >= 10),
+            "the largest kept"
+        );
+        let other = taken.other_survivors.unwrap();
+        assert_eq!(other[0], (1..=10).sum::<u32>() as f64);
     }
 }

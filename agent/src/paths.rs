@@ -294,6 +294,17 @@ pub struct Node {
     pub reached: Vec<(u32, u64)>,
 }
 
+/// A target found below an object: its tracker slot and birth (`Sample`), the object's class
+/// and the field (in `Found::fields`) it was held in, and when it was found.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub slot: u32,
+    pub born: u64,
+    pub class: u32,
+    pub field: u32,
+    pub at: Instant,
+}
+
 /// A finished search.
 #[derive(Debug, Clone, Default)]
 pub struct Found {
@@ -318,8 +329,8 @@ pub struct Found {
     /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
     /// live until the GC clears its weak reference).
     pub missed: Vec<(u32, u64)>,
-    /// What held each target found below an object: `(tracker slot, class, field in `fields`)`.
-    pub holders: Vec<(u32, u32, u32)>,
+    /// What held each target found below an object.
+    pub holders: Vec<Held>,
 }
 
 /// The merged tree, built as targets are found.
@@ -499,8 +510,10 @@ struct Frame {
 /// A live sample looked for.
 struct Target {
     slot: u32,
-    /// What holds it on the path it was found by: `(class, field)`; `None` for a root.
-    holder: Option<(u32, u32)>,
+    born: u64,
+    /// What holds it on the path it was found by, `(class, field)`, and when it was found;
+    /// `None` for a root.
+    holder: Option<(u32, u32, Instant)>,
     weak: jobject,
     class: u32,
     weight: f64,
@@ -579,8 +592,10 @@ pub struct Search {
 /// A live sample offered as a target: its weak reference (the tracker's; the search makes its
 /// own), class and weight.
 pub struct Sample {
-    /// Its tracker slot, for the holder it is found in (`Found::holders`).
+    /// Its tracker slot and the allocation clock at its birth (which tells it from a later
+    /// sample in the same slot), for the holder it is found in (`Found::holders`).
     pub slot: u32,
+    pub born: u64,
     pub weak: usize,
     pub class: u32,
     pub weight: f64,
@@ -1112,6 +1127,7 @@ impl Search {
             let index = search.targets.len() as u32;
             search.targets.push(Target {
                 slot: sample.slot,
+                born: sample.born,
                 holder: None,
                 weak,
                 class: sample.class,
@@ -1708,7 +1724,10 @@ impl Search {
                 self.merge.node(parent, identity, class, field)
             }
         };
-        let holder = self.stack.last().map(|top| (top.class, field));
+        let holder = self
+            .stack
+            .last()
+            .map(|top| (top.class, field, Instant::now()));
         let t = &mut self.targets[target as usize];
         t.found = true;
         t.holder = holder;
@@ -1751,7 +1770,15 @@ impl Search {
         let holders = self
             .targets
             .iter()
-            .filter_map(|t| t.holder.map(|(class, field)| (t.slot, class, field)))
+            .filter_map(|t| {
+                t.holder.map(|(class, field, at)| Held {
+                    slot: t.slot,
+                    born: t.born,
+                    class,
+                    field,
+                    at,
+                })
+            })
             .collect();
         for target in &self.targets {
             if !target.found {

@@ -408,6 +408,7 @@ impl Sampler {
                 weight,
                 size.max(0) as u64,
                 reference,
+                every.max(1),
             );
             if tracked.is_none() {
                 // SAFETY: made just above on this thread, and not stored anywhere.

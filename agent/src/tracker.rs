@@ -45,8 +45,9 @@ const DEAD: u64 = 2 << STATE_SHIFT;
 const STATE_MASK: u64 = 3 << STATE_SHIFT;
 /// Set once the worker has tagged the object for walks (`for_untagged`).
 const TAGGED: u64 = 1 << 61;
-/// `meta` layout below the state bits: site (22) | thread (12).
+/// `meta` layout below the state bits: site (22) | thread (12) | one-in (4, as log2).
 const THREAD_SHIFT: u32 = 22;
+const ONE_IN_SHIFT: u32 = 34;
 
 /// One sample as the worker and the walk see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,6 +70,9 @@ pub struct Sample {
     pub holder: Option<(u32, u32)>,
     /// When it was seen so, milliseconds since the tracker started.
     pub seen_ms: u32,
+    /// Sites were recorded for one sample in this many when it was taken: with one, it stands
+    /// for this many samples' lives (`lifetimes.rs`).
+    pub one_in: u32,
 }
 
 /// A point in the application's life by the tracker's three clocks: wall time since the
@@ -210,6 +214,7 @@ impl Tracker {
         weight: f64,
         size: u64,
         weak: usize,
+        one_in: u32,
     ) -> Option<SlotId> {
         // Every sample moves the allocation clock, tracked or not: it stands for `weight`
         // allocations of about its size.
@@ -248,7 +253,8 @@ impl Tracker {
         slot.seen_ms.store(0, Ordering::Relaxed);
         let meta = LIVE
             | u64::from(site & ((1 << THREAD_SHIFT) - 1))
-            | (u64::from(thread & 0xfff) << THREAD_SHIFT);
+            | (u64::from(thread & 0xfff) << THREAD_SHIFT)
+            | (u64::from(one_in.max(1).ilog2().min(15)) << ONE_IN_SHIFT);
         // Release: whoever sees LIVE sees the fields above.
         slot.meta.store(meta, Ordering::Release);
         Some(id)
@@ -372,6 +378,7 @@ impl Tracker {
                 h => Some(((h >> 32) as u32, h as u32)),
             },
             seen_ms: slot.seen_ms.load(Ordering::Relaxed),
+            one_in: 1 << ((meta >> ONE_IN_SHIFT) & 0xf),
         })
     }
 
@@ -383,10 +390,14 @@ impl Tracker {
     }
 
     /// A walk or a path search, `ms` after the tracker started, saw field `field` (a string id)
-    /// of an object of class `class` holding this sample. Class 0 (not yet known) records
-    /// nothing.
-    pub fn set_holder(&self, id: SlotId, class: u32, field: u32, ms: u32) {
-        if let (Some(slot), true) = (self.slot(id), class != 0) {
+    /// of an object of class `class` holding the sample in slot `id`, born when the allocation
+    /// clock read `born`: a slot freed and taken again since (a sliced search outlives its
+    /// targets) is another sample, and gets nothing. Class 0 (not yet known) records nothing.
+    /// Worker thread only (the only one that frees slots, so the check holds for the store).
+    pub fn set_holder(&self, id: SlotId, born: u64, class: u32, field: u32, ms: u32) {
+        let Some(slot) = self.slot(id) else { return };
+        let live = slot.meta.load(Ordering::Acquire) & STATE_MASK == LIVE;
+        if live && class != 0 && slot.born_allocated.load(Ordering::Relaxed) == born {
             slot.holder
                 .store(u64::from(class) << 32 | u64::from(field), Ordering::Relaxed);
             slot.seen_ms.store(ms, Ordering::Relaxed);
@@ -492,9 +503,16 @@ impl Tracker {
         self.gcs.fetch_add(1, Ordering::Release);
     }
 
-    /// Milliseconds since the tracker started (wraps after 49 days).
+    /// Milliseconds since the tracker started (wraps after 49 days: see [`Tracker::unwrap_ms`]).
     pub fn ms(&self) -> u32 {
         self.start.elapsed().as_millis() as u32
+    }
+
+    /// A time of [`Tracker::ms`]'s, taken less than 49 days ago, as whole milliseconds since
+    /// the tracker started.
+    pub fn unwrap_ms(&self, ms: u32) -> u64 {
+        let now = self.start.elapsed().as_millis() as u64;
+        now.saturating_sub(u64::from((now as u32).wrapping_sub(ms)))
     }
 
     /// Bytes allocated since the tracker started, estimated from the samples.
@@ -538,8 +556,8 @@ mod tests {
     fn samples_round_trip_and_die() {
         let t = Tracker::new(10);
         let code = 100.0;
-        let a = t.track(7, 5, 3, code, 24, 0x70).unwrap();
-        let b = t.track(8, 6, 4, code, 1 << 40, 0x80).unwrap();
+        let a = t.track(7, 5, 3, code, 24, 0x70, 1).unwrap();
+        let b = t.track(8, 6, 4, code, 1 << 40, 0x80, 1).unwrap();
         let s = t.get(a).unwrap();
         assert_eq!((s.class, s.site, s.thread, s.size), (7, 5, 3, 24));
         assert_eq!(s.weight, 100.0);
@@ -558,7 +576,7 @@ mod tests {
         assert!(t.take_released().is_empty());
         assert!(t.get(a).is_none(), "a swept dead slot is free");
         // The freed slot is reused before the table grows.
-        assert_eq!(t.track(9, 1, 1, code, 16, 0), Some(a));
+        assert_eq!(t.track(9, 1, 1, code, 16, 0, 1), Some(a));
     }
 
     /// A sample is born at the tracker's clocks; a GC moves them; a walk's holder is kept in
@@ -566,37 +584,44 @@ mod tests {
     #[test]
     fn samples_carry_their_birth_and_last_holder() {
         let t = Tracker::new(1);
-        let a = t.track(7, 5, 3, 10.0, 24, 0).unwrap();
+        let a = t.track(7, 5, 3, 10.0, 24, 0, 1).unwrap();
         let born = t.get(a).unwrap();
         assert_eq!((born.birth.gcs, born.birth.allocated), (0, 240));
         assert_eq!(born.holder, None);
         assert!(
-            t.track(7, 5, 3, 10.0, 100, 0).is_none(),
+            t.track(7, 5, 3, 10.0, 100, 0, 1).is_none(),
             "the table is full"
         );
         assert_eq!(t.allocated(), 1240);
         t.gc_finished();
         let gc = t.last_gc_moment();
         assert_eq!((gc.gcs, gc.allocated), (1, 1240));
-        t.set_holder(a, 9, 4, 77);
+        t.set_holder(a, 240, 9, 4, 77);
         let seen = t.get(a).unwrap();
         assert_eq!(seen.holder, Some((9, 4)));
         assert_eq!(seen.seen_ms, 77);
         assert_eq!(seen.birth, born.birth, "birth does not move");
-        t.set_holder(a, 0, 1, 78);
+        t.set_holder(a, 240, 0, 1, 78);
         assert_eq!(
             t.get(a).unwrap().seen_ms,
             77,
             "an unknown class records nothing"
         );
+        t.set_holder(a, 999, 9, 5, 79);
+        assert_eq!(
+            t.get(a).unwrap().holder,
+            Some((9, 4)),
+            "another sample's holder (born at another time) is not taken"
+        );
+        assert_eq!(t.unwrap_ms(t.ms()), u64::from(t.ms()));
     }
 
     #[test]
     fn a_full_table_counts_what_it_cannot_track() {
         let t = Tracker::new(2);
-        assert!(t.track(1, 1, 1, 1.0, 8, 0).is_some());
-        assert!(t.track(1, 1, 1, 1.0, 8, 0).is_some());
-        assert!(t.track(1, 1, 1, 1.0, 8, 0).is_none());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_none());
         assert_eq!(t.untracked(), 1);
         assert_eq!(t.in_use(), 2);
         let (agent, jvm) = t.memory();
@@ -607,7 +632,7 @@ mod tests {
     fn slots_span_chunks() {
         let t = Tracker::new(CHUNK as u32 + 5);
         for i in 0..(CHUNK as u32 + 5) {
-            assert_eq!(t.track(i, 1, 1, 1.0, 8, 0), Some(i));
+            assert_eq!(t.track(i, 1, 1, 1.0, 8, 0, 1), Some(i));
         }
         assert_eq!(t.get(CHUNK as u32 + 4).unwrap().class, CHUNK as u32 + 4);
         t.mark_seen(CHUNK as u32, 9);
@@ -617,8 +642,8 @@ mod tests {
     #[test]
     fn deaths_come_from_cleared_references_and_tagging_once() {
         let t = Tracker::new(10);
-        let a = t.track(1, 1, 1, 1.0, 8, 0xa0).unwrap();
-        let b = t.track(2, 1, 1, 1.0, 8, 0xb0).unwrap();
+        let a = t.track(1, 1, 1, 1.0, 8, 0xa0, 1).unwrap();
+        let b = t.track(2, 1, 1, 1.0, 8, 0xb0, 1).unwrap();
         let mut asked = Vec::new();
         t.for_untagged(|id, weak| {
             asked.push((id, weak));

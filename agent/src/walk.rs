@@ -281,6 +281,8 @@ pub struct ClassFacts<'a> {
     pub next_class: &'a AtomicU32,
     /// Where sampled objects' slots live; the walk lists each one it reaches.
     pub tracker: Option<&'a Tracker>,
+    /// Whether to note what holds each sampled object (`WalkResult::holders`; for lifetimes).
+    pub holders: bool,
     /// Whether each class id is the application's (not the JDK's): its statics own more.
     pub application: &'a [bool],
     /// Threads the worker tagged as owners 1..=threads before the walk (`tag_threads`).
@@ -458,12 +460,7 @@ impl<'a> State<'a> {
         if !merged {
             self.slots.push((slot, to, 1, length, first));
         }
-        if self.facts.tracker.is_some() && !tag_ptr.is_null() {
-            // SAFETY: JVMTI passes a valid pointer to the referee's tag.
-            if let Some(sample) = tags::sample_slot(unsafe { *tag_ptr }) {
-                self.holders.insert(sample, (self.slot_owner, slot));
-            }
-        }
+        self.note_holder(slot, tag_ptr);
         if let Some((root, depth)) = self.current_owned {
             // An owned array's first elements are owned too (a thread's `ThreadLocalMap`
             // entries), not all of them: a big array's are the content, and there may be
@@ -473,6 +470,18 @@ impl<'a> State<'a> {
             {
                 self.elements_owned += u32::from(self.current_array);
                 self.own(tag_ptr, to, length, root, depth + 1);
+            }
+        }
+    }
+
+    /// Notes the current object (or class, for a static) as holding the referee through `slot`
+    /// when the referee is a sample.
+    #[inline]
+    fn note_holder(&mut self, slot: u32, tag_ptr: *mut jlong) {
+        if self.facts.holders && !tag_ptr.is_null() {
+            // SAFETY: JVMTI passes a valid pointer to the referee's tag.
+            if let Some(sample) = tags::sample_slot(unsafe { *tag_ptr }) {
+                self.holders.insert(sample, (self.slot_owner, slot));
             }
         }
     }
@@ -689,7 +698,10 @@ impl<'a> State<'a> {
                 }
                 let to = self.class(class_tag);
                 let slot = STATIC | (field_index.max(0) as u32 & !STATIC);
+                // No owner through a static (`add_target` gets no tag), but a sample held
+                // there has its holder: the declaring class.
                 self.add_target(slot, to, length, std::ptr::null_mut());
+                self.note_holder(slot, tag_ptr);
                 let root = Root {
                     class: self.slot_owner,
                     slot,
@@ -906,6 +918,7 @@ mod tests {
             weak_reference: &[],
             next_class,
             tracker: Some(tracker),
+            holders: true,
             application: &[],
             threads: 0,
         };
@@ -923,7 +936,7 @@ mod tests {
         let mut tag = 0i64;
         let mut arr_tag = 0i64;
         let tracker = s.facts.tracker.unwrap();
-        let slot = tracker.track(1, 5, 1, 10.0, 24, 0).unwrap();
+        let slot = tracker.track(1, 5, 1, 10.0, 24, 0, 1).unwrap();
         let mut referrer = tags::sample_tag(slot);
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;
@@ -989,8 +1002,8 @@ mod tests {
         let t = tags::class_tag;
         let tracker = s.facts.tracker.unwrap();
         let (a, b) = (
-            tracker.track(3, 1, 1, 1.0, 24, 0).unwrap(),
-            tracker.track(3, 1, 1, 1.0, 24, 0).unwrap(),
+            tracker.track(3, 1, 1, 1.0, 24, 0, 1).unwrap(),
+            tracker.track(3, 1, 1, 1.0, 24, 0, 1).unwrap(),
         );
         let (mut a_tag, mut b_tag, mut plain, mut referrer) =
             (tags::sample_tag(a), tags::sample_tag(b), 0i64, 0i64);

@@ -124,8 +124,6 @@ struct Worker {
     lifetimes: Option<Lifetimes>,
     /// The JVM's collectors, to say which reclaimed a lifetime's object (`None`: unknown).
     collectors: Option<Collectors>,
-    /// The names of the collectors the last look found, as a string id (0: none yet).
-    last_collectors: u32,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
@@ -210,7 +208,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         fields: FieldNames::default(),
         lifetimes: (agent.options.lifetimes && agent.sampler.is_some()).then(Lifetimes::default),
         collectors: None,
-        last_collectors: 0,
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -451,9 +448,6 @@ impl Worker {
             self.lifetimes.is_some(),
         );
         sampler.record_sites(every);
-        if let Some(l) = &mut self.lifetimes {
-            l.follow_one_in(every.max(1));
-        }
     }
 
     /// Estimates need samples (their deaths come from their weak references).
@@ -492,32 +486,55 @@ impl Worker {
     /// a death's GC is the one that freed it).
     fn poll_deaths(&mut self, sampler: &Sampler) {
         let jni = self.jni;
-        let died = sampler.tracker.last_gc_moment();
-        let collectors = self.collectors_ran();
-        let mut lifetimes = self.lifetimes.as_mut();
+        let mut dead = Vec::new();
+        let keep = self.lifetimes.is_some();
         // SAFETY: `jni` is the worker thread's JNIEnv; the tracker's references are live until
         // it hands them back with `take_released`.
         sampler.tracker.poll_deaths(
             |reference| unsafe { weak::cleared(jni, reference) },
             |sample| {
-                if let Some(l) = lifetimes.as_deref_mut() {
-                    l.died(sample, died, collectors);
+                if keep {
+                    dead.push(*sample);
                 }
             },
         );
+        if dead.is_empty() {
+            return;
+        }
+        // Read after the poll: a GC that ended during it freed some of these, and a death
+        // dated by the GC before would look younger than it was.
+        let died = sampler.tracker.last_gc_moment();
+        let collectors = self.collectors_ran();
+        self.note_memcity_threads(sampler);
+        if let Some(l) = self.lifetimes.as_mut() {
+            for sample in &dead {
+                l.died(sample, died, collectors);
+            }
+        }
     }
 
-    /// The collectors that ran since the last look, as a string id; the last look's when none
-    /// did (a concurrent collector may clear references after its cycle's last pause).
+    /// Tells lifetimes which of the threads named since the last call are memcity's own.
+    fn note_memcity_threads(&mut self, sampler: &Sampler) {
+        let Some(l) = self.lifetimes.as_mut() else {
+            return;
+        };
+        let mut id = l.threads_noted();
+        while let Some(name) = sampler.thread_name(id) {
+            l.note_thread(id, paths::is_memcity_thread(&name));
+            id += 1;
+        }
+    }
+
+    /// The collectors that ran since the last look, as a string id; 0 (unknown) when none did
+    /// (references a concurrent collector cleared after its pauses).
     fn collectors_ran(&mut self) -> u32 {
         let Some(collectors) = self.collectors.as_mut() else {
             return 0;
         };
-        let ran = collectors.ran();
-        if !ran.is_empty() {
-            self.last_collectors = self.strings.intern(&ran);
+        match collectors.ran() {
+            ran if ran.is_empty() => 0,
+            ran => self.strings.intern(&ran),
         }
-        self.last_collectors
     }
 
     /// GCs have finished: books the deaths they caused (for lifetimes) and ages the canaries
@@ -768,6 +785,11 @@ impl Worker {
         // The walk's generation: samples born from here on and not reached were garbage at the
         // walk (see estimate.rs).
         let generation = tracker.map_or(0, |t| t.advance());
+        // Deaths since the last poll first: tagging finds the objects gone and ends their samples,
+        // which lifetimes would then never hear of.
+        if let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) {
+            self.poll_deaths(sampler);
+        }
         self.tag_samples();
         let threads = self.tag_threads();
         let facts = ClassFacts {
@@ -776,6 +798,7 @@ impl Worker {
             weak_reference: &self.classes.weak_reference,
             next_class: &self.agent.next_class,
             tracker,
+            holders: self.lifetimes.is_some(),
             application: &self.classes.application,
             threads,
         };
@@ -786,6 +809,7 @@ impl Worker {
             self.epoch,
             abort_after,
         );
+        let walked_ms = tracker.map_or(0, |t| t.ms());
         if let Some(t) = tracker {
             t.advance();
         }
@@ -843,7 +867,7 @@ impl Worker {
         let pause = result.pause;
         self.publish(trigger, &mut result, predicted, None);
         // After publishing, which learned the names of the fields the walk met.
-        self.note_walk_holders(&result);
+        self.note_walk_holders(&result, walked_ms);
         Ok(SnapshotReply {
             seq,
             pause_ns: pause.as_nanos() as u64,

@@ -372,17 +372,26 @@ impl Worker {
     }
 }
 
+/// The type of the survivors past `lifetimes::MAX_SURVIVOR_GROUPS`, sent together.
+const OTHER_SURVIVORS: &str = "(other types and sites)";
+
 impl Worker {
     /// Tells the samples a walk reached what held them (for their lifetimes' death context):
-    /// after the walk's snapshot, whose field edges named the fields.
-    pub(super) fn note_walk_holders(&mut self, result: &WalkResult) {
+    /// after the walk's snapshot, whose field edges named the fields. `walked_ms`: when the
+    /// walk ran, by the tracker's clock. (No sweep comes between the walk and this, so each
+    /// slot still holds the sample the walk saw.)
+    pub(super) fn note_walk_holders(&mut self, result: &WalkResult, walked_ms: u32) {
         let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) else {
             return;
         };
-        let ms = sampler.tracker.ms();
         for (&slot, &(class, walk_slot)) in &result.holders {
+            let Some(sample) = sampler.tracker.get(slot) else {
+                continue;
+            };
             let field = self.strings.intern(&self.slot_name(class, walk_slot));
-            sampler.tracker.set_holder(slot, class, field, ms);
+            sampler
+                .tracker
+                .set_holder(slot, sample.birth.allocated, class, field, walked_ms);
         }
     }
 
@@ -391,11 +400,18 @@ impl Worker {
         let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) else {
             return;
         };
-        let ms = sampler.tracker.ms();
-        for &(slot, class, field) in &found.holders {
-            let name = found.fields.get(field as usize).map_or("?", String::as_str);
+        let now = sampler.tracker.ms();
+        for held in &found.holders {
+            let name = found
+                .fields
+                .get(held.field as usize)
+                .map_or("?", String::as_str);
             let field = self.strings.intern(name);
-            sampler.tracker.set_holder(slot, class, field, ms);
+            let ms = now.wrapping_sub(held.at.elapsed().as_millis() as u32);
+            // A slot freed and taken again while the search ran gets nothing (`set_holder`).
+            sampler
+                .tracker
+                .set_holder(held.slot, held.born, held.class, field, ms);
         }
     }
 
@@ -403,7 +419,8 @@ impl Worker {
     pub(super) fn lifetimes_proto(&mut self) -> Option<memcity_proto::v1::Lifetimes> {
         use memcity_proto::v1::{Death, Lifetimes, Moment, Survivors};
         let taken = self.lifetimes.as_mut()?.take();
-        let allocated_bytes = self.sampler().map_or(0, |s| s.tracker.allocated());
+        let tracker = &self.sampler()?.tracker;
+        let allocated_bytes = tracker.allocated();
         let names = Names {
             classes: &self.classes.names,
             sites: &self.site_names,
@@ -423,8 +440,9 @@ impl Worker {
             .chain(taken.survivors.iter().map(|((_, s), _)| *s))
             .map(&mut site)
             .collect();
+        // The tracker's times wrap at 49 days; a snapshot's are since the start, whole.
         let moment = |m: crate::tracker::Moment| Moment {
-            time_ms: u64::from(m.ms),
+            time_ms: tracker.unwrap_ms(m.ms),
             gc: u64::from(m.gcs),
             allocated_bytes: m.allocated,
         };
@@ -452,12 +470,15 @@ impl Worker {
                     died: Some(moment(d.died)),
                     holder_type,
                     holder_field,
-                    seen_ms: u64::from(s.seen_ms),
+                    seen_ms: match s.holder {
+                        Some(_) => tracker.unwrap_ms(s.seen_ms),
+                        None => 0,
+                    },
                     collectors: d.collectors,
                 }
             })
             .collect();
-        let alive = taken
+        let mut alive: Vec<Survivors> = taken
             .survivors
             .iter()
             .zip(survivor_sites)
@@ -467,6 +488,13 @@ impl Worker {
                 by_gc_age: ages.to_vec(),
             })
             .collect();
+        if let Some(ages) = taken.other_survivors {
+            alive.push(Survivors {
+                r#type: strings.intern(OTHER_SURVIVORS),
+                site: 0,
+                by_gc_age: ages.to_vec(),
+            });
+        }
         Some(Lifetimes {
             deaths,
             deaths_booked: taken.booked,

@@ -137,6 +137,7 @@ impl Worker {
             }
             let target = paths::Sample {
                 slot,
+                born: sample.birth.allocated,
                 weak,
                 class: sample.class,
                 weight: sample.weight,
