@@ -129,8 +129,13 @@ fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
     [data[i], data[i + 1], data[i + 2]]
 }
 
-/// The window's picture of the same recording, at the same size (Xvfb), with `look` options.
+/// The window's picture of the golden recording, at the same size (Xvfb), with `look` options.
 fn window_picture(dir: &Path, look: &[&str]) -> Option<(u32, u32, Vec<u8>)> {
+    window_picture_of(dir, &golden(), look)
+}
+
+/// The window's picture of `source`, as [`window_picture`].
+fn window_picture_of(dir: &Path, source: &Path, look: &[&str]) -> Option<(u32, u32, Vec<u8>)> {
     let xvfb = PathBuf::from("/usr/bin/xvfb-run");
     if !xvfb.is_file() {
         skip(
@@ -145,7 +150,7 @@ fn window_picture(dir: &Path, look: &[&str]) -> Option<(u32, u32, Vec<u8>)> {
         .args(["-a", "-s", &format!("-screen 0 {W}x{H}x24")])
         .arg(memcity_bin())
         .arg("replay")
-        .arg(golden())
+        .arg(source)
         .args(look)
         .args(["--size", &format!("{W}x{H}"), "--hud", "--screenshot"])
         .arg(&out)
@@ -263,6 +268,34 @@ fn the_page_takes_its_look_from_the_address() {
         "the page draws the sunburst",
     );
     same_picture(&browser.screenshot(), &window, "web look");
+}
+
+/// The lifetimes view in the page is the window's: the hive plot and its survival panel, drawn
+/// by the same code from the same recording.
+#[test]
+fn the_page_draws_the_lifetimes_view_as_the_window_does() {
+    if !page_ready("web lifetimes") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lives.mcrec");
+    memcity_e2e::synthetic::lifetimes_recording(&file).unwrap();
+    let Some(window) = window_picture_of(dir.path(), &file, &["--view", "lifetimes"]) else {
+        return;
+    };
+    let serve = Serve::start(&[file.to_str().unwrap()]);
+    let mut browser = Browser::open(&format!("{}&view=lifetimes", serve.url), W, H);
+    browser.wait_for(
+        &format!(
+            "window.memcity_page && memcity_page.snapshots === {} && memcity_page.view === 'lifetimes' && memcity_page.drawn > 30",
+            memcity_e2e::synthetic::LIFETIMES_SNAPSHOTS
+        ),
+        Duration::from_secs(120),
+        "the page draws the lifetimes view",
+    );
+    let errors = browser.eval("memcity_page.errors.concat(memcity_page.reports).join('\\n')");
+    assert_eq!(errors, "", "the page reported errors");
+    same_picture(&browser.screenshot(), &window, "web lifetimes");
 }
 
 /// The window's keys work in the page: the arrows and Home travel in time, V switches the view.

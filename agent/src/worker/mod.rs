@@ -543,9 +543,6 @@ impl Worker {
         let Some(sampler) = self.sampler() else {
             return;
         };
-        if self.lifetimes.is_some() {
-            self.poll_deaths(sampler);
-        }
         self.heap_after_gc = self.read_heap();
         if let Some((used, max)) = self.heap_after_gc {
             if !self.quieted && crate::oom::filling(used, max) {
@@ -565,11 +562,19 @@ impl Worker {
                 }
             }
         }
-        if self.heap_is_tight() {
+        let tight = self.heap_is_tight();
+        if tight {
+            self.stop_gc_counts_when_tight();
+        }
+        // After what a filling heap needs first (quieting the JVM's lines, closing the JFR
+        // stream): the poll asks every sample's reference.
+        if self.lifetimes.is_some() {
+            self.poll_deaths(sampler);
+        }
+        if tight {
             // A canary is a Java object: with the heap nearly full it would wait for a GC with
             // the application's allocations, or be the one that fails (`oom.rs`). Confirmation
             // waits for the next canary made with room.
-            self.stop_gc_counts_when_tight();
             return;
         }
         let generation = sampler.tracker.generation();
