@@ -836,6 +836,20 @@ pub fn slider_index(fraction: f32, len: usize) -> usize {
 mod tests {
     use super::*;
 
+    /// The page names the view it shows by its place in `ALL` (`web::drawn`): its own list
+    /// must be this one, in this order.
+    #[test]
+    fn the_page_knows_the_views_in_their_order() {
+        let js = include_str!("../web/memcity.js");
+        let line = js
+            .lines()
+            .find(|l| l.trim_start().starts_with("const VIEWS = ["))
+            .expect("memcity.js lists the views");
+        let names: Vec<&str> = ViewKind::ALL.iter().map(|v| v.label()).collect();
+        let listed = format!("const VIEWS = [\"{}\"];", names.join("\", \""));
+        assert_eq!(line.trim(), listed);
+    }
+
     #[test]
     fn settings_step_through_their_values_and_say_what_to_redo() {
         let mut s = Settings::default();

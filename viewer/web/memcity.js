@@ -35,7 +35,7 @@
   // When each live snapshot not drawn yet arrived, oldest first.
   const arrivals = [];
   // The viewer's views, in its order (ViewKind::ALL).
-  const VIEWS = ["city", "icicle", "sunburst", "timeline"];
+  const VIEWS = ["city", "icicle", "sunburst", "timeline", "lifetimes"];
   const RETRY_START_MS = 500;
   const RETRY_MAX_MS = 5000;
 
