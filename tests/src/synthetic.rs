@@ -12,6 +12,24 @@ use memcity_proto::v1::{
 /// Snapshots in [`lifetimes_recording`], one a second, two GCs apart.
 pub const LIFETIMES_SNAPSHOTS: u64 = 5;
 
+/// The classifier chain of the synthetic sessions.
+pub fn package_and_type() -> Vec<String> {
+    vec!["package".to_string(), "type".to_string()]
+}
+
+/// A recording's header for a synthetic session of `package_and_type`, written by `writer`.
+pub fn header(writer: &str) -> RecordingHeader {
+    RecordingHeader {
+        handshake: Some(Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            classifiers: package_and_type(),
+            ..Default::default()
+        }),
+        writer: writer.into(),
+        recorded_at_unix_ms: 0,
+    }
+}
+
 /// Writes a session of [`LIFETIMES_SNAPSHOTS`] snapshots (package `app`, types `app.Cache` and
 /// `app.Session`) whose every snapshot after the first books the same deaths:
 ///
@@ -26,17 +44,8 @@ pub const LIFETIMES_SNAPSHOTS: u64 = 5;
 /// and whose survivors are 10, 20 and 30 objects of `app.Loader.load` at 0, 1 and 2-3 GCs, and
 /// 5 of `app.Worker.run` at 0.
 pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
-    let classifiers = vec!["package".to_string(), "type".to_string()];
-    let header = RecordingHeader {
-        handshake: Some(Handshake {
-            protocol_version: memcity_proto::PROTOCOL_VERSION,
-            classifiers: classifiers.clone(),
-            ..Default::default()
-        }),
-        writer: "memcity-e2e lifetimes".into(),
-        recorded_at_unix_ms: 0,
-    };
-    let mut w = RecordingWriter::create(path, &header)?;
+    let classifiers = package_and_type();
+    let mut w = RecordingWriter::create(path, &header("memcity-e2e lifetimes"))?;
     let names = [
         "app",
         "app.Cache",

@@ -751,19 +751,11 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
 fn doubt_recording(path: &Path, error_percent: u64) {
     use memcity_proto::recording::RecordingWriter;
     use memcity_proto::v1::{
-        exactness::Source, stream_message::Kind, Exactness, Handshake, Node, RecordingHeader,
-        SessionEnd, Snapshot, StreamMessage, StringTable,
+        exactness::Source, stream_message::Kind, Exactness, Node, SessionEnd, Snapshot,
+        StreamMessage, StringTable,
     };
-    let classifiers = vec!["package".to_string(), "type".to_string()];
-    let header = RecordingHeader {
-        handshake: Some(Handshake {
-            protocol_version: memcity_proto::PROTOCOL_VERSION,
-            classifiers: classifiers.clone(),
-            ..Default::default()
-        }),
-        writer: "window test".into(),
-        recorded_at_unix_ms: 0,
-    };
+    let classifiers = memcity_e2e::synthetic::package_and_type();
+    let header = memcity_e2e::synthetic::header("window test");
     let mut w = RecordingWriter::create(path, &header).unwrap();
     let mut names = vec!["app".to_string()];
     names.extend((0..12).map(|i| format!("app.T{i}")));

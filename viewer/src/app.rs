@@ -710,21 +710,7 @@ impl Window {
             let (w, h) = (screen.status.w, screen.status.y + screen.status.h);
             let room = (w * 0.6).max(200.0);
             let lines: Vec<String> = text.lines().map(|l| hud::fit(l, room, 17.0)).collect();
-            let width = lines
-                .iter()
-                .map(|l| measure_text(l, None, 17, 1.0).width)
-                .fold(0.0, f32::max);
-            let x = (mouse.0 + 14.0).min(w - width - 16.0).max(4.0);
-            let y = (mouse.1 + 10.0).min(h - 20.0 * lines.len() as f32 - 8.0);
-            hud::panel(Area::new(
-                x - 6.0,
-                y,
-                width + 12.0,
-                lines.len() as f32 * 19.0 + 8.0,
-            ));
-            for (i, text_line) in lines.iter().enumerate() {
-                hud::text(text_line, x, y + 17.0 + i as f32 * 19.0, 17.0, hud::INK);
-            }
+            hud::tooltip(&lines, mouse, Area::new(0.0, 0.0, w, h), 17.0);
         }
     }
 

@@ -208,23 +208,7 @@ pub fn tooltip(hive: &Hive, node: usize, mouse: (f32, f32), bounds: Area) {
             if n.in_degree == 1 { "" } else { "s" }
         ));
     }
-    let width = lines
-        .iter()
-        .map(|l| measure_text(l, None, 16, 1.0).width)
-        .fold(0.0, f32::max);
-    let x = (mouse.0 + 14.0)
-        .min(bounds.x + bounds.w - width - 16.0)
-        .max(4.0);
-    let y = (mouse.1 + 10.0).min(bounds.y + bounds.h - 19.0 * lines.len() as f32 - 8.0);
-    hud::panel(Area::new(
-        x - 6.0,
-        y,
-        width + 12.0,
-        lines.len() as f32 * 19.0 + 8.0,
-    ));
-    for (i, line) in lines.iter().enumerate() {
-        hud::text(line, x, y + 17.0 + i as f32 * 19.0, 16.0, hud::INK);
-    }
+    hud::tooltip(&lines, mouse, bounds, 16.0);
 }
 
 /// The survival of allocation context `name` (or what died in a context that allocates

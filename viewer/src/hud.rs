@@ -51,6 +51,27 @@ pub fn text_within(s: &str, x: f32, y: f32, width: f32, sizes: &[f32], color: Co
 }
 
 /// `s` cut to fit `width` pixels at `size`, with "..." where it was cut.
+/// `lines` in a panel beside the pointer at `mouse`, kept inside `bounds`.
+pub fn tooltip(lines: &[String], mouse: (f32, f32), bounds: Area, size: f32) {
+    let width = lines
+        .iter()
+        .map(|l| measure_text(l, None, size as u16, 1.0).width)
+        .fold(0.0, f32::max);
+    let x = (mouse.0 + 14.0)
+        .min(bounds.x + bounds.w - width - 16.0)
+        .max(4.0);
+    let y = (mouse.1 + 10.0).min(bounds.y + bounds.h - 19.0 * lines.len() as f32 - 8.0);
+    panel(Area::new(
+        x - 6.0,
+        y,
+        width + 12.0,
+        lines.len() as f32 * 19.0 + 8.0,
+    ));
+    for (i, line) in lines.iter().enumerate() {
+        text(line, x, y + 17.0 + i as f32 * 19.0, size, INK);
+    }
+}
+
 pub fn fit(s: &str, width: f32, size: f32) -> String {
     cut(s, width, size, |chars, n| {
         chars[..n].iter().collect::<String>() + "..."
