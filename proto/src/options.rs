@@ -632,7 +632,8 @@ mod tests {
     fn every_key_parses() {
         let (o, w) = parse(Some(
             "classifiers=type:site:thread,sampling=64k,sampling_cost=1%,tracked=1k,estimates=2s,gc_counts=50ms,site_frames=5,budget=5%,min_interval=250ms,\
-             max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug",
+             max_pause=3s,period=5s,port=0,bind=::1,portfile=/tmp/p,record=/tmp/r.mcrec,history=1m,log=debug,\
+             lifetimes=off",
         ))
         .unwrap();
         assert!(w.is_empty());
@@ -647,6 +648,8 @@ mod tests {
         assert_eq!(o.estimates, Some(Duration::from_secs(2)));
         assert_eq!(o.gc_counts, Some(Duration::from_millis(50)));
         assert_eq!(o.site_frames, 5);
+        assert!(!o.lifetimes);
+        assert!(Options::default().lifetimes, "on by default");
         assert!((o.budget - 0.05).abs() < 1e-12);
         assert_eq!(o.min_interval, Duration::from_millis(250));
         assert_eq!(o.max_pause, Duration::from_secs(3));
@@ -767,6 +770,7 @@ mod tests {
             "tracked=lots",
             "estimates=soon",
             "gc_counts=lots",
+            "lifetimes=sometimes",
             "justakey",
         ] {
             let e = parse(Some(bad)).unwrap_err();

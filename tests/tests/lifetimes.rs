@@ -272,3 +272,30 @@ fn without_walks_the_path_search_names_what_held_the_dead() {
         "{cached}: {elsewhere:.2} seen held elsewhere"
     );
 }
+
+/// With `lifetimes=off` the agent sends none, and `memcity lifetimes` says why from the
+/// session's handshake.
+#[test]
+fn lifetimes_off_sends_none_and_the_command_says_so() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("off.mcrec");
+    let mut app = AppSpec::new(&jdk, "Lifetimes", 3.0)
+        .flags(&["-Xmx256m", "-Xmn16m"])
+        .agent(format!("port=0,record={},lifetimes=off", file.display()))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let (status, _) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "stderr: {}", app.stderr());
+    assert!(
+        read(&file).allocated.is_empty(),
+        "no snapshot carries lifetimes"
+    );
+    let out = memcity(
+        &["lifetimes", file.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("lifetimes option was off"), "{stderr}");
+}
