@@ -26,6 +26,8 @@ struct Subscriber {
     dropped: u64,
     /// First string id this subscriber has not received.
     strings_from: u32,
+    /// The agent's own reader (its metrics), not a viewer: it takes no viewer's place.
+    internal: bool,
 }
 
 #[derive(Default)]
@@ -73,12 +75,12 @@ impl Hub {
         self.lock().subscribers.len()
     }
 
-    /// Subscribers whose client is still reading (closed ones are dropped here, not only at
-    /// the next publish).
+    /// Viewers whose client is still reading (closed ones are dropped here, not only at the
+    /// next publish); the agent's own readers are not counted.
     pub fn live_subscribers(&self) -> usize {
         let mut state = self.lock();
         state.subscribers.retain(|s| !s.tx.is_closed());
-        state.subscribers.len()
+        state.subscribers.iter().filter(|s| !s.internal).count()
     }
 
     /// Whether every subscriber's queue is empty (used to let the last messages out at exit).
@@ -144,6 +146,15 @@ impl Hub {
     /// Registers a subscriber. Returns what it must see first (handshake, names, retained
     /// history) and the queue of live messages that follow without a gap.
     pub fn subscribe(&self) -> (Vec<Item>, mpsc::Receiver<Item>) {
+        self.subscribe_as(false)
+    }
+
+    /// `subscribe` for the agent's own reader, which takes no viewer's place.
+    pub fn subscribe_internal(&self) -> (Vec<Item>, mpsc::Receiver<Item>) {
+        self.subscribe_as(true)
+    }
+
+    fn subscribe_as(&self, internal: bool) -> (Vec<Item>, mpsc::Receiver<Item>) {
         let mut state = self.lock();
         let mut backlog = Vec::with_capacity(state.history.len() + 4);
         if let Some(handshake) = &state.handshake {
@@ -184,6 +195,7 @@ impl Hub {
             tx,
             dropped: 0,
             strings_from,
+            internal,
         });
         (backlog, rx)
     }
@@ -363,5 +375,14 @@ mod tests {
         hub.publish(snap(0));
         assert_eq!(hub.subscriber_count(), 0);
         assert!(hub.drained());
+    }
+
+    #[test]
+    fn the_agents_own_reader_takes_no_viewers_place() {
+        let hub = Hub::new(1 << 20);
+        let (_, _metrics) = hub.subscribe_internal();
+        let (_, _viewer) = hub.subscribe();
+        assert_eq!(hub.live_subscribers(), 1);
+        assert_eq!(hub.subscriber_count(), 2);
     }
 }

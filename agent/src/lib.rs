@@ -18,6 +18,7 @@ mod hub;
 mod jvmti;
 mod lifetimes;
 mod log;
+mod metrics;
 mod names;
 mod oom;
 mod page;
@@ -608,6 +609,13 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             agent.options.http.map(|port| server::PageOptions {
                 port,
                 web: agent.options.web.clone(),
+            }),
+            agent.options.metrics.map(|port| server::MetricsOptions {
+                port,
+                token: agent.options.metrics_token.clone(),
+                top: agent.options.metrics_top,
+                window: agent.options.metrics_window,
+                service: metrics::service_name(agent.options.service.as_deref()),
             }),
             agent.hub.clone(),
             tx,

@@ -156,6 +156,15 @@ pub struct PageOptions {
     pub web: Option<std::path::PathBuf>,
 }
 
+/// The Prometheus metrics to serve beside the gRPC port (`metrics=` and its options).
+pub struct MetricsOptions {
+    pub port: u16,
+    pub token: Option<std::path::PathBuf>,
+    pub top: usize,
+    pub window: Duration,
+    pub service: String,
+}
+
 #[allow(clippy::too_many_arguments)] // each is one agent option, passed through once
 pub fn spawn(
     addr: SocketAddr,
@@ -163,6 +172,7 @@ pub fn spawn(
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<std::path::PathBuf>,
     page: Option<PageOptions>,
+    metrics: Option<MetricsOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
 ) -> std::io::Result<ServerHandle> {
@@ -177,6 +187,7 @@ pub fn spawn(
                     tls,
                     portfile.as_deref(),
                     page,
+                    metrics,
                     hub,
                     requests,
                     stopped,
@@ -227,6 +238,7 @@ fn serve(
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<&Path>,
     page: Option<PageOptions>,
+    metrics: Option<MetricsOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
     stopped: tokio::sync::oneshot::Receiver<()>,
@@ -284,11 +296,32 @@ fn serve(
             .ok(),
             None => None,
         };
+        // Likewise the metrics.
+        let metrics = match metrics {
+            Some(options) => crate::metrics::prepare(
+                addr.ip(),
+                options.port,
+                tls_files.as_ref(),
+                options.token.as_deref(),
+                crate::metrics::Settings {
+                    top: options.top,
+                    window: options.window,
+                    agent: crate::metrics::agent_address(local),
+                    service: options.service,
+                },
+                hub.clone(),
+            )
+            .await
+            .map_err(|why| warning!("no metrics: {why}"))
+            .ok(),
+            None => None,
+        };
         let registration = registry::Registration {
             pid: std::process::id(),
             port: local.port(),
             token: token.clone(),
             page: page.as_ref().map(|p| p.url.clone()),
+            metrics: metrics.as_ref().map(|m| m.url.clone()),
         };
         let registered = registry::register(&registration).map_err(|e| {
             format!("cannot write the access token for local clients: {e}")
@@ -309,6 +342,14 @@ fn serve(
             );
             tokio::spawn(async move {
                 if let Err(why) = crate::page::run(page).await {
+                    warning!("{why}; the gRPC port serves on");
+                }
+            });
+        }
+        if let Some(metrics) = metrics {
+            info!("serving Prometheus metrics on {}", metrics.url);
+            tokio::spawn(async move {
+                if let Err(why) = crate::metrics::run(metrics).await {
                     warning!("{why}; the gRPC port serves on");
                 }
             });

@@ -265,6 +265,8 @@ pub struct CityModel {
     max_growth: (u64, u64),
     /// Where the sampled objects were born and died, over the whole session.
     lifetimes: crate::lifetimes::Lifetimes,
+    /// `gather_lifetimes(false)`.
+    skip_lifetimes: bool,
 }
 
 /// What a level of the grouping is: the classifier that made it. Code asks "is this a type, a
@@ -560,6 +562,34 @@ impl CityModel {
         self.update_growth();
     }
 
+    /// Forgets the snapshots before `index`, for a model that follows a session for days in a
+    /// bounded memory (the agent's metrics look back a fixed span): later snapshots' indices
+    /// shift down by the number forgotten, and a window set by hand is clamped to what is
+    /// left. Nodes stay (a type that was once live keeps its id), and so do their session
+    /// maxima.
+    pub fn forget_before(&mut self, index: usize) {
+        let gone = index.min(self.frames.len());
+        if gone == 0 {
+            return;
+        }
+        self.frames.drain(..gone);
+        for node in &mut self.nodes {
+            node.first_seen = node.first_seen.saturating_sub(gone);
+        }
+        self.window = self.window.map(|w| Window {
+            start: w.start.saturating_sub(gone),
+            end: w.end.saturating_sub(gone),
+        });
+        self.update_growth();
+    }
+
+    /// Whether snapshots' lifetimes are gathered (on by default). A model that only needs
+    /// the heap's groups (the agent's metrics) turns them off: they accumulate over the
+    /// whole session.
+    pub fn gather_lifetimes(&mut self, on: bool) {
+        self.skip_lifetimes = !on;
+    }
+
     /// A session of two snapshots, `a`'s snapshot `ia` then `b`'s snapshot `ib`, for comparing
     /// two recordings of one application (before and after a change, two days of a service):
     /// groups are matched by their key paths, and the window spans the two, so growth is what
@@ -668,7 +698,9 @@ impl CityModel {
                 if !snapshot.classifiers.is_empty() {
                     self.classifiers = snapshot.classifiers.clone();
                 }
-                if let Some(lifetimes) = &snapshot.lifetimes {
+                if let Some(lifetimes) =
+                    snapshot.lifetimes.as_ref().filter(|_| !self.skip_lifetimes)
+                {
                     let strings = &self.strings;
                     self.lifetimes
                         .add(snapshot.time_ms, lifetimes, |id| strings.resolve(id));
@@ -1510,6 +1542,25 @@ pub(crate) mod tests {
         assert_eq!(m.window(), Window { start: 2, end: 2 });
         m.set_window(None);
         assert_eq!(m.window(), Window { start: 0, end: 2 });
+    }
+
+    #[test]
+    fn forgetting_old_snapshots_shifts_the_rest() {
+        let mut m = sample();
+        let a = m.find(&["p", "A"]).unwrap();
+        let c = m.find(&["p", "C"]).unwrap();
+        m.set_window(Some(Window { start: 1, end: 2 }));
+        m.forget_before(1);
+        assert_eq!(m.frames().len(), 2);
+        assert_eq!(m.frames()[0].time_ms, 1000);
+        assert_eq!(m.window(), Window { start: 0, end: 1 });
+        assert_eq!(m.absolute_growth(a, Metric::Objects), 500);
+        // C first appeared in the snapshot now first.
+        assert_eq!(m.node(c).first_seen, 0);
+        m.set_window(None);
+        m.forget_before(99);
+        assert!(m.frames().is_empty());
+        assert_eq!(m.window(), Window { start: 0, end: 0 });
     }
 
     #[test]

@@ -105,6 +105,51 @@ pub fn type_trends(model: &CityModel) -> Vec<(String, Trend)> {
     trends_of(model, &type_nodes(model))
 }
 
+/// A type's rise over the window and its size at the window's end, summed over every group it
+/// appears under (memcity's own share left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Growing {
+    pub type_name: String,
+    /// The fitted rise in objects (what types are ranked by) and in bytes.
+    pub objects: Trend,
+    pub bytes: Option<Trend>,
+    /// Live objects and bytes at the window's end, and their 95 % errors (summed over the
+    /// type's groups, which over-states an error of several estimated groups: an honest
+    /// bound, not a tight one).
+    pub objects_now: u64,
+    pub bytes_now: u64,
+    pub objects_error: u64,
+    pub bytes_error: u64,
+}
+
+/// The `n` types that rose most over the window (in objects, only those that rose), for
+/// exports that must bound how many they name (the agent's metrics).
+pub fn growing_types(model: &CityModel, n: usize) -> Vec<Growing> {
+    let types = type_nodes(model);
+    let end = model.window().end;
+    let sum = |ids: &[u32], of: &dyn Fn(u32) -> u64| {
+        ids.iter()
+            .fold(0u64, |total, &id| total.saturating_add(of(id)))
+    };
+    trends_of(model, &types)
+        .into_iter()
+        .filter(|(_, t)| t.growth > 0.0)
+        .take(n)
+        .map(|(type_name, objects)| {
+            let ids = types.get(type_name.as_str()).map_or(&[][..], Vec::as_slice);
+            Growing {
+                objects,
+                bytes: trend_of(model, ids, Metric::Bytes),
+                objects_now: sum(ids, &|id| model.value(id, end, Metric::Objects)),
+                bytes_now: sum(ids, &|id| model.value(id, end, Metric::Bytes)),
+                objects_error: sum(ids, &|id| model.error(id, end, Metric::Objects)),
+                bytes_error: sum(ids, &|id| model.error(id, end, Metric::Bytes)),
+                type_name,
+            }
+        })
+        .collect()
+}
+
 /// `type_trends` for the nodes of each type, `types`.
 fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String, Trend)> {
     let mut out: Vec<(String, Trend)> = types
@@ -828,6 +873,26 @@ mod tests {
             "local in App.run(App.java:12) of thread \"pool-#-thread-#\""
         );
         assert_eq!(stable_root("static App.CACHE2"), "static App.CACHE2");
+    }
+
+    #[test]
+    fn growing_types_are_the_fastest_risers_only() {
+        let m = session(&[
+            ("Slow", [100, 200, 300]),
+            ("Fast", [100, 1100, 2100]),
+            ("Steady", [50, 50, 50]),
+            ("Falling", [900, 500, 100]),
+        ]);
+        let growing = growing_types(&m, 5);
+        let names: Vec<&str> = growing.iter().map(|g| g.type_name.as_str()).collect();
+        assert_eq!(names, ["Fast", "Slow"]);
+        let fast = &growing[0];
+        assert_eq!(fast.objects.growth, 2000.0);
+        assert_eq!(fast.bytes.unwrap().growth, 32_000.0);
+        assert_eq!((fast.objects_now, fast.bytes_now), (2100, 2100 * 16));
+        assert_eq!((fast.objects_error, fast.bytes_error), (0, 0));
+        assert_eq!(growing_types(&m, 1).len(), 1);
+        assert!(growing_types(&CityModel::new(), 5).is_empty());
     }
 
     #[test]

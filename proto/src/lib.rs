@@ -3,6 +3,7 @@
 //! The gRPC messages are generated from `proto/memcity/v1/memcity.proto`; [`recording`] writes and
 //! reads the same messages as a file, and [`strings`] holds the string table both ends share.
 
+pub mod command;
 pub mod frames;
 pub mod options;
 pub mod recording;

@@ -91,6 +91,12 @@ pub const DEFAULT_TRACKED: u32 = 256 * 1024;
 /// thrown, while the agent takes the heap's last snapshot and searches the leak's holder: the
 /// moment a user most needs the answer, on a JVM about to die (a heap dump takes seconds too).
 pub const DEFAULT_OOM_WAIT: Duration = Duration::from_secs(5);
+/// Default cap on series per metric family (`metrics_top`).
+pub const DEFAULT_METRICS_TOP: usize = 10;
+/// Most series per metric family a user may ask for: Prometheus's cost grows with each.
+pub const MAX_METRICS_TOP: usize = 1000;
+/// Default span the metrics' trends and suspects are fitted over (`metrics_window`).
+pub const DEFAULT_METRICS_WINDOW: Duration = Duration::from_secs(600);
 /// Default number of stack frames that name an allocation site.
 pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
@@ -178,6 +184,31 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "http",
         "8081",
         "also serve the web page (the city in a browser) on this port (0 = a free one; off by default)",
+    ),
+    (
+        "metrics",
+        "9404",
+        "serve Prometheus metrics (GET /metrics, OpenMetrics text) on this port (0 = a free one; off by default)",
+    ),
+    (
+        "metrics_token",
+        "PATH",
+        "scrapes must send this file's token as a bearer token (needed off loopback)",
+    ),
+    (
+        "metrics_top",
+        "10",
+        "most series per metric family: the largest top-level groups, the fastest-growing types (1-1000)",
+    ),
+    (
+        "service",
+        "NAME",
+        "the application's name in metrics and pushed profiles (default: its main class or jar)",
+    ),
+    (
+        "metrics_window",
+        "10m",
+        "how far back the metrics' growth and leak suspects look",
     ),
     (
         "web",
@@ -298,6 +329,14 @@ pub struct Options {
     pub http: Option<u16>,
     /// Where the page's files are; `None`: beside the library.
     pub web: Option<PathBuf>,
+    /// Prometheus metrics port (`None`: off).
+    pub metrics: Option<u16>,
+    /// A file whose content scrapes must present as `Authorization: Bearer`.
+    pub metrics_token: Option<PathBuf>,
+    pub metrics_top: usize,
+    pub metrics_window: Duration,
+    /// The application's name for fleets (`None`: its main class or jar).
+    pub service: Option<String>,
     pub bind: IpAddr,
     /// Serve a non-loopback `bind` without TLS.
     pub insecure: bool,
@@ -330,6 +369,11 @@ impl Default for Options {
             port: Some(DEFAULT_PORT),
             http: None,
             web: None,
+            metrics: None,
+            metrics_token: None,
+            metrics_top: DEFAULT_METRICS_TOP,
+            metrics_window: DEFAULT_METRICS_WINDOW,
+            service: None,
             bind: DEFAULT_BIND.parse().expect("valid default"),
             insecure: false,
             tls: None,
@@ -474,6 +518,32 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             "port" => options.port = parse_port_or_off(value).map_err(bad)?,
             "http" => options.http = parse_port_or_off(value).map_err(bad)?,
             "web" => options.web = Some(non_empty_path(value).map_err(bad)?),
+            "metrics" => options.metrics = parse_port_or_off(value).map_err(bad)?,
+            "metrics_token" => options.metrics_token = Some(non_empty_path(value).map_err(bad)?),
+            "metrics_top" => {
+                let top = parse_count(value).map_err(bad)?;
+                if !(1..=MAX_METRICS_TOP as u64).contains(&top) {
+                    return Err(bad(format!(
+                        "expected 1 to {MAX_METRICS_TOP} series per family"
+                    )));
+                }
+                options.metrics_top = top as usize;
+            }
+            "service" => {
+                if value.is_empty() {
+                    return Err(bad("expected a name, such as checkout-service".into()));
+                }
+                options.service = Some(value.to_string());
+            }
+            "metrics_window" => {
+                let window = parse_duration(value).map_err(bad)?;
+                if window < Duration::from_secs(10) {
+                    return Err(bad(
+                        "a trend needs several snapshots: give at least 10s".into()
+                    ));
+                }
+                options.metrics_window = window;
+            }
             "bind" => {
                 options.bind = value
                     .parse()
@@ -497,6 +567,18 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
     if options.http.is_some() && options.port.is_none() {
         return Err(err(
             "http serves the page beside the gRPC server, which port=off turns off: drop port=off (or http)"
+                .into(),
+        ));
+    }
+    if options.metrics.is_some() && options.port.is_none() {
+        return Err(err(
+            "metrics are served beside the gRPC server, which port=off turns off: drop port=off (or metrics)"
+                .into(),
+        ));
+    }
+    if options.metrics_token.is_some() && options.metrics.is_none() {
+        return Err(err(
+            "metrics_token guards the metrics port, which is off: add metrics=PORT (or drop metrics_token)"
                 .into(),
         ));
     }
@@ -706,6 +788,32 @@ mod tests {
     }
 
     #[test]
+    fn metrics_options() {
+        let (o, _) = parse(Some(
+            "metrics=9404,metrics_token=/etc/memcity/token,metrics_top=25,metrics_window=30m",
+        ))
+        .unwrap();
+        assert_eq!(o.metrics, Some(9404));
+        assert_eq!(o.metrics_token, Some("/etc/memcity/token".into()));
+        assert_eq!(o.metrics_top, 25);
+        assert_eq!(o.metrics_window, Duration::from_secs(1800));
+        let defaults = parse(None).unwrap().0;
+        assert_eq!(defaults.metrics, None);
+        assert_eq!(defaults.metrics_top, DEFAULT_METRICS_TOP);
+        for (given, says) in [
+            ("port=off,metrics=0", "port=off"),
+            ("metrics_token=/tmp/t", "add metrics=PORT"),
+            ("metrics=0,metrics_top=0", "expected 1 to 1000"),
+            ("metrics=0,metrics_top=5000", "expected 1 to 1000"),
+            ("metrics=0,metrics_window=2s", "at least 10s"),
+            ("metrics=prometheus", "expected a port"),
+        ] {
+            let e = parse(Some(given)).unwrap_err().to_string();
+            assert!(e.contains(says), "{given}: {e}");
+        }
+    }
+
+    #[test]
     fn a_certificate_needs_its_key() {
         let e = parse(Some("tls_cert=/tmp/c")).unwrap_err().to_string();
         assert!(e.contains("go together"), "{e}");
@@ -718,13 +826,17 @@ mod tests {
         // Each key the parser accepts must be listed for users (and the README, by a docs test).
         for (key, example, _) in KEYS {
             let value = match *key {
-                "portfile" | "record" | "tls_cert" | "tls_key" | "web" => "/tmp/x",
+                "portfile" | "record" | "tls_cert" | "tls_key" | "web" | "metrics_token" => {
+                    "/tmp/x"
+                }
                 _ => example,
             };
             // The certificate and its key only come together.
             let pair = match *key {
                 "tls_cert" => ",tls_key=/tmp/k",
                 "tls_key" => ",tls_cert=/tmp/c",
+                // A token guards a metrics port.
+                "metrics_token" => ",metrics=0",
                 _ => "",
             };
             let (_, warnings) = parse(Some(&format!("{key}={value}{pair}"))).unwrap();

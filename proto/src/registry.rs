@@ -2,7 +2,8 @@
 //!
 //! Each agent writes `<run dir>/<pid>` (mode 0600) in a run directory only its user can enter
 //! (`$TMPDIR/memcity-<uid>`, mode 0700): `pid=`, `port=` and `token=` lines, and `page=` (the
-//! agent's web page, without its token) when it serves one. A client on the same
+//! agent's web page, without its token) and `metrics=` (its Prometheus endpoint) when it serves
+//! them. A client on the same
 //! machine and user finds the token for a port by itself; a remote client is given it
 //! (`--token` or `MEMCITY_TOKEN`). The token makes the port useless to other users of the
 //! machine and to anyone on the network who can reach it: heap structure, class and thread
@@ -24,6 +25,8 @@ pub struct Registration {
     pub token: String,
     /// The agent's web page (`http=PORT`), e.g. `http://127.0.0.1:8081/`; it takes the token.
     pub page: Option<String>,
+    /// The agent's Prometheus metrics (`metrics=PORT`), e.g. `http://127.0.0.1:9404/metrics`.
+    pub metrics: Option<String>,
 }
 
 impl Registration {
@@ -35,6 +38,9 @@ impl Registration {
         if let Some(page) = &self.page {
             text.push_str(&format!("page={page}\n"));
         }
+        if let Some(metrics) = &self.metrics {
+            text.push_str(&format!("metrics={metrics}\n"));
+        }
         text
     }
 
@@ -43,12 +49,14 @@ impl Registration {
         let mut port = None;
         let mut token = None;
         let mut page = None;
+        let mut metrics = None;
         for line in text.lines() {
             match line.split_once('=') {
                 Some(("pid", v)) => pid = v.trim().parse().ok(),
                 Some(("port", v)) => port = v.trim().parse().ok(),
                 Some(("token", v)) => token = Some(v.trim().to_string()),
                 Some(("page", v)) => page = Some(v.trim().to_string()),
+                Some(("metrics", v)) => metrics = Some(v.trim().to_string()),
                 _ => {}
             }
         }
@@ -57,6 +65,7 @@ impl Registration {
             port: port?,
             token: token.filter(|t| !t.is_empty())?,
             page: page.filter(|p| !p.is_empty()),
+            metrics: metrics.filter(|m| !m.is_empty()),
         })
     }
 
@@ -203,9 +212,11 @@ mod tests {
             port: 7788,
             token: "00ff".into(),
             page: None,
+            metrics: None,
         };
         assert_eq!(Registration::parse(&r.to_text()), Some(r.clone()));
         r.page = Some("http://127.0.0.1:8081/".into());
+        r.metrics = Some("http://127.0.0.1:9404/metrics".into());
         assert_eq!(Registration::parse(&r.to_text()), Some(r.clone()));
         assert_eq!(
             r.page_url().as_deref(),

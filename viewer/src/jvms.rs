@@ -132,51 +132,13 @@ pub fn list() -> Vec<Jvm> {
             };
             Some(Jvm {
                 pid,
-                main: main_of(&args),
+                main: memcity_proto::command::main_of(&args),
                 version: version_of(pid),
                 uid: target.uid,
                 memcity,
             })
         })
         .collect()
-}
-
-/// The main class, `-jar` file or module of a `java` command line.
-pub fn main_of(args: &[String]) -> String {
-    const WITH_VALUE: &[&str] = &[
-        "-cp",
-        "-classpath",
-        "--class-path",
-        "-p",
-        "--module-path",
-        "--upgrade-module-path",
-        "--add-modules",
-        "--add-opens",
-        "--add-exports",
-        "--add-reads",
-        "--patch-module",
-        "--limit-modules",
-        "--enable-native-access",
-    ];
-    let mut rest = args.iter().skip(1);
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "-jar" => return rest.next().cloned().unwrap_or_default(),
-            "-m" | "--module" => {
-                let module = rest.next().cloned().unwrap_or_default();
-                return module.rsplit('/').next().unwrap_or_default().to_string();
-            }
-            a if WITH_VALUE.contains(&a) => {
-                rest.next();
-            }
-            a if a.starts_with("--module=") => {
-                return a.rsplit('/').next().unwrap_or_default().to_string();
-            }
-            a if a.starts_with('-') => {}
-            a => return a.to_string(),
-        }
-    }
-    "(unknown main)".into()
 }
 
 /// `JAVA_VERSION` from the `release` file of the JVM's installation.
@@ -405,28 +367,6 @@ pub fn address_of(pid: u32) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split(' ').map(String::from).collect()
-    }
-
-    #[test]
-    fn main_classes_of_command_lines() {
-        assert_eq!(
-            main_of(&args("java -Xmx1g -cp a:b com.x.Main arg")),
-            "com.x.Main"
-        );
-        assert_eq!(
-            main_of(&args("java -XX:+UseG1GC -jar app.jar --port 1")),
-            "app.jar"
-        );
-        assert_eq!(
-            main_of(&args("java -p mods -m app/com.x.Main")),
-            "com.x.Main"
-        );
-        assert_eq!(main_of(&args("java --module=app/com.x.Main")), "com.x.Main");
-        assert_eq!(main_of(&args("java -version")), "(unknown main)");
-    }
 
     #[test]
     fn attach_options_get_a_free_port_and_are_checked() {

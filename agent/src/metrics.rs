@@ -1,0 +1,1152 @@
+//! Prometheus metrics (`metrics=PORT`): what memcity knows of the heap at every GC, in the
+//! monitoring a fleet already runs, so that one alert rule finds the JVM that leaks among
+//! hundreds and its `agent` label says where to point `memcity view`.
+//!
+//! The metrics follow the session as a viewer does: the agent's own reader of its stream
+//! ([`Hub::subscribe_internal`]) feeds a city model of the last `metrics_window`, and leak
+//! suspects come from the same code the viewer names them with (`memcity_city::suspects`). A
+//! scrape renders that model once per snapshot and answers from the cache until the next one;
+//! it runs on the gRPC server's thread, never on an application thread, and stops nothing.
+//!
+//! Cardinality is bounded by `metrics_top` (N): every family has at most N series. Groups are
+//! labelled by the first level of the grouping (packages, by default) and by type; allocation
+//! sites are never labels.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use memcity_city::model::{CityModel, Metric, Window, ROOT};
+use memcity_city::suspects;
+use memcity_proto::v1::{stream_message::Kind, StreamMessage, WalkCost};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::hub::Hub;
+use crate::log::warning;
+
+/// OpenMetrics text, as Prometheus asks for it.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Snapshots the model keeps at most, whatever the window: a JVM that collects ten times a
+/// second must not grow the agent's memory with its window.
+const MAX_FRAMES: usize = 2000;
+
+/// What the metrics say about themselves and their JVM.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Most series per family.
+    pub top: usize,
+    /// How far back growth and suspects look.
+    pub window: Duration,
+    /// The agent's gRPC address as a viewer elsewhere reaches it (`host:port`): what a
+    /// dashboard's link passes to `memcity view`.
+    pub agent: String,
+    /// The application's name (the `service` option, or its main class or jar).
+    pub service: String,
+}
+
+/// Running totals of what each snapshot reports "since the previous snapshot".
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    snapshots: u64,
+    refused_walks: u64,
+    aborted_walks: u64,
+    skipped_gcs: u64,
+}
+
+/// The session as the metrics follow it.
+pub struct Feed {
+    settings: Settings,
+    model: CityModel,
+    totals: Totals,
+    cost: Option<WalkCost>,
+    /// The latest snapshot's time, Unix ms.
+    latest_ms: Option<u64>,
+    start_unix_ms: u64,
+    pid: u32,
+    jvm: String,
+    gc: String,
+    /// The rendered answer, and the snapshot count it was rendered at.
+    cache: Option<(u64, Arc<String>)>,
+    /// How long the last render took (exported in the next one).
+    render: Duration,
+}
+
+impl Feed {
+    pub fn new(settings: Settings) -> Self {
+        let mut model = CityModel::new();
+        // They accumulate over the whole session, and no metric reads them.
+        model.gather_lifetimes(false);
+        Feed {
+            settings,
+            model,
+            totals: Totals::default(),
+            cost: None,
+            latest_ms: None,
+            start_unix_ms: 0,
+            pid: std::process::id(),
+            jvm: String::new(),
+            gc: String::new(),
+            cache: None,
+            render: Duration::ZERO,
+        }
+    }
+
+    /// Takes one message of the agent's stream.
+    pub fn apply(&mut self, message: &StreamMessage) {
+        if let Some(Kind::Handshake(h)) = &message.kind {
+            self.start_unix_ms = h.start_time_unix_ms;
+            self.pid = h.pid;
+            self.jvm = h.jvm_version.clone();
+            self.gc = h.gc_name.clone();
+        }
+        if let Err(e) = self.model.apply(message) {
+            // The agent's own stream: only a bug gets here. Say it once per message, go on.
+            warning!("metrics: {e}");
+            return;
+        }
+        let Some(Kind::Snapshot(snapshot)) = &message.kind else {
+            return;
+        };
+        self.totals.snapshots += 1;
+        if let Some(cost) = snapshot.cost {
+            self.totals.refused_walks += cost.refused_walks;
+            self.totals.aborted_walks += cost.aborted_walks;
+            self.totals.skipped_gcs += cost.skipped_gcs;
+            self.cost = Some(cost);
+        }
+        self.latest_ms = Some(self.start_unix_ms + snapshot.time_ms);
+        self.keep_window();
+    }
+
+    /// Forgets snapshots older than the window, except back to the newest object-level paths
+    /// (they name suspects' holders, and a search on a large heap can be minutes old), and
+    /// fits growth over the window alone.
+    fn keep_window(&mut self) {
+        let frames = self.model.frames();
+        let Some(newest) = frames.last() else {
+            return;
+        };
+        let cutoff = newest
+            .time_ms
+            .saturating_sub(self.settings.window.as_millis() as u64);
+        let in_window = frames.partition_point(|f| f.time_ms < cutoff);
+        let mut keep_from = in_window;
+        if let Some((at, _)) = self.model.paths_at(frames.len() - 1) {
+            keep_from = keep_from.min(at);
+        }
+        keep_from = keep_from.max(frames.len().saturating_sub(MAX_FRAMES));
+        self.model.forget_before(keep_from);
+        let last = self.model.frames().len() - 1;
+        // Past the VM-start snapshot, as the viewer's default window.
+        let start = (in_window - keep_from)
+            .max(self.model.warm_start())
+            .min(last);
+        self.model.set_window(Some(Window { start, end: last }));
+    }
+
+    /// The OpenMetrics text for the latest snapshot (rendered once per snapshot).
+    pub fn render(&mut self) -> Arc<String> {
+        if let Some((at, text)) = &self.cache {
+            if *at == self.totals.snapshots {
+                return text.clone();
+            }
+        }
+        let started = Instant::now();
+        let figures = self.figures();
+        let mut registry = Registry::with_prefix("memcity");
+        registry.register_collector(Box::new(figures));
+        let mut text = String::new();
+        // Writing to a String cannot fail; a failure would be a bug in the encoder.
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &registry) {
+            warning!("metrics: cannot encode: {e}");
+        }
+        self.render = started.elapsed();
+        let text = Arc::new(text);
+        self.cache = Some((self.totals.snapshots, text.clone()));
+        text
+    }
+
+    fn figures(&self) -> Figures {
+        let model = &self.model;
+        let top = self.settings.top;
+        let frames = model.frames();
+        let window = model.window();
+        let last = frames.len().checked_sub(1);
+        let group = |id, at: usize| Group {
+            name: model.node(id).name.clone(),
+            objects: model.value(id, at, Metric::Objects),
+            bytes: model.value(id, at, Metric::Bytes),
+            objects_error: model.error(id, at, Metric::Objects),
+            bytes_error: model.error(id, at, Metric::Bytes),
+        };
+        let (heap, groups) = match last {
+            Some(at) => (Some(group(ROOT, at)), top_groups(model, at, top, group)),
+            None => (None, Vec::new()),
+        };
+        let span_s = match (frames.get(window.start), frames.get(window.end)) {
+            (Some(a), Some(b)) => (b.time_ms.saturating_sub(a.time_ms)) as f64 / 1000.0,
+            _ => 0.0,
+        };
+        let per_second = |rise: f64| if span_s > 0.0 { rise / span_s } else { 0.0 };
+        let growing = suspects::growing_types(model, top)
+            .into_iter()
+            .map(|g| Growing {
+                now: Group {
+                    name: g.type_name,
+                    objects: g.objects_now,
+                    bytes: g.bytes_now,
+                    objects_error: g.objects_error,
+                    bytes_error: g.bytes_error,
+                },
+                objects_per_second: per_second(g.objects.growth),
+                bytes_per_second: per_second(g.bytes.map_or(0.0, |t| t.growth)),
+            })
+            .collect();
+        let named = suspects::suspects(model);
+        let suspects = named
+            .iter()
+            .take(top)
+            .map(|s| {
+                let (objects, bytes) = s.held();
+                SuspectFigures {
+                    id: signature_id(&s.signature),
+                    root: suspects::stable_root(&s.root),
+                    holder: s.holder.clone(),
+                    objects_per_second: per_second(objects as f64),
+                    bytes_per_second: per_second(bytes as f64),
+                    confirmed: s.confirmed,
+                }
+            })
+            .collect();
+        Figures {
+            settings: self.settings.clone(),
+            pid: self.pid,
+            jvm: self.jvm.clone(),
+            gc: self.gc.clone(),
+            level: model
+                .level_roles()
+                .first()
+                .map_or(String::new(), |l| l.to_lowercase()),
+            heap,
+            estimated: last.is_some_and(|at| frames[at].is_estimated()),
+            latest_ms: self.latest_ms,
+            window_s: span_s,
+            groups,
+            growing,
+            suspects,
+            cost: self.cost.unwrap_or_default(),
+            totals: self.totals,
+            render: self.render,
+        }
+    }
+}
+
+/// The `top` largest first-level groups at snapshot `at` by bytes; past `top`, the largest
+/// `top - 1` and the rest summed as `(others)`, so the family never has more than `top` series.
+fn top_groups(
+    model: &CityModel,
+    at: usize,
+    top: usize,
+    group: impl Fn(u32, usize) -> Group,
+) -> Vec<Group> {
+    let mut all: Vec<Group> = model
+        .node(ROOT)
+        .children
+        .iter()
+        .map(|&id| group(id, at))
+        .filter(|g| g.objects > 0 || g.bytes > 0)
+        .collect();
+    all.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+    if all.len() <= top {
+        return all;
+    }
+    let rest = all.split_off(top.saturating_sub(1));
+    all.push(rest.into_iter().fold(
+        Group {
+            name: "(others)".into(),
+            ..Group::default()
+        },
+        |mut sum, g| {
+            sum.objects += g.objects;
+            sum.bytes += g.bytes;
+            // An upper bound (see `suspects::Growing`).
+            sum.objects_error += g.objects_error;
+            sum.bytes_error += g.bytes_error;
+            sum
+        },
+    ));
+    all
+}
+
+/// A short label that stays the same for a suspect's signature in every run and every JVM
+/// of a fleet (FNV-1a: no seed, unlike std's hasher).
+fn signature_id(signature: &str) -> String {
+    let hash = signature.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+#[derive(Debug, Clone, Default)]
+struct Group {
+    name: String,
+    objects: u64,
+    bytes: u64,
+    objects_error: u64,
+    bytes_error: u64,
+}
+
+#[derive(Debug)]
+struct Growing {
+    now: Group,
+    objects_per_second: f64,
+    bytes_per_second: f64,
+}
+
+#[derive(Debug)]
+struct SuspectFigures {
+    id: String,
+    root: String,
+    holder: String,
+    objects_per_second: f64,
+    bytes_per_second: f64,
+    confirmed: bool,
+}
+
+/// One scrape's numbers, encoded by `prometheus-client` (a collector: the families are
+/// made at each render from the model, not kept as live metrics).
+#[derive(Debug)]
+struct Figures {
+    settings: Settings,
+    pid: u32,
+    jvm: String,
+    gc: String,
+    /// The first level of the grouping (`Package`), the groups' `level` label.
+    level: String,
+    heap: Option<Group>,
+    estimated: bool,
+    latest_ms: Option<u64>,
+    window_s: f64,
+    groups: Vec<Group>,
+    growing: Vec<Growing>,
+    suspects: Vec<SuspectFigures>,
+    cost: WalkCost,
+    totals: Totals,
+    render: Duration,
+}
+
+fn objects() -> Unit {
+    Unit::Other("objects".into())
+}
+
+fn per_second(what: &str) -> Unit {
+    Unit::Other(format!("{what}_per_second"))
+}
+
+/// One family: a descriptor and its series, each a label set and a value.
+fn family<L: prometheus_client::encoding::EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<&Unit>,
+    series: impl IntoIterator<Item = (L, f64)>,
+) -> std::fmt::Result {
+    let mut family = encoder.encode_descriptor(name, help, unit, MetricType::Gauge)?;
+    for (labels, value) in series {
+        ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+fn counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<&Unit>,
+    value: f64,
+) -> std::fmt::Result {
+    let counter = ConstCounter::new(value);
+    counter.encode(encoder.encode_descriptor(name, help, unit, counter.metric_type())?)
+}
+
+fn gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<&Unit>,
+    value: f64,
+) -> std::fmt::Result {
+    ConstGauge::new(value).encode(encoder.encode_descriptor(name, help, unit, MetricType::Gauge)?)
+}
+
+impl Collector for Figures {
+    fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
+        let (objects, bytes, seconds) = (objects(), Unit::Bytes, Unit::Seconds);
+        let s = &self.settings;
+        let pid = self.pid.to_string();
+        let info = [
+            ("agent", s.agent.as_str()),
+            ("service", s.service.as_str()),
+            ("pid", pid.as_str()),
+            ("jvm", self.jvm.as_str()),
+            ("gc", self.gc.as_str()),
+            ("version", env!("CARGO_PKG_VERSION")),
+        ];
+        let info = prometheus_client::metrics::info::Info::new(info.to_vec());
+        info.encode(e.encode_descriptor(
+            "agent",
+            "The JVM memcity watches; `memcity view` takes the agent label's address.",
+            None,
+            info.metric_type(),
+        )?)?;
+
+        // The whole heap.
+        if let Some(heap) = &self.heap {
+            let area = || [("area", "heap")];
+            for (name, help, unit, value) in [
+                ("heap_live", "Live objects in the Java heap at the latest snapshot (after a GC).", &objects, heap.objects),
+                ("heap_live", "Live bytes in the Java heap at the latest snapshot (after a GC): jvm_memory_used_after_last_gc over the heap's pools, as memcity counts them.", &bytes, heap.bytes),
+                ("heap_live_error", "The 95 % error of memcity_heap_live_objects when estimated from allocation samples (0 when walked).", &objects, heap.objects_error),
+                ("heap_live_error", "The 95 % error of memcity_heap_live_bytes when estimated from allocation samples (0 when walked).", &bytes, heap.bytes_error),
+            ] {
+                family(&mut e, name, help, Some(unit), [(area(), value as f64)])?;
+            }
+        }
+        gauge(
+            &mut e,
+            "snapshot_estimated",
+            "1 when the latest snapshot was estimated from allocation samples, 0 when the heap was walked.",
+            None,
+            f64::from(u8::from(self.estimated)),
+        )?;
+        if let Some(ms) = self.latest_ms {
+            gauge(
+                &mut e,
+                "snapshot_timestamp",
+                "When the latest snapshot was taken (Unix time).",
+                Some(&seconds),
+                ms as f64 / 1000.0,
+            )?;
+        }
+
+        // The first level's largest groups.
+        let level = self.level.as_str();
+        let groups = |value: fn(&Group) -> u64| {
+            self.groups.iter().map(move |g| {
+                (
+                    [("level", level), ("group", g.name.as_str())],
+                    value(g) as f64,
+                )
+            })
+        };
+        family(&mut e, "group_live", "Live objects of the largest first-level groups (packages by default); past metrics_top, the rest as group=\"(others)\".", Some(&objects), groups(|g| g.objects))?;
+        family(
+            &mut e,
+            "group_live",
+            "Live bytes of the largest first-level groups.",
+            Some(&bytes),
+            groups(|g| g.bytes),
+        )?;
+        family(
+            &mut e,
+            "group_live_error",
+            "The 95 % error of memcity_group_live_objects (0 when walked).",
+            Some(&objects),
+            groups(|g| g.objects_error),
+        )?;
+        family(
+            &mut e,
+            "group_live_error",
+            "The 95 % error of memcity_group_live_bytes (0 when walked).",
+            Some(&bytes),
+            groups(|g| g.bytes_error),
+        )?;
+
+        // The types that grew most over the window.
+        let growing = |value: fn(&Growing) -> f64| {
+            self.growing
+                .iter()
+                .map(move |g| ([("type", g.now.name.as_str())], value(g)))
+        };
+        family(
+            &mut e,
+            "growing_type_live",
+            "Live objects of the metrics_top types that grew most over metrics_window.",
+            Some(&objects),
+            growing(|g| g.now.objects as f64),
+        )?;
+        family(
+            &mut e,
+            "growing_type_live",
+            "Live bytes of the types that grew most.",
+            Some(&bytes),
+            growing(|g| g.now.bytes as f64),
+        )?;
+        family(
+            &mut e,
+            "growing_type_live_error",
+            "The 95 % error of memcity_growing_type_live_objects (0 when walked).",
+            Some(&objects),
+            growing(|g| g.now.objects_error as f64),
+        )?;
+        family(
+            &mut e,
+            "growing_type_live_error",
+            "The 95 % error of memcity_growing_type_live_bytes (0 when walked).",
+            Some(&bytes),
+            growing(|g| g.now.bytes_error as f64),
+        )?;
+        family(
+            &mut e,
+            "growing_type_growth",
+            "How fast the type's live objects rose over metrics_window (least-squares slope).",
+            Some(&per_second("objects")),
+            growing(|g| g.objects_per_second),
+        )?;
+        family(
+            &mut e,
+            "growing_type_growth",
+            "How fast the type's live bytes rose over metrics_window (least-squares slope).",
+            Some(&per_second("bytes")),
+            growing(|g| g.bytes_per_second),
+        )?;
+
+        // Leak suspects, as memcity names them.
+        let suspect = |value: fn(&SuspectFigures) -> f64| {
+            self.suspects.iter().map(move |x| {
+                (
+                    [
+                        ("suspect", x.id.as_str()),
+                        ("root", x.root.as_str()),
+                        ("holder", x.holder.as_str()),
+                        ("agent", s.agent.as_str()),
+                    ],
+                    value(x),
+                )
+            })
+        };
+        family(&mut e, "leak_suspect_growth", "What the suspect's holder keeps alive of the growth over metrics_window, per second. suspect is a stable id of the leak (its root and holder); agent is the address to open with memcity view.", Some(&per_second("bytes")), suspect(|x| x.bytes_per_second))?;
+        family(
+            &mut e,
+            "leak_suspect_growth",
+            "The suspect's growth in objects per second.",
+            Some(&per_second("objects")),
+            suspect(|x| x.objects_per_second),
+        )?;
+        family(&mut e, "leak_suspect_confirmed", "1 when the suspect's growth is backed by a walk or an old-generation marking, 0 while it rose only in estimates since.", None, suspect(|x| f64::from(u8::from(x.confirmed))))?;
+        gauge(
+            &mut e,
+            "leak_suspects",
+            "Leak suspects memcity names now.",
+            None,
+            self.suspects.len() as f64,
+        )?;
+        gauge(
+            &mut e,
+            "window",
+            "The span growth and suspects are fitted over now (up to metrics_window).",
+            Some(&seconds),
+            self.window_s,
+        )?;
+
+        // What memcity costs the JVM.
+        let c = &self.cost;
+        let t = &self.totals;
+        counter(
+            &mut e,
+            "stopped",
+            "Time the application was stopped for memcity's heap walks.",
+            Some(&seconds),
+            c.total_pause_ns as f64 / 1e9,
+        )?;
+        counter(
+            &mut e,
+            "sampling",
+            "Time application threads spent in memcity's allocation-sampling callback.",
+            Some(&seconds),
+            c.sampling_ns as f64 / 1e9,
+        )?;
+        counter(
+            &mut e,
+            "allocation_samples",
+            "Allocation samples taken.",
+            None,
+            c.samples as f64,
+        )?;
+        counter(
+            &mut e,
+            "walks_refused",
+            "Walks not started because their predicted stop was past max_pause.",
+            None,
+            t.refused_walks as f64,
+        )?;
+        counter(
+            &mut e,
+            "walks_aborted",
+            "Walks aborted for running far over budget.",
+            None,
+            t.aborted_walks as f64,
+        )?;
+        counter(
+            &mut e,
+            "gcs_skipped",
+            "GCs after which no snapshot was taken (budget, interval or coalescing).",
+            None,
+            t.skipped_gcs as f64,
+        )?;
+        counter(
+            &mut e,
+            "snapshots",
+            "Snapshots these metrics have seen.",
+            None,
+            t.snapshots as f64,
+        )?;
+        counter(
+            &mut e,
+            "snapshots_dropped",
+            "Snapshots lost to slow viewers.",
+            None,
+            c.dropped_snapshots as f64,
+        )?;
+        gauge(
+            &mut e,
+            "sampling_interval",
+            "The allocation sampling interval in force.",
+            Some(&bytes),
+            c.sampling_interval as f64,
+        )?;
+        gauge(
+            &mut e,
+            "tracked_samples",
+            "Allocation samples tracked now.",
+            None,
+            c.tracked_samples as f64,
+        )?;
+        family(
+            &mut e,
+            "tracking",
+            "Memory the tracking of samples takes, in the agent and in the JVM.",
+            Some(&bytes),
+            [
+                ([("in", "agent")], c.tracking_agent_bytes as f64),
+                ([("in", "jvm")], c.tracking_jvm_bytes as f64),
+            ],
+        )?;
+        gauge(
+            &mut e,
+            "metrics_render",
+            "What rendering the previous answer to a scrape took (on memcity's server thread).",
+            Some(&seconds),
+            self.render.as_secs_f64(),
+        )?;
+        Ok(())
+    }
+}
+
+/// `host:port` for the agent's gRPC port bound at `local`: a wildcard bind is reached by the
+/// machine's name.
+pub fn agent_address(local: SocketAddr) -> String {
+    if local.ip().is_unspecified() {
+        format!("{}:{}", hostname(), local.port())
+    } else {
+        local.to_string()
+    }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its length; gethostname NUL-terminates within it on success.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The application's name: the `service` option, else its main class or jar.
+pub fn service_name(option: Option<&str>) -> String {
+    if let Some(name) = option {
+        return name.to_string();
+    }
+    let args: Vec<String> = std::fs::read("/proc/self/cmdline")
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    memcity_proto::command::main_of(&args)
+}
+
+/// Who may scrape: with a token, whoever sends it; without, only what comes through a
+/// loopback name (a web page's script can reach a loopback port, but through DNS rebinding
+/// only under its own host name, which this refuses).
+#[derive(Debug)]
+pub struct Access {
+    token: Option<String>,
+}
+
+impl Access {
+    /// Reads the token file (`metrics_token`), trimmed of its line end.
+    pub fn new(token_file: Option<&Path>) -> Result<Access, String> {
+        let token = match token_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    format!(
+                        "cannot read metrics_token {}: {e} (a file holding the token Prometheus sends)",
+                        path.display()
+                    )
+                })?;
+                let token = text.trim().to_string();
+                if token.is_empty() {
+                    return Err(format!(
+                        "metrics_token {} is empty: write the token Prometheus sends into it",
+                        path.display()
+                    ));
+                }
+                Some(token)
+            }
+            None => None,
+        };
+        Ok(Access { token })
+    }
+
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
+        let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+        match &self.token {
+            Some(token) => {
+                let given = text(header::AUTHORIZATION).and_then(|a| a.strip_prefix("Bearer "));
+                match given {
+                    Some(given) if memcity_proto::registry::same_token(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
+                    Some(_) => Err((StatusCode::UNAUTHORIZED, "memcity: wrong bearer token for the metrics\n".into())),
+                    None => Err((StatusCode::UNAUTHORIZED, "memcity: the metrics need the bearer token from the file metrics_token names (Prometheus: authorization: credentials_file)\n".into())),
+                }
+            }
+            None => {
+                let host = text(header::HOST).unwrap_or("");
+                if is_loopback_host(host) {
+                    Ok(())
+                } else {
+                    Err((StatusCode::FORBIDDEN, format!("memcity: metrics without metrics_token answer only loopback names, not {host:?}\n")))
+                }
+            }
+        }
+    }
+}
+
+/// `127.0.0.1:9404`, `[::1]:9404`, `localhost:9404` (and without ports).
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The metrics' port, bound and ready to serve once the agent registered its address.
+pub struct Prepared {
+    incoming: memcity_page::conn::Incoming,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    app: Router,
+    /// `http(s)://addr/metrics` (the registry's `metrics=`).
+    pub url: String,
+}
+
+struct Shared {
+    feed: Mutex<Feed>,
+    access: Access,
+}
+
+/// Binds the metrics' port and starts following the session. The caller enforced the bind
+/// rules (TLS off loopback) for the gRPC port; the metrics take the same TLS files, and off
+/// loopback a token as well.
+pub async fn prepare(
+    bind: std::net::IpAddr,
+    port: u16,
+    tls: Option<&(PathBuf, PathBuf)>,
+    token_file: Option<&Path>,
+    settings: Settings,
+    hub: Arc<Hub>,
+) -> Result<Prepared, String> {
+    let access = Access::new(token_file)?;
+    if !bind.is_loopback() && !access.has_token() {
+        return Err(format!(
+            "not serving metrics on {bind}: off loopback they need metrics_token=FILE (the bearer token Prometheus sends), so that the heap's class names are not anyone's to read"
+        ));
+    }
+    let acceptor = match tls {
+        Some((cert, key)) => Some(memcity_page::tls::acceptor(
+            cert, key, "tls_cert", "tls_key",
+        )?),
+        None => None,
+    };
+    let addr = SocketAddr::new(bind, port);
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        format!("cannot listen on {addr} for the metrics: {e} (metrics=0 takes a free port)")
+    })?;
+    let incoming = memcity_page::conn::incoming(listener, crate::server::log_refusal)
+        .map_err(|e| format!("cannot read the metrics' bound address: {e}"))?;
+    let local = incoming.local_addr();
+    let shared = Arc::new(Shared {
+        feed: Mutex::new(Feed::new(settings)),
+        access,
+    });
+    tokio::spawn(follow(hub, shared.clone()));
+    let app = Router::new()
+        .route("/metrics", get(scrape))
+        .with_state(shared);
+    let scheme = if acceptor.is_some() { "https" } else { "http" };
+    Ok(Prepared {
+        incoming,
+        acceptor,
+        app,
+        url: format!("{scheme}://{local}/metrics"),
+    })
+}
+
+/// Serves the metrics until the runtime stops.
+pub async fn run(prepared: Prepared) -> Result<(), String> {
+    memcity_page::run(prepared.incoming, prepared.acceptor, prepared.app)
+        .await
+        .map_err(|e| format!("the metrics' server stopped: {e}"))
+}
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Feed> {
+    // A panic while rendering leaves a model that was whole before the message; go on with it.
+    shared.feed.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Feeds the session to the metrics' model, off the runtime's thread (a snapshot of tens of
+/// thousands of groups takes milliseconds to take in; gRPC viewers must not wait for it).
+async fn follow(hub: Arc<Hub>, shared: Arc<Shared>) {
+    let (backlog, mut live) = hub.subscribe_internal();
+    let take = |items: Vec<crate::hub::Item>| {
+        let shared = shared.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut feed = lock(&shared);
+            for item in &items {
+                feed.apply(item);
+            }
+        })
+    };
+    if take(backlog).await.is_err() {
+        return;
+    }
+    while let Some(item) = live.recv().await {
+        // Whatever else queued meanwhile goes in the same trip.
+        let mut items = vec![item];
+        while let Ok(more) = live.try_recv() {
+            items.push(more);
+        }
+        if take(items).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn scrape(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = shared.access.check(&headers) {
+        return refused.into_response();
+    }
+    let rendered = tokio::task::spawn_blocking(move || lock(&shared).render()).await;
+    match rendered {
+        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], String::clone(&text)).into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "memcity: rendering the metrics failed; see the JVM's stderr\n",
+        )
+            .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(top: usize) -> Settings {
+        Settings {
+            top,
+            window: Duration::from_secs(600),
+            agent: "host:7788".into(),
+            service: "App".into(),
+        }
+    }
+
+    use memcity_proto::v1::{snapshot::Trigger, Handshake, Node, Snapshot, StringTable};
+
+    /// A session of `packages` x `types` types (`p3.T7`), the types of package 0 growing by
+    /// `rise` objects a snapshot, one snapshot every `every_ms`.
+    struct Session {
+        packages: u32,
+        types: u32,
+        rise: u64,
+        every_ms: u64,
+    }
+
+    impl Session {
+        fn messages(&self, snapshots: u64) -> Vec<StreamMessage> {
+            let mut names = Vec::new();
+            for p in 0..self.packages {
+                names.push(format!("p{p}"));
+                for t in 0..self.types {
+                    names.push(format!("p{p}.T{t}"));
+                }
+            }
+            let mut out = vec![
+                StreamMessage {
+                    kind: Some(Kind::Handshake(Handshake {
+                        protocol_version: memcity_proto::PROTOCOL_VERSION,
+                        classifiers: vec!["package".into(), "type".into()],
+                        pid: 42,
+                        ..Default::default()
+                    })),
+                },
+                StreamMessage {
+                    kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+                },
+            ];
+            for seq in 0..snapshots {
+                let mut packages = Vec::new();
+                let mut id = 1;
+                for p in 0..self.packages {
+                    let package = id;
+                    id += 1;
+                    let mut children = Vec::new();
+                    for _ in 0..self.types {
+                        let objects = 100 + if p == 0 { self.rise * seq } else { 0 };
+                        children.push(Node {
+                            name: id,
+                            objects,
+                            bytes: objects * 24,
+                            ..Default::default()
+                        });
+                        id += 1;
+                    }
+                    packages.push(Node {
+                        name: package,
+                        objects: children.iter().map(|c| c.objects).sum(),
+                        bytes: children.iter().map(|c| c.bytes).sum(),
+                        children,
+                        ..Default::default()
+                    });
+                }
+                out.push(StreamMessage {
+                    kind: Some(Kind::Snapshot(Snapshot {
+                        seq,
+                        time_ms: seq * self.every_ms,
+                        trigger: Trigger::Gc as i32,
+                        root: Some(Node {
+                            objects: packages.iter().map(|c| c.objects).sum(),
+                            bytes: packages.iter().map(|c| c.bytes).sum(),
+                            children: packages,
+                            ..Default::default()
+                        }),
+                        cost: Some(WalkCost {
+                            total_pause_ns: 2_000_000_000,
+                            refused_walks: 1,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    })),
+                });
+            }
+            out
+        }
+    }
+
+    /// Series per family name (samples' names without OpenMetrics' `_total` and `_info`).
+    fn series(text: &str) -> std::collections::HashMap<String, usize> {
+        let mut out = std::collections::HashMap::new();
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let name = line.split(['{', ' ']).next().unwrap();
+            let name = name
+                .strip_suffix("_total")
+                .or_else(|| name.strip_suffix("_info"))
+                .unwrap_or(name);
+            *out.entry(name.to_string()).or_default() += 1;
+        }
+        out
+    }
+
+    fn value(text: &str, prefix: &str) -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn no_family_has_more_series_than_metrics_top() {
+        // 100,000 types in 1,000 packages, all of package 0's growing.
+        let session = Session {
+            packages: 1000,
+            types: 100,
+            rise: 50,
+            every_ms: 1000,
+        };
+        let mut feed = Feed::new(settings(7));
+        for message in session.messages(4) {
+            feed.apply(&message);
+        }
+        let text = feed.render();
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        let counts = series(&text);
+        for (family, n) in &counts {
+            assert!(*n <= 7, "{family} has {n} series:\n{text}");
+        }
+        for family in [
+            "memcity_group_live_objects",
+            "memcity_growing_type_live_objects",
+            "memcity_growing_type_growth_objects_per_second",
+        ] {
+            assert_eq!(counts.get(family), Some(&7), "{family}:\n{text}");
+        }
+        assert!(text.contains("group=\"(others)\""), "{text}");
+        // The heap is every group's sum, the rest included.
+        assert_eq!(
+            value(&text, "memcity_heap_live_objects{"),
+            (100_000 * 100 + 100 * 50 * 3) as f64
+        );
+        // Package 0's types rose 50 objects a second each.
+        assert_eq!(
+            value(
+                &text,
+                "memcity_growing_type_growth_objects_per_second{type=\"p0.T"
+            ),
+            50.0
+        );
+        assert_eq!(value(&text, "memcity_walks_refused_total"), 4.0);
+        assert_eq!(value(&text, "memcity_stopped_seconds_total"), 2.0);
+        assert!(
+            text.contains("memcity_agent_info{agent=\"host:7788\",service=\"App\",pid=\"42\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_growing_type_without_paths_is_a_suspect_without_a_holder() {
+        let session = Session {
+            packages: 2,
+            types: 3,
+            rise: 10_000,
+            every_ms: 1000,
+        };
+        let mut feed = Feed::new(settings(10));
+        for message in session.messages(6) {
+            feed.apply(&message);
+        }
+        let text = feed.render();
+        assert_eq!(value(&text, "memcity_leak_suspects "), 3.0, "{text}");
+        assert!(text.contains("memcity_leak_suspect_growth_objects_per_second{suspect=\""));
+        assert_eq!(
+            value(&text, "memcity_leak_suspect_growth_objects_per_second{"),
+            10_000.0
+        );
+        assert_eq!(value(&text, "memcity_leak_suspect_confirmed{"), 0.0);
+        // The same answer until the next snapshot.
+        assert!(Arc::ptr_eq(&text, &feed.render()));
+    }
+
+    #[test]
+    fn the_model_keeps_the_window_and_no_more() {
+        let session = Session {
+            packages: 1,
+            types: 2,
+            rise: 10,
+            every_ms: 60_000,
+        };
+        let mut feed = Feed::new(settings(10));
+        // 30 minutes of snapshots a minute apart; the window is 10 minutes.
+        for message in session.messages(31) {
+            feed.apply(&message);
+        }
+        assert_eq!(feed.model.frames().len(), 11);
+        let text = feed.render();
+        assert_eq!(value(&text, "memcity_window_seconds "), 600.0);
+        assert_eq!(value(&text, "memcity_snapshots_total"), 31.0);
+    }
+
+    #[test]
+    fn scrapes_need_the_token_or_a_loopback_name() {
+        let mut headers = HeaderMap::new();
+        let open = Access { token: None };
+        for host in [
+            "127.0.0.1:9404",
+            "localhost:9404",
+            "[::1]:9404",
+            "localhost",
+        ] {
+            headers.insert(header::HOST, host.parse().unwrap());
+            assert!(open.check(&headers).is_ok(), "{host}");
+        }
+        for host in ["attacker.example:9404", "10.0.0.5:9404", ""] {
+            headers.insert(header::HOST, host.parse().unwrap());
+            assert_eq!(
+                open.check(&headers).unwrap_err().0,
+                StatusCode::FORBIDDEN,
+                "{host}"
+            );
+        }
+        let guarded = Access {
+            token: Some("s3cret".into()),
+        };
+        assert_eq!(
+            guarded.check(&headers).unwrap_err().0,
+            StatusCode::UNAUTHORIZED
+        );
+        headers.insert(header::AUTHORIZATION, "Bearer nope".parse().unwrap());
+        assert_eq!(
+            guarded.check(&headers).unwrap_err().0,
+            StatusCode::UNAUTHORIZED
+        );
+        headers.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert!(guarded.check(&headers).is_ok());
+    }
+
+    #[test]
+    fn a_token_file_is_read_and_must_hold_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "abc\n").unwrap();
+        assert_eq!(
+            Access::new(Some(&file)).unwrap().token.as_deref(),
+            Some("abc")
+        );
+        std::fs::write(&file, "\n").unwrap();
+        assert!(Access::new(Some(&file)).unwrap_err().contains("is empty"));
+        let e = Access::new(Some(&dir.path().join("missing"))).unwrap_err();
+        assert!(e.contains("cannot read metrics_token"), "{e}");
+    }
+
+    #[test]
+    fn signature_ids_are_stable_and_distinct() {
+        assert_eq!(signature_id("a"), signature_id("a"));
+        assert_ne!(signature_id("a"), signature_id("b"));
+        // FNV-1a of the empty string is its offset basis: no hidden seed.
+        assert_eq!(signature_id(""), "cbf29ce484222325");
+    }
+}

@@ -1,0 +1,337 @@
+//! A fleet's monitoring, for real: Debian's Prometheus scrapes two JVMs with the agent, one
+//! leaking (over TLS with a bearer token, with the scrape config the docs give) and one
+//! steady (plain, on loopback), and evaluates the alert rule the docs give. Prometheus's HTTP
+//! API must then show the leak's suspect rising on the leaking JVM alone, and the alert pending
+//! for it alone.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memcity_e2e::*;
+use serde_json::Value;
+
+/// A Prometheus server on a loopback port, killed when dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Prometheus {
+    fn start(binary: &Path, dir: &Path, config: &str) -> Prometheus {
+        let config_path = dir.join("prometheus.yml");
+        std::fs::write(&config_path, config).unwrap();
+        // Prometheus cannot report a port it picked: take a free one and hand it over.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("prometheus.log");
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", config_path.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start prometheus");
+        let mut server = Prometheus { child, port, log };
+        server.wait_until("ready", Duration::from_secs(60), |server| {
+            server.get("/-/ready").map(|(status, _)| status == 200)
+        });
+        server
+    }
+
+    /// `(status, body)` of a GET, or `None` while nothing answers.
+    fn get(&self, path: &str) -> Option<(u16, String)> {
+        http_get(self.port, path)
+    }
+
+    fn query(&self, promql: &str) -> Vec<Value> {
+        let path = format!("/api/v1/query?query={}", encode(promql));
+        let (status, body) = self.get(&path).expect("prometheus answers");
+        let json: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(status, 200, "{promql}: {body}");
+        json["data"]["result"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn wait_until(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        mut done: impl FnMut(&Self) -> Option<bool>,
+    ) {
+        let deadline = Instant::now() + timeout;
+        while done(self) != Some(true) {
+            let exited = self.child.try_wait().ok().flatten();
+            assert!(
+                Instant::now() < deadline && exited.is_none(),
+                "Prometheus: {what} not within {timeout:?} ({exited:?}); its log:\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback (enough for Prometheus's API; no client crate needed).
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).ok()?;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Some((status, body))
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Percent-encodes a query parameter.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The agent's metrics address, from the registry entry it writes once it serves.
+fn metrics_target(app: &JavaApp) -> String {
+    let file = memcity_proto::registry::run_dir().join(app.pid().to_string());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(url) = memcity_proto::registry::read(&file).and_then(|r| r.metrics) {
+            // `http(s)://127.0.0.1:PORT/metrics`
+            let host = url.split("://").nth(1).unwrap();
+            return host.trim_end_matches("/metrics").to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent registered no metrics address in {}; stderr: {}",
+            file.display(),
+            app.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn label<'a>(series: &'a Value, name: &str) -> &'a str {
+    series["metric"][name].as_str().unwrap_or("")
+}
+
+fn number(series: &Value) -> f64 {
+    series["value"][1].as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
+    let Some(prometheus) = find_on_path("prometheus") else {
+        skip(
+            "prometheus",
+            "Debian's prometheus is not installed (scripts/setup.sh installs it)",
+        );
+        return;
+    };
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let certs = certificates(dir.path());
+    let token = dir.path().join("token");
+    std::fs::write(&token, "fleet-secret-42\n").unwrap();
+    let leak = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,metrics=0,metrics_token={},tls_cert={},tls_key={},service=checkout",
+            token.display(),
+            certs.cert.display(),
+            certs.key.display()
+        ))
+        .spawn();
+    let steady = AppSpec::new(&jdk, "SteadyState", 120.0)
+        .agent("port=0,metrics=0")
+        .spawn();
+    leak.wait_for_line("READY", Duration::from_secs(60));
+    steady.wait_for_line("READY", Duration::from_secs(60));
+    let (leak_target, steady_target) = (metrics_target(&leak), metrics_target(&steady));
+
+    let root = root();
+    let docs = root.join("docs/prometheus");
+    let example = std::fs::read_to_string(docs.join("prometheus.yml")).unwrap();
+    // The documented scrape config, pointed at this test's files and JVMs, scraping every
+    // second; the steady JVM is a second, plain job; a third scrapes the leaking JVM over TLS
+    // without the token, and must be refused.
+    let config = example
+        .replace(
+            "/etc/prometheus/memcity-token",
+            &token.display().to_string(),
+        )
+        .replace(
+            "/etc/prometheus/memcity-ca.pem",
+            &certs.ca.display().to_string(),
+        )
+        .replace(
+            r#"["checkout-1.internal:9404", "checkout-2.internal:9404"]"#,
+            &format!(r#"["{leak_target}"]"#),
+        )
+        .replace("scrape_interval: 15s", "scrape_interval: 1s")
+        .replace(
+            "memcity-rules.yml",
+            &docs.join("memcity-rules.yml").display().to_string(),
+        );
+    assert_ne!(
+        config, example,
+        "the docs' example changed: update this test"
+    );
+    let jobs = format!(
+        "  - job_name: steady
+    scrape_interval: 1s
+    static_configs:
+      - targets: [\"{steady_target}\"]
+  - job_name: no-token
+    scrape_interval: 1s
+    scheme: https
+    tls_config:
+      ca_file: {ca}
+    static_configs:
+      - targets: [\"{leak_target}\"]
+
+rule_files:",
+        ca = certs.ca.display()
+    );
+    let config = format!(
+        "global:\n  evaluation_interval: 1s\n{}",
+        config.replacen("\nrule_files:", &format!("\n{jobs}"), 1)
+    );
+    let mut server = Prometheus::start(&prometheus, dir.path(), &config);
+
+    // Both JVMs up: the TLS scrape with the bearer token and the plain one; without the
+    // token, refused.
+    server.wait_until("the targets scraped", Duration::from_secs(60), |server| {
+        let up = server.query("up");
+        Some(up.len() == 3)
+    });
+    let up = |job: &str| {
+        server
+            .query(&format!(r#"up{{job="{job}"}}"#))
+            .first()
+            .map(number)
+    };
+    assert_eq!(up("memcity"), Some(1.0));
+    assert_eq!(up("steady"), Some(1.0));
+    assert_eq!(up("no-token"), Some(0.0));
+    let (_, targets) = server.get("/api/v1/targets").unwrap();
+    assert!(targets.contains("401 Unauthorized"), "{targets}");
+    // The leak, named by its holder, on the leaking JVM alone.
+    let mut first = None;
+    server.wait_until(
+        "the leak's suspect growing, confirmed, and rising",
+        Duration::from_secs(90),
+        |server| {
+            let growth = server.query(
+                r#"memcity_leak_suspect_growth_bytes_per_second{root="static LinkedListLeak.PEOPLE"} > 0 and memcity_leak_suspect_confirmed == 1"#,
+            );
+            let people = server.query(
+                r#"memcity_growing_type_live_objects{job="memcity",type="LinkedListLeak$Person"}"#,
+            );
+            let now = people.first().map(number)?;
+            let start = *first.get_or_insert(now);
+            Some(growth.len() == 1 && now > start * 1.5)
+        },
+    );
+    let growth = server.query("memcity_leak_suspect_growth_bytes_per_second");
+    for series in &growth {
+        assert_eq!(label(series, "job"), "memcity", "{series}");
+    }
+    let leak_series = &growth[0];
+    assert_eq!(label(leak_series, "holder"), "java.util.LinkedList");
+    assert_eq!(label(leak_series, "suspect").len(), 16);
+    let agent = label(leak_series, "agent");
+    assert!(agent.starts_with("127.0.0.1:"), "{agent}");
+    // The steady JVM: watched (its heap is there) and flat, with nothing named.
+    let steady_heap = server.query(r#"memcity_heap_live_bytes{job="steady"}"#);
+    assert_eq!(steady_heap.len(), 1, "{steady_heap:?}");
+    let suspects = server.query(r#"memcity_leak_suspects{job="steady"}"#);
+    assert_eq!(suspects.first().map(number), Some(0.0), "{suspects:?}");
+
+    // The docs' alert rule: pending (it fires after 10 minutes) for the leaking JVM only,
+    // with the labels its annotations use.
+    server.wait_until(
+        "the docs' alert pending",
+        Duration::from_secs(60),
+        |server| {
+            let (_, body) = server.get("/api/v1/alerts")?;
+            let json: Value = serde_json::from_str(&body).ok()?;
+            let alerts = json["data"]["alerts"].as_array()?.clone();
+            Some(!alerts.is_empty())
+        },
+    );
+    let (_, body) = server.get("/api/v1/alerts").unwrap();
+    let json: Value = serde_json::from_str(&body).unwrap();
+    let alerts = json["data"]["alerts"].as_array().unwrap();
+    assert_eq!(alerts.len(), 1, "{body}");
+    let alert = &alerts[0];
+    assert_eq!(alert["state"], "pending", "{alert}");
+    assert_eq!(alert["labels"]["alertname"], "JavaHeapLeak");
+    assert_eq!(alert["labels"]["service"], "checkout");
+    assert_eq!(alert["labels"]["pid"], leak.pid().to_string());
+    assert_eq!(alert["labels"]["job"], "memcity");
+    let summary = alert["annotations"]["summary"].as_str().unwrap();
+    assert_eq!(
+        summary,
+        "checkout leaks: static LinkedListLeak.PEOPLE holds a growing java.util.LinkedList"
+    );
+    let description = alert["annotations"]["description"].as_str().unwrap();
+    assert!(
+        description.contains(&format!("memcity view {agent}")),
+        "{description}"
+    );
+}
