@@ -54,6 +54,9 @@ pub struct Settings {
     pub agent: String,
     /// The application's name (the `service` option, or its main class or jar).
     pub service: String,
+    /// The agent's web page (`http=PORT`) as a browser elsewhere reaches it, without its token:
+    /// a dashboard's link to the city.
+    pub page: Option<String>,
 }
 
 /// Running totals of what each snapshot reports "since the previous snapshot".
@@ -403,6 +406,7 @@ impl Collector for Figures {
             ("jvm", self.jvm.as_str()),
             ("gc", self.gc.as_str()),
             ("version", env!("CARGO_PKG_VERSION")),
+            ("page", s.page.as_deref().unwrap_or("")),
         ];
         let info = prometheus_client::metrics::info::Info::new(info.to_vec());
         info.encode(e.encode_descriptor(
@@ -665,6 +669,16 @@ pub fn agent_address(local: SocketAddr) -> String {
     }
 }
 
+/// `url` with a wildcard host (`0.0.0.0`, `[::]`) as the machine's name.
+pub fn reachable_url(url: &str) -> String {
+    for wildcard in ["//0.0.0.0:", "//[::]:"] {
+        if url.contains(wildcard) {
+            return url.replacen(wildcard, &format!("//{}:", hostname()), 1);
+        }
+    }
+    url.to_string()
+}
+
 fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its length; gethostname NUL-terminates within it on success.
@@ -889,6 +903,7 @@ mod tests {
             window: Duration::from_secs(600),
             agent: "host:7788".into(),
             service: "App".into(),
+            page: None,
         }
     }
 
@@ -1140,6 +1155,31 @@ mod tests {
         assert!(Access::new(Some(&file)).unwrap_err().contains("is empty"));
         let e = Access::new(Some(&dir.path().join("missing"))).unwrap_err();
         assert!(e.contains("cannot read metrics_token"), "{e}");
+    }
+
+    #[test]
+    fn wildcard_addresses_are_named_by_the_machine() {
+        let name = hostname();
+        assert_eq!(
+            reachable_url("http://0.0.0.0:8081/"),
+            format!("http://{name}:8081/")
+        );
+        assert_eq!(
+            reachable_url("https://[::]:8081/"),
+            format!("https://{name}:8081/")
+        );
+        assert_eq!(
+            reachable_url("http://10.1.2.3:8081/"),
+            "http://10.1.2.3:8081/"
+        );
+        assert_eq!(
+            agent_address("0.0.0.0:7788".parse().unwrap()),
+            format!("{name}:7788")
+        );
+        assert_eq!(
+            agent_address("127.0.0.1:7788".parse().unwrap()),
+            "127.0.0.1:7788"
+        );
     }
 
     #[test]

@@ -308,6 +308,9 @@ fn serve(
                     window: options.window,
                     agent: crate::metrics::agent_address(local),
                     service: options.service,
+                    page: page
+                        .as_ref()
+                        .map(|p| crate::metrics::reachable_url(&p.url)),
                 },
                 hub.clone(),
             )

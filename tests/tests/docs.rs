@@ -140,6 +140,20 @@ fn readme_options_table_lists_exactly_the_agents_keys() {
     assert_eq!(documented, listed);
 }
 
+/// The scrape config and alert rule the README shows are the files the fleet test runs in a
+/// real Prometheus, word for word.
+#[test]
+fn readme_shows_the_prometheus_files_the_fleet_test_runs() {
+    let readme = readme();
+    for file in ["prometheus.yml", "memcity-rules.yml"] {
+        let text = std::fs::read_to_string(root().join("docs/prometheus").join(file)).unwrap();
+        assert!(
+            readme.contains(&format!("```yaml\n{}\n```", text.trim_end())),
+            "README.md must show docs/prometheus/{file} as it is"
+        );
+    }
+}
+
 fn check_snapshot(name: &str, actual: &str) {
     let path = root().join("tests/snapshots").join(name);
     if std::env::var_os("MEMCITY_UPDATE_SNAPSHOTS").is_some() {

@@ -196,12 +196,23 @@ fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
             certs.key.display()
         ))
         .spawn();
+    // The steady JVM serves its page too: its address reaches the metrics, for a dashboard's link.
     let steady = AppSpec::new(&jdk, "SteadyState", 120.0)
-        .agent("port=0,metrics=0")
+        .agent("port=0,metrics=0,http=0")
         .spawn();
     leak.wait_for_line("READY", Duration::from_secs(60));
     steady.wait_for_line("READY", Duration::from_secs(60));
     let (leak_target, steady_target) = (metrics_target(&leak), metrics_target(&steady));
+    // `memcity list` names both endpoints.
+    let list = memcity(&["list"], Duration::from_secs(60));
+    let listed = String::from_utf8_lossy(&list.stdout);
+    for (app, target, scheme) in [
+        (&leak, &leak_target, "https"),
+        (&steady, &steady_target, "http"),
+    ] {
+        let line = format!("metrics of {}: {scheme}://{target}/metrics", app.pid());
+        assert!(listed.contains(&line), "no '{line}' in:\n{listed}");
+    }
 
     let root = root();
     let docs = root.join("docs/prometheus");
@@ -301,6 +312,17 @@ rule_files:",
     assert_eq!(steady_heap.len(), 1, "{steady_heap:?}");
     let suspects = server.query(r#"memcity_leak_suspects{job="steady"}"#);
     assert_eq!(suspects.first().map(number), Some(0.0), "{suspects:?}");
+    let info = server.query("memcity_agent_info");
+    let page_of = |job: &str| {
+        info.iter()
+            .find(|s| label(s, "job") == job)
+            .map(|s| label(s, "page").to_string())
+    };
+    assert!(
+        page_of("steady").is_some_and(|p| p.starts_with("http://127.0.0.1:")),
+        "{info:?}"
+    );
+    assert_eq!(page_of("memcity").as_deref(), Some(""), "{info:?}");
 
     // The docs' alert rule: pending (it fires after 10 minutes) for the leaking JVM only,
     // with the labels its annotations use.

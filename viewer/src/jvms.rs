@@ -202,6 +202,15 @@ pub fn print_list() {
     for (pid, url) in pages {
         println!("page of {pid}: {url} (open it in a browser)");
     }
+    // Their Prometheus endpoints (metrics=PORT), for a scrape config.
+    let mut metrics: Vec<(u32, String)> = memcity_proto::registry::registrations()
+        .into_iter()
+        .filter_map(|r| Some((r.pid, r.metrics?)))
+        .collect();
+    metrics.sort();
+    for (pid, url) in metrics {
+        println!("metrics of {pid}: {url} (Prometheus scrapes it)");
+    }
 }
 
 /// The agent options for an attach: checked here (the JVM would only log the error), with a
