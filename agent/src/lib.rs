@@ -18,7 +18,8 @@ mod hub;
 mod jvmti;
 mod lifetimes;
 mod log;
-mod metrics;
+// Public for `examples/bench_metrics.rs` (the agent is used as a library nowhere else).
+pub mod metrics;
 mod names;
 mod oom;
 mod page;

@@ -893,33 +893,23 @@ async fn scrape(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod synthetic {
     use super::*;
-
-    fn settings(top: usize) -> Settings {
-        Settings {
-            top,
-            window: Duration::from_secs(600),
-            agent: "host:7788".into(),
-            service: "App".into(),
-            page: None,
-        }
-    }
-
     use memcity_proto::v1::{snapshot::Trigger, Handshake, Node, Snapshot, StringTable};
 
-    /// A session of `packages` x `types` types (`p3.T7`), the types of package 0 growing by
-    /// `rise` objects a snapshot, one snapshot every `every_ms`.
-    struct Session {
-        packages: u32,
-        types: u32,
-        rise: u64,
-        every_ms: u64,
+    /// A synthetic session for tests and `examples/bench_metrics.rs`: `packages` x `types` types
+    /// (`p3.T7`), the types of package 0 growing by `rise` objects a snapshot, one snapshot every
+    /// `every_ms`.
+    pub struct Session {
+        pub packages: u32,
+        pub types: u32,
+        pub rise: u64,
+        pub every_ms: u64,
     }
 
     impl Session {
-        fn messages(&self, snapshots: u64) -> Vec<StreamMessage> {
+        pub fn messages(&self, snapshots: u64) -> Vec<StreamMessage> {
             let mut names = Vec::new();
             for p in 0..self.packages {
                 names.push(format!("p{p}"));
@@ -986,6 +976,22 @@ mod tests {
                 });
             }
             out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::synthetic::Session;
+    use super::*;
+
+    fn settings(top: usize) -> Settings {
+        Settings {
+            top,
+            window: Duration::from_secs(600),
+            agent: "host:7788".into(),
+            service: "App".into(),
+            page: None,
         }
     }
 

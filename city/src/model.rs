@@ -196,6 +196,11 @@ impl Frame {
             .map(|i| (self.values[i].1, self.values[i].2))
     }
 
+    /// `(node, objects, bytes)` of every node present, in node order.
+    pub(crate) fn values(&self) -> &[(NodeId, u64, u64)] {
+        &self.values
+    }
+
     /// `Some((objects error, bytes error))` when `node`'s numbers are estimates here.
     pub fn estimate(&self, node: NodeId) -> Option<(u64, u64)> {
         self.estimates
