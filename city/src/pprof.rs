@@ -220,15 +220,15 @@ fn tree_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
 }
 
 /// The sampling interval in force at snapshot `index` (the agent adapts it to its cost), else the
-/// one the session started with (0: every allocation, or unknown).
-fn sampling_interval(model: &CityModel, index: usize) -> u64 {
+/// one the session started with (0: every allocation); `None` when the source does not say (a
+/// Memory Cities export).
+fn sampling_interval(model: &CityModel, index: usize) -> Option<u64> {
     model
         .frame(index)
         .and_then(|f| f.cost)
         .map(|c| c.sampling_interval)
         .filter(|&i| i > 0)
         .or_else(|| model.handshake.as_ref().map(|h| h.sampling_interval))
-        .unwrap_or(0)
 }
 
 /// Objects one sample stands for at `interval` bytes between samples (the agent's
@@ -275,7 +275,7 @@ fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
 /// split by its survivors' weights. `None` when it carried none, or has no type level to scale.
 fn survivor_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
     let survivors = model.survivors(index)?;
-    let interval = sampling_interval(model, index);
+    let interval = sampling_interval(model, index).unwrap_or(0);
     let mut by_type: HashMap<&str, Vec<(&str, f64)>> = HashMap::new();
     for (ty, site, objects) in survivors {
         // Site "" is no site: the agent's group of the survivors past its cap.
@@ -534,7 +534,7 @@ fn comments(
     lines.push(match sites {
         SiteSource::Tree => format!(
             "Allocation sites: each type's live objects split by its live allocation samples \
-             (the agent's `site` level, one sample per {} at this snapshot); what \
+             (the agent's `site` level; {}); what \
              no sample stands for is {UNSAMPLED}. The leaf frame and the label `type` are the \
              allocated type (-hide={TYPES_MAPPING} ranks the allocating methods).",
             interval_text(sampling_interval(model, at))
@@ -583,11 +583,14 @@ fn comments(
     lines
 }
 
-fn interval_text(interval: u64) -> String {
+fn interval_text(interval: Option<u64>) -> String {
     match interval {
-        // Also a source that does not say (a Memory Cities export): both read as "every".
-        0 => "allocation".to_string(),
-        bytes => format!("{} allocated", crate::units::bytes(bytes)),
+        Some(0) => "every allocation sampled".to_string(),
+        Some(bytes) => format!(
+            "one sample per {} allocated at this snapshot",
+            crate::units::bytes(bytes)
+        ),
+        None => "the source does not say how often".to_string(),
     }
 }
 
@@ -697,10 +700,16 @@ impl Builder {
         let start_ms = model.handshake.as_ref().map_or(0, |h| h.start_time_unix_ms);
         let time_ms = |index: usize| model.frame(index).map_or(0, |f| f.time_ms);
         let nanos = |ms: u64| to_i64(ms.saturating_mul(1_000_000));
+        // A source without a start time (a Memory Cities export) leaves the time unset rather
+        // than dating the heap in 1970.
+        let when = |index: usize| match start_ms {
+            0 => 0,
+            start => nanos(start + time_ms(index)),
+        };
         let (time_nanos, duration_nanos) = match since {
-            None => (nanos(start_ms + time_ms(at)), 0),
+            None => (when(at), 0),
             Some(since) => (
-                nanos(start_ms + time_ms(since)),
+                when(since),
                 nanos(time_ms(at).saturating_sub(time_ms(since))),
             ),
         };
@@ -716,7 +725,7 @@ impl Builder {
             period_type,
             // The interval the snapshot's estimates rest on: the one in force then, which the
             // agent adapts to its cost, rather than the handshake's first one.
-            period: to_i64(sampling_interval(model, at)),
+            period: to_i64(sampling_interval(model, at).unwrap_or(0)),
             comment,
             default_sample_type,
         }
@@ -1242,6 +1251,39 @@ mod tests {
         assert!(
             comments[1].contains("no `site` level")
                 && comments[1].contains("classifiers=package:type:site"),
+            "{comments:#?}"
+        );
+    }
+
+    #[test]
+    fn a_source_without_a_handshake_states_no_time_nor_period() {
+        // A Memory Cities export: roles by label, no JVM, no start time, no interval.
+        let mut m = CityModel::new();
+        let row = |path: &[&str], role: &str, objects: u64| {
+            (
+                path.iter().map(|p| p.to_string()).collect(),
+                role.to_string(),
+                objects,
+                objects * 16,
+            )
+        };
+        m.push_tree(
+            2000,
+            (30, 480),
+            &[
+                row(&["app.Person"], "Type", 30),
+                row(&["app.Person", MAIN], "Allocation Site", 30),
+            ],
+            Vec::new(),
+        );
+        let built = heap_profile(&m, 0, None).unwrap();
+        let p = &built.profile;
+        assert_eq!((p.time_nanos, p.period), (0, 0));
+        assert_eq!(p.sample[0].value, [30, 480]);
+        let comments: Vec<&str> = p.comment.iter().map(|&c| text(p, c)).collect();
+        assert!(
+            comments[1].contains("the source does not say how often")
+                && comments[2].contains("states no error"),
             "{comments:#?}"
         );
     }
