@@ -2,7 +2,7 @@
 # Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
 # a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, a C/C++ compiler, pip and
 # openssl for the build, the JDK matrix and the TLS test, Debian's Jetty 9.4 jars for the server
-# test, and the Rust components for fmt and clippy. Safe to re-run.
+# test, Go for the pprof test's `go tool pprof`, and the Rust components for fmt and clippy. Safe to re-run.
 set -euo pipefail
 need_apt=()
 if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
@@ -23,6 +23,8 @@ command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
 dpkg -s libjetty9-java >/dev/null 2>&1 || need_apt+=(libjetty9-java)
 # The web page's tests draw it in a real browser: Debian's Chromium, headless.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# The pprof test (tests/tests/pprof.rs) reads memcity's profiles with Go's own `go tool pprof`.
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
