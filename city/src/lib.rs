@@ -16,6 +16,7 @@ pub mod load;
 pub mod mapping;
 pub mod model;
 pub mod names;
+pub mod pprof;
 pub mod scene;
 pub mod suspects;
 pub mod timeline;

@@ -168,6 +168,12 @@ pub struct Frame {
     pub heap: Option<memcity_proto::v1::HeapUsage>,
     /// Set on the snapshot taken when the Java heap ran out (`Snapshot.out_of_memory`).
     pub out_of_memory: Option<memcity_proto::v1::OutOfMemory>,
+    /// The live samples by type and allocation site its `Lifetimes` carried (`Survivors`,
+    /// summed over ages), as `(type, site, objects)` with string ids of the session's table;
+    /// `None` when it carried no lifetimes. Kept per snapshot (at most 1,001 entries, 16
+    /// bytes each) because a session grouped without a `site` level has no other record of
+    /// where the live objects of a past snapshot were allocated (`pprof.rs`).
+    survivors: Option<Vec<(u32, u32, f64)>>,
 }
 
 /// One leaf group of a snapshot: its path of names below the root, and its size.
@@ -668,6 +674,8 @@ impl CityModel {
                 values,
                 estimates,
                 unconfirmed,
+                // Ids of the other session's string table, meaningless here.
+                survivors: None,
                 ..frame.clone()
             });
         }
@@ -713,6 +721,12 @@ impl CityModel {
                 let Some(root) = &snapshot.root else {
                     return Ok(());
                 };
+                let survivors = snapshot.lifetimes.as_ref().map(|l| {
+                    l.alive
+                        .iter()
+                        .map(|s| (s.r#type, s.site, s.by_gc_age.iter().sum()))
+                        .collect()
+                });
                 let index = self.frames.len();
                 let mut collected = Collected {
                     values: vec![(ROOT, root.objects, root.bytes)],
@@ -785,6 +799,7 @@ impl CityModel {
                     references,
                     heap: snapshot.heap,
                     out_of_memory: snapshot.out_of_memory.clone(),
+                    survivors,
                 });
             }
             Some(Kind::Notice(notice)) => {
@@ -874,6 +889,26 @@ impl CityModel {
                 })
                 .collect(),
         }
+    }
+
+    /// The live samples of snapshot `index` by type and allocation site, `(type, site,
+    /// objects)`, as its `Lifetimes` carried them (site "" where the agent recorded none, type
+    /// "(other types and sites)" for the groups past its cap); `None` when it carried no
+    /// lifetimes.
+    pub fn survivors(&self, index: usize) -> Option<Vec<(&str, &str, f64)>> {
+        let survivors = self.frames.get(index)?.survivors.as_ref()?;
+        Some(
+            survivors
+                .iter()
+                .map(|&(ty, site, objects)| {
+                    (
+                        self.strings.resolve(ty),
+                        self.strings.resolve(site),
+                        objects,
+                    )
+                })
+                .collect(),
+        )
     }
 
     /// The session's lifetimes (empty when no snapshot carried any).

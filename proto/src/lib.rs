@@ -2,6 +2,7 @@
 //!
 //! The gRPC messages are generated from `proto/memcity/v1/memcity.proto`; [`recording`] writes and
 //! reads the same messages as a file, and [`strings`] holds the string table both ends share.
+//! [`pprof`] is pprof's profile format, which `memcity export --pprof` writes.
 
 pub mod command;
 pub mod frames;
@@ -15,6 +16,14 @@ pub mod strings;
 pub mod v1 {
     #![allow(clippy::all)] // generated code: lints are the generator's business, not ours
     include!(concat!(env!("OUT_DIR"), "/memcity.v1.rs"));
+}
+
+/// pprof's profile messages (package `perftools.profiles`, from `proto/perftools/profiles/
+/// profile.proto`): a live heap as a profile that `go tool pprof` and Pyroscope read. Messages
+/// only, so they build without the `grpc` feature and for wasm32.
+pub mod pprof {
+    #![allow(clippy::all)] // generated code: lints are the generator's business, not ours
+    include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
 }
 
 /// Bumped on any incompatible change to the stream's meaning. Sent in the handshake; a peer that

@@ -617,6 +617,19 @@ pub fn record_run(
     options: &str,
     seconds: f64,
 ) -> (tempfile::TempDir, PathBuf) {
+    let (dir, file, _) = record_run_output(jdk, main, flags, options, seconds);
+    (dir, file)
+}
+
+/// [`record_run`], with the app's standard output (its last line the DONE line, which may say
+/// what the app holds).
+pub fn record_run_output(
+    jdk: &Jdk,
+    main: &str,
+    flags: &[&str],
+    options: &str,
+    seconds: f64,
+) -> (tempfile::TempDir, PathBuf, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{main}.mcrec"));
     let mut app = AppSpec::new(jdk, main, seconds)
@@ -639,7 +652,7 @@ pub fn record_run(
         stdout.last().is_some_and(|l| l.starts_with("DONE")),
         "{main}: {stdout:?}"
     );
-    (dir, file)
+    (dir, file, stdout)
 }
 
 /// `memcity report FILE --json --top 0`, parsed.

@@ -178,6 +178,7 @@ fn help_output_matches_snapshots() {
         (vec!["--help"], "help.txt"),
         (vec!["record", "--help"], "help-record.txt"),
         (vec!["report", "--help"], "help-report.txt"),
+        (vec!["export", "--help"], "help-export.txt"),
     ] {
         let out = memcity(&args, Duration::from_secs(30));
         assert!(out.status.success());
