@@ -246,7 +246,8 @@ fn sample_weight(interval: u64, size: f64) -> f64 {
 }
 
 /// Splits `total` into parts proportional to `weights` that add up to it exactly, the largest
-/// remainders rounded up (as the agent's tree splits a type, so numbers agree with its).
+/// remainders rounded up, as the agent's tree splits a type by its samples (`agent/src/tree.rs`):
+/// so the sites of a type add up to the type, as in the city.
 fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
     let sum: f64 = weights.iter().sum();
     if sum <= 0.0 || weights.is_empty() {
