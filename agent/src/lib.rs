@@ -24,6 +24,7 @@ mod names;
 mod oom;
 mod page;
 mod paths;
+mod pyroscope;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.
 use memcity_proto::options;
 mod sampling;
@@ -611,12 +612,16 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
                 port,
                 web: agent.options.web.clone(),
             }),
-            agent.options.metrics.map(|port| server::MetricsOptions {
-                port,
-                token: agent.options.metrics_token.clone(),
-                top: agent.options.metrics_top,
-                window: agent.options.metrics_window,
-                service: metrics::service_name(agent.options.service.as_deref()),
+            (agent.options.metrics.is_some() || agent.options.pyroscope.is_some()).then(|| {
+                server::FleetOptions {
+                    metrics: agent.options.metrics,
+                    token: agent.options.metrics_token.clone(),
+                    top: agent.options.metrics_top,
+                    window: agent.options.metrics_window,
+                    service: metrics::service_name(agent.options.service.as_deref()),
+                    pyroscope: agent.options.pyroscope.clone(),
+                    pyroscope_every: agent.options.pyroscope_every,
+                }
             }),
             agent.hub.clone(),
             tx,

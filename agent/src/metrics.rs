@@ -84,6 +84,16 @@ pub struct Feed {
     cache: Option<(u64, Arc<String>)>,
     /// How long the last render took (exported in the next one).
     render: Duration,
+    /// A push found no sites to profile, and said so.
+    said_no_profile: bool,
+}
+
+/// The latest snapshot as a profile to push.
+pub struct Latest {
+    pub seq: u64,
+    /// When it was taken, Unix ms.
+    pub unix_ms: u64,
+    pub gzipped: Vec<u8>,
 }
 
 impl Feed {
@@ -103,6 +113,7 @@ impl Feed {
             gc: String::new(),
             cache: None,
             render: Duration::ZERO,
+            said_no_profile: false,
         }
     }
 
@@ -179,6 +190,28 @@ impl Feed {
         let text = Arc::new(text);
         self.cache = Some((self.totals.snapshots, text.clone()));
         text
+    }
+
+    /// The latest snapshot as a gzipped pprof profile (the Pyroscope push); `None` before
+    /// the first, or when it has no allocation sites (said once).
+    pub fn latest_profile(&mut self) -> Option<Latest> {
+        let at = self.model.frames().len().checked_sub(1)?;
+        let frame = &self.model.frames()[at];
+        let (seq, unix_ms) = (frame.seq, self.start_unix_ms + frame.time_ms);
+        match memcity_city::pprof::heap_profile(&self.model, at, None) {
+            Ok(profile) => Some(Latest {
+                seq,
+                unix_ms,
+                gzipped: memcity_city::pprof::encode_gzipped(&profile.profile),
+            }),
+            Err(e) => {
+                if !self.said_no_profile {
+                    warning!("no profile to push to Pyroscope: {e}");
+                    self.said_no_profile = true;
+                }
+                None
+            }
+        }
     }
 
     fn figures(&self) -> Figures {
@@ -786,21 +819,34 @@ pub struct Prepared {
     pub url: String,
 }
 
-struct Shared {
+/// The session as the metrics and the Pyroscope push follow it.
+pub struct Shared {
     feed: Mutex<Feed>,
+}
+
+/// Starts following the session (on the calling runtime) for the metrics and the push.
+pub fn follow_session(hub: Arc<Hub>, settings: Settings) -> Arc<Shared> {
+    let shared = Arc::new(Shared {
+        feed: Mutex::new(Feed::new(settings)),
+    });
+    tokio::spawn(follow(hub, shared.clone()));
+    shared
+}
+
+/// What a scrape reaches.
+struct Endpoint {
+    shared: Arc<Shared>,
     access: Access,
 }
 
-/// Binds the metrics' port and starts following the session. The caller enforced the bind
-/// rules (TLS off loopback) for the gRPC port; the metrics take the same TLS files, and off
-/// loopback a token as well.
+/// Binds the metrics' port. The caller enforced the bind rules (TLS off loopback) for the gRPC
+/// port; the metrics take the same TLS files, and off loopback a token as well.
 pub async fn prepare(
     bind: std::net::IpAddr,
     port: u16,
     tls: Option<&(PathBuf, PathBuf)>,
     token_file: Option<&Path>,
-    settings: Settings,
-    hub: Arc<Hub>,
+    shared: Arc<Shared>,
 ) -> Result<Prepared, String> {
     let access = Access::new(token_file)?;
     if !bind.is_loopback() && !access.has_token() {
@@ -821,14 +867,9 @@ pub async fn prepare(
     let incoming = memcity_page::conn::incoming(listener, crate::server::log_refusal)
         .map_err(|e| format!("cannot read the metrics' bound address: {e}"))?;
     let local = incoming.local_addr();
-    let shared = Arc::new(Shared {
-        feed: Mutex::new(Feed::new(settings)),
-        access,
-    });
-    tokio::spawn(follow(hub, shared.clone()));
     let app = Router::new()
         .route("/metrics", get(scrape))
-        .with_state(shared);
+        .with_state(Arc::new(Endpoint { shared, access }));
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     Ok(Prepared {
         incoming,
@@ -845,7 +886,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         .map_err(|e| format!("the metrics' server stopped: {e}"))
 }
 
-fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Feed> {
+pub(crate) fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Feed> {
     // A panic while rendering leaves a model that was whole before the message; go on with it.
     shared.feed.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -878,10 +919,11 @@ async fn follow(hub: Arc<Hub>, shared: Arc<Shared>) {
     }
 }
 
-async fn scrape(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = shared.access.check(&headers) {
+async fn scrape(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = endpoint.access.check(&headers) {
         return refused.into_response();
     }
+    let shared = endpoint.shared.clone();
     let rendered = tokio::task::spawn_blocking(move || lock(&shared).render()).await;
     match rendered {
         Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], String::clone(&text)).into_response(),

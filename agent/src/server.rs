@@ -156,13 +156,16 @@ pub struct PageOptions {
     pub web: Option<std::path::PathBuf>,
 }
 
-/// The Prometheus metrics to serve beside the gRPC port (`metrics=` and its options).
-pub struct MetricsOptions {
-    pub port: u16,
+/// What a fleet's monitoring gets beside the gRPC port: Prometheus metrics (`metrics=` and its
+/// options) and pushes to Pyroscope (`pyroscope=`), both from one follower of the session.
+pub struct FleetOptions {
+    pub metrics: Option<u16>,
     pub token: Option<std::path::PathBuf>,
     pub top: usize,
     pub window: Duration,
     pub service: String,
+    pub pyroscope: Option<memcity_proto::options::PushUrl>,
+    pub pyroscope_every: Duration,
 }
 
 #[allow(clippy::too_many_arguments)] // each is one agent option, passed through once
@@ -172,7 +175,7 @@ pub fn spawn(
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<std::path::PathBuf>,
     page: Option<PageOptions>,
-    metrics: Option<MetricsOptions>,
+    fleet: Option<FleetOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
 ) -> std::io::Result<ServerHandle> {
@@ -187,7 +190,7 @@ pub fn spawn(
                     tls,
                     portfile.as_deref(),
                     page,
-                    metrics,
+                    fleet,
                     hub,
                     requests,
                     stopped,
@@ -238,7 +241,7 @@ fn serve(
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     portfile: Option<&Path>,
     page: Option<PageOptions>,
-    metrics: Option<MetricsOptions>,
+    fleet: Option<FleetOptions>,
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
     stopped: tokio::sync::oneshot::Receiver<()>,
@@ -296,29 +299,42 @@ fn serve(
             .ok(),
             None => None,
         };
-        // Likewise the metrics.
-        let metrics = match metrics {
-            Some(options) => crate::metrics::prepare(
-                addr.ip(),
-                options.port,
-                tls_files.as_ref(),
-                options.token.as_deref(),
+        // Likewise the metrics and the push.
+        let mut metrics = None;
+        if let Some(fleet) = fleet {
+            let shared = crate::metrics::follow_session(
+                hub.clone(),
                 crate::metrics::Settings {
-                    top: options.top,
-                    window: options.window,
+                    top: fleet.top,
+                    window: fleet.window,
                     agent: crate::metrics::agent_address(local),
-                    service: options.service,
+                    service: fleet.service.clone(),
                     page: page
                         .as_ref()
                         .map(|p| crate::metrics::reachable_url(&p.url)),
                 },
-                hub.clone(),
-            )
-            .await
-            .map_err(|why| warning!("no metrics: {why}"))
-            .ok(),
-            None => None,
-        };
+            );
+            if let Some(port) = fleet.metrics {
+                metrics = crate::metrics::prepare(
+                    addr.ip(),
+                    port,
+                    tls_files.as_ref(),
+                    fleet.token.as_deref(),
+                    shared.clone(),
+                )
+                .await
+                .map_err(|why| warning!("no metrics: {why}"))
+                .ok();
+            }
+            if let Some(target) = fleet.pyroscope {
+                tokio::spawn(crate::pyroscope::run(
+                    target,
+                    fleet.pyroscope_every,
+                    fleet.service,
+                    shared,
+                ));
+            }
+        }
         let registration = registry::Registration {
             pid: std::process::id(),
             port: local.port(),

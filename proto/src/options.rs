@@ -97,6 +97,8 @@ pub const DEFAULT_METRICS_TOP: usize = 10;
 pub const MAX_METRICS_TOP: usize = 1000;
 /// Default span the metrics' trends and suspects are fitted over (`metrics_window`).
 pub const DEFAULT_METRICS_WINDOW: Duration = Duration::from_secs(600);
+/// Default time between two pushes to Pyroscope (`pyroscope_every`): its own agents' 10-15 s.
+pub const DEFAULT_PYROSCOPE_EVERY: Duration = Duration::from_secs(15);
 /// Default number of stack frames that name an allocation site.
 pub const DEFAULT_SITE_FRAMES: usize = 1;
 /// Most frames a site may have; deeper stacks cost more in every sampled allocation.
@@ -200,6 +202,12 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "10",
         "most series per metric family: the largest top-level groups, the fastest-growing types (1-1000)",
     ),
+    (
+        "pyroscope",
+        "URL",
+        "push the live heap as a pprof profile to this Pyroscope server (http://host:4040) every pyroscope_every",
+    ),
+    ("pyroscope_every", "15s", "time between two pushes to Pyroscope"),
     (
         "service",
         "NAME",
@@ -337,6 +345,9 @@ pub struct Options {
     pub metrics_window: Duration,
     /// The application's name for fleets (`None`: its main class or jar).
     pub service: Option<String>,
+    /// Where to push the live heap as pprof (`pyroscope=`).
+    pub pyroscope: Option<PushUrl>,
+    pub pyroscope_every: Duration,
     pub bind: IpAddr,
     /// Serve a non-loopback `bind` without TLS.
     pub insecure: bool,
@@ -374,6 +385,8 @@ impl Default for Options {
             metrics_top: DEFAULT_METRICS_TOP,
             metrics_window: DEFAULT_METRICS_WINDOW,
             service: None,
+            pyroscope: None,
+            pyroscope_every: DEFAULT_PYROSCOPE_EVERY,
             bind: DEFAULT_BIND.parse().expect("valid default"),
             insecure: false,
             tls: None,
@@ -529,6 +542,14 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                 }
                 options.metrics_top = top as usize;
             }
+            "pyroscope" => options.pyroscope = Some(PushUrl::parse(value).map_err(bad)?),
+            "pyroscope_every" => {
+                let every = parse_duration(value).map_err(bad)?;
+                if every < Duration::from_secs(1) {
+                    return Err(bad("push at most once a second: give 1s or more".into()));
+                }
+                options.pyroscope_every = every;
+            }
             "service" => {
                 if value.is_empty() {
                     return Err(bad("expected a name, such as checkout-service".into()));
@@ -576,6 +597,12 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
                 .into(),
         ));
     }
+    if options.pyroscope.is_some() && options.port.is_none() {
+        return Err(err(
+            "the Pyroscope push runs beside the gRPC server, which port=off turns off: drop port=off (or pyroscope)"
+                .into(),
+        ));
+    }
     if options.metrics_token.is_some() && options.metrics.is_none() {
         return Err(err(
             "metrics_token guards the metrics port, which is off: add metrics=PORT (or drop metrics_token)"
@@ -592,6 +619,66 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
         }
     };
     Ok((options, warnings))
+}
+
+/// A server to push to: `http://host[:port][/prefix]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushUrl {
+    pub host: String,
+    pub port: u16,
+    /// A path the server is mounted under (a reverse proxy's), without the trailing `/`.
+    pub prefix: String,
+}
+
+impl PushUrl {
+    /// Parses the option's URL; an error says what to give instead.
+    pub fn parse(url: &str) -> Result<PushUrl, String> {
+        let rest = if let Some(rest) = url.strip_prefix("http://") {
+            rest
+        } else if url.starts_with("https://") {
+            return Err(
+                "memcity pushes over plain HTTP only: push to a Grafana Alloy or a TLS-terminating proxy on this machine"
+                    .into(),
+            );
+        } else {
+            return Err("expected the server's address, such as http://pyroscope:4040".into());
+        };
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        // `[::1]:4040` keeps its brackets' colons.
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !port.ends_with(']') => (
+                host,
+                port.parse::<u16>()
+                    .map_err(|_| format!("'{port}' is not a port"))?,
+            ),
+            _ => (authority, 80),
+        };
+        if host.is_empty() {
+            return Err("no host: expected http://host:port".into());
+        }
+        Ok(PushUrl {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+            prefix: if path.trim_end_matches('/').is_empty() {
+                String::new()
+            } else {
+                format!("/{}", path.trim_end_matches('/'))
+            },
+        })
+    }
+}
+
+impl fmt::Display for PushUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "http://[{}]:{}{}", self.host, self.port, self.prefix)
+        } else {
+            write!(f, "http://{}:{}{}", self.host, self.port, self.prefix)
+        }
+    }
 }
 
 fn err(message: String) -> OptionsError {
@@ -814,6 +901,38 @@ mod tests {
     }
 
     #[test]
+    fn pyroscope_urls_are_read_or_refused_with_what_to_do() {
+        let (o, _) = parse(Some("pyroscope=http://pyroscope:4040,pyroscope_every=30s")).unwrap();
+        let url = o.pyroscope.unwrap();
+        assert_eq!(
+            url,
+            PushUrl {
+                host: "pyroscope".into(),
+                port: 4040,
+                prefix: String::new()
+            }
+        );
+        assert_eq!(url.to_string(), "http://pyroscope:4040");
+        assert_eq!(o.pyroscope_every, Duration::from_secs(30));
+        let url = PushUrl::parse("http://10.0.0.7/profiles/").unwrap();
+        assert_eq!((url.port, url.prefix.as_str()), (80, "/profiles"));
+        let url = PushUrl::parse("http://[::1]:4040").unwrap();
+        assert_eq!((url.host.as_str(), url.port), ("::1", 4040));
+        assert_eq!(url.to_string(), "http://[::1]:4040");
+        for (given, says) in [
+            ("pyroscope=https://x:4040", "plain HTTP only"),
+            ("pyroscope=pyroscope:4040", "such as http://"),
+            ("pyroscope=http://x:port", "not a port"),
+            ("pyroscope=http://:4040", "no host"),
+            ("pyroscope=http://x,pyroscope_every=100ms", "1s or more"),
+            ("pyroscope=http://x,port=off", "port=off"),
+        ] {
+            let e = parse(Some(given)).unwrap_err().to_string();
+            assert!(e.contains(says), "{given}: {e}");
+        }
+    }
+
+    #[test]
     fn a_certificate_needs_its_key() {
         let e = parse(Some("tls_cert=/tmp/c")).unwrap_err().to_string();
         assert!(e.contains("go together"), "{e}");
@@ -829,6 +948,7 @@ mod tests {
                 "portfile" | "record" | "tls_cert" | "tls_key" | "web" | "metrics_token" => {
                     "/tmp/x"
                 }
+                "pyroscope" => "http://localhost:4040",
                 _ => example,
             };
             // The certificate and its key only come together.

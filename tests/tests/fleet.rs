@@ -357,3 +357,211 @@ rule_files:",
         "{description}"
     );
 }
+
+/// One request as a Pyroscope server gets it.
+struct Ingest {
+    path: String,
+    content_type: String,
+    body: Vec<u8>,
+}
+
+/// A stand-in for Pyroscope's ingest endpoint on a loopback port: it reads each request whole,
+/// answers `statuses` in turn (then 200), and hands the requests over.
+fn pyroscope_stand_in(statuses: Vec<u16>) -> (u16, std::sync::mpsc::Receiver<Ingest>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut statuses = statuses.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line.trim().is_empty() {
+                    break;
+                }
+                let (name, value) = line.split_once(':').unwrap();
+                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+            }
+            let header = |name: &str| {
+                headers
+                    .iter()
+                    .find(|h| h.0 == name)
+                    .map(|h| h.1.clone())
+                    .unwrap_or_default()
+            };
+            let mut body = vec![0; header("content-length").parse().unwrap_or(0)];
+            reader.read_exact(&mut body).unwrap();
+            let status = statuses.next().unwrap_or(200);
+            write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let ingest = Ingest {
+                path: request_line.split(' ').nth(1).unwrap_or("").to_string(),
+                content_type: header("content-type"),
+                body,
+            };
+            if tx.send(ingest).is_err() {
+                return;
+            }
+        }
+    });
+    (port, rx)
+}
+
+/// The parts of a `multipart/form-data` body, by field name.
+fn form_parts(content_type: &str, body: &[u8]) -> std::collections::HashMap<String, Vec<u8>> {
+    let boundary = content_type
+        .split("boundary=")
+        .nth(1)
+        .expect("a multipart boundary");
+    let delimiter = format!("--{boundary}");
+    let mut parts = std::collections::HashMap::new();
+    let mut rest = body;
+    while let Some(at) = find(rest, delimiter.as_bytes()) {
+        rest = &rest[at + delimiter.len()..];
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let head_end = find(rest, b"\r\n\r\n").expect("part headers");
+        let head = String::from_utf8_lossy(&rest[..head_end]).into_owned();
+        let name = head
+            .split("name=\"")
+            .nth(1)
+            .and_then(|n| n.split('"').next())
+            .expect("a part's name")
+            .to_string();
+        let data = &rest[head_end + 4..];
+        let end = find(data, format!("\r\n{delimiter}").as_bytes()).expect("part end");
+        parts.insert(name, data[..end].to_vec());
+        rest = &data[end + 2..];
+    }
+    parts
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The live objects of `type_name` in a profile (its `inuse_objects`), and those of them whose
+/// stack runs through the app's `main` (the rest no sample with a site stands for yet).
+fn objects_of(profile: &memcity_proto::pprof::Profile, type_name: &str) -> (i64, i64) {
+    let text = |i: i64| profile.string_table[i as usize].as_str();
+    let function_of = |location_id: u64| {
+        let location = profile
+            .location
+            .iter()
+            .find(|l| l.id == location_id)
+            .unwrap();
+        let function_id = location.line.first().map_or(0, |l| l.function_id);
+        let function = profile.function.iter().find(|f| f.id == function_id);
+        function.map_or("", |f| text(f.name))
+    };
+    let (mut objects, mut from_main) = (0, 0);
+    for sample in &profile.sample {
+        let of_type = sample
+            .label
+            .iter()
+            .any(|l| text(l.key) == "type" && text(l.str) == type_name);
+        if of_type {
+            objects += sample.value[0];
+            if sample
+                .location_id
+                .iter()
+                .any(|&id| function_of(id) == "LinkedListLeak.main")
+            {
+                from_main += sample.value[0];
+            }
+        }
+    }
+    (objects, from_main)
+}
+
+#[test]
+fn the_live_heap_reaches_pyroscope_as_pprof_with_its_labels() {
+    use prost::Message;
+    use std::io::Read;
+    // The stand-in refuses the first push: the agent says so once and pushes again.
+    let (port, pushes) = pyroscope_stand_in(vec![503]);
+    let jdk = jdk17();
+    let leak = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+        .agent(format!(
+            "port=0,pyroscope=http://127.0.0.1:{port}/,pyroscope_every=1s,service=checkout"
+        ))
+        .spawn();
+    leak.wait_for_line("READY", Duration::from_secs(60));
+    let mut people = Vec::new();
+    let mut last_until = 0;
+    while people.len() < 4 {
+        let ingest = pushes
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no push within 60 s; stderr: {}", leak.stderr()));
+        // What Pyroscope's ingest API takes: the name with the pid label, a time range, pprof.
+        let (route, query) = ingest.path.split_once('?').unwrap();
+        assert_eq!(route, "/ingest");
+        let params: std::collections::HashMap<&str, &str> = query
+            .split('&')
+            .map(|p| p.split_once('=').unwrap())
+            .collect();
+        assert_eq!(
+            params["name"],
+            format!("checkout%7Bpid%3D{}%7D", leak.pid()),
+            "{query}"
+        );
+        assert_eq!(params["format"], "pprof");
+        let (from, until): (u64, u64) = (
+            params["from"].parse().unwrap(),
+            params["until"].parse().unwrap(),
+        );
+        assert!(from < until && until >= last_until, "{query}");
+        last_until = until;
+        assert!(ingest
+            .content_type
+            .starts_with("multipart/form-data; boundary="));
+        let parts = form_parts(&ingest.content_type, &ingest.body);
+        let config: Value = serde_json::from_slice(&parts["sample_type_config"]).unwrap();
+        assert_eq!(config["inuse_objects"]["units"], "objects");
+        assert_eq!(config["inuse_space"]["sampled"], false);
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(&parts["profile"][..])
+            .read_to_end(&mut raw)
+            .expect("a gzipped profile");
+        let profile = memcity_proto::pprof::Profile::decode(&raw[..]).expect("a pprof profile");
+        let types: Vec<(&str, &str)> = profile
+            .sample_type
+            .iter()
+            .map(|t| {
+                (
+                    profile.string_table[t.r#type as usize].as_str(),
+                    profile.string_table[t.unit as usize].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            types,
+            [("inuse_objects", "count"), ("inuse_space", "bytes")]
+        );
+        people.push(objects_of(&profile, "LinkedListLeak$Person"));
+    }
+    // The leak grows from push to push, and its site shows: the people are allocated in main.
+    let (first, last) = (people[0], people[people.len() - 1]);
+    assert!(last.0 > first.0, "{people:?}");
+    assert!(last.1 > 0, "{people:?}");
+    let stderr = leak.stderr();
+    let refused = stderr
+        .matches("cannot push the live heap to Pyroscope")
+        .count();
+    assert_eq!(refused, 1, "{stderr}");
+    assert!(
+        stderr.contains("Pyroscope takes the pushes again"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,211 @@
+//! Pushes the live heap to a continuous profiler (`pyroscope=URL`): every `pyroscope_every`,
+//! the latest snapshot as a pprof profile (`inuse_objects`, `inuse_space` by allocation stack,
+//! what `memcity export --pprof` writes) to Pyroscope's `POST /ingest?format=pprof`, named by
+//! the service and labelled with the JVM's pid. Pyroscope has no in-use heap for Java; this is
+//! memcity's, estimated at every GC, with its errors in the profile's comment.
+//!
+//! The push runs on the agent's server thread, never on an application thread: building the
+//! profile takes the metrics' model for a moment, the request goes out asynchronously with a
+//! time limit, and a failed push is said once and retried at the next interval.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::log::{info, warning};
+use crate::metrics::Shared;
+use memcity_proto::options::PushUrl;
+
+/// Longest a push may take, connection included: a slow server must not pile pushes up.
+const PUSH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pyroscope's application name with labels, `service{pid=123}`: its name syntax reserves
+/// `{`, `}`, `,` and `=`, so they become `_` in what memcity puts there.
+pub fn application_name(service: &str, pid: u32) -> String {
+    let clean: String = service
+        .chars()
+        .map(|c| if "{},= ".contains(c) { '_' } else { c })
+        .collect();
+    format!("{clean}{{pid={pid}}}")
+}
+
+/// The ingest request's path and query for a profile of `from..until` (Unix seconds).
+pub fn ingest_path(target: &PushUrl, name: &str, from: u64, until: u64) -> String {
+    format!(
+        "{}/ingest?name={}&from={from}&until={until}&format=pprof&spyName=memcity",
+        target.prefix,
+        percent_encode(name)
+    )
+}
+
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// How Pyroscope should read the profile's two sample types: live heap sizes are averaged
+/// over time, not summed, and not scaled by a sampling rate (memcity already scaled them).
+pub const SAMPLE_TYPE_CONFIG: &str = r#"{"inuse_objects":{"units":"objects","aggregation":"average","display-name":"inuse_objects","sampled":false},"inuse_space":{"units":"bytes","aggregation":"average","display-name":"inuse_space","sampled":false}}"#;
+
+/// The request body: the gzipped profile in the form field `profile` and the sample types'
+/// configuration in `sample_type_config`, as Pyroscope's ingest takes a pprof with its own
+/// types.
+pub fn multipart(boundary: &str, profile: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(profile.len() + 1024);
+    let mut part = |name: &str, file: &str, content_type: &str, data: &[u8]| {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{file}\"\r\nContent-Type: {content_type}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    };
+    part(
+        "profile",
+        "profile.pb.gz",
+        "application/octet-stream",
+        profile,
+    );
+    part(
+        "sample_type_config",
+        "sample_type_config.json",
+        "application/json",
+        SAMPLE_TYPE_CONFIG.as_bytes(),
+    );
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    body
+}
+
+/// POSTs `body` and returns the response's status, or why there is none.
+async fn post(target: &PushUrl, path: &str, boundary: &str, body: &[u8]) -> Result<u16, String> {
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
+            .await
+            .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: memcity/{}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            target.to_string().trim_start_matches("http://").split('/').next().unwrap_or(""),
+            env!("CARGO_PKG_VERSION"),
+            body.len()
+        );
+        stream
+            .write_all(head.as_bytes())
+            .await
+            .and(stream.write_all(body).await)
+            .map_err(|e| format!("sending: {e}"))?;
+        // The status line is all memcity reads of the answer.
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !answer.contains(&b'\n') && answer.len() < 4096 {
+            let n = stream
+                .read(&mut buf)
+                .await
+                .map_err(|e| format!("reading the answer: {e}"))?;
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+        let line = String::from_utf8_lossy(&answer);
+        line.split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                format!(
+                    "not an HTTP answer: {:?}",
+                    line.lines().next().unwrap_or("")
+                )
+            })
+    };
+    tokio::time::timeout(PUSH_TIMEOUT, exchange)
+        .await
+        .map_err(|_| format!("no answer within {PUSH_TIMEOUT:?}"))?
+}
+
+/// Pushes every `every` until the runtime stops.
+pub async fn run(target: PushUrl, every: Duration, service: String, shared: Arc<Shared>) {
+    info!("pushing the live heap to Pyroscope at {target} every {every:?}");
+    let name = application_name(&service, std::process::id());
+    let boundary = format!("memcity-{:016x}", std::process::id() as u64 * 0x9e37_79b9);
+    let mut last_pushed = None;
+    let mut failing = false;
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let shared_for_build = shared.clone();
+        let built = tokio::task::spawn_blocking(move || {
+            crate::metrics::lock(&shared_for_build).latest_profile()
+        })
+        .await;
+        let Ok(Some(latest)) = built else {
+            continue;
+        };
+        // One push per snapshot: the same heap again says nothing new.
+        if last_pushed == Some(latest.seq) {
+            continue;
+        }
+        let until = latest.unix_ms.div_ceil(1000).max(1);
+        let from = until.saturating_sub(every.as_secs().max(1));
+        let path = ingest_path(&target, &name, from, until);
+        let body = multipart(&boundary, &latest.gzipped);
+        match post(&target, &path, &boundary, &body).await {
+            Ok(status) if (200..300).contains(&status) => {
+                if failing {
+                    info!("Pyroscope takes the pushes again");
+                }
+                failing = false;
+                last_pushed = Some(latest.seq);
+            }
+            outcome => {
+                if !failing {
+                    let why = match outcome {
+                        Ok(status) => format!("it answered HTTP {status}"),
+                        Err(e) => e,
+                    };
+                    warning!(
+                        "cannot push the live heap to Pyroscope at {target}: {why}; retrying every {every:?}, said once"
+                    );
+                }
+                failing = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_pyroscopes_syntax() {
+        assert_eq!(application_name("checkout", 42), "checkout{pid=42}");
+        assert_eq!(application_name("a{b}=c,d e", 1), "a_b__c_d_e{pid=1}");
+        let target = PushUrl::parse("http://p:4040/x").unwrap();
+        assert_eq!(
+            ingest_path(&target, "app{pid=1}", 10, 25),
+            "/x/ingest?name=app%7Bpid%3D1%7D&from=10&until=25&format=pprof&spyName=memcity"
+        );
+    }
+
+    #[test]
+    fn the_body_is_a_form_with_the_profile_and_its_types() {
+        let body = multipart("B", b"\x1f\x8bPROFILE");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with("--B\r\nContent-Disposition: form-data; name=\"profile\""));
+        assert!(text.contains("\r\n\r\n\u{1f}\u{fffd}PROFILE\r\n--B\r\n"));
+        assert!(text.contains("name=\"sample_type_config\""));
+        assert!(text.ends_with("--B--\r\n"));
+        let config: serde_json::Value = serde_json::from_str(SAMPLE_TYPE_CONFIG).unwrap();
+        assert_eq!(config["inuse_space"]["aggregation"], "average");
+    }
+}
