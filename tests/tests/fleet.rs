@@ -196,9 +196,10 @@ fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
             certs.key.display()
         ))
         .spawn();
-    // The steady JVM serves its page too: its address reaches the metrics, for a dashboard's link.
+    // The steady JVM serves its page too: its address reaches the metrics, for a dashboard's
+    // link. It exports 3 series per family at most: the JDK's dozens of packages must fold.
     let steady = AppSpec::new(&jdk, "SteadyState", 120.0)
-        .agent("port=0,metrics=0,http=0")
+        .agent("port=0,metrics=0,http=0,metrics_top=3")
         .spawn();
     leak.wait_for_line("READY", Duration::from_secs(60));
     steady.wait_for_line("READY", Duration::from_secs(60));
@@ -312,6 +313,17 @@ rule_files:",
     assert_eq!(steady_heap.len(), 1, "{steady_heap:?}");
     let suspects = server.query(r#"memcity_leak_suspects{job="steady"}"#);
     assert_eq!(suspects.first().map(number), Some(0.0), "{suspects:?}");
+    let families = server.query(r#"count by (__name__) ({job="steady", __name__=~"memcity_.+"})"#);
+    assert!(families.len() > 20, "{families:?}");
+    for family in &families {
+        assert!(number(family) <= 3.0, "over metrics_top=3: {family}");
+    }
+    let groups = server.query(r#"memcity_group_live_bytes{job="steady"}"#);
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    assert!(
+        groups.iter().any(|g| label(g, "group") == "(others)"),
+        "{groups:?}"
+    );
     let info = server.query("memcity_agent_info");
     let page_of = |job: &str| {
         info.iter()
