@@ -38,9 +38,14 @@ use crate::log::warning;
 /// OpenMetrics text, as Prometheus asks for it.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Snapshots the model keeps at most, whatever the window: a JVM that collects ten times a
-/// second must not grow the agent's memory with its window.
-const MAX_FRAMES: usize = 2000;
+/// A node's numbers in a snapshot the model keeps at most, all snapshots together (some 24
+/// bytes each, with the errors of estimated ones: about 40 MB): a heap of many groups keeps
+/// fewer snapshots of the window, a JVM that collects ten times a second a thinner sample of
+/// them. A trend needs a few dozen points, not thousands.
+const MAX_VALUES: usize = 1_500_000;
+/// Snapshots kept at least and at most, whatever the budget above allows.
+const MIN_FRAMES: usize = 20;
+const MAX_FRAMES: usize = 240;
 
 /// What the metrics say about themselves and their JVM.
 #[derive(Debug, Clone)]
@@ -144,27 +149,46 @@ impl Feed {
         self.keep_window();
     }
 
-    /// Forgets snapshots older than the window, except back to the newest object-level paths
-    /// (they name suspects' holders, and a search on a large heap can be minutes old), and
-    /// fits growth over the window alone.
+    /// Forgets snapshots older than the window, except the one with the newest object-level
+    /// paths (they name suspects' holders, and a search on a large heap can be minutes old);
+    /// past the budget, keeps snapshots at least `window / cap` apart; fits growth over the
+    /// window alone.
     fn keep_window(&mut self) {
         let frames = self.model.frames();
         let Some(newest) = frames.last() else {
             return;
         };
+        let len = frames.len();
         let cutoff = newest
             .time_ms
             .saturating_sub(self.settings.window.as_millis() as u64);
         let in_window = frames.partition_point(|f| f.time_ms < cutoff);
-        let mut keep_from = in_window;
-        if let Some((at, _)) = self.model.paths_at(frames.len() - 1) {
-            keep_from = keep_from.min(at);
-        }
-        keep_from = keep_from.max(frames.len().saturating_sub(MAX_FRAMES));
-        self.model.forget_before(keep_from);
-        let last = self.model.frames().len() - 1;
+        let paths = self.model.paths_at(len - 1).map(|(at, _)| at);
+        let cap = (MAX_VALUES / self.model.nodes().len().max(1)).clamp(MIN_FRAMES, MAX_FRAMES);
+        // Over the cap, an even spread over the window: a snapshot goes when it follows the
+        // last one kept by less than the spacing. Kept ones are that far apart already, so
+        // they stay kept as the window moves on.
+        let spacing = if len - in_window > cap {
+            self.settings.window.as_millis() as u64 / cap as u64
+        } else {
+            0
+        };
+        let mut last_kept: Option<u64> = None;
+        self.model.retain_frames(|i, frame| {
+            let keep = Some(i) == paths
+                || i + 1 == len
+                || (i >= in_window
+                    && last_kept.is_none_or(|t| frame.time_ms >= t.saturating_add(spacing)));
+            if keep && i >= in_window {
+                last_kept = Some(frame.time_ms);
+            }
+            keep
+        });
+        let frames = self.model.frames();
+        let last = frames.len() - 1;
         // Past the VM-start snapshot, as the viewer's default window.
-        let start = (in_window - keep_from)
+        let start = frames
+            .partition_point(|f| f.time_ms < cutoff)
             .max(self.model.warm_start())
             .min(last);
         self.model.set_window(Some(Window { start, end: last }));
@@ -1068,7 +1092,7 @@ mod tests {
         let session = Session {
             packages: 1000,
             types: 100,
-            rise: 50,
+            rise: 20_000,
             every_ms: 1000,
         };
         let mut feed = Feed::new(settings(7));
@@ -1092,15 +1116,15 @@ mod tests {
         // The heap is every group's sum, the rest included.
         assert_eq!(
             value(&text, "memcity_heap_live_objects{"),
-            (100_000 * 100 + 100 * 50 * 3) as f64
+            (100_000 * 100 + 100 * 20_000 * 3) as f64
         );
-        // Package 0's types rose 50 objects a second each.
+        // Package 0's types rose 20,000 objects a second each.
         assert_eq!(
             value(
                 &text,
                 "memcity_growing_type_growth_objects_per_second{type=\"p0.T"
             ),
-            50.0
+            20_000.0
         );
         assert_eq!(value(&text, "memcity_walks_refused_total"), 4.0);
         assert_eq!(value(&text, "memcity_stopped_seconds_total"), 2.0);
@@ -1151,6 +1175,33 @@ mod tests {
         let text = feed.render();
         assert_eq!(value(&text, "memcity_window_seconds "), 600.0);
         assert_eq!(value(&text, "memcity_snapshots_total"), 31.0);
+    }
+
+    #[test]
+    fn many_snapshots_in_the_window_are_thinned_and_the_window_kept() {
+        // Ten snapshots a second for 10 minutes, 100 groups: far more than a trend needs.
+        let session = Session {
+            packages: 1,
+            types: 100,
+            rise: 10,
+            every_ms: 100,
+        };
+        let mut feed = Feed::new(settings(10));
+        for message in session.messages(6100) {
+            feed.apply(&message);
+        }
+        let frames = feed.model.frames();
+        assert!(frames.len() <= MAX_FRAMES + 1, "{}", frames.len());
+        assert!(frames.len() >= MAX_FRAMES / 2, "{}", frames.len());
+        // The window still spans its 10 minutes, and the rise is still 100 objects a second.
+        let text = feed.render();
+        let span = value(&text, "memcity_window_seconds ");
+        assert!((590.0..=600.0).contains(&span), "{span}");
+        let rate = value(
+            &text,
+            "memcity_growing_type_growth_objects_per_second{type=\"p0.T",
+        );
+        assert!((rate - 100.0).abs() < 1e-6, "{rate}");
     }
 
     #[test]

@@ -574,22 +574,44 @@ impl CityModel {
     }
 
     /// Forgets the snapshots before `index`, for a model that follows a session for days in a
-    /// bounded memory (the agent's metrics look back a fixed span): later snapshots' indices
-    /// shift down by the number forgotten, and a window set by hand is clamped to what is
-    /// left. Nodes stay (a type that was once live keeps its id), and so do their session
-    /// maxima.
+    /// bounded memory (the agent's metrics look back a fixed span): see [`Self::retain_frames`].
     pub fn forget_before(&mut self, index: usize) {
-        let gone = index.min(self.frames.len());
-        if gone == 0 {
+        self.retain_frames(|i, _| i >= index);
+    }
+
+    /// Keeps only the snapshots `keep` accepts (called with each one's index, oldest first):
+    /// a model that follows a session for days forgets the old ones and thins the rest.
+    /// Later snapshots' indices shift down, and a window set by hand maps onto what is left
+    /// (clamped). Nodes stay (a type that was once live keeps its id), with their session
+    /// maxima; `first_seen` becomes the first kept snapshot at or after it.
+    pub fn retain_frames(&mut self, mut keep: impl FnMut(usize, &Frame) -> bool) {
+        let kept: Vec<bool> = self
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| keep(i, f))
+            .collect();
+        if kept.iter().all(|&k| k) {
             return;
         }
-        self.frames.drain(..gone);
+        // new_index[i]: how many kept snapshots come before old index i.
+        let mut new_index = Vec::with_capacity(kept.len() + 1);
+        let mut count = 0;
+        for &k in &kept {
+            new_index.push(count);
+            count += usize::from(k);
+        }
+        new_index.push(count);
+        let mut flags = kept.iter();
+        self.frames.retain(|_| *flags.next().unwrap_or(&true));
+        let last = self.frames.len().saturating_sub(1);
+        let map = |i: usize| new_index[i.min(kept.len())].min(last);
         for node in &mut self.nodes {
-            node.first_seen = node.first_seen.saturating_sub(gone);
+            node.first_seen = map(node.first_seen);
         }
         self.window = self.window.map(|w| Window {
-            start: w.start.saturating_sub(gone),
-            end: w.end.saturating_sub(gone),
+            start: map(w.start),
+            end: map(w.end),
         });
         self.update_growth();
     }
@@ -1598,6 +1620,13 @@ pub(crate) mod tests {
         // C first appeared in the snapshot now first.
         assert_eq!(m.node(c).first_seen, 0);
         m.set_window(None);
+        // Thinning keeps the chosen ones in order.
+        let mut t = sample();
+        t.retain_frames(|i, _| i != 1);
+        let times: Vec<u64> = t.frames().iter().map(|f| f.time_ms).collect();
+        assert_eq!(times, [0, 2000]);
+        assert_eq!(t.node(c).first_seen, 1);
+        assert_eq!(t.absolute_growth(a, Metric::Objects), 990);
         m.forget_before(99);
         assert!(m.frames().is_empty());
         assert_eq!(m.window(), Window { start: 0, end: 0 });

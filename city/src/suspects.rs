@@ -122,18 +122,21 @@ pub struct Growing {
     pub bytes_error: u64,
 }
 
-/// The `n` types that rose most over the window (in objects, only those that rose), for
-/// exports that must bound how many they name (the agent's metrics).
+/// The `n` types that rose most over the window, in objects, of those that rose steadily by a
+/// leak's worth (`Trend::is_leak` with the suspects' floor): for exports that must bound how
+/// many they name and keep naming the same ones (the agent's metrics; the JDK's types that
+/// drift by a few objects would come and go as series).
 pub fn growing_types(model: &CityModel, n: usize) -> Vec<Growing> {
     let types = type_nodes(model);
     let end = model.window().end;
+    let floor = (model.value(ROOT, end, Metric::Objects) as f64 * MIN_GROWTH_SHARE).max(100.0);
     let sum = |ids: &[u32], of: &dyn Fn(u32) -> u64| {
         ids.iter()
             .fold(0u64, |total, &id| total.saturating_add(of(id)))
     };
     trends_of(model, &types)
         .into_iter()
-        .filter(|(_, t)| t.growth > 0.0)
+        .filter(|(_, t)| t.is_leak(floor))
         .take(n)
         .map(|(type_name, objects)| {
             let ids = types.get(type_name.as_str()).map_or(&[][..], Vec::as_slice);
@@ -915,6 +918,7 @@ mod tests {
     #[test]
     fn growing_types_are_the_fastest_risers_only() {
         let m = session(&[
+            ("Drift", [100, 120, 140]),
             ("Slow", [100, 200, 300]),
             ("Fast", [100, 1100, 2100]),
             ("Steady", [50, 50, 50]),
