@@ -1,8 +1,11 @@
 //! Connections taken from the network, bounded, for every port memcity serves (the agent's gRPC
 //! port and page, `memcity serve`): at most [`MAX_CONNECTIONS`] open at once, more closed as they
 //! arrive (each holds a descriptor and buffers in the process that serves, a JVM's when the
-//! agent does), and each closed if it sends nothing within [`FIRST_BYTES_WITHIN`], so silent
-//! clients cannot hold every slot.
+//! agent does), and each closed if the server has nothing to answer within [`REPLY_WITHIN`]:
+//! a silent client, or one that sends its request a byte at a time ("slowloris"), cannot hold
+//! every slot. The server's first bytes end the limit: a TLS handshake's, an HTTP/2 server's
+//! settings, an HTTP/1 response once the request is whole ([`Patient`] applies the same rule
+//! to the requests inside TLS).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -17,8 +20,8 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// Connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
-/// A connection that sends nothing this long after it opened is closed.
-pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(10);
+/// A connection the server has not answered this long after it opened is closed.
+pub const REPLY_WITHIN: Duration = Duration::from_secs(10);
 
 /// The accepted connections of a listener, within the limits. A `Stream` for tonic's
 /// `serve_with_incoming`, an `axum::serve::Listener` for the page.
@@ -102,28 +105,26 @@ impl axum::serve::Listener for Incoming {
     }
 }
 
-/// A served connection: counted while open, closed if it sends nothing at first.
+/// A served connection: counted while open, closed if the server has nothing to answer at
+/// first ([`Patient`]).
 pub struct Guarded<I> {
-    inner: I,
+    inner: Patient<I>,
     peer: SocketAddr,
     live: Arc<AtomicUsize>,
-    /// Until the first bytes arrive.
-    silence: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl<I> Guarded<I> {
     fn new(inner: I, peer: SocketAddr, live: Arc<AtomicUsize>) -> Self {
         live.fetch_add(1, Ordering::AcqRel);
         Guarded {
-            inner,
+            inner: Patient::new(inner),
             peer,
             live,
-            silence: Some(Box::pin(tokio::time::sleep(FIRST_BYTES_WITHIN))),
         }
     }
 
     pub fn get_ref(&self) -> &I {
-        &self.inner
+        &self.inner.inner
     }
 
     pub fn peer(&self) -> SocketAddr {
@@ -137,37 +138,90 @@ impl<I> Drop for Guarded<I> {
     }
 }
 
-impl<I: AsyncRead + Unpin> AsyncRead for Guarded<I> {
+/// A connection closed if the server writes nothing within [`REPLY_WITHIN`] of its opening:
+/// until then every read checks the deadline, whether bytes came or not, so a client that
+/// sends its request a byte at a time is closed as one that sends nothing.
+pub struct Patient<I> {
+    inner: I,
+    /// Until the server's first bytes.
+    reply_due: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<I> Patient<I> {
+    pub fn new(inner: I) -> Self {
+        Patient {
+            inner,
+            reply_due: Some(Box::pin(tokio::time::sleep(REPLY_WITHIN))),
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Patient<I> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        let before = buf.filled().len();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                if buf.filled().len() > before {
-                    this.silence = None;
-                }
-                Poll::Ready(Ok(()))
+        if let Some(deadline) = this.reply_due.as_mut() {
+            if deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client's request did not arrive in time",
+                )));
             }
-            Poll::Pending => {
-                let expired = this
-                    .silence
-                    .as_mut()
-                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
-                if expired {
-                    Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the client sent nothing after connecting",
-                    )))
-                } else {
-                    Poll::Pending
-                }
-            }
-            other => other,
         }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Patient<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            this.reply_due = None;
+        }
+        written
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            this.reply_due = None;
+        }
+        written
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Guarded<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
     }
 }
 
@@ -206,6 +260,6 @@ impl tonic::transport::server::Connected for Guarded<TcpStream> {
     type ConnectInfo = tonic::transport::server::TcpConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
+        self.inner.inner.connect_info()
     }
 }

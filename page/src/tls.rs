@@ -13,7 +13,7 @@ use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use crate::conn::{Guarded, Incoming};
+use crate::conn::{Guarded, Incoming, Patient};
 
 /// A client that has not finished its handshake by then is dropped: it holds a slot.
 const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
@@ -61,7 +61,7 @@ pub fn acceptor(
 /// the accepting, so one slow or silent client does not hold up the rest; the connections
 /// handshaking count against the listener's limit as any other.
 pub struct TlsListener {
-    ready: tokio::sync::mpsc::Receiver<(TlsStream<Guarded<TcpStream>>, SocketAddr)>,
+    ready: tokio::sync::mpsc::Receiver<(Patient<TlsStream<Guarded<TcpStream>>>, SocketAddr)>,
     local: SocketAddr,
 }
 
@@ -77,8 +77,9 @@ impl TlsListener {
                     let peer = conn.peer();
                     let handshake = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(conn));
                     // A client that is no TLS client (or gives up) is simply dropped.
+                    // Inside TLS the request must come as promptly as outside it.
                     if let Ok(Ok(tls)) = handshake.await {
-                        let _ = tx.send((tls, peer)).await;
+                        let _ = tx.send((Patient::new(tls), peer)).await;
                     }
                 });
             }
@@ -88,7 +89,7 @@ impl TlsListener {
 }
 
 impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<Guarded<TcpStream>>;
+    type Io = Patient<TlsStream<Guarded<TcpStream>>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {

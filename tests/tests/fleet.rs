@@ -577,3 +577,61 @@ fn the_live_heap_reaches_pyroscope_as_pprof_with_its_labels() {
         "{stderr}"
     );
 }
+
+/// Slow clients cannot take the metrics from Prometheus: 70 connections that send their
+/// request a byte every 2 s (more than the port serves at once) are closed once the server has
+/// waited 10 s for a request to answer, and a scrape gets through.
+#[test]
+fn clients_that_dribble_their_requests_do_not_hold_the_metrics_port() {
+    use std::io::{Read, Write};
+    let jdk = jdk17();
+    let app = AppSpec::new(&jdk, "SteadyState", 120.0)
+        .agent("port=0,metrics=0")
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let target = metrics_target(&app);
+    let port: u16 = target.rsplit(':').next().unwrap().parse().unwrap();
+    let opened = Instant::now();
+    let mut slow: Vec<std::net::TcpStream> = (0..70)
+        .filter_map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    assert!(slow.len() >= 64, "{} connected", slow.len());
+    for stream in &mut slow {
+        let _ = stream.write_all(b"GET /metrics HTTP/1.1\r\n");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(10)))
+            .unwrap();
+    }
+    // Dribble until every slow connection is closed by the agent (a read sees the end).
+    let mut open: Vec<bool> = vec![true; slow.len()];
+    let deadline = opened + Duration::from_secs(40);
+    while open.iter().any(|&o| o) {
+        assert!(
+            Instant::now() < deadline,
+            "{} slow connections still open after 40 s",
+            open.iter().filter(|&&o| o).count()
+        );
+        for (stream, open) in slow.iter_mut().zip(open.iter_mut()) {
+            if !*open {
+                continue;
+            }
+            let _ = stream.write_all(b"X");
+            let mut buf = [0u8; 64];
+            match stream.read(&mut buf) {
+                Ok(0) => *open = false,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => *open = false,
+                _ => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2000));
+    }
+    // Not before the server's patience ran out: they were closed for dribbling.
+    assert!(
+        opened.elapsed() >= Duration::from_secs(9),
+        "{:?}",
+        opened.elapsed()
+    );
+    let (status, body) = http_get(port, "/metrics").expect("the metrics answer");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("memcity_heap_live_bytes"), "{body}");
+}

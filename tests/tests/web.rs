@@ -734,7 +734,7 @@ fn serve_bounds_its_connections_and_closes_silent_ones() {
         "the 65th connection was closed only after {:?}",
         started.elapsed()
     );
-    // A silent one is closed after the first-bytes limit (10 s), and with the others gone the
+    // A silent one is closed once the server has waited 10 s for a request, and with the others gone the
     // page answers again.
     let closed = matches!(held[0].read(&mut [0u8; 16]), Ok(0) | Err(_));
     assert!(closed, "a silent connection stays open");
