@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use memcity::metrics::synthetic::Session;
-use memcity::metrics::{Feed, Settings};
+use memcity::metrics::{Feed, Format, Settings};
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -45,10 +45,10 @@ fn main() {
         feed.apply(message);
         apply.push(t.elapsed());
         let t = Instant::now();
-        size = feed.render().len();
+        size = feed.render(Format::OpenMetrics).len();
         render.push(t.elapsed());
         let t = Instant::now();
-        feed.render();
+        feed.render(Format::OpenMetrics);
         cached.push(t.elapsed());
     }
     println!(

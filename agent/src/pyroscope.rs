@@ -85,8 +85,14 @@ pub fn multipart(boundary: &str, profile: &[u8]) -> Vec<u8> {
     body
 }
 
-/// POSTs `body` and returns the response's status, or why there is none.
-async fn post(target: &PushUrl, path: &str, boundary: &str, body: &[u8]) -> Result<u16, String> {
+/// POSTs `body` and returns the response's status, or why there is none within `limit`.
+async fn post(
+    target: &PushUrl,
+    path: &str,
+    boundary: &str,
+    body: &[u8],
+    limit: Duration,
+) -> Result<u16, String> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
             .await
@@ -100,7 +106,10 @@ async fn post(target: &PushUrl, path: &str, boundary: &str, body: &[u8]) -> Resu
         stream
             .write_all(head.as_bytes())
             .await
-            .and(stream.write_all(body).await)
+            .map_err(|e| format!("sending: {e}"))?;
+        stream
+            .write_all(body)
+            .await
             .map_err(|e| format!("sending: {e}"))?;
         // The status line is all memcity reads of the answer.
         let mut answer = Vec::new();
@@ -126,9 +135,9 @@ async fn post(target: &PushUrl, path: &str, boundary: &str, body: &[u8]) -> Resu
                 )
             })
     };
-    tokio::time::timeout(PUSH_TIMEOUT, exchange)
+    tokio::time::timeout(limit, exchange)
         .await
-        .map_err(|_| format!("no answer within {PUSH_TIMEOUT:?}"))?
+        .map_err(|_| format!("no answer within {limit:?}"))?
 }
 
 /// Pushes every `every` until the runtime stops.
@@ -143,28 +152,27 @@ pub async fn run(target: PushUrl, every: Duration, service: String, shared: Arc<
     loop {
         interval.tick().await;
         let shared_for_build = shared.clone();
+        // The profile is made under the model's lock, and encoded after it.
         let built = tokio::task::spawn_blocking(move || {
-            crate::metrics::lock(&shared_for_build).latest_profile()
+            let latest = crate::metrics::lock(&shared_for_build).latest_profile(last_pushed)?;
+            let gzipped = memcity_city::pprof::encode_gzipped(&latest.profile);
+            Some((latest.seq, latest.unix_ms, gzipped))
         })
         .await;
-        let Ok(Some(latest)) = built else {
+        let Ok(Some((seq, unix_ms, gzipped))) = built else {
             continue;
         };
-        // One push per snapshot: the same heap again says nothing new.
-        if last_pushed == Some(latest.seq) {
-            continue;
-        }
-        let until = latest.unix_ms.div_ceil(1000).max(1);
+        let until = unix_ms.div_ceil(1000).max(1);
         let from = until.saturating_sub(every.as_secs().max(1));
         let path = ingest_path(&target, &name, from, until);
-        let body = multipart(&boundary, &latest.gzipped);
-        match post(&target, &path, &boundary, &body).await {
+        let body = multipart(&boundary, &gzipped);
+        match post(&target, &path, &boundary, &body, PUSH_TIMEOUT).await {
             Ok(status) if (200..300).contains(&status) => {
                 if failing {
                     info!("Pyroscope takes the pushes again");
                 }
                 failing = false;
-                last_pushed = Some(latest.seq);
+                last_pushed = Some(seq);
             }
             outcome => {
                 if !failing {
@@ -195,6 +203,31 @@ mod tests {
             ingest_path(&target, "app{pid=1}", 10, 25),
             "/x/ingest?name=app%7Bpid%3D1%7D&from=10&until=25&format=pprof&spyName=memcity"
         );
+    }
+
+    #[test]
+    fn a_server_that_never_answers_is_given_up_on() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            // Accepts and reads, never answers.
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            tokio::spawn(async move {
+                let (mut conn, _) = listener.accept().await.unwrap();
+                let mut sink = Vec::new();
+                let _ = conn.read_to_end(&mut sink).await;
+            });
+            let target = PushUrl::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+            let outcome = post(&target, "/ingest", "B", b"x", Duration::from_millis(300)).await;
+            assert_eq!(outcome, Err("no answer within 300ms".to_string()));
+            // Nobody listening: said as such.
+            let closed = PushUrl::parse("http://127.0.0.1:1").unwrap();
+            let outcome = post(&closed, "/ingest", "B", b"x", Duration::from_secs(5)).await;
+            assert!(outcome.unwrap_err().contains("cannot connect"));
+        });
     }
 
     #[test]

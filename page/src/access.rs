@@ -15,6 +15,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
+/// The token of an `Authorization: Bearer TOKEN` header's value (the scheme's name in any
+/// case, as HTTP has it).
+pub fn bearer(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 pub struct Access {
     token: String,
     /// Where the refused are told to find the token.
@@ -98,7 +105,7 @@ impl Access {
                 ),
             };
         }
-        let bearer = text(header::AUTHORIZATION).and_then(|a| a.strip_prefix("Bearer "));
+        let bearer = text(header::AUTHORIZATION).and_then(bearer);
         let cookie = text(header::COOKIE).and_then(|cookies| {
             cookies.split(';').find_map(|c| {
                 let (name, value) = c.trim().split_once('=')?;
@@ -148,6 +155,15 @@ mod tests {
     }
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn bearer_schemes_are_read_in_any_case() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer  abc "), Some("abc"));
+        assert_eq!(bearer("BEARER abc"), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer"), None);
+    }
 
     #[test]
     fn the_token_in_the_url_becomes_a_cookie_for_this_port_and_leaves_the_address_bar() {

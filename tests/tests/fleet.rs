@@ -188,7 +188,9 @@ fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
     let certs = certificates(dir.path());
     let token = dir.path().join("token");
     std::fs::write(&token, "fleet-secret-42\n").unwrap();
-    let leak = AppSpec::new(&jdk, "LinkedListLeak", 120.0)
+    // 5,000 people a second for at most 300 s fit its heap; the test kills it sooner.
+    let leak = AppSpec::new(&jdk, "LinkedListLeak", 300.0)
+        .arg("5000")
         .agent(format!(
             "port=0,metrics=0,metrics_token={},tls_cert={},tls_key={},service=checkout",
             token.display(),
@@ -198,7 +200,7 @@ fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
         .spawn();
     // The steady JVM serves its page too: its address reaches the metrics, for a dashboard's
     // link. It exports 3 series per family at most: the JDK's dozens of packages must fold.
-    let steady = AppSpec::new(&jdk, "SteadyState", 120.0)
+    let steady = AppSpec::new(&jdk, "SteadyState", 300.0)
         .agent("port=0,metrics=0,http=0,metrics_top=3")
         .spawn();
     leak.wait_for_line("READY", Duration::from_secs(60));
@@ -313,6 +315,35 @@ rule_files:",
     assert_eq!(steady_heap.len(), 1, "{steady_heap:?}");
     let suspects = server.query(r#"memcity_leak_suspects{job="steady"}"#);
     assert_eq!(suspects.first().map(number), Some(0.0), "{suspects:?}");
+    // A client that does not ask for OpenMetrics gets Prometheus's text format, which
+    // Prometheus's own linter passes.
+    let steady_port: u16 = steady_target.rsplit(':').next().unwrap().parse().unwrap();
+    let (status, text) = http_get(steady_port, "/metrics").unwrap();
+    assert_eq!(status, 200, "{text}");
+    assert!(!text.contains("# EOF"), "{text}");
+    let promtool = prometheus.with_file_name("promtool");
+    let mut lint = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool beside prometheus");
+    {
+        use std::io::Write;
+        lint.stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    let linted = lint.wait_with_output().unwrap();
+    assert!(
+        linted.status.success() && linted.stdout.is_empty() && linted.stderr.is_empty(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&linted.stdout),
+        String::from_utf8_lossy(&linted.stderr)
+    );
     let families = server.query(r#"count by (__name__) ({job="steady", __name__=~"memcity_.+"})"#);
     assert!(families.len() > 20, "{families:?}");
     for family in &families {
@@ -386,20 +417,22 @@ fn pyroscope_stand_in(statuses: Vec<u16>) -> (u16, std::sync::mpsc::Receiver<Ing
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut statuses = statuses.into_iter();
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
+        // A connection that breaks off is dropped, and the next one served: what reaches the
+        // test is whole requests only.
+        let mut read_one = |stream: &mut std::net::TcpStream| -> std::io::Result<Ingest> {
+            let mut reader = BufReader::new(stream.try_clone()?);
             let mut request_line = String::new();
-            reader.read_line(&mut request_line).unwrap();
+            reader.read_line(&mut request_line)?;
             let mut headers = Vec::new();
             loop {
                 let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
+                reader.read_line(&mut line)?;
                 if line.trim().is_empty() {
                     break;
                 }
-                let (name, value) = line.split_once(':').unwrap();
-                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+                if let Some((name, value)) = line.split_once(':') {
+                    headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+                }
             }
             let header = |name: &str| {
                 headers
@@ -409,17 +442,22 @@ fn pyroscope_stand_in(statuses: Vec<u16>) -> (u16, std::sync::mpsc::Receiver<Ing
                     .unwrap_or_default()
             };
             let mut body = vec![0; header("content-length").parse().unwrap_or(0)];
-            reader.read_exact(&mut body).unwrap();
+            reader.read_exact(&mut body)?;
             let status = statuses.next().unwrap_or(200);
             write!(
                 stream,
                 "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
-            .unwrap();
-            let ingest = Ingest {
+            )?;
+            Ok(Ingest {
                 path: request_line.split(' ').nth(1).unwrap_or("").to_string(),
                 content_type: header("content-type"),
                 body,
+            })
+        };
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let Ok(ingest) = read_one(&mut stream) else {
+                continue;
             };
             if tx.send(ingest).is_err() {
                 return;
@@ -511,8 +549,10 @@ fn the_live_heap_reaches_pyroscope_as_pprof_with_its_labels() {
         .spawn();
     leak.wait_for_line("READY", Duration::from_secs(60));
     let mut people = Vec::new();
-    let mut last_until = 0;
-    while people.len() < 4 {
+    let (mut first_until, mut last_until) = (0, 0);
+    // Pushes over at least 6 s: the leak's rise (20,000 people a second) then dwarfs the
+    // estimates' error.
+    while people.len() < 4 || last_until < first_until + 6 {
         let ingest = pushes
             .recv_timeout(Duration::from_secs(60))
             .unwrap_or_else(|_| panic!("no push within 60 s; stderr: {}", leak.stderr()));
@@ -534,6 +574,9 @@ fn the_live_heap_reaches_pyroscope_as_pprof_with_its_labels() {
             params["until"].parse().unwrap(),
         );
         assert!(from < until && until >= last_until, "{query}");
+        if first_until == 0 {
+            first_until = until;
+        }
         last_until = until;
         assert!(ingest
             .content_type

@@ -34,9 +34,36 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::hub::Hub;
 use crate::log::warning;
+use access::Access;
 
-/// OpenMetrics text, as Prometheus asks for it.
-const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+mod access;
+
+/// The two formats a scrape may get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// OpenMetrics text, which Prometheus asks for first (units, info metrics).
+    OpenMetrics,
+    /// Prometheus's text format 0.0.4, for clients that do not ask for OpenMetrics.
+    Text,
+}
+
+impl Format {
+    /// What the scraper's `Accept` header asks for.
+    pub fn accepted(accept: Option<&str>) -> Format {
+        if accept.is_some_and(|a| a.contains("application/openmetrics-text")) {
+            Format::OpenMetrics
+        } else {
+            Format::Text
+        }
+    }
+
+    fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Text => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
 
 /// A node's numbers in a snapshot the model keeps at most, all snapshots together (some 24
 /// bytes each, with the errors of estimated ones: about 40 MB): a heap of many groups keeps
@@ -85,8 +112,10 @@ pub struct Feed {
     pid: u32,
     jvm: String,
     gc: String,
-    /// The rendered answer, and the snapshot count it was rendered at.
-    cache: Option<(u64, Arc<String>)>,
+    /// The rendered answers, each with the snapshot count it was rendered at.
+    cache: Vec<(Format, u64, Arc<String>)>,
+    /// A message the model refused, said once.
+    said_refused: bool,
     /// How long the last render took (exported in the next one).
     render: Duration,
     /// A push found no sites to profile, and said so.
@@ -98,7 +127,7 @@ pub struct Latest {
     pub seq: u64,
     /// When it was taken, Unix ms.
     pub unix_ms: u64,
-    pub gzipped: Vec<u8>,
+    pub profile: memcity_proto::pprof::Profile,
 }
 
 impl Feed {
@@ -116,7 +145,8 @@ impl Feed {
             pid: std::process::id(),
             jvm: String::new(),
             gc: String::new(),
-            cache: None,
+            cache: Vec::new(),
+            said_refused: false,
             render: Duration::ZERO,
             said_no_profile: false,
         }
@@ -131,8 +161,11 @@ impl Feed {
             self.gc = h.gc_name.clone();
         }
         if let Err(e) = self.model.apply(message) {
-            // The agent's own stream: only a bug gets here. Say it once per message, go on.
-            warning!("metrics: {e}");
+            // The agent's own stream: only a bug gets here. Say it once, go on.
+            if !self.said_refused {
+                warning!("metrics: a message of the session was refused (said once): {e}");
+                self.said_refused = true;
+            }
             return;
         }
         let Some(Kind::Snapshot(snapshot)) = &message.kind else {
@@ -194,39 +227,49 @@ impl Feed {
         self.model.set_window(Some(Window { start, end: last }));
     }
 
-    /// The OpenMetrics text for the latest snapshot (rendered once per snapshot).
-    pub fn render(&mut self) -> Arc<String> {
-        if let Some((at, text)) = &self.cache {
-            if *at == self.totals.snapshots {
-                return text.clone();
-            }
+    /// The metrics of the latest snapshot in `format` (rendered once per snapshot and format).
+    pub fn render(&mut self, format: Format) -> Arc<String> {
+        let now = self.totals.snapshots;
+        if let Some((_, _, text)) = self.cache.iter().find(|c| c.0 == format && c.1 == now) {
+            return text.clone();
         }
         let started = Instant::now();
         let figures = self.figures();
         let mut registry = Registry::with_prefix("memcity");
         registry.register_collector(Box::new(figures));
         let mut text = String::new();
+        let encoded = match format {
+            Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut text, &registry),
+            Format::Text => {
+                prometheus_client::encoding::prometheus_text::encode(&mut text, &registry)
+            }
+        };
         // Writing to a String cannot fail; a failure would be a bug in the encoder.
-        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &registry) {
+        if let Err(e) = encoded {
             warning!("metrics: cannot encode: {e}");
         }
         self.render = started.elapsed();
         let text = Arc::new(text);
-        self.cache = Some((self.totals.snapshots, text.clone()));
+        self.cache.retain(|c| c.0 != format);
+        self.cache.push((format, now, text.clone()));
         text
     }
 
-    /// The latest snapshot as a gzipped pprof profile (the Pyroscope push); `None` before
-    /// the first, or when it has no allocation sites (said once).
-    pub fn latest_profile(&mut self) -> Option<Latest> {
+    /// The latest snapshot as a pprof profile (the Pyroscope push), unless it is snapshot
+    /// `pushed` (the same heap again says nothing new); `None` before the first, or when it
+    /// has no allocation sites (said once).
+    pub fn latest_profile(&mut self, pushed: Option<u64>) -> Option<Latest> {
         let at = self.model.frames().len().checked_sub(1)?;
         let frame = &self.model.frames()[at];
         let (seq, unix_ms) = (frame.seq, self.start_unix_ms + frame.time_ms);
+        if pushed == Some(seq) {
+            return None;
+        }
         match memcity_city::pprof::heap_profile(&self.model, at, None) {
             Ok(profile) => Some(Latest {
                 seq,
                 unix_ms,
-                gzipped: memcity_city::pprof::encode_gzipped(&profile.profile),
+                profile: profile.profile,
             }),
             Err(e) => {
                 if !self.said_no_profile {
@@ -274,22 +317,30 @@ impl Feed {
                 bytes_per_second: per_second(g.bytes.map_or(0.0, |t| t.growth)),
             })
             .collect();
-        let named = suspects::suspects(model);
-        let suspects = named
-            .iter()
-            .take(top)
-            .map(|s| {
-                let (objects, bytes) = s.held();
-                SuspectFigures {
-                    id: signature_id(&s.signature),
-                    root: suspects::stable_root(&s.root),
-                    holder: s.holder.clone(),
-                    objects_per_second: per_second(objects as f64),
-                    bytes_per_second: per_second(bytes as f64),
-                    confirmed: s.confirmed,
-                }
-            })
-            .collect();
+        // One series per suspect id: two suspects of one signature (a pool's threads named
+        // by their family) are one leak, their rates summed.
+        let mut suspects: Vec<SuspectFigures> = Vec::new();
+        for s in suspects::suspects(model) {
+            let (objects, bytes) = s.held();
+            let id = signature_id(&s.signature);
+            if let Some(same) = suspects.iter_mut().find(|x| x.id == id) {
+                same.objects_per_second += per_second(objects as f64);
+                same.bytes_per_second += per_second(bytes as f64);
+                same.confirmed |= s.confirmed;
+                continue;
+            }
+            if suspects.len() == top {
+                continue;
+            }
+            suspects.push(SuspectFigures {
+                id,
+                root: suspects::stable_root(&s.root),
+                holder: s.holder.clone(),
+                objects_per_second: per_second(objects as f64),
+                bytes_per_second: per_second(bytes as f64),
+                confirmed: s.confirmed,
+            });
+        }
         Figures {
             settings: self.settings.clone(),
             pid: self.pid,
@@ -677,7 +728,7 @@ impl Collector for Figures {
         counter(
             &mut e,
             "snapshots_dropped",
-            "Snapshots lost to slow viewers.",
+            "Snapshots lost to slow readers of the agent's stream: viewers, and these metrics (whose walk and GC counters then miss that snapshot's).",
             None,
             c.dropped_snapshots as f64,
         )?;
@@ -760,78 +811,6 @@ pub fn service_name(option: Option<&str>) -> String {
         })
         .unwrap_or_default();
     memcity_proto::command::main_of(&args)
-}
-
-/// Who may scrape: with a token, whoever sends it; without, only what comes through a
-/// loopback name (a web page's script can reach a loopback port, but through DNS rebinding
-/// only under its own host name, which this refuses).
-#[derive(Debug)]
-pub struct Access {
-    token: Option<String>,
-}
-
-impl Access {
-    /// Reads the token file (`metrics_token`), trimmed of its line end.
-    pub fn new(token_file: Option<&Path>) -> Result<Access, String> {
-        let token = match token_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    format!(
-                        "cannot read metrics_token {}: {e} (a file holding the token Prometheus sends)",
-                        path.display()
-                    )
-                })?;
-                let token = text.trim().to_string();
-                if token.is_empty() {
-                    return Err(format!(
-                        "metrics_token {} is empty: write the token Prometheus sends into it",
-                        path.display()
-                    ));
-                }
-                Some(token)
-            }
-            None => None,
-        };
-        Ok(Access { token })
-    }
-
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-
-    fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
-        let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-        match &self.token {
-            Some(token) => {
-                let given = text(header::AUTHORIZATION).and_then(|a| a.strip_prefix("Bearer "));
-                match given {
-                    Some(given) if memcity_proto::registry::same_token(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
-                    Some(_) => Err((StatusCode::UNAUTHORIZED, "memcity: wrong bearer token for the metrics\n".into())),
-                    None => Err((StatusCode::UNAUTHORIZED, "memcity: the metrics need the bearer token from the file metrics_token names (Prometheus: authorization: credentials_file)\n".into())),
-                }
-            }
-            None => {
-                let host = text(header::HOST).unwrap_or("");
-                if is_loopback_host(host) {
-                    Ok(())
-                } else {
-                    Err((StatusCode::FORBIDDEN, format!("memcity: metrics without metrics_token answer only loopback names, not {host:?}\n")))
-                }
-            }
-        }
-    }
-}
-
-/// `127.0.0.1:9404`, `[::1]:9404`, `localhost:9404` (and without ports).
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    name.eq_ignore_ascii_case("localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The metrics' port, bound and ready to serve once the agent registered its address.
@@ -947,10 +926,15 @@ async fn scrape(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Re
     if let Err(refused) = endpoint.access.check(&headers) {
         return refused.into_response();
     }
+    let format = Format::accepted(headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()));
     let shared = endpoint.shared.clone();
-    let rendered = tokio::task::spawn_blocking(move || lock(&shared).render()).await;
+    let rendered = tokio::task::spawn_blocking(move || lock(&shared).render(format)).await;
     match rendered {
-        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], String::clone(&text)).into_response(),
+        Ok(text) => (
+            [(header::CONTENT_TYPE, format.content_type())],
+            String::clone(&text),
+        )
+            .into_response(),
         Err(_) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "memcity: rendering the metrics failed; see the JVM's stderr\n",
@@ -960,91 +944,7 @@ async fn scrape(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Re
 }
 
 #[doc(hidden)]
-pub mod synthetic {
-    use super::*;
-    use memcity_proto::v1::{snapshot::Trigger, Handshake, Node, Snapshot, StringTable};
-
-    /// A synthetic session for tests and `examples/bench_metrics.rs`: `packages` x `types` types
-    /// (`p3.T7`), the types of package 0 growing by `rise` objects a snapshot, one snapshot every
-    /// `every_ms`.
-    pub struct Session {
-        pub packages: u32,
-        pub types: u32,
-        pub rise: u64,
-        pub every_ms: u64,
-    }
-
-    impl Session {
-        pub fn messages(&self, snapshots: u64) -> Vec<StreamMessage> {
-            let mut names = Vec::new();
-            for p in 0..self.packages {
-                names.push(format!("p{p}"));
-                for t in 0..self.types {
-                    names.push(format!("p{p}.T{t}"));
-                }
-            }
-            let mut out = vec![
-                StreamMessage {
-                    kind: Some(Kind::Handshake(Handshake {
-                        protocol_version: memcity_proto::PROTOCOL_VERSION,
-                        classifiers: vec!["package".into(), "type".into()],
-                        pid: 42,
-                        ..Default::default()
-                    })),
-                },
-                StreamMessage {
-                    kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
-                },
-            ];
-            for seq in 0..snapshots {
-                let mut packages = Vec::new();
-                let mut id = 1;
-                for p in 0..self.packages {
-                    let package = id;
-                    id += 1;
-                    let mut children = Vec::new();
-                    for _ in 0..self.types {
-                        let objects = 100 + if p == 0 { self.rise * seq } else { 0 };
-                        children.push(Node {
-                            name: id,
-                            objects,
-                            bytes: objects * 24,
-                            ..Default::default()
-                        });
-                        id += 1;
-                    }
-                    packages.push(Node {
-                        name: package,
-                        objects: children.iter().map(|c| c.objects).sum(),
-                        bytes: children.iter().map(|c| c.bytes).sum(),
-                        children,
-                        ..Default::default()
-                    });
-                }
-                out.push(StreamMessage {
-                    kind: Some(Kind::Snapshot(Snapshot {
-                        seq,
-                        time_ms: seq * self.every_ms,
-                        trigger: Trigger::Gc as i32,
-                        root: Some(Node {
-                            objects: packages.iter().map(|c| c.objects).sum(),
-                            bytes: packages.iter().map(|c| c.bytes).sum(),
-                            children: packages,
-                            ..Default::default()
-                        }),
-                        cost: Some(WalkCost {
-                            total_pause_ns: 2_000_000_000,
-                            refused_walks: 1,
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    })),
-                });
-            }
-            out
-        }
-    }
-}
+pub mod synthetic;
 
 #[cfg(test)]
 mod tests {
@@ -1099,7 +999,7 @@ mod tests {
         for message in session.messages(4) {
             feed.apply(&message);
         }
-        let text = feed.render();
+        let text = feed.render(Format::OpenMetrics);
         assert!(text.ends_with("# EOF\n"), "{text}");
         let counts = series(&text);
         for (family, n) in &counts {
@@ -1146,7 +1046,7 @@ mod tests {
         for message in session.messages(6) {
             feed.apply(&message);
         }
-        let text = feed.render();
+        let text = feed.render(Format::OpenMetrics);
         assert_eq!(value(&text, "memcity_leak_suspects "), 3.0, "{text}");
         assert!(text.contains("memcity_leak_suspect_growth_objects_per_second{suspect=\""));
         assert_eq!(
@@ -1155,7 +1055,7 @@ mod tests {
         );
         assert_eq!(value(&text, "memcity_leak_suspect_confirmed{"), 0.0);
         // The same answer until the next snapshot.
-        assert!(Arc::ptr_eq(&text, &feed.render()));
+        assert!(Arc::ptr_eq(&text, &feed.render(Format::OpenMetrics)));
     }
 
     #[test]
@@ -1172,7 +1072,7 @@ mod tests {
             feed.apply(&message);
         }
         assert_eq!(feed.model.frames().len(), 11);
-        let text = feed.render();
+        let text = feed.render(Format::OpenMetrics);
         assert_eq!(value(&text, "memcity_window_seconds "), 600.0);
         assert_eq!(value(&text, "memcity_snapshots_total"), 31.0);
     }
@@ -1194,7 +1094,7 @@ mod tests {
         assert!(frames.len() <= MAX_FRAMES + 1, "{}", frames.len());
         assert!(frames.len() >= MAX_FRAMES / 2, "{}", frames.len());
         // The window still spans its 10 minutes, and the rise is still 100 objects a second.
-        let text = feed.render();
+        let text = feed.render(Format::OpenMetrics);
         let span = value(&text, "memcity_window_seconds ");
         assert!((590.0..=600.0).contains(&span), "{span}");
         let rate = value(
@@ -1202,58 +1102,6 @@ mod tests {
             "memcity_growing_type_growth_objects_per_second{type=\"p0.T",
         );
         assert!((rate - 100.0).abs() < 1e-6, "{rate}");
-    }
-
-    #[test]
-    fn scrapes_need_the_token_or_a_loopback_name() {
-        let mut headers = HeaderMap::new();
-        let open = Access { token: None };
-        for host in [
-            "127.0.0.1:9404",
-            "localhost:9404",
-            "[::1]:9404",
-            "localhost",
-        ] {
-            headers.insert(header::HOST, host.parse().unwrap());
-            assert!(open.check(&headers).is_ok(), "{host}");
-        }
-        for host in ["attacker.example:9404", "10.0.0.5:9404", ""] {
-            headers.insert(header::HOST, host.parse().unwrap());
-            assert_eq!(
-                open.check(&headers).unwrap_err().0,
-                StatusCode::FORBIDDEN,
-                "{host}"
-            );
-        }
-        let guarded = Access {
-            token: Some("s3cret".into()),
-        };
-        assert_eq!(
-            guarded.check(&headers).unwrap_err().0,
-            StatusCode::UNAUTHORIZED
-        );
-        headers.insert(header::AUTHORIZATION, "Bearer nope".parse().unwrap());
-        assert_eq!(
-            guarded.check(&headers).unwrap_err().0,
-            StatusCode::UNAUTHORIZED
-        );
-        headers.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(guarded.check(&headers).is_ok());
-    }
-
-    #[test]
-    fn a_token_file_is_read_and_must_hold_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("token");
-        std::fs::write(&file, "abc\n").unwrap();
-        assert_eq!(
-            Access::new(Some(&file)).unwrap().token.as_deref(),
-            Some("abc")
-        );
-        std::fs::write(&file, "\n").unwrap();
-        assert!(Access::new(Some(&file)).unwrap_err().contains("is empty"));
-        let e = Access::new(Some(&dir.path().join("missing"))).unwrap_err();
-        assert!(e.contains("cannot read metrics_token"), "{e}");
     }
 
     #[test]
@@ -1279,6 +1127,39 @@ mod tests {
             agent_address("127.0.0.1:7788".parse().unwrap()),
             "127.0.0.1:7788"
         );
+    }
+
+    #[test]
+    fn scrapers_that_do_not_ask_for_openmetrics_get_prometheus_text() {
+        assert_eq!(
+            Format::accepted(Some(
+                "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+            )),
+            Format::OpenMetrics
+        );
+        assert_eq!(Format::accepted(Some("text/plain")), Format::Text);
+        assert_eq!(Format::accepted(None), Format::Text);
+        let session = Session {
+            packages: 2,
+            types: 3,
+            rise: 10_000,
+            every_ms: 1000,
+        };
+        let mut feed = Feed::new(settings(10));
+        for message in session.messages(4) {
+            feed.apply(&message);
+        }
+        let open = feed.render(Format::OpenMetrics);
+        let text = feed.render(Format::Text);
+        assert!(open.ends_with("# EOF\n") && open.contains("# TYPE memcity_agent info"));
+        assert!(
+            !text.contains("# EOF") && !text.contains("# UNIT"),
+            "{text}"
+        );
+        assert!(text.contains("memcity_stopped_seconds_total 2"), "{text}");
+        // Each format is rendered once per snapshot.
+        assert!(Arc::ptr_eq(&text, &feed.render(Format::Text)));
+        assert!(Arc::ptr_eq(&open, &feed.render(Format::OpenMetrics)));
     }
 
     #[test]
