@@ -529,7 +529,7 @@ impl Collector for Figures {
             let area = || [("area", "heap")];
             for (name, help, unit, value) in [
                 ("heap_live", "Live objects in the Java heap at the latest snapshot (after a GC).", &objects, heap.objects),
-                ("heap_live", "Live bytes in the Java heap at the latest snapshot (after a GC): jvm_memory_used_after_last_gc over the heap's pools, as memcity counts them.", &bytes, heap.bytes),
+                ("heap_live", "Live bytes in the Java heap at the latest snapshot (after a GC), reachable objects only (the JVM's used-after-GC figure also counts what a young GC left unreachable in the old generation).", &bytes, heap.bytes),
                 ("heap_live_error", "The 95 % error of memcity_heap_live_objects when estimated from allocation samples (0 when walked).", &objects, heap.objects_error),
                 ("heap_live_error", "The 95 % error of memcity_heap_live_bytes when estimated from allocation samples (0 when walked).", &bytes, heap.bytes_error),
             ] {
