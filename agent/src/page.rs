@@ -23,15 +23,6 @@ use tokio_stream::StreamExt;
 use crate::hub::Hub;
 use crate::server::MAX_SUBSCRIBERS;
 
-/// The page, ready to serve once the agent has registered its address.
-pub struct Prepared {
-    incoming: memcity_page::conn::Incoming,
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
-    app: Router,
-    /// Its address, without the token (the registry's `page=`).
-    pub url: String,
-}
-
 /// Reads the page's files and binds its port. An error says what is missing; the gRPC port
 /// serves on without the page.
 pub async fn prepare(
@@ -41,7 +32,7 @@ pub async fn prepare(
     tls: Option<&(PathBuf, PathBuf)>,
     token: &str,
     hub: Arc<Hub>,
-) -> Result<Prepared, String> {
+) -> Result<memcity_page::Ready, String> {
     let mut candidates = Vec::new();
     match web {
         Some(dir) => candidates.push(dir.to_owned()),
@@ -60,23 +51,18 @@ pub async fn prepare(
         &dir,
         &serde_json::json!({ "kind": "live", "url": "stream" }),
     )?;
-    let acceptor = match tls {
-        Some((cert, key)) => Some(memcity_page::tls::acceptor(
-            cert, key, "tls_cert", "tls_key",
-        )?),
-        None => None,
-    };
-    let addr = SocketAddr::new(bind, port);
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-        format!("cannot listen on {addr} for the page: {e} (http=0 takes a free port)")
-    })?;
-    let incoming = memcity_page::conn::incoming(listener, crate::server::log_refusal)
-        .map_err(|e| format!("cannot read the page's bound address: {e}"))?;
-    let local = incoming.local_addr();
+    let listening = memcity_page::Listening::bind(
+        SocketAddr::new(bind, port),
+        tls,
+        "the page",
+        "http",
+        crate::server::log_refusal,
+    )
+    .await?;
     let access = Arc::new(Access::new(
         token.to_string(),
-        local.port(),
-        acceptor.is_some(),
+        listening.local_addr().port(),
+        tls.is_some(),
         format!(
             "open the URL `memcity list` shows for this JVM, or add ?token= with the token in {}",
             memcity_proto::registry::run_dir()
@@ -86,20 +72,7 @@ pub async fn prepare(
     ));
     let stream = Router::new().route("/stream", get(stream)).with_state(hub);
     let app = memcity_page::guarded(stream.merge(page.routes()), access);
-    let scheme = if acceptor.is_some() { "https" } else { "http" };
-    Ok(Prepared {
-        incoming,
-        acceptor,
-        app,
-        url: format!("{scheme}://{local}/"),
-    })
-}
-
-/// Serves the page until the runtime stops.
-pub async fn run(prepared: Prepared) -> Result<(), String> {
-    memcity_page::run(prepared.incoming, prepared.acceptor, prepared.app)
-        .await
-        .map_err(|e| format!("the page's server stopped: {e}"))
+    Ok(listening.with(app, ""))
 }
 
 async fn stream(ws: WebSocketUpgrade, State(hub): State<Arc<Hub>>) -> Response {

@@ -360,16 +360,16 @@ fn serve(
                 page.url
             );
             tokio::spawn(async move {
-                if let Err(why) = crate::page::run(page).await {
-                    warning!("{why}; the gRPC port serves on");
+                if let Err(why) = page.serve().await {
+                    warning!("the page's server stopped: {why}; the gRPC port serves on");
                 }
             });
         }
         if let Some(metrics) = metrics {
             info!("serving Prometheus metrics on {}", metrics.url);
             tokio::spawn(async move {
-                if let Err(why) = crate::metrics::run(metrics).await {
-                    warning!("{why}; the gRPC port serves on");
+                if let Err(why) = metrics.serve().await {
+                    warning!("the metrics' server stopped: {why}; the gRPC port serves on");
                 }
             });
         }

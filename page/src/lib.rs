@@ -121,6 +121,75 @@ pub fn guarded(app: Router, access: Arc<access::Access>) -> Router {
     app.layer(axum::middleware::from_fn_with_state(access, access::guard))
 }
 
+/// A port the agent serves HTTP on beside its gRPC port (its page, its metrics): bound, its
+/// connections bounded ([`conn`]), over TLS when the agent's certificate is given.
+pub struct Listening {
+    incoming: conn::Incoming,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl Listening {
+    /// Binds `addr` (within a runtime); `what` names the server in errors ("the page") and
+    /// `option` the agent option that picks its port. `refused` hears of connections closed
+    /// for the limit.
+    pub async fn bind(
+        addr: std::net::SocketAddr,
+        tls: Option<&(PathBuf, PathBuf)>,
+        what: &str,
+        option: &str,
+        refused: impl Fn(std::net::SocketAddr, u64) + Send + 'static,
+    ) -> Result<Listening, String> {
+        let acceptor = match tls {
+            Some((cert, key)) => Some(tls::acceptor(cert, key, "tls_cert", "tls_key")?),
+            None => None,
+        };
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            format!("cannot listen on {addr} for {what}: {e} ({option}=0 takes a free port)")
+        })?;
+        let incoming = conn::incoming(listener, refused)
+            .map_err(|e| format!("cannot read the bound address of {what}: {e}"))?;
+        Ok(Listening { incoming, acceptor })
+    }
+
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.incoming.local_addr()
+    }
+
+    /// `http(s)://ADDR/path` of this port.
+    pub fn url(&self, path: &str) -> String {
+        let scheme = if self.acceptor.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}/{path}", self.local_addr())
+    }
+
+    /// `app` on this port, its address `url(path)`.
+    pub fn with(self, app: Router, path: &str) -> Ready {
+        Ready {
+            url: self.url(path),
+            listening: self,
+            app,
+        }
+    }
+}
+
+/// A server bound and ready, to start once the agent has registered its address.
+pub struct Ready {
+    listening: Listening,
+    app: Router,
+    /// What a client opens (the registry's `page=` or `metrics=`), without any token.
+    pub url: String,
+}
+
+impl Ready {
+    /// Serves until the runtime stops.
+    pub async fn serve(self) -> std::io::Result<()> {
+        run(self.listening.incoming, self.listening.acceptor, self.app).await
+    }
+}
+
 /// Serves `app` on the connections of `incoming` ([`conn::incoming`]), over TLS when `acceptor`
 /// is given, until the runtime stops.
 pub async fn run(

@@ -813,15 +813,6 @@ pub fn service_name(option: Option<&str>) -> String {
     memcity_proto::command::main_of(&args)
 }
 
-/// The metrics' port, bound and ready to serve once the agent registered its address.
-pub struct Prepared {
-    incoming: memcity_page::conn::Incoming,
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
-    app: Router,
-    /// `http(s)://addr/metrics` (the registry's `metrics=`).
-    pub url: String,
-}
-
 /// The session as the metrics and the Pyroscope push follow it.
 pub struct Shared {
     feed: Mutex<Feed>,
@@ -850,43 +841,25 @@ pub async fn prepare(
     tls: Option<&(PathBuf, PathBuf)>,
     token_file: Option<&Path>,
     shared: Arc<Shared>,
-) -> Result<Prepared, String> {
+) -> Result<memcity_page::Ready, String> {
     let access = Access::new(token_file)?;
     if !bind.is_loopback() && !access.has_token() {
         return Err(format!(
             "not serving metrics on {bind}: off loopback they need metrics_token=FILE (the bearer token Prometheus sends), so that the heap's class names are not anyone's to read"
         ));
     }
-    let acceptor = match tls {
-        Some((cert, key)) => Some(memcity_page::tls::acceptor(
-            cert, key, "tls_cert", "tls_key",
-        )?),
-        None => None,
-    };
-    let addr = SocketAddr::new(bind, port);
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-        format!("cannot listen on {addr} for the metrics: {e} (metrics=0 takes a free port)")
-    })?;
-    let incoming = memcity_page::conn::incoming(listener, crate::server::log_refusal)
-        .map_err(|e| format!("cannot read the metrics' bound address: {e}"))?;
-    let local = incoming.local_addr();
+    let listening = memcity_page::Listening::bind(
+        SocketAddr::new(bind, port),
+        tls,
+        "the metrics",
+        "metrics",
+        crate::server::log_refusal,
+    )
+    .await?;
     let app = Router::new()
         .route("/metrics", get(scrape))
         .with_state(Arc::new(Endpoint { shared, access }));
-    let scheme = if acceptor.is_some() { "https" } else { "http" };
-    Ok(Prepared {
-        incoming,
-        acceptor,
-        app,
-        url: format!("{scheme}://{local}/metrics"),
-    })
-}
-
-/// Serves the metrics until the runtime stops.
-pub async fn run(prepared: Prepared) -> Result<(), String> {
-    memcity_page::run(prepared.incoming, prepared.acceptor, prepared.app)
-        .await
-        .map_err(|e| format!("the metrics' server stopped: {e}"))
+    Ok(listening.with(app, "metrics"))
 }
 
 pub(crate) fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Feed> {
@@ -961,6 +934,15 @@ mod tests {
         }
     }
 
+    /// A feed with `snapshots` of `session` taken in, exporting `top` series per family.
+    fn fed(session: &Session, snapshots: u64, top: usize) -> Feed {
+        let mut feed = Feed::new(settings(top));
+        for message in session.messages(snapshots) {
+            feed.apply(&message);
+        }
+        feed
+    }
+
     /// Series per family name (samples' names without OpenMetrics' `_total` and `_info`).
     fn series(text: &str) -> std::collections::HashMap<String, usize> {
         let mut out = std::collections::HashMap::new();
@@ -995,10 +977,7 @@ mod tests {
             rise: 20_000,
             every_ms: 1000,
         };
-        let mut feed = Feed::new(settings(7));
-        for message in session.messages(4) {
-            feed.apply(&message);
-        }
+        let mut feed = fed(&session, 4, 7);
         let text = feed.render(Format::OpenMetrics);
         assert!(text.ends_with("# EOF\n"), "{text}");
         let counts = series(&text);
@@ -1042,10 +1021,7 @@ mod tests {
             rise: 10_000,
             every_ms: 1000,
         };
-        let mut feed = Feed::new(settings(10));
-        for message in session.messages(6) {
-            feed.apply(&message);
-        }
+        let mut feed = fed(&session, 6, 10);
         let text = feed.render(Format::OpenMetrics);
         assert_eq!(value(&text, "memcity_leak_suspects "), 3.0, "{text}");
         assert!(text.contains("memcity_leak_suspect_growth_objects_per_second{suspect=\""));
@@ -1086,10 +1062,7 @@ mod tests {
             rise: 10,
             every_ms: 100,
         };
-        let mut feed = Feed::new(settings(10));
-        for message in session.messages(6100) {
-            feed.apply(&message);
-        }
+        let mut feed = fed(&session, 6100, 10);
         let frames = feed.model.frames();
         assert!(frames.len() <= MAX_FRAMES + 1, "{}", frames.len());
         assert!(frames.len() >= MAX_FRAMES / 2, "{}", frames.len());
@@ -1145,10 +1118,7 @@ mod tests {
             rise: 10_000,
             every_ms: 1000,
         };
-        let mut feed = Feed::new(settings(10));
-        for message in session.messages(4) {
-            feed.apply(&message);
-        }
+        let mut feed = fed(&session, 4, 10);
         let open = feed.render(Format::OpenMetrics);
         let text = feed.render(Format::Text);
         assert!(open.ends_with("# EOF\n") && open.contains("# TYPE memcity_agent info"));
