@@ -3,9 +3,9 @@
 //! arrive (each holds a descriptor and buffers in the process that serves, a JVM's when the
 //! agent does), and each closed if the server has nothing to answer within [`REPLY_WITHIN`]:
 //! a silent client, or one that sends its request a byte at a time ("slowloris"), cannot hold
-//! every slot. The server's first bytes end the limit: a TLS handshake's, an HTTP/2 server's
-//! settings, an HTTP/1 response once the request is whole ([`Patient`] applies the same rule
-//! to the requests inside TLS).
+//! every slot. The server's first bytes after the client's end the limit: a TLS handshake's,
+//! an HTTP/2 server's answer to the client's preface, an HTTP/1 response once the request is
+//! whole ([`Patient`] applies the same rule to the requests inside TLS).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -138,13 +138,17 @@ impl<I> Drop for Guarded<I> {
     }
 }
 
-/// A connection closed if the server writes nothing within [`REPLY_WITHIN`] of its opening:
-/// until then every read checks the deadline, whether bytes came or not, so a client that
-/// sends its request a byte at a time is closed as one that sends nothing.
+/// A connection closed if the server has not answered the client within [`REPLY_WITHIN`] of
+/// its opening: until then every read checks the deadline, whether bytes came or not, so a
+/// client that sends its request a byte at a time is closed as one that sends nothing. What
+/// the server writes before the client said anything (an HTTP/2 server's settings) is no
+/// answer.
 pub struct Patient<I> {
     inner: I,
-    /// Until the server's first bytes.
+    /// Until the server's first bytes after the client's.
     reply_due: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The client has sent something.
+    heard: bool,
 }
 
 impl<I> Patient<I> {
@@ -152,6 +156,7 @@ impl<I> Patient<I> {
         Patient {
             inner,
             reply_due: Some(Box::pin(tokio::time::sleep(REPLY_WITHIN))),
+            heard: false,
         }
     }
 }
@@ -171,7 +176,12 @@ impl<I: AsyncRead + Unpin> AsyncRead for Patient<I> {
                 )));
             }
         }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.heard = true;
+        }
+        read
     }
 }
 
@@ -183,7 +193,7 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Patient<I> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+        if this.heard && matches!(written, Poll::Ready(Ok(n)) if n > 0) {
             this.reply_due = None;
         }
         written
@@ -204,7 +214,7 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Patient<I> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+        if this.heard && matches!(written, Poll::Ready(Ok(n)) if n > 0) {
             this.reply_due = None;
         }
         written
