@@ -105,13 +105,6 @@ pub struct Feed {
     settings: Settings,
     model: CityModel,
     totals: Totals,
-    cost: Option<WalkCost>,
-    /// The latest snapshot's time, Unix ms.
-    latest_ms: Option<u64>,
-    start_unix_ms: u64,
-    pid: u32,
-    jvm: String,
-    gc: String,
     /// The rendered answers, each with the snapshot count it was rendered at.
     cache: Vec<(Format, u64, Arc<String>)>,
     /// A message the model refused, said once.
@@ -139,12 +132,6 @@ impl Feed {
             settings,
             model,
             totals: Totals::default(),
-            cost: None,
-            latest_ms: None,
-            start_unix_ms: 0,
-            pid: std::process::id(),
-            jvm: String::new(),
-            gc: String::new(),
             cache: Vec::new(),
             said_refused: false,
             render: Duration::ZERO,
@@ -152,14 +139,17 @@ impl Feed {
         }
     }
 
+    /// When the session started, Unix ms (the handshake's; 0 before it).
+    fn start_unix_ms(&self) -> u64 {
+        self.model
+            .handshake
+            .as_ref()
+            .map_or(0, |h| h.start_time_unix_ms)
+    }
+
     /// Takes one message of the agent's stream.
     pub fn apply(&mut self, message: &StreamMessage) {
-        if let Some(Kind::Handshake(h)) = &message.kind {
-            self.start_unix_ms = h.start_time_unix_ms;
-            self.pid = h.pid;
-            self.jvm = h.jvm_version.clone();
-            self.gc = h.gc_name.clone();
-        }
+        let newest = self.model.frames().last().map(|f| f.seq);
         if let Err(e) = self.model.apply(message) {
             // The agent's own stream: only a bug gets here. Say it once, go on.
             if !self.said_refused {
@@ -171,14 +161,16 @@ impl Feed {
         let Some(Kind::Snapshot(snapshot)) = &message.kind else {
             return;
         };
+        // One the model kept once already (a late join's overlap) is not counted twice.
+        if self.model.frames().last().map(|f| f.seq) == newest {
+            return;
+        }
         self.totals.snapshots += 1;
         if let Some(cost) = snapshot.cost {
             self.totals.refused_walks += cost.refused_walks;
             self.totals.aborted_walks += cost.aborted_walks;
             self.totals.skipped_gcs += cost.skipped_gcs;
-            self.cost = Some(cost);
         }
-        self.latest_ms = Some(self.start_unix_ms + snapshot.time_ms);
         self.keep_window();
     }
 
@@ -261,7 +253,7 @@ impl Feed {
     pub fn latest_profile(&mut self, pushed: Option<u64>) -> Option<Latest> {
         let at = self.model.frames().len().checked_sub(1)?;
         let frame = &self.model.frames()[at];
-        let (seq, unix_ms) = (frame.seq, self.start_unix_ms + frame.time_ms);
+        let (seq, unix_ms) = (frame.seq, self.start_unix_ms() + frame.time_ms);
         if pushed == Some(seq) {
             return None;
         }
@@ -341,23 +333,25 @@ impl Feed {
                 confirmed: s.confirmed,
             });
         }
+        let handshake = model.handshake.as_ref();
+        let newest = frames.last();
         Figures {
             settings: self.settings.clone(),
-            pid: self.pid,
-            jvm: self.jvm.clone(),
-            gc: self.gc.clone(),
+            pid: handshake.map_or(std::process::id(), |h| h.pid),
+            jvm: handshake.map_or(String::new(), |h| h.jvm_version.clone()),
+            gc: handshake.map_or(String::new(), |h| h.gc_name.clone()),
             level: model
                 .level_roles()
                 .first()
                 .map_or(String::new(), |l| l.to_lowercase()),
             heap,
             estimated: last.is_some_and(|at| frames[at].is_estimated()),
-            latest_ms: self.latest_ms,
+            latest_ms: newest.map(|f| self.start_unix_ms() + f.time_ms),
             window_s: span_s,
             groups,
             growing,
             suspects,
-            cost: self.cost.unwrap_or_default(),
+            cost: newest.and_then(|f| f.cost).unwrap_or_default(),
             totals: self.totals,
             render: self.render,
         }
