@@ -1,6 +1,23 @@
 //! A `java` command line, read the same way by the agent (which names its application in
 //! metrics and pushed profiles) and the viewer (which lists the JVMs it can attach to).
 
+/// The arguments of process `pid`'s command line (`None`: this process), as `/proc` has them;
+/// empty when it cannot be read.
+pub fn args_of(pid: Option<u32>) -> Vec<String> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/cmdline"),
+        None => "/proc/self/cmdline".to_string(),
+    };
+    std::fs::read(path)
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The main class, `-jar` file or module of a `java` command line.
 pub fn main_of(args: &[String]) -> String {
     const WITH_VALUE: &[&str] = &[
@@ -45,6 +62,13 @@ mod tests {
 
     fn args(line: &str) -> Vec<String> {
         line.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn this_process_has_arguments() {
+        let args = args_of(None);
+        assert!(!args.is_empty() && args.iter().all(|a| !a.is_empty()));
+        assert_eq!(args, args_of(Some(std::process::id())));
     }
 
     #[test]

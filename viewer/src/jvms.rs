@@ -117,12 +117,7 @@ pub fn list() -> Vec<Jvm> {
         .into_iter()
         .filter_map(|(pid, readable)| {
             let target = Target::inspect(pid).ok()?;
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<String> = cmdline
-                .split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
+            let args = memcity_proto::command::args_of(Some(pid));
             let memcity = if !readable {
                 Memcity::Unknown
             } else if attach::loaded_libraries(pid).is_empty() {
@@ -312,8 +307,9 @@ pub fn print_attached(pid: u32, registered: &Registered, options: Option<&str>) 
         eprintln!("memcity: the JVM records to {record}");
     }
     if let Some(major) = version_of(pid).as_deref().and_then(major) {
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let allowed = String::from_utf8_lossy(&cmdline).contains("+EnableDynamicAgentLoading");
+        let allowed = memcity_proto::command::args_of(Some(pid))
+            .iter()
+            .any(|a| a.contains("+EnableDynamicAgentLoading"));
         if major >= 21 && !allowed {
             eprintln!(
                 "memcity: note: JDK {major} printed a warning about a dynamically loaded agent on the application's stderr (JEP 451); start it with -XX:+EnableDynamicAgentLoading to allow memcity without one"

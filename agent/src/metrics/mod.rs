@@ -796,15 +796,7 @@ pub fn service_name(option: Option<&str>) -> String {
     if let Some(name) = option {
         return name.to_string();
     }
-    let args: Vec<String> = std::fs::read("/proc/self/cmdline")
-        .map(|raw| {
-            raw.split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    memcity_proto::command::main_of(&args)
+    memcity_proto::command::main_of(&memcity_proto::command::args_of(None))
 }
 
 /// The session as the metrics and the Pyroscope push follow it.

@@ -10,15 +10,7 @@ use crate::Agent;
 
 /// This process's command line, arguments joined by spaces.
 pub(super) fn command_line() -> String {
-    std::fs::read("/proc/self/cmdline")
-        .map(|raw| {
-            raw.split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
+    memcity_proto::command::args_of(None).join(" ")
 }
 
 pub fn handshake(agent: &Agent) -> Handshake {
