@@ -99,7 +99,7 @@ async fn post(
             .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: memcity/{}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            target.to_string().trim_start_matches("http://").split('/').next().unwrap_or(""),
+            target.authority(),
             env!("CARGO_PKG_VERSION"),
             body.len()
         );

@@ -671,13 +671,20 @@ impl PushUrl {
     }
 }
 
+impl PushUrl {
+    /// `host:port` (`[::1]:4040` for an IPv6 address), as an HTTP `Host` header names it.
+    pub fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
 impl fmt::Display for PushUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.host.contains(':') {
-            write!(f, "http://[{}]:{}{}", self.host, self.port, self.prefix)
-        } else {
-            write!(f, "http://{}:{}{}", self.host, self.port, self.prefix)
-        }
+        write!(f, "http://{}{}", self.authority(), self.prefix)
     }
 }
 
