@@ -562,6 +562,9 @@ impl CityModel {
         frame.estimates.dedup_by_key(|v| v.0);
         frame.unconfirmed.sort_by_key(|v| v.0);
         frame.unconfirmed.dedup_by_key(|v| v.0);
+        // Collected by pushing, they may hold twice their length; a session keeps hundreds.
+        frame.values.shrink_to_fit();
+        frame.estimates.shrink_to_fit();
         for &(id, objects, bytes) in &frame.values {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);
