@@ -757,8 +757,12 @@ struct UploadKey {
     hovered: Option<NodeId>,
 }
 
-/// The districts' and buildings' boxes: opaque ones, and glass ones sorted far to near from
-/// `eye` (nearer glass blends over farther glass).
+/// The districts' and buildings' boxes: opaque ones sorted near to far from `eye`, and glass
+/// ones far to near (nearer glass blends over farther glass).
+///
+/// Near to far, a box's hidden pixels fail the depth test before they are written: a city of
+/// solid buildings drew 1.4x faster in the window (llvmpipe) and 1.8x in the page
+/// (SwiftShader), whose frames are bound by filling pixels (BENCHMARKS.md).
 fn boxes(scene: &Scene, eye: Vec3, view: View) -> (Vec<Instance>, Vec<Instance>) {
     let mut opaque = Vec::with_capacity(scene.districts.len() + scene.buildings.len());
     for d in &scene.districts {
@@ -769,22 +773,60 @@ fn boxes(scene: &Scene, eye: Vec3, view: View) -> (Vec<Instance>, Vec<Instance>)
         } else {
             rgb
         };
-        opaque.push(Instance::new(min, max, rgb, 1.0));
+        opaque.push(far(min, max, eye, rgb, 1.0));
     }
     let mut glass = Vec::new();
     building_instances(scene, eye, view, &mut opaque, &mut glass);
     // Unstable: boxes at the same distance may blend in either order; no allocation.
     glass.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-    (opaque, glass.into_iter().map(|(_, i)| i).collect())
+    (
+        near_to_far(&opaque),
+        glass.into_iter().map(|(_, i)| i).collect(),
+    )
 }
 
-/// The buildings' boxes: solid ones to `opaque`; faded ones and the bands of doubt to `glass`,
-/// each with its distance from `eye` for sorting.
+/// `boxes` nearly in order of their distances, nearest first: by distance bands, in linear
+/// time. Opaque boxes need no exact order (the depth test decides what shows), and an exact
+/// sort of 50,000 boxes took a step 3 ms longer in the window.
+fn near_to_far(boxes: &[(f32, Instance)]) -> Vec<Instance> {
+    const BANDS: usize = 1024;
+    let (near, far) = boxes
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(lo, hi), &(d, _)| {
+            (lo.min(d), hi.max(d))
+        });
+    let scale = (BANDS - 1) as f32 / (far - near).max(f32::MIN_POSITIVE);
+    let band = |d: f32| (((d - near) * scale) as usize).min(BANDS - 1);
+    // Counting sort: where each band starts, then each box into its band's next place.
+    let mut starts = vec![0usize; BANDS + 1];
+    for &(d, _) in boxes {
+        starts[band(d) + 1] += 1;
+    }
+    for i in 1..=BANDS {
+        starts[i] += starts[i - 1];
+    }
+    let mut sorted = vec![Instance::new(Vec3::ZERO, Vec3::ZERO, [0.0; 3], 0.0); boxes.len()];
+    for &(d, instance) in boxes {
+        let at = &mut starts[band(d)];
+        sorted[*at] = instance;
+        *at += 1;
+    }
+    sorted
+}
+
+/// A box and its center's squared distance from `eye`, to sort by.
+fn far(min: Vec3, max: Vec3, eye: Vec3, rgb: Rgb, alpha: f32) -> (f32, Instance) {
+    let distance = ((min + max) / 2.0).distance_squared(eye);
+    (distance, Instance::new(min, max, rgb, alpha))
+}
+
+/// The buildings' boxes, each with its distance from `eye` for sorting: solid ones to `opaque`;
+/// faded ones and the bands of doubt to `glass`.
 fn building_instances(
     scene: &Scene,
     eye: Vec3,
     view: View,
-    opaque: &mut Vec<Instance>,
+    opaque: &mut Vec<(f32, Instance)>,
     glass: &mut Vec<(f32, Instance)>,
 ) {
     let View { lift, hovered, .. } = view;
@@ -818,15 +860,12 @@ fn building_instances(
         if body_max.y <= min.y {
             // All of it in doubt: only the band.
         } else if b.opacity >= 1.0 {
-            opaque.push(Instance::new(min, body_max, rgb, 1.0));
+            opaque.push(far(min, body_max, eye, rgb, 1.0));
         } else {
-            let far = ((min + body_max) / 2.0).distance_squared(eye);
-            glass.push((far, Instance::new(min, body_max, rgb, b.opacity)));
+            glass.push(far(min, body_max, eye, rgb, b.opacity));
         }
         if let Some(band_min) = band {
-            let far = ((band_min + max) / 2.0).distance_squared(eye);
-            let alpha = DOUBT_ALPHA * b.opacity;
-            glass.push((far, Instance::new(band_min, max, rgb, alpha)));
+            glass.push(far(band_min, max, eye, rgb, DOUBT_ALPHA * b.opacity));
         }
     }
 }
@@ -973,9 +1012,7 @@ mod tests {
             hovered: None,
             revision: 0,
         };
-        let (mut opaque, mut glass) = (Vec::new(), Vec::new());
-        building_instances(scene, Vec3::splat(500.0), view, &mut opaque, &mut glass);
-        (opaque, glass.into_iter().map(|(_, i)| i).collect())
+        super::boxes(scene, Vec3::splat(500.0), view)
     }
 
     /// The expanded path writes out what the instanced shader computes: each corner at
@@ -1119,6 +1156,31 @@ mod tests {
         assert!((glass[0].size[1] - 30.0).abs() < 1e-3);
         assert_eq!(glass[0].tint, [0.9, 0.1, 0.1, DOUBT_ALPHA]);
         assert_eq!(opaque[0].tint, [0.9, 0.1, 0.1, 1.0]);
+    }
+
+    #[test]
+    fn opaque_boxes_come_near_to_far_and_glass_far_to_near() {
+        // Buildings along x, the eye at (500, 500, 500): the farther from x = 500, the farther.
+        let at = |node: NodeId, x: f32, opacity: f32| {
+            let mut b = building(node, opacity, 0.0);
+            b.shape.base = Rect::new(x as f64, 0.0, 10.0, 10.0);
+            b
+        };
+        let scene = Scene {
+            buildings: vec![
+                at(1, 0.0, 1.0),
+                at(2, 480.0, 1.0),
+                at(3, 200.0, 1.0),
+                at(4, 0.0, 0.5),
+                at(5, 480.0, 0.5),
+                at(6, 200.0, 0.5),
+            ],
+            ..Default::default()
+        };
+        let (opaque, glass) = boxes(&scene);
+        let xs = |boxes: &[Instance]| boxes.iter().map(|b| b.lo[0]).collect::<Vec<_>>();
+        assert_eq!(xs(&opaque), [480.0, 200.0, 0.0]);
+        assert_eq!(xs(&glass), [0.0, 200.0, 480.0]);
     }
 
     #[test]
