@@ -205,6 +205,50 @@ impl Paths {
             .max_by(|&a, &b| weight[a].total_cmp(&weight[b]).then(b.cmp(&a)))
     }
 
+    /// The next node of a route below a holder: of `at`'s children, the step (type and field)
+    /// the first type's paths take most (`first_w`; where none does, all the explained types'
+    /// `w`), and of that step's objects the one under which most of the explained types
+    /// (`type_ws`) go on, then the heaviest. A step's objects are instances of one structure
+    /// (a list's elements), each with a sample or two: the first type's heaviest element may
+    /// be one whose other objects no sample landed in, and the route would end at it.
+    fn next_below(
+        &self,
+        at: usize,
+        first_w: &[f64],
+        w: &[f64],
+        type_ws: &[&[f64]],
+    ) -> Option<usize> {
+        let children = &self.children[at];
+        let step = |c: usize| (&self.nodes[c].type_name, &self.nodes[c].field);
+        // (type, field) -> first_w and w summed over its objects: few steps per object.
+        let mut steps: Vec<((&String, &String), f64, f64)> = Vec::new();
+        for &c in children.iter().filter(|&&c| w[c] > 0.0) {
+            match steps.iter_mut().find(|s| s.0 == step(c)) {
+                Some(s) => {
+                    s.1 += first_w[c];
+                    s.2 += w[c];
+                }
+                None => steps.push((step(c), first_w[c], w[c])),
+            }
+        }
+        let best = steps
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)))?
+            .0;
+        let kinds = |c: usize| type_ws.iter().filter(|tw| tw[c] > 0.0).count();
+        children
+            .iter()
+            .copied()
+            .filter(|&c| w[c] > 0.0 && step(c) == best)
+            .max_by(|&a, &b| {
+                kinds(a)
+                    .cmp(&kinds(b))
+                    .then(first_w[a].total_cmp(&first_w[b]))
+                    .then(w[a].total_cmp(&w[b]))
+                    .then(b.cmp(&a))
+            })
+    }
+
     /// From `start`, down while one child holds `DESCEND_SHARE` of its parent's weight on at
     /// least `SHARED_BY` sampled paths, stopping above objects of `types` themselves (where
     /// paths end: the symptom, not a holder).
@@ -368,13 +412,13 @@ impl Paths {
             // on through the other explained types' paths to where they end (the list's node,
             // the element, its strings, their bytes).
             let (first_w, _) = self.weights(&names[..1]);
+            let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].1[..]).collect();
             let mut below = Vec::new();
             let mut at = holder;
             loop {
-                let child = self
-                    .heaviest(&self.children[at], &first_w)
-                    .or_else(|| self.heaviest(&self.children[at], &w));
-                let Some(child) = child else { break };
+                let Some(child) = self.next_below(at, &first_w, &w, &type_ws) else {
+                    break;
+                };
                 below.push(child);
                 at = child;
                 if below.len() >= MAX_BELOW {
@@ -725,6 +769,58 @@ mod tests {
         assert_eq!(h.confidence, Confidence::Exact);
         assert_eq!(h.samples, 60);
         assert!(h.alternatives.is_empty());
+    }
+
+    #[test]
+    fn the_route_below_goes_through_an_element_that_shows_every_type() {
+        // A thread's list of records, each with a payload string and its bytes. Samples land
+        // on few objects: two records were sampled themselves, three others' strings and
+        // bytes were. Records grew most, but the route must not end at a sampled record whose
+        // string no sample reached.
+        let mut rows: Vec<Row<'_>> = vec![
+            (
+                None,
+                "java.util.ArrayList",
+                "",
+                Some("thread \"worker\""),
+                &[],
+            ),
+            (Some(0), "java.lang.Object[]", "elementData", None, &[]),
+            (Some(1), "Record", "[]", None, &[("Record", 4)]),
+            (Some(1), "Record", "[]", None, &[("Record", 4)]),
+        ];
+        for i in 0..3 {
+            let record = rows.len();
+            rows.push((Some(1), "Record", "[]", None, &[]));
+            rows.push((
+                Some(record),
+                "java.lang.String",
+                "payload",
+                None,
+                &[("java.lang.String", 1)],
+            ));
+            rows.push((Some(record + 1), "byte[]", "value", None, &[("byte[]", 1)]));
+            assert_eq!(rows.len(), 4 + 3 * (i + 1));
+        }
+        let p = tree(&rows);
+        let leaks = p.leaks(&["Record", "java.lang.String", "byte[]"]);
+        assert_eq!(leaks.len(), 1, "{leaks:?}");
+        let h = &leaks[0];
+        assert_eq!(p.nodes[h.holder].type_name, "java.util.ArrayList");
+        let below: Vec<(&str, &str)> = h
+            .below
+            .iter()
+            .map(|&n| (p.nodes[n].field.as_str(), p.nodes[n].type_name.as_str()))
+            .collect();
+        assert_eq!(
+            below,
+            [
+                ("elementData", "java.lang.Object[]"),
+                ("[]", "Record"),
+                ("payload", "java.lang.String"),
+                ("value", "byte[]"),
+            ]
+        );
     }
 
     #[test]
