@@ -250,6 +250,9 @@ pub struct WalkResult {
     /// Per class, the part of `(objects, bytes)` estimated from samples no old-generation
     /// marking has confirmed yet (see `estimate.rs`); empty for a walk.
     pub unconfirmed: Vec<(f64, f64)>,
+    /// Per class, the part of an estimate that stands for births no GC has judged yet (see
+    /// `estimate.rs`); empty for a walk.
+    pub pending: Vec<crate::estimate::Pending>,
     /// For estimates: the tracker's `last_gc` they were made at (births before it counted).
     pub last_gc: u32,
     /// Tracker slots of the sampled objects the walk reached (alive at the walk). Stamped only
@@ -888,6 +891,7 @@ pub fn walk(
         first_new_class,
         variance: Vec::new(),
         unconfirmed: Vec::new(),
+        pending: Vec::new(),
         last_gc: 0,
         seen_slots: state.seen_slots,
         holders: state.holders,

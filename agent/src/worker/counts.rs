@@ -248,12 +248,14 @@ impl Worker {
         if self.recent.len() == RECENT {
             self.recent.pop_front();
         }
+        // A GC's count is the heap that GC left, without the births since (`estimate.rs`).
+        let (objects, bytes, variance) = crate::estimate::at_last_gc(counts);
         self.recent.push_back(Recent {
             unix_ms: crate::unix_ms(std::time::SystemTime::now()),
             last_gc: counts.last_gc,
-            objects: counts.objects.clone(),
-            bytes: counts.bytes.clone(),
-            variance: counts.variance.clone(),
+            objects,
+            bytes,
+            variance,
         });
     }
 
