@@ -415,10 +415,7 @@ impl Paths {
             let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].1[..]).collect();
             let mut below = Vec::new();
             let mut at = holder;
-            loop {
-                let Some(child) = self.next_below(at, &first_w, &w, &type_ws) else {
-                    break;
-                };
+            while let Some(child) = self.next_below(at, &first_w, &w, &type_ws) {
                 below.push(child);
                 at = child;
                 if below.len() >= MAX_BELOW {
