@@ -22,7 +22,11 @@
 //!   its stated error. Counted whole, it would add every short-lived object made since. So a
 //!   class's pending births count at the share of its judged births still alive
 //!   ([`Fates::survival`]: about all of a leak's, none of a request's garbage), with that
-//!   share's uncertainty in the error, and as unconfirmed;
+//!   share's uncertainty in the error, and as unconfirmed. Where samples carry their
+//!   allocation site, each site's own share counts, drawn toward its class's
+//!   ([`Fates::survival_within`]): one type made at a leaking line and at a line of garbage
+//!   (`LinkedListLeak`'s names and its temporary strings) lives by the line, and by the class
+//!   alone the garbage line's pending births counted as live at the class's share;
 //! - otherwise garbage at the walk that the GC has not freed yet: in neither term (its death,
 //!   when its weak reference tells, changes nothing either).
 //!
@@ -34,6 +38,7 @@
 //! the unconfirmed part and the estimate, each end widened by the sampling error.
 
 use crate::lifetimes::Lifetimes;
+use crate::sampling::NO_SITE;
 use crate::tracker::{Sample, Tracker};
 use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
 
@@ -62,7 +67,41 @@ impl Fates {
         let m = (self.alive / judged * n + 0.5) / (n + 1.0);
         Some((m, m * (1.0 - m) / (n + 2.0)))
     }
+
+    fn plus(&self, other: &Fates) -> Fates {
+        Fates {
+            alive: self.alive + other.alive,
+            dead: self.dead + other.dead,
+            samples: self.samples + other.samples,
+        }
+    }
+
+    fn scaled(&self, by: f64) -> Fates {
+        Fates {
+            alive: self.alive * by,
+            dead: self.dead * by,
+            samples: self.samples * by,
+        }
+    }
+
+    /// These fates' share within a larger group whose share is `outer` (a site's within its
+    /// class's): drawn toward `outer` by [`SITE_PRIOR_SAMPLES`] samples instead of toward even,
+    /// so a site with few judged samples takes mostly its class's share and one with many its
+    /// own. Without a judged sample here, `outer` itself.
+    pub fn survival_within(&self, outer: (f64, f64)) -> (f64, f64) {
+        let judged = self.alive + self.dead;
+        if self.samples < 1.0 || judged <= 0.0 {
+            return outer;
+        }
+        let (n, k) = (self.samples, SITE_PRIOR_SAMPLES);
+        let m = (self.alive / judged * n + outer.0 * k) / (n + k);
+        (m, m * (1.0 - m) / (n + k + 1.0))
+    }
 }
+
+/// How many samples' worth a class's survival share weighs in each of its sites' shares
+/// ([`Fates::survival_within`]).
+pub const SITE_PRIOR_SAMPLES: f64 = 2.0;
 
 /// An exact count the estimates are reconciled with: a walk's result.
 pub struct Anchor {
@@ -158,11 +197,18 @@ pub struct Estimator {
     /// Per class: samples born since the anchor that died (booked once, as their slots are
     /// freed), as [`Fates::dead`] and [`Fates::samples`].
     born_died: Vec<Fates>,
+    /// The same per class and allocation site (sampled with one).
+    born_died_at: IntMap<(u32, u32), Fates>,
     /// Per class: the fates of its judged births since the anchor at the last estimate, and
     /// (for classes with none since) the last ones known before the anchor, which pending
     /// births fall back on right after a walk.
     fates: Vec<Fates>,
     fates_before: Vec<Fates>,
+    /// Per class and site: the fates since the anchor at the last estimate, and those of
+    /// earlier anchors, halved at each (a site's objects live alike from one walk to the next,
+    /// and walks a few hundred milliseconds apart leave few judged samples per site since).
+    fates_at: IntMap<(u32, u32), Fates>,
+    fates_at_before: IntMap<(u32, u32), Fates>,
     /// Types corrected by GC counts since the anchor, and when the last count was taken.
     gc_counted: u64,
     gc_count_unix_ms: u64,
@@ -203,7 +249,16 @@ impl Estimator {
                 *at(&mut self.fates_before, class) = fates;
             }
         }
+        self.fates_at_before.retain(|_, f| {
+            *f = f.scaled(0.5);
+            f.samples >= 0.25
+        });
+        for (key, fates) in self.fates_at.drain() {
+            let f = self.fates_at_before.entry(key).or_default();
+            *f = f.plus(&fates);
+        }
         self.born_died.clear();
+        self.born_died_at.clear();
         self.died.clear();
         self.shift.clear();
         self.variance_offset.clear();
@@ -267,11 +322,14 @@ impl Estimator {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
-        let mut pending = vec![Moments::default(); classes];
-        // Pending samples by sample key, added to `sampled` once their class's survival is known.
-        let mut pending_keys: Vec<(u32, u64, f64)> = Vec::new();
+        // Pending births by class and site, and each with its sample key, added to `sampled`
+        // once their survival shares are known.
+        let mut pending: IntMap<(u32, u32), Moments> = IntMap::default();
+        let mut pending_keys: Vec<(u32, u32, u64, f64)> = Vec::new();
         let mut fates = vec![Fates::default(); classes];
+        let mut fates_at: IntMap<(u32, u32), Fates> = IntMap::default();
         let born_died = &mut self.born_died;
+        let born_died_at = &mut self.born_died_at;
         let mut unconfirmed = vec![(0.0, 0.0); classes];
         let confirmed = self.confirmed;
         let counted_at = &self.counted_at;
@@ -296,6 +354,11 @@ impl Estimator {
                     let f = at(born_died, class);
                     f.dead += sample.weight;
                     f.samples += 1.0;
+                    if sample.site != NO_SITE {
+                        let f = born_died_at.entry((sample.class, sample.site)).or_default();
+                        f.dead += sample.weight;
+                        f.samples += 1.0;
+                    }
                 }
                 return;
             }
@@ -303,8 +366,11 @@ impl Estimator {
                 return; // garbage at the anchor, not yet freed
             }
             if !in_anchor && !since_anchor {
-                at(&mut pending, class).add(sample);
-                pending_keys.push((sample.class, sample.key(), sample.weight));
+                pending
+                    .entry((sample.class, sample.site))
+                    .or_default()
+                    .add(sample);
+                pending_keys.push((sample.class, sample.site, sample.key(), sample.weight));
                 return;
             }
             let w = sample.weight;
@@ -317,6 +383,11 @@ impl Estimator {
                 let f = at(&mut fates, class);
                 f.alive += w;
                 f.samples += 1.0;
+                if sample.site != NO_SITE {
+                    let f = fates_at.entry((sample.class, sample.site)).or_default();
+                    f.alive += w;
+                    f.samples += 1.0;
+                }
                 let counted = counted_at.get(class).copied().unwrap_or(0);
                 if sample.born >= confirmed.max(counted) {
                     entry.unconfirmed += w;
@@ -331,7 +402,14 @@ impl Estimator {
             f.dead += died.dead;
             f.samples += died.samples;
         }
+        for (&key, died) in &self.born_died_at {
+            let f = fates_at.entry(key).or_default();
+            f.dead += died.dead;
+            f.samples += died.samples;
+        }
         self.fates = fates;
+        self.fates_at = fates_at;
+        let (fates_at, before) = (&self.fates_at, &self.fates_at_before);
         // Each class's survival share, from its fates since the anchor or, with none judged
         // since, the last ones before.
         let survival: Vec<Option<(f64, f64)>> = (0..self.fates.len().max(self.fates_before.len()))
@@ -341,23 +419,39 @@ impl Estimator {
             })
             .collect();
         let share = |class: usize| survival.get(class).copied().flatten();
-        for (class, key, w) in pending_keys {
-            if let Some((m, _)) = share(class as usize) {
+        // A site's share within its class's (samples without a site take the class's).
+        let share_at = |class: u32, site: u32| -> Option<(f64, f64)> {
+            let outer = share(class as usize)?;
+            if site == NO_SITE {
+                return Some(outer);
+            }
+            let f = fates_at.get(&(class, site)).copied().unwrap_or_default();
+            let earlier = before.get(&(class, site)).copied().unwrap_or_default();
+            Some(f.plus(&earlier).survival_within(outer))
+        };
+        for (class, site, key, w) in pending_keys {
+            if let Some((m, _)) = share_at(class, site) {
                 let entry = sampled.entry((class, key)).or_default();
                 entry.weight += w * m;
                 entry.variance += w * (w - 1.0) * m + w * w * m * (1.0 - m);
                 entry.unconfirmed += w * m;
             }
         }
+        // Each class's pending births at their sites' shares.
+        let mut predicted_by_class: Vec<Pending> = Vec::new();
+        for (&(class, site), p) in &pending {
+            if let Some((m, var_m)) = share_at(class, site) {
+                at(&mut predicted_by_class, class as usize).add(&Pending::predicted(m, var_m, p));
+            }
+        }
+        if let Some(l) = lifetimes {
+            // The lifetimes' survivors born since the last GC, at the same shares.
+            l.expect_pending(|class, site| share_at(class, site).map_or(0.0, |(m, _)| m));
+        }
         let classes = classes
             .max(born.len())
-            .max(
-                // Pending births widen the table only where they predict something.
-                (0..pending.len())
-                    .rev()
-                    .find(|&c| pending[c].objects > 0.0 && share(c).is_some())
-                    .map_or(0, |c| c + 1),
-            )
+            // Pending births widen the table only where they predict something.
+            .max(predicted_by_class.len())
             .max(self.died.len())
             .max(self.shift.len())
             .max(self.anchor.as_ref().map_or(0, |a| a.objects.len()));
@@ -383,25 +477,7 @@ impl Estimator {
             let (shift_objects, shift_bytes) = self.shift.get(class).copied().unwrap_or_default();
             let (offset_objects, offset_bytes) =
                 self.variance_offset.get(class).copied().unwrap_or_default();
-            // Pending births at the class's survival share: each one's fate is a coin of that
-            // share (`m (1 - m) w^2`), and the share itself is uncertain (`var_m P^2`).
-            let p = pending.get(class).unwrap_or(&zero);
-            let predicted = match share(class) {
-                Some((m, var_m)) if p.objects > 0.0 => Pending {
-                    objects: m * p.objects,
-                    bytes: m * p.bytes,
-                    variance: (
-                        m * p.var_objects
-                            + m * (1.0 - m) * p.square_objects
-                            + var_m * p.objects * p.objects,
-                        m * p.var_bytes
-                            + m * (1.0 - m) * p.square_bytes
-                            + var_m * p.bytes * p.bytes,
-                    ),
-                    outside_tlab: (m * p.outside_tlab_objects, m * p.outside_tlab_bytes),
-                },
-                _ => Pending::default(),
-            };
+            let predicted = predicted_by_class.get(class).copied().unwrap_or_default();
             let objects =
                 exact_objects as f64 + shift_objects + b.objects - d.objects + predicted.objects;
             let bytes = exact_bytes as f64 + shift_bytes + b.bytes - d.bytes + predicted.bytes;
@@ -457,6 +533,33 @@ pub struct Pending {
     pub bytes: f64,
     pub variance: (f64, f64),
     pub outside_tlab: (f64, f64),
+}
+
+impl Pending {
+    /// Pending births `p` at survival share `m`: each one's fate is a coin of that share
+    /// (`m (1 - m) w^2`), and the share itself is uncertain (`var_m P^2`).
+    fn predicted(m: f64, var_m: f64, p: &Moments) -> Pending {
+        Pending {
+            objects: m * p.objects,
+            bytes: m * p.bytes,
+            variance: (
+                m * p.var_objects
+                    + m * (1.0 - m) * p.square_objects
+                    + var_m * p.objects * p.objects,
+                m * p.var_bytes + m * (1.0 - m) * p.square_bytes + var_m * p.bytes * p.bytes,
+            ),
+            outside_tlab: (m * p.outside_tlab_objects, m * p.outside_tlab_bytes),
+        }
+    }
+
+    fn add(&mut self, other: &Pending) {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+        self.variance.0 += other.variance.0;
+        self.variance.1 += other.variance.1;
+        self.outside_tlab.0 += other.outside_tlab.0;
+        self.outside_tlab.1 += other.outside_tlab.1;
+    }
 }
 
 /// An estimate's per-class objects, bytes and variance less its pending births: the heap as
@@ -805,6 +908,97 @@ mod tests {
         // Judged since the walk: one alive (weight 10), one dead: m = (0.5 * 2 + 0.5) / 3.
         assert!((judged.pending[1].objects - 10.0 * 0.5).abs() < 1e-9);
         assert_eq!(judged.objects[1], 200 + 10 + 5);
+    }
+
+    #[test]
+    fn pending_births_count_at_their_sites_share() {
+        // One class made at two lines: site 1 keeps what it makes (a leak), site 2 makes
+        // garbage. Four of each judged by a GC, then pending births: three at site 1, one at
+        // site 2.
+        let t = Tracker::new(64);
+        let mut e = Estimator::default();
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
+        t.advance();
+        let garbage: Vec<_> = (0..4)
+            .map(|_| {
+                t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+                t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap()
+            })
+            .collect();
+        t.gc_finished();
+        for &g in &garbage {
+            t.died(g);
+        }
+        for site in [1, 1, 1, 2] {
+            t.track(1, site, 1, 10.0, 8, 0, 1).unwrap();
+        }
+        let est = e.estimate(&t, 2, None);
+        // The class: 40 of 80 judged alive over 8 samples, m = (0.5 * 8 + 0.5) / 9 = 0.5. Each
+        // site's own, drawn toward it by two samples: (4 + 1) / 6 and (0 + 1) / 6.
+        let (m1, m2) = (5.0 / 6.0, 1.0 / 6.0);
+        assert!((est.pending[1].objects - (30.0 * m1 + 10.0 * m2)).abs() < 1e-9);
+        assert_eq!(est.objects[1], 100 + 40 + 27);
+        let var = |m: f64, n: f64, k: f64| {
+            n * (m * 90.0 + m * (1.0 - m) * 100.0) + m * (1.0 - m) / 7.0 * (k * k)
+        };
+        assert!(
+            (est.pending[1].variance.0 - (var(m1, 3.0, 30.0) + var(m2, 1.0, 10.0))).abs() < 1e-9
+        );
+        // The sites' split carries the same shares.
+        let at_site = |site: u32| -> f64 {
+            est.sampled
+                .iter()
+                .filter(|((_, key), _)| {
+                    *key & ((1 << crate::tracker::THREAD_SHIFT) - 1) == u64::from(site)
+                })
+                .map(|(_, c)| c.weight)
+                .sum()
+        };
+        assert!((at_site(1) - (40.0 + 30.0 * m1)).abs() < 1e-9);
+        assert!((at_site(2) - 10.0 * m2).abs() < 1e-9);
+        // After a walk no birth since is judged: the sites' fates before it still hold, then
+        // weigh half at each further walk.
+        let walk = |e: &mut Estimator| {
+            t.advance();
+            e.set_anchor(anchor(&t, vec![0, 200], vec![0, 1600]));
+            t.advance();
+        };
+        walk(&mut e);
+        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let after_walk = e.estimate(&t, 2, None);
+        assert!((after_walk.pending[1].objects - 10.0 * m2).abs() < 1e-9);
+        walk(&mut e);
+        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let halved = (0.0 * 2.0 + 0.5 * 2.0) / 4.0;
+        assert!((e.estimate(&t, 2, None).pending[1].objects - 10.0 * halved).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_sites_share_leans_toward_its_class() {
+        let class = (0.3, 0.01);
+        assert_eq!(Fates::default().survival_within(class), class);
+        let (m, var) = Fates {
+            alive: 0.0,
+            dead: 20.0,
+            samples: 2.0,
+        }
+        .survival_within(class);
+        assert!(
+            (m - 0.3 * 2.0 / 4.0).abs() < 1e-12,
+            "half its class's, two samples each"
+        );
+        assert!((var - m * (1.0 - m) / 5.0).abs() < 1e-12);
+        let (m, _) = Fates {
+            alive: 1_000.0,
+            dead: 0.0,
+            samples: 998.0,
+        }
+        .survival_within(class);
+        assert!(
+            (m - (998.0 + 0.6) / 1_000.0).abs() < 1e-12,
+            "many samples: its own"
+        );
     }
 
     #[test]

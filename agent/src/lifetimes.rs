@@ -139,6 +139,16 @@ impl Lifetimes {
             .or_insert([0.0; AGE_BUCKETS])[age_bucket(age)] += weight;
     }
 
+    /// Survivors born since the last GC (age 0) have not been judged by one: each (class,
+    /// site) of them counts at `share(class, site)`, the share of such births expected alive
+    /// (the estimates' own, `estimate.rs`), not whole, which would count the garbage made since.
+    pub fn expect_pending(&mut self, share: impl Fn(u32, u32) -> f64) {
+        self.survivors.retain(|&(class, site), ages| {
+            ages[0] *= share(class, site);
+            ages.iter().any(|&w| w > 0.0)
+        });
+    }
+
     /// The deaths since the last call and the survivors of the last sweep.
     pub fn take(&mut self) -> Taken {
         let mut deaths = std::mem::take(&mut self.deaths);
@@ -294,6 +304,35 @@ mod tests {
         );
         l.begin_sweep();
         assert!(l.take().survivors.is_empty());
+    }
+
+    #[test]
+    fn survivors_born_since_the_last_gc_count_at_their_share() {
+        let mut l = Lifetimes::default();
+        l.begin_sweep();
+        let at = |site, born_gcs| Sample {
+            site,
+            ..sample(7, 10.0, born_gcs)
+        };
+        l.alive(&at(1, 5), 5);
+        l.alive(&at(2, 5), 5);
+        l.alive(&at(2, 3), 5);
+        l.expect_pending(|class, site| match (class, site) {
+            (7, 1) => 0.9,
+            _ => 0.0,
+        });
+        let taken = l.take();
+        let ages = |site| {
+            taken
+                .survivors
+                .iter()
+                .find(|(k, _)| *k == (7, site))
+                .map(|(_, a)| *a)
+        };
+        assert_eq!(ages(1).unwrap()[0], 9.0);
+        // Site 2's newborn is expected dead; its older survivor (two GCs) stays whole.
+        let two = ages(2).unwrap();
+        assert_eq!((two[0], two[age_bucket(2)]), (0.0, 10.0));
     }
 
     /// Past the cap the smallest groups go as one, nothing lost.
