@@ -518,7 +518,22 @@ fn details_panel_shows_the_leak_suspect_trace() {
     );
 
     // And through the city: tubes from step to step, where the same window-free scene puts
-    // them, in colors no building or reference frustum has.
+    // them, in colors no building or reference frustum has. Probed on a picture without the
+    // panels and labels, which are drawn over the city, beside the same city with nothing
+    // selected (no trace): the tubes run along the roofs, so where a building's glass (a band
+    // of doubt) is in front of them their yellow shows tinted, but changed.
+    let img = replay_screenshot(
+        &xvfb,
+        &[file.to_str().unwrap(), "--select", select],
+        dir.path(),
+        "trace-city.png",
+    );
+    let plain = replay_screenshot(
+        &xvfb,
+        &[file.to_str().unwrap()],
+        dir.path(),
+        "plain-city.png",
+    );
     let config = LayoutConfig::default();
     let city = layout(&model, &config);
     let last = (model.len() - 1) as f64;
@@ -533,28 +548,32 @@ fn details_panel_shows_the_leak_suspect_trace() {
     frame.trace = Some(trace3d.clone());
     let camera = OrbitCamera::framing(config.size as f32, frame.tallest() as f32);
     let (mut probes, mut seen) = (0, 0);
-    for &(from, to, _, _) in &trace3d.links {
+    for &(from, to, radius, _) in &trace3d.links {
         for k in 2..9 {
             let point = from + (to - from) * (k as f32 / 10.0);
             let Some((px, py)) = camera.project(point, W as f32, H as f32) else {
                 continue;
             };
-            // Not behind a building, nor under the details panel.
+            // Not behind a building: a solid one hides the tube, a glass one (a faded building,
+            // a band of doubt) tints it. The tube's near side is about its radius before its
+            // axis.
             let (origin, dir) = camera.ray(px, py, W as f32, H as f32);
             let distance = (point - origin).length();
             let hidden = frame.buildings.iter().any(|b| {
                 let (min, max) = b.bounds();
-                b.opacity >= 1.0
-                    && ray_box(origin, dir, min, max).is_some_and(|t| t < distance - 2.0)
+                ray_box(origin, dir, min, max).is_some_and(|t| t < distance - radius)
             });
-            if hidden || panel.contains(px, py) {
+            if hidden {
                 continue;
             }
             probes += 1;
             let [r, g, b] = pixel(&img, px, py).map(i32::from);
-            let yellow = r > 170 && g > 150 && b < 90 && (r - g).abs() < 80;
+            let before = pixel(&plain, px, py).map(i32::from);
+            let changed = (0..3).any(|i| ([r, g, b][i] - before[i]).abs() > 24);
+            // Yellow, or yellow through a building's red to blue glass: warm with little blue.
+            let yellow = r > 150 && g > 80 && b < 90;
             let cyan = r < 90 && g > 150 && b > 150;
-            if yellow || cyan {
+            if changed && (yellow || cyan) {
                 seen += 1;
             }
         }
