@@ -22,6 +22,7 @@ pub fn parse(query: &str) -> (PageLook, Vec<String>) {
     let mut look = PageLook::default();
     let mut problems = Vec::new();
     let query = query.strip_prefix('?').unwrap_or(query);
+    let views = ViewKind::ALL.map(|v| v.label()).join(", ");
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decode(key), decode(value));
@@ -31,7 +32,7 @@ pub fn parse(query: &str) -> (PageLook, Vec<String>) {
                 .into_iter()
                 .find(|v| v.label() == value)
                 .map(|v| look.view = v)
-                .ok_or("city, icicle, sunburst or timeline"),
+                .ok_or(views.as_str()),
             "metric" => match value.as_str() {
                 "objects" => Ok(Metric::Objects),
                 "bytes" => Ok(Metric::Bytes),
@@ -115,6 +116,27 @@ mod tests {
         let (look, problems) = parse("");
         assert!(problems.is_empty());
         assert_eq!(look.bench_frames, None);
+    }
+
+    /// The page's script names the views the viewer reports by index (`memcity_drawn`): the
+    /// same list, in the same order.
+    #[test]
+    fn the_pages_script_knows_the_views_in_their_order() {
+        let script = include_str!("../web/memcity.js");
+        let line = script
+            .lines()
+            .find(|l| l.trim_start().starts_with("const VIEWS = ["))
+            .expect("memcity.js lists the views");
+        let names: Vec<&str> = line
+            .split(['[', ']'])
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(|n| n.trim().trim_matches('"'))
+            .collect();
+        assert_eq!(names, ViewKind::ALL.map(|v| v.label()));
+        let (_, problems) = parse("view=cube");
+        assert!(problems[0].contains("expected city, icicle, sunburst, timeline, lifetimes"));
     }
 
     #[test]
