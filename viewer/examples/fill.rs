@@ -5,7 +5,6 @@
 //!
 //! Usage: fill LAYERS [blend]
 
-use macroquad::miniquad::{BlendFactor, BlendState, BlendValue, Equation};
 use macroquad::prelude::*;
 
 fn conf() -> Conf {
@@ -42,13 +41,7 @@ void main() { gl_FragColor = tint; }",
         MaterialParams {
             uniforms: vec![UniformDesc::new("tint", UniformType::Float4)],
             pipeline_params: PipelineParams {
-                color_blend: blend.then(|| {
-                    BlendState::new(
-                        Equation::Add,
-                        BlendFactor::Value(BlendValue::SourceAlpha),
-                        BlendFactor::OneMinusValue(BlendValue::SourceAlpha),
-                    )
-                }),
+                color_blend: blend.then(memcity_viewer::render::glass_blend),
                 ..Default::default()
             },
             ..Default::default()

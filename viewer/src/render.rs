@@ -637,15 +637,18 @@ fn pipeline_params(blend: bool) -> PipelineParams {
         depth_test: Comparison::LessOrEqual,
         depth_write: !blend,
         cull_face: CullFace::Back,
-        color_blend: blend.then(|| {
-            BlendState::new(
-                Equation::Add,
-                BlendFactor::Value(BlendValue::SourceAlpha),
-                BlendFactor::OneMinusValue(BlendValue::SourceAlpha),
-            )
-        }),
+        color_blend: blend.then(glass_blend),
         ..Default::default()
     }
+}
+
+/// How glass (faded buildings, bands of doubt) blends over what is behind it.
+pub fn glass_blend() -> BlendState {
+    BlendState::new(
+        Equation::Add,
+        BlendFactor::Value(BlendValue::SourceAlpha),
+        BlendFactor::OneMinusValue(BlendValue::SourceAlpha),
+    )
 }
 
 pub struct Renderer {
