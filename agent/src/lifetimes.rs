@@ -75,23 +75,16 @@ pub fn age_bucket(gcs: u32) -> usize {
 }
 
 impl Lifetimes {
-    /// Thread ids below this have been noted (`note_thread`).
-    pub fn threads_noted(&self) -> u32 {
-        self.memcity.len() as u32
-    }
-
-    /// Thread `id` (the next one) is memcity's own or not.
-    pub fn note_thread(&mut self, id: u32, memcity: bool) {
-        if id as usize == self.memcity.len() {
-            self.memcity.push(memcity);
-        }
+    /// Which threads are memcity's own ([`crate::sampling::Sampler::memcity_threads`]).
+    pub fn set_memcity_threads(&mut self, memcity: Vec<bool>) {
+        self.memcity = memcity;
     }
 
     /// Whether `sample` is followed, and the weight it stands for: none of memcity's own
     /// threads'; taken while sites were recorded for one sample in `n` (`Sample::one_in`, as
     /// it was at its birth), those with a site, each for `n`.
     fn followed(&self, sample: &Sample) -> Option<f64> {
-        if self.memcity.get(sample.thread as usize) == Some(&true) {
+        if crate::sampling::is_memcity(&self.memcity, sample.thread) {
             return None;
         }
         match sample.one_in {
@@ -277,14 +270,13 @@ mod tests {
     #[test]
     fn memcitys_own_threads_are_left_out() {
         let mut l = Lifetimes::default();
-        l.note_thread(1, true);
-        l.note_thread(3, false); // not the next one: ignored
-        assert_eq!(l.threads_noted(), 2);
+        // Thread 1 is memcity's; 2 is not, and 3 was named after the list was taken.
+        l.set_memcity_threads(vec![false, true, false]);
         let ours = sample(1, 1.0, 0); // thread 1
-        let theirs = Sample { thread: 2, ..ours };
-        l.died(&ours, Moment::default(), 0);
-        l.died(&theirs, Moment::default(), 0);
-        assert_eq!(l.take().booked, 1);
+        for thread in [1, 2, 3] {
+            l.died(&Sample { thread, ..ours }, Moment::default(), 0);
+        }
+        assert_eq!(l.take().booked, 2);
     }
 
     #[test]

@@ -97,10 +97,28 @@ struct Sites {
     frames: Vec<Vec<Frame>>,
 }
 
-#[derive(Default)]
 struct Threads {
     ids: HashMap<String, u32>,
     names: Vec<String>,
+    /// By thread id (0 stands for none): whether the thread is memcity's own, decided once,
+    /// when its name is first seen.
+    memcity: Vec<bool>,
+}
+
+impl Default for Threads {
+    fn default() -> Self {
+        Self {
+            ids: HashMap::new(),
+            names: Vec::new(),
+            memcity: vec![false],
+        }
+    }
+}
+
+/// Whether thread `id` is memcity's own, in `memcity` ([`Sampler::memcity_threads`]); ids past
+/// it (a thread named since) and the overflow id are not.
+pub fn is_memcity(memcity: &[bool], id: u32) -> bool {
+    memcity.get(id as usize).copied().unwrap_or(false)
 }
 
 pub struct Sampler {
@@ -297,6 +315,7 @@ impl Sampler {
         if threads.names.len() as u32 >= OVERFLOW_THREAD - 1 {
             return OVERFLOW_THREAD;
         }
+        threads.memcity.push(crate::paths::is_memcity_thread(&name));
         threads.names.push(name.clone());
         let id = threads.names.len() as u32;
         threads.ids.insert(name, id);
@@ -505,6 +524,13 @@ impl Sampler {
     pub fn thread_name(&self, id: u32) -> Option<String> {
         let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
         threads.names.get((id as usize).checked_sub(1)?).cloned()
+    }
+
+    /// By thread id, whether each sampled thread so far is memcity's own ([`is_memcity`]): the
+    /// one record of it, for the city's `(memcity)` share, the path search and the lifetimes.
+    pub fn memcity_threads(&self) -> Vec<bool> {
+        let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        threads.memcity.clone()
     }
 }
 

@@ -13,7 +13,6 @@ use super::Worker;
 use crate::gc_counts;
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::names;
-use crate::paths;
 use crate::sampling::Sampler;
 use crate::tags;
 use crate::walk::WalkResult;
@@ -297,13 +296,9 @@ impl Worker {
             return Vec::new();
         };
         let mut weights: HashMap<u32, (f64, f64)> = HashMap::new();
-        let threads = &mut self.memcity_threads;
+        let threads = sampler.memcity_threads();
         sampler.tracker.for_each_live(|_, sample, _| {
-            let ours = *threads.entry(sample.thread).or_insert_with(|| {
-                sampler
-                    .thread_name(sample.thread)
-                    .is_some_and(|n| paths::is_memcity_thread(&n))
-            });
+            let ours = crate::sampling::is_memcity(&threads, sample.thread);
             let w = weights.entry(sample.class).or_default();
             w.0 += sample.weight;
             if ours {

@@ -139,11 +139,9 @@ struct Worker {
     /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
     born_at: paths::Births,
     /// Per class with memcity's objects among its own, the id standing for memcity's share
-    /// (named as the class, grouped under [`names::MEMCITY`]), and back; and which sampled
-    /// threads are memcity's own.
+    /// (named as the class, grouped under [`names::MEMCITY`]), and back.
     memcity_ids: HashMap<u32, u32>,
     memcity_of: HashMap<u32, u32>,
-    memcity_threads: HashMap<u32, bool>,
     /// For focused searches: the generation the last search started at, the roots its finds
     /// were under, and the focused searches since the last full one.
     search_from_gen: u32,
@@ -236,7 +234,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         focused_since_full: 0,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),
-        memcity_threads: HashMap::new(),
         // SAFETY: `jni` is this thread's JNIEnv.
         heap: unsafe { HeapGauge::new(jni) },
         out_of_memory: None,
@@ -505,23 +502,11 @@ impl Worker {
         // dated by the GC before would look younger than it was.
         let died = sampler.tracker.last_gc_moment();
         let collectors = self.collectors_ran();
-        self.note_memcity_threads(sampler);
         if let Some(l) = self.lifetimes.as_mut() {
+            l.set_memcity_threads(sampler.memcity_threads());
             for sample in &dead {
                 l.died(sample, died, collectors);
             }
-        }
-    }
-
-    /// Tells lifetimes which of the threads named since the last call are memcity's own.
-    fn note_memcity_threads(&mut self, sampler: &Sampler) {
-        let Some(l) = self.lifetimes.as_mut() else {
-            return;
-        };
-        let mut id = l.threads_noted();
-        while let Some(name) = sampler.thread_name(id) {
-            l.note_thread(id, paths::is_memcity_thread(&name));
-            id += 1;
         }
     }
 

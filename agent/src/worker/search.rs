@@ -3,7 +3,6 @@
 //! and running it to a deadline when the Java heap ran out. Separate because it has its own
 //! schedule (`paths::Schedule`) beside the snapshots'.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -122,17 +121,12 @@ impl Worker {
     /// that held the last search's finds, so it stops early and costs the leak's size rather
     /// than the heap's).
     fn start_search(&mut self, sampler: &'static Sampler) -> Option<paths::Search> {
-        let mut ours: HashMap<u32, bool> = HashMap::new();
+        let ours = sampler.memcity_threads();
         let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
         let from_gen = self.search_from_gen;
         sampler.tracker.for_each_live(|slot, sample, weak| {
-            let memcity = *ours.entry(sample.thread).or_insert_with(|| {
-                sampler
-                    .thread_name(sample.thread)
-                    .is_some_and(|n| paths::is_memcity_thread(&n))
-            });
-            if memcity {
+            if crate::sampling::is_memcity(&ours, sample.thread) {
                 return;
             }
             let target = paths::Sample {
