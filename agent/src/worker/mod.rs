@@ -466,6 +466,11 @@ impl Worker {
             self.estimator.set_confirmed(confirmed);
             self.poll_deaths(sampler);
         }
+        if let Some(l) = self.lifetimes.as_mut() {
+            // The sweep counts survivors: those of threads named since the last deaths
+            // (or before any) must be known as memcity's too.
+            l.set_memcity_threads(sampler.memcity_threads());
+        }
         let counts = self.estimator.estimate(
             &sampler.tracker,
             self.classes.names.len(),
