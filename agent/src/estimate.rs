@@ -39,7 +39,7 @@
 
 use crate::lifetimes::Lifetimes;
 use crate::sampling::NO_SITE;
-use crate::tracker::{Sample, Tracker};
+use crate::tracker::{site_of, Sample, Tracker};
 use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
 
 /// What became of one class's births since the anchor that a GC has judged: the weight still
@@ -132,6 +132,17 @@ pub struct Moments {
 }
 
 impl Moments {
+    fn merge(&mut self, other: &Moments) {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+        self.var_objects += other.var_objects;
+        self.var_bytes += other.var_bytes;
+        self.outside_tlab_objects += other.outside_tlab_objects;
+        self.outside_tlab_bytes += other.outside_tlab_bytes;
+        self.square_objects += other.square_objects;
+        self.square_bytes += other.square_bytes;
+    }
+
     fn add(&mut self, sample: &Sample) {
         let w = sample.weight;
         let s = sample.size as f64;
@@ -322,10 +333,9 @@ impl Estimator {
         let anchor_gen = self.anchor.as_ref().map(|a| a.generation);
         let last_gc = tracker.last_gc();
         let mut born = vec![Moments::default(); classes];
-        // Pending births by class and site, and each with its sample key, added to `sampled`
-        // once their survival shares are known.
-        let mut pending: IntMap<(u32, u32), Moments> = IntMap::default();
-        let mut pending_keys: Vec<(u32, u32, u64, f64)> = Vec::new();
+        // Pending births by class and sample key (site and thread), added to `sampled` once
+        // their survival shares are known.
+        let mut pending: IntMap<(u32, u64), Moments> = IntMap::default();
         let mut fates = vec![Fates::default(); classes];
         let mut fates_at: IntMap<(u32, u32), Fates> = IntMap::default();
         let born_died = &mut self.born_died;
@@ -367,10 +377,9 @@ impl Estimator {
             }
             if !in_anchor && !since_anchor {
                 pending
-                    .entry((sample.class, sample.site))
+                    .entry((sample.class, sample.key()))
                     .or_default()
                     .add(sample);
-                pending_keys.push((sample.class, sample.site, sample.key(), sample.weight));
                 return;
             }
             let w = sample.weight;
@@ -429,17 +438,23 @@ impl Estimator {
             let earlier = before.get(&(class, site)).copied().unwrap_or_default();
             Some(f.plus(&earlier).survival_within(outer))
         };
-        for (class, site, key, w) in pending_keys {
+        // Each sample key's pending births at their site's share: its weight `m Σw`, and the
+        // variance of sampling (`m Σ w (w - 1)`) and of their fates (`m (1 - m) Σ w^2`).
+        let mut by_site: IntMap<(u32, u32), Moments> = IntMap::default();
+        for (&(class, key), p) in &pending {
+            let site = site_of(key);
+            by_site.entry((class, site)).or_default().merge(p);
             if let Some((m, _)) = share_at(class, site) {
                 let entry = sampled.entry((class, key)).or_default();
-                entry.weight += w * m;
-                entry.variance += w * (w - 1.0) * m + w * w * m * (1.0 - m);
-                entry.unconfirmed += w * m;
+                entry.weight += m * p.objects;
+                entry.variance += m * p.var_objects + m * (1.0 - m) * p.square_objects;
+                entry.unconfirmed += m * p.objects;
             }
         }
-        // Each class's pending births at their sites' shares.
+        // Each class's pending births at their sites' shares, each share's own uncertainty
+        // over its whole site (`var_m P^2`).
         let mut predicted_by_class: Vec<Pending> = Vec::new();
-        for (&(class, site), p) in &pending {
+        for (&(class, site), p) in &by_site {
             if let Some((m, var_m)) = share_at(class, site) {
                 at(&mut predicted_by_class, class as usize).add(&Pending::predicted(m, var_m, p));
             }
@@ -949,9 +964,7 @@ mod tests {
         let at_site = |site: u32| -> f64 {
             est.sampled
                 .iter()
-                .filter(|((_, key), _)| {
-                    *key & ((1 << crate::tracker::THREAD_SHIFT) - 1) == u64::from(site)
-                })
+                .filter(|((_, key), _)| site_of(*key) == site)
                 .map(|(_, c)| c.weight)
                 .sum()
         };

@@ -46,7 +46,7 @@ const STATE_MASK: u64 = 3 << STATE_SHIFT;
 /// Set once the worker has tagged the object for walks (`for_untagged`).
 const TAGGED: u64 = 1 << 61;
 /// `meta` layout below the state bits: site (22) | thread (12) | one-in (4, as log2).
-pub(crate) const THREAD_SHIFT: u32 = 22;
+const THREAD_SHIFT: u32 = 22;
 const ONE_IN_SHIFT: u32 = 34;
 
 /// One sample as the worker and the walk see it.
@@ -90,6 +90,11 @@ impl Sample {
     pub fn key(&self) -> u64 {
         u64::from(self.site) | (u64::from(self.thread) << THREAD_SHIFT)
     }
+}
+
+/// The site packed in a sample key ([`Sample::key`]).
+pub fn site_of(key: u64) -> u32 {
+    (key & ((1 << THREAD_SHIFT) - 1)) as u32
 }
 
 #[derive(Default)]
