@@ -1690,7 +1690,8 @@ impl Search {
         if self.revisits >= self.visited_count {
             if self.revisits == self.visited_count {
                 self.revisits += 1;
-                crate::log::info!(
+                crate::log::once!(
+                    Info,
                     "path search: {} objects entered again by shorter paths, as many as \
                      entered once; the paths found first stand for the rest",
                     self.visited_count

@@ -20,7 +20,7 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Request as GrpcRequest, Response, Status};
 
 use crate::hub::Hub;
-use crate::log::{error, info, warning};
+use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
 
 /// Work the server hands to the agent thread.
@@ -82,7 +82,7 @@ impl MemCity for Service {
         &self,
         request: GrpcRequest<SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
-        let peer = request.remote_addr();
+        let peer = memcity_page::conn::of_request(&request).map(|c| c.peer);
         let request = request.into_inner();
         // Version 0 means the field was not set; accept it and let the handshake speak.
         if request.protocol_version != 0 {
@@ -93,7 +93,8 @@ impl MemCity for Service {
                 return Err(Status::failed_precondition(hint));
             }
         }
-        info!(
+        // A viewer is the session going as it should: nothing for the application's stderr.
+        debug!(
             "viewer connected: {} from {}",
             if request.client.is_empty() {
                 "unnamed client"
@@ -261,12 +262,12 @@ fn serve(
         if !insecure {
             return Err(format!(
                 "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Give tls_cert= and tls_key=, or serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
-                registry::run_dir().display()
+                token_dir().display()
             ));
         }
         warning!(
             "SERVING WITHOUT TLS ON {addr} (insecure=true): anyone on the network who has the token (in {}) can read the heap's structure and request walks",
-            registry::run_dir().display()
+            token_dir().display()
         );
     }
     let token = registry::new_token().map_err(|e| format!("cannot make an access token: {e}"))?;
@@ -345,6 +346,12 @@ fn serve(
         let registered = registry::register(&registration).map_err(|e| {
             format!("cannot write the access token for local clients: {e}")
         })?;
+        if let Some(why) = registry::run_dir_refused() {
+            warning!(
+                "{why}; this JVM registers in {} instead (memcity list finds it there)",
+                registered.parent().unwrap_or(&registered).display()
+            );
+        }
         if let Some(path) = portfile {
             write_portfile(path, local.port())
                 .map_err(|e| format!("cannot write portfile {}: {e}", path.display()))?;
@@ -428,6 +435,10 @@ impl tonic::service::Interceptor for TokenCheck {
             .map(|v| v.as_bytes());
         let matches = given.is_some_and(|given| registry::same_token(given, &self.expected));
         if matches {
+            // The token was shown: the connection may stay (`memcity_page::conn`).
+            if let Some(info) = memcity_page::conn::of_request(&request) {
+                info.trust.grant();
+            }
             Ok(request)
         } else {
             Err(Status::unauthenticated(format!(
@@ -437,10 +448,15 @@ impl tonic::service::Interceptor for TokenCheck {
                 } else {
                     "this agent needs its token"
                 },
-                registry::run_dir().display()
+                token_dir().display()
             )))
         }
     }
+}
+
+/// Where this agent's registration (and token) is, for messages.
+pub(crate) fn token_dir() -> std::path::PathBuf {
+    registry::private_run_dir().unwrap_or_else(|_| registry::run_dir())
 }
 
 /// A connection closed for the limit (`memcity_page::conn`): said once, then every 1000, so a
@@ -454,10 +470,9 @@ pub fn log_refusal(peer: SocketAddr, refused: u64) {
     }
 }
 
-/// Writes the port atomically (temp file, then rename), so a script polling for the file never
-/// reads a half-written number.
+/// Writes the port atomically (a private file beside it, then renamed over it), so a script
+/// polling for the file never reads a half-written number, and a link planted at its name in
+/// a shared folder is replaced, never written through (`memcity_proto::files::replace`).
 fn write_portfile(path: &Path, port: u16) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp-memcity");
-    std::fs::write(&tmp, format!("{port}\n"))?;
-    std::fs::rename(&tmp, path)
+    memcity_proto::files::replace(path, format!("{port}\n").as_bytes())
 }

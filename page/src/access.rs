@@ -130,7 +130,14 @@ impl Access {
 /// The router's guard: every request passes [`Access::decide`].
 pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
     let uri = request.uri();
-    match access.decide(uri.path(), uri.query(), request.headers()) {
+    let decision = access.decide(uri.path(), uri.query(), request.headers());
+    if !matches!(decision, Decision::Refuse(..)) {
+        // The token was shown: the connection may stay (`conn`).
+        if let Some(info) = crate::conn::of_http(&request) {
+            info.trust.grant();
+        }
+    }
+    match decision {
         Decision::Pass => next.run(request).await,
         Decision::SetCookie { location, cookie } => (
             StatusCode::SEE_OTHER,

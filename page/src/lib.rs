@@ -197,11 +197,16 @@ pub async fn run(
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     app: Router,
 ) -> std::io::Result<()> {
+    // With each connection's `conn::ConnInfo`, for the token check to trust it.
+    let app = app.into_make_service_with_connect_info::<conn::ConnInfo>();
     match acceptor {
         Some(acceptor) => axum::serve(tls::TlsListener::new(incoming, acceptor), app).await,
         None => axum::serve(incoming, app).await,
     }
 }
+
+/// How often a live page's WebSocket is pinged.
+const PING_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Longest reason a WebSocket close frame carries (125 bytes of payload, 2 for the code).
 const CLOSE_REASON_BYTES: usize = 123;
@@ -239,8 +244,17 @@ where
     S: Stream<Item = Result<StreamMessage, String>> + Unpin,
 {
     let mut writer: Option<RecordingWriter<Vec<u8>>> = None;
+    // A JVM that does not collect sends nothing for a while: pings (which browsers answer by
+    // themselves) keep the connection within the port's idle limit (`conn::IDLE_LIMIT`).
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            _ = ping.tick() => {
+                if socket.send(Message::Ping(Default::default())).await.is_err() {
+                    return Ok("the page left".into());
+                }
+            }
             message = messages.next() => {
                 let message = match message {
                     Some(Ok(m)) => m,

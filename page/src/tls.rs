@@ -13,7 +13,7 @@ use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use crate::conn::{Guarded, Incoming, Patient};
+use crate::conn::{ConnInfo, Guarded, Incoming};
 
 /// A client that has not finished its handshake by then is dropped: it holds a slot.
 const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
@@ -61,7 +61,7 @@ pub fn acceptor(
 /// the accepting, so one slow or silent client does not hold up the rest; the connections
 /// handshaking count against the listener's limit as any other.
 pub struct TlsListener {
-    ready: tokio::sync::mpsc::Receiver<(Patient<TlsStream<Guarded<TcpStream>>>, SocketAddr)>,
+    ready: tokio::sync::mpsc::Receiver<(TlsStream<Guarded<TcpStream>>, SocketAddr)>,
     local: SocketAddr,
 }
 
@@ -76,10 +76,10 @@ impl TlsListener {
                 tokio::spawn(async move {
                     let peer = conn.peer();
                     let handshake = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(conn));
-                    // A client that is no TLS client (or gives up) is simply dropped.
-                    // Inside TLS the request must come as promptly as outside it.
+                    // A client that is no TLS client (or gives up) is simply dropped. Inside
+                    // TLS the connection keeps the limits of its TCP stream (`conn::Patient`).
                     if let Ok(Ok(tls)) = handshake.await {
-                        let _ = tx.send((Patient::new(tls), peer)).await;
+                        let _ = tx.send((tls, peer)).await;
                     }
                 });
             }
@@ -89,7 +89,7 @@ impl TlsListener {
 }
 
 impl axum::serve::Listener for TlsListener {
-    type Io = Patient<TlsStream<Guarded<TcpStream>>>;
+    type Io = TlsStream<Guarded<TcpStream>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
@@ -102,5 +102,13 @@ impl axum::serve::Listener for TlsListener {
 
     fn local_addr(&self) -> std::io::Result<SocketAddr> {
         Ok(self.local)
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TlsListener>>
+    for ConnInfo
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TlsListener>) -> Self {
+        stream.io().get_ref().0.info()
     }
 }

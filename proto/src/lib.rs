@@ -5,6 +5,8 @@
 //! [`pprof`] is pprof's profile format, which `memcity export --pprof` writes.
 
 pub mod command;
+#[cfg(unix)]
+pub mod files;
 pub mod frames;
 pub mod options;
 pub mod recording;

@@ -76,9 +76,12 @@ pub struct RecordingWriter<W: Write> {
 }
 
 impl RecordingWriter<BufWriter<File>> {
-    /// Creates (or truncates) `path` and writes magic, version and header.
+    /// Creates `path` (mode 0600, replacing what was there: never written through a link or
+    /// into a file someone else made, `files::create_replacing`) and writes magic, version and
+    /// header.
+    #[cfg(unix)]
     pub fn create(path: &Path, header: &RecordingHeader) -> io::Result<Self> {
-        let file = File::create(path)?;
+        let file = crate::files::create_replacing(path)?;
         Self::new(BufWriter::with_capacity(256 * 1024, file), header)
     }
 }

@@ -9,10 +9,12 @@
 //! machine and to anyone on the network who can reach it: heap structure, class and thread
 //! names are not theirs to read, and requests that stop the JVM are not theirs to make.
 
-use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::files;
 
 /// gRPC metadata key that carries the token.
 pub const TOKEN_HEADER: &str = "memcity-token";
@@ -77,10 +79,35 @@ impl Registration {
     }
 }
 
-/// This user's run directory (not created).
+/// This user's run directory (not created): `$TMPDIR/memcity-<uid>`. An agent that finds it
+/// made by someone else uses a private folder of its own beside it ([`private_run_dir`]).
 pub fn run_dir() -> PathBuf {
-    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-    std::env::temp_dir().join(format!("memcity-{uid}"))
+    run_dir_in(&std::env::temp_dir(), files::effective_uid())
+}
+
+fn run_dir_in(tmp: &Path, uid: u32) -> PathBuf {
+    tmp.join(format!("memcity-{uid}"))
+}
+
+/// Where agents of user `uid` whose temporary folder is `tmp` register: the run directory, and
+/// the folders `memcity-<uid>.<random>` agents made when another user had taken its name
+/// first. Only folders of `uid` closed to others count: anything else could hand a client a
+/// port and token of someone else's choosing.
+pub fn run_dirs(tmp: &Path, uid: u32) -> Vec<PathBuf> {
+    let main = run_dir_in(tmp, uid);
+    let prefix = format!("memcity-{uid}.");
+    let mut dirs = vec![main];
+    if let Ok(entries) = std::fs::read_dir(tmp) {
+        let mut others: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect();
+        others.sort();
+        dirs.extend(others);
+    }
+    dirs.retain(|dir| files::check_private_dir(dir, uid).is_ok());
+    dirs
 }
 
 /// Whether `given` is `token`, compared in constant time: the answer must not tell how much of
@@ -101,37 +128,43 @@ pub fn new_token() -> io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Creates the run directory (0700) or checks that an existing one is ours and closed to
-/// others: a directory another user made, or one others can write, could feed clients a
-/// wrong token or read ours.
-fn ensure_run_dir(dir: &Path) -> io::Result<()> {
-    match DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let meta = std::fs::symlink_metadata(dir)?;
-    let me = std::fs::metadata("/proc/self")?.uid();
-    if !meta.is_dir() || meta.uid() != me || meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is not a private directory of this user (owner {}, mode {:o}); remove it",
-                dir.display(),
-                meta.uid(),
-                meta.permissions().mode() & 0o777
-            ),
-        ));
-    }
-    Ok(())
+/// The run directory this process uses: [`run_dir`], made private (0700) or checked to be; or,
+/// when another user made a folder of that name first, a private folder of this process's own
+/// beside it (`memcity-<uid>.<random>`), which clients find as well ([`run_dirs`]). Chosen
+/// once per process; `Err` only when neither can be made.
+pub fn private_run_dir() -> io::Result<PathBuf> {
+    static CHOSEN: OnceLock<Result<RunDir, String>> = OnceLock::new();
+    CHOSEN
+        .get_or_init(|| choose_run_dir(&std::env::temp_dir()).map_err(|e| e.to_string()))
+        .as_ref()
+        .map(|chosen| chosen.dir.clone())
+        .map_err(|e| io::Error::other(e.clone()))
 }
 
-/// This user's run directory, created (0700) or checked to be private to this user: for what
-/// else an agent keeps there (the JFR repository of its GC counts).
-pub fn private_run_dir() -> io::Result<PathBuf> {
-    let dir = run_dir();
-    ensure_run_dir(&dir)?;
-    Ok(dir)
+/// Why this process's run directory is not [`run_dir`], if it is not (for the agent to say).
+pub fn run_dir_refused() -> Option<String> {
+    let dir = private_run_dir().ok()?;
+    (dir != run_dir()).then(|| {
+        files::check_private_dir(&run_dir(), files::effective_uid())
+            .err()
+            .map_or_else(|| "it was taken".into(), |e| e.to_string())
+    })
+}
+
+struct RunDir {
+    dir: PathBuf,
+}
+
+fn choose_run_dir(tmp: &Path) -> io::Result<RunDir> {
+    let uid = files::effective_uid();
+    let main = run_dir_in(tmp, uid);
+    match files::ensure_private_dir(&main) {
+        Ok(()) => Ok(RunDir { dir: main }),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(RunDir {
+            dir: files::make_unique_dir(tmp, &format!("memcity-{uid}"))?,
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 /// Writes this agent's registration (atomically, mode 0600); returns its path.
@@ -139,16 +172,7 @@ pub fn register(registration: &Registration) -> io::Result<PathBuf> {
     let dir = private_run_dir()?;
     remove_stale(&dir);
     let path = dir.join(registration.pid.to_string());
-    let tmp = dir.join(format!(".{}.tmp", registration.pid));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(registration.to_text().as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
+    files::replace(&path, registration.to_text().as_bytes())?;
     Ok(path)
 }
 
@@ -170,25 +194,37 @@ fn remove_stale(dir: &Path) {
 }
 
 /// Removes this agent's registration (best effort: a killed JVM leaves it, and clients skip
-/// registrations of processes that are gone).
+/// registrations of processes that are gone), and a folder of its own once empty.
 pub fn unregister(pid: u32) {
-    let _ = std::fs::remove_file(run_dir().join(pid.to_string()));
+    let Ok(dir) = private_run_dir() else {
+        return;
+    };
+    let _ = std::fs::remove_file(dir.join(pid.to_string()));
+    if dir != run_dir() {
+        let _ = std::fs::remove_dir(&dir);
+    }
 }
 
-/// The registration in `file`, if it holds one.
+/// The registration in `file`, if it holds one (a link is not followed).
 pub fn read(file: &Path) -> Option<Registration> {
-    Registration::parse(&std::fs::read_to_string(file).ok()?)
+    Registration::parse(&String::from_utf8(files::read_no_follow(file).ok()?).ok()?)
+}
+
+/// The registration of the agent in process `pid` among those of user `uid` under `tmp`.
+pub fn find(tmp: &Path, uid: u32, pid: u32) -> Option<Registration> {
+    run_dirs(tmp, uid)
+        .iter()
+        .find_map(|dir| read(&dir.join(pid.to_string())))
+        .filter(|r| r.pid == pid)
 }
 
 /// The registrations of live agents of this user.
 pub fn registrations() -> Vec<Registration> {
-    let Ok(entries) = std::fs::read_dir(run_dir()) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .filter_map(|text| Registration::parse(&text))
+    run_dirs(&std::env::temp_dir(), files::effective_uid())
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter_map(|e| read(&e.path()))
         .filter(|r| Path::new(&format!("/proc/{}", r.pid)).exists())
         .collect()
 }
@@ -245,18 +281,46 @@ mod tests {
     }
 
     #[test]
-    fn a_run_dir_open_to_others_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let open = dir.path().join("open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let err = ensure_run_dir(&open).unwrap_err();
-        assert!(err.to_string().contains("not a private directory"), "{err}");
-        let fresh = dir.path().join("fresh");
-        ensure_run_dir(&fresh).unwrap();
-        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
-        ensure_run_dir(&fresh).unwrap();
+    fn a_taken_run_dir_gives_way_to_a_private_one_that_clients_find() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let uid = files::effective_uid();
+        // Free: the run directory itself, made private.
+        let chosen = choose_run_dir(tmp.path()).unwrap();
+        assert_eq!(chosen.dir, run_dir_in(tmp.path(), uid));
+        assert_eq!(run_dirs(tmp.path(), uid), std::slice::from_ref(&chosen.dir));
+        // Taken (a folder open to others where the run directory should be): a folder of
+        // this process's own beside it, and only that one is offered to clients.
+        let taken = tempfile::tempdir().unwrap();
+        let squat = run_dir_in(taken.path(), uid);
+        std::fs::create_dir(&squat).unwrap();
+        std::fs::set_permissions(&squat, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let chosen = choose_run_dir(taken.path()).unwrap();
+        assert_ne!(chosen.dir, squat);
+        assert_eq!(
+            run_dirs(taken.path(), uid),
+            std::slice::from_ref(&chosen.dir)
+        );
+        let registration = Registration {
+            pid: 7,
+            port: 1,
+            token: "ab".into(),
+            page: None,
+            metrics: None,
+        };
+        std::fs::write(chosen.dir.join("7"), registration.to_text()).unwrap();
+        assert_eq!(find(taken.path(), uid, 7), Some(registration));
+        // A planted look-alike open to others is not read.
+        let fake = taken.path().join(format!("memcity-{uid}.fake"));
+        std::fs::create_dir(&fake).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(fake.join("8"), "pid=8\nport=9\ntoken=cd\n").unwrap();
+        assert_eq!(find(taken.path(), uid, 8), None);
+        // A link where the run directory should be is taken too, and not followed.
+        let linked = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(tmp.path(), run_dir_in(linked.path(), uid)).unwrap();
+        let chosen = choose_run_dir(linked.path()).unwrap();
+        assert_ne!(chosen.dir, run_dir_in(linked.path(), uid));
     }
 
     #[test]

@@ -854,6 +854,106 @@ pub fn certificates(dir: &Path) -> Certificates {
     }
 }
 
+/// A JVM started by `prefix` (a command that then runs java), without the agent; waits for READY.
+pub struct Wrapped {
+    pub child: std::process::Child,
+    stderr: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Wrapped {
+    pub fn spawn(prefix: &[&str], classes: &Path, seconds: u32) -> Wrapped {
+        Self::spawn_in(prefix, classes, seconds, Path::new("/"))
+    }
+
+    /// As [`Wrapped::spawn`], the JVM's working directory `cwd`.
+    pub fn spawn_in(prefix: &[&str], classes: &Path, seconds: u32, cwd: &Path) -> Wrapped {
+        ensure_built();
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = dir.path().join("stderr.txt");
+        let java = jdk17().java();
+        let mut child = Command::new(prefix[0])
+            .args(&prefix[1..])
+            .arg(&java)
+            .args(["-Xmx256m", "-cp"])
+            .arg(classes)
+            .args(["LinkedListLeak", &seconds.to_string()])
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("start the wrapped JVM");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let wrapped = Wrapped {
+            child,
+            stderr,
+            _dir: dir,
+        };
+        assert_eq!(line.trim(), "READY", "stderr: {}", wrapped.stderr());
+        wrapped
+    }
+
+    /// Its stderr, and its exit status if it ended (for failure messages).
+    pub fn stderr(&self) -> String {
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let pid = self.child.id();
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.split_whitespace().nth(2).unwrap_or("?").to_string())
+            .unwrap_or_else(|_| "gone".into());
+        format!("{text}(process {pid}: state {state})")
+    }
+}
+
+impl Drop for Wrapped {
+    fn drop(&mut self) {
+        // SIGTERM first: the JVM exits in order and deletes its /tmp/hsperfdata_<user>/<pid>,
+        // which a SIGKILL leaves behind (for another user's JVM, until that user starts one).
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// The test apps' classes in a directory any user can read, wherever the checkout lives (under
+/// a home only its owner may enter, another user's JVM could not read them there). A JVM with a
+/// private /tmp does not see it: `private_tmp` in the attach tests copies them in.
+pub fn public_classes() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    // The classes of the default package; the server apps' folder (`jetty/`) is not needed.
+    for entry in std::fs::read_dir(classes_dir()).unwrap().flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

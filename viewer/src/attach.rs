@@ -16,12 +16,15 @@
 
 use std::fs;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use memcity_proto::files;
 use memcity_proto::registry::{self, Registration};
+
+use crate::as_user::{self, User};
 
 pub use memcity_proto::options::attach_code as code;
 
@@ -43,6 +46,8 @@ pub struct Target {
     pub nspid: u32,
     pub uid: u32,
     pub gid: u32,
+    /// Its supplementary groups: file work in its place is done with its credentials.
+    pub groups: Vec<u32>,
     /// Whether it catches SIGQUIT (a JVM does unless started with `-Xrs`).
     pub catches_sigquit: bool,
     /// Its root directory as seen from here (`/proc/<pid>/root`).
@@ -72,14 +77,26 @@ impl Target {
             .map_err(|_| anyhow::anyhow!("no process {pid} (memcity list shows the JVMs)"))?;
         let (uid, gid, nspid, catches_sigquit) = parse_status(&status)
             .ok_or_else(|| anyhow::anyhow!("cannot read /proc/{pid}/status"))?;
+        let groups = as_user::parse_user(&status).map_or_else(Vec::new, |u| u.groups);
         Ok(Target {
             pid,
             nspid,
             uid,
             gid,
+            groups,
             catches_sigquit,
             root: PathBuf::from(format!("/proc/{pid}/root")),
         })
+    }
+
+    /// The JVM's user: whatever memcity creates or reads in folders that user controls, it
+    /// does as them (`as_user`).
+    pub fn user(&self) -> User {
+        User {
+            uid: self.uid,
+            gid: self.gid,
+            groups: self.groups.clone(),
+        }
     }
 
     /// Whether the process still runs (a zombie, exited but not yet reaped, does not).
@@ -218,8 +235,13 @@ fn attach_disabled(pid: u32) -> bool {
 
 /// The `.attach_pid<pid>` file, removed whatever happens: through `/proc/<pid>/...`, and, in case
 /// the process is gone by then (its `/proc` links with it), by the path its working directory
-/// had, when the process shares this mount namespace.
-struct Trigger(Vec<PathBuf>);
+/// had, when the process shares this mount namespace. Created and removed as the JVM's user
+/// (its working directory may be any folder of theirs), only where nothing stood: a link
+/// planted at its name is never followed.
+struct Trigger {
+    paths: Vec<PathBuf>,
+    user: User,
+}
 
 impl Trigger {
     fn create(target: &Target) -> anyhow::Result<Trigger> {
@@ -236,45 +258,60 @@ impl Trigger {
         };
         let cwd_direct = direct(format!("/proc/{}/cwd", target.pid));
         let tmp_direct = same_mounts.then(|| PathBuf::from("/tmp").join(&name));
-        let mut failures = Vec::new();
-        for (path, direct) in [(cwd, cwd_direct), (tmp, tmp_direct)] {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(_) => {
-                    // The JVM accepts a trigger of its own user (or root's).
-                    // SAFETY: geteuid has no preconditions.
-                    if unsafe { libc::geteuid() } == 0 {
-                        let _ = std::os::unix::fs::chown(&path, Some(target.uid), Some(target.gid));
-                    }
-                    return Ok(Trigger(
-                        [Some(path), direct].into_iter().flatten().collect(),
-                    ));
+        let user = target.user();
+        let created = as_user::run(&user, || {
+            let mut failures = Vec::new();
+            for (path, direct) in [(cwd, cwd_direct), (tmp, tmp_direct)] {
+                match create_trigger(&path, target.uid) {
+                    Ok(()) => return Ok([Some(path), direct].into_iter().flatten().collect()),
+                    Err(e) => failures.push(format!("{}: {e}", path.display())),
                 }
-                Err(e) => failures.push(format!("{}: {e}", path.display())),
+            }
+            Err(failures)
+        })?;
+        match created {
+            Ok(paths) => Ok(Trigger { paths, user }),
+            Err(_) if !target.alive() => {
+                anyhow::bail!("process {} exited during the attach", target.pid)
+            }
+            Err(failures) => anyhow::bail!(
+                "cannot create the attach trigger file in the JVM's working directory or /tmp ({})",
+                failures.join("; ")
+            ),
+        }
+    }
+}
+
+/// Creates the trigger file at `path`; a regular file of the JVM's user already there (left by
+/// an attach that was killed) triggers the JVM as well and is taken, anything else is not.
+fn create_trigger(path: &Path, uid: u32) -> io::Result<()> {
+    match files::create_new(path, files::PRIVATE_FILE) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let meta = fs::symlink_metadata(path)?;
+            if meta.file_type().is_file() && meta.uid() == uid {
+                Ok(())
+            } else {
+                Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "something memcity did not make is in the way (a link, or a file of another user)",
+                ))
             }
         }
-        if !target.alive() {
-            anyhow::bail!("process {} exited during the attach", target.pid);
-        }
-        anyhow::bail!(
-            "cannot create the attach trigger file in the JVM's working directory or /tmp ({})",
-            failures.join("; ")
-        )
+        Err(e) => Err(e),
     }
 }
 
 impl Drop for Trigger {
     fn drop(&mut self) {
-        for path in &self.0 {
-            if fs::remove_file(path).is_ok() {
-                return;
+        let paths = &self.paths;
+        let _ = as_user::run(&self.user, || {
+            for path in paths {
+                if fs::remove_file(path).is_ok() {
+                    return;
+                }
             }
-        }
+        });
     }
 }
 
@@ -381,82 +418,65 @@ pub fn loaded_libraries(pid: u32) -> Vec<String> {
 }
 
 /// The library path to load into `target`: `library` itself when the JVM sees the same file
-/// and may read it; otherwise (a container with its own `/tmp`, or a JVM user who cannot read
-/// this path) a copy staged in the JVM's `/tmp`, owned by its user.
+/// and its user may read it; otherwise (a container with its own `/tmp`, or a JVM user who
+/// cannot read this path) a copy staged in the JVM's `/tmp`, made as the JVM's user.
 pub fn library_for(target: &Target, library: &Path) -> anyhow::Result<String> {
     let same_mounts = fs::read_link("/proc/self/ns/mnt").ok()
         == fs::read_link(format!("/proc/{}/ns/mnt", target.pid)).ok();
-    if same_mounts && readable_by(library, target.uid) {
+    let user = target.user();
+    if same_mounts && as_user::run(&user, || fs::File::open(library).is_ok())? {
         return Ok(library.display().to_string());
     }
     let bytes =
         fs::read(library).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", library.display()))?;
-    let dir_inside = format!("/tmp/.memcity-{}", target.uid);
+    let dir_inside = staging_dir(target.uid);
     let dir = target.root.join(dir_inside.trim_start_matches('/'));
-    match fs::create_dir(&dir) {
-        Ok(()) => {
-            fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))?;
-            let _ = std::os::unix::fs::chown(&dir, Some(target.uid), Some(target.gid));
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => anyhow::bail!("cannot stage the library in {}: {e}", dir.display()),
-    }
-    let meta = fs::symlink_metadata(&dir)?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !meta.is_dir() || (meta.uid() != target.uid && meta.uid() != me) || meta.mode() & 0o022 != 0
-    {
-        anyhow::bail!(
-            "{} is not a directory of the JVM's user closed to others; remove it, or give --lib",
-            dir.display()
-        );
-    }
     // One name per library content, so a staged copy in use is never overwritten.
     let name = format!("libmemcity-{:08x}.so", crc32fast::hash(&bytes));
-    let path = dir.join(&name);
-    if !path.exists() {
-        let partial = dir.join(format!(".{name}.{}", std::process::id()));
-        fs::write(&partial, &bytes)?;
-        fs::set_permissions(&partial, fs::Permissions::from_mode(0o755))?;
-        let _ = std::os::unix::fs::chown(&partial, Some(target.uid), Some(target.gid));
-        fs::rename(&partial, &path)?;
-    }
+    as_user::run(&user, || stage(&dir, &name, &bytes))?
+        .map_err(|e| anyhow::anyhow!("cannot stage the library in {}: {e}", dir.display()))?;
     Ok(format!("{dir_inside}/{name}"))
+}
+
+/// `/tmp/.memcity-<uid>`, in the JVM's mount namespace: where a library its user cannot read
+/// is staged.
+fn staging_dir(uid: u32) -> String {
+    format!("/tmp/.memcity-{uid}")
+}
+
+/// Puts `bytes` at `dir/name` (done as the JVM's user): in a private folder of theirs, made
+/// here or found as memcity makes it; a copy already there is taken only if it is the same
+/// library, otherwise a fresh one is written beside it and renamed into place.
+fn stage(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    files::ensure_private_dir(dir)?;
+    let path = dir.join(name);
+    if files::read_no_follow(&path).is_ok_and(|staged| staged == bytes) {
+        return Ok(());
+    }
+    files::replace(&path, bytes)
 }
 
 /// After a detach: removes the copy [`library_for`] staged in the JVM's `/tmp` (the JVM keeps
 /// its mapping; a later attach stages it again, and the JVM finds the loaded copy by its name),
-/// and the staging directory once empty. A library memcity did not stage is left alone.
+/// and the staging directory once empty; as the JVM's user. A library memcity did not stage is
+/// left alone.
 pub fn remove_staged(target: &Target, library: &str) {
-    let staged = format!("/tmp/.memcity-{}/", target.uid);
+    let staged = format!("{}/", staging_dir(target.uid));
     if !library.starts_with(&staged) {
         return;
     }
     let path = target.root.join(library.trim_start_matches('/'));
-    let _ = fs::remove_file(&path);
-    if let Some(dir) = path.parent() {
-        let _ = fs::remove_dir(dir);
-    }
-}
-
-/// Whether user `uid` can read `path` by its "other" or owner bits (and search its
-/// directories): what a JVM of another user needs to load it.
-fn readable_by(path: &Path, uid: u32) -> bool {
-    let allowed = |p: &Path, bits: u32| {
-        fs::metadata(p).is_ok_and(|m| {
-            uid == 0 || (m.uid() == uid && m.mode() & (bits << 6) != 0) || m.mode() & bits != 0
-        })
-    };
-    allowed(path, 0o4)
-        && path
-            .ancestors()
-            .skip(1)
-            .filter(|p| !p.as_os_str().is_empty())
-            .all(|dir| allowed(dir, 0o1))
+    let _ = as_user::run(&target.user(), || {
+        let _ = fs::remove_file(&path);
+        if let Some(dir) = path.parent() {
+            let _ = fs::remove_dir(dir);
+        }
+    });
 }
 
 /// The registration of the memcity agent in process `pid`, wherever its user's run directory
-/// is (its `TMPDIR` in its mount namespace).
+/// is (its `TMPDIR` in its mount namespace, or a folder of its own beside it), read as the
+/// JVM's user: a root client must not be led to read, and send as a token, a file of root's.
 pub fn registration(target: &Target) -> Option<Registration> {
     let environ = fs::read(format!("/proc/{}/environ", target.pid)).unwrap_or_default();
     let tmpdir = environ
@@ -464,12 +484,12 @@ pub fn registration(target: &Target) -> Option<Registration> {
         .find_map(|var| var.strip_prefix(b"TMPDIR="))
         .map(|v| String::from_utf8_lossy(v).into_owned())
         .unwrap_or_else(|| "/tmp".into());
-    let file = target
-        .root
-        .join(tmpdir.trim_start_matches('/'))
-        .join(format!("memcity-{}", target.uid))
-        .join(target.nspid.to_string());
-    registry::read(&file).filter(|r| r.pid == target.nspid)
+    let tmp = target.root.join(tmpdir.trim_start_matches('/'));
+    as_user::run(&target.user(), || {
+        registry::find(&tmp, target.uid, target.nspid)
+    })
+    .ok()
+    .flatten()
 }
 
 /// Waits for the agent in `target` to register its port (it does once its server listens).

@@ -155,6 +155,18 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
     }
 }
 
+/// What to tell the user of a failed request: the agent's reason, or, when the connection was
+/// closed under the request (a transport error), what may have closed it.
+pub fn failure(status: &tonic::Status) -> String {
+    match status.code() {
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled => format!(
+            "the connection to the agent closed before it answered ({}): the JVM may be exiting, or the agent's port may be full (it serves 64 connections; those without the token are closed first, so close other memcity clients of this JVM and retry)",
+            status.message()
+        ),
+        _ => status.message().to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

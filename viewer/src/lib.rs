@@ -6,6 +6,8 @@
 
 pub mod app;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod as_user;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod attach;
 pub mod caches;
 #[cfg(not(target_arch = "wasm32"))]

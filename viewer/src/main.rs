@@ -480,13 +480,7 @@ struct ClassifiersArgs {
 }
 
 fn main() -> ExitCode {
-    // Rust ignores SIGPIPE, so printing into a closed pipe (`memcity report --json F | head -1`)
-    // would panic; with the default action the process ends quietly, as `cat` or `grep` do.
-    // SAFETY: called first thing, before any thread exists; setting a signal's disposition to
-    // its default has no other effect.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    quiet_on_closed_stdout();
     let cli = Cli::parse();
     if let Some(token) = cli.token.clone() {
         client::set_token(token);
@@ -501,6 +495,33 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Printing into a closed pipe (`memcity report --json F | head -1`) ends the process quietly,
+/// as it ends `cat` or `grep`: by SIGPIPE. Not by leaving SIGPIPE at its default action for the
+/// whole process, which Rust ignores for a reason: a write to a socket the peer closed (an
+/// agent that went, or closed the connection) would then kill memcity without a word instead
+/// of failing with a message. `print!` panics on a closed stdout; this hook turns that one
+/// panic into the signal, and leaves every other panic to the default hook.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("os error 32") {
+            // SAFETY: restoring the default action and raising the signal ends the process, as
+            // a write into a closed pipe would have without Rust's SIG_IGN.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+        }
+        default(info);
+    }));
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -850,7 +871,10 @@ async fn take_snapshot(addr: Option<String>, force: bool) -> anyhow::Result<Exit
             return Ok(ExitCode::from(3));
         }
         Err(status) => {
-            anyhow::bail!("the agent could not take a snapshot: {}", status.message())
+            anyhow::bail!(
+                "the agent could not take a snapshot: {}",
+                client::failure(&status)
+            )
         }
     };
     println!(

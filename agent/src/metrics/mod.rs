@@ -238,7 +238,7 @@ impl Feed {
         };
         // Writing to a String cannot fail; a failure would be a bug in the encoder.
         if let Err(e) = encoded {
-            warning!("metrics: cannot encode: {e}");
+            crate::log::once!(Warn, "metrics: cannot encode: {e}");
         }
         self.render = started.elapsed();
         let text = Arc::new(text);
@@ -881,9 +881,20 @@ async fn follow(hub: Arc<Hub>, shared: Arc<Shared>) {
     }
 }
 
-async fn scrape(State(endpoint): State<Arc<Endpoint>>, headers: HeaderMap) -> Response {
+async fn scrape(
+    State(endpoint): State<Arc<Endpoint>>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+) -> Response {
     if let Err(refused) = endpoint.access.check(&headers) {
         return refused.into_response();
+    }
+    // A scraper with the bearer token may keep its connection (`memcity_page::conn`); without
+    // a token (loopback names only) anyone local passes, so no connection is trusted for it.
+    if endpoint.access.has_token() {
+        if let Some(connection) = memcity_page::conn::of_extensions(&extensions) {
+            connection.trust.grant();
+        }
     }
     let format = Format::accepted(headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()));
     let shared = endpoint.shared.clone();

@@ -279,7 +279,8 @@ impl Worker {
         let Some(vm) = &self.vm else {
             return;
         };
-        info!(
+        crate::log::once!(
+            Info,
             "GC counts {}: a count of {live_objects} objects would add about {} ms to a pause (limit {} ms)",
             if on { "on again" } else { "off" },
             predicted.as_millis(),

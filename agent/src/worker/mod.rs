@@ -818,7 +818,8 @@ impl Worker {
                 self.budget.record(pause, visited, now);
                 self.aborted_since += 1;
                 self.walk_pending = false;
-                warning!(
+                crate::log::once!(
+                    Warn,
                     "heap walk aborted after {} ms (limit {} ms, predicted {} ms): the heap grew faster than predicted; estimates continue",
                     pause.as_millis(),
                     abort_after.as_millis(),
@@ -829,7 +830,7 @@ impl Worker {
             Err(WalkError::Jvmti(e)) => {
                 self.walk_pending = false;
                 if e.code != crate::jvmti::ERR_WRONG_PHASE {
-                    warning!("heap walk failed: {e}");
+                    crate::log::once!(Warn, "heap walk failed: {e}");
                 }
                 return Err(WalkFailure::Failed);
             }
@@ -1096,7 +1097,7 @@ impl Worker {
                     "sampling took {:.2}% of a core: interval now {interval} bytes",
                     fraction * 100.0
                 ),
-                Err(e) => warning!("cannot change the sampling interval: {e}"),
+                Err(e) => crate::log::once!(Warn, "cannot change the sampling interval: {e}"),
             }
         }
     }
