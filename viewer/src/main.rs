@@ -626,7 +626,8 @@ fn export_pprof(
     }
     let built = pprof::heap_profile(session, at, since)?;
     let bytes = pprof::encode_gzipped(&built.profile);
-    std::fs::write(file, &bytes).with_context(|| format!("cannot write {}", file.display()))?;
+    memcity_proto::files::replace(file, &bytes)
+        .with_context(|| format!("cannot write {}", file.display()))?;
     let what = match since {
         None => format!("the live heap at snapshot {} of {}", at + 1, session.len()),
         Some(since) => format!(

@@ -53,7 +53,12 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
             client: format!("memcity record {}", env!("CARGO_PKG_VERSION")),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("the agent refused the subscription: {}", s.message()))?
+        .map_err(|s| {
+            anyhow::anyhow!(
+                "the agent refused the subscription: {}",
+                crate::client::failure(&s)
+            )
+        })?
         .into_inner();
     let handshake = match stream.message().await {
         Ok(Some(message)) => match message.kind {
