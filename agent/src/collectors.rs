@@ -77,15 +77,29 @@ impl Collectors {
     }
 }
 
-/// `/tmp/hsperfdata_<user>/<pid>`, for whichever user the JVM runs as.
+/// `/tmp/hsperfdata_<user>/<pid>`, for whichever user the JVM runs as: the folder and file of
+/// that user (the JVM's effective one), not links. Anyone can make `/tmp/hsperfdata_x/<pid>`
+/// for another user's pid, and feed its reader counters of their choosing.
 fn own_file(tmp: &Path, pid: u32) -> Result<PathBuf, String> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    own_file_of(tmp, pid, me)
+}
+
+fn own_file_of(tmp: &Path, pid: u32, uid: u32) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let owned = |path: &Path, dir: bool| {
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.uid() == uid && if dir { m.is_dir() } else { m.is_file() })
+    };
     let entries =
         std::fs::read_dir(tmp).map_err(|e| format!("cannot list {}: {e}", tmp.display()))?;
     entries
         .flatten()
         .filter(|dir| dir.file_name().to_string_lossy().starts_with("hsperfdata_"))
+        .filter(|dir| owned(&dir.path(), true))
         .map(|dir| dir.path().join(pid.to_string()))
-        .find(|file| file.is_file())
+        .find(|file| owned(file, false))
         .ok_or_else(|| {
             format!(
                 "the JVM publishes no performance data ({}/hsperfdata_*/{pid}: -XX:-UsePerfData?)",
@@ -287,6 +301,14 @@ mod tests {
         std::fs::write(&path, &data).unwrap();
         assert_eq!(own_file(dir.path(), 4242).unwrap(), path);
         assert!(own_file(dir.path(), 4243).is_err());
+        // Another user's file (or folder) for this pid is not this JVM's, nor is a link.
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        assert!(own_file_of(dir.path(), 4242, me + 1).is_err());
+        let planted = dir.path().join("hsperfdata_planted");
+        std::fs::create_dir(&planted).unwrap();
+        std::os::unix::fs::symlink(&path, planted.join("4244")).unwrap();
+        assert!(own_file(dir.path(), 4244).is_err());
         let (little, counters) = parse(&data).unwrap();
         let mut c = Collectors {
             file: File::open(&path).unwrap(),

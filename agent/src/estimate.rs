@@ -21,7 +21,8 @@
 //!   20,000 objects a second, its last GC 3.5 s before VM death, came out 35 % low, outside
 //!   its stated error. Counted whole, it would add every short-lived object made since. So a
 //!   class's pending births count at the share of its judged births still alive
-//!   ([`Fates::survival`]: about all of a leak's, none of a request's garbage), with that
+//!   ([`Fates::survival_among`]: about all of a leak's, none of a request's garbage; a class
+//!   with few judged samples starts from the share of every class's, [`Fates::pooled`]), with that
 //!   share's uncertainty in the error, and as unconfirmed. Where samples carry their
 //!   allocation site, each site's own share counts, drawn toward its class's
 //!   ([`Fates::survival_within`]): one type made at a leaking line and at a line of garbage
@@ -52,12 +53,11 @@ pub struct Fates {
 }
 
 impl Fates {
-    /// The share of a pending birth expected to be alive, and the variance of that share, or
-    /// `None` without any judged sample (then pending births count nothing: no evidence, no
-    /// prediction). The share is the judged births' alive weight over their weight, drawn
-    /// half a sample toward even (Jeffreys' prior in `samples`): a type whose three judged
-    /// samples all lived is not taken to keep every object for certain. Its variance is that of
-    /// the Beta posterior, `m (1 - m) / (n + 2)`.
+    /// The share of these judged births alive, and its variance, or `None` without any
+    /// judged sample: the alive weight over the weight, drawn half a sample toward even
+    /// (Jeffreys' prior in `samples`), with the Beta posterior's variance `m (1 - m) / (n + 2)`.
+    /// For every class's fates together ([`Fates::pooled`]), the share a class with few
+    /// judged samples starts from.
     pub fn survival(&self) -> Option<(f64, f64)> {
         let judged = self.alive + self.dead;
         if self.samples < 1.0 || judged <= 0.0 {
@@ -89,19 +89,44 @@ impl Fates {
     /// so a site with few judged samples takes mostly its class's share and one with many its
     /// own. Without a judged sample here, `outer` itself.
     pub fn survival_within(&self, outer: (f64, f64)) -> (f64, f64) {
+        self.survival_toward(outer.0, SITE_PRIOR_SAMPLES)
+            .unwrap_or(outer)
+    }
+
+    /// A class's share, drawn toward `pooled` (the share of every class's judged births,
+    /// [`Fates::pooled`]) by [`CLASS_PRIOR_SAMPLES`] samples: a type with one or two judged
+    /// samples starts from what the JVM's judged samples say in general (most objects die
+    /// young), not from one half, which counted about half of every short-lived type's
+    /// pending births as live (a client's connection parameters, +32,777 from one or two
+    /// samples). `None` without a judged sample of its own: no evidence, no prediction.
+    pub fn survival_among(&self, pooled: f64) -> Option<(f64, f64)> {
+        self.survival_toward(pooled, CLASS_PRIOR_SAMPLES)
+    }
+
+    /// The judged share drawn toward `prior` by `k` samples, and the variance of its Beta
+    /// posterior; `None` without a judged sample.
+    fn survival_toward(&self, prior: f64, k: f64) -> Option<(f64, f64)> {
         let judged = self.alive + self.dead;
         if self.samples < 1.0 || judged <= 0.0 {
-            return outer;
+            return None;
         }
-        let (n, k) = (self.samples, SITE_PRIOR_SAMPLES);
-        let m = (self.alive / judged * n + outer.0 * k) / (n + k);
-        (m, m * (1.0 - m) / (n + k + 1.0))
+        let n = self.samples;
+        let m = (self.alive / judged * n + prior * k) / (n + k);
+        Some((m, m * (1.0 - m) / (n + k + 1.0)))
+    }
+
+    /// The fates of every class together: what the JVM's judged births say in general.
+    pub fn pooled<'a>(all: impl IntoIterator<Item = &'a Fates>) -> Fates {
+        all.into_iter().fold(Fates::default(), |sum, f| sum.plus(f))
     }
 }
 
 /// How many samples' worth a class's survival share weighs in each of its sites' shares
 /// ([`Fates::survival_within`]).
 pub const SITE_PRIOR_SAMPLES: f64 = 2.0;
+/// How many samples' worth the pooled share of every class weighs in each class's share
+/// ([`Fates::survival_among`]).
+pub const CLASS_PRIOR_SAMPLES: f64 = 2.0;
 
 /// An exact count the estimates are reconciled with: a walk's result.
 pub struct Anchor {
@@ -419,13 +444,20 @@ impl Estimator {
         self.fates = fates;
         self.fates_at = fates_at;
         let (fates_at, before) = (&self.fates_at, &self.fates_at_before);
-        // Each class's survival share, from its fates since the anchor or, with none judged
-        // since, the last ones before.
-        let survival: Vec<Option<(f64, f64)>> = (0..self.fates.len().max(self.fates_before.len()))
+        // Each class's fates since the anchor or, with none judged since, the last ones before;
+        // its survival share drawn toward the share of them all.
+        let judged: Vec<Option<&Fates>> = (0..self.fates.len().max(self.fates_before.len()))
             .map(|c| match self.fates.get(c) {
-                Some(f) if f.samples > 0.0 => f.survival(),
-                _ => self.fates_before.get(c).and_then(Fates::survival),
+                Some(f) if f.samples > 0.0 => Some(f),
+                _ => self.fates_before.get(c),
             })
+            .collect();
+        let pooled = Fates::pooled(judged.iter().flatten().copied())
+            .survival()
+            .map_or(0.5, |(m, _)| m);
+        let survival: Vec<Option<(f64, f64)>> = judged
+            .iter()
+            .map(|f| f.and_then(|f| f.survival_among(pooled)))
             .collect();
         let share = |class: usize| survival.get(class).copied().flatten();
         // A site's share within its class's (samples without a site take the class's).
@@ -876,15 +908,18 @@ mod tests {
             t.track(2, 2, 1, 10.0, 8, 0, 1).unwrap();
         }
         let est = e.estimate(&t, 3, None);
-        // Class 1: 3 of 3 judged samples alive, so m = (3 + 0.5) / 4; class 2: m = 0.5 / 5.
-        let (m1, m2) = (3.5 / 4.0, 0.5 / 5.0);
+        // Of every judged sample, 30 of 70 weight alive over 7 samples: the pooled share
+        // (3 + 0.5) / 8. Class 1: 3 of 3 judged samples alive, drawn two samples toward it;
+        // class 2: none of 4.
+        let pooled = 3.5 / 8.0;
+        let (m1, m2) = ((3.0 + 2.0 * pooled) / 5.0, (2.0 * pooled) / 6.0);
         assert!((est.pending[1].objects - 40.0 * m1).abs() < 1e-9);
         assert!((est.pending[2].objects - 30.0 * m2).abs() < 1e-9);
-        assert_eq!(est.objects, [0, 100 + 30 + 35, 50 + 3]);
-        assert_eq!(est.bytes, [0, 800 + 240 + 280, 400 + 24]);
+        assert_eq!(est.objects, [0, 100 + 30 + 31, 50 + 4]);
+        assert_eq!(est.bytes, [0, 800 + 240 + 248, 400 + 35]);
         // Sampling (m w (w - 1)), fates (m (1 - m) w^2) and the share (var_m P^2), on top of the
         // three judged births' 3 * 90.
-        let var_m1 = m1 * (1.0 - m1) / 5.0;
+        let var_m1 = m1 * (1.0 - m1) / 6.0;
         let pending_var = 4.0 * (m1 * 90.0 + m1 * (1.0 - m1) * 100.0) + var_m1 * 1600.0;
         assert!((est.variance[1].0 - (270.0 + pending_var)).abs() < 1e-9);
         assert!((est.pending[1].variance.0 - pending_var).abs() < 1e-9);
@@ -912,7 +947,7 @@ mod tests {
         t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
         let after_walk = e.estimate(&t, 3, None);
         assert!((after_walk.pending[1].objects - 10.0 * m1).abs() < 1e-9);
-        assert_eq!(after_walk.objects[1], 200 + 9);
+        assert_eq!(after_walk.objects[1], 200 + 8);
         // Once a GC judges births since the walk, those decide: the one born died.
         t.gc_finished();
         let s = t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
@@ -920,9 +955,14 @@ mod tests {
         t.died(s);
         t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
         let judged = e.estimate(&t, 3, None);
-        // Judged since the walk: one alive (weight 10), one dead: m = (0.5 * 2 + 0.5) / 3.
-        assert!((judged.pending[1].objects - 10.0 * 0.5).abs() < 1e-9);
-        assert_eq!(judged.objects[1], 200 + 10 + 5);
+        // Judged since the walk: one alive (weight 10), one dead, drawn toward the pooled share
+        // of those two and class 2's four dead from before, (10 of 60 * 6 + 0.5) / 7; its
+        // site's share (the same two) drawn toward the class's.
+        let pooled = 1.5 / 7.0;
+        let class = (0.5 * 2.0 + 2.0 * pooled) / 4.0;
+        let m = (0.5 * 2.0 + 2.0 * class) / 4.0;
+        assert!((judged.pending[1].objects - 10.0 * m).abs() < 1e-9);
+        assert_eq!(judged.objects[1], 200 + 10 + 4);
     }
 
     #[test]
@@ -1012,6 +1052,57 @@ mod tests {
             (m - (998.0 + 0.6) / 1_000.0).abs() < 1e-12,
             "many samples: its own"
         );
+    }
+
+    #[test]
+    fn a_class_with_few_judged_samples_starts_from_the_pooled_share() {
+        // What the JVM's judged samples say in general: most die young.
+        let pooled = Fates::pooled(&[
+            Fates {
+                alive: 50.0,
+                dead: 950.0,
+                samples: 100.0,
+            },
+            Fates {
+                alive: 0.0,
+                dead: 0.0,
+                samples: 0.0,
+            },
+        ])
+        .survival()
+        .unwrap()
+        .0;
+        assert!((pooled - (5.0 + 0.5) / 101.0).abs() < 1e-12);
+        // None judged: no prediction.
+        assert_eq!(Fates::default().survival_among(pooled), None);
+        // One judged sample that died: near the pooled share's half, not 0.25 as from one half.
+        let (m, _) = Fates {
+            alive: 0.0,
+            dead: 512.0,
+            samples: 1.0,
+        }
+        .survival_among(pooled)
+        .unwrap();
+        assert!((m - 2.0 * pooled / 3.0).abs() < 1e-12 && m < 0.05, "{m}");
+        // One that lived: a third of the way from the pooled share to all.
+        let (m, var) = Fates {
+            alive: 512.0,
+            dead: 0.0,
+            samples: 1.0,
+        }
+        .survival_among(pooled)
+        .unwrap();
+        assert!((m - (1.0 + 2.0 * pooled) / 3.0).abs() < 1e-12);
+        assert!((var - m * (1.0 - m) / 4.0).abs() < 1e-12);
+        // Many: its own share, whatever the pool says.
+        let (m, _) = Fates {
+            alive: 9_990.0,
+            dead: 10.0,
+            samples: 10_000.0,
+        }
+        .survival_among(pooled)
+        .unwrap();
+        assert!((m - 0.999).abs() < 1e-3);
     }
 
     #[test]

@@ -29,45 +29,47 @@ pub struct Trend {
     pub growth: f64,
     /// How well a line fits, 0..1 (1 for a straight rise).
     pub fit: f64,
+    /// The rise that continues: the slope over the window's later half, times the whole
+    /// span (as `growth` is). A start-up fill that levelled off, or a cache at its bound,
+    /// rose once and rises no more: `growth` is large and `recent` near 0. With too few
+    /// points in the later half to fit, `growth`.
+    pub recent: f64,
 }
 
 impl Trend {
     /// Least squares over `(seconds, objects)` points.
     pub fn fit(points: &[(f64, f64)]) -> Option<Trend> {
-        if points.len() < 2 {
-            return None;
-        }
-        let n = points.len() as f64;
-        let (mx, my) = points
-            .iter()
-            .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
-        let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-        for &(x, y) in points {
-            sxy += (x - mx) * (y - my);
-            sxx += (x - mx) * (x - mx);
-            syy += (y - my) * (y - my);
-        }
-        if sxx <= 0.0 {
-            return None;
-        }
-        let slope = sxy / sxx;
-        let fit = if syy > 0.0 {
-            (sxy * sxy / (sxx * syy)).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
+        let (slope, fit) = least_squares(points)?;
         let span = points.last().unwrap().0 - points[0].0;
+        let half = points[0].0 + span / 2.0;
+        let later = &points[points.partition_point(|p| p.0 < half)..];
+        let recent = match later.len() >= MIN_RECENT_POINTS {
+            true => least_squares(later).map_or(slope, |(s, _)| s),
+            false => slope,
+        };
         Some(Trend {
             first: points[0].1.max(0.0) as u64,
             last: points.last().unwrap().1.max(0.0) as u64,
             growth: slope * span,
             fit,
+            recent: recent * span,
         })
     }
 
-    /// A steady rise worth naming: a line fits well and it rose by at least `floor` objects.
+    /// A steady rise worth naming: a line fits well, it rose by at least `floor` objects, and
+    /// it goes on rising (the later half's rise is a leak's worth and at least half the
+    /// whole): a plateau is not a leak.
     pub fn is_leak(&self, floor: f64) -> bool {
-        self.growth >= floor && self.fit >= MIN_FIT && self.last > self.first
+        self.growth >= floor
+            && self.fit >= MIN_FIT
+            && self.last > self.first
+            && self.recent >= floor.max(self.growth / 2.0)
+    }
+
+    /// What a growth table ranks by: the rise a line fits, as far as it continues (a plateau
+    /// ranks near 0, a rise that began late counts no more than it rose).
+    pub fn steady(&self) -> f64 {
+        self.growth.min(self.recent).max(0.0) * self.fit
     }
 
     /// Up to an OutOfMemoryError: a rise of at least `floor` objects from first to last,
@@ -77,8 +79,39 @@ impl Trend {
     }
 }
 
+/// The least-squares slope of `points` and how well the line fits (R², 0..1); `None` for
+/// fewer than two points or no spread in time.
+fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for &(x, y) in points {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let fit = if syy > 0.0 {
+        (sxy * sxy / (sxx * syy)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Some((slope, fit))
+}
+
 /// How well a line must fit a type's objects over time to call it a steady rise.
 pub const MIN_FIT: f64 = 0.6;
+/// Points the window's later half needs for its own slope (`Trend::recent`): two snapshots
+/// there are one difference of two estimates, too noisy to overrule the whole window's line.
+const MIN_RECENT_POINTS: usize = 3;
 /// The least growth named a leak: this share of the heap's objects (and at least 100 objects).
 pub const MIN_GROWTH_SHARE: f64 = 0.002;
 /// Suspects named at most.
@@ -719,6 +752,45 @@ mod tests {
         let t = Trend::fit(&filled).unwrap();
         assert!(t.filled_the_heap(1000.0) && !t.is_leak(1000.0), "{t:?}");
         assert!(!Trend::fit(&flat).unwrap().filled_the_heap(100.0));
+    }
+
+    /// A start-up fill that levels off (Jetty's sessions at their expiry's bound within 5 s of
+    /// a 12 s window) fits a line well enough (R² 0.6) to pass the fit alone; what rises no
+    /// more is not a leak, and ranks near nothing. A leak that starts late still is one.
+    #[test]
+    fn a_ramp_then_a_plateau_is_not_a_leak() {
+        let ramp: Vec<(f64, f64)> = (0..12)
+            .map(|i| {
+                let x = 0.7 + i as f64;
+                (
+                    x,
+                    1800.0 * (x / 5.0).min(1.0) + if i % 2 == 0 { 10.0 } else { -10.0 },
+                )
+            })
+            .collect();
+        let t = Trend::fit(&ramp).unwrap();
+        assert!(t.fit >= MIN_FIT && t.growth >= 1000.0, "the premise: {t:?}");
+        assert!(!t.is_leak(100.0), "{t:?}");
+        assert!(t.steady() < 0.05 * t.growth * t.fit, "{t:?}");
+        // A steady rise: its later half rises as the whole.
+        let rise: Vec<(f64, f64)> = (0..15).map(|i| (i as f64, 100.0 * i as f64)).collect();
+        let t = Trend::fit(&rise).unwrap();
+        assert!(
+            (t.recent - t.growth).abs() < 1e-6 && t.is_leak(100.0),
+            "{t:?}"
+        );
+        assert!((t.steady() - t.growth).abs() < 1e-6);
+        // Flat, then a steady rise from the middle on: a leak, ranked by its whole rise.
+        let late: Vec<(f64, f64)> = (0..16)
+            .map(|i| (i as f64, 1000.0 + 200.0 * (i as f64 - 6.0).max(0.0)))
+            .collect();
+        let t = Trend::fit(&late).unwrap();
+        assert!(t.is_leak(100.0) && t.recent > t.growth, "{t:?}");
+        assert!((t.steady() - t.growth * t.fit).abs() < 1e-6);
+        // Three snapshots (or a comparison of two): too few to judge the later half apart.
+        let three = [(0.0, 0.0), (1.0, 500.0), (2.0, 1000.0)];
+        let t = Trend::fit(&three).unwrap();
+        assert_eq!(t.recent, t.growth);
     }
 
     #[test]

@@ -384,10 +384,12 @@ pub fn parse_reply(bytes: &[u8]) -> Reply {
     }
 }
 
-/// Sends `load` over the attach socket and reads the reply.
-pub fn load(socket: &Path, library: &str, options: &str) -> anyhow::Result<Reply> {
+/// Sends `load` over `target`'s attach socket and reads the reply. The socket is opened as the
+/// JVM's user: a name in the JVM user's `/tmp` that they turned into a link to a socket of
+/// root's (a container runtime's, say) leads nowhere they could not go themselves.
+pub fn load(target: &Target, socket: &Path, library: &str, options: &str) -> anyhow::Result<Reply> {
     let request = load_request(library, options)?;
-    let mut stream = UnixStream::connect(socket)
+    let mut stream = as_user::run(&target.user(), || UnixStream::connect(socket))?
         .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", socket.display()))?;
     stream.set_read_timeout(Some(REPLY_WAIT))?;
     stream.write_all(&request)?;

@@ -240,7 +240,7 @@ pub fn attach(pid: u32, options: Option<&str>, lib: Option<&Path>) -> anyhow::Re
         .map_err(|e| anyhow::anyhow!("--lib {}: {e}", library.display()))?;
     let socket = target.listener()?;
     let path = attach::library_for(&target, &library)?;
-    match attach::load(&socket, &path, &options)? {
+    match attach::load(&target, &socket, &path, &options)? {
         Reply::Returned(code::OK) => {}
         Reply::Returned(other) => anyhow::bail!("{}", attach::start_failure(other, pid)),
         Reply::Refused(message) => anyhow::bail!("{}", refused(pid, &message)),
@@ -328,7 +328,7 @@ pub fn detach(pid: u32) -> anyhow::Result<()> {
     }
     let socket = target.listener()?;
     for library in libraries {
-        match attach::load(&socket, &library, "stop")? {
+        match attach::load(&target, &socket, &library, "stop")? {
             Reply::Returned(code::OK) => {
                 attach::remove_staged(&target, &library);
                 return Ok(());

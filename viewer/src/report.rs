@@ -417,7 +417,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 )
             })
             .collect();
-        memcity_city::suspects::Trend::fit(&points).map_or(0.0, |t| t.growth * t.fit)
+        memcity_city::suspects::Trend::fit(&points).map_or(0.0, |t| t.steady())
     };
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)
