@@ -423,7 +423,11 @@ impl Estimator {
                     f.samples += 1.0;
                 }
                 let counted = counted_at.get(class).copied().unwrap_or(0);
-                if sample.born >= confirmed.max(counted) {
+                // Between markings a weak reference stands whether its object lives or not,
+                // but the path search walks from the GC roots: a sample it reached (and
+                // named a holder of) was alive then, whatever the old generation says.
+                let reached = sample.holder.is_some();
+                if sample.born >= confirmed.max(counted) && !reached {
                     entry.unconfirmed += w;
                     let u = at(&mut unconfirmed, class);
                     u.0 += w;
@@ -818,6 +822,36 @@ mod tests {
         e.set_confirmed(0);
         assert_eq!(e.estimate(&t, 2, None).unconfirmed[1].0, 10.0);
         let _ = (promoted, young);
+    }
+
+    /// The path search walks from the GC roots: a sample it reached is alive, and its growth
+    /// confirmed at once, with no old-generation marking since (`LinkedListLeak` at the
+    /// agent's defaults was grey until one came).
+    #[test]
+    fn a_sample_the_path_search_reached_is_confirmed_without_a_marking() {
+        let t = Tracker::new(16);
+        let mut e = Estimator::default();
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 0], vec![0, 0]));
+        t.advance();
+        let reached = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let unreached = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        t.gc_finished();
+        t.gc_finished();
+        assert_eq!(e.estimate(&t, 2, None).unconfirmed[1], (20.0, 160.0));
+        let born = t.get(reached).unwrap().birth.allocated;
+        t.set_holder(reached, born, 7, 1, t.ms());
+        let est = e.estimate(&t, 2, None);
+        assert_eq!(
+            est.unconfirmed[1],
+            (10.0, 80.0),
+            "only the one no search reached"
+        );
+        assert_eq!(
+            est.objects[1], 20,
+            "the count is the same, only its doubt changes"
+        );
+        let _ = unreached;
     }
 
     #[test]

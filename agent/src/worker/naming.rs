@@ -395,9 +395,11 @@ impl Worker {
         }
     }
 
-    /// The same for the samples a path search found below an object.
+    /// The same for the samples a path search found below an object: for the lifetimes (what
+    /// held an object that died), and for the estimates (a sample reached from a GC root is
+    /// alive, marking or not).
     pub(super) fn note_holders(&mut self, found: &paths::Found) {
-        let (Some(sampler), true) = (self.sampler(), self.lifetimes.is_some()) else {
+        let Some(sampler) = self.sampler() else {
             return;
         };
         let now = sampler.tracker.ms();
