@@ -842,6 +842,12 @@ impl CityModel {
         &mut self.frames[index]
     }
 
+    /// Marks `objects` of node `id` at snapshot `index` as what may be garbage.
+    #[cfg(test)]
+    pub(crate) fn set_unconfirmed_for_tests(&mut self, index: usize, id: NodeId, objects: u64) {
+        self.frames[index].unconfirmed = vec![(id, objects, objects * 16)];
+    }
+
     /// Gives snapshot `index` a walk's graph (for sources that carry one beside `push_tree`).
     pub fn set_graph(&mut self, index: usize, graph: Graph) {
         if let Some(frame) = self.frames.get_mut(index) {

@@ -250,7 +250,27 @@ impl Caches {
         let key = (model.len(), model.window());
         if self.suspects.as_ref().map(|c| c.key) != Some(key) {
             let all = memcity_city::suspects::suspects(model);
-            let lines = all
+            // Backed suspects numbered (they come first), then the rest on one line of their
+            // own: risen within the estimates' doubt and not explained, no leak.
+            let backed = all.iter().take_while(|s| s.is_backed()).count();
+            let rising: Vec<String> = all[backed..]
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {}",
+                        short_type(s.leaking.first().map_or("", String::as_str)),
+                        units::signed_amount(s.growth, Metric::Objects)
+                    )
+                })
+                .collect();
+            let rising_line = (!rising.is_empty()).then(|| SuspectLine {
+                text: format!("rising, not yet explained: {}", rising.join(", ")),
+                node: all[backed]
+                    .leaking
+                    .first()
+                    .and_then(|t| model.node_named(t)),
+            });
+            let lines = all[..backed]
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
@@ -287,6 +307,7 @@ impl Caches {
                         node: model.node_named(&leaking),
                     }
                 })
+                .chain(rising_line)
                 .collect();
             self.suspects = Some(SuspectsCache { key, all, lines });
         }

@@ -85,8 +85,12 @@ pub struct Report {
     /// The window growth is measured over: snapshot indices (0 is the first; the text and the
     /// viewer number them from 1) and their times.
     pub window: WindowJson,
-    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`).
+    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`),
+    /// those with a holder or a rise the numbers back (`Suspect::is_backed`).
     pub suspects: Vec<SuspectJson>,
+    /// Types that rose only within the estimates' doubt and no search explained: rising, not
+    /// yet explained, not leaks.
+    pub rising: Vec<SuspectJson>,
     /// Heap walks in the window, which suspects are traced from (none: no suspect can be named).
     pub walks_in_window: usize,
     /// The Java heap ran out: seen by the agent, or inferred from how the session ended.
@@ -211,6 +215,8 @@ pub struct SuspectJson {
     /// old-generation marking has met), and whether that is a leak's worth.
     pub backed_growth: i64,
     pub confirmed: bool,
+    /// Listed among the leak suspects: a holder named, or `confirmed`.
+    pub backed: bool,
     pub confidence: String,
     /// Other threads holding the same thread-local (a pool's), see `Suspect::co_holders`.
     pub co_holders: Vec<String>,
@@ -282,6 +288,7 @@ impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         let (held_objects, held_bytes) = s.held();
         SuspectJson {
+            backed: s.is_backed(),
             held_objects,
             held_bytes,
             holds: s
@@ -451,6 +458,8 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let overhead = share_of_wall(|c| c.total_pause_ns);
     let sampling_overhead = share_of_wall(|c| c.sampling_ns);
     let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
+    let (backed, rising): (Vec<Suspect>, Vec<Suspect>) =
+        suspects(session).into_iter().partition(Suspect::is_backed);
     Ok(Report {
         snapshots: session.len(),
         exact_snapshots: session.len() - estimated_snapshots,
@@ -488,10 +497,8 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             from_ms: first_snap.time_ms,
             to_ms: last_snap.time_ms,
         },
-        suspects: suspects(session)
-            .into_iter()
-            .map(SuspectJson::from)
-            .collect(),
+        suspects: backed.into_iter().map(SuspectJson::from).collect(),
+        rising: rising.into_iter().map(SuspectJson::from).collect(),
         walks_in_window: memcity_city::suspects::walks_in_window(session),
         out_of_memory: out_of_memory(session),
     })
@@ -568,12 +575,23 @@ enum Source {
 
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
 /// the model): the suspect reference marked, collection internals indented as content.
-fn render_suspects(out: &mut String, suspects: &[SuspectJson], source: Source) {
+fn render_suspects(
+    out: &mut String,
+    suspects: &[SuspectJson],
+    rising: &[SuspectJson],
+    source: Source,
+) {
     if suspects.is_empty() {
         let _ = writeln!(
             out,
-            "LEAK SUSPECTS: none (no type grows steadily in this window)"
+            "LEAK SUSPECTS: none (no type grows steadily in this window{})",
+            if rising.is_empty() {
+                ""
+            } else {
+                " beyond the estimates' doubt"
+            }
         );
+        render_rising(out, rising);
         let _ = writeln!(out);
         return;
     }
@@ -794,6 +812,33 @@ fn render_suspects(out: &mut String, suspects: &[SuspectJson], source: Source) {
         );
         let _ = writeln!(out);
     }
+    if !rising.is_empty() {
+        render_rising(out, rising);
+        let _ = writeln!(out);
+    }
+}
+
+/// The types that rose within the estimates' doubt, with no holder named: one line, apart from
+/// the suspects.
+fn render_rising(out: &mut String, rising: &[SuspectJson]) {
+    if rising.is_empty() {
+        return;
+    }
+    let each: Vec<String> = rising
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}",
+                s.leaking.first().map(String::as_str).unwrap_or("?"),
+                signed_count(s.growth)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "Rising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): {}",
+        each.join(", ")
+    );
 }
 
 /// The report as a tree table for people: the top groups under their parents.
@@ -856,7 +901,7 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     } else {
         Source::Recording
     };
-    render_suspects(&mut out, &report.suspects, source);
+    render_suspects(&mut out, &report.suspects, &report.rising, source);
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -1027,6 +1072,7 @@ mod tests {
                 unseen("java.util.concurrent.locks.ReentrantLock", 4_000),
                 unseen("Lock$Sync", 3_000),
             ],
+            &[],
             Source::Recording,
         );
         let lines: Vec<&str> = out.lines().collect();
@@ -1048,6 +1094,7 @@ mod tests {
         render_suspects(
             &mut alone,
             &[unseen("A", 4_000), unseen("B", 3_000)],
+            &[],
             Source::Recording,
         );
         assert!(
@@ -1056,6 +1103,28 @@ mod tests {
         );
         assert!(alone.contains("\n2. B grows by +3,000 objects"), "{alone}");
         assert!(!alone.contains("Also growing"), "{alone}");
+        // A rise within the estimates' doubt that no search explained is no suspect: apart.
+        let mut doubtful = String::new();
+        render_suspects(
+            &mut doubtful,
+            &[],
+            &[unseen("C", 32_777)],
+            Source::Recording,
+        );
+        assert!(
+            doubtful.starts_with("LEAK SUSPECTS: none (no type grows steadily in this window beyond the estimates' doubt)\nRising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): C +32,777\n"),
+            "{doubtful}"
+        );
+        let mut both = String::new();
+        render_suspects(
+            &mut both,
+            &[named.clone()],
+            &[unseen("C", 32_777)],
+            Source::Recording,
+        );
+        assert!(both.contains("\n1. java.util.HashMap"), "{both}");
+        assert!(both.contains("\nRising, not yet explained ("), "{both}");
+        assert!(!both.contains("\n2. "), "{both}");
     }
 
     #[test]
@@ -1099,6 +1168,7 @@ mod tests {
                 to_ms: 0,
             },
             suspects: Vec::new(),
+            rising: Vec::new(),
             walks_in_window: 0,
             out_of_memory: None,
             snapshots: 2,
