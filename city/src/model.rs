@@ -20,6 +20,10 @@ pub type NodeId = u32;
 /// The root ("Heap") is always node 0.
 pub const ROOT: NodeId = 0;
 
+/// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
+/// share under the type's name. Never a suspect nor growth: it is not the application's.
+pub const MEMCITY: &str = "(memcity)";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Metric {
     #[default]
@@ -1178,6 +1182,11 @@ impl CityModel {
     /// higher end (a value can only be too high by its unconfirmed part), so an application
     /// promoting short-lived objects is not painted as leaking between old collections.
     pub fn significant_growth(&self, node: NodeId, index: usize, metric: Metric) -> i64 {
+        if self.is_own(node) {
+            // memcity's own objects (its JFR stream, canaries) are not the application's
+            // growth: never coloured, never ranked.
+            return 0;
+        }
         let start = self.window().start;
         let growth = self.relative_growth(node, index, metric);
         let error = self
@@ -1191,6 +1200,19 @@ impl CityModel {
             let doubt = error.saturating_add(self.unconfirmed(node, start, metric));
             growth.saturating_add(clamp(doubt)).min(0)
         }
+    }
+
+    /// Whether `node` is memcity's own: in the top-level [`MEMCITY`] group.
+    pub fn is_own(&self, node: NodeId) -> bool {
+        let mut at = node;
+        while let Some(info) = self.nodes.get(at as usize) {
+            match info.parent {
+                Some(ROOT) => return info.name == MEMCITY,
+                Some(parent) => at = parent,
+                None => return false,
+            }
+        }
+        false
     }
 
     /// The largest absolute growth of any building in the window (at least 1, it divides).
@@ -1244,7 +1266,7 @@ impl CityModel {
             while before.next_if(|b| b.0 < v.0).is_some() {}
             let first = before.next_if(|b| b.0 == v.0).map_or(0, pick);
             let g = crate::units::growth(first, pick(v));
-            if g > 0 && self.nodes[v.0 as usize].is_leaf() && v.0 != ROOT {
+            if g > 0 && self.nodes[v.0 as usize].is_leaf() && v.0 != ROOT && !self.is_own(v.0) {
                 growth.push((-g, v.0));
             }
         }
@@ -1553,6 +1575,44 @@ pub(crate) mod tests {
         assert_eq!(m.relative_growth(a, 1, Metric::Objects), 490);
         assert_eq!(m.max_growth(Metric::Objects), 990);
         assert_eq!(m.strongest_growers(Metric::Objects)[0], a);
+    }
+
+    /// memcity's own objects grow as its JFR stream works: never the application's growth,
+    /// whatever their type shares with the application's.
+    #[test]
+    fn memcitys_own_growth_is_never_growth() {
+        let mut m = CityModel::new();
+        for snapshot in 0..3u64 {
+            let rows = vec![
+                (
+                    vec![MEMCITY.to_string(), "byte[]".to_string()],
+                    "Type".to_string(),
+                    100 + snapshot * 50_000,
+                    1600 + snapshot * 800_000,
+                ),
+                (
+                    vec!["(primitive arrays)".to_string(), "byte[]".to_string()],
+                    "Type".to_string(),
+                    100 + snapshot * 10_000,
+                    1600 + snapshot * 160_000,
+                ),
+            ];
+            m.push_tree(snapshot * 1000, (1, 1), &rows, vec![]);
+        }
+        let ours = m.node_named(MEMCITY).unwrap();
+        let theirs = m.node_named("(primitive arrays)").unwrap();
+        let [our_bytes, their_bytes] = [ours, theirs].map(|p| {
+            (0..m.nodes().len() as NodeId)
+                .find(|&id| m.node(id).parent == Some(p))
+                .unwrap()
+        });
+        assert!(m.is_own(our_bytes) && m.is_own(ours) && !m.is_own(their_bytes));
+        assert_eq!(m.significant_growth(our_bytes, 2, Metric::Objects), 0);
+        assert_eq!(
+            m.significant_growth(their_bytes, 2, Metric::Objects),
+            20_000
+        );
+        assert_eq!(m.top_growers(Metric::Objects, 5), [their_bytes]);
     }
 
     #[test]

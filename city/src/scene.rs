@@ -240,7 +240,7 @@ pub fn build(
         let Some(base) = layout.base(node, value, view.scaling) else {
             continue;
         };
-        let color = if view.color {
+        let color = if view.color && !model.is_own(node) {
             mapping::growth_color(backed / growth_scale)
         } else {
             mapping::GRAY

@@ -407,9 +407,7 @@ pub fn stable_root(root: &str) -> String {
     )
 }
 
-/// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
-/// share under the type's name. Never a suspect nor growth: it is not the application's.
-pub const MEMCITY: &str = "(memcity)";
+pub use crate::model::MEMCITY;
 
 /// The growing types of the window, strongest first, with their trends and the leak floor.
 fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, Trend)>, f64) {
