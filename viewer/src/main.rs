@@ -880,7 +880,9 @@ async fn take_snapshot(addr: Option<String>, force: bool) -> anyhow::Result<Exit
     };
     println!(
         "snapshot {} taken; the JVM was stopped {:.1} ms (predicted {:.1} ms)",
-        reply.seq,
+        // Counted from 1, as the viewer's status bar and `report --at` count the session's
+        // snapshots (the agent's sequence starts at 0).
+        reply.seq + 1,
         reply.pause_ns as f64 / 1e6,
         reply.predicted_pause_ns as f64 / 1e6
     );

@@ -66,7 +66,11 @@ pub struct Report {
     /// Whether the last snapshot is an estimate, and if so, the exact snapshot it is
     /// reconciled with (whose references it carries).
     pub last_estimated: bool,
+    /// The agent's sequence number of that walk's snapshot.
     pub last_anchor_seq: Option<u64>,
+    /// That walk's snapshot as the viewer's status bar and `--at` number it (from 1); `None`
+    /// when it is not in this session's history (or there is none).
+    pub last_anchor: Option<usize>,
     pub duration_ms: u64,
     pub classifiers: Vec<String>,
     pub jvm: String,
@@ -470,6 +474,12 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .as_ref()
             .filter(|e| last_snap.is_estimated() && e.anchored)
             .map(|e| e.anchor_seq),
+        last_anchor: match memcity_city::timeline::basis(session, session.len() - 1) {
+            Some(memcity_city::timeline::Basis::Estimate(
+                memcity_city::timeline::Anchor::Snapshot(index),
+            )) => Some(index + 1),
+            _ => None,
+        },
         duration_ms: last_snap.time_ms.saturating_sub(first_snap.time_ms),
         classifiers: if session.classifiers().is_empty() {
             session.level_roles()
@@ -871,12 +881,14 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         "{} exact (heap walks), {} estimated from allocation samples at GCs{}",
         report.exact_snapshots,
         report.estimated_snapshots,
-        match (report.last_estimated, report.last_anchor_seq) {
-            (true, Some(anchor)) => format!(
+        match (report.last_estimated, report.last_anchor, report.last_anchor_seq) {
+            // Numbered as the viewer's status bar numbers snapshots (from 1).
+            (true, Some(anchor), _) => format!(
                 "; the last is an estimate reconciled with the walk of snapshot {anchor}, whose references it shows"
             ),
-            (true, None) => "; the last is an estimate with no walk to reconcile with".to_string(),
-            (false, _) => String::new(),
+            (true, None, Some(_)) => "; the last is an estimate reconciled with an earlier walk, before this recording's history".to_string(),
+            (true, None, None) => "; the last is an estimate with no walk to reconcile with".to_string(),
+            (false, _, _) => String::new(),
         }
     );
     let _ = writeln!(
@@ -1176,6 +1188,7 @@ mod tests {
             estimated_snapshots: 0,
             last_estimated: false,
             last_anchor_seq: None,
+            last_anchor: None,
             duration_ms: 0,
             classifiers: vec![],
             jvm: String::new(),
