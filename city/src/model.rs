@@ -705,6 +705,9 @@ impl CityModel {
                 unconfirmed,
                 // Ids of the other session's string table, meaningless here.
                 survivors: None,
+                // The object paths this snapshot rests on, wherever its recording carried them
+                // (the last snapshot seldom does itself): they name types, not nodes.
+                paths: source.paths_at(i).map(|(_, paths)| paths.clone()),
                 ..frame.clone()
             });
         }
@@ -1406,6 +1409,12 @@ pub(crate) mod tests {
         assert!(CityModel::comparison(&a, 3, &b, 0)
             .unwrap_err()
             .contains("snapshot 4 does not exist"));
+        // Each side keeps the object paths its recording carried up to that snapshot, so a
+        // comparison names holders as the recording does.
+        assert!(m.paths_at(1).is_none());
+        b.frames[0].paths = Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
+        assert_eq!(m.paths_at(1).map(|(at, _)| at), Some(1));
     }
 
     #[test]
