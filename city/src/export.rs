@@ -70,7 +70,7 @@ pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Writ
             .iter()
             .map(|&(id, objects, bytes)| (id, (objects, bytes)))
             .collect();
-        let tree = json!({
+        let mut tree = json!({
             "classifiers": classifiers
                 .iter()
                 .enumerate()
@@ -79,11 +79,13 @@ pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Writ
             "time": frame.time_ms,
             "root": anttracks_node(model, ROOT, &values, &keys, &ids),
         });
+        warm_up(model, index, &mut tree);
         write(&anttracks.join(&name), &tree)?;
-        let tree = json!({
+        let mut tree = json!({
             "time": frame.time_ms,
             "root": default_node(model, ROOT, &values, &keys),
         });
+        warm_up(model, index, &mut tree);
         write(&default.join(&name), &tree)?;
         let (points_to, pointed_from) = pointer_maps(model, index, &keys);
         write(
@@ -99,6 +101,17 @@ pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Writ
         folder,
         snapshots: model.len(),
     })
+}
+
+/// The key an exported tree carries when the growth window leaves its snapshot out as warm-up
+/// (the VM's start): the original tools ignore keys they do not know, and memcity reads it
+/// back, so an export's growth is measured over the recording's window.
+pub const WARM_UP_KEY: &str = "memcityWarmUp";
+
+fn warm_up(model: &CityModel, index: usize, tree: &mut Value) {
+    if model.is_warm_up(index) {
+        tree[WARM_UP_KEY] = Value::Bool(true);
+    }
 }
 
 /// Each node's full key, from the root's down.
@@ -196,7 +209,21 @@ fn pointer_maps(
     if frame.references.is_empty() {
         return (None, None);
     }
-    let key = |name: &str| model.node_named(name).map(|id| keys[id as usize].join("#"));
+    // A reference names types; the key is the type's group in this snapshot's tree (the
+    // application's share before memcity's own), so that a reader finds it there. The first
+    // group of that name anywhere in the session may be absent from this snapshot.
+    let mut here: HashMap<&str, NodeId> = HashMap::new();
+    for &(id, _, _) in model.values(index) {
+        let node = model.node(id);
+        if node.role != crate::model::Role::Type {
+            continue;
+        }
+        let slot = here.entry(node.name.as_str()).or_insert(id);
+        if model.is_own(*slot) && !model.is_own(id) {
+            *slot = id;
+        }
+    }
+    let key = |name: &str| here.get(name).map(|&id| keys[id as usize].join("#"));
     let mut points_to = PointerMap::new();
     let mut pointed_from = PointerMap::new();
     for r in &frame.references {
@@ -278,6 +305,69 @@ mod tests {
         // No group appears from nowhere.
         let groups = |m: &CityModel| (0..m.len()).map(|i| m.values(i).len()).sum::<usize>();
         assert_eq!(groups(&imported), groups(&original));
+        assert_eq!(imported.window(), original.window());
+    }
+
+    /// A type that appears under memcity's own group too, first there: the pointer maps name
+    /// the application's group of this snapshot, which the reader finds in its tree.
+    #[test]
+    fn pointer_maps_name_the_groups_of_their_own_snapshot() {
+        let row = |path: &[&str], objects: u64| {
+            (
+                path.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                "Type".to_string(),
+                objects,
+                objects * 16,
+            )
+        };
+        let reference = crate::model::Reference {
+            from: "App".into(),
+            to: "byte[]".into(),
+            referrers: 10,
+            references: 10,
+        };
+        let mut m = CityModel::new();
+        m.push_tree(
+            0,
+            (30, 480),
+            &[
+                row(&[crate::model::MEMCITY], 10),
+                row(&[crate::model::MEMCITY, "byte[]"], 10),
+                row(&["app"], 20),
+                row(&["app", "App"], 20),
+            ],
+            vec![],
+        );
+        m.push_tree(
+            1000,
+            (50, 800),
+            &[
+                row(&["app"], 20),
+                row(&["app", "App"], 20),
+                row(&["(primitive arrays)"], 30),
+                row(&["(primitive arrays)", "byte[]"], 30),
+            ],
+            vec![reference.clone()],
+        );
+        let dir = tempfile::tempdir().unwrap();
+        memory_cities_json(&m, dir.path()).unwrap();
+        let imported = load::memory_cities_json(dir.path()).unwrap();
+        assert!(imported.warnings.is_empty(), "{:?}", imported.warnings);
+        assert_eq!(imported.frames()[1].references, [reference]);
+    }
+
+    /// What decides a recording's growth window (the VM-start snapshot left out as warm-up)
+    /// survives the export: the import measures growth over the same snapshots.
+    #[test]
+    fn the_warm_up_snapshot_survives_the_round_trip() {
+        let mut original = load::recording(&golden()).unwrap();
+        original.set_warm_up(0);
+        assert_eq!(original.window().start, 1, "the premise");
+        let dir = tempfile::tempdir().unwrap();
+        memory_cities_json(&original, dir.path()).unwrap();
+        let imported = load::memory_cities_json(dir.path()).unwrap();
+        assert_eq!(imported.window(), original.window());
+        assert!(imported.is_warm_up(0) && !imported.is_warm_up(1));
     }
 
     #[test]

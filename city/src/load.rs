@@ -428,7 +428,10 @@ fn memory_cities(source: &dyn Files, dir: &Path) -> Result<CityModel, LoadError>
         match tree_of(source, file, json, maps.as_deref()) {
             Ok((root_values, nodes, references, missed)) => {
                 unmatched += missed;
-                model.push_tree(*time, root_values, &nodes, references)
+                model.push_tree(*time, root_values, &nodes, references);
+                if json.get(crate::export::WARM_UP_KEY) == Some(&Value::Bool(true)) {
+                    model.set_warm_up(model.len() - 1);
+                }
             }
             Err(e) => failed.push(e),
         }

@@ -20,6 +20,9 @@ pub type NodeId = u32;
 /// The root ("Heap") is always node 0.
 pub const ROOT: NodeId = 0;
 
+/// The trigger of the snapshot the growth window leaves out as warm-up (the VM's start).
+const WARM_UP: i32 = memcity_proto::v1::snapshot::Trigger::Start as i32;
+
 /// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
 /// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
@@ -1116,12 +1119,26 @@ impl CityModel {
 
     /// The first snapshot after start-up: past the VM-start snapshot, when at least two remain.
     pub fn warm_start(&self) -> usize {
-        let start = memcity_proto::v1::snapshot::Trigger::Start as i32;
+        let start = WARM_UP;
         self.frames
             .iter()
             .position(|f| f.trigger != start)
             .filter(|&i| i + 1 < self.frames.len())
             .unwrap_or(0)
+    }
+
+    /// Whether snapshot `index` is the VM's start, which the growth window leaves out as
+    /// warm-up (`warm_start`).
+    pub fn is_warm_up(&self, index: usize) -> bool {
+        self.frames.get(index).is_some_and(|f| f.trigger == WARM_UP)
+    }
+
+    /// Marks snapshot `index` as the VM's start (an import of an export that says so).
+    pub fn set_warm_up(&mut self, index: usize) {
+        if let Some(frame) = self.frames.get_mut(index) {
+            frame.trigger = WARM_UP;
+        }
+        self.update_growth();
     }
 
     /// Restricts growth and colors to `start..=end` (clamped); `None` goes back to the whole
