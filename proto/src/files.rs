@@ -80,10 +80,41 @@ fn rename_over(temp: &Path, path: &Path) -> io::Result<()> {
     })
 }
 
+/// A device or a pipe already at `path` (`/dev/full`, a FIFO a reader waits on): written in
+/// place, never replaced by a rename (which would put a plain file where a device node was),
+/// and only when it is this user's or root's (a pipe another user planted in `/tmp` would read
+/// what memcity writes). `None` when `path` is anything else, or nothing.
+fn special_in_place(path: &Path) -> io::Result<Option<File>> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    let kind = meta.file_type();
+    if kind.is_file() || kind.is_symlink() || kind.is_dir() {
+        return Ok(None);
+    }
+    if meta.uid() != effective_uid() && meta.uid() != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "a pipe or device of another user (uid {}) is in the way; choose another name",
+                meta.uid()
+            ),
+        ));
+    }
+    OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map(Some)
+}
+
 /// Writes `contents` to `path` (mode 0600) all at once: into a private file beside it, then
 /// renamed over whatever `path` was (a link is replaced, not followed), so a reader never sees
-/// half of it.
+/// half of it. A device or pipe of this user's or root's is written in place.
 pub fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
+    if let Some(mut special) = special_in_place(path)? {
+        return special.write_all(contents);
+    }
     let (mut file, temp) = create_beside(path, PRIVATE_FILE)?;
     let written = file.write_all(contents).and_then(|()| file.sync_all());
     if let Err(e) = written {
@@ -95,8 +126,12 @@ pub fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
 
 /// A new file at `path` (mode 0600) to write as a stream (a recording): created privately
 /// beside it and renamed onto `path` at once, replacing what was there (a link, or a file
-/// someone made for memcity to write into, is replaced, never written through).
+/// someone made for memcity to write into, is replaced, never written through). A device or
+/// pipe of this user's or root's is written in place.
 pub fn create_replacing(path: &Path) -> io::Result<File> {
+    if let Some(special) = special_in_place(path)? {
+        return Ok(special);
+    }
     let (file, temp) = create_beside(path, PRIVATE_FILE)?;
     rename_over(&temp, path)?;
     Ok(file)
@@ -238,6 +273,34 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    /// A device or a pipe stays what it is: `/dev/null` (and `/dev/full`, whose writes fail as
+    /// a full disk's) are written, not replaced by a file of the same name.
+    #[test]
+    fn devices_and_pipes_are_written_in_place() {
+        let null = Path::new("/dev/null");
+        let mut file = create_replacing(null).unwrap();
+        file.write_all(b"discarded").unwrap();
+        replace(null, b"discarded").unwrap();
+        let meta = std::fs::symlink_metadata(null).unwrap();
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+            &meta.file_type()
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read(fifo).unwrap()
+        });
+        replace(&fifo, b"7788\n").unwrap();
+        assert_eq!(reader.join().unwrap(), b"7788\n");
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+            &std::fs::symlink_metadata(&fifo).unwrap().file_type()
+        ));
     }
 
     #[test]
