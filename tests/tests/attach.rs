@@ -198,8 +198,10 @@ fn a_detached_agent_hands_allocation_sampling_to_the_next() {
     assert!(stderr.contains("sampling off"), "{stderr}");
     // memcity detach stops whichever copy is mapped first; stop the second one by its path.
     let socket = format!("/tmp/.java_pid{pid}");
-    let reply = memcity_viewer::attach::load(Path::new(&socket), other.to_str().unwrap(), "stop")
-        .expect("stop the second agent");
+    let target = memcity_viewer::attach::Target::inspect(pid).unwrap();
+    let reply =
+        memcity_viewer::attach::load(&target, Path::new(&socket), other.to_str().unwrap(), "stop")
+            .expect("stop the second agent");
     assert_eq!(reply, memcity_viewer::attach::Reply::Returned(0));
     detach_ok(pid);
     // With both gone, the second copy takes sampling.
@@ -226,7 +228,9 @@ fn refusals_leave_the_jvm_running_and_nothing_behind() {
     assert!(!ok && err.contains("could not load the library"), "{err}");
     // Bad options sent by another client: the agent refuses and nothing is left running.
     let socket = format!("/tmp/.java_pid{pid}");
+    let target = memcity_viewer::attach::Target::inspect(pid).unwrap();
     let reply = memcity_viewer::attach::load(
+        &target,
         Path::new(&socket),
         release_agent_path().to_str().unwrap(),
         "budget=lots",

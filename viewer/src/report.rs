@@ -1130,7 +1130,7 @@ mod tests {
         let mut both = String::new();
         render_suspects(
             &mut both,
-            &[named.clone()],
+            std::slice::from_ref(&named),
             &[unseen("C", 32_777)],
             Source::Recording,
         );
