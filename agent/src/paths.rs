@@ -228,12 +228,14 @@ impl Schedule {
 /// so is credited with what it shares with later ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RootOrder {
-    /// An application class's static field: where a fix usually goes.
+    /// An application class's static field: where a fix usually goes, and what holds longest
+    /// (for the class's life).
     ApplicationStatic,
-    /// A local in an application method's frame.
-    ApplicationLocal,
-    /// A live thread (its thread-locals, its task).
+    /// A live thread (its thread-locals, its task): for the thread's life, longer than any of
+    /// its frames.
     Thread,
+    /// A local in an application method's frame: until the frame returns.
+    ApplicationLocal,
     /// Locals of JDK frames, monitors.
     OtherLocal,
     JniGlobal,
@@ -1092,16 +1094,19 @@ impl Search {
             }
         }
         // Stable: within an order, the JVM's own order (threads as listed, locals top frame
-        // first, classes as loaded). Preferred roots before all.
+        // first, classes as loaded). Preferred roots first within their order, never before a
+        // root of an earlier one: what a root finds first it is credited with, and a frame's
+        // local that held the leak once (a request loop touching a static deque) must not
+        // claim it from the static field in every later search.
         let threads = &search.threads;
         roots.sort_by_cached_key(|(root, _)| {
             let key = root.key(threads);
             (
+                root.order,
                 preferred
                     .iter()
                     .position(|p| *p == key)
                     .unwrap_or(usize::MAX),
-                root.order,
             )
         });
         search.roots = roots;
@@ -2038,17 +2043,32 @@ mod tests {
         assert_eq!(b.seconds(100), 2);
     }
 
+    /// The root credited with what several hold is the one that holds longest: a static
+    /// field, then a thread, then an application frame's local, then JDK frames (method
+    /// handles, lambda forms, reflection) and JNI locals; memcity's own last.
     #[test]
-    fn root_order_puts_the_application_first_and_memcity_last() {
+    fn root_order_puts_the_lasting_roots_first_and_memcity_last() {
         let mut orders = [
             RootOrder::Memcity,
+            RootOrder::OtherLocal,
             RootOrder::JdkStatic,
-            RootOrder::Thread,
-            RootOrder::ApplicationStatic,
             RootOrder::ApplicationLocal,
+            RootOrder::Thread,
+            RootOrder::JniGlobal,
+            RootOrder::ApplicationStatic,
         ];
         orders.sort();
-        assert_eq!(orders.first(), Some(&RootOrder::ApplicationStatic));
-        assert_eq!(orders.last(), Some(&RootOrder::Memcity));
+        assert_eq!(
+            orders,
+            [
+                RootOrder::ApplicationStatic,
+                RootOrder::Thread,
+                RootOrder::ApplicationLocal,
+                RootOrder::OtherLocal,
+                RootOrder::JniGlobal,
+                RootOrder::JdkStatic,
+                RootOrder::Memcity,
+            ]
+        );
     }
 }

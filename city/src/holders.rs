@@ -487,6 +487,11 @@ impl Paths {
                 h.shared_weight += w[top];
                 h.holder_samples += s[top];
             }
+            // A co-holder's top can share samples with the holder's own (two roots of one
+            // thread naming one object): the evidence never counts more paths than were
+            // sampled ("220 of 110").
+            h.holder_samples = h.holder_samples.min(h.samples);
+            h.shared_weight = h.shared_weight.min(h.weight);
             h.share = if h.weight > 0.0 {
                 h.shared_weight / h.weight
             } else {
