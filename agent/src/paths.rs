@@ -331,6 +331,8 @@ pub struct Found {
     /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
     /// live until the GC clears its weak reference).
     pub missed: Vec<(u32, u64)>,
+    /// Targets by class, reached or not.
+    pub targeted: Vec<(u32, u64)>,
     /// What held each target found below an object.
     pub holders: Vec<Held>,
 }
@@ -1786,14 +1788,21 @@ impl Search {
                 })
             })
             .collect();
+        let mut targeted: IntMap<u32, u64> = IntMap::default();
         for target in &self.targets {
+            *targeted.entry(target.class).or_default() += 1;
             if !target.found {
                 *missed.entry(target.class).or_default() += 1;
             }
             jni!(jni, DeleteWeakGlobalRef, target.weak);
         }
-        let mut missed: Vec<(u32, u64)> = missed.into_iter().collect();
-        missed.sort_by_key(|&(class, n)| (std::cmp::Reverse(n), class));
+        let by_count = |counts: IntMap<u32, u64>| {
+            let mut counts: Vec<(u32, u64)> = counts.into_iter().collect();
+            counts.sort_by_key(|&(class, n)| (std::cmp::Reverse(n), class));
+            counts
+        };
+        let missed = by_count(missed);
+        let targeted = by_count(targeted);
         for (mirror, _, _) in self.recent.drain(..) {
             jni!(jni, DeleteGlobalRef, mirror);
         }
@@ -1860,6 +1869,7 @@ impl Search {
             top_roots,
             focused: self.focused,
             missed,
+            targeted,
         }
     }
 }

@@ -62,7 +62,15 @@ pub struct Paths {
     /// Per type, the second from which its samples count (`weigh_growth_from`); others count
     /// all.
     pub growth_from: Vec<(String, u32)>,
+    /// Per type, the samples looked for and those no root reached (`PathTree.targeted`,
+    /// `unreached`).
+    pub targeted: Vec<(String, u64)>,
+    pub unreached: Vec<(String, u64)>,
 }
+
+/// Sampled objects of a type a search looked for, at least this many, all unreached: the
+/// type's rise is of dead objects (with fewer, one search's chance).
+pub const MIN_UNREACHED: u64 = 3;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathNode {
@@ -82,6 +90,28 @@ pub struct PathNode {
 }
 
 impl Paths {
+    /// Whether the search went through every root: then a sample it did not reach is garbage.
+    pub fn complete(&self) -> bool {
+        self.incomplete.is_empty() && !self.stopped_early
+    }
+
+    /// `(unreached, looked for)` of `type_name`'s samples when a complete search reached none
+    /// of at least [`MIN_UNREACHED`]: the type's live count rises with objects no root reaches,
+    /// dead in the old generation until a marking frees them.
+    pub fn all_unreachable(&self, type_name: &str) -> Option<(u64, u64)> {
+        if !self.complete() {
+            return None;
+        }
+        let of = |counts: &[(String, u64)]| {
+            counts
+                .iter()
+                .find(|(t, _)| t == type_name)
+                .map_or(0, |&(_, n)| n)
+        };
+        let (unreached, targeted) = (of(&self.unreached), of(&self.targeted));
+        (targeted >= MIN_UNREACHED && unreached == targeted).then_some((unreached, targeted))
+    }
+
     /// Builds the child lists; nodes whose parent is out of range (a damaged file) become tops.
     pub fn new(mut nodes: Vec<PathNode>) -> Paths {
         let n = nodes.len();
@@ -675,6 +705,13 @@ pub fn from_proto(
     paths.incomplete = tree.incomplete.clone();
     paths.stopped_early = tree.stopped_early;
     paths.focused = tree.focused;
+    let counts = |list: &[memcity_proto::v1::TypeCount]| {
+        list.iter()
+            .map(|c| (name(c.r#type), c.objects))
+            .collect::<Vec<_>>()
+    };
+    paths.targeted = counts(&tree.targeted);
+    paths.unreached = counts(&tree.unreached);
     paths
 }
 

@@ -366,6 +366,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
                 walk_age_ms: 0,
                 sites: top_sites(model, name, w.end, 3),
                 evidence: None,
+                unreachable: None,
                 holds: vec![held(model, &types, name, 1.0)],
             }
         })
@@ -589,6 +590,7 @@ fn suspects_from_paths(
                 holder_identity: holder.identity,
                 holder_in,
             }),
+            unreachable: None,
             holds,
         });
     }
@@ -611,7 +613,11 @@ fn suspects_from_paths(
         }
         let (growth_since, _) = since(name);
         let backed_now = backed(name, w.end);
+        // Every sampled object of the type that a complete search looked for, unreached:
+        // garbage awaiting a marking, whatever the estimates back.
+        let unreachable = paths.all_unreachable(name);
         out.push(Suspect {
+            unreachable,
             root_kind: None,
             root: String::new(),
             steps: Vec::new(),
@@ -622,7 +628,7 @@ fn suspects_from_paths(
             backed_growth: backed_now.round() as i64,
             // A rise beyond the estimates' doubt is a leak whose holder is not seen yet;
             // within it, one that may be garbage (`Suspect::is_backed`).
-            confirmed: backed_now >= floor,
+            confirmed: backed_now >= floor && unreachable.is_none(),
             confidence: Confidence::Ambiguous,
             co_holders: Vec::new(),
             signature: format!("(not seen) | {name}"),
@@ -981,6 +987,33 @@ mod tests {
             .iter()
             .all(|s| s.holder.is_empty() && s.evidence.is_none()));
         assert_eq!(s[0].leaking, ["Item"]);
+    }
+
+    /// A complete search that reached none of a rising type's sampled objects: they are dead
+    /// in the old generation, and the rise is no leak (an incomplete search proves nothing).
+    #[test]
+    fn a_type_no_complete_search_reached_is_dead_not_a_leak() {
+        let mut types = MAP_LEAK_TYPES.to_vec();
+        types.push(("Garbage", [100, 20_100, 40_100]));
+        let mut m = session(&types);
+        let mut paths = map_paths();
+        paths.targeted = vec![("Item".into(), 40), ("Garbage".into(), 14)];
+        paths.unreached = vec![("Garbage".into(), 14)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        let s = suspects(&m);
+        let garbage = s.iter().find(|s| s.leaking[0] == "Garbage").unwrap();
+        assert_eq!(garbage.unreachable, Some((14, 14)));
+        assert!(!garbage.is_backed(), "{garbage:?}");
+        assert!(
+            s[0].is_backed() && s[0].holder == "java.util.HashMap",
+            "{s:?}"
+        );
+        paths.incomplete = "the search's time ran out".into();
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        let s = suspects(&m);
+        let garbage = s.iter().find(|s| s.leaking[0] == "Garbage").unwrap();
+        assert_eq!(garbage.unreachable, None);
+        assert!(garbage.is_backed(), "exact counts back it: {garbage:?}");
     }
 
     /// A rise that rests on what may be garbage (pending births of a short-lived type,

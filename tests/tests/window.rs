@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use glam::Vec3;
 use memcity_city::camera::{ray_box, OrbitCamera};
@@ -1249,5 +1250,97 @@ fn the_lifetimes_view_shows_the_survival_of_the_context_in_focus() {
     assert!(
         stderr.contains("app.Loader"),
         "names some that exist: {stderr}"
+    );
+}
+
+/// The README's own-application path, at the agent's defaults (its port aside): 30 s of
+/// LinkedListLeak followed by `memcity record`. The path search reaches the leak's samples
+/// from `PEOPLE`, so the leak is confirmed without waiting for an old-generation marking, and
+/// its strongest grower is drawn red; nothing of memcity's own is coloured.
+#[test]
+fn the_readme_path_shows_the_leak_confirmed_and_red() {
+    let Some(xvfb) = xvfb("the README path in a window") else {
+        return;
+    };
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 30.0)
+        .release_agent()
+        .agent(format!("port=0,portfile={}", portfile.display()))
+        .spawn();
+    let port = wait_for_file(&portfile, Duration::from_secs(60));
+    let file = dir.path().join("app.mcrec");
+    let out = memcity(
+        &[
+            "record",
+            &format!("127.0.0.1:{}", port.trim()),
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (status, _) = app.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{}", app.stderr());
+    let report = report_json(&file);
+    let first = &report["suspects"][0];
+    assert!(
+        first["holder"]
+            .as_str()
+            .unwrap_or("")
+            .contains("LinkedList")
+            && first["root"].as_str().unwrap_or("").contains("PEOPLE"),
+        "{first}"
+    );
+    assert_eq!(first["confirmed"], true, "{first}");
+
+    let img = replay_screenshot(
+        &xvfb,
+        &[file.to_str().unwrap(), "--camera", "birds-eye"],
+        dir.path(),
+        "leak.png",
+    );
+    let model = load::recording(&file).unwrap();
+    let config = LayoutConfig::default();
+    let city = layout(&model, &config);
+    let last = (model.len() - 1) as f64;
+    let frame = scene::build(&model, &city, last, &ViewSettings::default(), None);
+    let camera = OrbitCamera::birds_eye(config.size as f32, frame.tallest() as f32);
+    // Nothing of memcity's own is coloured as growth.
+    for b in frame.buildings.iter().filter(|b| model.is_own(b.node)) {
+        assert_eq!(
+            b.color,
+            memcity_city::mapping::GRAY,
+            "{:?} is coloured",
+            model.path(b.node)
+        );
+    }
+    // The strongest grower is one of the leak's types, and its roof is red.
+    let top = model.top_growers(Metric::Objects, 1)[0];
+    let name = model.node(top).name.clone();
+    assert!(
+        [
+            "java.lang.String",
+            "byte[]",
+            "java.util.LinkedList$Node",
+            "LinkedListLeak$Person"
+        ]
+        .contains(&name.as_str()),
+        "{name}"
+    );
+    let building = frame.buildings.iter().find(|b| b.node == top).unwrap();
+    let (x, y, z) = building.shape.roof();
+    let (px, py) = camera
+        .project(Vec3::new(x as f32, y as f32, z as f32), W as f32, H as f32)
+        .unwrap();
+    let roof = pixel(&img, px, py);
+    assert!(
+        roof[0] > 180 && roof[1] < 70 && roof[2] < 70,
+        "roof of {name} at {px},{py} is {roof:?}"
     );
 }

@@ -25,6 +25,35 @@ pub struct GroupGrowth {
     /// The part of `objects_last` no old-generation marking has confirmed: it may be garbage
     /// promoted since the last one (0 when exact).
     pub objects_last_unconfirmed: u64,
+    /// A complete path search reached none of the group's type's sampled objects: dead in the
+    /// old generation (see `Paths::all_unreachable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<UnreachableJson>,
+}
+
+/// Sampled objects a complete path search looked for and did not reach from any GC root.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct UnreachableJson {
+    pub unreached: u64,
+    pub looked_for: u64,
+}
+
+impl UnreachableJson {
+    fn of(counts: Option<(u64, u64)>) -> Option<Self> {
+        counts.map(|(unreached, looked_for)| UnreachableJson {
+            unreached,
+            looked_for,
+        })
+    }
+
+    /// "14 of 14 sampled objects unreachable: dead in the old generation".
+    fn describe(&self) -> String {
+        format!(
+            "{} of {} sampled objects unreachable: dead in the old generation",
+            count(self.unreached),
+            count(self.looked_for)
+        )
+    }
 }
 
 impl GroupGrowth {
@@ -221,6 +250,9 @@ pub struct SuspectJson {
     pub confirmed: bool,
     /// Listed among the leak suspects: a holder named, or `confirmed`.
     pub backed: bool,
+    /// A complete path search reached none of the type's sampled objects (no suspect then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<UnreachableJson>,
     pub confidence: String,
     /// Other threads holding the same thread-local (a pool's), see `Suspect::co_holders`.
     pub co_holders: Vec<String>,
@@ -293,6 +325,7 @@ impl From<Suspect> for SuspectJson {
         let (held_objects, held_bytes) = s.held();
         SuspectJson {
             backed: s.is_backed(),
+            unreachable: UnreachableJson::of(s.unreachable),
             held_objects,
             held_bytes,
             holds: s
@@ -397,6 +430,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 estimated: false,
                 objects_last_error: 0,
                 objects_last_unconfirmed: 0,
+                unreachable: None,
             });
         entry.estimated |= leaf.estimated;
         if is_first {
@@ -448,6 +482,20 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     });
     groups = keyed.into_iter().map(|(_, _, g)| g).collect();
     groups.truncate(top);
+    if let Some((_, paths)) = session.paths_at(last_index) {
+        for g in &mut groups {
+            // The type the group is of: the first level of its path that names types.
+            let type_name = (1..=g.path.len()).find_map(|depth| {
+                let names: Vec<&str> = g.path[..depth].iter().map(String::as_str).collect();
+                session
+                    .find(&names)
+                    .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
+                    .map(|id| session.node(id).name.clone())
+            });
+            g.unreachable =
+                UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
+        }
+    }
     let first_snap = &session.frames()[window.start];
     let last_snap = &session.frames()[last_index];
     let handshake = session.handshake.clone().unwrap_or_default();
@@ -838,9 +886,11 @@ fn render_rising(out: &mut String, rising: &[SuspectJson]) {
         .iter()
         .map(|s| {
             format!(
-                "{} {}",
+                "{} {}{}",
                 s.leaking.first().map(String::as_str).unwrap_or("?"),
-                signed_count(s.growth)
+                signed_count(s.growth),
+                s.unreachable
+                    .map_or(String::new(), |dead| format!(" ({})", dead.describe()))
             )
         })
         .collect();
@@ -934,7 +984,9 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             let _ = writeln!(out, "{:>73}  {}{}", "", "  ".repeat(level), name);
         }
         previous = ancestors;
-        let doubt = if group.objects_last_unconfirmed > 0 {
+        let doubt = if let Some(dead) = group.unreachable {
+            format!("  ({})", dead.describe())
+        } else if group.objects_last_unconfirmed > 0 {
             format!(
                 "  (up to {} may be garbage: no old-gen marking since)",
                 count(group.objects_last_unconfirmed)
@@ -1127,6 +1179,17 @@ mod tests {
             doubtful.starts_with("LEAK SUSPECTS: none (no type grows steadily in this window beyond the estimates' doubt)\nRising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): C +32,777\n"),
             "{doubtful}"
         );
+        let mut dead = unseen("D", 9_000);
+        dead.unreachable = Some(UnreachableJson {
+            unreached: 14,
+            looked_for: 14,
+        });
+        let mut unreachable = String::new();
+        render_suspects(&mut unreachable, &[], &[dead], Source::Recording);
+        assert!(
+            unreachable.contains(": D +9,000 (14 of 14 sampled objects unreachable: dead in the old generation)\n"),
+            "{unreachable}"
+        );
         let mut both = String::new();
         render_suspects(
             &mut both,
@@ -1205,6 +1268,7 @@ mod tests {
                     estimated: false,
                     objects_last_error: 0,
                     objects_last_unconfirmed: 0,
+                    unreachable: None,
                 })
                 .collect(),
             references: vec![],

@@ -278,7 +278,23 @@ impl Worker {
                     .collect(),
             });
         }
+        let mut by_type = |counts: &[(u32, u64)]| -> Vec<TypeCount> {
+            counts
+                .iter()
+                .map(|&(class, objects)| {
+                    let name = self.class_name(class);
+                    TypeCount {
+                        r#type: self.strings.intern(&name),
+                        objects,
+                    }
+                })
+                .collect()
+        };
+        let targeted = by_type(&found.targeted);
+        let unreached = by_type(&found.missed);
         PathTree {
+            targeted,
+            unreached,
             started_ms: ms(found.started),
             finished_ms: ms(found.finished),
             targets: found.targets,
