@@ -47,11 +47,14 @@ fn forced_walk(port: &str, file: &Path, label: &str) -> (CityModel, u64) {
         String::from_utf8_lossy(&forced.stderr)
     );
     let stdout = String::from_utf8_lossy(&forced.stdout);
-    let seq: u64 = stdout
+    // "snapshot N taken": N counted from 1, as the viewer numbers the session's snapshots; the
+    // agent's sequence counts from 0.
+    let number: u64 = stdout
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{label}: no sequence number in {stdout:?}"));
+        .unwrap_or_else(|| panic!("{label}: no snapshot number in {stdout:?}"));
+    let seq = number - 1;
     (recording_with(file, seq, Duration::from_secs(60)), seq)
 }
 
