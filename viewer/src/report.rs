@@ -492,8 +492,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                     .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
                     .map(|id| session.node(id).name.clone())
             });
-            g.unreachable =
-                UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
+            g.unreachable = UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
         }
     }
     let first_snap = &session.frames()[window.start];
@@ -1187,7 +1186,9 @@ mod tests {
         let mut unreachable = String::new();
         render_suspects(&mut unreachable, &[], &[dead], Source::Recording);
         assert!(
-            unreachable.contains(": D +9,000 (14 of 14 sampled objects unreachable: dead in the old generation)\n"),
+            unreachable.contains(
+                ": D +9,000 (14 of 14 sampled objects unreachable: dead in the old generation)\n"
+            ),
             "{unreachable}"
         );
         let mut both = String::new();

@@ -251,17 +251,7 @@ impl Worker {
                 root,
                 chain: node.chain,
                 length: node.length,
-                reached: node
-                    .reached
-                    .iter()
-                    .map(|&(c, objects)| {
-                        let name = self.class_name(c);
-                        TypeCount {
-                            r#type: self.strings.intern(&name),
-                            objects,
-                        }
-                    })
-                    .collect(),
+                reached: self.type_counts(&node.reached),
                 identity: node.identity,
                 targets: node
                     .targets
@@ -278,23 +268,9 @@ impl Worker {
                     .collect(),
             });
         }
-        let mut by_type = |counts: &[(u32, u64)]| -> Vec<TypeCount> {
-            counts
-                .iter()
-                .map(|&(class, objects)| {
-                    let name = self.class_name(class);
-                    TypeCount {
-                        r#type: self.strings.intern(&name),
-                        objects,
-                    }
-                })
-                .collect()
-        };
-        let targeted = by_type(&found.targeted);
-        let unreached = by_type(&found.missed);
         PathTree {
-            targeted,
-            unreached,
+            targeted: self.type_counts(&found.targeted),
+            unreached: self.type_counts(&found.missed),
             started_ms: ms(found.started),
             finished_ms: ms(found.finished),
             targets: found.targets,
@@ -307,6 +283,20 @@ impl Worker {
             focused: found.focused,
             nodes,
         }
+    }
+
+    /// `(class, count)` pairs as the wire's type counts, the classes named.
+    fn type_counts(&mut self, counts: &[(u32, u64)]) -> Vec<TypeCount> {
+        counts
+            .iter()
+            .map(|&(class, objects)| {
+                let name = self.class_name(class);
+                TypeCount {
+                    r#type: self.strings.intern(&name),
+                    objects,
+                }
+            })
+            .collect()
     }
 
     /// A GC root, named for the snapshot: `static LinkedListLeak.PEOPLE`, `thread "main"`,
