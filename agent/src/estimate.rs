@@ -426,7 +426,7 @@ impl Estimator {
                 // Between markings a weak reference stands whether its object lives or not,
                 // but the path search walks from the GC roots: a sample it reached (and
                 // named a holder of) was alive then, whatever the old generation says.
-                let reached = sample.holder.is_some();
+                let reached = sample.reached();
                 if sample.born >= confirmed.max(counted) && !reached {
                     entry.unconfirmed += w;
                     let u = at(&mut unconfirmed, class);
@@ -851,6 +851,17 @@ mod tests {
             est.objects[1], 20,
             "the count is the same, only its doubt changes"
         );
+        // A later search through every root missed it: it died since, and may be garbage.
+        t.set_missed(reached, born);
+        let missed = t.get(reached).unwrap();
+        assert!(
+            !missed.reached() && missed.holder == Some((7, 1)),
+            "{missed:?}"
+        );
+        assert_eq!(e.estimate(&t, 2, None).unconfirmed[1], (20.0, 160.0));
+        // Reached again: alive again.
+        t.set_holder(reached, born, 7, 1, t.ms());
+        assert_eq!(e.estimate(&t, 2, None).unconfirmed[1], (10.0, 80.0));
         let _ = unreached;
     }
 

@@ -203,6 +203,7 @@ mod tests {
             },
             holder: None,
             seen_ms: 0,
+            missed: false,
             one_in: 1,
         }
     }

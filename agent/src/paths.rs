@@ -333,6 +333,9 @@ pub struct Found {
     pub missed: Vec<(u32, u64)>,
     /// Targets by class, reached or not.
     pub targeted: Vec<(u32, u64)>,
+    /// `(slot, born)` of the targets not reached, when the search went through every root
+    /// (then they are garbage), and when it finished.
+    pub unreached: Vec<(u32, u64)>,
     /// What held each target found below an object.
     pub holders: Vec<Held>,
 }
@@ -1789,10 +1792,15 @@ impl Search {
             })
             .collect();
         let mut targeted: IntMap<u32, u64> = IntMap::default();
+        let complete = self.incomplete.is_empty() && !self.stopped_early;
+        let mut unreached = Vec::new();
         for target in &self.targets {
             *targeted.entry(target.class).or_default() += 1;
             if !target.found {
                 *missed.entry(target.class).or_default() += 1;
+                if complete {
+                    unreached.push((target.slot, target.born));
+                }
             }
             jni!(jni, DeleteWeakGlobalRef, target.weak);
         }
@@ -1870,6 +1878,7 @@ impl Search {
             focused: self.focused,
             missed,
             targeted,
+            unreached,
         }
     }
 }

@@ -70,6 +70,9 @@ pub struct Sample {
     pub holder: Option<(u32, u32)>,
     /// When it was seen so, milliseconds since the tracker started.
     pub seen_ms: u32,
+    /// A path search that went through every root has not reached it since it was last seen
+    /// held: it died in between.
+    pub missed: bool,
     /// Sites were recorded for one sample in this many when it was taken: with one, it stands
     /// for this many samples' lives (`lifetimes.rs`).
     pub one_in: u32,
@@ -86,6 +89,13 @@ pub struct Moment {
 }
 
 impl Sample {
+    /// Whether the last path search that could tell reached it from a GC root: alive then,
+    /// whatever its weak reference says between old-generation markings. A sample reached once
+    /// and missed by a later complete search died in between.
+    pub fn reached(&self) -> bool {
+        self.holder.is_some() && !self.missed
+    }
+
     /// `(site, thread)` packed as the tree's sample key (the same packing the tag used to carry).
     pub fn key(&self) -> u64 {
         u64::from(self.site) | (u64::from(self.thread) << THREAD_SHIFT)
@@ -119,6 +129,11 @@ struct Slot {
     holder: AtomicU64,
     seen_ms: AtomicU32,
 }
+
+/// In a slot's `holder`, the bit that says a complete path search missed the sample since
+/// (the field name's half; string ids never reach it): the slot is a cache line, with no room
+/// for a field of its own.
+const MISSED: u64 = 1 << 31;
 
 pub struct Tracker {
     chunks: Box<[AtomicPtr<Slot>]>,
@@ -381,11 +396,12 @@ impl Tracker {
                 gcs: slot.born_gcs.load(Ordering::Relaxed),
                 allocated: slot.born_allocated.load(Ordering::Relaxed),
             },
-            holder: match slot.holder.load(Ordering::Relaxed) {
+            holder: match slot.holder.load(Ordering::Relaxed) & !MISSED {
                 0 => None,
                 h => Some(((h >> 32) as u32, h as u32)),
             },
             seen_ms: slot.seen_ms.load(Ordering::Relaxed),
+            missed: slot.holder.load(Ordering::Relaxed) & MISSED != 0,
             one_in: 1 << ((meta >> ONE_IN_SHIFT) & 0xf),
         })
     }
@@ -409,6 +425,17 @@ impl Tracker {
             slot.holder
                 .store(u64::from(class) << 32 | u64::from(field), Ordering::Relaxed);
             slot.seen_ms.store(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// A path search that went through every root did not reach the sample in slot `id` born
+    /// when the allocation clock read `born` (as [`Tracker::set_holder`]). Worker thread only.
+    pub fn set_missed(&self, id: SlotId, born: u64) {
+        let Some(slot) = self.slot(id) else { return };
+        let live = slot.meta.load(Ordering::Acquire) & STATE_MASK == LIVE;
+        if live && slot.born_allocated.load(Ordering::Relaxed) == born {
+            // The holder stays (the lifetimes name it as the death's context).
+            slot.holder.fetch_or(MISSED, Ordering::Relaxed);
         }
     }
 

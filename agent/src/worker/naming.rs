@@ -421,6 +421,10 @@ impl Worker {
                 .tracker
                 .set_holder(held.slot, held.born, held.class, field, ms);
         }
+        // What a search through every root did not reach died since it was last reached.
+        for &(slot, born) in &found.unreached {
+            sampler.tracker.set_missed(slot, born);
+        }
     }
 
     /// The lifetimes gathered since the last snapshot, named (`None` when none are kept).
