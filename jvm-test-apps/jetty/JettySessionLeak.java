@@ -13,6 +13,8 @@ import javax.servlet.http.HttpSession;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.session.DefaultSessionCache;
+import org.eclipse.jetty.server.session.DefaultSessionIdManager;
+import org.eclipse.jetty.server.session.HouseKeeper;
 import org.eclipse.jetty.server.session.SessionHandler;
 import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
@@ -26,7 +28,10 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * NullSessionDataStore): Jetty's session cache, the ConcurrentHashMap in
  * DefaultSessionCache._sessions, keeps every one of them. Immortal sessions schedule no
  * inactivity timer, so that map is their only holder; a finite interval (MAX_INACTIVE_SECONDS)
- * also puts one timer per session into the server's scheduler queue, a second holder.
+ * also puts one timer per session into the server's scheduler queue, a second holder. An
+ * interval of a minute or less is a steady service, no leak: the session house keeper then
+ * scavenges every second (its default is every 10 minutes), so expired sessions leave the
+ * cache within a second of expiring and the live sessions level off.
  *
  * Before READY it builds a steady catalog of the same kinds of objects (a static
  * ConcurrentHashMap of 200,000 Products with Strings and byte[]s), which then never changes, so
@@ -101,6 +106,14 @@ public class JettySessionLeak {
         QueuedThreadPool pool = new QueuedThreadPool(16, 4);
         pool.setName("jetty-worker");
         Server server = new Server(pool);
+        if (maxInactiveSeconds > 0 && maxInactiveSeconds <= 60) {
+            DefaultSessionIdManager ids = new DefaultSessionIdManager(server);
+            HouseKeeper keeper = new HouseKeeper();
+            keeper.setSessionIdManager(ids);
+            keeper.setIntervalSec(1);
+            ids.setSessionHouseKeeper(keeper);
+            server.setSessionIdManager(ids);
+        }
         ServerConnector connector = new ServerConnector(server, 1, 1);
         connector.setHost("127.0.0.1");
         connector.setPort(0);
