@@ -19,11 +19,17 @@ pub const PRIVATE_FILE: u32 = 0o600;
 /// Mode of every folder memcity creates.
 pub const PRIVATE_DIR: u32 = 0o700;
 
-/// 64 random bits from the kernel as hex, for names no one can guess (and so plant first).
-pub fn random_suffix() -> io::Result<String> {
-    let mut bytes = [0u8; 8];
-    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+/// `bytes` random bytes from the kernel as hex: tokens, and names no one can guess (and so
+/// plant first).
+pub fn random_hex(bytes: usize) -> io::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// 64 random bits, for temporary names.
+fn random_suffix() -> io::Result<String> {
+    random_hex(8)
 }
 
 /// Creates `path` with `mode`, failing if anything is there already (a file, a link, a folder).
@@ -101,11 +107,28 @@ fn special_in_place(path: &Path) -> io::Result<Option<File>> {
             ),
         ));
     }
-    OpenOptions::new()
+    // Opened without waiting: a pipe nobody reads would otherwise hold the caller (the agent's
+    // server thread) in open(2) for good; it fails at once instead (ENXIO). Writes then block
+    // as usual, so a reader that is slow is waited for, not lost.
+    let file = OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
-        .map(Some)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => io::Error::new(
+                io::ErrorKind::NotConnected,
+                "a pipe that nobody reads is in the way; start its reader first",
+            ),
+            _ => e,
+        })?;
+    let fd = std::os::unix::io::AsRawFd::as_raw_fd(&file);
+    // SAFETY: fcntl on a descriptor `file` owns, with plain integer arguments.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Some(file))
 }
 
 /// Writes `contents` to `path` (mode 0600) all at once: into a private file beside it, then
@@ -296,8 +319,25 @@ mod tests {
             let fifo = fifo.clone();
             move || std::fs::read(fifo).unwrap()
         });
-        replace(&fifo, b"7788\n").unwrap();
+        // Its reader has opened it (or the open below fails at once rather than waiting).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let written = loop {
+            match replace(&fifo, b"7788\n") {
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the reader never opened"
+                    );
+                    std::thread::yield_now();
+                }
+                other => break other,
+            }
+        };
+        written.unwrap();
         assert_eq!(reader.join().unwrap(), b"7788\n");
+        // With no reader at all: an error that says so, at once.
+        let err = replace(&fifo, b"x").unwrap_err();
+        assert!(err.to_string().contains("nobody reads"), "{err}");
         assert!(std::os::unix::fs::FileTypeExt::is_fifo(
             &std::fs::symlink_metadata(&fifo).unwrap().file_type()
         ));
