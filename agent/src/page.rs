@@ -65,7 +65,7 @@ pub async fn prepare(
         tls.is_some(),
         format!(
             "open the URL `memcity list` shows for this JVM, or add ?token= with the token in {}",
-            crate::server::token_dir()
+            memcity_proto::registry::run_dir_in_use()
                 .join(std::process::id().to_string())
                 .display()
         ),

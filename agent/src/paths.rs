@@ -333,9 +333,9 @@ pub struct Found {
     pub missed: Vec<(u32, u64)>,
     /// Targets by class, reached or not.
     pub targeted: Vec<(u32, u64)>,
-    /// `(slot, born)` of the targets not reached, when the search went through every root
-    /// (then they are garbage), and when it finished.
-    pub unreached: Vec<(u32, u64)>,
+    /// `(slot, born)` of the targets not reached, when the search went through every root:
+    /// then they died (a sample counts as live until the GC clears its weak reference).
+    pub missed_samples: Vec<(u32, u64)>,
     /// What held each target found below an object.
     pub holders: Vec<Held>,
 }
@@ -1793,13 +1793,13 @@ impl Search {
             .collect();
         let mut targeted: IntMap<u32, u64> = IntMap::default();
         let complete = self.incomplete.is_empty() && !self.stopped_early;
-        let mut unreached = Vec::new();
+        let mut missed_samples = Vec::new();
         for target in &self.targets {
             *targeted.entry(target.class).or_default() += 1;
             if !target.found {
                 *missed.entry(target.class).or_default() += 1;
                 if complete {
-                    unreached.push((target.slot, target.born));
+                    missed_samples.push((target.slot, target.born));
                 }
             }
             jni!(jni, DeleteWeakGlobalRef, target.weak);
@@ -1878,7 +1878,7 @@ impl Search {
             focused: self.focused,
             missed,
             targeted,
-            unreached,
+            missed_samples,
         }
     }
 }

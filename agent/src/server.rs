@@ -262,12 +262,12 @@ fn serve(
         if !insecure {
             return Err(format!(
                 "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Give tls_cert= and tls_key=, or serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
-                token_dir().display()
+                registry::run_dir_in_use().display()
             ));
         }
         warning!(
             "SERVING WITHOUT TLS ON {addr} (insecure=true): anyone on the network who has the token (in {}) can read the heap's structure and request walks",
-            token_dir().display()
+            registry::run_dir_in_use().display()
         );
     }
     let token = registry::new_token().map_err(|e| format!("cannot make an access token: {e}"))?;
@@ -448,15 +448,10 @@ impl tonic::service::Interceptor for TokenCheck {
                 } else {
                     "this agent needs its token"
                 },
-                token_dir().display()
+                registry::run_dir_in_use().display()
             )))
         }
     }
-}
-
-/// Where this agent's registration (and token) is, for messages.
-pub(crate) fn token_dir() -> std::path::PathBuf {
-    registry::private_run_dir().unwrap_or_else(|_| registry::run_dir())
 }
 
 /// A connection closed for the limit (`memcity_page::conn`): said once, then every 1000, so a

@@ -52,6 +52,9 @@ pub struct NodeInfo {
     pub max_bytes: u64,
     /// Its numbers are estimates in some snapshot (a site or thread level, scaled from samples).
     pub estimated: bool,
+    /// memcity's own: in the top-level [`MEMCITY`] group (set once, when the node is made:
+    /// its ancestors never change).
+    pub own: bool,
 }
 
 impl NodeInfo {
@@ -366,6 +369,7 @@ impl CityModel {
             max_objects: 0,
             max_bytes: 0,
             estimated: false,
+            own: false,
         });
         model
     }
@@ -511,6 +515,11 @@ impl CityModel {
         }
         let id = self.nodes.len() as NodeId;
         let depth = self.nodes[parent as usize].depth + 1;
+        let own = if parent == ROOT {
+            name == MEMCITY
+        } else {
+            self.nodes[parent as usize].own
+        };
         self.nodes.push(NodeInfo {
             parent: Some(parent),
             name: name.to_string(),
@@ -521,6 +530,7 @@ impl CityModel {
             max_objects: 0,
             max_bytes: 0,
             estimated: false,
+            own,
         });
         self.nodes[parent as usize].children.push(id);
         self.index.insert((parent, name.to_string()), id);
@@ -1224,15 +1234,7 @@ impl CityModel {
 
     /// Whether `node` is memcity's own: in the top-level [`MEMCITY`] group.
     pub fn is_own(&self, node: NodeId) -> bool {
-        let mut at = node;
-        while let Some(info) = self.nodes.get(at as usize) {
-            match info.parent {
-                Some(ROOT) => return info.name == MEMCITY,
-                Some(parent) => at = parent,
-                None => return false,
-            }
-        }
-        false
+        self.nodes.get(node as usize).is_some_and(|n| n.own)
     }
 
     /// The largest absolute growth of any building in the window (at least 1, it divides).

@@ -295,10 +295,7 @@ fn survivor_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
         types = true;
         let ty = node.name.as_str();
         let error = model.error(id, index, Metric::Objects) as f64;
-        let memcity = node
-            .parent
-            .is_some_and(|p| model.node(p).name == crate::suspects::MEMCITY);
-        let sites = by_type.get(ty).filter(|_| !memcity);
+        let sites = by_type.get(ty).filter(|_| !node.own);
         let Some(sites) = sites else {
             let amount = groups
                 .entry(Key {

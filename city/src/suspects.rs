@@ -122,10 +122,7 @@ const MAX_SUSPECTS: usize = 5;
 fn type_nodes(model: &CityModel) -> HashMap<&str, Vec<u32>> {
     let mut types: HashMap<&str, Vec<u32>> = HashMap::new();
     for (id, node) in model.nodes().iter().enumerate() {
-        let ours = node
-            .parent
-            .is_some_and(|p| model.node(p).name == MEMCITY && model.node(p).parent == Some(ROOT));
-        if node.role == Role::Type && !ours {
+        if node.role == Role::Type && !node.own {
             types.entry(node.name.as_str()).or_default().push(id as u32);
         }
     }

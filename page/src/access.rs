@@ -133,7 +133,7 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
     let decision = access.decide(uri.path(), uri.query(), request.headers());
     if !matches!(decision, Decision::Refuse(..)) {
         // The token was shown: the connection may stay (`conn`).
-        if let Some(info) = crate::conn::of_http(&request) {
+        if let Some(info) = crate::conn::of_extensions(request.extensions()) {
             info.trust.grant();
         }
     }

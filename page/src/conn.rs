@@ -42,7 +42,7 @@ struct ConnState {
     trusted: AtomicBool,
     /// Closed by the listener to make room: the next read or write fails.
     evicted: AtomicBool,
-    /// The task reading the connection, woken to see the eviction.
+    /// The task serving the connection while it is untrusted, woken to see an eviction.
     reader: Mutex<Option<Waker>>,
 }
 
@@ -55,10 +55,6 @@ impl Trust {
     /// never closed to make room.
     pub fn grant(&self) {
         self.0.trusted.store(true, Ordering::Release);
-    }
-
-    pub fn is_trusted(&self) -> bool {
-        self.0.trusted.load(Ordering::Acquire)
     }
 }
 
@@ -266,9 +262,20 @@ impl<I> Patient<I> {
                 "closed for a newer connection: too many without the token",
             ));
         }
-        if !self.idle_rule && self.state.trusted.load(Ordering::Acquire) {
-            self.idle_rule = true;
-            self.deadline.as_mut().reset(self.last_active + IDLE_LIMIT);
+        if !self.idle_rule {
+            if self.state.trusted.load(Ordering::Acquire) {
+                // From now on only idleness closes it: timed from its last byte.
+                self.idle_rule = true;
+                self.last_active = Instant::now();
+                self.deadline.as_mut().reset(self.last_active + IDLE_LIMIT);
+            } else {
+                // An untrusted connection can be evicted: the listener wakes this task to see
+                // it. (A trusted one never is, so its reads and writes take no lock.)
+                let mut waker = self.state.reader.lock().unwrap_or_else(|p| p.into_inner());
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+            }
         }
         // Activity pushes the idle deadline lazily, when it fires, rather than at every byte.
         while self.deadline.as_mut().poll(cx).is_ready() {
@@ -288,8 +295,9 @@ impl<I> Patient<I> {
         Ok(())
     }
 
+    /// Bytes moved: the idle limit counts from now (only trusted connections have one).
     fn note(&mut self, moved: bool) {
-        if moved {
+        if moved && self.idle_rule {
             self.last_active = Instant::now();
         }
     }
@@ -302,12 +310,6 @@ impl<I: AsyncRead + Unpin> AsyncRead for Patient<I> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        {
-            let mut reader = this.state.reader.lock().unwrap_or_else(|p| p.into_inner());
-            if !reader.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *reader = Some(cx.waker().clone());
-            }
-        }
         if let Err(e) = this.check(cx) {
             return Poll::Ready(Err(e));
         }
@@ -428,12 +430,7 @@ impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Inco
     }
 }
 
-/// The [`ConnInfo`] of a page's request (`run` serves with it).
-pub fn of_http<B>(request: &axum::http::Request<B>) -> Option<&ConnInfo> {
-    of_extensions(request.extensions())
-}
-
-/// The [`ConnInfo`] among a page request's extensions.
+/// The [`ConnInfo`] among a page request's extensions (`run` serves with it).
 pub fn of_extensions(extensions: &axum::http::Extensions) -> Option<&ConnInfo> {
     extensions
         .get::<axum::extract::ConnectInfo<ConnInfo>>()

@@ -9,8 +9,7 @@
 //! machine and to anyone on the network who can reach it: heap structure, class and thread
 //! names are not theirs to read, and requests that stop the JVM are not theirs to make.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -123,9 +122,7 @@ pub fn same_token(given: &[u8], token: &[u8]) -> bool {
 
 /// A fresh random token: 128 bits from the kernel, as hex.
 pub fn new_token() -> io::Result<String> {
-    let mut bytes = [0u8; 16];
-    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    files::random_hex(16)
 }
 
 /// The run directory this process uses: [`run_dir`], made private (0700) or checked to be; or,
@@ -133,12 +130,17 @@ pub fn new_token() -> io::Result<String> {
 /// beside it (`memcity-<uid>.<random>`), which clients find as well ([`run_dirs`]). Chosen
 /// once per process; `Err` only when neither can be made.
 pub fn private_run_dir() -> io::Result<PathBuf> {
-    static CHOSEN: OnceLock<Result<RunDir, String>> = OnceLock::new();
+    static CHOSEN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     CHOSEN
         .get_or_init(|| choose_run_dir(&std::env::temp_dir()).map_err(|e| e.to_string()))
-        .as_ref()
-        .map(|chosen| chosen.dir.clone())
-        .map_err(|e| io::Error::other(e.clone()))
+        .clone()
+        .map_err(io::Error::other)
+}
+
+/// Where this process registers, for messages that point there: [`private_run_dir`], or
+/// [`run_dir`] when no private one could be made (registering then fails and says why).
+pub fn run_dir_in_use() -> PathBuf {
+    private_run_dir().unwrap_or_else(|_| run_dir())
 }
 
 /// Why this process's run directory is not [`run_dir`], if it is not (for the agent to say).
@@ -151,18 +153,14 @@ pub fn run_dir_refused() -> Option<String> {
     })
 }
 
-struct RunDir {
-    dir: PathBuf,
-}
-
-fn choose_run_dir(tmp: &Path) -> io::Result<RunDir> {
+fn choose_run_dir(tmp: &Path) -> io::Result<PathBuf> {
     let uid = files::effective_uid();
     let main = run_dir_in(tmp, uid);
     match files::ensure_private_dir(&main) {
-        Ok(()) => Ok(RunDir { dir: main }),
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(RunDir {
-            dir: files::make_unique_dir(tmp, &format!("memcity-{uid}"))?,
-        }),
+        Ok(()) => Ok(main),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            files::make_unique_dir(tmp, &format!("memcity-{uid}"))
+        }
         Err(e) => Err(e),
     }
 }
@@ -287,8 +285,8 @@ mod tests {
         let uid = files::effective_uid();
         // Free: the run directory itself, made private.
         let chosen = choose_run_dir(tmp.path()).unwrap();
-        assert_eq!(chosen.dir, run_dir_in(tmp.path(), uid));
-        assert_eq!(run_dirs(tmp.path(), uid), std::slice::from_ref(&chosen.dir));
+        assert_eq!(chosen, run_dir_in(tmp.path(), uid));
+        assert_eq!(run_dirs(tmp.path(), uid), std::slice::from_ref(&chosen));
         // Taken (a folder open to others where the run directory should be): a folder of
         // this process's own beside it, and only that one is offered to clients.
         let taken = tempfile::tempdir().unwrap();
@@ -296,11 +294,8 @@ mod tests {
         std::fs::create_dir(&squat).unwrap();
         std::fs::set_permissions(&squat, std::fs::Permissions::from_mode(0o777)).unwrap();
         let chosen = choose_run_dir(taken.path()).unwrap();
-        assert_ne!(chosen.dir, squat);
-        assert_eq!(
-            run_dirs(taken.path(), uid),
-            std::slice::from_ref(&chosen.dir)
-        );
+        assert_ne!(chosen, squat);
+        assert_eq!(run_dirs(taken.path(), uid), std::slice::from_ref(&chosen));
         let registration = Registration {
             pid: 7,
             port: 1,
@@ -308,7 +303,7 @@ mod tests {
             page: None,
             metrics: None,
         };
-        std::fs::write(chosen.dir.join("7"), registration.to_text()).unwrap();
+        std::fs::write(chosen.join("7"), registration.to_text()).unwrap();
         assert_eq!(find(taken.path(), uid, 7), Some(registration));
         // A planted look-alike open to others is not read.
         let fake = taken.path().join(format!("memcity-{uid}.fake"));
@@ -320,7 +315,7 @@ mod tests {
         let linked = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(tmp.path(), run_dir_in(linked.path(), uid)).unwrap();
         let chosen = choose_run_dir(linked.path()).unwrap();
-        assert_ne!(chosen.dir, run_dir_in(linked.path(), uid));
+        assert_ne!(chosen, run_dir_in(linked.path(), uid));
     }
 
     #[test]

@@ -21,19 +21,6 @@ pub struct User {
     pub groups: Vec<u32>,
 }
 
-impl User {
-    /// Process `pid`'s effective user, from its `/proc/<pid>/status`.
-    pub fn of_process(pid: u32) -> io::Result<User> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        parse_user(&status).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("cannot read the user of process {pid}"),
-            )
-        })
-    }
-}
-
 /// `Uid:`, `Gid:` (effective: the second column) and `Groups:` of a `/proc/<pid>/status`.
 pub fn parse_user(status: &str) -> Option<User> {
     let field = |name: &str| {
@@ -131,7 +118,8 @@ mod tests {
         };
         if me != 0 {
             // Not root: the work runs as this user, on this thread.
-            let user = User::of_process(std::process::id()).unwrap();
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let user = parse_user(&status).unwrap();
             assert_eq!(run(&user, uid_in).unwrap(), me);
             return;
         }

@@ -44,59 +44,43 @@ pub struct Target {
     pub pid: u32,
     /// Its pid in its own pid namespace (the name of its attach files).
     pub nspid: u32,
-    pub uid: u32,
-    pub gid: u32,
-    /// Its supplementary groups: file work in its place is done with its credentials.
-    pub groups: Vec<u32>,
+    /// Its effective user: whatever memcity creates or reads in folders that user controls,
+    /// it does as them (`as_user`).
+    pub user: User,
     /// Whether it catches SIGQUIT (a JVM does unless started with `-Xrs`).
     pub catches_sigquit: bool,
     /// Its root directory as seen from here (`/proc/<pid>/root`).
     pub root: PathBuf,
 }
 
-/// `/proc/<pid>/status` fields: effective uid and gid, the innermost namespace pid, and whether
-/// SIGQUIT (3) is among the caught signals.
-pub fn parse_status(status: &str) -> Option<(u32, u32, u32, bool)> {
+/// `/proc/<pid>/status` fields: the effective user (`as_user::parse_user`), the innermost
+/// namespace pid, and whether SIGQUIT (3) is among the caught signals.
+pub fn parse_status(status: &str) -> Option<(User, u32, bool)> {
     let field = |name: &str| {
         status
             .lines()
             .find_map(|line| line.strip_prefix(name))
             .map(str::trim)
     };
-    // "Uid:	real	effective	saved	fs"
-    let uid = field("Uid:")?.split_whitespace().nth(1)?.parse().ok()?;
-    let gid = field("Gid:")?.split_whitespace().nth(1)?.parse().ok()?;
+    let user = as_user::parse_user(status)?;
     let nspid = field("NSpid:")?.split_whitespace().last()?.parse().ok()?;
     let caught = u64::from_str_radix(field("SigCgt:")?, 16).ok()?;
-    Some((uid, gid, nspid, caught & (1 << (libc::SIGQUIT - 1)) != 0))
+    Some((user, nspid, caught & (1 << (libc::SIGQUIT - 1)) != 0))
 }
 
 impl Target {
     pub fn inspect(pid: u32) -> anyhow::Result<Target> {
         let status = fs::read_to_string(format!("/proc/{pid}/status"))
             .map_err(|_| anyhow::anyhow!("no process {pid} (memcity list shows the JVMs)"))?;
-        let (uid, gid, nspid, catches_sigquit) = parse_status(&status)
+        let (user, nspid, catches_sigquit) = parse_status(&status)
             .ok_or_else(|| anyhow::anyhow!("cannot read /proc/{pid}/status"))?;
-        let groups = as_user::parse_user(&status).map_or_else(Vec::new, |u| u.groups);
         Ok(Target {
             pid,
             nspid,
-            uid,
-            gid,
-            groups,
+            user,
             catches_sigquit,
             root: PathBuf::from(format!("/proc/{pid}/root")),
         })
-    }
-
-    /// The JVM's user: whatever memcity creates or reads in folders that user controls, it
-    /// does as them (`as_user`).
-    pub fn user(&self) -> User {
-        User {
-            uid: self.uid,
-            gid: self.gid,
-            groups: self.groups.clone(),
-        }
     }
 
     /// Whether the process still runs (a zombie, exited but not yet reaped, does not).
@@ -129,15 +113,15 @@ impl Target {
     pub fn check_credentials(&self) -> anyhow::Result<()> {
         // SAFETY: plain getters with no preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        if uid == 0 || (uid == self.uid && gid == self.gid) {
+        if uid == 0 || (uid == self.user.uid && gid == self.user.gid) {
             return Ok(());
         }
         anyhow::bail!(
             "process {} runs as uid {} (gid {}) and the JVM only lets its own user (or root) attach: run memcity as that user (sudo -u '#{}' memcity ...) or as root",
             self.pid,
-            self.uid,
-            self.gid,
-            self.uid
+            self.user.uid,
+            self.user.gid,
+            self.user.uid
         )
     }
 
@@ -258,11 +242,11 @@ impl Trigger {
         };
         let cwd_direct = direct(format!("/proc/{}/cwd", target.pid));
         let tmp_direct = same_mounts.then(|| PathBuf::from("/tmp").join(&name));
-        let user = target.user();
-        let created = as_user::run(&user, || {
+        let user = &target.user;
+        let created = as_user::run(user, || {
             let mut failures = Vec::new();
             for (path, direct) in [(cwd, cwd_direct), (tmp, tmp_direct)] {
-                match create_trigger(&path, target.uid) {
+                match create_trigger(&path, target.user.uid) {
                     Ok(()) => return Ok([Some(path), direct].into_iter().flatten().collect()),
                     Err(e) => failures.push(format!("{}: {e}", path.display())),
                 }
@@ -270,7 +254,10 @@ impl Trigger {
             Err(failures)
         })?;
         match created {
-            Ok(paths) => Ok(Trigger { paths, user }),
+            Ok(paths) => Ok(Trigger {
+                paths,
+                user: user.clone(),
+            }),
             Err(_) if !target.alive() => {
                 anyhow::bail!("process {} exited during the attach", target.pid)
             }
@@ -389,7 +376,7 @@ pub fn parse_reply(bytes: &[u8]) -> Reply {
 /// root's (a container runtime's, say) leads nowhere they could not go themselves.
 pub fn load(target: &Target, socket: &Path, library: &str, options: &str) -> anyhow::Result<Reply> {
     let request = load_request(library, options)?;
-    let mut stream = as_user::run(&target.user(), || UnixStream::connect(socket))?
+    let mut stream = as_user::run(&target.user, || UnixStream::connect(socket))?
         .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", socket.display()))?;
     stream.set_read_timeout(Some(REPLY_WAIT))?;
     stream.write_all(&request)?;
@@ -425,17 +412,17 @@ pub fn loaded_libraries(pid: u32) -> Vec<String> {
 pub fn library_for(target: &Target, library: &Path) -> anyhow::Result<String> {
     let same_mounts = fs::read_link("/proc/self/ns/mnt").ok()
         == fs::read_link(format!("/proc/{}/ns/mnt", target.pid)).ok();
-    let user = target.user();
-    if same_mounts && as_user::run(&user, || fs::File::open(library).is_ok())? {
+    let user = &target.user;
+    if same_mounts && as_user::run(user, || fs::File::open(library).is_ok())? {
         return Ok(library.display().to_string());
     }
     let bytes =
         fs::read(library).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", library.display()))?;
-    let dir_inside = staging_dir(target.uid);
+    let dir_inside = staging_dir(target.user.uid);
     let dir = target.root.join(dir_inside.trim_start_matches('/'));
     // One name per library content, so a staged copy in use is never overwritten.
     let name = format!("libmemcity-{:08x}.so", crc32fast::hash(&bytes));
-    as_user::run(&user, || stage(&dir, &name, &bytes))?
+    as_user::run(user, || stage(&dir, &name, &bytes))?
         .map_err(|e| anyhow::anyhow!("cannot stage the library in {}: {e}", dir.display()))?;
     Ok(format!("{dir_inside}/{name}"))
 }
@@ -463,12 +450,12 @@ fn stage(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
 /// and the staging directory once empty; as the JVM's user. A library memcity did not stage is
 /// left alone.
 pub fn remove_staged(target: &Target, library: &str) {
-    let staged = format!("{}/", staging_dir(target.uid));
+    let staged = format!("{}/", staging_dir(target.user.uid));
     if !library.starts_with(&staged) {
         return;
     }
     let path = target.root.join(library.trim_start_matches('/'));
-    let _ = as_user::run(&target.user(), || {
+    let _ = as_user::run(&target.user, || {
         let _ = fs::remove_file(&path);
         if let Some(dir) = path.parent() {
             let _ = fs::remove_dir(dir);
@@ -487,8 +474,8 @@ pub fn registration(target: &Target) -> Option<Registration> {
         .map(|v| String::from_utf8_lossy(v).into_owned())
         .unwrap_or_else(|| "/tmp".into());
     let tmp = target.root.join(tmpdir.trim_start_matches('/'));
-    as_user::run(&target.user(), || {
-        registry::find(&tmp, target.uid, target.nspid)
+    as_user::run(&target.user, || {
+        registry::find(&tmp, target.user.uid, target.nspid)
     })
     .ok()
     .flatten()
@@ -564,10 +551,11 @@ mod tests {
     #[test]
     fn status_fields() {
         let status = "Name:\tjava\nUid:\t1000\t1001\t1001\t1001\nGid:\t50\t51\t51\t51\nNSpid:\t4242\t7\nSigCgt:\t0000000181005ccf\n";
-        assert_eq!(parse_status(status), Some((1001, 51, 7, true)));
+        let ids = |s: &str| parse_status(s).map(|(u, nspid, q)| (u.uid, u.gid, nspid, q));
+        assert_eq!(ids(status), Some((1001, 51, 7, true)));
         // -Xrs: SIGQUIT (bit 2) not caught.
         let xrs = status.replace("181005ccf", "181005cc8");
-        assert_eq!(parse_status(&xrs).map(|s| s.3), Some(false));
+        assert_eq!(ids(&xrs).map(|s| s.3), Some(false));
         assert_eq!(parse_status("Name: x\n"), None);
     }
 }

@@ -160,8 +160,9 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
 pub fn failure(status: &tonic::Status) -> String {
     match status.code() {
         tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled => format!(
-            "the connection to the agent closed before it answered ({}): the JVM may be exiting, or the agent's port may be full (it serves 64 connections; those without the token are closed first, so close other memcity clients of this JVM and retry)",
-            status.message()
+            "the connection to the agent closed before it answered ({}): the JVM may be exiting, or the agent's port may be full (it serves {} connections; those without the token are closed first, so close other memcity clients of this JVM and retry)",
+            status.message(),
+            memcity_page::conn::MAX_CONNECTIONS
         ),
         _ => status.message().to_string(),
     }

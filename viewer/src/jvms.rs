@@ -73,7 +73,7 @@ fn is_jvm_of(proc: &Path, pid: u32, owner: u32) -> bool {
     let same_user = std::fs::read_to_string(dir.join("status"))
         .ok()
         .and_then(|status| attach::parse_status(&status))
-        .is_some_and(|(uid, ..)| uid == owner);
+        .is_some_and(|(user, ..)| user.uid == owner);
     let Ok(tasks) = std::fs::read_dir(dir.join("task")) else {
         return false;
     };
@@ -129,7 +129,7 @@ pub fn list() -> Vec<Jvm> {
                 pid,
                 main: memcity_proto::command::main_of(&args),
                 version: version_of(pid),
-                uid: target.uid,
+                uid: target.user.uid,
                 memcity,
             })
         })

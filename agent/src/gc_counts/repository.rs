@@ -44,9 +44,7 @@ const NAMES: u32 = 8;
 
 /// Where memcity's JFR repositories live: `<run dir>/jfr`.
 fn base() -> PathBuf {
-    memcity_proto::registry::private_run_dir()
-        .unwrap_or_else(|_| memcity_proto::registry::run_dir())
-        .join("jfr")
+    memcity_proto::registry::run_dir_in_use().join("jfr")
 }
 
 /// Removes the repository directories whose JVM is gone (a killed JVM cannot remove its own).

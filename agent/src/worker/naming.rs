@@ -422,7 +422,7 @@ impl Worker {
                 .set_holder(held.slot, held.born, held.class, field, ms);
         }
         // What a search through every root did not reach died since it was last reached.
-        for &(slot, born) in &found.unreached {
+        for &(slot, born) in &found.missed_samples {
             sampler.tracker.set_missed(slot, born);
         }
     }
