@@ -5,6 +5,8 @@ import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
@@ -37,8 +39,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * ConcurrentHashMap of 200,000 Products with Strings and byte[]s), which then never changes, so
  * the leak must be told apart from it.
  *
- * Prints "PORT n" and "READY" once the server listens on a free loopback port, serves for
- * SECONDS, then prints "DONE sessions=N requests=M" and exits with the sessions still live (the
+ * Prints "PORT n" and "READY" once the server listens on a free loopback port, serves until a
+ * client asks GET /done (or for SECONDS at most), then prints "DONE sessions=N requests=M" and exits with the sessions still live (the
  * server is never stopped: stopping it would empty the cache).
  * Usage: java -p JETTY_JARS --add-modules ALL-MODULE-PATH -cp CLASSES jetty.JettySessionLeak SECONDS
  *        [MAX_INACTIVE_SECONDS (default -1: never expire)]
@@ -77,6 +79,19 @@ public class JettySessionLeak {
 
     static final Map<String, Product> CATALOG = new ConcurrentHashMap<>();
     static final AtomicLong LOGINS = new AtomicLong();
+    /** Counted down by GET /done: the client's load is over. */
+    static final CountDownLatch FINISHED = new CountDownLatch(1);
+
+    public static final class DoneServlet extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            FINISHED.countDown();
+            byte[] body = "done\n".getBytes(StandardCharsets.UTF_8);
+            response.setContentType("text/plain");
+            response.setContentLength(body.length);
+            response.getOutputStream().write(body);
+        }
+    }
 
     public static final class LoginServlet extends HttpServlet {
         @Override
@@ -124,17 +139,14 @@ public class JettySessionLeak {
         SessionHandler sessions = context.getSessionHandler();
         sessions.setMaxInactiveInterval(maxInactiveSeconds);
         context.addServlet(new ServletHolder(new LoginServlet()), "/login");
+        context.addServlet(new ServletHolder(new DoneServlet()), "/done");
         server.setHandler(context);
         server.start();
 
         System.out.println("PORT " + connector.getLocalPort());
         System.out.println("READY");
         System.out.flush();
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        long left;
-        while ((left = end - System.nanoTime()) > 0) {
-            Thread.sleep(Math.max(1, Math.min(100, left / 1_000_000L)));
-        }
+        FINISHED.await((long) (seconds * 1e9), TimeUnit.NANOSECONDS);
         long live = ((DefaultSessionCache) sessions.getSessionCache()).getSessionsCurrent();
         System.out.println("DONE sessions=" + live + " requests=" + LOGINS.get());
         System.out.flush();

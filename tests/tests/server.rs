@@ -31,8 +31,9 @@ const JETTY_JARS: [&str; 7] = [
 const HOLDER: &str = "java.util.concurrent.ConcurrentHashMap";
 const HOLDER_IN: &str = "org.eclipse.jetty.server.session.DefaultSessionCache._sessions";
 
-/// How long the app serves, and how long and how fast the client logs in.
-const APP_SECONDS: f64 = 28.0;
+/// How long the app serves at most (the client ends it with `/done` after its load), and how
+/// long and how fast the client logs in.
+const APP_SECONDS: f64 = 90.0;
 const LOAD: Duration = Duration::from_secs(20);
 const REQUESTS_PER_SECOND: u64 = 400;
 
@@ -86,8 +87,23 @@ impl Connection {
     /// Sends one cookie-less `GET /login` and reads the whole response. Returns the session id
     /// the server set and whether it keeps the connection open.
     fn login(&mut self, port: u16, user: u64) -> Result<(Option<String>, bool), String> {
+        let response = self.get(port, &format!("/login?user=user{user}"))?;
+        if !response
+            .body
+            .starts_with(format!("welcome user{user},").as_bytes())
+        {
+            return Err(format!(
+                "body {:?}",
+                String::from_utf8_lossy(&response.body)
+            ));
+        }
+        Ok((response.session, response.keep_alive))
+    }
+
+    /// Sends one cookie-less `GET path` and reads the whole response, which must be a 200.
+    fn get(&mut self, port: u16, path: &str) -> Result<Response, String> {
         let request = format!(
-            "GET /login?user=user{user} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
              User-Agent: memcity-e2e\r\nAccept: text/plain\r\n\r\n"
         );
         self.writer
@@ -135,15 +151,27 @@ impl Connection {
         self.reader
             .read_exact(&mut body)
             .map_err(|e| format!("body: {e}"))?;
-        if !body.starts_with(format!("welcome user{user},").as_bytes()) {
-            return Err(format!("body {:?}", String::from_utf8_lossy(&body)));
-        }
-        Ok((session, keep_alive))
+        Ok(Response {
+            session,
+            keep_alive,
+            body,
+        })
     }
 }
 
+/// One response of the server's.
+struct Response {
+    /// The session id it set, if any.
+    session: Option<String>,
+    /// Whether it keeps the connection open.
+    keep_alive: bool,
+    body: Vec<u8>,
+}
+
 /// Logs in at `REQUESTS_PER_SECOND` for `LOAD`, in batches every 10 ms, over keep-alive
-/// connections (a new one when the server closes one).
+/// connections (a new one when the server closes one), then asks the app to finish (`/done`):
+/// the sessions rise until the recording's end, as a leak under load does, rather than stand
+/// for the seconds a fixed serving time would leave after the load.
 fn drive(port: u16) -> Result<Load, String> {
     let mut load = Load::default();
     let mut connection: Option<Connection> = None;
@@ -177,6 +205,11 @@ fn drive(port: u16) -> Result<Load, String> {
             tick = now;
         }
     }
+    let mut conn = match connection {
+        Some(conn) => conn,
+        None => Connection::open(port)?,
+    };
+    conn.get(port, "/done").map_err(|e| format!("/done: {e}"))?;
     Ok(load)
 }
 
