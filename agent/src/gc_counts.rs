@@ -72,6 +72,23 @@ pub fn application_uses_jfr(command_line: &str) -> bool {
     command_line.contains("FlightRecord")
 }
 
+/// Set once memcity starts the JVM's only JFR (see [`claim_jfr_threads`]).
+static JFR_THREADS_OURS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called as memcity starts its JFR stream: when the application runs no JFR of its own, JFR's
+/// threads (`JFR Periodic Tasks`, `JFR Event Stream`, ...) exist for memcity alone, and what
+/// they allocate and hold is memcity's, not growth of the application's.
+pub fn claim_jfr_threads(command_line: &str) {
+    if !application_uses_jfr(command_line) {
+        JFR_THREADS_OURS.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether a thread of this name is one of JFR's, started for memcity alone.
+pub fn is_our_jfr_thread(name: &str) -> bool {
+    name.starts_with("JFR ") && JFR_THREADS_OURS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Removes the JFR repositories of JVMs that are gone (see `repository.rs`); for an agent's
 /// start.
 pub fn clear_stale_repositories() {

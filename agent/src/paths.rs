@@ -751,9 +751,10 @@ pub struct ClassFacts<'a> {
     pub application: &'a [bool],
 }
 
-/// Whether a thread is one of memcity's own.
+/// Whether a thread is one of memcity's own: its named threads, and JFR's when memcity's stream
+/// is the JVM's only JFR.
 pub fn is_memcity_thread(name: &str) -> bool {
-    name.starts_with("memcity-")
+    name.starts_with("memcity-") || crate::gc_counts::is_our_jfr_thread(name)
 }
 
 /// Whether a class is one of memcity's own (its JFR helper).

@@ -862,6 +862,12 @@ impl CityModel {
         &mut self.frames[index]
     }
 
+    /// Gives node `id` at snapshot `index` an estimate's 95 % error of `objects`.
+    #[cfg(test)]
+    pub(crate) fn set_error_for_tests(&mut self, index: usize, id: NodeId, objects: u64) {
+        self.frames[index].estimates = vec![(id, objects, objects * 16)];
+    }
+
     /// Marks `objects` of node `id` at snapshot `index` as what may be garbage.
     #[cfg(test)]
     pub(crate) fn set_unconfirmed_for_tests(&mut self, index: usize, id: NodeId, objects: u64) {

@@ -34,6 +34,21 @@ pub struct Trend {
     /// rose once and rises no more: `growth` is large and `recent` near 0. With too few
     /// points in the later half to fit, `growth`.
     pub recent: f64,
+    /// What the estimates leave in doubt of the rise: the 95 % errors of the first and last
+    /// points fitted (0 for walks).
+    pub error: f64,
+    /// Of the last point, what may be garbage (no old-generation marking has confirmed it).
+    pub unconfirmed: f64,
+}
+
+/// One snapshot's value of a type, for a trend: seconds into the window, objects, and the
+/// estimate's 95 % error and unconfirmed part there.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Point {
+    pub seconds: f64,
+    pub value: f64,
+    pub error: f64,
+    pub unconfirmed: f64,
 }
 
 impl Trend {
@@ -53,7 +68,41 @@ impl Trend {
             growth: slope * span,
             fit,
             recent: recent * span,
+            error: 0.0,
+            unconfirmed: 0.0,
         })
+    }
+
+    /// The trend of `points` with the doubt of its ends (see `error`, `unconfirmed`). Its
+    /// `recent` rise is no more than the points' errors allow: from the later half's first
+    /// point at the top of its error to the last at the bottom of its own, per second, times
+    /// the span. Estimates of a small type can climb past the truth as their unconfirmed births
+    /// pile up and a walk then sets them back; a line through them alone would call that a
+    /// rise that goes on.
+    pub fn of_points(points: &[Point]) -> Option<Trend> {
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.seconds, p.value)).collect();
+        let (first, last) = (points.first()?, points.last()?);
+        let mut trend = Trend::fit(&xy)?;
+        trend.error = first.error + last.error;
+        trend.unconfirmed = last.unconfirmed;
+        let span = last.seconds - first.seconds;
+        let half = first.seconds + span / 2.0;
+        if let Some(mid) = points.iter().find(|p| p.seconds >= half) {
+            let seconds = last.seconds - mid.seconds;
+            if seconds > 0.0 && (mid.error > 0.0 || last.error > 0.0) {
+                let sure = ((last.value - last.error) - (mid.value + mid.error)) / seconds * span;
+                trend.recent = trend.recent.min(sure);
+            }
+        }
+        Some(trend)
+    }
+
+    /// Whether the fitted rise is within what the estimates leave in doubt: their errors at
+    /// both ends and, with `unconfirmed`, what may be garbage at the last. Such a rise ranks
+    /// as none.
+    pub fn within_doubt(&self, unconfirmed: bool) -> bool {
+        let doubt = self.error + if unconfirmed { self.unconfirmed } else { 0.0 };
+        self.growth <= doubt
     }
 
     /// A steady rise worth naming: a line fits well, it rose by at least `floor` objects, and
@@ -202,12 +251,35 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
     }
     let span = window.len();
     let mut sums = vec![0u64; names.len() * span];
+    // Whether a type's value at a snapshot says anything (see `carried`), and its doubt there.
+    let mut informative = vec![false; names.len() * span];
+    let mut errors = vec![0u64; names.len() * span];
+    let mut unconfirmed = vec![0u64; names.len() * span];
     for (i, frame) in window.iter().enumerate() {
         for &(id, objects, _) in frame.values() {
             if let Some(&row) = row_of.get(id as usize).filter(|&&r| r != u32::MAX) {
                 let cell = &mut sums[row as usize * span + i];
                 // Saturating: a damaged file's counts must not overflow.
                 *cell = cell.saturating_add(objects);
+            }
+        }
+        if !frame.is_estimated() {
+            for row in 0..names.len() {
+                informative[row * span + i] = true;
+            }
+            continue;
+        }
+        let index = w.start + i;
+        for (list, doubt) in [
+            (model.errors(index), &mut errors),
+            (model.unconfirmed_values(index), &mut unconfirmed),
+        ] {
+            for &(id, objects, _) in list {
+                if let Some(&row) = row_of.get(id as usize).filter(|&&r| r != u32::MAX) {
+                    let cell = row as usize * span + i;
+                    informative[cell] |= objects > 0;
+                    doubt[cell] = doubt[cell].saturating_add(objects);
+                }
             }
         }
     }
@@ -220,34 +292,56 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
         .iter()
         .enumerate()
         .filter_map(|(row, name)| {
-            let points: Vec<(f64, f64)> = times
-                .iter()
-                .zip(&sums[row * span..(row + 1) * span])
-                .map(|(&t, &v)| (t, v as f64))
+            let points: Vec<Point> = (row * span..(row + 1) * span)
+                .filter(|&cell| informative[cell])
+                .map(|cell| Point {
+                    seconds: times[cell - row * span],
+                    value: sums[cell] as f64,
+                    error: errors[cell] as f64,
+                    unconfirmed: unconfirmed[cell] as f64,
+                })
                 .collect();
-            Trend::fit(&points).map(|t| (name.to_string(), t))
+            Trend::of_points(&points).map(|t| (name.to_string(), t))
         })
         .collect();
     out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     out
 }
 
+/// Whether snapshot `index` only carries the numbers of nodes `ids` from its anchor: an
+/// estimate in which they have neither error nor unconfirmed births, because no sample of
+/// theirs was born or died since the last walk. Such a value says nothing new: a type of small
+/// objects may have grown by thousands that no sample happened to land in, which the next walk
+/// then finds as a step. Trends leave these points out.
+pub fn carried(model: &CityModel, ids: &[u32], index: usize) -> bool {
+    model.frames().get(index).is_some_and(|f| f.is_estimated())
+        && ids.iter().all(|&id| {
+            model.error(id, index, Metric::Objects) == 0
+                && model.unconfirmed(id, index, Metric::Objects) == 0
+        })
+}
+
 /// The trend over the window of the summed `metric` of nodes `ids` (a type's, in every package
-/// or site it appears under).
-fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
+/// or site it appears under), from the snapshots that say something of them (see `carried`).
+pub fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
     let w = model.window();
     let frames = model.frames();
     let t0 = frames.get(w.start)?.time_ms as f64;
-    let points: Vec<(f64, f64)> = (w.start..=w.end)
-        .map(|i| {
-            // Saturating: a damaged file's counts must not overflow.
-            let value: u64 = ids.iter().fold(0u64, |sum, &id| {
-                sum.saturating_add(model.value(id, i, metric))
-            });
-            ((frames[i].time_ms as f64 - t0) / 1000.0, value as f64)
+    // Saturating: a damaged file's counts must not overflow.
+    let sum = |i: usize, of: &dyn Fn(u32, usize) -> u64| -> f64 {
+        ids.iter()
+            .fold(0u64, |sum, &id| sum.saturating_add(of(id, i))) as f64
+    };
+    let points: Vec<Point> = (w.start..=w.end)
+        .filter(|&i| !carried(model, ids, i))
+        .map(|i| Point {
+            seconds: (frames[i].time_ms as f64 - t0) / 1000.0,
+            value: sum(i, &|id, i| model.value(id, i, metric)),
+            error: sum(i, &|id, i| model.error(id, i, metric)),
+            unconfirmed: sum(i, &|id, i| model.unconfirmed(id, i, metric)),
         })
         .collect();
-    Trend::fit(&points)
+    Trend::of_points(&points)
 }
 
 /// What a holder keeps alive of `type_name`'s growth: `share` of its fitted rise, in objects
@@ -415,9 +509,14 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
     // A heap that ran out rose to its ceiling and then stood there while the collector
     // thrashed: a rise then a plateau, which a line fits badly. What filled it is the leak.
     let ran_out = model.out_of_memory().is_some_and(|(i, _)| i == w.end);
+    // A rise within what the estimates leave in doubt at the trend's ends is noise, not
+    // growth (an early estimate of a big steady structure may be off by 100,000 objects, and
+    // a walk then finds it as it was). What may be garbage is judged apart: backed or rising.
     let mut growers: Vec<(String, Trend)> = trends_of(model, types)
         .into_iter()
-        .filter(|(_, t)| t.is_leak(floor) || (ran_out && t.filled_the_heap(floor)))
+        .filter(|(_, t)| {
+            (t.is_leak(floor) && !t.within_doubt(false)) || (ran_out && t.filled_the_heap(floor))
+        })
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     (growers, floor)
@@ -776,6 +875,94 @@ mod tests {
     /// A start-up fill that levels off (Jetty's sessions at their expiry's bound within 5 s of
     /// a 12 s window) fits a line well enough (R² 0.6) to pass the fit alone; what rises no
     /// more is not a leak, and ranks near nothing. A leak that starts late still is one.
+    #[test]
+    fn a_rise_within_the_estimates_doubt_is_no_grower() {
+        // A big structure estimated early with a wide error, then walked: its rise from the
+        // first estimate to the walk is within what that estimate left in doubt.
+        let types: &[(&str, [u64; 3])] = &[("Catalog", [150_000, 175_000, 200_000])];
+        let mut m = session(types);
+        let id = m.find(&["p", "Catalog"]).unwrap();
+        let w = m.window();
+        assert!(w.end > w.start, "{w:?}");
+        let kinds = |m: &CityModel| -> Vec<String> {
+            let nodes = type_nodes(m);
+            growers(m, &nodes).0.into_iter().map(|(n, _)| n).collect()
+        };
+        assert_eq!(
+            kinds(&m),
+            ["Catalog"],
+            "the premise: a clear rise when exact"
+        );
+        m.frames_mut_for_tests(w.start).exactness = Some(memcity_proto::v1::Exactness {
+            source: memcity_proto::v1::exactness::Source::Estimate as i32,
+            ..Default::default()
+        });
+        m.set_error_for_tests(w.start, id, 111_000);
+        assert!(kinds(&m).is_empty(), "{:?}", kinds(&m));
+        // The same rise with a narrow error is growth again.
+        m.set_error_for_tests(w.start, id, 4_000);
+        assert_eq!(kinds(&m), ["Catalog"]);
+    }
+
+    #[test]
+    fn estimates_that_only_carry_a_walk_are_left_out_of_trends() {
+        use memcity_proto::v1::{exactness, Exactness};
+        // Small objects no sample landed in: the estimates say 0 (no error, nothing unconfirmed),
+        // then a walk finds the 1,500 made at start-up. No trend rests on that one step.
+        let types: &[(&str, [u64; 3])] = &[("Small", [0, 0, 1_500])];
+        let mut m = session(types);
+        let id = m.find(&["p", "Small"]).unwrap();
+        let walked = trend_of(&m, &[id], Metric::Objects).expect("walks: a trend");
+        assert!(walked.growth > 0.0, "{walked:?}");
+        for i in 0..2 {
+            m.frames_mut_for_tests(i).exactness = Some(Exactness {
+                source: exactness::Source::Estimate as i32,
+                ..Default::default()
+            });
+        }
+        assert!(carried(&m, &[id], 0) && !carried(&m, &[id], 2));
+        assert_eq!(trend_of(&m, &[id], Metric::Objects), None);
+        let nodes = type_nodes(&m);
+        assert!(trends_of(&m, &nodes).is_empty());
+        // An estimate with an error of its own is evidence, and stays in.
+        m.set_error_for_tests(1, id, 300);
+        assert!(!carried(&m, &[id], 1));
+        assert!(trend_of(&m, &[id], Metric::Objects).is_some());
+    }
+
+    #[test]
+    fn estimates_climbing_past_a_walk_are_no_rise_that_goes_on() {
+        let point = |seconds, value, error| Point {
+            seconds,
+            value,
+            error,
+            unconfirmed: 0.0,
+        };
+        // A small type's sessions, filled in the first seconds: the estimates climb past the
+        // truth within their errors, and the walk at the end finds the plateau.
+        let climbing = [
+            point(0.5, 12.0, 0.0),
+            point(1.1, 12.0, 0.0),
+            point(5.4, 189.0, 680.0),
+            point(11.4, 1242.0, 1391.0),
+            point(16.8, 2925.0, 2531.0),
+            point(18.2, 1455.0, 0.0),
+        ];
+        let t = Trend::of_points(&climbing).unwrap();
+        assert!(
+            t.growth > 1000.0,
+            "the premise: a line through them rises: {t:?}"
+        );
+        assert!(t.recent <= 0.0 && t.steady() == 0.0, "{t:?}");
+        assert!(!t.is_leak(100.0), "{t:?}");
+        // A leak's estimates, each well within its error of a steady rise, still rise.
+        let rising: Vec<Point> = (0..10)
+            .map(|i| point(i as f64 * 2.0, 10_000.0 + 5_000.0 * i as f64, 800.0))
+            .collect();
+        let t = Trend::of_points(&rising).unwrap();
+        assert!(t.is_leak(100.0) && t.steady() > 0.8 * t.growth, "{t:?}");
+    }
+
     #[test]
     fn a_ramp_then_a_plateau_is_not_a_leak() {
         let ramp: Vec<(f64, f64)> = (0..12)

@@ -293,6 +293,7 @@ fn serve_sessions(max_inactive_seconds: i32, options: &str) -> Served {
         load.requests
     );
     assert_eq!(done_count(&done, "requests"), load.requests, "{done}");
+    keep_recording(&file, &format!("jetty-{max_inactive_seconds}"));
     let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     Served {
@@ -350,8 +351,42 @@ fn jetty_sessions_leaking_in_its_session_cache_name_the_cache_map() {
 /// Sessions that expire also each schedule an inactivity timer in the server's scheduler, whose
 /// queue then holds every session too (task -> timer -> `this$0`). The cache's map holds them by
 /// the shorter path; a depth-first search met the queue's first and named the scheduler.
+/// The timers' own objects are held by both (the queue's path to them is as short), so a
+/// suspect may name the session handler above both for those; the sessions are the cache's.
 #[test]
 fn jetty_sessions_with_inactivity_timers_still_name_the_cache_map() {
-    let (first, _) = session_leak(3600);
-    assert_names_the_cache_map(&first);
+    let (_, report) = session_leak(3600);
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    let sessions = suspects
+        .iter()
+        .find(|s| {
+            s["leaking"].as_array().is_some_and(|l| {
+                l.iter()
+                    .any(|t| t == "org.eclipse.jetty.server.session.Session")
+            })
+        })
+        .unwrap_or_else(|| panic!("no suspect holds the sessions: {suspects:#?}"));
+    assert_names_the_cache_map(sessions);
+}
+
+/// A steady service: every request opens a session that expires 3 s later and the house keeper
+/// scavenges every second, so the live sessions level off within seconds under the steady load.
+/// With the agent at its defaults nothing may be named a leak, and no group of the application's
+/// may keep rising beyond its estimate's error.
+#[test]
+fn jetty_sessions_expiring_under_steady_load_make_no_suspect() {
+    let served = serve_sessions(3, "");
+    let report = &served.report;
+    // The premise: sessions did expire (the cache held a few seconds' worth at the end).
+    let live = done_count(&served.done, "sessions");
+    assert!(
+        live < served.load.requests / 2,
+        "sessions did not expire: {}",
+        served.done
+    );
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    assert!(suspects.is_empty(), "suspects: {suspects:#?}");
+    let rising = report["rising"].as_array().cloned().unwrap_or_default();
+    assert!(rising.is_empty(), "rising: {rising:#?}");
+    assert_no_group_keeps_rising(report);
 }

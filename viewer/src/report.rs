@@ -25,6 +25,10 @@ pub struct GroupGrowth {
     /// The part of `objects_last` no old-generation marking has confirmed: it may be garbage
     /// promoted since the last one (0 when exact).
     pub objects_last_unconfirmed: u64,
+    /// The rise that continues, what the table ranks by: the line fitted over the window, no
+    /// steeper than over its later half, weighed by how well it fits (`Trend::steady`); a
+    /// start-up fill that levelled off has a large growth and a `continuing` near 0.
+    pub continuing: i64,
     /// A complete path search reached none of the group's type's sampled objects: dead in the
     /// old generation (see `Paths::all_unreachable`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -430,6 +434,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 estimated: false,
                 objects_last_error: 0,
                 objects_last_unconfirmed: 0,
+                continuing: 0,
                 unreachable: None,
             });
         entry.estimated |= leaf.estimated;
@@ -447,31 +452,32 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     // Steady growth first: the fitted rise over the window weighed by how well a line fits it
     // (the suspects' trend), so a catalog built in the first seconds and flat since does not
     // outrank the steady leak beside it. memcity's own group last: it is not the application's.
-    let frames = session.frames();
-    let t0 = frames[window.start].time_ms as f64;
+    // A rise within what the estimates leave in doubt (their errors at the trend's ends, and
+    // what may be garbage at the last) ranks as none.
     let steady = |g: &GroupGrowth| -> f64 {
         let names: Vec<&str> = g.path.iter().map(String::as_str).collect();
         let Some(id) = session.find(&names) else {
             return 0.0;
         };
-        let points: Vec<(f64, f64)> = (window.start..=window.end)
-            .map(|i| {
-                (
-                    (frames[i].time_ms as f64 - t0) / 1000.0,
-                    session.value(id, i, memcity_city::model::Metric::Objects) as f64,
-                )
-            })
-            .collect();
-        memcity_city::suspects::Trend::fit(&points).map_or(0.0, |t| t.steady())
+        let objects = memcity_city::model::Metric::Objects;
+        let Some(trend) = memcity_city::suspects::trend_of(session, &[id], objects) else {
+            return 0.0;
+        };
+        if trend.within_doubt(true) {
+            return 0.0;
+        }
+        trend.steady()
     };
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)
-        .map(|g| {
+        .map(|mut g| {
             let ours = g
                 .path
                 .first()
                 .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
-            (ours, steady(&g), g)
+            let steady = steady(&g);
+            g.continuing = steady.round() as i64;
+            (ours, steady, g)
         })
         .collect();
     keyed.sort_by(|a, b| {
@@ -1269,6 +1275,7 @@ mod tests {
                     estimated: false,
                     objects_last_error: 0,
                     objects_last_unconfirmed: 0,
+                    continuing: 1,
                     unreachable: None,
                 })
                 .collect(),

@@ -89,6 +89,7 @@ impl Worker {
         let Some(vm) = &self.vm else {
             return;
         };
+        gc_counts::claim_jfr_threads(&self.command_line);
         self.gc_counts_starting = Some(crate::aside::spawn(vm, "jfr-start", |env| {
             GcCounts::start(env)
         }));
