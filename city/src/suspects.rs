@@ -74,9 +74,8 @@ impl Trend {
     }
 
     /// The trend of `points` with the doubt of its ends (see `error`, `unconfirmed`). Its
-    /// `recent` rise is no more than the points' errors allow: from the later half's first
-    /// point at the top of its error to the last at the bottom of its own, per second, times
-    /// the span. Estimates of a small type can climb past the truth as their unconfirmed births
+    /// `recent` rise, when a walk ends it, is no more than the errors allow: from the later
+    /// half's first point at the top of its error to the walk, per second, times the span. Estimates of a small type can climb past the truth as their unconfirmed births
     /// pile up and a walk then sets them back; a line through them alone would call that a
     /// rise that goes on.
     pub fn of_points(points: &[Point]) -> Option<Trend> {
@@ -89,8 +88,9 @@ impl Trend {
         let half = first.seconds + span / 2.0;
         if let Some(mid) = points.iter().find(|p| p.seconds >= half) {
             let seconds = last.seconds - mid.seconds;
-            if seconds > 0.0 && (mid.error > 0.0 || last.error > 0.0) {
-                let sure = ((last.value - last.error) - (mid.value + mid.error)) / seconds * span;
+            // Only where a walk ends it: a leak's estimates, errors and all, go on rising.
+            if seconds > 0.0 && mid.error > 0.0 && last.error == 0.0 {
+                let sure = (last.value - (mid.value + mid.error)) / seconds * span;
                 trend.recent = trend.recent.min(sure);
             }
         }
