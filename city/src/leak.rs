@@ -89,9 +89,6 @@ pub struct Suspect {
     /// What the holder rests on: object-level paths (`None`: per-type edges only, from a
     /// recording without paths, which never names a holder with more than *ambiguous*).
     pub evidence: Option<Evidence>,
-    /// `(unreached, looked for)`: a complete path search reached none of the first leaking
-    /// type's sampled objects: they are dead in the old generation, and the rise no leak.
-    pub unreachable: Option<(u64, u64)>,
     /// What the holder keeps alive of the growth, per type of `leaking`, most bytes first: the
     /// leak is one accumulation point and everything its growing entries drag along (a
     /// session and the dozen types each one holds), ranked by their sum, not by one type.

@@ -49,6 +49,8 @@ pub struct Point {
     pub value: f64,
     pub error: f64,
     pub unconfirmed: f64,
+    /// A walk's count, not an estimate.
+    pub exact: bool,
 }
 
 impl Trend {
@@ -73,11 +75,13 @@ impl Trend {
         })
     }
 
-    /// The trend of `points` with the doubt of its ends (see `error`, `unconfirmed`). Its
-    /// `recent` rise, when a walk ends it, is no more than the errors allow: from the later
-    /// half's first point at the top of its error to the walk, per second, times the span. Estimates of a small type can climb past the truth as their unconfirmed births
-    /// pile up and a walk then sets them back; a line through them alone would call that a
-    /// rise that goes on.
+    /// The trend of `points` with the doubt of its ends (see `error`, `unconfirmed`). Estimates
+    /// compare with their own walk, not across walks: an estimate may be off by more than its
+    /// error (a big structure built between two GCs, with few samples), and the next walk then
+    /// finds it as a step that a line through all points reads as a rise going on. So with a
+    /// walk in the later half, the rise that continues is judged from that walk on: by the
+    /// estimates after it, or, with none, no steeper than from the later half's first point at
+    /// the top of its error to the walk.
     pub fn of_points(points: &[Point]) -> Option<Trend> {
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.seconds, p.value)).collect();
         let (first, last) = (points.first()?, points.last()?);
@@ -86,12 +90,18 @@ impl Trend {
         trend.unconfirmed = last.unconfirmed;
         let span = last.seconds - first.seconds;
         let half = first.seconds + span / 2.0;
-        if let Some(mid) = points.iter().find(|p| p.seconds >= half) {
-            let seconds = last.seconds - mid.seconds;
-            // Only where a walk ends it: a leak's estimates, errors and all, go on rising.
-            if seconds > 0.0 && mid.error > 0.0 && last.error == 0.0 {
-                let sure = (last.value - (mid.value + mid.error)) / seconds * span;
-                trend.recent = trend.recent.min(sure);
+        let walk = points.iter().rposition(|p| p.exact);
+        if let Some(k) = walk.filter(|&k| points[k].seconds >= half) {
+            if k + 1 < points.len() {
+                if let Some((slope, _)) = least_squares(&xy[k..]) {
+                    trend.recent = trend.recent.min(slope * span);
+                }
+            } else if let Some(mid) = points.iter().find(|p| p.seconds >= half) {
+                let seconds = last.seconds - mid.seconds;
+                if seconds > 0.0 && mid.error > 0.0 {
+                    let sure = (last.value - (mid.value + mid.error)) / seconds * span;
+                    trend.recent = trend.recent.min(sure);
+                }
             }
         }
         Some(trend)
@@ -299,6 +309,7 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
                     value: sums[cell] as f64,
                     error: errors[cell] as f64,
                     unconfirmed: unconfirmed[cell] as f64,
+                    exact: !window[cell - row * span].is_estimated(),
                 })
                 .collect();
             Trend::of_points(&points).map(|t| (name.to_string(), t))
@@ -339,6 +350,7 @@ pub fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend>
             value: sum(i, &|id, i| model.value(id, i, metric)),
             error: sum(i, &|id, i| model.error(id, i, metric)),
             unconfirmed: sum(i, &|id, i| model.unconfirmed(id, i, metric)),
+            exact: !frames[i].is_estimated(),
         })
         .collect();
     Trend::of_points(&points)
@@ -457,7 +469,6 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
                 walk_age_ms: 0,
                 sites: top_sites(model, name, w.end, 3),
                 evidence: None,
-                unreachable: None,
                 holds: vec![held(model, &types, name, 1.0)],
             }
         })
@@ -686,7 +697,6 @@ fn suspects_from_paths(
                 holder_identity: holder.identity,
                 holder_in,
             }),
-            unreachable: None,
             holds,
         });
     }
@@ -707,13 +717,15 @@ fn suspects_from_paths(
         if out.len() >= MAX_SUSPECTS {
             continue;
         }
+        // Every sampled object of the type that a complete search looked for, unreached:
+        // garbage awaiting a marking, whatever the estimates say, and no suspect (its row in
+        // the growth table says so).
+        if paths.all_unreachable(name).is_some() {
+            continue;
+        }
         let (growth_since, _) = since(name);
         let backed_now = backed(name, w.end);
-        // Every sampled object of the type that a complete search looked for, unreached:
-        // garbage awaiting a marking, whatever the estimates back.
-        let unreachable = paths.all_unreachable(name);
         out.push(Suspect {
-            unreachable,
             root_kind: None,
             root: String::new(),
             steps: Vec::new(),
@@ -724,7 +736,7 @@ fn suspects_from_paths(
             backed_growth: backed_now.round() as i64,
             // A rise beyond the estimates' doubt is a leak whose holder is not seen yet;
             // within it, one that may be garbage (`Suspect::is_backed`).
-            confirmed: backed_now >= floor && unreachable.is_none(),
+            confirmed: backed_now >= floor,
             confidence: Confidence::Ambiguous,
             co_holders: Vec::new(),
             signature: format!("(not seen) | {name}"),
@@ -932,11 +944,12 @@ mod tests {
 
     #[test]
     fn estimates_climbing_past_a_walk_are_no_rise_that_goes_on() {
-        let point = |seconds, value, error| Point {
+        let point = |seconds, value, error: f64| Point {
             seconds,
             value,
             error,
             unconfirmed: 0.0,
+            exact: error == 0.0,
         };
         // A small type's sessions, filled in the first seconds: the estimates climb past the
         // truth within their errors, and the walk at the end finds the plateau.
@@ -961,6 +974,30 @@ mod tests {
             .collect();
         let t = Trend::of_points(&rising).unwrap();
         assert!(t.is_leak(100.0) && t.steady() > 0.8 * t.growth, "{t:?}");
+        // A big structure estimated low before a walk found it whole, and flat since: no rise
+        // that goes on; a leak's estimates after its walk go on rising.
+        let mut stepped: Vec<Point> = (0..8)
+            .map(|i| {
+                point(
+                    0.6 + 2.0 * i as f64,
+                    82_000.0 + 1_000.0 * i as f64,
+                    72_000.0,
+                )
+            })
+            .collect();
+        stepped.push(point(18.3, 210_823.0, 0.0));
+        stepped.push(Point {
+            unconfirmed: 772.0,
+            ..point(20.6, 211_595.0, 2_241.0)
+        });
+        let t = Trend::of_points(&stepped).unwrap();
+        assert!(t.growth > 50_000.0, "the premise: {t:?}");
+        assert!(!t.is_leak(100.0), "{t:?}");
+        let mut leak = stepped.clone();
+        leak.last_mut().unwrap().value = 210_823.0 + 30_000.0;
+        leak.push(point(22.0, 210_823.0 + 55_000.0, 3_000.0));
+        let t = Trend::of_points(&leak).unwrap();
+        assert!(t.is_leak(100.0), "{t:?}");
     }
 
     #[test]
@@ -1185,9 +1222,7 @@ mod tests {
         paths.unreached = vec![("Garbage".into(), 14)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
         let s = suspects(&m);
-        let garbage = s.iter().find(|s| s.leaking[0] == "Garbage").unwrap();
-        assert_eq!(garbage.unreachable, Some((14, 14)));
-        assert!(!garbage.is_backed(), "{garbage:?}");
+        assert!(s.iter().all(|s| s.leaking[0] != "Garbage"), "{s:?}");
         assert!(
             s[0].is_backed() && s[0].holder == "java.util.HashMap",
             "{s:?}"
@@ -1196,7 +1231,6 @@ mod tests {
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
         let s = suspects(&m);
         let garbage = s.iter().find(|s| s.leaking[0] == "Garbage").unwrap();
-        assert_eq!(garbage.unreachable, None);
         assert!(garbage.is_backed(), "exact counts back it: {garbage:?}");
     }
 

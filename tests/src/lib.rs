@@ -692,6 +692,43 @@ pub fn keep_recording(file: &Path, name: &str) {
     }
 }
 
+/// Fails when a group of the application's (memcity's own aside) keeps rising beyond what its
+/// estimate leaves in doubt: its `continuing` rise past its 95 % error and its unconfirmed part,
+/// with a little slack for the noise of a line fitted to a steady, churning count (2 % of the
+/// group, at least 200 objects).
+pub fn assert_no_group_keeps_rising(report: &serde_json::Value) {
+    let mut rising = Vec::new();
+    for g in report["groups"].as_array().expect("groups") {
+        let path: Vec<&str> = g["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        if path.first() == Some(&memcity_city::suspects::MEMCITY) {
+            continue;
+        }
+        let number = |key: &str| g[key].as_i64().unwrap_or_else(|| panic!("{key} in {g}"));
+        let doubt = number("objects_last_error") + number("objects_last_unconfirmed");
+        let slack = (number("objects_last") / 50).max(200);
+        if number("continuing") > doubt + slack {
+            rising.push(format!(
+                "{}: continuing +{} (growth {:+}, ±{}, {} unconfirmed)",
+                path.join(" > "),
+                number("continuing"),
+                number("objects_last") - number("objects_first"),
+                number("objects_last_error"),
+                number("objects_last_unconfirmed")
+            ));
+        }
+    }
+    assert!(
+        rising.is_empty(),
+        "groups rising beyond their error:\n{}",
+        rising.join("\n")
+    );
+}
+
 /// Leaf names of the `k` strongest growers.
 pub fn top_growers(report: &serde_json::Value, k: usize) -> Vec<String> {
     report["groups"]

@@ -254,9 +254,6 @@ pub struct SuspectJson {
     pub confirmed: bool,
     /// Listed among the leak suspects: a holder named, or `confirmed`.
     pub backed: bool,
-    /// A complete path search reached none of the type's sampled objects (no suspect then).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unreachable: Option<UnreachableJson>,
     pub confidence: String,
     /// Other threads holding the same thread-local (a pool's), see `Suspect::co_holders`.
     pub co_holders: Vec<String>,
@@ -329,7 +326,6 @@ impl From<Suspect> for SuspectJson {
         let (held_objects, held_bytes) = s.held();
         SuspectJson {
             backed: s.is_backed(),
-            unreachable: UnreachableJson::of(s.unreachable),
             held_objects,
             held_bytes,
             holds: s
@@ -891,11 +887,9 @@ fn render_rising(out: &mut String, rising: &[SuspectJson]) {
         .iter()
         .map(|s| {
             format!(
-                "{} {}{}",
+                "{} {}",
                 s.leaking.first().map(String::as_str).unwrap_or("?"),
-                signed_count(s.growth),
-                s.unreachable
-                    .map_or(String::new(), |dead| format!(" ({})", dead.describe()))
+                signed_count(s.growth)
             )
         })
         .collect();
@@ -1183,19 +1177,6 @@ mod tests {
         assert!(
             doubtful.starts_with("LEAK SUSPECTS: none (no type grows steadily in this window beyond the estimates' doubt)\nRising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): C +32,777\n"),
             "{doubtful}"
-        );
-        let mut dead = unseen("D", 9_000);
-        dead.unreachable = Some(UnreachableJson {
-            unreached: 14,
-            looked_for: 14,
-        });
-        let mut unreachable = String::new();
-        render_suspects(&mut unreachable, &[], &[dead], Source::Recording);
-        assert!(
-            unreachable.contains(
-                ": D +9,000 (14 of 14 sampled objects unreachable: dead in the old generation)\n"
-            ),
-            "{unreachable}"
         );
         let mut both = String::new();
         render_suspects(

@@ -173,6 +173,53 @@ fn tag_class(
     Some(id)
 }
 
+/// Levels below the wholly held classes that [`held_by`] follows.
+const HELD_LEVELS: usize = 3;
+
+/// The share of each class's objects that objects of the `whole` classes hold (those classes
+/// themselves at 1), from a walk's class references: every reference from a wholly held class
+/// holds its referee; below that, a class's held share passes on only through references of
+/// one per referrer (a list's array, a string's bytes), where a share of the referrers is that
+/// share of the referees. Through fan-outs it does not: one of the application's arrays may
+/// hold a million strings, and a share of `Object[]` says nothing of which. `java.lang.Class`
+/// is never held: a mirror is its class's, whoever refers to it.
+pub(super) fn held_by(whole: &[bool], counts: &WalkResult, class_class: u32) -> Vec<(u32, f64)> {
+    let count = |c: u32| counts.objects.get(c as usize).copied().unwrap_or(0) as f64;
+    let is_whole = |c: u32| whole.get(c as usize) == Some(&true);
+    let mut share: HashMap<u32, f64> = HashMap::new();
+    for (c, _) in whole.iter().enumerate().filter(|(_, &w)| w) {
+        if count(c as u32) > 0.0 {
+            share.insert(c as u32, 1.0);
+        }
+    }
+    // The classes reached at the last level, whose share may pass on.
+    let mut frontier: HashMap<u32, f64> = share.clone();
+    for level in 0..HELD_LEVELS {
+        let mut held: HashMap<u32, f64> = HashMap::new();
+        for (&(from, to), r) in &counts.references {
+            let Some(&s) = frontier.get(&from) else {
+                continue;
+            };
+            if to == class_class || is_whole(to) || count(to) <= 0.0 {
+                continue;
+            }
+            if level == 0 || r.references == r.referrers {
+                *held.entry(to).or_default() += s * r.references as f64;
+            }
+        }
+        frontier.clear();
+        for (to, objects) in held {
+            let before = share.get(&to).copied().unwrap_or(0.0);
+            let after = (before + objects / count(to)).min(1.0);
+            if after > before {
+                share.insert(to, after);
+                frontier.insert(to, after);
+            }
+        }
+    }
+    share.into_iter().collect()
+}
+
 /// Undoes [`Worker::split_memcity`].
 pub(super) fn unsplit_memcity(counts: &mut WalkResult, moved: &[(u32, u32, u64, u64)]) {
     for &(class, id, objects, bytes) in moved {
@@ -307,12 +354,21 @@ impl Worker {
         });
         // JFR's own objects are memcity's whole once memcity started its stream, when that is
         // the JVM's only JFR: at the default interval they carry a handful of samples, and a
-        // type of them that got none would otherwise count as the application's growth.
+        // type of them that got none would otherwise count as the application's growth. So are
+        // the lists, arrays and strings they hold (its metadata: some 10,000 `ArrayList`s and
+        // their arrays), by the class references of the walk.
         if self.gc_counts_tried && !gc_counts::application_uses_jfr(&self.command_line) {
-            for (class, name) in self.classes.names.iter().enumerate() {
-                if name.starts_with("jdk.jfr.") && counts.objects.get(class).is_some_and(|&n| n > 0)
-                {
-                    weights.insert(class as u32, (1.0, 1.0));
+            let jfr: Vec<bool> = self
+                .classes
+                .names
+                .iter()
+                .map(|name| name.starts_with("jdk.jfr."))
+                .collect();
+            let class_class = self.classes.class_class;
+            for (class, share) in held_by(&jfr, counts, class_class) {
+                let w = weights.entry(class).or_default();
+                if w.0 <= 0.0 || w.1 / w.0 < share {
+                    *w = (1.0, share);
                 }
             }
         }
@@ -364,5 +420,51 @@ impl Worker {
             counts.bytes[class_class] =
                 self.classes.mirror_bytes + PRIMITIVE_MIRRORS * self.classes.min_mirror;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::RefCount;
+
+    #[test]
+    fn what_jfr_holds_is_followed_through_one_per_referrer_references_only() {
+        // 1 jdk.jfr Element (wholly memcity's), 2 ArrayList, 3 Object[], 4 String, 5 byte[],
+        // 6 the application's holder, 7 java.lang.Class.
+        let whole = [false, true, false, false, false, false, false, false];
+        let mut counts = WalkResult {
+            objects: vec![0, 40, 100, 100, 1_000_100, 1_000_100, 1, 500],
+            ..Default::default()
+        };
+        let mut refer = |from: u32, to: u32, referrers: u64, references: u64| {
+            counts.references.insert(
+                (from, to),
+                RefCount {
+                    referrers,
+                    references,
+                },
+            );
+        };
+        refer(1, 2, 40, 80); // each element holds two lists: 80 of the 100
+        refer(6, 2, 1, 20);
+        refer(2, 3, 100, 100); // a list's array
+        refer(3, 4, 100, 1_000_000); // the arrays' strings: a fan-out, mostly the app's
+        refer(1, 4, 50, 100); // names and values of the elements
+        refer(4, 5, 1_000_100, 1_000_100); // a string's bytes
+        refer(1, 7, 40, 40); // event classes' mirrors
+        let held: HashMap<u32, f64> = held_by(&whole, &counts, 7).into_iter().collect();
+        assert_eq!(held[&1], 1.0);
+        assert!((held[&2] - 0.8).abs() < 1e-9, "{held:?}");
+        assert!((held[&3] - 0.8).abs() < 1e-9, "{held:?}");
+        // The strings: only the 100 the elements hold, not 80 % of the arrays' million.
+        let strings = 100.0 / 1_000_100.0;
+        assert!((held[&4] - strings).abs() < 1e-12, "{held:?}");
+        assert!((held[&5] - strings).abs() < 1e-12, "{held:?}");
+        assert!(!held.contains_key(&6) && !held.contains_key(&7), "{held:?}");
+        // Never more than the whole class.
+        counts.objects[2] = 10;
+        let held: HashMap<u32, f64> = held_by(&whole, &counts, 7).into_iter().collect();
+        assert_eq!(held[&2], 1.0);
     }
 }
