@@ -26,9 +26,8 @@ const MAX_FILE: u64 = 16 << 20;
 pub struct Collectors {
     file: File,
     little_endian: bool,
-    /// Each collector: its name, where its `invocations` counter lies, and the count at the
-    /// last look.
-    counters: Vec<(String, u64, u64)>,
+    /// Each collector's counters, where they lie, and its count at the last look.
+    counters: Vec<Counter>,
 }
 
 impl Collectors {
@@ -48,7 +47,7 @@ impl Collectors {
         let mut collectors = Collectors {
             file,
             little_endian,
-            counters: counters.into_iter().map(|(n, at)| (n, at, 0)).collect(),
+            counters,
         };
         collectors.ran();
         Ok(collectors)
@@ -57,23 +56,52 @@ impl Collectors {
     /// The collectors whose count rose since the last look, joined by " + " (empty when none
     /// did).
     pub fn ran(&mut self) -> String {
+        let counts: Vec<Option<u64>> = self
+            .counters
+            .iter()
+            .map(|c| self.read(c.invocations))
+            .collect();
         let mut ran = Vec::new();
-        for (name, at, last) in &mut self.counters {
-            let mut bytes = [0; 8];
-            if self.file.read_exact_at(&mut bytes, *at).is_err() {
-                continue;
+        for (counter, now) in self.counters.iter_mut().zip(counts) {
+            let Some(now) = now else { continue };
+            if now > counter.last {
+                ran.push(counter.name.as_str());
             }
-            let now = if self.little_endian {
-                u64::from_le_bytes(bytes)
-            } else {
-                u64::from_be_bytes(bytes)
-            };
-            if now > *last {
-                ran.push(name.as_str());
-            }
-            *last = now;
+            counter.last = now;
         }
         ran.join(" + ")
+    }
+
+    /// The marking collectors' counts now, for a [`MarkingClock`] (empty when none marks).
+    pub fn look(&self) -> Look {
+        self.counters
+            .iter()
+            .filter(|c| c.marks != Marks::Nothing)
+            .map(|c| {
+                let count = self.read(c.invocations).unwrap_or(0);
+                // In a pause when its last entry is newer than its last exit; without the
+                // times, as if in one (a rise of one then proves nothing).
+                let busy = match (
+                    c.entered.and_then(|at| self.read(at)),
+                    c.exited.and_then(|at| self.read(at)),
+                ) {
+                    (Some(entered), Some(exited)) => entered > exited,
+                    _ => true,
+                };
+                (c.marks, count, busy)
+            })
+            .collect()
+    }
+
+    /// The 8-byte counter at `at`.
+    fn read(&self, at: u64) -> Option<u64> {
+        let mut bytes = [0; 8];
+        self.file.read_exact_at(&mut bytes, at).ok()?;
+        Some(if self.little_endian {
+            u64::from_le_bytes(bytes)
+        } else {
+            u64::from_be_bytes(bytes)
+        })
     }
 }
 
@@ -108,9 +136,9 @@ fn own_file_of(tmp: &Path, pid: u32, uid: u32) -> Result<PathBuf, String> {
         })
 }
 
-/// The byte order and each collector's `(name, offset of its invocations counter)` in a
+/// The byte order and each collector's counters (their offsets) in a
 /// performance data file.
-fn parse(data: &[u8]) -> Result<(bool, Vec<(String, u64)>), String> {
+fn parse(data: &[u8]) -> Result<(bool, Vec<Counter>), String> {
     let bad = |what: &str| format!("performance data not understood: {what}");
     if data.len() < PROLOGUE || u32::from_be_bytes(data[0..4].try_into().unwrap()) != MAGIC {
         return Err(bad("no HotSpot prologue"));
@@ -131,6 +159,8 @@ fn parse(data: &[u8]) -> Result<(bool, Vec<(String, u64)>), String> {
     );
     let mut names: Vec<(usize, String)> = Vec::new();
     let mut invocations: Vec<(usize, u64)> = Vec::new();
+    let mut entered: Vec<(usize, u64)> = Vec::new();
+    let mut exited: Vec<(usize, u64)> = Vec::new();
     for _ in 0..entries {
         let (Some(length), Some(name_at), Some(data_at)) = (int(at), int(at + 4), int(at + 16))
         else {
@@ -161,6 +191,12 @@ fn parse(data: &[u8]) -> Result<(bool, Vec<(String, u64)>), String> {
                         ("invocations", b'J') if data_at + 8 <= length => {
                             invocations.push((index, (at + data_at) as u64));
                         }
+                        ("lastEntryTime", b'J') if data_at + 8 <= length => {
+                            entered.push((index, (at + data_at) as u64));
+                        }
+                        ("lastExitTime", b'J') if data_at + 8 <= length => {
+                            exited.push((index, (at + data_at) as u64));
+                        }
                         _ => {}
                     }
                 }
@@ -168,18 +204,138 @@ fn parse(data: &[u8]) -> Result<(bool, Vec<(String, u64)>), String> {
         }
         at += length;
     }
-    let mut counters: Vec<(String, u64)> = invocations
-        .into_iter()
-        .filter_map(|(index, offset)| {
+    let find = |list: &[(usize, u64)], index: usize| {
+        list.iter().find(|(i, _)| *i == index).map(|&(_, at)| at)
+    };
+    let mut counters: Vec<Counter> = invocations
+        .iter()
+        .filter_map(|&(index, invocations)| {
             let name = names.iter().find(|(i, _)| *i == index)?.1.clone();
-            Some((name, offset))
+            Some(Counter {
+                marks: Marks::of(&name),
+                name,
+                invocations,
+                entered: find(&entered, index),
+                exited: find(&exited, index),
+                last: 0,
+            })
         })
         .collect();
-    counters.sort_by_key(|(_, offset)| *offset);
+    counters.sort_by_key(|c| c.invocations);
     if counters.is_empty() {
         return Err(bad("no collectors' counters"));
     }
     Ok((little, counters))
+}
+
+/// What a collector's pauses say of old-generation markings (see [`MarkingClock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marks {
+    /// Each pause is a whole collection that marks the whole heap: "... full collection
+    /// pauses" (Serial, Parallel, G1).
+    Whole,
+    /// G1's "concurrent cycle pauses": a remark and a cleanup per concurrent cycle, the remark
+    /// ending its marking (weak references of what it found dead are cleared there). A rise
+    /// of three since a look proves a cycle begun after it; of two, only a remark after it,
+    /// perhaps of a cycle begun before.
+    Pauses(u64),
+    /// Pauses that mark nothing of the old generation, or that the file cannot tell apart.
+    Nothing,
+}
+
+impl Marks {
+    fn of(name: &str) -> Marks {
+        if name.contains("full collection") {
+            Marks::Whole
+        } else if name.starts_with("G1 concurrent cycle") {
+            Marks::Pauses(G1_CYCLE_PROOF)
+        } else if name.starts_with("ZGC major collection") {
+            Marks::Pauses(ZGC_MAJOR_PROOF)
+        } else {
+            Marks::Nothing
+        }
+    }
+}
+
+/// Rises of G1's concurrent-cycle pause count that prove a whole cycle since a look: the rest
+/// of one under way then (its cleanup), and a new one's remark and cleanup.
+const G1_CYCLE_PROOF: u64 = 3;
+/// Rises of generational ZGC's major-collection pause count that prove a major collection whose
+/// old marking began after a look: the rest of one under way then (at most five of its six
+/// pauses: young and old mark start, mark end, relocate start), and a new one's pauses up to
+/// its old relocate start, which follows the old marking and is always counted here (its old
+/// mark end may be counted with the minor pauses when a minor collection runs beside it).
+const ZGC_MAJOR_PROOF: u64 = 10;
+
+/// One collector's counters in the file.
+#[derive(Debug, Clone)]
+struct Counter {
+    name: String,
+    marks: Marks,
+    /// Offsets of its `invocations`, `lastEntryTime` and `lastExitTime`.
+    invocations: u64,
+    entered: Option<u64>,
+    exited: Option<u64>,
+    /// The count at the last [`Collectors::ran`].
+    last: u64,
+}
+
+/// The marking collectors' counts at one look: `(marks, invocations, in a pause)`.
+pub type Look = Vec<(Marks, u64, bool)>;
+
+/// When the old generation was last marked, from the collectors' pause counts: a look is taken
+/// with the sample tracker's generation at each estimate, and once a later look proves a whole
+/// marking began after it (see [`Marks`]), samples born before that generation are confirmed
+/// (as a canary's clearing confirms them, `canary.rs`, but without the canary's wait for its
+/// tenure). Exact for full collections and G1's concurrent cycles; generational ZGC's major
+/// collections by a margin; nothing for the collectors whose every cycle marks the whole heap
+/// (their canaries are let go at once) or whose counts say too little (Shenandoah's one counter).
+#[derive(Debug, Default)]
+pub struct MarkingClock {
+    /// Earlier looks and the tracker generation at each, oldest first.
+    looks: std::collections::VecDeque<(u32, Look)>,
+    confirmed: u32,
+}
+
+/// Looks kept: with no marking for long, the oldest are forgotten (a marking proven since a
+/// newer look confirms more).
+const MAX_LOOKS: usize = 256;
+
+impl MarkingClock {
+    /// Takes a look (`now`, at tracker generation `generation`) and returns the confirmation
+    /// point: samples born before this generation have been met by a marking (0: none yet).
+    pub fn look(&mut self, now: Look, generation: u32) -> u32 {
+        let proves = |then: &Look| {
+            now.iter()
+                .zip(then)
+                .any(|(&(marks, count, busy), &(_, before, _))| {
+                    let rise = count.saturating_sub(before);
+                    match marks {
+                        // Counted as it starts: a rise is one begun since; over while no pause
+                        // runs, or proven by a second one begun after it.
+                        Marks::Whole => rise >= 2 || (rise == 1 && !busy),
+                        Marks::Pauses(proof) => rise >= proof && !busy,
+                        Marks::Nothing => false,
+                    }
+                })
+        };
+        if let Some(newest) = self.looks.iter().rposition(|(_, then)| proves(then)) {
+            self.confirmed = self.confirmed.max(self.looks[newest].0);
+            self.looks.drain(..=newest);
+        }
+        // A look whose collectors differ (none should) proves nothing against this one.
+        if self
+            .looks
+            .back()
+            .is_none_or(|(_, then)| then.len() == now.len())
+        {
+            self.looks.push_back((generation, now));
+        }
+        while self.looks.len() > MAX_LOOKS {
+            self.looks.pop_front();
+        }
+        self.confirmed
+    }
 }
 
 #[cfg(test)]
@@ -234,12 +390,14 @@ mod tests {
         ]);
         let (little, counters) = parse(&data).unwrap();
         assert!(little);
-        let names: Vec<&str> = counters.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = counters.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,
             ["G1 young collection pauses", "G1 full collection pauses"]
         );
-        let at = counters[0].1 as usize;
+        let marks: Vec<Marks> = counters.iter().map(|c| c.marks).collect();
+        assert_eq!(marks, [Marks::Nothing, Marks::Whole]);
+        let at = counters[0].invocations as usize;
         assert_eq!(u64::from_le_bytes(data[at..at + 8].try_into().unwrap()), 6);
     }
 
@@ -279,6 +437,51 @@ mod tests {
         assert!(parse(&data).is_err());
     }
 
+    #[test]
+    fn markings_are_proven_by_whole_collections_and_enough_cycle_pauses() {
+        let full = |count, busy| vec![(Marks::Whole, count, busy)];
+        let mut clock = MarkingClock::default();
+        assert_eq!(clock.look(full(0, false), 1), 0);
+        assert_eq!(clock.look(full(0, false), 2), 0, "nothing ran");
+        // A full collection under way: begun after the last look, not over.
+        assert_eq!(clock.look(full(1, true), 3), 0);
+        // Over now: it began after the looks at generations 1 and 2, not after 3's.
+        assert_eq!(clock.look(full(1, false), 4), 2);
+        // Two more begun since: the first is over, whatever the second does.
+        assert_eq!(clock.look(full(3, true), 5), 4);
+        // A full collection under way at a look, over at the next, proves nothing of it.
+        let mut clock = MarkingClock::default();
+        clock.look(full(1, true), 1);
+        assert_eq!(clock.look(full(1, false), 2), 0);
+
+        // G1's concurrent cycles: three pauses since a look prove a cycle begun after it;
+        // two may be the remark and cleanup of one begun before.
+        let g1 = |count, busy| {
+            vec![
+                (Marks::Whole, 0, false),
+                (Marks::Pauses(G1_CYCLE_PROOF), count, busy),
+            ]
+        };
+        let mut clock = MarkingClock::default();
+        clock.look(g1(4, false), 7);
+        assert_eq!(clock.look(g1(6, false), 8), 0);
+        assert_eq!(clock.look(g1(7, true), 9), 0, "a remark under way");
+        assert_eq!(clock.look(g1(7, false), 10), 7);
+        // Generational ZGC's major collections need their margin.
+        let z = |count| vec![(Marks::Pauses(ZGC_MAJOR_PROOF), count, false)];
+        let mut clock = MarkingClock::default();
+        clock.look(z(0), 1);
+        assert_eq!(clock.look(z(9), 2), 0);
+        assert_eq!(clock.look(z(10), 3), 1);
+        assert_eq!(Marks::of("ZGC minor collection pauses"), Marks::Nothing);
+        assert_eq!(
+            Marks::of("G1 concurrent cycle pauses"),
+            Marks::Pauses(G1_CYCLE_PROOF)
+        );
+        assert_eq!(Marks::of("Shenandoah full"), Marks::Nothing);
+        assert_eq!(Marks::of("Serial full collection pauses"), Marks::Whole);
+    }
+
     /// The counts read where they lie, and only a rise names a collector.
     #[test]
     fn a_look_names_the_collectors_whose_count_rose() {
@@ -313,14 +516,14 @@ mod tests {
         let mut c = Collectors {
             file: File::open(&path).unwrap(),
             little_endian: little,
-            counters: counters.into_iter().map(|(n, at)| (n, at, 0)).collect(),
+            counters,
         };
         assert_eq!(
             c.ran(),
             "Parallel young collection pauses + Parallel full collection pauses"
         );
         assert_eq!(c.ran(), "", "nothing ran since");
-        let young = c.counters[0].1;
+        let young = c.counters[0].invocations;
         let mut bumped = data.clone();
         bumped[young as usize..young as usize + 8].copy_from_slice(&4u64.to_le_bytes());
         std::fs::write(&path, &bumped).unwrap();

@@ -856,22 +856,24 @@ fn large_arrays_are_within_their_stated_error_jdk25() {
     }
 }
 
-/// On a collector with one generation (ZGC on JDK 17) every cycle marks the whole heap, so a
-/// canary need not age: `SteadyState`'s keepers, made since the start walk, are confirmed by
-/// the first cycles, long before the 48 GC events a canary is held on generational collectors.
-#[test]
-fn with_one_generation_every_cycle_confirms_zgc() {
+/// The old generation's markings are known before a canary could age (`CANARY_HOLD_GCS` GC
+/// events): `SteadyState`'s keepers, made since the start walk, are confirmed by the first
+/// marking that begins after them, and the ring's garbage does not pile up in the estimate once
+/// it has run. Walks are refused, the GC's own counts and the path search are off: only the
+/// samples, the canaries and the collectors' counts speak. `frees`: whether the garbage is
+/// checked too (see the generational ZGC test).
+fn markings_confirm_before_canaries_age(jdk: &Jdk, flags: &[&str], frees: bool) {
     let _turn = take_turn();
-    let jdk = jdk17();
+    let label = format!("JDK {} {flags:?}", jdk.major);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("steady.mcrec");
-    let mut app = AppSpec::new(&jdk, "SteadyState", 120.0)
+    let mut app = AppSpec::new(jdk, "SteadyState", 120.0)
         .arg(RING.to_string())
         .arg(KEEPERS.to_string())
-        .flag("-XX:+UseZGC")
+        .flags(flags)
         .flag("-Xmx1g")
         .agent(format!(
-            "classifiers=type,port=off,record={},max_pause=10ms,gc_counts=off,sampling=16k,sampling_cost=off,period=off",
+            "classifiers=type,port=off,record={},max_pause=10ms,gc_counts=off,paths=off,sampling=16k,sampling_cost=off,period=off",
             file.display()
         ))
         .spawn();
@@ -908,27 +910,65 @@ fn with_one_generation_every_cycle_confirms_zgc() {
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no estimate confirmed the keepers; stderr: {}",
+            "{label}: no estimate confirmed the keepers; stderr: {}",
             app.stderr()
         );
     };
     app.kill();
     eprintln!(
-        "ZGC: keepers confirmed after {gcs} GC events: ~{} ±{}; Message ~{} ±{} ({} unconfirmed)",
+        "{label}: keepers confirmed after {gcs} GC events: ~{} ±{}; Message ~{} ±{} ({} unconfirmed)",
         keepers.0, keepers.1, message.0, message.1, message.2
     );
     assert!(
         gcs < CANARY_HOLD_GCS,
-        "confirmed only after {gcs} GC events: the canaries aged as on a generational collector"
+        "{label}: confirmed only after {gcs} GC events: as late as an aged canary"
     );
-    // Every cycle frees what died: no garbage piles up in the estimate.
+    if !frees {
+        return;
+    }
+    // A marking frees what died before it: no garbage piles up in the estimate.
     let err = message.1 * 17 / 10;
     assert!(
         message.0.abs_diff(RING) <= err + message.2,
-        "{RING} Messages alive, estimated {} ±{}",
+        "{label}: {RING} Messages alive, estimated {} ±{}",
         message.0,
         message.1
     );
+}
+
+/// On a collector with one generation (ZGC on JDK 17) every cycle marks the whole heap, so a
+/// canary need not age and is let go at once.
+#[test]
+fn with_one_generation_every_cycle_confirms_zgc() {
+    markings_confirm_before_canaries_age(&jdk17(), &["-XX:+UseZGC"], true);
+}
+
+/// G1's concurrent cycles (started early here by a low occupancy threshold) are counted in the
+/// JVM's performance data: three of their pauses since a look prove a marking begun after it.
+#[test]
+fn g1s_concurrent_cycles_confirm_from_the_collectors_counts() {
+    markings_confirm_before_canaries_age(
+        &jdk17(),
+        &[
+            "-XX:+UseG1GC",
+            "-XX:-G1UseAdaptiveIHOP",
+            "-XX:InitiatingHeapOccupancyPercent=1",
+        ],
+        true,
+    );
+}
+
+/// Generational ZGC (the only ZGC from JDK 24): its major collections mark the old generation,
+/// and their pauses are counted apart from the minor collections'. Its garbage is not checked:
+/// there the samples' weak references keep their objects alive through the young collections,
+/// which promote them (issue 31), so the ring's garbage does pile up, in the heap as in the
+/// estimate, stated as unconfirmed.
+#[test]
+fn generational_zgcs_major_collections_confirm_from_the_collectors_counts() {
+    match jdk25() {
+        Some(jdk) => markings_confirm_before_canaries_age(&jdk, &["-XX:+UseZGC"], false),
+        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
+    }
 }
 
 /// GC events a canary is held on generational collectors (the agent's `canary::HOLD_GCS`; the

@@ -28,7 +28,7 @@ use memcity_proto::v1::{
 use crate::aside::Aside;
 use crate::budget::Budget;
 use crate::canary::Canaries;
-use crate::collectors::Collectors;
+use crate::collectors::{Collectors, MarkingClock};
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{GcCount, GcCounts};
@@ -122,8 +122,11 @@ struct Worker {
     fields: FieldNames,
     /// The samples' lifetimes since the last snapshot (`lifetimes` option; needs samples).
     lifetimes: Option<Lifetimes>,
-    /// The JVM's collectors, to say which reclaimed a lifetime's object (`None`: unknown).
+    /// The JVM's collectors, to say which reclaimed a lifetime's object and when the old
+    /// generation was marked (`None`: unknown).
     collectors: Option<Collectors>,
+    /// When the old generation was last marked, from the collectors' counts.
+    markings: MarkingClock,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
@@ -206,6 +209,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         fields: FieldNames::default(),
         lifetimes: (agent.options.lifetimes && agent.sampler.is_some()).then(Lifetimes::default),
         collectors: None,
+        markings: MarkingClock::default(),
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -307,10 +311,12 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.options.max_pause.as_millis()
         );
     }
-    if worker.lifetimes.is_some() {
+    if worker.lifetimes.is_some() || agent.options.estimates.is_some() {
         match Collectors::open() {
             Ok(collectors) => worker.collectors = Some(collectors),
-            Err(e) => info!("lifetimes will not name the collector that freed an object: {e}"),
+            Err(e) => info!(
+                "old-generation markings are learned from canaries alone, and lifetimes name no collector: {e}"
+            ),
         }
     }
     loop {
@@ -461,9 +467,13 @@ impl Worker {
         };
         let jni = self.jni;
         if poll {
-            // Canaries first (see `Canaries::poll`).
+            // Canaries and the collectors' counts first (see `Canaries::poll`).
             let confirmed = self.canaries.poll(&mut CanaryHeap(jni));
-            self.estimator.set_confirmed(confirmed);
+            let counted = match &self.collectors {
+                Some(c) => self.markings.look(c.look(), sampler.tracker.generation()),
+                None => 0,
+            };
+            self.estimator.set_confirmed(confirmed.max(counted));
             self.poll_deaths(sampler);
         }
         if let Some(l) = self.lifetimes.as_mut() {

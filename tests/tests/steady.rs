@@ -1,0 +1,60 @@
+//! Steady applications at the agent's defaults: nothing named a leak, nothing listed as rising,
+//! and no group of the application's rising beyond what its estimates leave in doubt. The
+//! promoted garbage of a steady application waits for an old-generation marking; the collectors'
+//! counts (`collectors.rs` `MarkingClock`) and canaries tell the estimates when one has run.
+
+use std::time::Duration;
+
+use memcity_e2e::*;
+
+/// How long SteadyState runs, and its ring of live messages (the rest dies young).
+const SECONDS: f64 = 20.0;
+const RING: &str = "200000";
+
+/// Runs SteadyState on `jdk` with `flags` and the agent at its defaults (a port and a recording
+/// only), and checks its report.
+fn steady_at_defaults(jdk: &Jdk, flags: &[&str]) {
+    let label = format!("JDK {} {flags:?}", jdk.major);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steady.mcrec");
+    let mut app = AppSpec::new(jdk, "SteadyState", SECONDS)
+        .arg(RING)
+        .flags(flags)
+        .flag("-Xmx1g")
+        .agent(format!("port=0,record={}", file.display()))
+        .spawn();
+    app.wait_for_line("READY", Duration::from_secs(60));
+    let (status, stdout) = app.wait_exit(Duration::from_secs(120));
+    assert!(status.success(), "{label}: {stdout:?}: {}", app.stderr());
+    keep_recording(&file, &format!("steady-{}-{}", jdk.major, flags.join("")));
+    let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
+    eprintln!("{label}:\n{}", String::from_utf8_lossy(&out.stdout));
+    let report = report_json(&file);
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    assert!(suspects.is_empty(), "{label}: suspects: {suspects:#?}");
+    let rising = report["rising"].as_array().cloned().unwrap_or_default();
+    assert!(rising.is_empty(), "{label}: rising: {rising:#?}");
+    assert_no_group_keeps_rising(&report);
+}
+
+#[test]
+fn steady_state_at_defaults_on_g1_and_parallel() {
+    let jdk = jdk17();
+    for gc in ["-XX:+UseG1GC", "-XX:+UseParallelGC"] {
+        steady_at_defaults(&jdk, &[gc]);
+    }
+}
+
+/// Generational ZGC (the only ZGC from JDK 24): its young collections promote the ring's
+/// garbage and only its major collections free it.
+#[test]
+fn steady_state_at_defaults_on_jdk25_zgc() {
+    let Some(jdk) = jdk25() else {
+        skip(
+            "jdk25",
+            "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the generational ZGC run is skipped",
+        );
+        return;
+    };
+    steady_at_defaults(&jdk, &["-XX:+UseZGC"]);
+}
