@@ -2,7 +2,8 @@
 # Compiles the leaking test applications (jvm-test-apps/src) into target/jvm-test-apps with plain
 # javac, targeting Java 11 so the classes run on every JDK we test (11 to 25). Skips when up to date.
 # The apps on a real server (jvm-test-apps/jetty, package `jetty`) compile against Debian's Jetty
-# 9.4 jars (libjetty9-java, scripts/setup.sh) into the same folder, only when those jars are there.
+# 9.4 jars (libjetty9-java, scripts/setup.sh), and the HTTP client app (jvm-test-apps/httpclient)
+# against Debian's Commons HttpClient 3.1, into the same folder, only when those jars are there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${CARGO_TARGET_DIR:-$root/target}/jvm-test-apps"
@@ -12,6 +13,12 @@ jetty_stamp="$out/.built-jetty"
 jetty_jars=()
 for jar in jetty9-server jetty9-servlet jetty9-security jetty9-http jetty9-io jetty9-util servlet-api; do
   jetty_jars+=("/usr/share/java/$jar.jar")
+done
+# What the HTTP client app compiles and runs against (tests/tests/server.rs lists the same).
+httpclient_stamp="$out/.built-httpclient"
+httpclient_jars=()
+for jar in commons-httpclient commons-logging commons-codec; do
+  httpclient_jars+=("/usr/share/java/$jar.jar")
 done
 # True when the stamp $1 is missing or older than any of the other paths or this script.
 stale() {
@@ -38,4 +45,14 @@ if ! $have_jetty; then
 elif stale "$jetty_stamp" "$root/jvm-test-apps/jetty" "${jetty_jars[@]}"; then
   "$javac_bin" --release 11 -cp "$(IFS=:; echo "${jetty_jars[*]}")" -d "$out" "$root"/jvm-test-apps/jetty/*.java
   touch "$jetty_stamp"
+fi
+have_httpclient=true
+for jar in "${httpclient_jars[@]}"; do
+  [ -f "$jar" ] || have_httpclient=false
+done
+if ! $have_httpclient; then
+  rm -f "$httpclient_stamp"
+elif stale "$httpclient_stamp" "$root/jvm-test-apps/httpclient" "${httpclient_jars[@]}"; then
+  "$javac_bin" --release 11 -cp "$(IFS=:; echo "${httpclient_jars[*]}")" -d "$out" "$root"/jvm-test-apps/httpclient/*.java
+  touch "$httpclient_stamp"
 fi

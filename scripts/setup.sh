@@ -22,6 +22,8 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
 # The server test (tests/tests/server.rs) leaks sessions in a real Jetty 9.4: Debian's jars.
 dpkg -s libjetty9-java >/dev/null 2>&1 || need_apt+=(libjetty9-java)
+# ... and churns connections with a real HTTP client: Debian's Commons HttpClient 3.1.
+dpkg -s libcommons-httpclient-java >/dev/null 2>&1 || need_apt+=(libcommons-httpclient-java)
 # The web page's tests draw it in a real browser: Debian's Chromium, headless.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # The fleet test (tests/tests/fleet.rs) scrapes JVMs with a real Prometheus and checks the docs'

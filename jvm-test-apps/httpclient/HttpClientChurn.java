@@ -1,0 +1,80 @@
+package httpclient;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import org.apache.commons.httpclient.HttpClient;
+import org.apache.commons.httpclient.MultiThreadedHttpConnectionManager;
+import org.apache.commons.httpclient.methods.GetMethod;
+
+/**
+ * A steady client in a real HTTP library: Debian's Apache Commons HttpClient 3.1
+ * (libcommons-httpclient-java) with its MultiThreadedHttpConnectionManager, fetching from tens
+ * of thousands of different hosts, one request each, releasing every connection and purging
+ * the idle ones every few hundred requests, as a crawler or a webhook sender does. Each
+ * connection brings its own parameters, streams and buffers, and a pool per host; all of it is
+ * freed by the purge, so only a few thousand of the library's objects are alive at any time.
+ * Nothing here leaks.
+ *
+ * The hosts are names no resolver knows (h1.example, h2.example, ...): the client reaches them
+ * through a proxy, an in-process HTTP server on a free loopback port that answers every
+ * request, so nothing leaves the machine and no name is looked up.
+ *
+ * Prints "READY" once the server listens, fetches for SECONDS, then prints
+ * "DONE requests=N hosts=M" and exits.
+ * Usage: java -cp CLASSES:JARS httpclient.HttpClientChurn SECONDS
+ */
+public class HttpClientChurn {
+    /** Requests between purges of the idle connections. */
+    static final int PURGE_EVERY = 500;
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
+        System.setProperty("org.apache.commons.logging.Log", "org.apache.commons.logging.impl.NoOpLog");
+        byte[] answer = "ok\n".getBytes(StandardCharsets.UTF_8);
+        HttpServer proxy = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+        proxy.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            exchange.sendResponseHeaders(200, answer.length);
+            try (OutputStream body = exchange.getResponseBody()) {
+                body.write(answer);
+            }
+        });
+        proxy.start();
+
+        MultiThreadedHttpConnectionManager connections = new MultiThreadedHttpConnectionManager();
+        connections.getParams().setDefaultMaxConnectionsPerHost(2);
+        connections.getParams().setMaxTotalConnections(1000);
+        connections.getParams().setConnectionTimeout(10_000);
+        connections.getParams().setSoTimeout(10_000);
+        HttpClient client = new HttpClient(connections);
+        client.getHostConfiguration().setProxy("127.0.0.1", proxy.getAddress().getPort());
+
+        System.out.println("READY");
+        System.out.flush();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long requests = 0;
+        while (System.nanoTime() < end) {
+            GetMethod get = new GetMethod("http://h" + (requests + 1) + ".example/");
+            try {
+                int status = client.executeMethod(get);
+                byte[] body = get.getResponseBody();
+                if (status != 200 || body.length != answer.length) {
+                    throw new IllegalStateException("status " + status + ", " + body.length + " bytes");
+                }
+            } finally {
+                get.releaseConnection();
+            }
+            requests++;
+            if (requests % PURGE_EVERY == 0) {
+                connections.closeIdleConnections(0);
+                connections.deleteClosedConnections();
+            }
+        }
+        connections.shutdown();
+        proxy.stop(0);
+        System.out.println("DONE requests=" + requests + " hosts=" + requests);
+        System.out.flush();
+    }
+}
