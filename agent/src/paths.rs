@@ -294,6 +294,9 @@ pub struct Node {
     pub targets: Vec<(u32, u64, f64, u32)>,
     /// On a root's object: `(class, objects)` of the sampled classes reached from the root.
     pub reached: Vec<(u32, u64)>,
+    /// Indexes into `Found::roots` of the other roots whose own object this is (see
+    /// `Search::also_roots`).
+    pub also: Vec<u32>,
 }
 
 /// A target found below an object: its tracker slot and birth (`Sample`), the object's class
@@ -367,6 +370,7 @@ impl Merge {
                 identity,
                 targets: Vec::new(),
                 reached: Vec::new(),
+                also: Vec::new(),
             });
         }
         id
@@ -761,6 +765,12 @@ pub fn is_memcity_thread(name: &str) -> bool {
 pub fn is_memcity_class(name: &str) -> bool {
     name.starts_with("memcity.")
 }
+
+/// Other roots named per node at most (`Node::also`): enough to say where else a holder is
+/// held, few enough for a node on every path.
+const MAX_ALSO_ROOTS: usize = 4;
+/// Roots a search that ended early looks at for `Node::also`, at most: a JNI call or two each.
+const MAX_ROOTS_NOTED: usize = 100_000;
 
 /// A key that tells objects apart (see the module's head): identity hash, class, and a second
 /// hash of the object's content.
@@ -1750,6 +1760,77 @@ impl Search {
         self.merge.count(node, tclass, weight, born_s);
     }
 
+    /// The roots a search that ended early (every target found) did not come to: notes those
+    /// whose own object is on a path, for `also_roots`. One identity hash per root, at most
+    /// [`MAX_ROOTS_NOTED`] of them, outside any stop.
+    fn note_unvisited_roots(&mut self, env: &mut Env) {
+        let jni = env.jni;
+        let on_paths: HashSet<(u32, u32)> = self
+            .merge
+            .nodes
+            .iter()
+            .map(|n| (n.identity, n.class))
+            .collect();
+        let end = self.roots.len().min(self.next_root + MAX_ROOTS_NOTED);
+        for index in self.next_root..end {
+            let object = match self.roots[index].1 {
+                RootObject::Held(weak) if !weak.is_null() => jni!(jni, NewLocalRef, weak),
+                RootObject::Static(class, field) if !class.is_null() => {
+                    jni!(jni, GetStaticObjectField, class, field)
+                }
+                _ => continue,
+            };
+            if object.is_null() {
+                continue;
+            }
+            let class = jni!(jni, GetObjectClass, object);
+            let info = self.class_info(env, class);
+            jni!(jni, DeleteLocalRef, class);
+            let identity = env.jvmti.object_hash(object).ok();
+            jni!(jni, DeleteLocalRef, object);
+            if let (Some((class, _)), Some(identity)) = (info, identity) {
+                let key = (identity as u32, class);
+                if on_paths.contains(&key) {
+                    self.root_objects.insert(index as u32, key);
+                }
+            }
+        }
+    }
+
+    /// Notes on each node the other roots whose own object it is (`Node::also`). A root whose
+    /// object an earlier root had reached adds no path of its own (the object is met already),
+    /// yet it holds that object too: a static list that the request loop also keeps in a local,
+    /// or in a lambda's frame. The path names the lasting root (roots are searched in
+    /// `RootOrder`); these are the others, for "also reached from". Objects are told apart by
+    /// identity hash and type, as the merged paths do.
+    fn also_roots(&mut self) {
+        let mut by_object: HashMap<(u32, u32), Vec<u32>> = HashMap::default();
+        for (&root, &(identity, class)) in &self.root_objects {
+            by_object.entry((identity, class)).or_default().push(root);
+        }
+        // Each node's own root: a root's object carries its index in `field`; parents come
+        // before their children.
+        let mut own_root = vec![0u32; self.merge.nodes.len()];
+        for i in 0..self.merge.nodes.len() {
+            let node = &self.merge.nodes[i];
+            own_root[i] = match node.parent {
+                0 => node.field,
+                parent => own_root[parent as usize - 1],
+            };
+            let Some(roots) = by_object.get(&(node.identity, node.class)) else {
+                continue;
+            };
+            let mut also: Vec<u32> = roots
+                .iter()
+                .copied()
+                .filter(|&r| r != own_root[i])
+                .collect();
+            also.sort_unstable();
+            also.truncate(MAX_ALSO_ROOTS);
+            self.merge.nodes[i].also = also;
+        }
+    }
+
     /// Says why the search ends before it is done (its finds so far still count).
     pub fn interrupt(&mut self, why: String) {
         if self.incomplete.is_empty() {
@@ -1764,6 +1845,7 @@ impl Search {
             release(jni, frame.object, frame.global);
             release(jni, frame.pending, frame.pending_global);
         }
+        self.note_unvisited_roots(env);
         let mut released: HashSet<usize> = HashSet::new();
         for (_, object) in &self.roots {
             match *object {
@@ -1854,6 +1936,7 @@ impl Search {
             .filter_map(|&(r, _)| self.roots.get(r as usize))
             .map(|(root, _)| root.key(&self.threads))
             .collect();
+        self.also_roots();
         if self.incomplete.is_empty() && self.too_deep > 0 {
             self.incomplete = format!(
                 "{} objects deeper than {MAX_DEPTH} references were not entered",

@@ -44,12 +44,15 @@ fn main() {
         }
         if let Some(t) = Trend::fit(&points) {
             println!(
-                "trend: growth {:.0} recent {:.0} fit {:.2} steady {:.0}",
+                "a line through every point: growth {:.0} recent {:.0} fit {:.2} steady {:.0}",
                 t.growth,
                 t.recent,
                 t.fit,
                 t.steady()
             );
+        }
+        if let Some(t) = memcity_city::suspects::trend_of(&model, &ids, Metric::Objects) {
+            println!("as judged: {t:?}, steady {:.0}", t.steady());
         }
     }
 }

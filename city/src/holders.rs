@@ -87,6 +87,9 @@ pub struct PathNode {
     pub targets: Vec<(String, u64, f64, u32)>,
     /// On a root's object: objects of sampled types reached from the root, counted.
     pub reached: Vec<(String, u64)>,
+    /// Other roots whose own object this is: the path came from the lasting one, these hold
+    /// it too ("also reached from").
+    pub also: Vec<RootRef>,
 }
 
 impl Paths {
@@ -692,6 +695,7 @@ pub fn from_proto(
                 .iter()
                 .map(|r| (name(r.r#type), r.objects))
                 .collect(),
+            also: n.also.iter().map(&root).collect(),
         })
         .collect();
     let mut paths = Paths::new(nodes);
@@ -765,6 +769,7 @@ mod tests {
                     length: 0,
                     identity: 0,
                     reached: Vec::new(),
+                    also: Vec::new(),
                     targets: targets
                         .iter()
                         .map(|&(t, n)| (t.to_string(), n, n as f64 * 10.0, 1))

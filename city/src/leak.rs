@@ -76,6 +76,10 @@ pub struct Suspect {
     /// thread-local value, with content of the root's order: a pool's threads each hold one of
     /// the growing lists (empty otherwise).
     pub co_holders: Vec<String>,
+    /// Other roots that hold the holder or an object on its chain themselves (a frame's local
+    /// holding the static list), named as roots are: the path came from `root`, which holds it
+    /// longest (`RootOrder`); these hold it too, for as long as they last.
+    pub also_reached_from: Vec<String>,
     /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
     /// the leaking type it leads to). With co-holders the root is named by its thread family
     /// (`thread "pool-#-thread-#"`), since which of them holds most varies.

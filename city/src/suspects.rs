@@ -80,8 +80,9 @@ impl Trend {
     /// error (a big structure built between two GCs, with few samples), and the next walk then
     /// finds it as a step that a line through all points reads as a rise going on. So with a
     /// walk in the later half, the rise that continues is judged from that walk on: by the
-    /// estimates after it, or, with none, no steeper than from the later half's first point at
-    /// the top of its error to the walk.
+    /// estimates after it where they span a quarter of the window or more, else, where the
+    /// estimates had climbed past the walk, no steeper than the steepest rise to the walk from a
+    /// point of the later half at the top of its error.
     pub fn of_points(points: &[Point]) -> Option<Trend> {
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.seconds, p.value)).collect();
         let (first, last) = (points.first()?, points.last()?);
@@ -92,15 +93,33 @@ impl Trend {
         let half = first.seconds + span / 2.0;
         let walk = points.iter().rposition(|p| p.exact);
         if let Some(k) = walk.filter(|&k| points[k].seconds >= half) {
-            if k + 1 < points.len() {
+            // The estimates after the walk judge the rise when they span enough of the window
+            // to (a leak's last seconds, an application idling before it exits, say little),
+            // or whatever they span when the walk found more than the estimates before it
+            // could have missed: their level was wrong (objects no sample landed in, such as
+            // a JFR stream's metadata), and the step is no rise.
+            let judged = last.seconds - points[k].seconds >= span * SINCE_WALK_SHARE;
+            if missed_by_estimates(points, k) {
+                trend.recent = match least_squares(&xy[k..]) {
+                    Some((slope, _)) => trend.recent.min(slope * span),
+                    None => 0.0,
+                };
+            } else if k + 1 < points.len() && judged {
                 if let Some((slope, _)) = least_squares(&xy[k..]) {
                     trend.recent = trend.recent.min(slope * span);
                 }
-            } else if let Some(mid) = points.iter().find(|p| p.seconds >= half) {
-                let seconds = last.seconds - mid.seconds;
-                if seconds > 0.0 && mid.error > 0.0 {
-                    let sure = (last.value - (mid.value + mid.error)) / seconds * span;
-                    trend.recent = trend.recent.min(sure);
+            } else if k > 0 && !points[k - 1].exact && points[k - 1].value > points[k].value {
+                // The estimates climbed past what the walk found: the steepest rise to the walk
+                // that any point of the later half allows at the top of its error (an earlier
+                // walk's exactly).
+                let walked = &points[k];
+                let sure = points[..k]
+                    .iter()
+                    .filter(|p| p.seconds >= half && p.seconds < walked.seconds)
+                    .map(|p| (walked.value - (p.value + p.error)) / (walked.seconds - p.seconds))
+                    .reduce(f64::max);
+                if let Some(slope) = sure {
+                    trend.recent = trend.recent.min(slope * span);
                 }
             }
         }
@@ -138,6 +157,20 @@ impl Trend {
     }
 }
 
+/// Whether the walk at `points[k]` found more than the estimate before it stated it could be:
+/// above that estimate, carried on by the line through the points before it, by more than its
+/// 95 % error and its unconfirmed part together. (Below is no miss: a leak that stopped, or
+/// garbage the estimate stated as unconfirmed.)
+fn missed_by_estimates(points: &[Point], k: usize) -> bool {
+    let Some(before) = k.checked_sub(1).map(|i| &points[i]).filter(|p| !p.exact) else {
+        return false;
+    };
+    let xy: Vec<(f64, f64)> = points[..k].iter().map(|p| (p.seconds, p.value)).collect();
+    let slope = least_squares(&xy).map_or(0.0, |(slope, _)| slope.max(0.0));
+    let expected = before.value + slope * (points[k].seconds - before.seconds);
+    points[k].value > expected + before.error + before.unconfirmed
+}
+
 /// The least-squares slope of `points` and how well the line fits (R², 0..1); `None` for
 /// fewer than two points or no spread in time.
 fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
@@ -165,6 +198,10 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     };
     Some((slope, fit))
 }
+
+/// The share of the window the estimates after its last walk must span to judge the rise that
+/// goes on by themselves (`Trend::of_points`).
+const SINCE_WALK_SHARE: f64 = 0.25;
 
 /// How well a line must fit a type's objects over time to call it a steady rise.
 pub const MIN_FIT: f64 = 0.6;
@@ -453,6 +490,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
         .map(|(name, trend)| {
             let backed = backed_growth(model, &types, name, w.end);
             Suspect {
+                also_reached_from: Vec::new(),
                 root_kind: None,
                 root: String::new(),
                 steps: Vec::new(),
@@ -667,7 +705,21 @@ fn suspects_from_paths(
         } else {
             crate::holders::describe_split(&root, h.share, &h.alternatives)
         };
+        // Roots that hold an object on the chain to the holder themselves, the holder's own
+        // root and its pool's other threads aside.
+        let mut also_reached_from: Vec<String> = Vec::new();
+        for node in h.chain.iter().map(|&n| &paths.nodes[n]) {
+            for other in &node.also {
+                if other.name != root
+                    && !h.co_holders.contains(&other.name)
+                    && !also_reached_from.contains(&other.name)
+                {
+                    also_reached_from.push(other.name.clone());
+                }
+            }
+        }
         out.push(Suspect {
+            also_reached_from,
             root_kind,
             root,
             steps,
@@ -726,6 +778,7 @@ fn suspects_from_paths(
         let (growth_since, _) = since(name);
         let backed_now = backed(name, w.end);
         out.push(Suspect {
+            also_reached_from: Vec::new(),
             root_kind: None,
             root: String::new(),
             steps: Vec::new(),
@@ -831,6 +884,7 @@ mod tests {
             identity: 7,
             targets: Vec::new(),
             reached: Vec::new(),
+            also: Vec::new(),
         }
     }
 
@@ -974,9 +1028,10 @@ mod tests {
             .collect();
         let t = Trend::of_points(&rising).unwrap();
         assert!(t.is_leak(100.0) && t.steady() > 0.8 * t.growth, "{t:?}");
-        // A big structure estimated low before a walk found it whole, and flat since: no rise
-        // that goes on; a leak's estimates after its walk go on rising.
-        let mut stepped: Vec<Point> = (0..8)
+        // A big structure estimated low before a walk found it whole, and flat for the quarter
+        // of the window since: no rise that goes on; a leak's estimates after its walk go on
+        // rising.
+        let mut stepped: Vec<Point> = (0..6)
             .map(|i| {
                 point(
                     0.6 + 2.0 * i as f64,
@@ -985,18 +1040,51 @@ mod tests {
                 )
             })
             .collect();
-        stepped.push(point(18.3, 210_823.0, 0.0));
-        stepped.push(Point {
-            unconfirmed: 772.0,
-            ..point(20.6, 211_595.0, 2_241.0)
-        });
+        stepped.push(point(13.0, 210_823.0, 0.0));
+        for (i, seconds) in [15.0, 17.5, 20.6].into_iter().enumerate() {
+            stepped.push(Point {
+                unconfirmed: 500.0,
+                ..point(seconds, 210_823.0 + 300.0 * i as f64, 2_241.0)
+            });
+        }
         let t = Trend::of_points(&stepped).unwrap();
         assert!(t.growth > 50_000.0, "the premise: {t:?}");
         assert!(!t.is_leak(100.0), "{t:?}");
-        let mut leak = stepped.clone();
-        leak.last_mut().unwrap().value = 210_823.0 + 30_000.0;
-        leak.push(point(22.0, 210_823.0 + 55_000.0, 3_000.0));
+        let leak: Vec<Point> = stepped
+            .iter()
+            .map(|p| match p.seconds > 13.0 {
+                true => Point {
+                    value: 210_823.0 + 8_000.0 * (p.seconds - 13.0),
+                    ..*p
+                },
+                false => *p,
+            })
+            .collect();
         let t = Trend::of_points(&leak).unwrap();
+        assert!(t.is_leak(100.0), "{t:?}");
+        // A leak that idles its last seconds after a walk (an application about to exit) is
+        // still judged by its rise before.
+        let idle: Vec<Point> = (0..10)
+            .map(|i| point(1.5 * i as f64, 20_000.0 * i as f64, 4_000.0))
+            .chain([point(14.0, 180_000.0, 0.0), point(15.0, 180_000.0, 4_000.0)])
+            .collect();
+        let t = Trend::of_points(&idle).unwrap();
+        assert!(t.is_leak(100.0), "{t:?}");
+        // Objects no sample landed in (JFR's metadata, made as memcity's stream started): the
+        // estimates stay near 1,000 within their errors and the next walk finds 5,000, past
+        // what they stated. A step, not a rise; the same walk after estimates that rose to it
+        // within their errors is one.
+        let mut missed: Vec<Point> = (0..8)
+            .map(|i| point(0.5 + 2.4 * i as f64, 1_000.0 + 20.0 * i as f64, 850.0))
+            .collect();
+        missed.push(point(19.8, 5_151.0, 0.0));
+        let t = Trend::of_points(&missed).unwrap();
+        assert!(t.growth > 1_000.0 && !t.is_leak(100.0), "{t:?}");
+        let rose: Vec<Point> = (0..8)
+            .map(|i| point(0.5 + 2.4 * i as f64, 1_000.0 + 550.0 * i as f64, 850.0))
+            .chain([point(19.8, 5_151.0, 0.0)])
+            .collect();
+        let t = Trend::of_points(&rose).unwrap();
         assert!(t.is_leak(100.0), "{t:?}");
     }
 
@@ -1034,6 +1122,31 @@ mod tests {
         let three = [(0.0, 0.0), (1.0, 500.0), (2.0, 1000.0)];
         let t = Trend::fit(&three).unwrap();
         assert_eq!(t.recent, t.growth);
+    }
+
+    #[test]
+    fn other_roots_holding_the_holder_are_named_apart_from_its_lasting_root() {
+        let mut m = session(MAP_LEAK_TYPES);
+        let mut paths = map_paths();
+        // The request loop's frame holds the cached map in a local too: the search came to it
+        // from the static first, and noted the frame on the map's node.
+        let local = RootRef {
+            kind: RootKind::StackLocal,
+            name: "local in App.serve(App.java:40) of thread \"main\"".into(),
+            thread: "main".into(),
+        };
+        paths.nodes[0].also = vec![local.clone()];
+        // A root on a branch the suspect does not take is none of its.
+        paths.nodes[2].also = vec![RootRef {
+            name: "JNI global".into(),
+            kind: RootKind::JniGlobal,
+            thread: String::new(),
+        }];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        let s = suspects(&m);
+        assert_eq!(s[0].root, "static App.CACHE");
+        assert_eq!(s[0].confidence, Confidence::Exact);
+        assert_eq!(s[0].also_reached_from, [local.name]);
     }
 
     #[test]

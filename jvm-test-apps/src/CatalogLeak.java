@@ -10,7 +10,8 @@ import java.util.concurrent.locks.LockSupport;
  * Session to a static list nobody clears, with short-lived garbage around it so young GCs run all
  * the time. With the defaults (2.5 M products, 200,000 sessions a second for 25 s) the live heap
  * ends at about 15 M objects, 5 M of them Sessions. At the end it collects, idles a moment so
- * the agent can see that collection, and prints how many sessions it holds.
+ * the agent can see that collection, and prints how many sessions it holds. The paced loop
+ * (`serve`) also holds the session list in a local of its frame.
  *
  * With SESSIONS_PER_SECOND 0 it runs requests at full speed instead (for benchmarks): after
  * WARMUP seconds it counts requests, every 100th request leaks a Session until MAX_SESSIONS, and
@@ -51,6 +52,38 @@ public class CatalogLeak {
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
+    /** The paced request loop. It is handed the session list, so its frame holds the list in
+     *  a local for the whole run, as well as the static does: the static is the lasting root,
+     *  the frame a second one. */
+    static int serve(List<Session> sessions, int perSecond, int products, long start, long end)
+            throws InterruptedException {
+        long n = 0;
+        long tickStart = start;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < perSecond / 100; i++) {
+                sessions.add(new Session(n++, tickStart));
+                byte[] request = new byte[512];
+                lastRequest = request;
+                sink += request.length + catalog[(int) (n % products)].prices[0];
+            }
+            long next = tickStart + 10_000_000L;
+            long now = System.nanoTime();
+            if (next > now) Thread.sleep((next - now) / 1_000_000L, (int) ((next - now) % 1_000_000L));
+            tickStart = next;
+        }
+        settle();
+        // Used to the end, so that the frame holds the list until it returns.
+        return sessions.size();
+    }
+
+    /** Collects, then idles long enough for the agent's next estimate (at most every 500 ms,
+     *  after the GC's ObjectFree events) to see this collection, and for the GC's own count to
+     *  reach it through JFR (read once a second). */
+    static void settle() throws InterruptedException {
+        System.gc();
+        Thread.sleep(3000);
+    }
+
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 25;
         int products = args.length > 1 ? Integer.parseInt(args[1]) : 2_500_000;
@@ -66,20 +99,9 @@ public class CatalogLeak {
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         long n = 0;
+        int held;
         if (perSecond > 0) {
-            long tickStart = start;
-            while (System.nanoTime() < end) {
-                for (int i = 0; i < perSecond / 100; i++) {
-                    SESSIONS.add(new Session(n++, tickStart));
-                    byte[] request = new byte[512];
-                    lastRequest = request;
-                    sink += request.length + catalog[(int) (n % products)].prices[0];
-                }
-                long next = tickStart + 10_000_000L;
-                long now = System.nanoTime();
-                if (next > now) Thread.sleep((next - now) / 1_000_000L, (int) ((next - now) % 1_000_000L));
-                tickStart = next;
-            }
+            held = serve(SESSIONS, perSecond, products, start, end);
         } else {
             long measureFrom = start + (long) (warmup * 1e9);
             long counted = 0;
@@ -107,13 +129,10 @@ public class CatalogLeak {
             double measured = (end - Math.max(measureFrom, start)) / 1e9;
             System.out.println("OPS " + (long) (counted / measured));
             if (pace > 0) System.out.printf("CPU %.3f%n", (cpuTicks() - cpuFrom) / 100.0 / measured);
+            settle();
+            held = SESSIONS.size();
         }
-        System.gc();
-        // Long enough for the agent's next estimate (at most every 500 ms, after the GC's
-        // ObjectFree events) to see this collection, and for the GC's own count to reach it
-        // through JFR (read once a second).
-        Thread.sleep(3000);
-        System.out.println("DONE sessions=" + SESSIONS.size());
+        System.out.println("DONE sessions=" + held);
         System.out.flush();
         if (linger > 0) Thread.sleep((long) (linger * 1000));
     }

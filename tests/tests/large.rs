@@ -1,7 +1,8 @@
 //! The holder at any heap size, with a bounded stop (issue 18, item 3): a service of more than
 //! 20 M live objects (CatalogLeak: a catalog of 5 M products, four objects each, and a steady
-//! leak of sessions into a static list) is far past what a walk may stop it for, yet the report
-//! names the leak's own list, not the bigger catalog searched first, and memcity never stops the
+//! leak of sessions into a static list that the request loop's frame holds too) is far past what
+//! a walk may stop it for, yet the report names the leak's own list under its static, the frame
+//! beside it, not the bigger catalog searched first, and memcity never stops the
 //! JVM for a second or more: its only stop, the roots' listing (`HeapWalkOperation`), is read
 //! from the JVM's own safepoint log. Its own test binary: the heap takes a few GB and a core.
 
@@ -61,6 +62,18 @@ fn a_20m_object_heap_names_the_leaks_holder_with_no_stop_over_a_second() {
         first["holder"].as_str(),
         Some("java.util.ArrayList"),
         "{first:#}"
+    );
+    // The request loop holds the list in a local of its frame for the whole run too: the
+    // static, which holds it for the JVM's life, is the root, with full confidence, and the
+    // frame is named beside it.
+    assert_eq!(first["confidence"].as_str(), Some("exact"), "{first:#}");
+    let also: Vec<&str> = first["also_reached_from"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r.as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        also.iter().any(|r| r.contains("CatalogLeak.serve(")),
+        "the frame not named: {first:#}"
     );
     for suspect in report["suspects"].as_array().unwrap() {
         assert_ne!(

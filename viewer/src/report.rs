@@ -257,6 +257,9 @@ pub struct SuspectJson {
     pub confidence: String,
     /// Other threads holding the same thread-local (a pool's), see `Suspect::co_holders`.
     pub co_holders: Vec<String>,
+    /// Other roots that hold the holder (or an object on its path) too, see
+    /// `Suspect::also_reached_from`.
+    pub also_reached_from: Vec<String>,
     pub signature: String,
     /// The walk (snapshot seq) the trace comes from, and how much older than the window's end.
     pub walk_seq: u64,
@@ -351,6 +354,7 @@ impl From<Suspect> for SuspectJson {
             confirmed: s.confirmed,
             confidence: s.confidence.label().to_string(),
             co_holders: s.co_holders,
+            also_reached_from: s.also_reached_from,
             signature: s.signature,
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
@@ -464,6 +468,21 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         }
         trend.steady()
     };
+    // Each group's type dead in the old generation, by the last paths: its rise goes on only
+    // as garbage, and ranks as none.
+    let paths = session.paths_at(last_index).map(|(_, paths)| paths);
+    for g in groups.iter_mut() {
+        let Some(paths) = paths else { break };
+        // The type the group is of: the first level of its path that names types.
+        let type_name = (1..=g.path.len()).find_map(|depth| {
+            let names: Vec<&str> = g.path[..depth].iter().map(String::as_str).collect();
+            session
+                .find(&names)
+                .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
+                .map(|id| session.node(id).name.clone())
+        });
+        g.unreachable = UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
+    }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)
         .map(|mut g| {
@@ -471,7 +490,10 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 .path
                 .first()
                 .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
-            let steady = steady(&g);
+            let steady = match g.unreachable {
+                Some(_) => 0.0,
+                None => steady(&g),
+            };
             g.continuing = steady.round() as i64;
             (ours, steady, g)
         })
@@ -484,19 +506,6 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     });
     groups = keyed.into_iter().map(|(_, _, g)| g).collect();
     groups.truncate(top);
-    if let Some((_, paths)) = session.paths_at(last_index) {
-        for g in &mut groups {
-            // The type the group is of: the first level of its path that names types.
-            let type_name = (1..=g.path.len()).find_map(|depth| {
-                let names: Vec<&str> = g.path[..depth].iter().map(String::as_str).collect();
-                session
-                    .find(&names)
-                    .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
-                    .map(|id| session.node(id).name.clone())
-            });
-            g.unreachable = UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
-        }
-    }
     let first_snap = &session.frames()[window.start];
     let last_snap = &session.frames()[last_index];
     let handshake = session.handshake.clone().unwrap_or_default();
@@ -743,6 +752,13 @@ fn render_suspects(
             let _ = writeln!(
                 out,
                 "   held the same way (a thread-local) by {n} more {threads}: {names}"
+            );
+        }
+        if !s.also_reached_from.is_empty() {
+            let _ = writeln!(
+                out,
+                "   also reached from: {}",
+                s.also_reached_from.join("; ")
             );
         }
         for step in &s.steps {

@@ -217,25 +217,30 @@ impl Worker {
         };
         let mut nodes = Vec::with_capacity(found.nodes.len());
         let mut named_roots: HashMap<u32, ProtoRoot> = HashMap::new();
+        let mut name_root = |worker: &mut Self, index: u32| -> Option<ProtoRoot> {
+            if let Some(root) = named_roots.get(&index) {
+                return Some(*root);
+            }
+            let r = found.roots.get(index as usize)?;
+            let thread = r.thread.and_then(|t| found.threads.get(t)).cloned();
+            let named = worker.root_proto(
+                r.kind,
+                thread.as_deref(),
+                r.class,
+                &r.field,
+                (r.method, r.location),
+            );
+            named_roots.insert(index, named);
+            Some(named)
+        };
         for node in &found.nodes {
+            let also: Vec<ProtoRoot> = node
+                .also
+                .iter()
+                .filter_map(|&r| name_root(self, r))
+                .collect();
             let (field, root) = if node.parent == 0 {
-                let root = match named_roots.get(&node.field) {
-                    Some(root) => *root,
-                    None => {
-                        let r = &found.roots[node.field as usize];
-                        let thread = r.thread.and_then(|t| found.threads.get(t)).cloned();
-                        let named = self.root_proto(
-                            r.kind,
-                            thread.as_deref(),
-                            r.class,
-                            &r.field,
-                            (r.method, r.location),
-                        );
-                        named_roots.insert(node.field, named);
-                        named
-                    }
-                };
-                (0, Some(root))
+                (0, name_root(self, node.field))
             } else {
                 let name = found
                     .fields
@@ -252,6 +257,7 @@ impl Worker {
                 chain: node.chain,
                 length: node.length,
                 reached: self.type_counts(&node.reached),
+                also,
                 identity: node.identity,
                 targets: node
                     .targets
