@@ -29,9 +29,13 @@
 #    with path-to-gc-roots=true): the stop of `JFR.dump path-to-gc-roots=true` and how many of its
 #    sampled Sessions it gave a root.
 #
+# 6. What the report claims (issue 30): the largest rise it says goes on for steady applications
+#    at the agent's defaults, the seconds to a confirmed suspect on a leak, and the age of the
+#    holder's evidence on a 24 M-object heap (see the section).
+#
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
-#        SECTIONS="throughput walks heaps counts holders" picks sections (default: all but
-#        holders, which takes about an hour: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
+#        SECTIONS="throughput walks heaps counts holders claims" picks sections (default: all but
+#        holders and claims; holders takes about an hour, claims about 20 minutes: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
 #        HOLDER_JDKS="17 25" pick its heaps, HOLDER_SECONDS=60 the leak's length); HEAPS="1 10 50" (millions of live
 #        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (HEAP_RUNS runs of
 #        SECONDS each, at least 30 s; default 1); PACE=2000000 paces its requests like a service
@@ -343,4 +347,86 @@ PY
     done
   done
 done
+fi
+
+if [[ " $sections " == *" claims "* ]]; then
+# 6. What the report claims (issue 30): on steady applications at the agent's defaults, the
+#    largest rise the report says goes on (`continuing`, what its table ranks by) and the largest
+#    growth beyond its stated doubt (error and unconfirmed part), where the true rise is nil by
+#    construction (a fixed ring; connections released and purged); on a leak (LinkedListLeak),
+#    the seconds from the JVM's start to the first snapshot at which `memcity report --to` names
+#    the leak's holder as a backed, confirmed suspect; on the 24 M-object CatalogLeak, the age
+#    of the holder's evidence at the end. CLAIM_RUNS runs each (default 3).
+claim_runs=${CLAIM_RUNS:-3}
+jdk25=$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -1 || true)
+httpclient_cp="$classes:/usr/share/java/commons-httpclient.jar:/usr/share/java/commons-logging.jar:/usr/share/java/commons-codec.jar"
+# "steady NAME JAVA FLAGS... -- MAIN ARGS...": runs it with the agent at its defaults, prints
+# the largest claims of its report.
+steady() {
+  local name="$1" bin="$2"
+  shift 2
+  local flags=()
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  shift
+  local claims=()
+  for run in $(seq "$claim_runs"); do
+    rm -f "$work/claim.mcrec"
+    "$bin" "${flags[@]}" "-agentpath:$agent=port=0,log=warn,record=$work/claim.mcrec" "$@" > /dev/null
+    claim=$("$memcity" report "$work/claim.mcrec" --json --top 0 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+app = [g for g in r["groups"] if g["path"][0] != "(memcity)"]
+beyond = max((g["objects_last"] - g["objects_first"] - g["objects_last_error"] - g["objects_last_unconfirmed"] for g in app), default=0)
+going = max((g["continuing"] for g in app), default=0)
+print(going, max(beyond, 0), len(r["suspects"]), len(r["rising"]))')
+    echo "  $name run $run: continuing, beyond doubt, suspects, rising: $claim"
+    claims+=("$claim")
+  done
+  local going beyond named
+  going=$(printf '%s\n' "${claims[@]}" | awk '{print $1}' | median)
+  beyond=$(printf '%s\n' "${claims[@]}" | awk '{print $2}' | median)
+  named=$(printf '%s\n' "${claims[@]}" | awk '{s += $3; r += $4} END {printf "suspects %d, rising %d in %d runs", s, r, NR}')
+  printf '  median %-24s largest continuing %8s  beyond doubt %8s  (true: 0); %s\n' "$name" "$going" "$beyond" "$named"
+}
+echo "== claims: steady applications at the agent's defaults, $claim_runs runs of 20 s"
+steady "SteadyState G1" "$java" -XX:+UseG1GC -Xmx1g -- -cp "$classes" SteadyState 20 200000
+steady "SteadyState Parallel" "$java" -XX:+UseParallelGC -Xmx1g -- -cp "$classes" SteadyState 20 200000
+steady "HttpClientChurn G1" "$java" -XX:+UseG1GC -Xmx512m -- -cp "$httpclient_cp" httpclient.HttpClientChurn 20
+if [ -n "$jdk25" ]; then
+  steady "SteadyState JDK 25 ZGC" "$jdk25" -XX:+UseZGC -Xmx1g -- -cp "$classes" SteadyState 20 200000
+fi
+echo
+echo "== claims: seconds to a confirmed suspect, LinkedListLeak at the agent's defaults, $claim_runs runs of 30 s"
+for run in $(seq "$claim_runs"); do
+  rm -f "$work/leak.mcrec"
+  "$java" -XX:+UseG1GC "-agentpath:$agent=port=0,log=warn,record=$work/leak.mcrec" -cp "$classes" LinkedListLeak 30 > /dev/null
+  snapshots=$("$memcity" report "$work/leak.mcrec" --json --top 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["snapshots"])')
+  seconds=none
+  for to in $(seq 3 "$snapshots"); do
+    seconds=$("$memcity" report "$work/leak.mcrec" --json --top 1 --to "$to" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+s = r["suspects"]
+ok = s and s[0]["backed"] and s[0]["confirmed"] and "PEOPLE" in s[0]["root"]
+print("%.1f" % (r["window"]["to_ms"] / 1000) if ok else "")')
+    [ -n "$seconds" ] && break
+    seconds=none
+  done
+  echo "  LinkedListLeak run $run: confirmed at ${seconds} s (snapshot $to of $snapshots)"
+done
+echo
+echo "== claims: the holder's evidence on CatalogLeak, 5 M products and 40,000 sessions a second, 60 s"
+for run in $(seq "$claim_runs"); do
+  rm -f "$work/big.mcrec"
+  "$java" -XX:+UseG1GC -Xmx4g -Xmn256m "-agentpath:$agent=port=0,log=warn,record=$work/big.mcrec" \
+    -cp "$classes" CatalogLeak 60 5000000 40000 > /dev/null
+  "$memcity" report "$work/big.mcrec" --json --top 1 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+s = r["suspects"][0] if r["suspects"] else {}
+e = s.get("evidence") or {}
+print("  CatalogLeak run %s: %s, confidence %s, evidence %.1f s old at the end, also reached from %s"
+      % (sys.argv[1], s.get("root"), s.get("confidence"), e.get("age_ms", 0) / 1000, s.get("also_reached_from")))' "$run"
+done
+echo
 fi

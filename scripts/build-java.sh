@@ -8,14 +8,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${CARGO_TARGET_DIR:-$root/target}/jvm-test-apps"
 stamp="$out/.built"
-jetty_stamp="$out/.built-jetty"
 # What the jetty apps compile and run against (tests/tests/server.rs lists the same jars).
 jetty_jars=()
 for jar in jetty9-server jetty9-servlet jetty9-security jetty9-http jetty9-io jetty9-util servlet-api; do
   jetty_jars+=("/usr/share/java/$jar.jar")
 done
 # What the HTTP client app compiles and runs against (tests/tests/server.rs lists the same).
-httpclient_stamp="$out/.built-httpclient"
 httpclient_jars=()
 for jar in commons-httpclient commons-logging commons-codec; do
   httpclient_jars+=("/usr/share/java/$jar.jar")
@@ -35,24 +33,22 @@ if stale "$stamp" "$root/jvm-test-apps/src"; then
   "$javac_bin" --release 11 -d "$out" "$root"/jvm-test-apps/src/*.java
   touch "$stamp"
 fi
-have_jetty=true
-for jar in "${jetty_jars[@]}"; do
-  [ -f "$jar" ] || have_jetty=false
-done
-if ! $have_jetty; then
-  # Built again once the jars are installed.
-  rm -f "$jetty_stamp"
-elif stale "$jetty_stamp" "$root/jvm-test-apps/jetty" "${jetty_jars[@]}"; then
-  "$javac_bin" --release 11 -cp "$(IFS=:; echo "${jetty_jars[*]}")" -d "$out" "$root"/jvm-test-apps/jetty/*.java
-  touch "$jetty_stamp"
-fi
-have_httpclient=true
-for jar in "${httpclient_jars[@]}"; do
-  [ -f "$jar" ] || have_httpclient=false
-done
-if ! $have_httpclient; then
-  rm -f "$httpclient_stamp"
-elif stale "$httpclient_stamp" "$root/jvm-test-apps/httpclient" "${httpclient_jars[@]}"; then
-  "$javac_bin" --release 11 -cp "$(IFS=:; echo "${httpclient_jars[*]}")" -d "$out" "$root"/jvm-test-apps/httpclient/*.java
-  touch "$httpclient_stamp"
-fi
+# Compiles the apps in jvm-test-apps/$1 against the jars after it, when those are all there
+# (built again once they are installed) and anything changed since.
+build_against() {
+  local app="$1"
+  shift
+  local app_stamp="$out/.built-$app"
+  for jar in "$@"; do
+    if [ ! -f "$jar" ]; then
+      rm -f "$app_stamp"
+      return
+    fi
+  done
+  if stale "$app_stamp" "$root/jvm-test-apps/$app" "$@"; then
+    "$javac_bin" --release 11 -cp "$(IFS=:; echo "$*")" -d "$out" "$root/jvm-test-apps/$app"/*.java
+    touch "$app_stamp"
+  fi
+}
+build_against jetty "${jetty_jars[@]}"
+build_against httpclient "${httpclient_jars[@]}"

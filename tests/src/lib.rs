@@ -692,6 +692,26 @@ pub fn keep_recording(file: &Path, name: &str) {
     }
 }
 
+/// Fails unless the report of a steady application is quiet: no suspect, nothing listed as
+/// rising, and no group rising beyond its doubt (`assert_no_group_keeps_rising`). `label` names
+/// the run in the messages.
+pub fn assert_quiet(report: &serde_json::Value, label: &str) {
+    let suspects = report["suspects"].as_array().cloned().unwrap_or_default();
+    assert!(suspects.is_empty(), "{label}: suspects: {suspects:#?}");
+    let rising = report["rising"].as_array().cloned().unwrap_or_default();
+    assert!(rising.is_empty(), "{label}: rising: {rising:#?}");
+    assert_no_group_keeps_rising(report);
+}
+
+/// The app's last line, which must be its `DONE` line.
+pub fn done_line(stdout: &[String], app: &JavaApp) -> String {
+    stdout
+        .last()
+        .filter(|l| l.starts_with("DONE"))
+        .unwrap_or_else(|| panic!("no DONE line: {stdout:?}; stderr: {}", app.stderr()))
+        .clone()
+}
+
 /// Fails when a group of the application's (memcity's own aside) keeps rising beyond what its
 /// estimate leaves in doubt: its `continuing` rise past its 95 % error and its unconfirmed part,
 /// with a little slack for the noise of a line fitted to a steady, churning count (2 % of the
