@@ -408,12 +408,20 @@ fn held(model: &CityModel, types: &HashMap<&str, Vec<u32>>, type_name: &str, sha
         });
         (sum as f64 * share).round() as i64
     };
+    let unconfirmed = |metric| {
+        let sum = ids.iter().fold(0u64, |sum, &id| {
+            sum.saturating_add(model.unconfirmed(id, w.end, metric))
+        });
+        (sum as f64 * share).round() as i64
+    };
     Held {
         type_name: type_name.to_string(),
         objects: rise(Metric::Objects),
         bytes: rise(Metric::Bytes),
         objects_error: error(Metric::Objects),
         bytes_error: error(Metric::Bytes),
+        objects_unconfirmed: unconfirmed(Metric::Objects),
+        bytes_unconfirmed: unconfirmed(Metric::Bytes),
     }
 }
 

@@ -944,7 +944,9 @@ impl Wrapped {
         let mut child = Command::new(prefix[0])
             .args(&prefix[1..])
             .arg(&java)
-            .args(["-Xmx256m", "-cp"])
+            // The JVM's own account of each attach trigger it looked for, on stderr: when an
+            // attach fails, whether the JVM saw the signal and the file tells JVM from memcity.
+            .args(["-Xlog:attach=trace:stderr", "-Xmx256m", "-cp"])
             .arg(classes)
             .args(["LinkedListLeak", &seconds.to_string()])
             .current_dir(cwd)
@@ -955,10 +957,17 @@ impl Wrapped {
             .expect("start the wrapped JVM");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let rest = dir.path().join("stdout.txt");
         std::thread::spawn(move || {
+            let mut stdout = std::io::BufReader::new(stdout);
             let mut line = String::new();
-            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+            let _ = std::io::BufRead::read_line(&mut stdout, &mut line);
             let _ = tx.send(line);
+            // Whatever follows READY is kept, never left to a closed pipe: a thread dump
+            // there says a SIGQUIT reached the JVM without its attach trigger.
+            if let Ok(mut file) = std::fs::File::create(rest) {
+                let _ = std::io::copy(&mut stdout, &mut file);
+            }
         });
         let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
         let wrapped = Wrapped {
@@ -970,9 +979,14 @@ impl Wrapped {
         wrapped
     }
 
-    /// Its stderr, and its exit status if it ended (for failure messages).
+    /// Its stderr, what it printed after READY, and its state (for failure messages).
     pub fn stderr(&self) -> String {
-        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let mut text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let stdout = self.stderr.with_file_name("stdout.txt");
+        let stdout = std::fs::read_to_string(stdout).unwrap_or_default();
+        if !stdout.is_empty() {
+            text = format!("{text}(stdout after READY:)\n{stdout}");
+        }
         let pid = self.child.id();
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.split_whitespace().nth(2).unwrap_or("?").to_string())

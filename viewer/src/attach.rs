@@ -28,9 +28,12 @@ use crate::as_user::{self, User};
 
 pub use memcity_proto::options::attach_code as code;
 
-/// Longest the JVM may take to open its attach socket after SIGQUIT (a busy JVM at a long
-/// safepoint answers late).
-const LISTENER_WAIT: Duration = Duration::from_secs(10);
+/// Longest the JVM may take to open its attach socket after SIGQUIT. A busy JVM at a long
+/// safepoint, or one of many starting on a loaded host, answers late; HotSpot's own tools wait
+/// 10 s but send a second SIGQUIT half-way, which memcity does not (a JVM that took the first
+/// as a thread dump request would print another into the application's output), so it waits
+/// longer instead: waiting costs nothing when the socket comes.
+const LISTENER_WAIT: Duration = Duration::from_secs(30);
 /// Longest a load may take: `Agent_OnAttach` returns at once, but a `stop` waits for the
 /// agent's walk in progress (at most its max_pause) and its last snapshot.
 const REPLY_WAIT: Duration = Duration::from_secs(90);
