@@ -32,10 +32,11 @@
 # 6. What the report claims (issue 30): the largest rise it says goes on for steady applications
 #    at the agent's defaults, the seconds to a confirmed suspect on a leak, and the age of the
 #    holder's evidence on a 24 M-object heap (see the section).
+# 7. The path search's stop with 1 to 20,000 virtual threads (JDK 21+; VTHREADS="1 200" picks).
 #
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
-#        SECTIONS="throughput walks heaps counts holders claims" picks sections (default: all but
-#        holders and claims; holders takes about an hour, claims about 20 minutes: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
+#        SECTIONS="throughput walks heaps counts holders claims vthreads" picks sections (default: all but
+#        holders, claims and vthreads; holders takes about an hour, claims about 20 minutes: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
 #        HOLDER_JDKS="17 25" pick its heaps, HOLDER_SECONDS=60 the leak's length); HEAPS="1 10 50" (millions of live
 #        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (HEAP_RUNS runs of
 #        SECONDS each, at least 30 s; default 1); PACE=2000000 paces its requests like a service
@@ -429,4 +430,28 @@ print("  CatalogLeak run %s: %s, confidence %s, evidence %.1f s old at the end, 
       % (sys.argv[1], s.get("root"), s.get("confidence"), e.get("age_ms", 0) / 1000, s.get("also_reached_from")))' "$run"
 done
 echo
+fi
+
+if [[ " $sections " == *" vthreads "* ]]; then
+# 7. The path search's one stop with virtual threads (issue 30): the roots' enumeration walks
+#    every parked virtual thread's frames too, so its stop grows with them. VirtualThreadLeak
+#    with 1 to 20,000 virtual threads (each holding a list in a local and sleeping between
+#    batches), JDK 25 (or JAVA21=path/to/java), the agent at its defaults but log=debug, whose
+#    "ms stopped for the roots" line each search writes; median and largest over the run.
+vt_java=${JAVA21:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -1 || true)}
+if [ -z "$vt_java" ]; then
+  echo "== vthreads: no JDK 21+ (set JAVA21=path/to/java): skipped"
+else
+  echo "== vthreads: the path search's stop for the roots, VirtualThreadLeak, $("$vt_java" -version 2>&1 | head -1), G1, ${seconds} s"
+  for threads in ${VTHREADS:-1 200 2000 20000}; do
+    "$vt_java" -XX:+UseG1GC -Xmx2g "-agentpath:$agent=port=0,log=debug" -cp "$classes" \
+      VirtualThreadLeak "$seconds" "$threads" 40000 > /dev/null 2> "$work/vt.log"
+    pauses=$(sed -n 's/.*in [0-9]* ms on the worker (\([0-9]*\) ms stopped for the roots).*/\1/p' "$work/vt.log")
+    m=$(echo "$pauses" | grep . | median || true)
+    max=$(echo "$pauses" | grep . | sort -n | tail -1 || true)
+    printf '  %6d virtual threads: %3d searches, stop median %4s ms, largest %4s ms\n' \
+      "$threads" "$(echo "$pauses" | grep -c . || true)" "${m:-none}" "${max:-none}"
+  done
+  echo
+fi
 fi

@@ -36,6 +36,7 @@ mod sys_layout;
 mod tags;
 mod tracker;
 mod tree;
+mod vthreads;
 mod walk;
 mod worker;
 

@@ -86,6 +86,11 @@ const ACC_STATIC: jint = 0x0008;
 /// Tags of the roots' enumeration, in a JVMTI environment of its own (disposed right after, with
 /// its tags): an object's index + 1, or a thread's with `THREAD_MARK`.
 const THREAD_MARK: jlong = 1 << 40;
+/// The array of virtual threads whose frames the enumeration walks into (`vthreads`).
+const VIRTUAL_ARRAY: jlong = 1 << 41;
+/// Added to a virtual thread's marker when the enumeration finds it mounted: its frames are
+/// then on its carrier's stack, reported as roots already, and its stack chunk is not walked.
+const MOUNTED: jlong = 1 << 42;
 
 fn object_marker(index: usize) -> jlong {
     index as jlong + 1
@@ -97,7 +102,9 @@ fn thread_marker(index: usize) -> jlong {
 
 /// `(thread?, index)` of a marker tag; `None` for an untagged object.
 fn marker_index(tag: jlong) -> Option<(bool, usize)> {
-    if tag & THREAD_MARK != 0 {
+    if tag == VIRTUAL_ARRAY {
+        None
+    } else if tag & THREAD_MARK != 0 {
         Some((true, (tag & (THREAD_MARK - 1)) as usize))
     } else if tag > 0 {
         Some((false, tag as usize - 1))
@@ -316,6 +323,8 @@ pub struct Found {
     pub nodes: Vec<Node>,
     pub roots: Vec<PathRoot>,
     pub threads: Vec<String>,
+    /// `threads` from this index on are virtual threads (whose frames the search looked into).
+    pub first_virtual: usize,
     pub fields: Vec<String>,
     pub started: Option<Instant>,
     pub finished: Option<Instant>,
@@ -559,6 +568,7 @@ pub struct Search {
     roots: Vec<(PathRoot, RootObject)>,
     next_root: usize,
     threads: Vec<String>,
+    first_virtual: usize,
     fields: Vec<String>,
     field_ids: HashMap<String, u32>,
     classes: Vec<Option<ClassInfo>>,
@@ -623,9 +633,20 @@ struct RootsState {
     roots: Vec<RawRoot>,
     /// Objects marked so far.
     objects: usize,
+    /// Thread markers from this index on are virtual threads'.
+    first_virtual: usize,
+    /// The enumeration has reported every root and walks into the virtual threads.
+    in_virtual: bool,
     deadline: Instant,
     calls: u64,
     aborted: bool,
+}
+
+impl RootsState {
+    /// A virtual thread's marker, mounted or not.
+    fn is_virtual(&self, tag: jlong) -> bool {
+        marker_index(tag).is_some_and(|(thread, i)| thread && i >= self.first_virtual)
+    }
 }
 
 struct RawRoot {
@@ -679,7 +700,7 @@ unsafe extern "C" fn roots_callback(
     _referrer_class_tag: jlong,
     _size: jlong,
     tag_ptr: *mut jlong,
-    _referrer_tag_ptr: *mut jlong,
+    referrer_tag_ptr: *mut jlong,
     _length: jint,
     user_data: *mut c_void,
 ) -> jint {
@@ -691,6 +712,33 @@ unsafe extern "C" fn roots_callback(
         if state.calls & 0x3ff == 0 && Instant::now() > state.deadline {
             state.aborted = true;
             return sys::JVMTI_VISIT_ABORT as jint;
+        }
+        // SAFETY: JVMTI passes valid pointers to the tags, or null.
+        let tag = unsafe { tag_ptr.as_ref() }.copied().unwrap_or(0);
+        // The walk goes into the array of virtual threads and, from it, into each parked one,
+        // whose frames HotSpot then reports as stack locals; into nothing else.
+        match kind {
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL if tag == VIRTUAL_ARRAY => {
+                state.in_virtual = true;
+                return sys::JVMTI_VISIT_OBJECTS as jint;
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
+                // SAFETY: as above.
+                let referrer = unsafe { referrer_tag_ptr.as_ref() }.copied().unwrap_or(0);
+                let parked = state.is_virtual(tag) && tag & MOUNTED == 0;
+                return if referrer == VIRTUAL_ARRAY && parked {
+                    sys::JVMTI_VISIT_OBJECTS as jint
+                } else {
+                    0
+                };
+            }
+            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER if state.is_virtual(tag) => {
+                // A mounted virtual thread, reported before its frames on its carrier's stack.
+                // SAFETY: `tag` came from this pointer, so it is not null.
+                unsafe { *tag_ptr = tag | MOUNTED };
+                return 0;
+            }
+            _ => {}
         }
         let mut frame = (0, 0, 0);
         let root = match kind {
@@ -888,6 +936,7 @@ impl Search {
             roots: Vec::new(),
             next_root: 0,
             threads: Vec::new(),
+            first_virtual: 0,
             fields: vec!["[]".to_string()],
             field_ids: HashMap::new(),
             classes: Vec::new(),
@@ -947,9 +996,33 @@ impl Search {
             search.threads.push(name);
             let _ = marks.0.set_tag(thread, thread_marker(i));
         }
+        // Virtual threads: their own markers, and an array of them the enumeration walks into.
+        let first_virtual = search.threads.len();
+        // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
+        let (virtuals, more_virtual) = unsafe { crate::vthreads::list(jni) };
+        for (i, &thread) in virtuals.iter().enumerate() {
+            let name = jvmti
+                .thread_info(thread)
+                .map(|info| info.name)
+                .ok()
+                .filter(|name| !name.is_empty())
+                // SAFETY: as above; `thread` is a global reference.
+                .or_else(|| unsafe { crate::vthreads::id(jni, thread) }.map(|id| format!("#{id}")))
+                .unwrap_or_else(|| "(unnamed)".into());
+            search.threads.push(name);
+            let _ = marks.0.set_tag(thread, thread_marker(first_virtual + i));
+        }
+        search.first_virtual = first_virtual;
+        // SAFETY: as above.
+        let virtual_array = unsafe { crate::vthreads::as_array(jni, &virtuals) };
+        if !virtual_array.is_null() {
+            let _ = marks.0.set_tag(virtual_array, VIRTUAL_ARRAY);
+        }
         let mut state = RootsState {
             roots: Vec::new(),
             objects: 0,
+            first_virtual,
+            in_virtual: false,
             deadline: Instant::now() + ROOTS_LIMIT,
             calls: 0,
             aborted: false,
@@ -980,11 +1053,30 @@ impl Search {
             }
         }
         drop(marks);
+        for &global in virtuals.iter().chain([&virtual_array]) {
+            if !global.is_null() {
+                jni!(jni, DeleteGlobalRef, global);
+            }
+        }
         if result.is_err() || state.aborted {
             search.incomplete = format!(
-                "the GC roots' enumeration {} after {} ms: locals and JNI references were not searched",
-                if state.aborted { "was abandoned" } else { "failed" },
-                search.roots_pause.as_millis()
+                "the GC roots' enumeration {} after {} ms: {} not searched",
+                if state.aborted {
+                    "was abandoned"
+                } else {
+                    "failed"
+                },
+                search.roots_pause.as_millis(),
+                if state.in_virtual {
+                    "some virtual threads' frames were"
+                } else {
+                    "locals and JNI references were"
+                }
+            );
+        } else if more_virtual {
+            search.incomplete = format!(
+                "the frames of {} virtual threads were searched, not of the others",
+                virtuals.len()
             );
         }
         let memcity_thread = |t: Option<usize>| {
@@ -1947,6 +2039,7 @@ impl Search {
             nodes: self.merge.into_nodes(),
             roots: self.roots.into_iter().map(|(root, _)| root).collect(),
             threads: self.threads,
+            first_virtual: self.first_virtual,
             fields: self.fields,
             holders,
             started: Some(self.started),

@@ -75,14 +75,11 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
         s.steps.iter().any(|t| t.type_name == type_name) || s.leaking.iter().any(|l| l == type_name)
     })?;
     Some(Trace {
-        root: match s.co_holders.len() {
-            0 => s.root.clone(),
-            n => format!(
-                "{} and {n} more thread{}",
-                s.root,
-                if n == 1 { "" } else { "s" }
-            ),
-        },
+        root: format!(
+            "{}{}",
+            s.root,
+            crate::suspects::more_threads(&s.root, s.co_holders.len())
+        ),
         confidence: s.confidence.label(),
         confirmed: s.confirmed,
         steps: s

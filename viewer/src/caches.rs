@@ -295,7 +295,7 @@ impl Caches {
                             } else {
                                 s.root.as_str()
                             },
-                            memcity_city::suspects::more_threads(s.co_holders.len()),
+                            memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
                             units::signed_amount(bytes, Metric::Bytes),
                             units::signed_amount(objects, Metric::Objects),
                             s.confidence.label(),

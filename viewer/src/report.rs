@@ -707,7 +707,7 @@ fn render_suspects(
             } else {
                 &s.root
             },
-            memcity_city::suspects::more_threads(s.co_holders.len()),
+            memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
             s.confidence,
             signed_count(s.held_objects),
             memcity_city::units::signed_amount(s.held_bytes, memcity_city::model::Metric::Bytes),

@@ -168,6 +168,7 @@ impl Worker {
             let out = self.root_proto(
                 root.kind,
                 thread.as_deref(),
+                false,
                 root.class,
                 &field,
                 (root.method, root.location),
@@ -226,6 +227,7 @@ impl Worker {
             let named = worker.root_proto(
                 r.kind,
                 thread.as_deref(),
+                r.thread.is_some_and(|t| t >= found.first_virtual),
                 r.class,
                 &r.field,
                 (r.method, r.location),
@@ -306,16 +308,24 @@ impl Worker {
     }
 
     /// A GC root, named for the snapshot: `static LinkedListLeak.PEOPLE`, `thread "main"`,
-    /// `local in HostPoolLeak.main(HostPoolLeak.java:67) of thread "main"`.
+    /// `local in HostPoolLeak.main(HostPoolLeak.java:67) of thread "main"`, `local in
+    /// Events.run(Events.java:40) of virtual thread "events-17"` (`virtual_thread`: a
+    /// virtual thread's frame, parked or mounted).
     fn root_proto(
         &mut self,
         kind: RootKind,
         thread: Option<&str>,
+        virtual_thread: bool,
         class: u32,
         field: &str,
         frame: (usize, i64),
     ) -> ProtoRoot {
-        let quoted = thread.map(|t| format!("thread \"{t}\""));
+        let kind_of_thread = if virtual_thread {
+            "virtual thread"
+        } else {
+            "thread"
+        };
+        let quoted = thread.map(|t| format!("{kind_of_thread} \"{t}\""));
         let mut out = ProtoRoot {
             kind: root_kind(kind) as i32,
             thread: thread.map_or(0, |t| self.strings.intern(t)),
