@@ -39,6 +39,8 @@ pub struct Trend {
     pub error: f64,
     /// Of the last point, what may be garbage (no old-generation marking has confirmed it).
     pub unconfirmed: f64,
+    /// The points fitted.
+    pub points: usize,
 }
 
 /// One snapshot's value of a type, for a trend: seconds into the window, objects, and the
@@ -72,6 +74,7 @@ impl Trend {
             recent: recent * span,
             error: 0.0,
             unconfirmed: 0.0,
+            points: points.len(),
         })
     }
 
@@ -136,9 +139,12 @@ impl Trend {
 
     /// A steady rise worth naming: a line fits well, it rose by at least `floor` objects, and
     /// it goes on rising (the later half's rise is a leak's worth and at least half the
-    /// whole): a plateau is not a leak.
+    /// whole): a plateau is not a leak. Two points cannot tell: a line through them always
+    /// fits, and a pool's connections counted by a walk while it filled and again once full
+    /// rose as a leak would (a type no sample landed in has only its walks to go by).
     pub fn is_leak(&self, floor: f64) -> bool {
-        self.growth >= floor
+        self.points >= MIN_LEAK_POINTS
+            && self.growth >= floor
             && self.fit >= MIN_FIT
             && self.last > self.first
             && self.recent >= floor.max(self.growth / 2.0)
@@ -208,8 +214,13 @@ pub const MIN_FIT: f64 = 0.6;
 /// Points the window's later half needs for its own slope (`Trend::recent`): two snapshots
 /// there are one difference of two estimates, too noisy to overrule the whole window's line.
 const MIN_RECENT_POINTS: usize = 3;
+/// Points a rise needs before it can be a leak (see `Trend::is_leak`).
+const MIN_LEAK_POINTS: usize = 3;
 /// The least growth named a leak: this share of the heap's objects (and at least 100 objects).
 pub const MIN_GROWTH_SHARE: f64 = 0.002;
+/// And this share of the heap's bytes: a few hundred of a pool's sockets waiting for their
+/// cleaner between two GCs, 20 KB in a 10 MB heap, are a wobble, not a leak.
+pub const MIN_GROWTH_BYTES_SHARE: f64 = 0.005;
 /// Suspects named at most.
 const MAX_SUSPECTS: usize = 5;
 
@@ -576,10 +587,22 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
     // walk then finds it as it was). What may be garbage is judged apart: backed or rising (a
     // leak's strings' bytes are among much garbage of their type, which no marking has freed
     // yet, and the leak's paths still name them).
+    let bytes_floor = model.value(ROOT, w.end, Metric::Bytes) as f64 * MIN_GROWTH_BYTES_SHARE;
+    // A type's rise in bytes, at its objects' mean size at the window's end.
+    let bytes_of = |name: &str, objects: f64| {
+        let ids = types.get(name).map_or(&[][..], Vec::as_slice);
+        let sum = |metric| {
+            ids.iter().fold(0u64, |sum, &id| {
+                sum.saturating_add(model.value(id, w.end, metric))
+            }) as f64
+        };
+        objects * sum(Metric::Bytes) / sum(Metric::Objects).max(1.0)
+    };
     let mut growers: Vec<(String, Trend)> = trends_of(model, types)
         .into_iter()
-        .filter(|(_, t)| {
-            (t.is_leak(floor) && !t.within_doubt(false)) || (ran_out && t.filled_the_heap(floor))
+        .filter(|(name, t)| {
+            (t.is_leak(floor) && !t.within_doubt(false) && bytes_of(name, t.growth) >= bytes_floor)
+                || (ran_out && t.filled_the_heap(floor))
         })
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
@@ -928,6 +951,25 @@ mod tests {
         item.targets = vec![("Item".into(), 2, 20.0, 2)];
         nodes.push(item);
         Paths::new(nodes)
+    }
+
+    /// A type only walks counted (no sample landed in it): a walk while a pool filled and one
+    /// once it was full are no leak however they differ; a third point that goes on rising is.
+    #[test]
+    fn two_points_are_no_leak() {
+        let walk = |seconds: f64, value: f64| Point {
+            seconds,
+            value,
+            exact: true,
+            ..Point::default()
+        };
+        let two = Trend::of_points(&[walk(0.0, 1_500.0), walk(19.0, 1_960.0)]).unwrap();
+        assert_eq!(two.points, 2);
+        assert!(!two.is_leak(100.0), "{two:?}");
+        let three =
+            Trend::of_points(&[walk(0.0, 1_500.0), walk(10.0, 1_730.0), walk(19.0, 1_960.0)])
+                .unwrap();
+        assert!(three.is_leak(100.0), "{three:?}");
     }
 
     #[test]
