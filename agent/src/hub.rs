@@ -57,6 +57,12 @@ impl Hub {
         }
     }
 
+    /// Drops the session's history and strings (a detach: the hub itself stays with the
+    /// agent's struct, which outlives the session).
+    pub fn clear(&self) {
+        *self.lock() = State::default();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves plain data behind; keep serving it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())

@@ -197,6 +197,18 @@ pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
 
 impl Sampler {
+    /// Gives back the session's tables (samples, sites, thread names) on detach.
+    ///
+    /// # Safety
+    /// As [`Tracker::release_memory`]: no sampling callback runs or will, and the worker has
+    /// ended.
+    pub unsafe fn release_memory(&self) {
+        // SAFETY: per contract.
+        unsafe { self.tracker.release_memory() };
+        *self.sites.lock().unwrap_or_else(|p| p.into_inner()) = Sites::default();
+        *self.threads.lock().unwrap_or_else(|p| p.into_inner()) = Threads::default();
+    }
+
     pub fn new(interval: u64, floor: u64, frames: usize, tracked: u32) -> Self {
         Self {
             base_interval: interval,

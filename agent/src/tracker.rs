@@ -570,16 +570,37 @@ impl Tracker {
     }
 }
 
-impl Drop for Tracker {
-    fn drop(&mut self) {
+impl Tracker {
+    /// Frees every slot's memory (a detach: the agent's struct stays, as a `&'static` may
+    /// still name it, but what it tracked goes back to the process). Every sample is gone;
+    /// a later `track` would allocate afresh.
+    ///
+    /// # Safety
+    /// No other thread may use the tracker during or after the call: the sampling callbacks
+    /// are off and drained, the worker has ended and no walk runs.
+    pub unsafe fn release_memory(&self) {
+        self.free_chunks();
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) = Vec::new();
+        *self.released.lock().unwrap_or_else(|p| p.into_inner()) = Vec::new();
+        self.high.store(0, Ordering::Release);
+    }
+
+    fn free_chunks(&self) {
         for chunk in self.chunks.iter() {
             let base = chunk.swap(std::ptr::null_mut(), Ordering::AcqRel);
             if !base.is_null() {
                 // SAFETY: allocated by `slot_or_alloc` as a CHUNK-long boxed slice; no one else
-                // holds it once the tracker is dropped.
+                // holds it once the tracker is dropped (or, by `release_memory`'s contract,
+                // used).
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, CHUNK)) });
             }
         }
+    }
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        self.free_chunks();
     }
 }
 

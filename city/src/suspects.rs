@@ -309,8 +309,8 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
     }
     let span = window.len();
     let mut sums = vec![0u64; names.len() * span];
-    // Whether a type's value at a snapshot says anything (see `carried`), and its doubt there.
-    let mut informative = vec![false; names.len() * span];
+    // A type's doubt at each snapshot, which tells whether its value there says anything
+    // (`point`).
     let mut errors = vec![0u64; names.len() * span];
     let mut unconfirmed = vec![0u64; names.len() * span];
     for (i, frame) in window.iter().enumerate() {
@@ -321,12 +321,6 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
                 *cell = cell.saturating_add(objects);
             }
         }
-        if !frame.is_estimated() {
-            for row in 0..names.len() {
-                informative[row * span + i] = true;
-            }
-            continue;
-        }
         let index = w.start + i;
         for (list, doubt) in [
             (model.errors(index), &mut errors),
@@ -335,7 +329,6 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
             for &(id, objects, _) in list {
                 if let Some(&row) = row_of.get(id as usize).filter(|&&r| r != u32::MAX) {
                     let cell = row as usize * span + i;
-                    informative[cell] |= objects > 0;
                     doubt[cell] = doubt[cell].saturating_add(objects);
                 }
             }
@@ -351,13 +344,15 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
         .enumerate()
         .filter_map(|(row, name)| {
             let points: Vec<Point> = (row * span..(row + 1) * span)
-                .filter(|&cell| informative[cell])
-                .map(|cell| Point {
-                    seconds: times[cell - row * span],
-                    value: sums[cell] as f64,
-                    error: errors[cell] as f64,
-                    unconfirmed: unconfirmed[cell] as f64,
-                    exact: !window[cell - row * span].is_estimated(),
+                .filter_map(|cell| {
+                    let i = cell - row * span;
+                    point(
+                        times[i],
+                        !window[i].is_estimated(),
+                        sums[cell],
+                        errors[cell],
+                        unconfirmed[cell],
+                    )
                 })
                 .collect();
             Trend::of_points(&points).map(|t| (name.to_string(), t))
@@ -367,39 +362,57 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
     out
 }
 
-/// Whether snapshot `index` only carries the numbers of nodes `ids` from its anchor: an
-/// estimate in which they have neither error nor unconfirmed births, because no sample of
-/// theirs was born or died since the last walk. Such a value says nothing new: a type of small
+/// A type's point at a snapshot, or `None` when the snapshot only carries the numbers of its
+/// last walk: an estimate in which the type has neither error nor unconfirmed births, because
+/// no sample of its was born or died since. Such a value says nothing new: a type of small
 /// objects may have grown by thousands that no sample happened to land in, which the next walk
-/// then finds as a step. Trends leave these points out.
+/// then finds as a step. Trends leave these points out. The one place that rule is written:
+/// `trends_of` (every type at once) and `trend_of` (one) both build their points here.
+fn point(seconds: f64, exact: bool, value: u64, error: u64, unconfirmed: u64) -> Option<Point> {
+    (exact || error > 0 || unconfirmed > 0).then_some(Point {
+        seconds,
+        value: value as f64,
+        error: error as f64,
+        unconfirmed: unconfirmed as f64,
+        exact,
+    })
+}
+
+/// The point of nodes `ids` (summed) at snapshot `index`, `metric`, dated from `t0_ms`.
+fn point_at(
+    model: &CityModel,
+    ids: &[u32],
+    index: usize,
+    metric: Metric,
+    t0_ms: u64,
+) -> Option<Point> {
+    let frame = model.frames().get(index)?;
+    // Saturating: a damaged file's counts must not overflow.
+    let sum = |of: &dyn Fn(u32) -> u64| -> u64 {
+        ids.iter().fold(0u64, |sum, &id| sum.saturating_add(of(id)))
+    };
+    point(
+        (frame.time_ms as f64 - t0_ms as f64) / 1000.0,
+        !frame.is_estimated(),
+        sum(&|id| model.value(id, index, metric)),
+        sum(&|id| model.error(id, index, metric)),
+        sum(&|id| model.unconfirmed(id, index, metric)),
+    )
+}
+
+/// Whether snapshot `index` only carries the numbers of nodes `ids` from their last walk (see
+/// `point`).
 pub fn carried(model: &CityModel, ids: &[u32], index: usize) -> bool {
-    model.frames().get(index).is_some_and(|f| f.is_estimated())
-        && ids.iter().all(|&id| {
-            model.error(id, index, Metric::Objects) == 0
-                && model.unconfirmed(id, index, Metric::Objects) == 0
-        })
+    point_at(model, ids, index, Metric::Objects, 0).is_none()
 }
 
 /// The trend over the window of the summed `metric` of nodes `ids` (a type's, in every package
-/// or site it appears under), from the snapshots that say something of them (see `carried`).
+/// or site it appears under), from the snapshots that say something of them (see `point`).
 pub fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
     let w = model.window();
-    let frames = model.frames();
-    let t0 = frames.get(w.start)?.time_ms as f64;
-    // Saturating: a damaged file's counts must not overflow.
-    let sum = |i: usize, of: &dyn Fn(u32, usize) -> u64| -> f64 {
-        ids.iter()
-            .fold(0u64, |sum, &id| sum.saturating_add(of(id, i))) as f64
-    };
+    let t0 = model.frames().get(w.start)?.time_ms;
     let points: Vec<Point> = (w.start..=w.end)
-        .filter(|&i| !carried(model, ids, i))
-        .map(|i| Point {
-            seconds: (frames[i].time_ms as f64 - t0) / 1000.0,
-            value: sum(i, &|id, i| model.value(id, i, metric)),
-            error: sum(i, &|id, i| model.error(id, i, metric)),
-            unconfirmed: sum(i, &|id, i| model.unconfirmed(id, i, metric)),
-            exact: !frames[i].is_estimated(),
-        })
+        .filter_map(|i| point_at(model, ids, i, metric, t0))
         .collect();
     Trend::of_points(&points)
 }
