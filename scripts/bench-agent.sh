@@ -33,10 +33,11 @@
 #    at the agent's defaults, the seconds to a confirmed suspect on a leak, and the age of the
 #    holder's evidence on a 24 M-object heap (see the section).
 # 7. The path search's stop with 1 to 20,000 virtual threads (JDK 21+; VTHREADS="1 200" picks).
+# 8. What the agent keeps alive: the heap after GC with and without it, per collector, JDK 17/25.
 #
 # Usage: scripts/bench-agent.sh [RUNS] [SECONDS]   (default 5 runs of 15 s)
-#        SECTIONS="throughput walks heaps counts holders claims vthreads" picks sections (default: all but
-#        holders, claims and vthreads; holders takes about an hour, claims about 20 minutes: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
+#        SECTIONS="throughput walks heaps counts holders claims vthreads retention" picks sections (default: all but
+#        holders, claims, vthreads and retention; holders takes about an hour, claims about 20 minutes: HOLDER_HEAPS="1 10 24 50", HOLDER_GCS="G1 Parallel",
 #        HOLDER_JDKS="17 25" pick its heaps, HOLDER_SECONDS=60 the leak's length); HEAPS="1 10 50" (millions of live
 #        objects) and HEAP_GCS="G1 Parallel" pick the heaps of section 3 (HEAP_RUNS runs of
 #        SECONDS each, at least 30 s; default 1); PACE=2000000 paces its requests like a service
@@ -454,4 +455,36 @@ else
   done
   echo
 fi
+fi
+
+if [[ " $sections " == *" retention "* ]]; then
+# 8. What the agent keeps alive (issue 31): DroppedArrays (256 KiB arrays dropped at once beside
+#    a 13 MB live set), 15 s, -Xmx4g; the heap after each GC from -Xlog:gc (median and largest)
+#    and the GCs, without the agent and with it at its defaults, per collector, JDK 17 and 25.
+jdk25_java=$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -1 || true)
+after_gc() {
+  # "... 520M(13%)->48M(1%) ..." (ZGC) or "... 120M->14M(4096M) ..." (others): the MB after.
+  sed -n 's/.*->\([0-9]*\)M.*/\1/p' "$1"
+}
+echo "== retention: DroppedArrays 15 s, -Xmx4g, heap after GC in MB (median, largest) and GCs"
+for jdk in 17 25; do
+  bin=$java
+  if [ "$jdk" = 25 ]; then bin=$jdk25_java; fi
+  [ -n "$bin" ] || { echo "  JDK $jdk: none here, skipped"; continue; }
+  for gc in G1 Parallel Z Shenandoah; do
+    for config in none defaults; do
+      agent_flag=()
+      [ "$config" = defaults ] && agent_flag=("-agentpath:$agent=port=0,log=warn")
+      if ! "$bin" "-XX:+Use${gc}GC" -Xmx4g "-Xlog:gc:file=$work/gc.log" "${agent_flag[@]}" \
+          -cp "$classes" DroppedArrays 15 > /dev/null 2> "$work/err.log"; then
+        echo "  JDK $jdk $gc: not available ($(head -1 "$work/err.log"))"
+        break
+      fi
+      values=$(after_gc "$work/gc.log")
+      printf '  JDK %s %-10s %-8s after GC median %5s MB, largest %5s MB, %4d GCs\n' "$jdk" "$gc" "$config" \
+        "$(echo "$values" | grep . | median)" "$(echo "$values" | sort -n | tail -1)" "$(echo "$values" | grep -c .)"
+    done
+  done
+done
+echo
 fi

@@ -72,6 +72,20 @@ impl Collectors {
         ran.join(" + ")
     }
 
+    /// Whether the JVM collects with generational ZGC (its collectors are named "ZGC minor
+    /// ..." and "ZGC major ..."; one-generation ZGC has neither), whose young collections keep
+    /// what any weak reference holds until a major collection (see `Tracker::set_hold_limit`).
+    pub fn generational_zgc(&self) -> bool {
+        self.counters
+            .iter()
+            .any(|c| c.name.starts_with("ZGC minor") || c.name.starts_with("ZGC major"))
+    }
+
+    /// The collectors' names, as the JVM gives them.
+    pub fn names(&self) -> Vec<&str> {
+        self.counters.iter().map(|c| c.name.as_str()).collect()
+    }
+
     /// The marking collectors' counts now, for a [`MarkingClock`] (empty when none marks).
     pub fn look(&self) -> Look {
         self.counters

@@ -558,7 +558,16 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             .collect(),
         overhead,
         sampling_overhead,
-        warnings: session.warnings.clone(),
+        warnings: {
+            let mut warnings = session.warnings.clone();
+            let unheld = last_snap.cost.as_ref().map_or(0, |c| c.unheld_samples);
+            if unheld > 0 {
+                warnings.push(format!(
+                    "{unheld} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only a bounded share of sampled objects there; estimates of large objects' types run low (walks count them exactly)"
+                ));
+            }
+            warnings
+        },
         window: WindowJson {
             from: window.start,
             to: window.end,

@@ -311,13 +311,16 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.options.max_pause.as_millis()
         );
     }
-    if worker.lifetimes.is_some() || agent.options.estimates.is_some() {
-        match Collectors::open() {
-            Ok(collectors) => worker.collectors = Some(collectors),
-            Err(e) => info!(
-                "old-generation markings are learned from canaries alone, and lifetimes name no collector: {e}"
-            ),
+    match Collectors::open() {
+        Ok(collectors) => {
+            follow_samples_on(agent, &collectors);
+            if worker.lifetimes.is_some() || agent.options.estimates.is_some() {
+                worker.collectors = Some(collectors);
+            }
         }
+        Err(e) => info!(
+            "old-generation markings are learned from canaries alone, and lifetimes name no collector: {e}"
+        ),
     }
     loop {
         if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
@@ -1037,6 +1040,7 @@ impl Worker {
                 sampling_interval: interval,
                 tracked_samples: sampler.map_or(0, |s| s.tracker.in_use()),
                 untracked_samples: sampler.map_or(0, |s| s.tracker.untracked()),
+                unheld_samples: sampler.map_or(0, |s| s.tracker.unheld()),
                 tracking_agent_bytes: agent_bytes,
                 tracking_jvm_bytes: jvm_bytes,
                 predicted_walk_ns: predicted.as_nanos() as u64,
@@ -1110,5 +1114,31 @@ impl Worker {
                 Err(e) => crate::log::once!(Warn, "cannot change the sampling interval: {e}"),
             }
         }
+    }
+}
+
+/// Most bytes of sampled objects followed at a time on generational ZGC (see
+/// `Tracker::set_hold_limit`): what the agent may keep in the heap there, until a major
+/// collection frees it.
+pub const GENERATIONAL_ZGC_HOLD: u64 = 16 << 20;
+
+/// Says how samples are followed on this JVM's collector, and bounds what generational ZGC
+/// would keep alive for them.
+fn follow_samples_on(agent: &Agent, collectors: &Collectors) {
+    let Some(sampler) = &agent.sampler else {
+        return;
+    };
+    if collectors.generational_zgc() {
+        sampler.tracker.set_hold_limit(GENERATIONAL_ZGC_HOLD);
+        info!(
+            "collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows at most {} MiB of sampled objects at a time, none over {} KiB; samples past that are counted and left out of estimates",
+            GENERATIONAL_ZGC_HOLD >> 20,
+            (GENERATIONAL_ZGC_HOLD / 256) >> 10
+        );
+    } else {
+        info!(
+            "collector: {}; samples followed by weak references, which its collections clear",
+            collectors.names().join(", ")
+        );
     }
 }
