@@ -42,7 +42,10 @@ fn dropped_arrays(jdk: &Jdk, gc: &str, with_agent: bool) -> Vec<u64> {
     spec = if with_agent {
         spec.release_agent().agent("port=0")
     } else {
-        AppSpec { agent: None, ..spec }
+        AppSpec {
+            agent: None,
+            ..spec
+        }
     };
     let mut app = spec.spawn();
     app.wait_for_line("READY", Duration::from_secs(60));
