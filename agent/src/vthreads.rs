@@ -34,16 +34,6 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// Thread containers visited at most (an executor per request would make many).
 const MAX_CONTAINERS: usize = 10_000;
 
-/// Calls one function of the JNI table, `None` when the table lacks it.
-macro_rules! call {
-    ($env:expr, $name:ident $(, $arg:expr)*) => {{
-        let env: *mut JNIEnv = $env;
-        // SAFETY: the caller's own JNIEnv (see `list`), whose table the VM fills; arguments are
-        // valid references in it.
-        unsafe { ((**env).$name?)(env $(, $arg)*) }
-    }};
-}
-
 /// Global references to live virtual threads, at most [`MAX_VIRTUAL_THREADS`] from where the
 /// last call stopped (the caller deletes them), and whether others were left out. Empty before
 /// JDK 21, when the containers cannot be read, or on any exception (cleared: the application
@@ -83,21 +73,21 @@ struct Taking {
 /// # Safety
 /// As [`list`]; `thread` a live reference.
 pub unsafe fn id(jni: *mut JNIEnv, thread: jobject) -> Option<i64> {
-    let class = call!(jni, GetObjectClass, thread);
-    let method = call!(
+    let class = jni!(jni, GetObjectClass, thread);
+    let method = jni!(
         jni,
         GetMethodID,
         class,
         c"threadId".as_ptr(),
         c"()J".as_ptr()
     );
-    call!(jni, DeleteLocalRef, class);
+    jni!(jni, DeleteLocalRef, class);
     if method.is_null() {
         thrown(jni);
         return None;
     }
     let none: [jvalue; 0] = [];
-    let id = call!(jni, CallLongMethodA, thread, method, none.as_ptr());
+    let id = jni!(jni, CallLongMethodA, thread, method, none.as_ptr());
     (!thrown(jni)).then_some(id)
 }
 
@@ -112,22 +102,22 @@ fn collect(jni: *mut JNIEnv, out: &mut Taking) -> Option<bool> {
     // SAFETY: the caller's own JNIEnv; every local made below is freed with this frame.
     let _frame = unsafe { LocalFrame::push(jni, 64) }?;
     let class = |name: &std::ffi::CStr| -> Option<jclass> {
-        let class = call!(jni, FindClass, name.as_ptr());
+        let class = jni!(jni, FindClass, name.as_ptr());
         if class.is_null() {
-            call!(jni, ExceptionClear);
+            jni!(jni, ExceptionClear);
             return None;
         }
         Some(class)
     };
     let method = |class: jclass, name: &std::ffi::CStr, signature: &std::ffi::CStr| {
-        let id = call!(jni, GetMethodID, class, name.as_ptr(), signature.as_ptr());
+        let id = jni!(jni, GetMethodID, class, name.as_ptr(), signature.as_ptr());
         (!id.is_null()).then_some(id)
     };
     let containers = class(c"jdk/internal/vm/ThreadContainers")?;
     let virtual_class = class(c"java/lang/VirtualThread")?;
     let container = class(c"jdk/internal/vm/ThreadContainer")?;
     let stream = class(c"java/util/stream/Stream")?;
-    let root = call!(
+    let root = jni!(
         jni,
         GetStaticMethodID,
         containers,
@@ -144,7 +134,7 @@ fn collect(jni: *mut JNIEnv, out: &mut Taking) -> Option<bool> {
         to_array: method(stream, c"toArray", c"()[Ljava/lang/Object;")?,
     };
     let none: [jvalue; 0] = [];
-    let root = call!(
+    let root = jni!(
         jni,
         CallStaticObjectMethodA,
         containers,
@@ -155,14 +145,14 @@ fn collect(jni: *mut JNIEnv, out: &mut Taking) -> Option<bool> {
         return None;
     }
     // Breadth first, each container's locals in a frame of their own.
-    let mut pending = vec![call!(jni, NewGlobalRef, root)];
+    let mut pending = vec![jni!(jni, NewGlobalRef, root)];
     let mut visited = 0;
     while let Some(container) = pending.pop() {
         visited += 1;
         if visited <= MAX_CONTAINERS && !out.full {
             visit(jni, &ids, container, out, &mut pending);
         }
-        call!(jni, DeleteGlobalRef, container);
+        jni!(jni, DeleteGlobalRef, container);
     }
     Some(visited > MAX_CONTAINERS)
 }
@@ -179,29 +169,29 @@ fn visit(
     // SAFETY: the caller's own JNIEnv; frees this container's locals.
     let _frame = unsafe { LocalFrame::push(jni, 16) }?;
     let threads = array(jni, ids, container, ids.threads)?;
-    for i in 0..call!(jni, GetArrayLength, threads) {
-        let thread = call!(jni, GetObjectArrayElement, threads, i);
+    for i in 0..jni!(jni, GetArrayLength, threads) {
+        let thread = jni!(jni, GetObjectArrayElement, threads, i);
         if thread.is_null() {
             continue;
         }
-        if call!(jni, IsInstanceOf, thread, ids.virtual_class) != 0 {
+        if jni!(jni, IsInstanceOf, thread, ids.virtual_class) != 0 {
             if out.out.len() >= MAX_VIRTUAL_THREADS {
                 out.full = true;
                 return Some(());
             }
             if out.seen >= out.skip {
-                out.out.push(call!(jni, NewGlobalRef, thread));
+                out.out.push(jni!(jni, NewGlobalRef, thread));
             }
             out.seen += 1;
         }
-        call!(jni, DeleteLocalRef, thread);
+        jni!(jni, DeleteLocalRef, thread);
     }
     let children = array(jni, ids, container, ids.children)?;
-    for i in 0..call!(jni, GetArrayLength, children) {
-        let child = call!(jni, GetObjectArrayElement, children, i);
+    for i in 0..jni!(jni, GetArrayLength, children) {
+        let child = jni!(jni, GetObjectArrayElement, children, i);
         if !child.is_null() {
-            pending.push(call!(jni, NewGlobalRef, child));
-            call!(jni, DeleteLocalRef, child);
+            pending.push(jni!(jni, NewGlobalRef, child));
+            jni!(jni, DeleteLocalRef, child);
         }
     }
     Some(())
@@ -215,11 +205,11 @@ fn array(
     method: jmethodID,
 ) -> Option<jobjectArray> {
     let none: [jvalue; 0] = [];
-    let stream = call!(jni, CallObjectMethodA, container, method, none.as_ptr());
+    let stream = jni!(jni, CallObjectMethodA, container, method, none.as_ptr());
     if stream.is_null() || thrown(jni) {
         return None;
     }
-    let array = call!(jni, CallObjectMethodA, stream, ids.to_array, none.as_ptr());
+    let array = jni!(jni, CallObjectMethodA, stream, ids.to_array, none.as_ptr());
     if array.is_null() || thrown(jni) {
         return None;
     }
@@ -229,14 +219,11 @@ fn array(
 /// Whether the last call threw (the exception is cleared: it is memcity's, not the
 /// application's).
 fn thrown(jni: *mut JNIEnv) -> bool {
-    let check = || -> Option<bool> {
-        if call!(jni, ExceptionCheck) == 0 {
-            return Some(false);
-        }
-        call!(jni, ExceptionClear);
-        Some(true)
-    };
-    check().unwrap_or(true)
+    if jni!(jni, ExceptionCheck) == 0 {
+        return false;
+    }
+    jni!(jni, ExceptionClear);
+    true
 }
 
 /// An `Object[]` of `threads` (global references), for the roots' enumeration to walk into;
@@ -246,27 +233,27 @@ fn thrown(jni: *mut JNIEnv) -> bool {
 /// As [`list`].
 pub unsafe fn as_array(jni: *mut JNIEnv, threads: &[jobject]) -> jobject {
     let make = || -> Option<jobject> {
-        let object = call!(jni, FindClass, c"java/lang/Object".as_ptr());
+        let object = jni!(jni, FindClass, c"java/lang/Object".as_ptr());
         if object.is_null() {
-            call!(jni, ExceptionClear);
+            jni!(jni, ExceptionClear);
             return None;
         }
-        let array = call!(
+        let array = jni!(
             jni,
             NewObjectArray,
             threads.len() as jsize,
             object,
             ptr::null_mut()
         );
-        call!(jni, DeleteLocalRef, object);
+        jni!(jni, DeleteLocalRef, object);
         if array.is_null() || thrown(jni) {
             return None;
         }
         for (i, &thread) in threads.iter().enumerate() {
-            call!(jni, SetObjectArrayElement, array, i as jsize, thread);
+            jni!(jni, SetObjectArrayElement, array, i as jsize, thread);
         }
-        let global = call!(jni, NewGlobalRef, array);
-        call!(jni, DeleteLocalRef, array);
+        let global = jni!(jni, NewGlobalRef, array);
+        jni!(jni, DeleteLocalRef, array);
         Some(global)
     };
     make().unwrap_or(ptr::null_mut())
