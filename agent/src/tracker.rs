@@ -212,11 +212,24 @@ impl Tracker {
         self.unheld.load(Ordering::Relaxed)
     }
 
+    /// Gives back `size` bytes of the hold limit (a sample freed, or one that got no slot).
+    /// Saturating: samples taken before the limit was set were never counted.
+    fn unhold(&self, size: u64) {
+        if self.hold_limit.load(Ordering::Relaxed) != u64::MAX {
+            let _ = self
+                .held_bytes
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                    Some(held.saturating_sub(size))
+                });
+        }
+    }
+
     /// Claims `size` bytes of the hold limit for a sample; false (counted) past it.
     fn hold(&self, size: u64) -> bool {
         let limit = self.hold_limit.load(Ordering::Relaxed);
         if limit == u64::MAX {
-            self.held_bytes.fetch_add(size, Ordering::Relaxed);
+            // No count kept without a limit: one contended atomic less per sample on every
+            // other collector. Samples taken before the limit was set are not in the count.
             return true;
         }
         let claimed = size <= limit / 256
@@ -301,7 +314,7 @@ impl Tracker {
                 if id >= self.capacity {
                     self.high.fetch_sub(1, Ordering::AcqRel);
                     self.untracked.fetch_add(1, Ordering::Relaxed);
-                    self.held_bytes.fetch_sub(size, Ordering::Relaxed);
+                    self.unhold(size);
                     return None;
                 }
                 id
@@ -309,7 +322,7 @@ impl Tracker {
         };
         let Some(slot) = self.slot_or_alloc(id) else {
             self.untracked.fetch_add(1, Ordering::Relaxed);
-            self.held_bytes.fetch_sub(size, Ordering::Relaxed);
+            self.unhold(size);
             return None;
         };
         slot.class.store(class, Ordering::Relaxed);
@@ -521,11 +534,7 @@ impl Tracker {
                     released.push(weak);
                 }
                 let size = u64::from(slot.size.load(Ordering::Relaxed));
-                let _ = self
-                    .held_bytes
-                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                        Some(held.saturating_sub(size))
-                    });
+                self.unhold(size);
                 slot.meta.store(0, Ordering::Release);
                 freed.push(id);
             } else if meta & TAGGED != 0 {
