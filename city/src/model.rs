@@ -1238,21 +1238,6 @@ impl CityModel {
         }
     }
 
-    /// The first walk after memcity's own objects changed in the application's heap: its JFR
-    /// stream (for the GC's type counts) started during the session, and the walk after that
-    /// counts JFR's metadata, which estimates before it could not see and which memcity's
-    /// group does not hold all of (maps' nodes shared by type with the application). `None`
-    /// when JFR ran from the first snapshot on, never, or the source says nothing of it.
-    pub fn memcity_changed_at(&self) -> Option<usize> {
-        let on = |f: &Frame| f.cost.as_ref().map(|c| c.gc_counts_on);
-        let started = self
-            .frames
-            .windows(2)
-            .position(|w| on(&w[0]) == Some(false) && on(&w[1]) == Some(true))?
-            + 1;
-        (started..self.frames.len()).find(|&i| !self.frames[i].is_estimated())
-    }
-
     /// Whether `node` is memcity's own: in the top-level [`MEMCITY`] group.
     pub fn is_own(&self, node: NodeId) -> bool {
         self.nodes.get(node as usize).is_some_and(|n| n.own)

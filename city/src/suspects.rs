@@ -53,10 +53,6 @@ pub struct Point {
     pub unconfirmed: f64,
     /// A walk's count, not an estimate.
     pub exact: bool,
-    /// The first walk after memcity's own objects changed (its JFR stream started, whose
-    /// metadata maps and lists no sample may have landed in): a step here is memcity's, and
-    /// the rise that goes on is judged from here on (`CityModel::memcity_changed_at`).
-    pub shift: bool,
 }
 
 impl Trend {
@@ -98,10 +94,6 @@ impl Trend {
         trend.unconfirmed = last.unconfirmed;
         let span = last.seconds - first.seconds;
         let half = first.seconds + span / 2.0;
-        if let Some(k) = points.iter().position(|p| p.shift && p.exact) {
-            trend.recent = trend.recent.min(rise_since(points, &xy, k, span));
-            return Some(trend);
-        }
         let walk = points.iter().rposition(|p| p.exact);
         if let Some(k) = walk.filter(|&k| points[k].seconds >= half) {
             // The estimates after the walk judge the rise when they span enough of the window
@@ -111,7 +103,16 @@ impl Trend {
             // a JFR stream's metadata), and the step is no rise.
             let judged = last.seconds - points[k].seconds >= span * SINCE_WALK_SHARE;
             if missed_by_estimates(points, k) {
-                trend.recent = rise_since(points, &xy, k, span);
+                // Only a rise since the walk beyond what the last estimate leaves in doubt goes
+                // on: a line through a walk and an estimate a moment later, the same within
+                // its error, would make a steep slope of nothing.
+                let since = last.value - points[k].value;
+                trend.recent = match least_squares(&xy[k..]) {
+                    Some((slope, _)) if since > last.error + last.unconfirmed => {
+                        trend.recent.min(slope * span)
+                    }
+                    _ => 0.0,
+                };
             } else if k + 1 < points.len() && judged {
                 if let Some((slope, _)) = least_squares(&xy[k..]) {
                     trend.recent = trend.recent.min(slope * span);
@@ -165,19 +166,6 @@ impl Trend {
     /// however it went (a rise then a plateau at the heap's ceiling fits a line badly).
     pub fn filled_the_heap(&self, floor: f64) -> bool {
         self.growth >= floor && self.last as f64 - self.first as f64 >= floor
-    }
-}
-
-/// The rise that goes on from the walk at `points[k]` (a step there is no rise): the slope of
-/// the points from it, times `span`, when the last rose past the walk beyond its doubt, else 0.
-/// A line through a walk and an estimate a moment later, the same within its error, would make
-/// a steep slope of nothing.
-fn rise_since(points: &[Point], xy: &[(f64, f64)], k: usize, span: f64) -> f64 {
-    let last = points[points.len() - 1];
-    let since = last.value - points[k].value;
-    match least_squares(&xy[k..]) {
-        Some((slope, _)) if since > last.error + last.unconfirmed => slope * span,
-        _ => 0.0,
     }
 }
 
@@ -352,7 +340,6 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
             }
         }
     }
-    let shift = model.memcity_changed_at();
     let t0 = window[0].time_ms as f64;
     let times: Vec<f64> = window
         .iter()
@@ -371,7 +358,6 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
                         sums[cell],
                         errors[cell],
                         unconfirmed[cell],
-                        shift == Some(w.start + i),
                     )
                 })
                 .collect();
@@ -388,33 +374,23 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
 /// objects may have grown by thousands that no sample happened to land in, which the next walk
 /// then finds as a step. Trends leave these points out. The one place that rule is written:
 /// `trends_of` (every type at once) and `trend_of` (one) both build their points here.
-fn point(
-    seconds: f64,
-    exact: bool,
-    value: u64,
-    error: u64,
-    unconfirmed: u64,
-    shift: bool,
-) -> Option<Point> {
+fn point(seconds: f64, exact: bool, value: u64, error: u64, unconfirmed: u64) -> Option<Point> {
     (exact || error > 0 || unconfirmed > 0).then_some(Point {
         seconds,
         value: value as f64,
         error: error as f64,
         unconfirmed: unconfirmed as f64,
         exact,
-        shift,
     })
 }
 
 /// The point of nodes `ids` (summed) at snapshot `index`, `metric`, dated from `t0_ms`.
-/// `shift`: the snapshot at which memcity's own objects changed (`CityModel::memcity_changed_at`).
 fn point_at(
     model: &CityModel,
     ids: &[u32],
     index: usize,
     metric: Metric,
     t0_ms: u64,
-    shift: Option<usize>,
 ) -> Option<Point> {
     let frame = model.frames().get(index)?;
     // Saturating: a damaged file's counts must not overflow.
@@ -427,14 +403,13 @@ fn point_at(
         sum(&|id| model.value(id, index, metric)),
         sum(&|id| model.error(id, index, metric)),
         sum(&|id| model.unconfirmed(id, index, metric)),
-        shift == Some(index),
     )
 }
 
 /// Whether snapshot `index` only carries the numbers of nodes `ids` from their last walk (see
 /// `point`).
 pub fn carried(model: &CityModel, ids: &[u32], index: usize) -> bool {
-    point_at(model, ids, index, Metric::Objects, 0, None).is_none()
+    point_at(model, ids, index, Metric::Objects, 0).is_none()
 }
 
 /// The trend over the window of the summed `metric` of nodes `ids` (a type's, in every package
@@ -442,9 +417,8 @@ pub fn carried(model: &CityModel, ids: &[u32], index: usize) -> bool {
 pub fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
     let w = model.window();
     let t0 = model.frames().get(w.start)?.time_ms;
-    let shift = model.memcity_changed_at();
     let points: Vec<Point> = (w.start..=w.end)
-        .filter_map(|i| point_at(model, ids, i, metric, t0, shift))
+        .filter_map(|i| point_at(model, ids, i, metric, t0))
         .collect();
     Trend::of_points(&points)
 }
@@ -1004,49 +978,6 @@ mod tests {
     /// JFR's metadata maps, which no sample landed in, found by the first walk after JFR
     /// started: a step, then an estimate a moment later that rose within its error. No rise
     /// goes on (the series of a steady Jetty run's `HashMap$Node`).
-    /// JFR started mid-session: the first walk after it counts its metadata maps' nodes as
-    /// the application's type, a step the estimates before it may have covered with their
-    /// error. Marked as memcity's change, the step is no rise that goes on; a rise after it is.
-    #[test]
-    fn a_step_at_memcitys_own_change_is_no_rise() {
-        let point = |seconds: f64, value: f64, error: f64, exact: bool, shift: bool| Point {
-            seconds,
-            value,
-            error,
-            unconfirmed: 0.0,
-            exact,
-            shift,
-        };
-        let mut points = vec![point(0.1, 995.0, 0.0, true, false)];
-        for i in 1..8 {
-            points.push(point(
-                i as f64 * 2.0,
-                995.0 + 400.0 * i as f64,
-                4_000.0,
-                false,
-                false,
-            ));
-        }
-        points.push(point(17.0, 4_250.0, 0.0, true, true));
-        points.push(point(19.0, 4_300.0, 900.0, false, false));
-        points.push(point(21.0, 4_280.0, 900.0, false, false));
-        let trend = Trend::of_points(&points).unwrap();
-        assert!(trend.growth > 2_000.0, "the premise: {trend:?}");
-        assert_eq!(trend.recent, 0.0, "{trend:?}");
-        assert_eq!(trend.steady(), 0.0);
-        let rising: Vec<Point> = points
-            .iter()
-            .map(|p| match p.seconds > 17.0 {
-                true => Point {
-                    value: 4_250.0 + 2_000.0 * (p.seconds - 17.0),
-                    ..*p
-                },
-                false => *p,
-            })
-            .collect();
-        assert!(Trend::of_points(&rising).unwrap().recent > 0.0);
-    }
-
     #[test]
     fn a_step_at_a_walk_then_nothing_beyond_doubt_goes_on() {
         let point = |seconds: f64, value: f64, error: f64, unconfirmed: f64, exact: bool| Point {
@@ -1055,7 +986,6 @@ mod tests {
             error,
             unconfirmed,
             exact,
-            shift: false,
         };
         let points = [
             point(0.1, 995.0, 0.0, 0.0, true),
@@ -1195,7 +1125,6 @@ mod tests {
             error,
             unconfirmed: 0.0,
             exact: error == 0.0,
-            shift: false,
         };
         // A small type's sessions, filled in the first seconds: the estimates climb past the
         // truth within their errors, and the walk at the end finds the plateau.
