@@ -130,8 +130,17 @@ pub(crate) enum Failpoint {
 
 static FAILPOINT: OnceLock<Option<Failpoint>> = OnceLock::new();
 
+/// Failpoints fire only once the start snapshot is out, so that a test can check that what came
+/// before the failure is kept: the JVM's own start-up GCs and allocation samples can come before
+/// the worker's first walk, more so on a loaded machine.
+static FAILPOINTS_ARMED: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn arm_failpoints() {
+    FAILPOINTS_ARMED.store(true, Ordering::Release);
+}
+
 pub(crate) fn failpoint(at: Failpoint) {
-    if *FAILPOINT.get().unwrap_or(&None) == Some(at) {
+    if *FAILPOINT.get().unwrap_or(&None) == Some(at) && FAILPOINTS_ARMED.load(Ordering::Acquire) {
         panic!("failpoint {at:?} (MEMCITY_FAILPOINT)");
     }
 }

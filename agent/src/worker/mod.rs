@@ -311,6 +311,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.options.max_pause.as_millis()
         );
     }
+    crate::arm_failpoints();
     match Collectors::open() {
         Ok(collectors) => {
             follow_samples_on(agent, &collectors);
@@ -348,6 +349,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         worker.take_gc_counts();
         let gcs = agent.gc_finished.load(Ordering::Acquire);
         if gcs != worker.gc_seen {
+            // At a GC rather than at a walk: a loaded machine may defer walks past a short run.
+            crate::failpoint(crate::Failpoint::Worker);
             worker.gc_seen = gcs;
             worker.after_gcs(gcs);
             if !worker.estimate_pending {
@@ -782,9 +785,6 @@ impl Worker {
         trigger: Trigger,
         abort_after: Duration,
     ) -> Result<SnapshotReply, WalkFailure> {
-        if trigger != Trigger::Start {
-            crate::failpoint(crate::Failpoint::Worker);
-        }
         let jvmti = self.agent.jvmti;
         let predicted = self.predicted_walk();
         self.refresh_classes();
