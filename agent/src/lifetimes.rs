@@ -203,7 +203,6 @@ mod tests {
             },
             holder: None,
             seen_ms: 0,
-            missed: false,
             one_in: 1,
         }
     }

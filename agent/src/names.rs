@@ -13,7 +13,8 @@ pub const UNSAMPLED: &str = "(unsampled)";
 /// it: never sampled, so known only as the heap's used bytes the samples do not explain.
 pub const BEFORE_ATTACH: &str = "(allocated before memcity attached)";
 /// Package of memcity's own objects (its JFR stream, helper class, canaries): of each class, the
-/// share that samples taken on memcity's threads stand for, under the class's name. Kept out of
+/// share the last walk found memcity's or samples taken on memcity's threads stand for, under
+/// the class's name. Kept out of
 /// the application's packages so that they never look like its growth, and counted, so a type's
 /// total over both still is the JVM's count.
 pub const MEMCITY: &str = "(memcity)";

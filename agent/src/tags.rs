@@ -3,6 +3,7 @@
 //! ```text
 //! class mirror:  1 | 0...0 | class id (32 bits)
 //! object:        0 | epoch (14) | owned depth (3) | owner (14) | sample slot + 1 (32)
+//! memcity's:     0 | epoch (14) | 7             | 0          | sample slot + 1 (32)
 //! ```
 //! Classes are tagged so the walk learns every object's class from `class_tag` for free. Sampled
 //! objects carry the number of their slot in the tracker (`tracker.rs`), which holds the class,
@@ -13,8 +14,10 @@
 //! and the few below them (`walk.rs`, owners) carry the number of that root, valid in the walk
 //! whose epoch they carry: that is how a walk tells which static field, thread or stack frame
 //! owns the one collection that grows, where per-class counts mix it with every other. Tags are
-//! only ever set on sampled objects, classes, object arrays and those few owned objects, never on
-//! every object (a tag costs the VM tens of bytes and slows later walks).
+//! only ever set on sampled objects, classes, object arrays, those few owned objects and
+//! memcity's own (its JFR stream's metadata and parser, `walk.rs`), never on every object (a tag
+//! costs the VM tens of bytes and slows later walks). memcity's reuse the owner bits with a
+//! depth no owner reaches, so an owner number is never read from them.
 
 pub const CLASS_BIT: i64 = i64::MIN; // bit 63
 
@@ -117,6 +120,24 @@ pub fn with_owner(tag: i64, owner: u32, depth: u8, epoch: u64) -> i64 {
     with_epoch(tag, epoch)
 }
 
+/// The owned-depth value that marks memcity's own objects (no owner reaches it).
+const MEMCITY_DEPTH: i64 = DEPTH_MASK;
+const _: () = assert!(MEMCITY_DEPTH > MAX_OWNED_DEPTH as i64);
+
+/// `tag` marked as memcity's in the walk of `epoch` (the sample slot is kept).
+#[inline]
+pub fn with_memcity(tag: i64, epoch: u64) -> i64 {
+    with_epoch((tag & !OWNER_MASK) | (MEMCITY_DEPTH << DEPTH_SHIFT), epoch)
+}
+
+/// Whether an object's tag marks it memcity's in the walk of `epoch`.
+#[inline]
+pub fn is_memcity(tag: i64, epoch: u64) -> bool {
+    tag & CLASS_BIT == 0
+        && tag & OWNER_MASK == MEMCITY_DEPTH << DEPTH_SHIFT
+        && self::epoch(tag) == epoch
+}
+
 /// `tag` without its owner (for an object array counted again by a later walk).
 #[inline]
 pub fn without_owner(tag: i64) -> i64 {
@@ -135,6 +156,22 @@ pub fn next_epoch(epoch: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memcitys_mark_is_no_owner_keeps_the_sample_and_holds_one_walk() {
+        let t = with_memcity(sample_tag(41), 3);
+        assert!(is_memcity(t, 3));
+        assert!(!is_memcity(t, 4), "another walk's mark means nothing");
+        assert_eq!(owner(t, 3), None, "no owner number is read from it");
+        assert_eq!(sample_slot(t), Some(41));
+        assert!(
+            !is_memcity(with_owner(t, 7, 2, 3), 3),
+            "an owner replaces it"
+        );
+        assert!(!is_memcity(with_owner(0, 1, MAX_OWNED_DEPTH, 3), 3));
+        assert!(!is_memcity(class_tag(5), 3));
+        assert!(!is_memcity(0, 0));
+    }
 
     #[test]
     fn class_tags_round_trip_and_are_negative() {

@@ -70,9 +70,6 @@ pub struct Sample {
     pub holder: Option<(u32, u32)>,
     /// When it was seen so, milliseconds since the tracker started.
     pub seen_ms: u32,
-    /// A path search that went through every root has not reached it since it was last seen
-    /// held: it died in between.
-    pub missed: bool,
     /// Sites were recorded for one sample in this many when it was taken: with one, it stands
     /// for this many samples' lives (`lifetimes.rs`).
     pub one_in: u32,
@@ -89,11 +86,11 @@ pub struct Moment {
 }
 
 impl Sample {
-    /// Whether the last path search that could tell reached it from a GC root: alive then,
-    /// whatever its weak reference says between old-generation markings. A sample reached once
-    /// and missed by a later complete search died in between.
+    /// Whether a path search reached it from a GC root: alive then, whatever its weak
+    /// reference says between old-generation markings (one a later search through every root
+    /// missed has died: [`Tracker::unreached`]).
     pub fn reached(&self) -> bool {
-        self.holder.is_some() && !self.missed
+        self.holder.is_some()
     }
 
     /// `(site, thread)` packed as the tree's sample key (the same packing the tag used to carry).
@@ -129,11 +126,6 @@ struct Slot {
     holder: AtomicU64,
     seen_ms: AtomicU32,
 }
-
-/// In a slot's `holder`, the bit that says a complete path search missed the sample since
-/// (the field name's half; string ids never reach it): the slot is a cache line, with no room
-/// for a field of its own.
-const MISSED: u64 = 1 << 31;
 
 pub struct Tracker {
     chunks: Box<[AtomicPtr<Slot>]>,
@@ -461,12 +453,11 @@ impl Tracker {
                 gcs: slot.born_gcs.load(Ordering::Relaxed),
                 allocated: slot.born_allocated.load(Ordering::Relaxed),
             },
-            holder: match slot.holder.load(Ordering::Relaxed) & !MISSED {
+            holder: match slot.holder.load(Ordering::Relaxed) {
                 0 => None,
                 h => Some(((h >> 32) as u32, h as u32)),
             },
             seen_ms: slot.seen_ms.load(Ordering::Relaxed),
-            missed: slot.holder.load(Ordering::Relaxed) & MISSED != 0,
             one_in: 1 << ((meta >> ONE_IN_SHIFT) & 0xf),
         })
     }
@@ -494,13 +485,22 @@ impl Tracker {
     }
 
     /// A path search that went through every root did not reach the sample in slot `id` born
-    /// when the allocation clock read `born` (as [`Tracker::set_holder`]). Worker thread only.
-    pub fn set_missed(&self, id: SlotId, born: u64) {
+    /// when the allocation clock read `born` (as [`Tracker::set_holder`]): no GC root held it,
+    /// so it is garbage, whatever its weak reference says until the GC that frees it (an
+    /// old-generation marking, or on generational ZGC a major collection, may be long in
+    /// coming). It dies now: the estimates stop counting it and its weak reference goes at the
+    /// next sweep. Its holder stays, for the lifetimes to name as the death's context. Worker
+    /// thread only.
+    ///
+    /// The search runs while the application does, so an object moved from a container it
+    /// had not reached yet into one it had passed is missed too, though alive; that is one
+    /// sample of a collection being reorganized (a map's resize), against every dead one
+    /// that would count as live until the next marking.
+    pub fn unreached(&self, id: SlotId, born: u64) {
         let Some(slot) = self.slot(id) else { return };
         let live = slot.meta.load(Ordering::Acquire) & STATE_MASK == LIVE;
         if live && slot.born_allocated.load(Ordering::Relaxed) == born {
-            // The holder stays (the lifetimes name it as the death's context).
-            slot.holder.fetch_or(MISSED, Ordering::Relaxed);
+            slot.meta.fetch_or(DEAD, Ordering::AcqRel);
         }
     }
 

@@ -22,6 +22,14 @@
 //! per root too, with the largest array and fan-out each holds. A tag per owned object is the
 //! cost, and only objects near roots get one (see `Root::start_depth`).
 //!
+//! memcity's own objects (its JFR stream's metadata, parser and buffers, which the application
+//! shares types with: `HashMap$Node`, `String`, `Object[]`) are counted apart, so that they never
+//! read as the application's growth: objects of memcity's classes (`ClassFacts::memcity`), and
+//! what they reach first, through fields and elements, are tagged memcity's (`tags::with_memcity`)
+//! and counted in `WalkResult::memcity`. Marks do not pass into class mirrors, class loaders or
+//! threads, which are the application's whoever refers to them. An object the application also
+//! holds is memcity's when memcity's reference to it came first: only the few objects both share.
+//!
 //! The callbacks run inside a safepoint on the VM thread: they must not allocate much, lock, or
 //! call JNI. They only update the state below; everything else happens after the walk.
 
@@ -262,6 +270,8 @@ pub struct WalkResult {
     /// slot -> `(class, walk slot)` of a referrer (the last one reported), for its lifetime's
     /// death context (`memcity.proto` `Death.holder_type`).
     pub holders: IntMap<u32, (u32, u32)>,
+    /// memcity's own objects the walk met: `(class, objects, bytes)` (see the module's doc).
+    pub memcity: Vec<(u32, u64, u64)>,
 }
 
 /// JVMTI's field index of `java.lang.ref.Reference.referent` in every subclass: it is the first
@@ -290,6 +300,12 @@ pub struct ClassFacts<'a> {
     pub application: &'a [bool],
     /// Threads the worker tagged as owners 1..=threads before the walk (`tag_threads`).
     pub threads: u32,
+    /// Whether each class id's objects are memcity's own (its helper; JFR's, when memcity runs
+    /// the JVM's only JFR): what they reach is memcity's too.
+    pub memcity: &'a [bool],
+    /// Whether each class id is a class loader or a thread: the application's, whoever refers
+    /// to it, so memcity's marks stop there.
+    pub shared: &'a [bool],
 }
 
 struct State<'a> {
@@ -330,6 +346,11 @@ struct State<'a> {
     /// Tracker slots of the sampled objects reached.
     seen_slots: Vec<u32>,
     holders: IntMap<u32, (u32, u32)>,
+    /// Whether the object being visited is memcity's.
+    current_memcity: bool,
+    /// Per class, memcity's objects and its arrays' bytes.
+    memcity_objects: Vec<u64>,
+    memcity_array_bytes: Vec<u64>,
 }
 
 impl<'a> State<'a> {
@@ -367,6 +388,9 @@ impl<'a> State<'a> {
             visited: 0,
             seen_slots: Vec::new(),
             holders: IntMap::default(),
+            current_memcity: false,
+            memcity_objects: vec![0; class_count],
+            memcity_array_bytes: vec![0; class_count],
         }
     }
 
@@ -390,6 +414,8 @@ impl<'a> State<'a> {
             self.objects.resize(len, 0);
             self.array_bytes.resize(len, 0);
             self.instance_size.resize(len, 0);
+            self.memcity_objects.resize(len, 0);
+            self.memcity_array_bytes.resize(len, 0);
         }
     }
 
@@ -436,6 +462,7 @@ impl<'a> State<'a> {
         self.current_mirror = None;
         self.current_owned = None;
         self.current_array = false;
+        self.current_memcity = false;
         self.elements_owned = 0;
     }
 
@@ -587,24 +614,48 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Learns sizes from a report of an object as a referee (or root).
+    /// Learns sizes from a report of an object as a referee (or root). `from_memcity`: the
+    /// reference is from one of memcity's objects, which makes the referee memcity's unless
+    /// this walk counted or marked it already, or it is the application's whoever refers to it.
     #[inline]
-    fn referee(&mut self, class_tag: jlong, size: jlong, length: jint, tag_ptr: *mut jlong) {
+    fn referee(
+        &mut self,
+        class_tag: jlong,
+        size: jlong,
+        length: jint,
+        tag_ptr: *mut jlong,
+        from_memcity: bool,
+    ) {
         let class = self.class(class_tag);
         let size = size.max(0) as u64;
-        if length < 0 {
-            if class != self.facts.class_class {
-                self.instance_size[class as usize] = size;
+        let object_array = self.facts.object_array.get(class as usize) == Some(&true);
+        if length < 0 && class != self.facts.class_class {
+            self.instance_size[class as usize] = size;
+        }
+        if tag_ptr.is_null() || !(object_array || from_memcity) {
+            return;
+        }
+        // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag.
+        let tag = unsafe { *tag_ptr };
+        // Not seen in this walk: an object array's bytes are not counted yet, and no owner or
+        // mark of this walk is in the tag.
+        let first = tags::epoch(tag) != self.epoch && tag & tags::CLASS_BIT == 0;
+        let memcity = from_memcity
+            && first
+            && class != self.facts.class_class
+            && self.facts.shared.get(class as usize) != Some(&true);
+        if object_array && first {
+            self.array_bytes[class as usize] += size;
+            if memcity {
+                self.memcity_array_bytes[class as usize] += size;
             }
-        } else if self.facts.object_array.get(class as usize) == Some(&true) && !tag_ptr.is_null() {
-            // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag.
-            let tag = unsafe { *tag_ptr };
-            if tags::epoch(tag) != self.epoch {
-                self.array_bytes[class as usize] += size;
-                // SAFETY: as above; the VM stores the new tag after the callback returns. An owner
-                // from an older walk goes: owner numbers are per walk.
-                unsafe { *tag_ptr = tags::with_epoch(tags::without_owner(tag), self.epoch) };
-            }
+        }
+        if memcity {
+            // SAFETY: as above; the VM stores the new tag after the callback returns.
+            unsafe { *tag_ptr = tags::with_memcity(tag, self.epoch) };
+        } else if object_array && first {
+            // SAFETY: as above. An owner from an older walk goes: owner numbers are per walk.
+            unsafe { *tag_ptr = tags::with_epoch(tags::without_owner(tag), self.epoch) };
         }
     }
 
@@ -639,10 +690,12 @@ impl<'a> State<'a> {
                 self.current = Some(class);
                 self.slot_owner = class;
                 self.current_array = self.facts.object_array.get(class as usize) == Some(&true);
+                self.current_memcity = self.facts.memcity.get(class as usize) == Some(&true);
                 if !referrer_tag_ptr.is_null() {
                     // SAFETY: JVMTI passes a valid pointer to the referrer's tag.
                     let tag = unsafe { *referrer_tag_ptr };
                     self.current_owned = tags::owner(tag, self.epoch);
+                    self.current_memcity |= tags::is_memcity(tag, self.epoch);
                     if let (Some(slot), Some(tracker)) =
                         (tags::sample_slot(tag), self.facts.tracker)
                     {
@@ -660,6 +713,9 @@ impl<'a> State<'a> {
                         }
                     }
                 }
+                if self.current_memcity {
+                    self.memcity_objects[class as usize] += 1;
+                }
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD
                 if field_index == REFERENT_FIELD
@@ -673,17 +729,16 @@ impl<'a> State<'a> {
                 return 0;
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_FIELD => {
-                self.referee(class_tag, size, length, tag_ptr);
+                self.referee(class_tag, size, length, tag_ptr, self.current_memcity);
                 let to = self.class(class_tag);
                 self.add_target(field_index.max(0) as u32 & !STATIC, to, length, tag_ptr);
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
-                self.referee(class_tag, size, length, tag_ptr);
+                self.referee(class_tag, size, length, tag_ptr, self.current_memcity);
                 let to = self.class(class_tag);
                 self.add_target(ELEMENTS, to, length, tag_ptr);
             }
             sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
-                self.referee(class_tag, size, length, tag_ptr);
                 let mirror = if referrer_tag_ptr.is_null() {
                     0
                 } else {
@@ -699,6 +754,8 @@ impl<'a> State<'a> {
                     // Field-level edges name the declaring class, not `java.lang.Class`.
                     self.slot_owner = self.class(mirror);
                 }
+                let from_memcity = self.facts.memcity.get(self.slot_owner as usize) == Some(&true);
+                self.referee(class_tag, size, length, tag_ptr, from_memcity);
                 let to = self.class(class_tag);
                 let slot = STATIC | (field_index.max(0) as u32 & !STATIC);
                 // No owner through a static (`add_target` gets no tag), but a sample held
@@ -715,7 +772,7 @@ impl<'a> State<'a> {
             _ => {
                 // Roots count per root; system classes (their statics are counted as static
                 // fields) and class-metadata edges give sizes only.
-                self.referee(class_tag, size, length, tag_ptr);
+                self.referee(class_tag, size, length, tag_ptr, false);
                 if let Some(root) = root_kind(kind) {
                     self.root(root, frame, class_tag, length, tag_ptr);
                 }
@@ -796,7 +853,7 @@ unsafe extern "C" fn heap_reference(
 unsafe extern "C" fn array_primitive_value(
     class_tag: jlong,
     size: jlong,
-    _tag_ptr: *mut jlong,
+    tag_ptr: *mut jlong,
     _count: jint,
     _element_type: sys::jvmtiPrimitiveType,
     _elements: *const c_void,
@@ -807,6 +864,10 @@ unsafe extern "C" fn array_primitive_value(
     // Plain arithmetic that cannot panic: no unwind guard needed.
     let class = state.class(class_tag) as usize;
     state.array_bytes[class] += size.max(0) as u64;
+    // SAFETY: JVMTI passes a valid pointer to the array's tag.
+    if !tag_ptr.is_null() && tags::is_memcity(unsafe { *tag_ptr }, state.epoch) {
+        state.memcity_array_bytes[class] += size.max(0) as u64;
+    }
     0
 }
 
@@ -877,6 +938,14 @@ pub fn walk(
     let bytes = (0..state.objects.len())
         .map(|c| state.objects[c] * state.instance_size[c] + state.array_bytes[c])
         .collect();
+    let memcity = (0..state.objects.len())
+        .filter(|&c| state.memcity_objects[c] > 0)
+        .map(|c| {
+            let objects = state.memcity_objects[c];
+            let bytes = objects * state.instance_size[c] + state.memcity_array_bytes[c];
+            (c as u32, objects, bytes)
+        })
+        .collect();
     Ok(WalkResult {
         objects: state.objects,
         bytes,
@@ -895,6 +964,7 @@ pub fn walk(
         last_gc: 0,
         seen_slots: state.seen_slots,
         holders: state.holders,
+        memcity,
     })
 }
 
@@ -912,6 +982,14 @@ mod tests {
         sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STATIC_FIELD;
 
     fn state(object_array: &[bool]) -> State<'_> {
+        state_with(object_array, &[], &[])
+    }
+
+    fn state_with<'a>(
+        object_array: &'a [bool],
+        memcity: &'a [bool],
+        shared: &'a [bool],
+    ) -> State<'a> {
         let n = object_array.len();
         // Leaked: a test's id source and tracker live as long as its state, which borrows them.
         let next_class: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(n as u32)));
@@ -925,8 +1003,174 @@ mod tests {
             holders: true,
             application: &[],
             threads: 0,
+            memcity,
+            shared,
         };
         State::new(facts, n, 3, Instant::now() + Duration::from_secs(60))
+    }
+
+    /// memcity's JFR repository (class 1) holds a map (2) in a static; the map's table (3, an
+    /// object array) holds a node (4) and one owned in this walk already, and the map refers
+    /// to a thread (6) and a string's bytes (5). The application's own map and table alike.
+    /// Everything memcity's object reaches first is memcity's, in objects and bytes, but not
+    /// the owned node, the thread, or anything of the application's.
+    #[test]
+    fn what_memcitys_objects_reach_first_is_counted_as_memcitys() {
+        let object_array = [false, false, false, true, false, false, false];
+        let memcity = [false, true, false, false, false, false, false];
+        let shared = [false, false, false, false, false, false, true];
+        let mut s = state_with(&object_array, &memcity, &shared);
+        let t = tags::class_tag;
+        let (mut map, mut table, mut node, mut thread, mut bytes) = (0i64, 0i64, 0i64, 0i64, 0i64);
+        let mut owned = tags::with_owner(0, 5, 1, 3);
+        let (mut app_map, mut app_table) = (0i64, 0i64);
+        let mut mirror = t(1);
+        // The repository's static field: the declaring class is memcity's.
+        s.on_reference(
+            STATIC_REF,
+            0,
+            &NO_FRAME,
+            t(2),
+            t(99),
+            48,
+            &mut map,
+            &mut mirror,
+            -1,
+        );
+        // The map's visit: its table, a thread, a byte[].
+        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(2), 500, &mut 0, &mut map, -1);
+        s.on_reference(FIELD, 1, &NO_FRAME, t(3), t(2), 48, &mut table, &mut map, 2);
+        s.on_reference(
+            FIELD,
+            2,
+            &NO_FRAME,
+            t(6),
+            t(2),
+            120,
+            &mut thread,
+            &mut map,
+            -1,
+        );
+        s.on_reference(FIELD, 3, &NO_FRAME, t(5), t(2), 24, &mut bytes, &mut map, 8);
+        // The table's visit: two nodes, one of them owned in this walk.
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(3),
+            500,
+            &mut 0,
+            &mut table,
+            -1,
+        );
+        s.on_reference(
+            ELEMENT,
+            1,
+            &NO_FRAME,
+            t(4),
+            t(3),
+            32,
+            &mut node,
+            &mut table,
+            -1,
+        );
+        s.on_reference(
+            ELEMENT,
+            1,
+            &NO_FRAME,
+            t(4),
+            t(3),
+            32,
+            &mut owned,
+            &mut table,
+            -1,
+        );
+        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(4), 500, &mut 0, &mut node, -1);
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(4),
+            500,
+            &mut 0,
+            &mut owned,
+            -1,
+        );
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(6),
+            500,
+            &mut 0,
+            &mut thread,
+            -1,
+        );
+        // The byte[]'s visit: its size comes through the primitive-array callback.
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(5),
+            500,
+            &mut 0,
+            &mut bytes,
+            -1,
+        );
+        let user_data = (&mut s as *mut State).cast::<c_void>();
+        // SAFETY: `user_data` is the state, as FollowReferences would pass it.
+        unsafe { array_primitive_value(t(5), 24, &mut bytes, 8, 0, std::ptr::null(), user_data) };
+        // The application's map and table.
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(2),
+            500,
+            &mut 0,
+            &mut app_map,
+            -1,
+        );
+        s.on_reference(
+            FIELD,
+            1,
+            &NO_FRAME,
+            t(3),
+            t(2),
+            80,
+            &mut app_table,
+            &mut app_map,
+            8,
+        );
+        s.on_reference(
+            CLASS,
+            1,
+            &NO_FRAME,
+            t(99),
+            t(3),
+            500,
+            &mut 0,
+            &mut app_table,
+            -1,
+        );
+        s.flush_visit();
+
+        assert_eq!(s.objects, [0, 0, 2, 2, 2, 1, 1]);
+        assert_eq!(s.memcity_objects, [0, 0, 1, 1, 1, 1, 0]);
+        assert_eq!((s.array_bytes[3], s.memcity_array_bytes[3]), (128, 48));
+        assert_eq!((s.array_bytes[5], s.memcity_array_bytes[5]), (24, 24));
+        assert!(tags::is_memcity(map, 3) && tags::is_memcity(table, 3));
+        assert!(
+            !tags::is_memcity(thread, 3),
+            "a thread is the application's"
+        );
+        assert_eq!(tags::owner(owned, 3), Some((5, 1)), "an owner stays");
+        assert!(!tags::is_memcity(app_table, 3) && tags::epoch(app_table) == 3);
     }
 
     /// Replays the callback sequence HotSpot produces for: one Node (class 1) referencing a

@@ -237,7 +237,8 @@ fn a_prepared_staging_folder_cannot_overwrite_a_root_file() {
     assert!(!ok, "attached through a folder open to all");
     assert!(
         err.contains("open to others") && err.contains("remove it"),
-        "{err}"
+        "{err}\nJVM: {}",
+        app.stderr()
     );
     assert!(std::fs::read_dir(&staging).unwrap().next().is_none());
 

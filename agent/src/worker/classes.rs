@@ -35,6 +35,8 @@ pub(super) struct ClassTable {
     pub(super) named: Vec<bool>,
     /// Whether each id is a `WeakReference` or `PhantomReference` subclass.
     pub(super) weak_reference: Vec<bool>,
+    /// Whether each id is a class loader or a thread (`walk::ClassFacts::shared`).
+    pub(super) shared: Vec<bool>,
     /// Whether each id is the application's class rather than the JDK's (see `walk::Root`).
     pub(super) application: Vec<bool>,
 }
@@ -51,6 +53,7 @@ impl ClassTable {
             min_mirror: 0,
             named: vec![true],
             weak_reference: vec![false],
+            shared: vec![false],
             application: vec![false],
         }
     }
@@ -61,12 +64,13 @@ impl ClassTable {
         id: u32,
         signature: &str,
         mirror_size: crate::jvmti::Result<i64>,
-        weak_reference: bool,
+        kind: Kind,
     ) {
         let index = id as usize;
         self.reserve(index + 1);
         self.named[index] = true;
-        self.weak_reference[index] = weak_reference;
+        self.weak_reference[index] = kind.weak_reference;
+        self.shared[index] = kind.shared;
         let name = names::java_name(signature);
         self.application[index] = !memcity_proto::frames::is_library_frame(&name);
         if name == "java.lang.Class" {
@@ -87,6 +91,7 @@ impl ClassTable {
             self.mirror_size.resize(len, 0);
             self.named.resize(len, false);
             self.weak_reference.resize(len, false);
+            self.shared.resize(len, false);
             self.application.resize(len, false);
         }
     }
@@ -110,7 +115,18 @@ impl ClassTable {
             return;
         };
         // SAFETY: `jni` is this thread's JNIEnv; the class references die with the frame.
-        let weak_kinds = unsafe { reference_classes(jni) };
+        let weak_kinds = unsafe {
+            classes_named(
+                jni,
+                &[
+                    c"java/lang/ref/WeakReference",
+                    c"java/lang/ref/PhantomReference",
+                ],
+            )
+        };
+        // SAFETY: as above.
+        let shared_kinds =
+            unsafe { classes_named(jni, &[c"java/lang/ClassLoader", c"java/lang/Thread"]) };
         let (mut mirrors, mut bytes, mut min) = (0u64, 0u64, u64::MAX);
         for &class in classes.as_slice() {
             let Ok(tag) = jvmti.tag(class) else { continue };
@@ -131,12 +147,17 @@ impl ClassTable {
                     continue;
                 };
                 // SAFETY: as above.
-                let weak = unsafe { is_subclass_of_any(jni, class, &weak_kinds) };
+                let kind = unsafe {
+                    Kind {
+                        weak_reference: is_subclass_of_any(jni, class, &weak_kinds),
+                        shared: is_subclass_of_any(jni, class, &shared_kinds),
+                    }
+                };
                 self.add(
                     id,
                     &signature.to_string_lossy(),
                     jvmti.object_size(class),
-                    weak,
+                    kind,
                 );
             }
             mirrors += 1;
@@ -173,53 +194,6 @@ fn tag_class(
     Some(id)
 }
 
-/// Levels below the wholly held classes that [`held_by`] follows.
-const HELD_LEVELS: usize = 3;
-
-/// The share of each class's objects that objects of the `whole` classes hold (those classes
-/// themselves at 1), from a walk's class references: every reference from a wholly held class
-/// holds its referee; below that, a class's held share passes on only through references of
-/// one per referrer (a list's array, a string's bytes), where a share of the referrers is that
-/// share of the referees. Through fan-outs it does not: one of the application's arrays may
-/// hold a million strings, and a share of `Object[]` says nothing of which. `java.lang.Class`
-/// is never held: a mirror is its class's, whoever refers to it.
-pub(super) fn held_by(whole: &[bool], counts: &WalkResult, class_class: u32) -> Vec<(u32, f64)> {
-    let count = |c: u32| counts.objects.get(c as usize).copied().unwrap_or(0) as f64;
-    let is_whole = |c: u32| whole.get(c as usize) == Some(&true);
-    let mut share: HashMap<u32, f64> = HashMap::new();
-    for (c, _) in whole.iter().enumerate().filter(|(_, &w)| w) {
-        if count(c as u32) > 0.0 {
-            share.insert(c as u32, 1.0);
-        }
-    }
-    // The classes reached at the last level, whose share may pass on.
-    let mut frontier: HashMap<u32, f64> = share.clone();
-    for level in 0..HELD_LEVELS {
-        let mut held: HashMap<u32, f64> = HashMap::new();
-        for (&(from, to), r) in &counts.references {
-            let Some(&s) = frontier.get(&from) else {
-                continue;
-            };
-            if to == class_class || is_whole(to) || count(to) <= 0.0 {
-                continue;
-            }
-            if level == 0 || r.references == r.referrers {
-                *held.entry(to).or_default() += s * r.references as f64;
-            }
-        }
-        frontier.clear();
-        for (to, objects) in held {
-            let before = share.get(&to).copied().unwrap_or(0.0);
-            let after = (before + objects / count(to)).min(1.0);
-            if after > before {
-                share.insert(to, after);
-                frontier.insert(to, after);
-            }
-        }
-    }
-    share.into_iter().collect()
-}
-
 /// Undoes [`Worker::split_memcity`].
 pub(super) fn unsplit_memcity(counts: &mut WalkResult, moved: &[(u32, u32, u64, u64)]) {
     for &(class, id, objects, bytes) in moved {
@@ -247,17 +221,22 @@ pub(super) fn class_ids(agent: &'static Agent) -> impl FnMut(jni::sys::jclass) -
     }
 }
 
-/// `java.lang.ref.WeakReference` and `PhantomReference` as local references: the kinds whose
-/// referent a GC clears (soft referents stay until memory runs short, so they count as live).
+/// What a class is a subclass of, for the walk.
+struct Kind {
+    /// `java.lang.ref.WeakReference` or `PhantomReference`: the kinds whose referent a GC
+    /// clears (soft referents stay until memory runs short, so they count as live).
+    weak_reference: bool,
+    /// `java.lang.ClassLoader` or `java.lang.Thread`.
+    shared: bool,
+}
+
+/// The classes of these JNI names as local references (those not found left out).
 ///
 /// # Safety
 /// `jni` must be the current thread's JNIEnv, inside a local frame.
-unsafe fn reference_classes(jni: *mut JNIEnv) -> Vec<jni::sys::jclass> {
+unsafe fn classes_named(jni: *mut JNIEnv, names: &[&std::ffi::CStr]) -> Vec<jni::sys::jclass> {
     let mut out = Vec::new();
-    for name in [
-        c"java/lang/ref/WeakReference",
-        c"java/lang/ref/PhantomReference",
-    ] {
+    for name in names {
         // SAFETY: per the contract; FindClass and ExceptionClear are always in the table.
         unsafe {
             if let (Some(find), Some(clear)) = ((**jni).FindClass, (**jni).ExceptionClear) {
@@ -276,7 +255,7 @@ unsafe fn reference_classes(jni: *mut JNIEnv) -> Vec<jni::sys::jclass> {
 /// Whether `class` is (a subclass of) one of `kinds`.
 ///
 /// # Safety
-/// As for [`reference_classes`]; `class` a live class reference.
+/// As for [`classes_named`]; `class` a live class reference.
 unsafe fn is_subclass_of_any(
     jni: *mut JNIEnv,
     class: jni::sys::jclass,
@@ -333,53 +312,84 @@ impl Worker {
         self.walk_threads.len() as u32
     }
 
-    /// Moves memcity's own objects under [`names::MEMCITY`]: of each class, the share of its
-    /// live samples' weight that memcity's threads allocated (its JFR stream and helper class,
-    /// the worker's canaries) goes to an id of its own, named as the class and grouped under
-    /// `(memcity)`, so a type's total over both groups is still the JVM's count. Returns what
-    /// moved, `(class, id, objects, bytes)`, for [`unsplit_memcity`].
-    pub(super) fn split_memcity(&mut self, counts: &mut WalkResult) -> Vec<(u32, u32, u64, u64)> {
-        let Some(sampler) = self.sampler() else {
-            return Vec::new();
-        };
-        let mut weights: HashMap<u32, (f64, f64)> = HashMap::new();
-        let threads = sampler.memcity_threads();
-        sampler.tracker.for_each_live(|_, sample, _| {
-            let ours = crate::sampling::is_memcity(&threads, sample.thread);
-            let w = weights.entry(sample.class).or_default();
-            w.0 += sample.weight;
-            if ours {
-                w.1 += sample.weight;
-            }
-        });
-        // JFR's own objects are memcity's whole once memcity started its stream, when that is
-        // the JVM's only JFR: at the default interval they carry a handful of samples, and a
-        // type of them that got none would otherwise count as the application's growth. So are
-        // the lists, arrays and strings they hold (its metadata: some 10,000 `ArrayList`s and
-        // their arrays), by the class references of the walk.
-        if self.gc_counts_tried && !gc_counts::application_uses_jfr(&self.command_line) {
-            let jfr: Vec<bool> = self
-                .classes
-                .names
+    /// Whether each class id's objects are memcity's own for the walk (`ClassFacts::memcity`):
+    /// its helper's, and JFR's once memcity started the JVM's only JFR.
+    pub(super) fn memcity_classes(&self) -> Vec<bool> {
+        let jfr_is_ours =
+            self.gc_counts_tried && !gc_counts::application_uses_jfr(&self.command_line);
+        self.classes
+            .names
+            .iter()
+            .map(|name| {
+                crate::paths::is_memcity_class(name)
+                    || (jfr_is_ours && name.starts_with("jdk.jfr."))
+            })
+            .collect()
+    }
+
+    /// Keeps the share of each class that a walk found memcity's (`WalkResult::memcity`).
+    pub(super) fn note_memcity_share(&mut self, walk: &WalkResult) {
+        self.memcity_share.clear();
+        if !walk.memcity.is_empty() {
+            let (objects, bytes) = walk
+                .memcity
                 .iter()
-                .map(|name| name.starts_with("jdk.jfr."))
-                .collect();
-            let class_class = self.classes.class_class;
-            for (class, share) in held_by(&jfr, counts, class_class) {
-                let w = weights.entry(class).or_default();
-                if w.0 <= 0.0 || w.1 / w.0 < share {
-                    *w = (1.0, share);
+                .fold((0, 0), |(o, b), &(_, objects, bytes)| {
+                    (o + objects, b + bytes)
+                });
+            debug!("walk: {objects} of memcity's own objects, {bytes} bytes");
+        }
+        for &(class, objects, bytes) in &walk.memcity {
+            let all = |v: &Vec<u64>| v.get(class as usize).copied().unwrap_or(0);
+            let share = |part: u64, all: u64| match all {
+                0 => 0.0,
+                all => (part as f64 / all as f64).min(1.0),
+            };
+            let (all_objects, all_bytes) = (all(&walk.objects), all(&walk.bytes));
+            self.memcity_share.insert(
+                class,
+                (share(objects, all_objects), share(bytes, all_bytes)),
+            );
+        }
+    }
+
+    /// Moves memcity's own objects under [`names::MEMCITY`]: of each class, the share the last
+    /// walk found memcity's (its JFR stream's metadata and parser, its helper's), or, when
+    /// larger, the share of its live samples' weight that memcity's threads allocated (the
+    /// worker's canaries, JFR's buffers since the walk), goes to an id of its own, named as
+    /// the class and grouped under `(memcity)`, so a type's total over both groups is still
+    /// the JVM's count. Returns what moved, `(class, id, objects, bytes)`, for
+    /// [`unsplit_memcity`].
+    pub(super) fn split_memcity(&mut self, counts: &mut WalkResult) -> Vec<(u32, u32, u64, u64)> {
+        let mut weights: HashMap<u32, (f64, f64)> = HashMap::new();
+        if let Some(sampler) = self.sampler() {
+            let threads = sampler.memcity_threads();
+            sampler.tracker.for_each_live(|_, sample, _| {
+                let ours = crate::sampling::is_memcity(&threads, sample.thread);
+                let w = weights.entry(sample.class).or_default();
+                w.0 += sample.weight;
+                if ours {
+                    w.1 += sample.weight;
                 }
-            }
+            });
+        }
+        // Per class, memcity's share of its objects and of its bytes.
+        let mut shares: HashMap<u32, (f64, f64)> = weights
+            .into_iter()
+            .filter(|&(_, (all, ours))| all > 0.0 && ours > 0.0)
+            .map(|(class, (all, ours))| {
+                let share = (ours / all).min(1.0);
+                (class, (share, share))
+            })
+            .collect();
+        for (&class, &(objects, bytes)) in &self.memcity_share {
+            let s = shares.entry(class).or_default();
+            *s = (s.0.max(objects), s.1.max(bytes));
         }
         let mut moved = Vec::new();
-        for (&class, &(all, ours)) in &weights {
+        for (&class, &(objects_share, bytes_share)) in &shares {
             let c = class as usize;
-            if ours <= 0.0
-                || all <= 0.0
-                || c >= counts.objects.len()
-                || self.memcity_of.contains_key(&class)
-            {
+            if c >= counts.objects.len() || self.memcity_of.contains_key(&class) {
                 continue;
             }
             let id = match self.memcity_ids.get(&class) {
@@ -399,9 +409,8 @@ impl Worker {
                 counts.objects.resize(m + 1, 0);
                 counts.bytes.resize(m + 1, 0);
             }
-            let share = (ours / all).min(1.0);
-            let objects = (counts.objects[c] as f64 * share).round() as u64;
-            let bytes = (counts.bytes[c] as f64 * share).round() as u64;
+            let objects = (counts.objects[c] as f64 * objects_share).round() as u64;
+            let bytes = (counts.bytes[c] as f64 * bytes_share).round() as u64;
             counts.objects[c] -= objects;
             counts.bytes[c] -= bytes;
             counts.objects[m] += objects;
@@ -420,51 +429,5 @@ impl Worker {
             counts.bytes[class_class] =
                 self.classes.mirror_bytes + PRIMITIVE_MIRRORS * self.classes.min_mirror;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::walk::RefCount;
-
-    #[test]
-    fn what_jfr_holds_is_followed_through_one_per_referrer_references_only() {
-        // 1 jdk.jfr Element (wholly memcity's), 2 ArrayList, 3 Object[], 4 String, 5 byte[],
-        // 6 the application's holder, 7 java.lang.Class.
-        let whole = [false, true, false, false, false, false, false, false];
-        let mut counts = WalkResult {
-            objects: vec![0, 40, 100, 100, 1_000_100, 1_000_100, 1, 500],
-            ..Default::default()
-        };
-        let mut refer = |from: u32, to: u32, referrers: u64, references: u64| {
-            counts.references.insert(
-                (from, to),
-                RefCount {
-                    referrers,
-                    references,
-                },
-            );
-        };
-        refer(1, 2, 40, 80); // each element holds two lists: 80 of the 100
-        refer(6, 2, 1, 20);
-        refer(2, 3, 100, 100); // a list's array
-        refer(3, 4, 100, 1_000_000); // the arrays' strings: a fan-out, mostly the app's
-        refer(1, 4, 50, 100); // names and values of the elements
-        refer(4, 5, 1_000_100, 1_000_100); // a string's bytes
-        refer(1, 7, 40, 40); // event classes' mirrors
-        let held: HashMap<u32, f64> = held_by(&whole, &counts, 7).into_iter().collect();
-        assert_eq!(held[&1], 1.0);
-        assert!((held[&2] - 0.8).abs() < 1e-9, "{held:?}");
-        assert!((held[&3] - 0.8).abs() < 1e-9, "{held:?}");
-        // The strings: only the 100 the elements hold, not 80 % of the arrays' million.
-        let strings = 100.0 / 1_000_100.0;
-        assert!((held[&4] - strings).abs() < 1e-12, "{held:?}");
-        assert!((held[&5] - strings).abs() < 1e-12, "{held:?}");
-        assert!(!held.contains_key(&6) && !held.contains_key(&7), "{held:?}");
-        // Never more than the whole class.
-        counts.objects[2] = 10;
-        let held: HashMap<u32, f64> = held_by(&whole, &counts, 7).into_iter().collect();
-        assert_eq!(held[&2], 1.0);
     }
 }

@@ -145,6 +145,9 @@ struct Worker {
     /// (named as the class, grouped under [`names::MEMCITY`]), and back.
     memcity_ids: HashMap<u32, u32>,
     memcity_of: HashMap<u32, u32>,
+    /// Per class, the share of its `(objects, bytes)` that the last walk found memcity's
+    /// (`WalkResult::memcity`), for that walk and the estimates after it.
+    memcity_share: HashMap<u32, (f64, f64)>,
     /// For focused searches: the generation the last search started at, the roots its finds
     /// were under, and the focused searches since the last full one.
     search_from_gen: u32,
@@ -238,6 +241,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         focused_since_full: 0,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),
+        memcity_share: HashMap::new(),
         // SAFETY: `jni` is this thread's JNIEnv.
         heap: unsafe { HeapGauge::new(jni) },
         out_of_memory: None,
@@ -800,6 +804,7 @@ impl Worker {
         }
         self.tag_samples();
         let threads = self.tag_threads();
+        let memcity = self.memcity_classes();
         let facts = ClassFacts {
             object_array: &self.classes.object_array,
             class_class: self.classes.class_class,
@@ -809,6 +814,8 @@ impl Worker {
             holders: self.lifetimes.is_some(),
             application: &self.classes.application,
             threads,
+            memcity: &memcity,
+            shared: &self.classes.shared,
         };
         let outcome = walk::walk(
             &jvmti,
@@ -864,6 +871,7 @@ impl Worker {
             self.refresh_classes();
         }
         self.count_mirrors(&mut result);
+        self.note_memcity_share(&result);
         let seq = self.seq;
         self.estimator.set_anchor(Anchor {
             seq,

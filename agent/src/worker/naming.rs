@@ -437,9 +437,9 @@ impl Worker {
                 .tracker
                 .set_holder(held.slot, held.born, held.class, field, ms);
         }
-        // What a search through every root did not reach died since it was last reached.
+        // What a search through every root did not reach is garbage.
         for &(slot, born) in &found.missed_samples {
-            sampler.tracker.set_missed(slot, born);
+            sampler.tracker.unreached(slot, born);
         }
     }
 
