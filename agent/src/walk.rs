@@ -530,7 +530,12 @@ impl<'a> State<'a> {
         // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag; the VM stores
         // the new tag after the callback returns.
         let tag = unsafe { *tag_ptr };
-        if tag & tags::CLASS_BIT != 0 || tags::owner(tag, self.epoch).is_some() {
+        // memcity's objects stay memcity's: a root of the JDK's static fields owns only its
+        // object, and JFR's are under such roots.
+        if tag & tags::CLASS_BIT != 0
+            || tags::owner(tag, self.epoch).is_some()
+            || tags::is_memcity(tag, self.epoch)
+        {
             return;
         }
         // SAFETY: as above.

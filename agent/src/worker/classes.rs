@@ -12,6 +12,7 @@ use jni::sys::JNIEnv;
 use super::Worker;
 use crate::gc_counts;
 use crate::jvmti::{Jvmti, LocalFrame};
+use crate::log::debug;
 use crate::names;
 use crate::sampling::Sampler;
 use crate::tags;
