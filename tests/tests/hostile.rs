@@ -185,6 +185,57 @@ fn a_planted_trigger_link_does_not_hand_a_root_file_to_the_jvm_user() {
     victim.untouched("after the detach");
 }
 
+/// A file of another user at the JVM's socket name (a socket left by a killed JVM that had this
+/// pid, or one put there to block attaching): the JVM cannot rename its socket over it in the
+/// sticky /tmp. Its own user's memcity says what to remove, at once and with no signal sent;
+/// root's removes it and attaches.
+#[test]
+fn a_file_of_another_user_at_the_socket_name_is_named_or_cleared() {
+    if !needs_root("a root file at the socket name") {
+        return;
+    }
+    let (uid, gid) = probe_user();
+    let classes = public_classes();
+    let prefix = as_user(uid, gid);
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let app = Wrapped::spawn(&prefix, classes.path(), 40);
+    let pid = app.child.id();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let _ = std::fs::remove_file(&socket);
+    // A socket of root's, as a root JVM killed with this pid would have left.
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+
+    let out = Command::new(prefix[0])
+        .args(&prefix[1..])
+        .arg(memcity_bin())
+        .args(["attach", &pid.to_string(), "port=0"])
+        .output()
+        .expect("setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("/tmp/.java_pid{pid} belongs to uid 0"))
+            && err.contains(&format!("sudo rm /tmp/.java_pid{pid}")),
+        "{err}\nJVM: {}",
+        app.stderr()
+    );
+    assert!(
+        !Path::new(&format!("/tmp/.attach_pid{pid}")).exists(),
+        "no trigger was made"
+    );
+
+    let (ok, err) = cli(&["attach", &pid.to_string(), "port=0"]);
+    assert!(ok, "{err}\nJVM: {}", app.stderr());
+    let meta = std::fs::symlink_metadata(&socket).unwrap();
+    assert_eq!(meta.uid(), uid, "the JVM's own socket is in place");
+    record_and_detach(pid);
+    assert!(
+        !app.stderr().contains("Full thread dump"),
+        "a signal reached the JVM without its trigger: {}",
+        app.stderr()
+    );
+}
+
 /// Attack 2: probe prepares the folder where root stages a library probe's JVM cannot read,
 /// with a link at the staged copy's name (predictable: the library's CRC) and links at the
 /// temporary names older memcity used. The copy is written as probe, beside the links and

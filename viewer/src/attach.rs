@@ -101,14 +101,15 @@ impl Target {
         self.root.join(format!("tmp/.java_pid{}", self.nspid))
     }
 
-    /// Whether the JVM's attach socket is there. A socket older than the process is another
-    /// process's, left behind under a pid since reused: the JVM replaces it once signalled.
+    /// Whether the JVM's attach socket is there. A socket older than the process, or of
+    /// another user (HotSpot makes its own its user's), is another process's, left behind
+    /// under a pid since reused (see `clear_the_way`).
     fn listening(&self) -> bool {
-        let Ok(meta) = fs::metadata(self.socket()) else {
+        let Ok(meta) = fs::symlink_metadata(self.socket()) else {
             return false;
         };
         let started = process_start(self.pid).unwrap_or(0);
-        meta.file_type().is_socket() && meta.mtime() + 1 >= started
+        meta.file_type().is_socket() && meta.uid() == self.user.uid && meta.mtime() + 1 >= started
     }
 
     /// Whether this process may attach: HotSpot serves only its own effective uid and gid, or
@@ -148,6 +149,7 @@ impl Target {
                 socket.display()
             );
         }
+        self.clear_the_way()?;
         let trigger = Trigger::create(self)?;
         // SAFETY: kill(2) with a pid we checked catches SIGQUIT.
         if unsafe { libc::kill(self.pid as i32, libc::SIGQUIT) } != 0 {
@@ -177,6 +179,52 @@ impl Target {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(500));
         }
+    }
+}
+
+impl Target {
+    /// Removes what another user left at the names of the JVM's attach socket (`.java_pid<pid>`
+    /// and the `.tmp` name it is made under): a socket of an earlier process with this pid,
+    /// killed before it could remove it, or a file put there to block attaching. HotSpot makes
+    /// its socket under the `.tmp` name and renames it into place, and in the sticky `/tmp`
+    /// neither works over a file of someone else's: the JVM would never open its socket, and
+    /// the attach would wait in vain. Root removes such files (an unlink, which follows no
+    /// link); anyone else is told what to remove.
+    fn clear_the_way(&self) -> anyhow::Result<()> {
+        if self.user.uid == 0 {
+            return Ok(()); // root's JVM replaces anything
+        }
+        let socket = self.socket();
+        let mut temporary = socket.clone().into_os_string();
+        temporary.push(".tmp");
+        for path in [socket, PathBuf::from(temporary)] {
+            let Ok(meta) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.uid() == self.user.uid {
+                continue; // the JVM's own: it replaces it
+            }
+            let shown = Path::new("/tmp").join(path.file_name().unwrap_or_default());
+            if memcity_proto::files::effective_uid() != 0 {
+                anyhow::bail!(
+                    "{} belongs to uid {}, not to the JVM's user (uid {}): the JVM cannot open its attach socket while it is there (a socket left by an earlier process with this pid, or put there to block attaching); remove it as root (sudo rm {}) and attach again",
+                    shown.display(),
+                    meta.uid(),
+                    self.user.uid,
+                    shown.display()
+                );
+            }
+            if let Err(e) = fs::remove_file(&path) {
+                if e.kind() != io::ErrorKind::NotFound {
+                    anyhow::bail!(
+                        "cannot remove {} (uid {}), which keeps the JVM from opening its attach socket: {e}",
+                        shown.display(),
+                        meta.uid()
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 }
 
