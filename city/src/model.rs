@@ -278,12 +278,18 @@ pub struct CityModel {
     nodes: Vec<NodeInfo>,
     index: HashMap<(NodeId, String), NodeId>,
     frames: Vec<Frame>,
+    /// The first snapshot that carries an `OutOfMemory`, kept as frames come and go: the
+    /// default window ends there, and the window is asked for per node.
+    out_of_memory_at: Option<usize>,
     /// `None`: the whole session, following new snapshots.
     window: Option<Window>,
     strings: StringResolver,
     classifiers: Vec<String>,
     /// Largest absolute growth of any building in the window, per metric (objects, bytes).
     max_growth: (u64, u64),
+    /// Nodes the last `update_growth` looked at: the work of a new snapshot, for the tests that
+    /// hold it to the snapshot's own size however long the session.
+    growth_visits: usize,
     /// Where the sampled objects were born and died, over the whole session.
     lifetimes: crate::lifetimes::Lifetimes,
     /// `gather_lifetimes(false)`.
@@ -589,6 +595,12 @@ impl CityModel {
         }
         // Keep frames in time order even if a source delivers one late.
         let at = self.frames.partition_point(|f| f.time_ms <= frame.time_ms);
+        let ran_out = frame.out_of_memory.is_some();
+        self.out_of_memory_at = match self.out_of_memory_at {
+            Some(i) if i >= at => Some(if ran_out { at } else { i + 1 }),
+            Some(i) => Some(i),
+            None => ran_out.then_some(at),
+        };
         self.frames.insert(at, frame);
         self.update_growth();
     }
@@ -633,6 +645,7 @@ impl CityModel {
             start: map(w.start),
             end: map(w.end),
         });
+        self.out_of_memory_at = self.frames.iter().position(|f| f.out_of_memory.is_some());
         self.update_growth();
     }
 
@@ -1127,10 +1140,8 @@ impl CityModel {
     /// The snapshot taken when the Java heap ran out, if the session has one: its index and
     /// the error.
     pub fn out_of_memory(&self) -> Option<(usize, &memcity_proto::v1::OutOfMemory)> {
-        self.frames
-            .iter()
-            .enumerate()
-            .find_map(|(i, f)| f.out_of_memory.as_ref().map(|o| (i, o)))
+        let i = self.out_of_memory_at?;
+        self.frames[i].out_of_memory.as_ref().map(|o| (i, o))
     }
 
     /// The first snapshot after start-up: past the VM-start snapshot, when at least two remain.
@@ -1252,17 +1263,20 @@ impl CityModel {
         .max(1)
     }
 
+    /// Work proportional to the window's last snapshot, whatever the session's length: a
+    /// leaf absent from it has 0 there and cannot have grown.
     fn update_growth(&mut self) {
         // Growth under 2 % of the heap is not worth red: normalizing by the largest growth alone
         // would paint the biggest wobble of a steady heap as red as a leak.
         let end = self.window().end;
-        let heap = self
-            .frames
-            .get(end)
-            .and_then(|f| f.get(ROOT))
-            .unwrap_or((0, 0));
+        let Some(frame) = self.frames.get(end) else {
+            self.max_growth = (0, 0);
+            return;
+        };
+        let heap = frame.get(ROOT).unwrap_or((0, 0));
         let mut best = (heap.0 / 50, heap.1 / 50);
-        for id in 0..self.nodes.len() as NodeId {
+        self.growth_visits = frame.values().len();
+        for &(id, _, _) in frame.values() {
             if self.nodes[id as usize].is_leaf() {
                 best.0 = best
                     .0
@@ -1508,6 +1522,88 @@ pub(crate) mod tests {
             ),
             ("app.Loader", "app.Cache", 12.0)
         );
+    }
+
+    #[test]
+    fn a_new_snapshot_costs_its_own_groups_however_long_the_session() {
+        let mut m = CityModel::new();
+        let push = |m: &mut CityModel, i: u64| {
+            let nodes: Vec<(Vec<String>, String, u64, u64)> = (0..50)
+                .map(|g| {
+                    (
+                        vec!["p".to_string(), format!("T{g}")],
+                        "Type".to_string(),
+                        100 + i * g,
+                        1600,
+                    )
+                })
+                .collect();
+            m.push_tree(i * 1000, (5000, 80_000), &nodes, vec![]);
+        };
+        for i in 0..10 {
+            push(&mut m, i);
+        }
+        let early = m.growth_visits;
+        for i in 10..2000 {
+            push(&mut m, i);
+        }
+        assert_eq!(
+            m.growth_visits, early,
+            "the same work at 2,000 snapshots as at 10"
+        );
+        assert!(early <= 52, "one root, one package, 50 types: {early}");
+        // And the growth it keeps is the window's: T49 rose the most.
+        let t49 = m.find(&["p", "T49"]).unwrap();
+        assert_eq!(
+            m.max_growth(Metric::Objects) as i64,
+            m.significant_growth(t49, 1999, Metric::Objects)
+        );
+    }
+
+    /// The window ends at the first snapshot the heap ran out in, kept as snapshots arrive in
+    /// any order and as old ones are forgotten.
+    #[test]
+    fn the_out_of_memory_snapshot_is_followed_through_late_arrivals_and_forgetting() {
+        use memcity_proto::v1::{OutOfMemory, Snapshot};
+        let mut s = CityModel::new();
+        s.apply(&msg(Kind::Handshake(Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            ..Default::default()
+        })))
+        .unwrap();
+        let snap = |seq: u64, time_ms: u64, ran_out: bool| Snapshot {
+            seq,
+            time_ms,
+            root: Some(node(0, 10, vec![])),
+            out_of_memory: ran_out.then(OutOfMemory::default),
+            ..Default::default()
+        };
+        for (seq, time, ran_out) in [
+            (0, 0, false),
+            (1, 1000, false),
+            (3, 3000, true),
+            (4, 4000, false),
+        ] {
+            s.apply(&msg(Kind::Snapshot(snap(seq, time, ran_out))))
+                .unwrap();
+        }
+        assert_eq!(s.out_of_memory().map(|(i, _)| i), Some(2));
+        // One dated before it (an import's) shifts it; a later one that also ran out does not
+        // take its place.
+        s.push_tree(2000, (10, 160), &[], vec![]);
+        assert_eq!(s.frames()[2].time_ms, 2000);
+        assert_eq!(s.out_of_memory().map(|(i, _)| i), Some(3));
+        s.apply(&msg(Kind::Snapshot(snap(5, 5000, true)))).unwrap();
+        assert_eq!(s.out_of_memory().map(|(i, _)| i), Some(3));
+        assert_eq!(s.window().end, 3);
+        s.forget_before(4);
+        assert_eq!(
+            s.out_of_memory().map(|(i, _)| i),
+            Some(1),
+            "the later one, now second"
+        );
+        s.forget_before(2);
+        assert_eq!(s.out_of_memory(), None);
     }
 
     #[test]

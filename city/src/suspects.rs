@@ -296,75 +296,135 @@ pub fn growing_types(model: &CityModel, n: usize) -> Vec<Growing> {
         .collect()
 }
 
-/// `type_trends` for the nodes of each type, `types`. Each snapshot's values are read once,
-/// in node order, into a row per type: looking every type's nodes up in every snapshot
-/// (`trend_of`) costs a search per node and snapshot, some 15 ms at 10,000 types and 60
-/// snapshots, and suspects and the agent's metrics fit every type several times a scrape.
+/// `type_trends` for the nodes of each type, `types`, most growth first.
 fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String, Trend)> {
-    let w = model.window();
-    let frames = model.frames();
-    let Some(window) = frames.get(w.start..=w.end) else {
-        return Vec::new();
-    };
     let names: Vec<&str> = types.keys().copied().collect();
-    let mut row_of = vec![u32::MAX; model.nodes().len()];
-    for (row, name) in names.iter().enumerate() {
-        for &id in &types[name] {
-            row_of[id as usize] = row as u32;
-        }
+    let rows: Vec<&[u32]> = names.iter().map(|name| types[name].as_slice()).collect();
+    let mut out: Vec<(String, Trend)> = names
+        .iter()
+        .zip(trends_of_rows(model, &rows, Metric::Objects))
+        .filter_map(|(name, trend)| trend.map(|t| (name.to_string(), t)))
+        .collect();
+    out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// Points a trend is fitted to at most. A line and its later half need no more: past this, a
+/// window of thousands of snapshots (a session recorded for hours) is thinned evenly, keeping
+/// its two ends and, up to half of the points, its walks (exact, and what tells a step from a
+/// rise), so that a trend costs the same however long the session.
+pub const MAX_TREND_POINTS: usize = 2048;
+
+/// The snapshots of the window a trend reads: every one, or past [`MAX_TREND_POINTS`] the
+/// window's ends, its walks (thinned evenly if more than half the points) and evenly spaced
+/// estimates between them, in order.
+pub fn trend_snapshots(model: &CityModel) -> Vec<usize> {
+    if model.frames().is_empty() {
+        return Vec::new();
     }
-    let span = window.len();
-    let mut sums = vec![0u64; names.len() * span];
-    // A type's doubt at each snapshot, which tells whether its value there says anything
-    // (`point`).
-    let mut errors = vec![0u64; names.len() * span];
-    let mut unconfirmed = vec![0u64; names.len() * span];
-    for (i, frame) in window.iter().enumerate() {
-        for &(id, objects, _) in frame.values() {
-            if let Some(&row) = row_of.get(id as usize).filter(|&&r| r != u32::MAX) {
-                let cell = &mut sums[row as usize * span + i];
-                // Saturating: a damaged file's counts must not overflow.
-                *cell = cell.saturating_add(objects);
-            }
+    let w = model.window();
+    let span = w.end + 1 - w.start.min(w.end + 1);
+    if span <= MAX_TREND_POINTS {
+        return (w.start..=w.end).collect();
+    }
+    let frames = model.frames();
+    let evenly = |from: &[usize], n: usize| -> Vec<usize> {
+        if from.len() <= n {
+            return from.to_vec();
         }
-        let index = w.start + i;
-        for (list, doubt) in [
-            (model.errors(index), &mut errors),
-            (model.unconfirmed_values(index), &mut unconfirmed),
-        ] {
-            for &(id, objects, _) in list {
-                if let Some(&row) = row_of.get(id as usize).filter(|&&r| r != u32::MAX) {
-                    let cell = row as usize * span + i;
-                    doubt[cell] = doubt[cell].saturating_add(objects);
+        (0..n)
+            .map(|k| from[k * (from.len() - 1) / (n - 1).max(1)])
+            .collect()
+    };
+    let walks: Vec<usize> = (w.start..=w.end)
+        .filter(|&i| !frames[i].is_estimated())
+        .collect();
+    let mut chosen = evenly(&walks, MAX_TREND_POINTS / 2);
+    let all: Vec<usize> = (w.start..=w.end).collect();
+    chosen.extend(evenly(&all, MAX_TREND_POINTS - chosen.len()));
+    chosen.extend([w.start, w.end]);
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
+}
+
+/// Cells (rows times points) summed at once by [`trends_of_rows`]: the rows are taken in
+/// chunks of this many cells, so that its memory is bounded however many rows are asked for.
+const TREND_CELLS: usize = 1 << 22;
+
+/// The trend over the window of the summed `metric` of each row of nodes (a type's nodes in
+/// every package or site it appears under, or one group's node), from the snapshots that say
+/// something of them (see `point`). Each snapshot's values are read once per chunk of rows, in
+/// node order: looking every row's nodes up in every snapshot (`trend_of`) costs a search per
+/// node and snapshot, and the report, suspects and the agent's metrics fit thousands of rows.
+pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec<Option<Trend>> {
+    let frames = model.frames();
+    let at = trend_snapshots(model);
+    let Some(&first) = at.first() else {
+        return vec![None; rows.len()];
+    };
+    let span = at.len();
+    let t0 = frames[first].time_ms as f64;
+    let times: Vec<f64> = at
+        .iter()
+        .map(|&i| (frames[i].time_ms as f64 - t0) / 1000.0)
+        .collect();
+    let pick = |v: &(u32, u64, u64)| match metric {
+        Metric::Objects => v.1,
+        Metric::Bytes => v.2,
+    };
+    let per_chunk = (TREND_CELLS / span).max(1);
+    let mut out = Vec::with_capacity(rows.len());
+    let mut row_of = vec![u32::MAX; model.nodes().len()];
+    for (chunk_index, chunk) in rows.chunks(per_chunk).enumerate() {
+        let base = chunk_index * per_chunk;
+        for (row, ids) in chunk.iter().enumerate() {
+            for &id in ids.iter() {
+                if let Some(r) = row_of.get_mut(id as usize) {
+                    *r = (base + row) as u32;
                 }
             }
         }
-    }
-    let t0 = window[0].time_ms as f64;
-    let times: Vec<f64> = window
-        .iter()
-        .map(|f| (f.time_ms as f64 - t0) / 1000.0)
-        .collect();
-    let mut out: Vec<(String, Trend)> = names
-        .iter()
-        .enumerate()
-        .filter_map(|(row, name)| {
-            let points: Vec<Point> = (row * span..(row + 1) * span)
-                .filter_map(|cell| {
-                    let i = cell - row * span;
+        let cell = |id: u32, i: usize| -> Option<usize> {
+            let row = *row_of.get(id as usize)?;
+            (row != u32::MAX && (row as usize) >= base && (row as usize) < base + chunk.len())
+                .then(|| (row as usize - base) * span + i)
+        };
+        let mut sums = vec![0u64; chunk.len() * span];
+        // A row's doubt at each snapshot, which tells whether its value there says anything
+        // (`point`).
+        let mut errors = vec![0u64; chunk.len() * span];
+        let mut unconfirmed = vec![0u64; chunk.len() * span];
+        for (i, &index) in at.iter().enumerate() {
+            for (list, into) in [
+                (frames[index].values(), &mut sums),
+                (model.errors(index), &mut errors),
+                (model.unconfirmed_values(index), &mut unconfirmed),
+            ] {
+                for v in list {
+                    if let Some(c) = cell(v.0, i) {
+                        // Saturating: a damaged file's counts must not overflow.
+                        into[c] = into[c].saturating_add(pick(v));
+                    }
+                }
+            }
+        }
+        for row in 0..chunk.len() {
+            let points: Vec<Point> = (0..span)
+                .filter_map(|i| {
+                    let c = row * span + i;
                     point(
                         times[i],
-                        !window[i].is_estimated(),
-                        sums[cell],
-                        errors[cell],
-                        unconfirmed[cell],
+                        !frames[at[i]].is_estimated(),
+                        sums[c],
+                        errors[c],
+                        unconfirmed[c],
                     )
                 })
                 .collect();
-            Trend::of_points(&points).map(|t| (name.to_string(), t))
-        })
-        .collect();
-    out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
+            out.push(Trend::of_points(&points));
+        }
+    }
     out
 }
 
@@ -415,9 +475,10 @@ pub fn carried(model: &CityModel, ids: &[u32], index: usize) -> bool {
 /// The trend over the window of the summed `metric` of nodes `ids` (a type's, in every package
 /// or site it appears under), from the snapshots that say something of them (see `point`).
 pub fn trend_of(model: &CityModel, ids: &[u32], metric: Metric) -> Option<Trend> {
-    let w = model.window();
-    let t0 = model.frames().get(w.start)?.time_ms;
-    let points: Vec<Point> = (w.start..=w.end)
+    let at = trend_snapshots(model);
+    let t0 = model.frames().get(*at.first()?)?.time_ms;
+    let points: Vec<Point> = at
+        .into_iter()
         .filter_map(|i| point_at(model, ids, i, metric, t0))
         .collect();
     Trend::of_points(&points)
@@ -1018,6 +1079,48 @@ mod tests {
             Trend::of_points(&[walk(0.0, 1_500.0), walk(10.0, 1_730.0), walk(19.0, 1_960.0)])
                 .unwrap();
         assert!(three.is_leak(100.0), "{three:?}");
+    }
+
+    /// A session of 5,000 snapshots (hours, recorded): its trends read at most
+    /// `MAX_TREND_POINTS` of them, the window's two ends among them, and come out as the
+    /// line says; every row at once is every row alone.
+    #[test]
+    fn a_long_window_is_thinned_to_a_bounded_trend_that_says_the_same() {
+        let mut m = CityModel::new();
+        for i in 0..5_000u64 {
+            let nodes = [
+                (
+                    vec!["p".to_string()],
+                    "Package".to_string(),
+                    600 + 10 * i,
+                    0,
+                ),
+                (
+                    vec!["p".into(), "Leak".into()],
+                    "Type".into(),
+                    100 + 10 * i,
+                    0,
+                ),
+                (vec!["p".into(), "Steady".into()], "Type".into(), 500, 0),
+            ];
+            m.push_tree(i * 1000, (600 + 10 * i, 0), &nodes, vec![]);
+        }
+        let w = m.window();
+        let at = trend_snapshots(&m);
+        assert!(at.len() <= MAX_TREND_POINTS + 2, "{}", at.len());
+        assert_eq!((at[0], *at.last().unwrap()), (w.start, w.end));
+        assert!(at.windows(2).all(|p| p[0] < p[1]));
+        let leak = m.find(&["p", "Leak"]).unwrap();
+        let steady = m.find(&["p", "Steady"]).unwrap();
+        let trends = trends_of_rows(&m, &[&[leak][..], &[steady][..], &[]], Metric::Objects);
+        assert_eq!(trends[0], trend_of(&m, &[leak], Metric::Objects));
+        assert_eq!(trends[1], trend_of(&m, &[steady], Metric::Objects));
+        let rise = trends[0].unwrap();
+        let whole = 10.0 * (w.end - w.start) as f64;
+        assert!((rise.growth - whole).abs() < 1e-6 * whole, "{rise:?}");
+        assert!(rise.recent > 0.0 && rise.fit > 0.99, "{rise:?}");
+        assert_eq!(trends[1].unwrap().growth, 0.0);
+        assert_eq!(trends[2], trend_of(&m, &[], Metric::Objects));
     }
 
     #[test]

@@ -454,20 +454,30 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     // outrank the steady leak beside it. memcity's own group last: it is not the application's.
     // A rise within what the estimates leave in doubt (their errors at the trend's ends, and
     // what may be garbage at the last) ranks as none.
-    let steady = |g: &GroupGrowth| -> f64 {
-        let names: Vec<&str> = g.path.iter().map(String::as_str).collect();
-        let Some(id) = session.find(&names) else {
-            return 0.0;
-        };
-        let objects = memcity_city::model::Metric::Objects;
-        let Some(trend) = memcity_city::suspects::trend_of(session, &[id], objects) else {
-            return 0.0;
-        };
-        if trend.within_doubt(true) {
-            return 0.0;
-        }
-        trend.steady()
-    };
+    // Every group's trend in one pass over the snapshots.
+    let ids: Vec<Option<u32>> = groups
+        .iter()
+        .map(|g| {
+            let names: Vec<&str> = g.path.iter().map(String::as_str).collect();
+            session.find(&names)
+        })
+        .collect();
+    let rows: Vec<&[u32]> = ids
+        .iter()
+        .map(|id| id.as_ref().map_or(&[][..], std::slice::from_ref))
+        .collect();
+    let trends = memcity_city::suspects::trends_of_rows(
+        session,
+        &rows,
+        memcity_city::model::Metric::Objects,
+    );
+    let steady_of: Vec<f64> = trends
+        .into_iter()
+        .map(|trend| match trend {
+            Some(trend) if !trend.within_doubt(true) => trend.steady(),
+            _ => 0.0,
+        })
+        .collect();
     // Each group's type dead in the old generation, by the last paths: its rise goes on only
     // as garbage, and ranks as none.
     let paths = session.paths_at(last_index).map(|(_, paths)| paths);
@@ -485,14 +495,15 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)
-        .map(|mut g| {
+        .zip(steady_of)
+        .map(|(mut g, steady_of)| {
             let ours = g
                 .path
                 .first()
                 .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
             let steady = match g.unreachable {
                 Some(_) => 0.0,
-                None => steady(&g),
+                None => steady_of,
             };
             g.continuing = steady.round() as i64;
             (ours, steady, g)
