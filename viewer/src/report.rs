@@ -940,11 +940,17 @@ fn render_rising(out: &mut String, rising: &[SuspectJson]) {
 pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     let mut out = String::new();
     if report.jvm.is_empty() && report.pid == 0 {
-        // No handshake: a Memory Cities export (or a recording whose header was lost) says
-        // nothing of the JVM or of what watching it cost.
+        // No JVM in the handshake: a Memory Cities export (a folder) carries none; a recording
+        // that names none was written by something other than the agent (a synthetic one) or
+        // lost its header.
+        let why = if std::path::Path::new(source).is_dir() {
+            "a Memory Cities export carries none"
+        } else {
+            "its handshake names no JVM"
+        };
         let _ = writeln!(
             out,
-            "{source}: {} snapshots over {:.1} s; no JVM details (a Memory Cities export carries none)",
+            "{source}: {} snapshots over {:.1} s; no JVM details ({why})",
             report.snapshots,
             report.duration_ms as f64 / 1000.0,
         );
@@ -1309,6 +1315,20 @@ mod tests {
             .map(|l| l.trim_end().rsplit(' ').next().unwrap())
             .collect();
         assert_eq!(names, ["a", "x", "b", "y", "a", "z"], "{text}");
+        // A recording with no JVM in its handshake is not called an export.
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with("no JVM details (its handshake names no JVM)"),
+            "{text}"
+        );
+        let folder = tempfile::tempdir().unwrap();
+        let text = render_text(&report, folder.path().to_str().unwrap(), 0);
+        assert!(
+            text.contains("(a Memory Cities export carries none)"),
+            "{text}"
+        );
     }
 
     #[test]
