@@ -514,6 +514,20 @@ impl JavaApp {
     }
 
     /// The crash logs (`hs_err_pid*.log`) the JVM wrote in its working directory.
+    /// The head of each crash log the JVM wrote (its summary, the crashing thread's frames and
+    /// what it was doing), for a failure's message: the folder goes with the test.
+    pub fn crash_report(&self) -> String {
+        self.crash_logs()
+            .iter()
+            .map(|log| {
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                let head: Vec<&str> = text.lines().take(120).collect();
+                format!("== {}\n{}", log.display(), head.join("\n"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub fn crash_logs(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self._dir.path())
             .map(|entries| {

@@ -38,7 +38,12 @@ fn a_20m_object_heap_names_the_leaks_holder_with_no_stop_over_a_second() {
     app.wait_for_line("READY", Duration::from_secs(240));
     let (status, stdout) = app.wait_exit(Duration::from_secs(300));
     assert!(status.success(), "{stdout:?}: {}", app.stderr());
-    assert!(app.crash_logs().is_empty(), "{}", app.stderr());
+    assert!(
+        app.crash_logs().is_empty(),
+        "{}\n{}",
+        app.stderr(),
+        app.crash_report()
+    );
 
     let report = report_json(&file);
     let live: u64 = report["groups"]

@@ -30,7 +30,11 @@ fn run_out_of_memory(jdk: &Jdk, flags: &[String]) -> (String, Value, String) {
     app.wait_for_line("READY", Duration::from_secs(60));
     let (status, stdout) = app.wait_exit(Duration::from_secs(120));
     let stderr = app.stderr();
-    assert!(app.crash_logs().is_empty(), "{flags:?}: crashed: {stderr}");
+    assert!(
+        app.crash_logs().is_empty(),
+        "{flags:?}: crashed: {stderr}\n{}",
+        app.crash_report()
+    );
     assert!(
         !status.success(),
         "{flags:?}: the app was to run out of heap: {stdout:?} {stderr}"

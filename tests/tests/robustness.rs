@@ -638,7 +638,8 @@ fn maps_resized_and_dropped_under_the_path_search_do_not_crash_the_jvm() {
         let stderr = app.stderr();
         assert!(
             app.crash_logs().is_empty(),
-            "run {run}: the JVM crashed: {stderr}"
+            "run {run}: the JVM crashed: {stderr}\n{}",
+            app.crash_report()
         );
         assert!(status.success(), "run {run}: {stderr}");
         assert!(

@@ -276,8 +276,8 @@ fn serve_sessions(max_inactive_seconds: i32, options: &str) -> Served {
     let (status, stdout) = app.wait_exit(Duration::from_secs(120));
     assert!(
         app.crash_logs().is_empty(),
-        "the JVM crashed: {:?}; stderr: {}",
-        app.crash_logs(),
+        "the JVM crashed: {}; stderr: {}",
+        app.crash_report(),
         app.stderr()
     );
     assert!(status.success(), "{stdout:?}: {}", app.stderr());
