@@ -588,6 +588,7 @@ impl CityModel {
         // Collected by pushing, they may hold twice their length; a session keeps hundreds.
         frame.values.shrink_to_fit();
         frame.estimates.shrink_to_fit();
+        frame.unconfirmed.shrink_to_fit();
         for &(id, objects, bytes) in &frame.values {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);

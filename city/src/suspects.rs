@@ -587,7 +587,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     // No object paths (a recording from before them, or paths=off): the growing types, and
     // no holder. Per-type edges join every instance of a type, so they name none.
     let types = type_nodes(model);
-    let (growers, floor) = growers(model, &types);
+    let (growers, floor) = growers(model, &types, trends_of(model, &types));
     let mut out: Vec<Suspect> = growers
         .iter()
         .take(MAX_SUSPECTS)
@@ -654,8 +654,13 @@ pub fn stable_root(root: &str) -> String {
 
 pub use crate::model::MEMCITY;
 
-/// The growing types of the window, strongest first, with their trends and the leak floor.
-fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, Trend)>, f64) {
+/// The growing types of the window, strongest first, with their trends and the leak floor, of
+/// every type's trend (`trends_of`, fitted once by the caller).
+fn growers(
+    model: &CityModel,
+    types: &HashMap<&str, Vec<u32>>,
+    trends: Vec<(String, Trend)>,
+) -> (Vec<(String, Trend)>, f64) {
     let w = model.window();
     let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
     let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
@@ -679,7 +684,7 @@ fn growers(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> (Vec<(String, 
         trend_of(model, ids, Metric::Bytes)
             .is_some_and(|b| b.growth >= bytes_floor && !b.within_doubt(false))
     };
-    let mut growers: Vec<(String, Trend)> = trends_of(model, types)
+    let mut growers: Vec<(String, Trend)> = trends
         .into_iter()
         .filter(|(name, t)| {
             (t.is_leak(floor) && !t.within_doubt(false) && rises_in_bytes(name))
@@ -708,9 +713,10 @@ fn suspects_from_paths(
     let w = model.window();
     let frames = model.frames();
     let types = type_nodes(model);
-    let (growers, floor) = growers(model, &types);
+    let all = trends_of(model, &types);
+    let all_trends: HashMap<String, Trend> = all.iter().cloned().collect();
+    let (growers, floor) = growers(model, &types, all);
     let trends: HashMap<&str, &Trend> = growers.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let all_trends: HashMap<String, Trend> = trends_of(model, &types).into_iter().collect();
     let end_ms = frames[w.end].time_ms;
     let backed = |name: &str, index: usize| backed_growth(model, &types, name, index);
     let step_of = |node: &crate::holders::PathNode, content: bool, suspect: bool| Step {
