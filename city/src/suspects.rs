@@ -1182,7 +1182,11 @@ mod tests {
         assert!(w.end > w.start, "{w:?}");
         let kinds = |m: &CityModel| -> Vec<String> {
             let nodes = type_nodes(m);
-            growers(m, &nodes).0.into_iter().map(|(n, _)| n).collect()
+            growers(m, &nodes, trends_of(m, &nodes))
+                .0
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
         };
         assert_eq!(
             kinds(&m),
