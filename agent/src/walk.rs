@@ -1030,139 +1030,34 @@ mod tests {
         let mut owned = tags::with_owner(0, 5, 1, 3);
         let (mut app_map, mut app_table) = (0i64, 0i64);
         let mut mirror = t(1);
+        // `(kind, referee class, referrer class, size, referee tag, referrer tag, length)`, as
+        // HotSpot reports them.
+        let at = |s: &mut State, kind, to, from, size, tag: &mut i64, referrer: &mut i64, len| {
+            s.on_reference(kind, 1, &NO_FRAME, t(to), t(from), size, tag, referrer, len);
+        };
         // The repository's static field: the declaring class is memcity's.
-        s.on_reference(
-            STATIC_REF,
-            0,
-            &NO_FRAME,
-            t(2),
-            t(99),
-            48,
-            &mut map,
-            &mut mirror,
-            -1,
-        );
+        at(&mut s, STATIC_REF, 2, 99, 48, &mut map, &mut mirror, -1);
         // The map's visit: its table, a thread, a byte[].
-        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(2), 500, &mut 0, &mut map, -1);
-        s.on_reference(FIELD, 1, &NO_FRAME, t(3), t(2), 48, &mut table, &mut map, 2);
-        s.on_reference(
-            FIELD,
-            2,
-            &NO_FRAME,
-            t(6),
-            t(2),
-            120,
-            &mut thread,
-            &mut map,
-            -1,
-        );
-        s.on_reference(FIELD, 3, &NO_FRAME, t(5), t(2), 24, &mut bytes, &mut map, 8);
+        at(&mut s, CLASS, 99, 2, 500, &mut 0, &mut map, -1);
+        at(&mut s, FIELD, 3, 2, 48, &mut table, &mut map, 2);
+        at(&mut s, FIELD, 6, 2, 120, &mut thread, &mut map, -1);
+        at(&mut s, FIELD, 5, 2, 24, &mut bytes, &mut map, 8);
         // The table's visit: two nodes, one of them owned in this walk.
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(3),
-            500,
-            &mut 0,
-            &mut table,
-            -1,
-        );
-        s.on_reference(
-            ELEMENT,
-            1,
-            &NO_FRAME,
-            t(4),
-            t(3),
-            32,
-            &mut node,
-            &mut table,
-            -1,
-        );
-        s.on_reference(
-            ELEMENT,
-            1,
-            &NO_FRAME,
-            t(4),
-            t(3),
-            32,
-            &mut owned,
-            &mut table,
-            -1,
-        );
-        s.on_reference(CLASS, 1, &NO_FRAME, t(99), t(4), 500, &mut 0, &mut node, -1);
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(4),
-            500,
-            &mut 0,
-            &mut owned,
-            -1,
-        );
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(6),
-            500,
-            &mut 0,
-            &mut thread,
-            -1,
-        );
+        at(&mut s, CLASS, 99, 3, 500, &mut 0, &mut table, -1);
+        at(&mut s, ELEMENT, 4, 3, 32, &mut node, &mut table, -1);
+        at(&mut s, ELEMENT, 4, 3, 32, &mut owned, &mut table, -1);
+        at(&mut s, CLASS, 99, 4, 500, &mut 0, &mut node, -1);
+        at(&mut s, CLASS, 99, 4, 500, &mut 0, &mut owned, -1);
+        at(&mut s, CLASS, 99, 6, 500, &mut 0, &mut thread, -1);
         // The byte[]'s visit: its size comes through the primitive-array callback.
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(5),
-            500,
-            &mut 0,
-            &mut bytes,
-            -1,
-        );
+        at(&mut s, CLASS, 99, 5, 500, &mut 0, &mut bytes, -1);
         let user_data = (&mut s as *mut State).cast::<c_void>();
         // SAFETY: `user_data` is the state, as FollowReferences would pass it.
         unsafe { array_primitive_value(t(5), 24, &mut bytes, 8, 0, std::ptr::null(), user_data) };
         // The application's map and table.
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(2),
-            500,
-            &mut 0,
-            &mut app_map,
-            -1,
-        );
-        s.on_reference(
-            FIELD,
-            1,
-            &NO_FRAME,
-            t(3),
-            t(2),
-            80,
-            &mut app_table,
-            &mut app_map,
-            8,
-        );
-        s.on_reference(
-            CLASS,
-            1,
-            &NO_FRAME,
-            t(99),
-            t(3),
-            500,
-            &mut 0,
-            &mut app_table,
-            -1,
-        );
+        at(&mut s, CLASS, 99, 2, 500, &mut 0, &mut app_map, -1);
+        at(&mut s, FIELD, 3, 2, 80, &mut app_table, &mut app_map, 8);
+        at(&mut s, CLASS, 99, 3, 500, &mut 0, &mut app_table, -1);
         s.flush_visit();
 
         assert_eq!(s.objects, [0, 0, 2, 2, 2, 1, 1]);

@@ -375,6 +375,8 @@ pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec
     };
     let per_chunk = (TREND_CELLS / span).max(1);
     let mut out = Vec::with_capacity(rows.len());
+    // Each node's row, filled chunk by chunk; rows of earlier chunks stay and are told apart by
+    // their number.
     let mut row_of = vec![u32::MAX; model.nodes().len()];
     for (chunk_index, chunk) in rows.chunks(per_chunk).enumerate() {
         let base = chunk_index * per_chunk;
