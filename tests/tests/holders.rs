@@ -132,6 +132,30 @@ fn linked_list_leak_with_the_jfr_stream_running_names_people() {
             .any(|f| f.cost.is_some_and(|c| c.gc_counts_on)),
         "the JFR stream never started: the heap stayed under the size that starts it"
     );
+    // A walk after JFR started counts its metadata's strings as memcity's: reached through
+    // its lists' arrays, where the application's strings are of the same type.
+    let on = model
+        .frames()
+        .iter()
+        .position(|f| f.cost.is_some_and(|c| c.gc_counts_on))
+        .unwrap();
+    let walk = (on..model.frames().len())
+        .rev()
+        .find(|&i| !model.frames()[i].is_estimated())
+        .expect("no walk after the JFR stream started");
+    let ours = |type_name: &str| {
+        model
+            .find(&[memcity_city::suspects::MEMCITY, type_name])
+            .map_or(0, |n| {
+                model.value(n, walk, memcity_city::model::Metric::Objects)
+            })
+    };
+    assert!(
+        ours("java.lang.String") >= 2_000 && ours("java.util.ArrayList") >= 2_000,
+        "memcity's strings {} and lists {} at the walk of snapshot {walk}",
+        ours("java.lang.String"),
+        ours("java.util.ArrayList")
+    );
     let report = report_json(&file);
     let s = &report["suspects"][0];
     assert_eq!(
