@@ -14,7 +14,8 @@
 //! that count (a stream that hears nothing costs little); young GCs count nothing; classes
 //! under `ObjectCountCutOffPercent` of the counted bytes (0.5 % by default, an experimental flag)
 //! are not reported, so their estimates stand; a G1 remark counts objects allocated during
-//! marking too (an upper bound); JDK 11 to 13 have no `RecordingStream`.
+//! marking too, so its count only lowers an estimate above it (`GcCount::exact`, told by the
+//! GC's name in `jdk.GarbageCollection`); JDK 11 to 13 have no `RecordingStream`.
 //!
 //! Counting lengthens the pauses it runs in, so the worker turns the event off while the
 //! predicted addition (live objects times the measured time per object, from the GC's "Report
@@ -25,7 +26,7 @@
 
 pub(crate) mod repository;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -42,6 +43,16 @@ pub struct GcCount {
     pub classes: Vec<(String, u64, u64)>,
     /// What counting added to the pause, when the GC reported its phase.
     pub phase_ns: Option<u64>,
+    /// A full GC's count: every object it counted was live. Any other count is an upper bound:
+    /// a G1 remark counts as live everything allocated since its marking began (the young
+    /// regions' garbage too), and a GC not yet known to be full is taken for such a one.
+    pub exact: bool,
+}
+
+/// JFR's names of the collections that count after marking the whole heap and collecting it
+/// (HotSpot's `gcName.hpp`).
+fn is_full_collection(name: &str) -> bool {
+    matches!(name, "G1Full" | "ParallelOld" | "SerialOld" | "PSMarkSweep")
 }
 
 #[derive(Default)]
@@ -50,6 +61,8 @@ struct Inbox {
     open: BTreeMap<u64, GcCount>,
     /// Phase times that arrived before (or without) their counts.
     phases: HashMap<u64, u64>,
+    /// The GCs known to be full collections.
+    full: HashSet<u64>,
     /// Whole GCs, ready for the worker.
     ready: Vec<GcCount>,
 }
@@ -140,6 +153,23 @@ extern "system" fn phase(
     }));
 }
 
+extern "system" fn collected(
+    mut env: JNIEnv,
+    _class: JClass,
+    gc_id: jni::sys::jlong,
+    name: JString,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Ok(name) = env.get_string(&name).map(String::from) else {
+            let _ = env.exception_clear();
+            return;
+        };
+        if is_full_collection(&name) {
+            with_inbox(|inbox| inbox.full.insert(gc_id as u64));
+        }
+    }));
+}
+
 extern "system" fn flushed(_env: JNIEnv, _class: JClass) {
     let _ = catch_unwind(AssertUnwindSafe(|| with_inbox(hand_over)));
 }
@@ -149,11 +179,14 @@ fn hand_over(inbox: &mut Inbox) {
     let open = std::mem::take(&mut inbox.open);
     for (gc_id, mut count) in open {
         count.phase_ns = inbox.phases.remove(&gc_id);
+        // A full GC's end is written with its counts, in the same pause.
+        count.exact = inbox.full.remove(&gc_id);
         inbox.ready.push(count);
     }
-    // Phases of older GCs that counted nothing (the event was off) are of no use.
+    // Phases and names of older GCs that counted nothing (the event was off) are of no use.
     let newest = inbox.ready.iter().map(|c| c.gc_id).max().unwrap_or(0);
     inbox.phases.retain(|&id, _| id > newest);
+    inbox.full.retain(|&id| id > newest);
     let excess = inbox.ready.len().saturating_sub(MAX_READY);
     inbox.ready.drain(..excess);
 }
@@ -271,6 +304,11 @@ impl GcCounts {
                     fn_ptr: phase as *mut std::ffi::c_void,
                 },
                 NativeMethod {
+                    name: "collected".into(),
+                    sig: "(JLjava/lang/String;)V".into(),
+                    fn_ptr: collected as *mut std::ffi::c_void,
+                },
+                NativeMethod {
                     name: "flushed".into(),
                     sig: "()V".into(),
                     fn_ptr: flushed as *mut std::ffi::c_void,
@@ -382,12 +420,15 @@ mod tests {
                 gc_id: 7,
                 time_unix_ms: 5,
                 classes: vec![("[J".into(), 10, 160)],
-                phase_ns: None,
+                ..Default::default()
             },
         );
+        inbox.full.insert(7);
         hand_over(&mut inbox);
         assert_eq!(inbox.ready.len(), 1);
         assert_eq!(inbox.ready[0].phase_ns, Some(1_000));
+        assert!(inbox.ready[0].exact, "its name said it was full");
+        assert!(inbox.full.is_empty());
         assert!(inbox.open.is_empty());
         assert_eq!(inbox.phases.keys().copied().collect::<Vec<_>>(), [9]);
         for id in 10..40 {
@@ -402,5 +443,28 @@ mod tests {
         hand_over(&mut inbox);
         assert_eq!(inbox.ready.len(), MAX_READY, "the newest are kept");
         assert_eq!(inbox.ready.last().unwrap().gc_id, 39);
+        assert!(
+            inbox.ready.iter().all(|c| !c.exact),
+            "a GC not known to be full counts as an upper bound"
+        );
+    }
+
+    #[test]
+    fn only_full_collections_count_exactly() {
+        for full in ["G1Full", "ParallelOld", "SerialOld", "PSMarkSweep"] {
+            assert!(is_full_collection(full), "{full}");
+        }
+        // G1's concurrent cycle (its remark counts), young GCs, ZGC, Shenandoah.
+        for not in [
+            "G1Old",
+            "G1New",
+            "ParallelScavenge",
+            "DefNew",
+            "Z",
+            "ZMajor",
+            "Shenandoah",
+        ] {
+            assert!(!is_full_collection(not), "{not}");
+        }
     }
 }

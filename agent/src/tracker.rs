@@ -45,6 +45,9 @@ const DEAD: u64 = 2 << STATE_SHIFT;
 const STATE_MASK: u64 = 3 << STATE_SHIFT;
 /// Set once the worker has tagged the object for walks (`for_untagged`).
 const TAGGED: u64 = 1 << 61;
+/// Set when a path search through every root missed the sample, cleared when one reaches it:
+/// the second miss in a row is its death ([`Tracker::unreached`]).
+const MISSED: u64 = 1 << 60;
 /// `meta` layout below the state bits: site (22) | thread (12) | one-in (4, as log2).
 const THREAD_SHIFT: u32 = 22;
 const ONE_IN_SHIFT: u32 = 34;
@@ -481,6 +484,7 @@ impl Tracker {
             slot.holder
                 .store(u64::from(class) << 32 | u64::from(field), Ordering::Relaxed);
             slot.seen_ms.store(ms, Ordering::Relaxed);
+            slot.meta.fetch_and(!MISSED, Ordering::AcqRel);
         }
     }
 
@@ -488,19 +492,22 @@ impl Tracker {
     /// when the allocation clock read `born` (as [`Tracker::set_holder`]): no GC root held it,
     /// so it is garbage, whatever its weak reference says until the GC that frees it (an
     /// old-generation marking, or on generational ZGC a major collection, may be long in
-    /// coming). It dies now: the estimates stop counting it and its weak reference goes at the
-    /// next sweep. Its holder stays, for the lifetimes to name as the death's context. Worker
-    /// thread only.
+    /// coming). The second such search in a row, with none reaching it between, ends it: the
+    /// estimates stop counting it and its weak reference goes at the next sweep. Its holder
+    /// stays, for the lifetimes to name as the death's context. Worker thread only.
     ///
-    /// The search runs while the application does, so an object moved from a container it
-    /// had not reached yet into one it had passed is missed too, though alive; that is one
-    /// sample of a collection being reorganized (a map's resize), against every dead one
-    /// that would count as live until the next marking.
+    /// Why two: the search runs while the application does, so an object moved from a
+    /// container it had not reached yet into one it had passed is missed though alive. A map
+    /// growing past its table does that to every entry not yet moved (they hang from the
+    /// resizing frame's local alone), so one search during a start-up fill missed thousands
+    /// of a catalog's live strings at once, and the walk that found them again made a step the
+    /// trends took for growth. Two searches in a row never meet the same resize.
     pub fn unreached(&self, id: SlotId, born: u64) {
         let Some(slot) = self.slot(id) else { return };
-        let live = slot.meta.load(Ordering::Acquire) & STATE_MASK == LIVE;
-        if live && slot.born_allocated.load(Ordering::Relaxed) == born {
-            slot.meta.fetch_or(DEAD, Ordering::AcqRel);
+        let meta = slot.meta.load(Ordering::Acquire);
+        if meta & STATE_MASK == LIVE && slot.born_allocated.load(Ordering::Relaxed) == born {
+            let missed = if meta & MISSED != 0 { DEAD } else { MISSED };
+            slot.meta.fetch_or(missed, Ordering::AcqRel);
         }
     }
 

@@ -243,7 +243,13 @@ fn pointer_maps(
 }
 
 fn write(path: &Path, value: &Value) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    // Its names (`<time>.json`) are easy to guess: one planted as a link in a shared folder is
+    // replaced, never written through (what `memcity`, often root, writes is its user's alone).
+    #[cfg(unix)]
+    let file = memcity_proto::files::create_replacing(path)?;
+    #[cfg(not(unix))]
+    let file = std::fs::File::create(path)?;
+    let mut out = std::io::BufWriter::new(file);
     serde_json::to_writer(&mut out, value)?;
     out.flush()
 }

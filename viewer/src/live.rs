@@ -157,7 +157,7 @@ mod net {
                     client: format!("memcity view {}", env!("CARGO_PKG_VERSION")),
                 })
                 .await
-                .map_err(|s| s.message().to_string())?
+                .map_err(|s| client::failure(&s))?
                 .into_inner();
             loop {
                 let message = match stream.message().await {

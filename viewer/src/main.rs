@@ -922,7 +922,13 @@ async fn set_classifiers(addr: Option<String>, chain: &str) -> anyhow::Result<Ex
             classifiers: chain.split(':').map(str::to_string).collect(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("the agent refused the chain: {}", s.message()))?
+        .map_err(|s| match s.code() {
+            // The connection closed under the request: a full port, or a JVM exiting.
+            tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled => {
+                anyhow::anyhow!(client::failure(&s))
+            }
+            _ => anyhow::anyhow!("the agent refused the chain: {}", s.message()),
+        })?
         .into_inner();
     println!("classifiers now {}", reply.classifiers.join(":"));
     Ok(ExitCode::SUCCESS)

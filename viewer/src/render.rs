@@ -972,7 +972,8 @@ pub async fn screenshot(path: &Path) -> anyhow::Result<()> {
     for y in (0..h).rev() {
         rows.extend_from_slice(&image.bytes[y * w * 4..(y + 1) * w * 4]);
     }
-    let file = std::fs::File::create(path)
+    // A link planted at the name is replaced, not written through.
+    let file = memcity_proto::files::create_replacing(path)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
     encoder.set_color(png::ColorType::Rgba);

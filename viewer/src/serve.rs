@@ -324,7 +324,7 @@ async fn relay(socket: axum::extract::ws::WebSocket, addr: Option<String>) {
                 client: format!("memcity serve {}", env!("CARGO_PKG_VERSION")),
             })
             .await
-            .map_err(|s| s.message().to_string())?
+            .map_err(|s| client::failure(&s))?
             .into_inner();
         Ok::<_, String>(stream)
     };

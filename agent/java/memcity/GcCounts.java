@@ -6,7 +6,7 @@ import jdk.jfr.consumer.RecordingStream;
 
 /**
  * The agent's window on JFR's {@code jdk.ObjectCountAfterGC}: the collector's own count of live
- * objects per class, taken inside full GCs and G1 remark pauses. The agent defines this class in
+ * objects per class, taken inside full GCs and G1 remark pauses, with each GC's name. The agent defines this class in
  * the application's JVM and registers the native methods; this class only starts an in-process
  * {@link RecordingStream} and hands every event to the agent. Nothing here prints.
  *
@@ -21,6 +21,13 @@ public final class GcCounts {
 
     /** Time the GC {@code gcId} spent counting (its "Report Object Count" phase), nanoseconds. */
     static native void phase(long gcId, long nanos);
+
+    /**
+     * The GC {@code gcId} was a collection named {@code name} (JFR's GC names: {@code G1Full},
+     * {@code ParallelOld}, ...). Sent at its end, so a full GC's name comes with its counts; a G1
+     * remark's counts come long before the end of their concurrent cycle.
+     */
+    static native void collected(long gcId, String name);
 
     /** Every event of the chunk just read has been handed over. */
     static native void flushed();
@@ -37,12 +44,15 @@ public final class GcCounts {
         // The phase that does the counting: level 1 in G1 remark, level 2 in full GCs (17.0.8+).
         stream.enable("jdk.GCPhasePauseLevel1");
         stream.enable("jdk.GCPhasePauseLevel2");
+        // Which GCs were full ones: only their counts are exact (see the agent's gc_counts.rs).
+        stream.enable("jdk.GarbageCollection");
         // The stream only needs what it has not read yet.
         stream.setMaxAge(Duration.ofSeconds(30));
         stream.setMaxSize(16L * 1024 * 1024);
         stream.onEvent("jdk.ObjectCountAfterGC", GcCounts::onCount);
         stream.onEvent("jdk.GCPhasePauseLevel1", GcCounts::onPhase);
         stream.onEvent("jdk.GCPhasePauseLevel2", GcCounts::onPhase);
+        stream.onEvent("jdk.GarbageCollection", GcCounts::onCollection);
         stream.onFlush(GcCounts::flushed);
         // Not startAsync(): its thread is not a daemon and would keep the application's JVM
         // from exiting. The stream runs on a daemon thread of ours instead.
@@ -59,6 +69,10 @@ public final class GcCounts {
                 event.getLong("count"),
                 event.getLong("totalSize"),
                 event.getStartTime().toEpochMilli());
+    }
+
+    private static void onCollection(RecordedEvent event) {
+        collected(event.getLong("gcId"), event.getString("name"));
     }
 
     private static void onPhase(RecordedEvent event) {

@@ -102,7 +102,7 @@ impl Worker {
             match started {
                 Ok(counts) => {
                     info!(
-                        "GC counts on: full GCs and G1 remarks count live objects per type (JFR jdk.ObjectCountAfterGC) while that adds under {} ms",
+                        "GC counts on: full GCs count live objects per type, and G1 remarks bound them (JFR jdk.ObjectCountAfterGC), while that adds under {} ms",
                         self.agent.options.gc_counts.unwrap_or_default().as_millis()
                     );
                     self.gc_counts = Some(counts);
@@ -158,8 +158,9 @@ impl Worker {
         }
     }
 
-    /// Shifts each counted type's estimate so that it equals the GC's count at that GC (see
-    /// `Estimator::reconcile`), comparing with the first snapshot published after the GC.
+    /// Shifts each counted type's estimate so that it equals a full GC's count at that GC (see
+    /// `Estimator::shift_by`), comparing with the first snapshot published after the GC; a count
+    /// that is only an upper bound (a G1 remark's) lowers the estimates above it.
     fn reconcile(&mut self, count: &GcCount) -> Reconciled {
         // The first snapshot taken once that GC's ObjectFree events were in.
         let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
@@ -195,6 +196,7 @@ impl Worker {
         let recent = &self.recent[then];
         let get = |v: &Vec<u64>, id: u32| v.get(id as usize).copied().unwrap_or(0);
         let mut shifts = Vec::new();
+        let mut lowered = Vec::new();
         for (name, objects, bytes) in &count.classes {
             let java = gc_counts::java_name(name);
             let Some(ids) = by_name.get(java.as_str()) else {
@@ -216,8 +218,21 @@ impl Worker {
                 .copied()
                 .unwrap_or_default();
             debug!(
-                "GC count {java}: {objects} objects, {then_objects} estimated then (ids {ids:?})"
+                "GC count {java}: {objects} objects, {then_objects} estimated then (ids {ids:?}){}",
+                if count.exact { "" } else { ", an upper bound" }
             );
+            if !count.exact {
+                // A remark's count takes the garbage of young regions for live: it can say
+                // only that an estimate above it is too high.
+                if *objects < then_objects {
+                    lowered.push((
+                        target,
+                        *objects as f64 - then_objects as f64,
+                        (*bytes as f64 - then_bytes as f64).min(0.0),
+                    ));
+                }
+                continue;
+            }
             shifts.push((
                 target,
                 *objects as f64 - then_objects as f64,
@@ -236,6 +251,9 @@ impl Worker {
         for (class, objects, bytes, variance, generation) in shifts {
             self.estimator
                 .shift_by(class, objects, bytes, variance, generation);
+        }
+        for (class, objects, bytes) in lowered {
+            self.estimator.lower_by(class, objects, bytes);
         }
         self.estimator.note_gc_count(count.time_unix_ms);
         Reconciled::Done
