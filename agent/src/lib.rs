@@ -587,6 +587,7 @@ unsafe extern "C" fn on_vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _t
 /// Starts recording, the server and the worker once the VM can run Java threads.
 unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
     log::new_session();
+    worker::say_collector(agent);
     // Whatever killed JVMs left in memcity's run directory goes with the next agent that starts.
     gc_counts::clear_stale_repositories();
     let handshake = worker::handshake(agent);

@@ -32,8 +32,8 @@ fn median(values: &[u64]) -> u64 {
 }
 
 /// DroppedArrays for 10 s under `gc`, with the release agent at its defaults or without it:
-/// the heap after each GC.
-fn dropped_arrays(jdk: &Jdk, gc: &str, with_agent: bool) -> Vec<u64> {
+/// the heap after each GC, and the agent's first line on stderr.
+fn dropped_arrays(jdk: &Jdk, gc: &str, with_agent: bool) -> (Vec<u64>, String) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("gc.log");
     let mut spec = AppSpec::new(jdk, "DroppedArrays", 10.0)
@@ -57,7 +57,13 @@ fn dropped_arrays(jdk: &Jdk, gc: &str, with_agent: bool) -> Vec<u64> {
         "too few GCs to judge ({heaps:?}): {}",
         app.stderr()
     );
-    heaps
+    let first = app
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("[memcity]"))
+        .unwrap_or_default()
+        .to_string();
+    (heaps, first)
 }
 
 /// 256 KiB arrays dropped at once beside a 13 MB live set: with the agent the heap after GC
@@ -75,8 +81,18 @@ fn dropped_garbage_is_not_kept_alive_by_the_agent() {
         ),
     }
     for (jdk, gc) in runs {
-        let alone = dropped_arrays(&jdk, gc, false);
-        let with = dropped_arrays(&jdk, gc, true);
+        let (alone, _) = dropped_arrays(&jdk, gc, false);
+        let (with, first) = dropped_arrays(&jdk, gc, true);
+        // The session's first line says how samples are followed on this collector.
+        let how = match gc {
+            "-XX:+UseZGC" => "collector: generational ZGC, whose young collections keep",
+            _ => "samples followed by weak references, which its collections clear",
+        };
+        assert!(
+            first.contains(how),
+            "JDK {} {gc}: first line {first:?}",
+            jdk.major
+        );
         let (alone_mb, with_mb) = (median(&alone), median(&with));
         eprintln!(
             "JDK {} {gc}: heap after GC, median {alone_mb} MB alone ({} GCs), {with_mb} MB with the agent ({} GCs)",

@@ -669,6 +669,14 @@ fn a_healthy_session_keeps_the_applications_stderr_quiet() {
         ours.len(),
         ours.join("\n")
     );
+    // The first says on what collector the session runs and how it follows samples there.
+    assert!(
+        ours.first()
+            .is_some_and(|l| l.contains("collector: G1")
+                && l.contains("samples followed by weak references")),
+        "{}",
+        ours.join("\n")
+    );
     let mut unique = ours.clone();
     unique.sort();
     unique.dedup();

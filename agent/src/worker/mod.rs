@@ -318,7 +318,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     crate::arm_failpoints();
     match Collectors::open() {
         Ok(collectors) => {
-            follow_samples_on(agent, &collectors);
             if worker.lifetimes.is_some() || agent.options.estimates.is_some() {
                 worker.collectors = Some(collectors);
             }
@@ -1132,11 +1131,32 @@ pub const GENERATIONAL_ZGC_HOLD: u64 = 16 << 20;
 
 /// Says how samples are followed on this JVM's collector, and bounds what generational ZGC
 /// would keep alive for them.
-fn follow_samples_on(agent: &Agent, collectors: &Collectors) {
+/// The session's first line: the collector, and how memcity follows its samples there (on
+/// generational ZGC, within a hold limit). Read from the JVM's performance data, or, where it
+/// publishes none (`-XX:-UsePerfData`), from the flags that chose the collector.
+pub(crate) fn say_collector(agent: &Agent) {
     let Some(sampler) = &agent.sampler else {
         return;
     };
-    if collectors.generational_zgc() {
+    let (names, generational_zgc) = match Collectors::open() {
+        Ok(collectors) => (collectors.names().join(", "), collectors.generational_zgc()),
+        Err(e) => {
+            let command_line = command_line();
+            let gc = gc_name(&command_line);
+            let major = java_major(
+                &agent
+                    .jvmti
+                    .system_property("java.vm.specification.version")
+                    .unwrap_or_default(),
+            );
+            let one_generation = every_gc_marks_all(&gc, major, &jvm_flags(&command_line));
+            (
+                format!("{gc}, by its flags ({e})"),
+                gc == "Z" && !one_generation,
+            )
+        }
+    };
+    if generational_zgc {
         sampler.tracker.set_hold_limit(GENERATIONAL_ZGC_HOLD);
         info!(
             "collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows at most {} MiB of sampled objects at a time, none over {} KiB; samples past that are counted and left out of estimates",
@@ -1145,8 +1165,7 @@ fn follow_samples_on(agent: &Agent, collectors: &Collectors) {
         );
     } else {
         info!(
-            "collector: {}; samples followed by weak references, which its collections clear",
-            collectors.names().join(", ")
+            "collector: {names}; samples followed by weak references, which its collections clear"
         );
     }
 }
