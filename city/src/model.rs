@@ -205,6 +205,22 @@ pub struct Leaf {
 pub struct ProtocolError(pub String);
 
 impl Frame {
+    /// About what this snapshot's numbers take in memory: its groups' values, errors and
+    /// doubts, its survivors and its type references (graphs and paths are shared and
+    /// counted apart).
+    fn detail_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(NodeId, u64, u64)>();
+        std::mem::size_of::<Frame>()
+            + (self.values.capacity() + self.estimates.capacity() + self.unconfirmed.capacity())
+                * entry
+            + self.survivors.as_ref().map_or(0, |s| s.capacity() * 16)
+            + self
+                .references
+                .iter()
+                .map(|r| std::mem::size_of::<Reference>() + r.from.len() + r.to.len())
+                .sum::<usize>()
+    }
+
     fn get(&self, node: NodeId) -> Option<(u64, u64)> {
         self.values
             .binary_search_by_key(&node, |v| v.0)
@@ -264,6 +280,10 @@ pub struct Window {
     pub end: usize,
 }
 
+/// Memory a model's snapshots' numbers may take before its older history is thinned (see
+/// `CityModel::thin`): some 2,000 snapshots of 3,000 groups in full, however long the session.
+pub const DEFAULT_DETAIL_BUDGET: usize = 384 << 20;
+
 #[derive(Debug, Clone, Default)]
 pub struct CityModel {
     pub handshake: Option<Handshake>,
@@ -277,6 +297,9 @@ pub struct CityModel {
     pub warnings: Vec<String>,
     nodes: Vec<NodeInfo>,
     index: HashMap<(NodeId, String), NodeId>,
+    /// The same by the session's string id of the name: a snapshot's node is found without
+    /// resolving and copying its name (the ids of a session's string table never change).
+    by_string: HashMap<(NodeId, u32), NodeId, foldhash::fast::RandomState>,
     frames: Vec<Frame>,
     /// The first snapshot that carries an `OutOfMemory`, kept as frames come and go: the
     /// default window ends there, and the window is asked for per node.
@@ -286,10 +309,22 @@ pub struct CityModel {
     strings: StringResolver,
     classifiers: Vec<String>,
     /// Largest absolute growth of any building in the window, per metric (objects, bytes).
-    max_growth: (u64, u64),
-    /// Nodes the last `update_growth` looked at: the work of a new snapshot, for the tests that
-    /// hold it to the snapshot's own size however long the session.
-    growth_visits: usize,
+    /// Worked out when first asked for after a change (`max_growth`), not at every snapshot: a
+    /// recording's load pushes thousands and asks once. With the nodes it looked at: the work
+    /// of a new snapshot, for the tests that hold it to the snapshot's own size however long
+    /// the session.
+    max_growth: std::sync::OnceLock<((u64, u64), usize)>,
+    /// Memory the snapshots' numbers take (`Frame::detail_bytes`), and what it may reach
+    /// before older snapshots are thinned (`thin`); `None`: never thinned.
+    detail_bytes: usize,
+    detail_budget: Option<usize>,
+    /// `detail_bytes` at which the next thinning runs: past the budget, and past what the last
+    /// one left by a share of it, so that each thinning pays for many snapshots.
+    thin_at: usize,
+    /// Snapshots thinned out so far, and the last thinning's map from old indices to new ones
+    /// (for a viewer's position in time: [`CityModel::take_thinning`]).
+    thinned: u64,
+    last_thinning: Option<Vec<usize>>,
     /// Where the sampled objects were born and died, over the whole session.
     lifetimes: crate::lifetimes::Lifetimes,
     /// `gather_lifetimes(false)`.
@@ -364,7 +399,11 @@ impl std::fmt::Display for Role {
 
 impl CityModel {
     pub fn new() -> Self {
-        let mut model = Self::default();
+        let mut model = Self {
+            detail_budget: Some(DEFAULT_DETAIL_BUDGET),
+            thin_at: DEFAULT_DETAIL_BUDGET,
+            ..Self::default()
+        };
         model.nodes.push(NodeInfo {
             parent: None,
             name: "Heap".into(),
@@ -602,22 +641,125 @@ impl CityModel {
             Some(i) => Some(i),
             None => ran_out.then_some(at),
         };
+        self.detail_bytes += frame.detail_bytes();
         self.frames.insert(at, frame);
         self.update_growth();
+        if self.detail_budget.is_some() && self.detail_bytes > self.thin_at {
+            self.thin();
+        }
+    }
+
+    /// Sets the memory the snapshots' numbers may take before the older ones are thinned
+    /// (`None`: never; a model that thins its history itself, as the agent's metrics do).
+    pub fn set_detail_budget(&mut self, bytes: Option<usize>) {
+        self.detail_budget = bytes;
+        self.thin_at = bytes.unwrap_or(usize::MAX);
+        if bytes.is_some_and(|b| self.detail_bytes > b) {
+            self.thin();
+        }
+    }
+
+    /// Snapshots thinned out of the session's history so far, to keep its memory bounded.
+    pub fn thinned(&self) -> u64 {
+        self.thinned
+    }
+
+    /// The map from snapshot indices before the last thinning to those after it, once: a
+    /// viewer moves its position in time, its picks and its window by it.
+    pub fn take_thinning(&mut self) -> Option<Vec<usize>> {
+        self.last_thinning.take()
+    }
+
+    /// Halves the history older than the newest snapshots (those within a quarter of the
+    /// budget) on an even grid in time: of each step of about twice the older snapshots' mean
+    /// spacing, one stays, the one that says the most (carrying object paths, then a walk:
+    /// exact, with its references; then the earliest). A stretch thinned before is at that
+    /// step already and halves again; a newer, denser one thins more, so the whole older
+    /// history ends evenly spaced in time, as the trends' fits (over seconds) want it. Never
+    /// thinned: the first snapshot, the warm-up's end, the one the heap ran out in, a window's
+    /// ends set by hand, and the newest snapshots. Work: one pass over the snapshots, and the
+    /// next thinning is `budget / 4` bytes of new snapshots away.
+    fn thin(&mut self) {
+        let Some(budget) = self.detail_budget else {
+            return;
+        };
+        let n = self.frames.len();
+        // The newest snapshots, within a quarter of the budget (at least 16), stay whole.
+        let mut recent_bytes = 0;
+        let mut recent_from = n;
+        while recent_from > 0 {
+            let bytes = self.frames[recent_from - 1].detail_bytes();
+            if n - recent_from >= 16 && recent_bytes + bytes > budget / 4 {
+                break;
+            }
+            recent_bytes += bytes;
+            recent_from -= 1;
+        }
+        let mut protected = vec![0, self.warm_start()];
+        protected.extend(self.out_of_memory_at);
+        if let Some(w) = self.window {
+            protected.extend([w.start, w.end]);
+        }
+        let rank = |f: &Frame| u8::from(f.paths.is_some()) * 2 + u8::from(!f.is_estimated());
+        let mut keep = vec![true; n];
+        if recent_from >= 2 {
+            let t0 = self.frames[0].time_ms;
+            let span = self.frames[recent_from - 1].time_ms.saturating_sub(t0);
+            // A power of two (of milliseconds): each pass's grid then nests in the next one's,
+            // and what a pass kept (the first of its step) is the first of the next one's.
+            let step = (2 * span / recent_from as u64).max(1).next_power_of_two();
+            // The best of the current step so far: (step, index).
+            let mut best: Option<(u64, usize)> = None;
+            for i in 0..recent_from {
+                if protected.contains(&i) {
+                    continue;
+                }
+                keep[i] = false;
+                let cell = (self.frames[i].time_ms.saturating_sub(t0)) / step;
+                match best {
+                    Some((c, b)) if c == cell => {
+                        if rank(&self.frames[i]) > rank(&self.frames[b]) {
+                            best = Some((cell, i));
+                        }
+                    }
+                    _ => {
+                        if let Some((_, b)) = best {
+                            keep[b] = true;
+                        }
+                        best = Some((cell, i));
+                    }
+                }
+            }
+            if let Some((_, b)) = best {
+                keep[b] = true;
+            }
+        }
+        let dropped = keep.iter().filter(|&&k| !k).count();
+        if dropped > 0 {
+            let map = self.retain_frames(|i, _| keep[i]);
+            self.last_thinning = Some(match self.last_thinning.take() {
+                // Two thinnings before the viewer looked: one map after the other.
+                Some(earlier) => earlier.iter().map(|&i| map[i]).collect(),
+                None => map,
+            });
+            self.thinned += dropped as u64;
+        }
+        self.thin_at = budget.max(self.detail_bytes + budget / 4);
     }
 
     /// Forgets the snapshots before `index`, for a model that follows a session for days in a
     /// bounded memory (the agent's metrics look back a fixed span): see [`Self::retain_frames`].
     pub fn forget_before(&mut self, index: usize) {
-        self.retain_frames(|i, _| i >= index);
+        let _ = self.retain_frames(|i, _| i >= index);
     }
 
     /// Keeps only the snapshots `keep` accepts (called with each one's index, oldest first):
     /// a model that follows a session for days forgets the old ones and thins the rest.
     /// Later snapshots' indices shift down, and a window set by hand maps onto what is left
     /// (clamped). Nodes stay (a type that was once live keeps its id), with their session
-    /// maxima; `first_seen` becomes the first kept snapshot at or after it.
-    pub fn retain_frames(&mut self, mut keep: impl FnMut(usize, &Frame) -> bool) {
+    /// maxima; `first_seen` becomes the first kept snapshot at or after it. Returns each old
+    /// index's new one (a dropped snapshot's is the next kept one's, or the last's).
+    pub fn retain_frames(&mut self, mut keep: impl FnMut(usize, &Frame) -> bool) -> Vec<usize> {
         let kept: Vec<bool> = self
             .frames
             .iter()
@@ -625,7 +767,7 @@ impl CityModel {
             .map(|(i, f)| keep(i, f))
             .collect();
         if kept.iter().all(|&k| k) {
-            return;
+            return (0..kept.len()).collect();
         }
         // new_index[i]: how many kept snapshots come before old index i.
         let mut new_index = Vec::with_capacity(kept.len() + 1);
@@ -647,7 +789,9 @@ impl CityModel {
             end: map(w.end),
         });
         self.out_of_memory_at = self.frames.iter().position(|f| f.out_of_memory.is_some());
+        self.detail_bytes = self.frames.iter().map(Frame::detail_bytes).sum();
         self.update_growth();
+        (0..kept.len()).map(map).collect()
     }
 
     /// Whether snapshots' lifetimes are gathered (on by default). A model that only needs
@@ -754,10 +898,16 @@ impl CityModel {
                 self.classifiers = h.classifiers.clone();
                 self.handshake = Some(h.clone());
             }
-            Some(Kind::Strings(table)) => self
-                .strings
-                .apply(table)
-                .map_err(|e| ProtocolError(e.to_string()))?,
+            Some(Kind::Strings(table)) => {
+                // A table that names ids already known again (a late join's full table, a
+                // gap's placeholders filled) may change what an id means.
+                if (table.first_id.max(1) as usize) <= self.strings.len() {
+                    self.by_string.clear();
+                }
+                self.strings
+                    .apply(table)
+                    .map_err(|e| ProtocolError(e.to_string()))?
+            }
             Some(Kind::Snapshot(snapshot)) => {
                 // A snapshot seen twice (a late join overlapping live messages) is kept once.
                 if self
@@ -1055,9 +1205,16 @@ impl CityModel {
         out: &mut Collected,
     ) {
         for child in &node.children {
-            let name = self.strings.resolve(child.name).to_string();
-            let role = roles.get(depth).unwrap_or(&Role::Unclassified);
-            let child_id = self.intern(id, &name, role, frame);
+            let child_id = match self.by_string.get(&(id, child.name)) {
+                Some(&known) => known,
+                None => {
+                    let name = self.strings.resolve(child.name).to_string();
+                    let role = roles.get(depth).unwrap_or(&Role::Unclassified);
+                    let interned = self.intern(id, &name, role, frame);
+                    self.by_string.insert((id, child.name), interned);
+                    interned
+                }
+            };
             self.nodes[child_id as usize].estimated |= child.estimated;
             out.values.push((child_id, child.objects, child.bytes));
             if child.estimated {
@@ -1257,26 +1414,31 @@ impl CityModel {
 
     /// The largest absolute growth of any building in the window (at least 1, it divides).
     pub fn max_growth(&self, metric: Metric) -> u64 {
+        let ((objects, bytes), _) = *self.max_growth.get_or_init(|| self.find_max_growth());
         match metric {
-            Metric::Objects => self.max_growth.0,
-            Metric::Bytes => self.max_growth.1,
+            Metric::Objects => objects,
+            Metric::Bytes => bytes,
         }
         .max(1)
     }
 
-    /// Work proportional to the window's last snapshot, whatever the session's length: a
-    /// leaf absent from it has 0 there and cannot have grown.
+    /// The window or its snapshots changed: the largest growth is worked out again when asked.
     fn update_growth(&mut self) {
+        self.max_growth = std::sync::OnceLock::new();
+    }
+
+    /// Work proportional to the window's last snapshot, whatever the session's length: a
+    /// leaf absent from it has 0 there and cannot have grown. Returns the largest growth and
+    /// the nodes looked at.
+    fn find_max_growth(&self) -> ((u64, u64), usize) {
         // Growth under 2 % of the heap is not worth red: normalizing by the largest growth alone
         // would paint the biggest wobble of a steady heap as red as a leak.
         let end = self.window().end;
         let Some(frame) = self.frames.get(end) else {
-            self.max_growth = (0, 0);
-            return;
+            return ((0, 0), 0);
         };
         let heap = frame.get(ROOT).unwrap_or((0, 0));
         let mut best = (heap.0 / 50, heap.1 / 50);
-        self.growth_visits = frame.values().len();
         for &(id, _, _) in frame.values() {
             if self.nodes[id as usize].is_leaf() {
                 best.0 = best
@@ -1287,7 +1449,13 @@ impl CityModel {
                     .max(self.significant_growth(id, end, Metric::Bytes).max(0) as u64);
             }
         }
-        self.max_growth = best;
+        (best, frame.values().len())
+    }
+
+    /// Nodes the last working out of the largest growth looked at (0 before one).
+    #[cfg(test)]
+    fn growth_visits(&self) -> usize {
+        self.max_growth.get().map_or(0, |&(_, visits)| visits)
     }
 
     /// The `n` strongest absolute growers of the window (leaves that grew), strongest first.
@@ -1543,13 +1711,16 @@ pub(crate) mod tests {
         };
         for i in 0..10 {
             push(&mut m, i);
+            m.max_growth(Metric::Objects); // a live viewer asks at every frame
         }
-        let early = m.growth_visits;
+        let early = m.growth_visits();
         for i in 10..2000 {
             push(&mut m, i);
+            m.max_growth(Metric::Objects);
         }
         assert_eq!(
-            m.growth_visits, early,
+            m.growth_visits(),
+            early,
             "the same work at 2,000 snapshots as at 10"
         );
         assert!(early <= 52, "one root, one package, 50 types: {early}");
@@ -1900,5 +2071,126 @@ pub(crate) mod tests {
                 .objects_unconfirmed,
             30
         );
+    }
+
+    /// A session of `n` snapshots a second apart: a leaking type, a steady one and 18 more,
+    /// in a model whose snapshots' numbers may take `budget` bytes.
+    fn long_session(n: u64, budget: Option<usize>) -> CityModel {
+        let mut m = CityModel::new();
+        m.set_detail_budget(budget);
+        for i in 0..n {
+            let mut nodes = vec![
+                (vec!["p".to_string()], "Package".to_string(), 0, 0),
+                (
+                    vec!["p".into(), "Leak".into()],
+                    "Type".into(),
+                    100 + 10 * i,
+                    0,
+                ),
+                (
+                    vec!["p".into(), "Steady".into()],
+                    "Type".into(),
+                    500 + i % 7,
+                    0,
+                ),
+            ];
+            nodes
+                .extend((0..18).map(|t| (vec!["p".into(), format!("T{t}")], "Type".into(), 50, 0)));
+            m.push_tree(i * 1000, (1_000 + 10 * i, 0), &nodes, vec![]);
+            assert!(
+                m.detail_bytes <= budget.unwrap_or(usize::MAX).saturating_add(4096),
+                "{} bytes at snapshot {i}",
+                m.detail_bytes
+            );
+        }
+        m
+    }
+
+    /// Hours of snapshots in a bounded memory: the history older than the newest snapshots is
+    /// thinned to an even step in time, the window's ends stay the same snapshots, and growth
+    /// says what the whole session says.
+    #[test]
+    fn a_long_session_is_thinned_evenly_in_time_within_its_budget() {
+        let budget = 200 << 10;
+        let m = long_session(20_000, Some(budget));
+        let whole = long_session(20_000, None);
+        assert!(m.thinned() > 15_000, "{}", m.thinned());
+        assert_eq!(m.thinned() + m.len() as u64, 20_000);
+        assert_eq!(whole.thinned(), 0);
+        let times: Vec<u64> = m.frames().iter().map(|f| f.time_ms).collect();
+        assert_eq!((times[0], *times.last().unwrap()), (0, 19_999_000));
+        // What was thinned (past the first two, which stay, and before the newest, which are
+        // whole) is evenly spaced.
+        let all: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        let newest = all.iter().rev().take_while(|&&g| g == 1_000).count();
+        assert!(newest >= 16, "the newest stay whole: {all:?}");
+        // Past the first two, up to the step into the newest (which may be shorter).
+        let gaps = &all[1..all.len() - newest - 1];
+        assert!(gaps.len() > 10, "{all:?}");
+        let (least, most) = (gaps.iter().min().unwrap(), gaps.iter().max().unwrap());
+        assert!(
+            *most <= 3 * *least,
+            "gaps from {least} to {most} ms: {gaps:?}"
+        );
+        let leak = m.find(&["p", "Leak"]).unwrap();
+        for metric in [Metric::Objects, Metric::Bytes] {
+            assert_eq!(
+                m.absolute_growth(leak, metric),
+                whole.absolute_growth(whole.find(&["p", "Leak"]).unwrap(), metric)
+            );
+            assert_eq!(m.max_growth(metric), whole.max_growth(metric));
+        }
+        assert_eq!(
+            crate::suspects::suspects(&m)
+                .iter()
+                .map(|s| (s.leaking.clone(), s.growth, s.confirmed))
+                .collect::<Vec<_>>(),
+            crate::suspects::suspects(&whole)
+                .iter()
+                .map(|s| (s.leaking.clone(), s.growth, s.confirmed))
+                .collect::<Vec<_>>(),
+        );
+        let (thin, full) = (
+            crate::suspects::trend_of(&m, &[leak], Metric::Objects).unwrap(),
+            crate::suspects::trend_of(
+                &whole,
+                &[whole.find(&["p", "Leak"]).unwrap()],
+                Metric::Objects,
+            )
+            .unwrap(),
+        );
+        assert!(
+            (thin.growth - full.growth).abs() < 1e-6 * full.growth,
+            "{thin:?} {full:?}"
+        );
+    }
+
+    /// A window set by hand keeps its two snapshots through thinning, and a viewer is told
+    /// where its snapshots went.
+    #[test]
+    fn thinning_keeps_a_windows_ends_and_says_where_snapshots_went() {
+        let mut m = long_session(300, Some(1 << 30));
+        m.set_window(Some(Window {
+            start: 50,
+            end: 120,
+        }));
+        let _ = m.take_thinning();
+        m.set_detail_budget(Some(40 << 10));
+        let map = m.take_thinning().expect("thinned");
+        assert_eq!(map.len(), 300);
+        let w = m.window();
+        assert_eq!(
+            (m.frames()[w.start].time_ms, m.frames()[w.end].time_ms),
+            (50_000, 120_000)
+        );
+        assert_eq!((map[50], map[120], map[299]), (w.start, w.end, m.len() - 1));
+        // A dropped snapshot goes to the next one kept.
+        for (old, &new) in map.iter().enumerate() {
+            assert!(
+                m.frames()[new].time_ms >= old as u64 * 1000,
+                "{old} -> {new}"
+            );
+        }
+        assert!(m.take_thinning().is_none(), "said once");
     }
 }

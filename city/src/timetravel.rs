@@ -111,6 +111,14 @@ impl TimeTravel {
         }
     }
 
+    /// The session's history was thinned (`CityModel::take_thinning`): the same snapshot, or
+    /// the next one kept, under its new index; no tween.
+    pub fn remap(&mut self, map: &[usize]) {
+        self.index = map.get(self.index).or(map.last()).copied().unwrap_or(0);
+        self.from = self.index as f64;
+        self.progress = 1.0;
+    }
+
     /// A snapshot was appended (live): follow it if in live mode.
     pub fn on_append(&mut self, len: usize) {
         if self.live {
@@ -202,5 +210,19 @@ mod tests {
         assert!((tt.t() - 2.0 * 0.75).abs() < 1e-9, "{}", tt.t());
         tt.tick(TWEEN_SECONDS, 3);
         assert_eq!(tt.t(), 2.0);
+    }
+
+    #[test]
+    fn a_thinned_history_keeps_the_snapshot_in_view() {
+        let mut t = TimeTravel::new();
+        t.jump(7, 10);
+        t.tick(1.0, 10);
+        // Snapshots 1, 3, 5, 7 went: 7 is now the fourth from 0; a dropped one shows the next.
+        let map = [0, 1, 1, 2, 2, 3, 3, 4, 5, 6];
+        t.remap(&map);
+        assert_eq!((t.index(), t.t()), (4, 4.0));
+        t.jump(0, 7);
+        t.remap(&[0, 0, 0]);
+        assert_eq!(t.index(), 0);
     }
 }

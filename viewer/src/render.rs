@@ -973,8 +973,11 @@ pub async fn screenshot(path: &Path) -> anyhow::Result<()> {
         rows.extend_from_slice(&image.bytes[y * w * 4..(y + 1) * w * 4]);
     }
     // A link planted at the name is replaced, not written through.
-    let file = memcity_proto::files::create_replacing(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    #[cfg(unix)]
+    let file = memcity_proto::files::create_replacing(path);
+    #[cfg(not(unix))]
+    let file = std::fs::File::create(path);
+    let file = file.map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);

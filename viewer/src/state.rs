@@ -513,6 +513,19 @@ impl ViewerState {
                 };
                 // The network thread already refused another protocol version.
                 self.city.model.apply(&message)?;
+                if let Some(map) = self.city.model.take_thinning() {
+                    // Older snapshots went to keep memory bounded: the same moments, renumbered.
+                    self.travel.remap(&map);
+                    for pick in &mut self.picks {
+                        *pick = map.get(*pick).copied().unwrap_or(*pick);
+                    }
+                    self.picks.dedup();
+                    self.caches.plan_changed();
+                    const THINNED: &str = "older snapshots are thinned to keep memory bounded (evenly spaced; walks, paths and the newest kept whole)";
+                    if !self.notes.iter().any(|n| n == THINNED) {
+                        self.notes.push(THINNED.to_string());
+                    }
+                }
                 if snapshot {
                     self.city.appended();
                     self.travel.on_append(self.len());
@@ -991,5 +1004,55 @@ mod tests {
         assert!(s.take(Event::Status(Status::Failed("v2".into()))).is_err());
         s.take(Event::RecordingFailed("disk full".into())).unwrap();
         assert_eq!(s.notes, ["disk full"]);
+    }
+
+    /// A live session that outgrows its memory thins its older snapshots: the snapshot being
+    /// looked at and the picks stay on the same moments, and the viewer says so once.
+    #[test]
+    fn a_live_session_thinned_under_the_viewer_keeps_its_place() {
+        use memcity_proto::v1::{Handshake, Node, Snapshot, StreamMessage};
+        let message = |kind| Event::Message(Box::new(StreamMessage { kind: Some(kind) }));
+        let mut s = ViewerState::live(Settings::default());
+        s.take(Event::Session).unwrap();
+        let handshake = Handshake {
+            protocol_version: memcity_proto::PROTOCOL_VERSION,
+            ..Default::default()
+        };
+        s.take(message(Kind::Handshake(handshake))).unwrap();
+        s.city.model.set_detail_budget(Some(64 << 10));
+        let snapshot = |seq: u64| {
+            Kind::Snapshot(Snapshot {
+                seq,
+                time_ms: seq * 1000,
+                root: Some(Node {
+                    objects: seq,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        };
+        for seq in 1..=100 {
+            s.take(message(snapshot(seq))).unwrap();
+        }
+        assert_eq!(s.city.model.thinned(), 0);
+        s.travel.jump(40, s.len());
+        s.picks = vec![10, 41];
+        let time_of = |s: &ViewerState, i: usize| s.city.model.frames()[i].time_ms;
+        let (looked, picked) = (time_of(&s, 40), [time_of(&s, 10), time_of(&s, 41)]);
+        for seq in 101..=2_000 {
+            s.take(message(snapshot(seq))).unwrap();
+        }
+        assert!(s.city.model.thinned() > 500, "{}", s.city.model.thinned());
+        assert!(time_of(&s, s.travel.index()) >= looked);
+        assert!(time_of(&s, s.travel.index()) < looked + 100_000);
+        for (pick, time) in s.picks.iter().zip(picked) {
+            assert!(time_of(&s, *pick) >= time && time_of(&s, *pick) < time + 100_000);
+        }
+        assert_eq!(
+            s.notes.iter().filter(|n| n.contains("thinned")).count(),
+            1,
+            "{:?}",
+            s.notes
+        );
     }
 }
