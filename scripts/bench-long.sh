@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${1:-"3000x1080 3000x4320 3000x8640 300x30000"}
-cargo build --release -q -p memcity-viewer -p memcity-city --examples
+cargo build --release -q -p memcity-viewer -p memcity-city --bins --examples
 target=$(realpath "${CARGO_TARGET_DIR:-target}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
