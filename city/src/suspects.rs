@@ -34,6 +34,12 @@ pub struct Trend {
     /// rose once and rises no more: `growth` is large and `recent` near 0. With too few
     /// points in the later half to fit, `growth`.
     pub recent: f64,
+    /// What the later half's own scatter leaves in doubt of `recent`: the 95 % half-width of
+    /// its fitted slope (from the points' spread around their line) times the span. A pool
+    /// filled and purged in turn (a sawtooth, counted by walks at whatever phase) scatters
+    /// widely, and a line through its later half rises or falls by chance; a leak hardly
+    /// scatters. 0 with too few points to tell.
+    pub recent_spread: f64,
     /// What the estimates leave in doubt of the rise: the 95 % errors of the first and last
     /// points fitted (0 for walks).
     pub error: f64,
@@ -66,12 +72,17 @@ impl Trend {
             true => least_squares(later).map_or(slope, |(s, _)| s),
             false => slope,
         };
+        let recent_spread = match later.len() >= MIN_RECENT_POINTS {
+            true => slope_half_width(later),
+            false => 0.0,
+        };
         Some(Trend {
             first: points[0].1.max(0.0) as u64,
             last: points.last().unwrap().1.max(0.0) as u64,
             growth: slope * span,
             fit,
             recent: recent * span,
+            recent_spread: recent_spread * span,
             error: 0.0,
             unconfirmed: 0.0,
             points: points.len(),
@@ -156,10 +167,11 @@ impl Trend {
             && self.recent >= floor.max(self.growth / 2.0)
     }
 
-    /// What a growth table ranks by: the rise a line fits, as far as it continues (a plateau
-    /// ranks near 0, a rise that began late counts no more than it rose).
+    /// What a growth table ranks by: the rise a line fits, as far as it continues beyond the
+    /// later half's own scatter (a plateau ranks near 0, a sawtooth's chance slope too, and a
+    /// rise that began late counts no more than it rose).
     pub fn steady(&self) -> f64 {
-        self.growth.min(self.recent).max(0.0) * self.fit
+        self.growth.min(self.recent - self.recent_spread).max(0.0) * self.fit
     }
 
     /// Up to an OutOfMemoryError: a rise of at least `floor` objects from first to last,
@@ -209,6 +221,28 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
         0.0
     };
     Some((slope, fit))
+}
+
+/// The 95 % half-width of the slope of a line through `points` (three or more), from their
+/// spread around it: 1.96 standard errors, `sqrt(residuals² / (n - 2) / Sxx)`.
+fn slope_half_width(points: &[(f64, f64)]) -> f64 {
+    let Some((slope, _)) = least_squares(points) else {
+        return 0.0;
+    };
+    if points.len() < 3 {
+        return 0.0;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
+    let (mut residuals, mut sxx) = (0.0, 0.0);
+    for &(x, y) in points {
+        let off = y - (my + slope * (x - mx));
+        residuals += off * off;
+        sxx += (x - mx) * (x - mx);
+    }
+    1.96 * (residuals / (n - 2.0) / sxx).sqrt()
 }
 
 /// The share of the window the estimates after its last walk must span to judge the rise that
@@ -1145,6 +1179,33 @@ mod tests {
             stable_root(virtual_),
             "local in Events.run(Events.java:40) of virtual thread \"events-#\""
         );
+    }
+
+    /// A pool filled and purged in turn, counted at whatever phase: its later half's line may
+    /// rise by chance, but within its own scatter, so nothing continues; a leak's points hug
+    /// their line and its rise stands.
+    #[test]
+    fn a_sawtooth_continues_nothing_and_a_leak_continues() {
+        // Seven walks of a pool that fills by 100 a second and is purged every 5 s (as
+        // Commons HttpClient's idle connections are in HttpClientChurn), the last at a peak.
+        let saw: Vec<(f64, f64)> = [0.9, 4.0, 6.5, 9.7, 13.0, 16.2, 19.4]
+            .iter()
+            .map(|&t: &f64| (t, 100.0 * (t % 5.0)))
+            .collect();
+        let t = Trend::fit(&saw).unwrap();
+        assert!(t.recent > 0.0, "a chance rise: {t:?}");
+        assert_eq!(t.steady(), 0.0, "{t:?}");
+        // A leak of 20 a second with a little noise.
+        let leak: Vec<(f64, f64)> = (0..20)
+            .map(|i| {
+                (
+                    i as f64,
+                    20.0 * i as f64 + if i % 2 == 0 { 3.0 } else { -3.0 },
+                )
+            })
+            .collect();
+        let t = Trend::fit(&leak).unwrap();
+        assert!(t.steady() > 0.9 * t.growth, "{t:?}");
     }
 
     #[test]
