@@ -52,7 +52,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::sys::jthread;
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
-use memcity_proto::recording::RecordingWriter;
 use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SessionEnd, StreamMessage};
 
 use crate::hub::Hub;
@@ -61,7 +60,8 @@ use crate::log::{debug, error, info, warning};
 use crate::options::Options;
 use crate::sampling::Sampler;
 
-pub(crate) type Recorder = RecordingWriter<std::io::BufWriter<std::fs::File>>;
+/// The agent's `record=` file, kept under `record_max=` when given.
+pub(crate) type Recorder = memcity_proto::capped::CappedWriter;
 
 /// Everything the callbacks and threads share. Created in `Agent_OnLoad` or `Agent_OnAttach`,
 /// and never freed: after a detach a callback the VM was already posting may still read it, and
@@ -597,10 +597,19 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             handshake: Some(handshake),
             writer: "agent".into(),
             recorded_at_unix_ms: agent.start_unix_ms,
+            thinned_snapshots: 0,
         };
-        match RecordingWriter::create(path, &header) {
+        let max = agent.options.record_max.unwrap_or(u64::MAX);
+        match Recorder::create(path, &header, max) {
             Ok(writer) => {
-                info!("recording to {}", path.display());
+                match agent.options.record_max {
+                    Some(max) => info!(
+                        "recording to {}, kept under {} MiB (older snapshots thinned past it)",
+                        path.display(),
+                        max >> 20
+                    ),
+                    None => info!("recording to {}", path.display()),
+                }
                 *agent.recorder.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
             }
             Err(e) => error!(

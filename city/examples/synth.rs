@@ -27,7 +27,7 @@ fn main() -> std::io::Result<()> {
             ..Default::default()
         }),
         writer: "synth".into(),
-        recorded_at_unix_ms: 0,
+        ..Default::default()
     };
     let mut w = RecordingWriter::create(std::path::Path::new(out), &header)?;
     let mut names = Vec::new();

@@ -68,6 +68,8 @@ fn from_reader<R: std::io::Read + Send>(
             kind: Some(Kind::Handshake(h)),
         })?;
     }
+    // What the recorder left out to keep the file under its size.
+    model.add_thinned(reader.header().thinned_snapshots);
     let io = |source| LoadError::Io {
         path: path.to_owned(),
         source,
@@ -118,7 +120,7 @@ fn say_thinned(model: &mut CityModel) {
     let thinned = model.thinned();
     if thinned > 0 {
         model.warnings.push(format!(
-            "{thinned} of its {} snapshots were thinned out to keep memory bounded: the older history is kept evenly spaced (walks and snapshots with object paths first); the first snapshot, the window's ends and the newest ones are whole",
+            "{thinned} of its {} snapshots were thinned out to keep memory or the file bounded: the older history is kept evenly spaced (walks and snapshots with object paths first); the first snapshot, the window's ends and the newest ones are whole",
             thinned + model.len() as u64
         ));
     }

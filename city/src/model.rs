@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use memcity_proto::strings::StringResolver;
+use memcity_proto::thinning;
 use memcity_proto::v1::{
     stream_message::Kind, Exactness, Handshake, Node, SessionEnd, StreamMessage, WalkCost,
 };
@@ -659,9 +660,15 @@ impl CityModel {
         }
     }
 
-    /// Snapshots thinned out of the session's history so far, to keep its memory bounded.
+    /// Snapshots thinned out of the session's history so far, to keep its memory bounded (or
+    /// its recording under a size: [`CityModel::add_thinned`]).
     pub fn thinned(&self) -> u64 {
         self.thinned
+    }
+
+    /// Counts `n` snapshots its source left out (a recording kept under `--max-size`).
+    pub fn add_thinned(&mut self, n: u64) {
+        self.thinned += n;
     }
 
     /// The map from snapshot indices before the last thinning to those after it, once: a
@@ -671,14 +678,11 @@ impl CityModel {
     }
 
     /// Halves the history older than the newest snapshots (those within a quarter of the
-    /// budget) on an even grid in time: of each step of about twice the older snapshots' mean
-    /// spacing, one stays, the one that says the most (carrying object paths, then a walk:
-    /// exact, with its references; then the earliest). A stretch thinned before is at that
-    /// step already and halves again; a newer, denser one thins more, so the whole older
-    /// history ends evenly spaced in time, as the trends' fits (over seconds) want it. Never
-    /// thinned: the first snapshot, the warm-up's end, the one the heap ran out in, a window's
-    /// ends set by hand, and the newest snapshots. Work: one pass over the snapshots, and the
-    /// next thinning is `budget / 4` bytes of new snapshots away.
+    /// budget) on an even grid in time (`memcity_proto::thinning`: of each step, the snapshot
+    /// carrying object paths, then a walk, then the earliest). Never thinned: the first
+    /// snapshot, the warm-up's end, the one the heap ran out in, a window's ends set by hand,
+    /// and the newest snapshots. Work: one pass over the snapshots, and the next thinning is
+    /// `budget / 4` bytes of new snapshots away.
     fn thin(&mut self) {
         let Some(budget) = self.detail_budget else {
             return;
@@ -700,40 +704,17 @@ impl CityModel {
         if let Some(w) = self.window {
             protected.extend([w.start, w.end]);
         }
-        let rank = |f: &Frame| u8::from(f.paths.is_some()) * 2 + u8::from(!f.is_estimated());
-        let mut keep = vec![true; n];
-        if recent_from >= 2 {
-            let t0 = self.frames[0].time_ms;
-            let span = self.frames[recent_from - 1].time_ms.saturating_sub(t0);
-            // A power of two (of milliseconds): each pass's grid then nests in the next one's,
-            // and what a pass kept (the first of its step) is the first of the next one's.
-            let step = (2 * span / recent_from as u64).max(1).next_power_of_two();
-            // The best of the current step so far: (step, index).
-            let mut best: Option<(u64, usize)> = None;
-            for i in 0..recent_from {
-                if protected.contains(&i) {
-                    continue;
-                }
-                keep[i] = false;
-                let cell = (self.frames[i].time_ms.saturating_sub(t0)) / step;
-                match best {
-                    Some((c, b)) if c == cell => {
-                        if rank(&self.frames[i]) > rank(&self.frames[b]) {
-                            best = Some((cell, i));
-                        }
-                    }
-                    _ => {
-                        if let Some((_, b)) = best {
-                            keep[b] = true;
-                        }
-                        best = Some((cell, i));
-                    }
-                }
-            }
-            if let Some((_, b)) = best {
-                keep[b] = true;
-            }
-        }
+        let older: Vec<thinning::Candidate> = self.frames[..recent_from]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| thinning::Candidate {
+                time_ms: f.time_ms,
+                rank: thinning::rank(f.paths.is_some(), !f.is_estimated()),
+                protected: protected.contains(&i),
+            })
+            .collect();
+        let mut keep = thinning::keep_evenly(&older);
+        keep.resize(n, true);
         let dropped = keep.iter().filter(|&&k| !k).count();
         if dropped > 0 {
             let map = self.retain_frames(|i, _| keep[i]);

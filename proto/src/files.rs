@@ -44,7 +44,7 @@ pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
 
 /// A fresh file beside `path` (same folder, so a rename onto `path` is atomic), with a name no
 /// one can guess; returns it and its path.
-fn create_beside(path: &Path, mode: u32) -> io::Result<(File, PathBuf)> {
+pub(crate) fn create_beside(path: &Path, mode: u32) -> io::Result<(File, PathBuf)> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let name = path
         .file_name()
@@ -71,7 +71,7 @@ fn create_beside(path: &Path, mode: u32) -> io::Result<(File, PathBuf)> {
 }
 
 /// Puts `temp` in place of `path`, or removes it and says why not.
-fn rename_over(temp: &Path, path: &Path) -> io::Result<()> {
+pub(crate) fn rename_over(temp: &Path, path: &Path) -> io::Result<()> {
     std::fs::rename(temp, path).map_err(|e| {
         let _ = std::fs::remove_file(temp);
         if e.raw_os_error() == Some(libc::EPERM) {

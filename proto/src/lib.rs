@@ -4,6 +4,8 @@
 //! reads the same messages as a file, and [`strings`] holds the string table both ends share.
 //! [`pprof`] is pprof's profile format, which `memcity export --pprof` writes.
 
+#[cfg(unix)]
+pub mod capped;
 pub mod command;
 #[cfg(unix)]
 pub mod files;
@@ -13,6 +15,7 @@ pub mod recording;
 #[cfg(unix)]
 pub mod registry;
 pub mod strings;
+pub mod thinning;
 
 /// Generated protobuf messages and tonic client/server for package `memcity.v1`.
 pub mod v1 {

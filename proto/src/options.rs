@@ -241,6 +241,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("record", "PATH", "write the session to this recording file"),
     (
+        "record_max",
+        "1g",
+        "keep the recording under this size (at least 1m): past it, about half of its older snapshots go, evenly in time; the first and the newest stay",
+    ),
+    (
         "history",
         "64m",
         "memory cap of the history kept for late viewers",
@@ -355,6 +360,8 @@ pub struct Options {
     pub tls: Option<(PathBuf, PathBuf)>,
     pub portfile: Option<PathBuf>,
     pub record: Option<PathBuf>,
+    /// Keep the recording under this many bytes (`capped.rs`); `None`: no limit.
+    pub record_max: Option<u64>,
     pub history_bytes: u64,
     pub log: Level,
 }
@@ -392,6 +399,7 @@ impl Default for Options {
             tls: None,
             portfile: None,
             record: None,
+            record_max: None,
             history_bytes: DEFAULT_HISTORY_BYTES,
             log: Level::Info,
         }
@@ -577,6 +585,7 @@ pub fn parse(text: Option<&str>) -> Result<(Options, Vec<String>), OptionsError>
             "tls_key" => tls_key = Some(non_empty_path(value).map_err(bad)?),
             "portfile" => options.portfile = Some(non_empty_path(value).map_err(bad)?),
             "record" => options.record = Some(non_empty_path(value).map_err(bad)?),
+            "record_max" => options.record_max = Some(parse_max_size(value).map_err(bad)?),
             "history" => options.history_bytes = parse_bytes(value).map_err(bad)?,
             "log" => {
                 options.log = Level::parse(value)
@@ -748,6 +757,18 @@ pub fn parse_bytes(value: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(multiplier))
         .ok_or_else(|| "expected a size such as 512k, 64m or 1048576".to_string())
+}
+
+/// A recording's size limit (`record_max=`, `memcity record --max-size`): a size, and one a
+/// thinning can keep to (the newest snapshots alone take a quarter of it).
+pub fn parse_max_size(value: &str) -> Result<u64, String> {
+    let bytes = parse_bytes(value)?;
+    if bytes < 1 << 20 {
+        return Err(format!(
+            "{value} is too small to hold a session's start and its newest snapshots: give at least 1m"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// `2`, `2%`, `0.5%`.
@@ -1001,6 +1022,7 @@ mod tests {
             "min_interval=soon",
             "bind=localhost:80",
             "record=",
+            "record_max=64k",
             "log=chatty",
             "site_frames=0",
             "sampling_cost=0",

@@ -30,7 +30,7 @@ pub const EXTENSION: &str = "mcrec";
 /// No frame is larger than this; a length field above it means the length itself is damaged.
 pub const MAX_FRAME_BYTES: u32 = 256 * 1024 * 1024;
 
-const FRAME_HEADER_BYTES: usize = 8;
+pub(crate) const FRAME_HEADER_BYTES: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
@@ -65,6 +65,7 @@ pub fn header(handshake: &crate::v1::Handshake, command: &str) -> crate::v1::Rec
         recorded_at_unix_ms: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64),
+        thinned_snapshots: 0,
     }
 }
 
@@ -637,6 +638,7 @@ mod tests {
             }),
             writer: "test".into(),
             recorded_at_unix_ms: 1,
+            thinned_snapshots: 0,
         }
     }
 

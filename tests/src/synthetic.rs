@@ -26,7 +26,7 @@ pub fn header(writer: &str) -> RecordingHeader {
             ..Default::default()
         }),
         writer: writer.into(),
-        recorded_at_unix_ms: 0,
+        ..Default::default()
     }
 }
 

@@ -237,6 +237,96 @@ fn record_cli_on_a_full_disk_says_so() {
     app.kill();
 }
 
+/// Recording for days within a size: past `--max-size` the file is written again without about
+/// half of its older snapshots; it stays near the size, reads whole, keeps its first snapshot
+/// and its newest, names the leak as a whole recording does, and says how many went.
+#[test]
+fn record_max_size_keeps_a_leaking_session_under_its_size() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let portfile = dir.path().join("port");
+    // Sites and an estimate every 100 ms: some 10 MB of snapshots in 30 s.
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 40.0)
+        .agent(format!(
+            "port=0,portfile={},classifiers=package:type:site,estimates=100ms",
+            portfile.display()
+        ))
+        .spawn();
+    let port = wait_for_file(&portfile, Duration::from_secs(30));
+    let file = dir.path().join("capped.mcrec");
+    let out = memcity(
+        &[
+            "record",
+            &port,
+            "-o",
+            file.to_str().unwrap(),
+            "--duration",
+            "30",
+            "--max-size",
+            "1m",
+        ],
+        Duration::from_secs(90),
+    );
+    app.kill();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("older snapshots of them were thinned out to stay under --max-size (1.0 MiB)"),
+        "{err}"
+    );
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size <= 3 << 19, "{size} bytes under a 1 MiB cap");
+    keep_recording(&file, "record-max-size");
+    let report = report_json(&file);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("snapshots were thinned out"),
+        "{warnings}"
+    );
+    assert!(
+        report["suspects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["root"]
+                .as_str()
+                .unwrap_or("")
+                .contains("LinkedListLeak.PEOPLE")),
+        "{report}"
+    );
+    // The session's start (the VM-start snapshot, before the window) and its last seconds.
+    let model = load_recording(&file).expect("the capped recording reads");
+    let frames = model.frames();
+    assert_eq!(frames[0].seq, 1, "the first snapshot stays");
+    let span = frames.last().unwrap().time_ms - frames[0].time_ms;
+    assert!(
+        span >= 25_000,
+        "{span} ms from the first snapshot to the last"
+    );
+}
+
+/// `--max-size` too small to hold a session is refused before anything connects.
+#[test]
+fn record_max_size_too_small_is_refused() {
+    let out = memcity(
+        &[
+            "record",
+            "127.0.0.1:1",
+            "-o",
+            "x.mcrec",
+            "--max-size",
+            "64k",
+        ],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("64k is too small") && err.contains("at least 1m"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_panic_anywhere_in_the_agent_leaves_the_jvm_running() {
     let jdk = jdk17();

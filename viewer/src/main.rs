@@ -265,6 +265,12 @@ struct RecordArgs {
     /// Keep trying to connect for this many seconds (the JVM may still be starting)
     #[arg(long, default_value = "10", value_parser = seconds)]
     wait: Duration,
+    /// Keep the file under this size (`512m`, `2g`; at least 1m), to record for days: past
+    /// it, about half of the older snapshots go, evenly in time (walks and snapshots with
+    /// object paths first); the first snapshot and the newest stay, and the report says how
+    /// many went
+    #[arg(long, value_parser = memcity_proto::options::parse_max_size)]
+    max_size: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -550,6 +556,7 @@ fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         duration: args.duration,
         connect_wait: args.wait,
         progress: true,
+        max_size: args.max_size,
     };
     let summary = runtime()?.block_on(record::record(options))?;
     eprintln!(
@@ -559,6 +566,13 @@ fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         args.output.display(),
         why_ended(&summary.ended)
     );
+    if summary.thinned > 0 {
+        eprintln!(
+            "memcity: {} older snapshots of them were thinned out to stay under --max-size ({}); the first and the newest are whole",
+            summary.thinned,
+            units::bytes(args.max_size.unwrap_or_default())
+        );
+    }
     if summary.snapshots == 0 {
         anyhow::bail!("no snapshot was received, so the recording holds only its header");
     }

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use memcity_proto::recording::RecordingWriter;
+use memcity_proto::capped::CappedWriter;
 use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
 use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
 
@@ -20,6 +20,8 @@ pub struct RecordOptions {
     pub connect_wait: Duration,
     /// Show a progress line (on a terminal).
     pub progress: bool,
+    /// Keep the file under this many bytes (`memcity_proto::capped`).
+    pub max_size: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub enum Ended {
 pub struct Summary {
     pub snapshots: u64,
     pub bytes: u64,
+    /// Older snapshots left out to keep under `--max-size`.
+    pub thinned: u64,
     pub ended: Ended,
 }
 
@@ -74,7 +78,8 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
         anyhow::bail!(hint);
     }
     let header = memcity_proto::recording::header(&handshake, "record");
-    let mut writer = RecordingWriter::create(&options.output, &header)
+    let max = options.max_size.unwrap_or(u64::MAX);
+    let mut writer = CappedWriter::create(&options.output, &header, max)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
     let progress = options.progress && std::io::stderr().is_terminal();
     let start = Instant::now();
@@ -167,12 +172,14 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", options.output.display()))?;
     }
     let bytes = writer.bytes();
+    let thinned = writer.thinned();
     writer
         .finish()
         .map_err(|e| anyhow::anyhow!("cannot finish {}: {e}", options.output.display()))?;
     Ok(Summary {
         snapshots,
         bytes,
+        thinned,
         ended,
     })
 }

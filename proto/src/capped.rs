@@ -1,0 +1,300 @@
+//! A recording kept under a size, for sessions recorded for days (`memcity record
+//! --max-size`). Past the size, the file is written again without about half of its older
+//! snapshots, chosen as a model thins its history (`thinning.rs`: an even step in time, walks
+//! and snapshots with object paths first): the session's first snapshot, every string table,
+//! notice and end, and the newest snapshots (a quarter of the size) stay whole. The new file is
+//! made beside the old one and renamed over it, so a reader, a crash or a full disk mid-way
+//! meets one whole recording or the other; the header counts the snapshots left out
+//! (`RecordingHeader.thinned_snapshots`), which a report says.
+//!
+//! What goes with a snapshot: its numbers, and the lifetimes it carried (deaths since the one
+//! before), so a thinned recording's lifetimes count the deaths its kept snapshots booked.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use prost::Message;
+
+use crate::recording::{RecordingWriter, FRAME_HEADER_BYTES};
+use crate::thinning::{self, Candidate};
+use crate::v1::stream_message::Kind;
+use crate::v1::{exactness, RecordingHeader, StreamMessage};
+
+/// A frame written after the header: where it is, and what a thinning needs of it.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    offset: u64,
+    len: u64,
+    /// A snapshot's time and rank (`thinning::rank`); `None` for every other message.
+    snapshot: Option<(u64, u8)>,
+}
+
+/// Writes a recording that stays under `max` bytes, give or take the newest snapshot.
+pub struct CappedWriter {
+    path: PathBuf,
+    header: RecordingHeader,
+    max: u64,
+    writer: RecordingWriter<BufWriter<File>>,
+    written: Vec<Written>,
+    /// The size at which the next thinning runs: `max`, or further when the last one could not
+    /// get far enough under it (a file of string tables, one huge snapshot), so it is not
+    /// rewritten at every snapshot.
+    thin_at: u64,
+}
+
+impl CappedWriter {
+    /// Creates `path` as [`RecordingWriter::create`] does.
+    pub fn create(path: &Path, header: &RecordingHeader, max: u64) -> io::Result<Self> {
+        Ok(Self {
+            path: path.to_owned(),
+            header: header.clone(),
+            max,
+            writer: RecordingWriter::create(path, header)?,
+            written: Vec::new(),
+            thin_at: max,
+        })
+    }
+
+    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). An
+    /// error while thinning leaves the file as it was, whole, with this message in it.
+    pub fn write(&mut self, message: &StreamMessage) -> io::Result<()> {
+        let payload = message.encode_to_vec();
+        let offset = self.writer.bytes();
+        self.writer.write_encoded(&payload)?;
+        let snapshot = match &message.kind {
+            Some(Kind::Snapshot(s)) => {
+                let exact = s
+                    .exactness
+                    .as_ref()
+                    .is_none_or(|e| e.source() != exactness::Source::Estimate);
+                Some((s.time_ms, thinning::rank(s.paths.is_some(), exact)))
+            }
+            _ => None,
+        };
+        self.written.push(Written {
+            offset,
+            len: self.writer.bytes() - offset,
+            snapshot,
+        });
+        if snapshot.is_some() && self.writer.bytes() > self.thin_at {
+            self.thin()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+
+    /// Bytes in the file now.
+    pub fn bytes(&self) -> u64 {
+        self.writer.bytes()
+    }
+
+    /// Snapshots left out so far.
+    pub fn thinned(&self) -> u64 {
+        self.header.thinned_snapshots
+    }
+
+    pub fn finish(self) -> io::Result<()> {
+        self.writer.finish().map(drop)
+    }
+
+    /// Writes the file again without about half of its older snapshots (see the module).
+    fn thin(&mut self) -> io::Result<()> {
+        self.writer.flush()?;
+        // The newest snapshots, within a quarter of the size (at least 16), stay whole.
+        let mut recent_bytes = 0;
+        let mut recent_snapshots = 0;
+        let mut recent_from = self.written.len();
+        while recent_from > 0 {
+            let w = self.written[recent_from - 1];
+            if w.snapshot.is_some() {
+                if recent_snapshots >= 16 && recent_bytes + w.len > self.max / 4 {
+                    break;
+                }
+                recent_snapshots += 1;
+            }
+            recent_bytes += w.len;
+            recent_from -= 1;
+        }
+        let older: Vec<usize> = (0..recent_from)
+            .filter(|&i| self.written[i].snapshot.is_some())
+            .collect();
+        let candidates: Vec<Candidate> = older
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let (time_ms, rank) = self.written[i].snapshot.unwrap_or_default();
+                Candidate {
+                    time_ms,
+                    rank,
+                    // The session's start: its first snapshot.
+                    protected: k == 0,
+                }
+            })
+            .collect();
+        let keep_older = thinning::keep_evenly(&candidates);
+        let mut keep = vec![true; self.written.len()];
+        for (&i, &k) in older.iter().zip(&keep_older) {
+            keep[i] = k;
+        }
+        let dropped = keep.iter().filter(|&&k| !k).count() as u64;
+        if dropped > 0 {
+            let mut header = self.header.clone();
+            header.thinned_snapshots += dropped;
+            let (writer, written) = self.rewrite(&header, &keep)?;
+            self.writer = writer;
+            self.written = written;
+            self.header = header;
+        }
+        self.thin_at = self.max.max(self.writer.bytes() + self.max / 4);
+        Ok(())
+    }
+
+    /// The kept frames, copied as they are into a new file beside the old one, renamed over it.
+    fn rewrite(
+        &self,
+        header: &RecordingHeader,
+        keep: &[bool],
+    ) -> io::Result<(RecordingWriter<BufWriter<File>>, Vec<Written>)> {
+        let (file, temp) = crate::files::create_beside(&self.path, crate::files::PRIVATE_FILE)?;
+        let copied = (|| {
+            let old = File::open(&self.path)?;
+            let mut writer =
+                RecordingWriter::new(BufWriter::with_capacity(256 * 1024, file), header)?;
+            let mut written = Vec::with_capacity(keep.len());
+            let mut payload = Vec::new();
+            for (w, _) in self.written.iter().zip(keep).filter(|(_, k)| **k) {
+                payload.resize((w.len - FRAME_HEADER_BYTES as u64) as usize, 0);
+                old.read_exact_at(&mut payload, w.offset + FRAME_HEADER_BYTES as u64)?;
+                let offset = writer.bytes();
+                writer.write_encoded(&payload)?;
+                written.push(Written { offset, ..*w });
+            }
+            writer.flush()?;
+            writer.get_mut().get_ref().sync_all()?;
+            Ok((writer, written))
+        })();
+        match copied {
+            Ok(done) => {
+                crate::files::rename_over(&temp, &self.path)?;
+                Ok(done)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&temp);
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::RecordingReader;
+    use crate::v1::{Exactness, Node, SessionEnd, Snapshot, StringTable};
+
+    fn snapshot(seq: u64, exact: bool) -> StreamMessage {
+        StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot {
+                seq,
+                time_ms: seq * 1000,
+                exactness: Some(Exactness {
+                    source: if exact {
+                        exactness::Source::Walk
+                    } else {
+                        exactness::Source::Estimate
+                    } as i32,
+                    ..Default::default()
+                }),
+                root: Some(Node {
+                    objects: seq,
+                    children: (0..50)
+                        .map(|c| Node {
+                            name: c + 1,
+                            objects: seq * c as u64,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })),
+        }
+    }
+
+    /// Days of snapshots in a file of a fixed size: the start, every string table and the end
+    /// stay, the newest are whole, the rest evenly spaced with the walks kept, and the header
+    /// counts what went.
+    #[test]
+    fn a_capped_recording_stays_under_its_size_and_keeps_its_start_and_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("capped.mcrec");
+        let max = 200_000;
+        let mut w = CappedWriter::create(&path, &RecordingHeader::default(), max).unwrap();
+        let strings = |first_id: u32| StreamMessage {
+            kind: Some(Kind::Strings(StringTable {
+                first_id,
+                names: vec![format!("name{first_id}")],
+            })),
+        };
+        w.write(&strings(1)).unwrap();
+        for seq in 1..=5_000 {
+            w.write(&snapshot(seq, seq % 10 == 0)).unwrap();
+            if seq % 1000 == 0 {
+                w.write(&strings(seq as u32 / 1000 + 1)).unwrap();
+            }
+            assert!(w.bytes() <= max + max / 2, "{} bytes at {seq}", w.bytes());
+        }
+        w.write(&StreamMessage {
+            kind: Some(Kind::End(SessionEnd {
+                reason: "done".into(),
+                snapshots: 5_000,
+            })),
+        })
+        .unwrap();
+        let thinned = w.thinned();
+        w.finish().unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() <= max + max / 2);
+        let mut r = RecordingReader::open(&path).unwrap();
+        assert_eq!(r.header().thinned_snapshots, thinned);
+        let (mut seqs, mut tables, mut ended) = (Vec::new(), 0, false);
+        while let Some(m) = r.next_message().unwrap() {
+            match m.kind {
+                Some(Kind::Snapshot(s)) => seqs.push(s.seq),
+                Some(Kind::Strings(_)) => tables += 1,
+                Some(Kind::End(_)) => ended = true,
+                _ => {}
+            }
+        }
+        assert_eq!(r.tail(), Some(&crate::recording::Tail::Clean));
+        assert_eq!(
+            seqs.len() as u64 + thinned,
+            5_000,
+            "every snapshot kept or counted"
+        );
+        assert!(thinned > 4_000, "{thinned}");
+        assert_eq!((seqs[0], *seqs.last().unwrap()), (1, 5_000));
+        assert!(seqs.windows(2).all(|p| p[0] < p[1]));
+        assert_eq!((tables, ended), (6, true));
+        // The older snapshots (past the first, before the newest) are the walks, every tenth,
+        // spaced evenly.
+        let newest = seqs.windows(2).position(|p| p[1] == p[0] + 1).unwrap();
+        let older = &seqs[1..newest];
+        assert!(
+            older.len() > 100 && older.iter().all(|s| s % 10 == 0),
+            "{seqs:?}"
+        );
+        assert!(
+            older.windows(2).all(|p| (30..=40).contains(&(p[1] - p[0]))),
+            "{seqs:?}"
+        );
+        // The newest are whole.
+        assert!(seqs.ends_with(&(4_985..=5_000).collect::<Vec<_>>()));
+        // No temporary file is left beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
