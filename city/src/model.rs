@@ -285,6 +285,16 @@ pub struct Window {
 /// `CityModel::thin`): some 2,000 snapshots of 3,000 groups in full, however long the session.
 pub const DEFAULT_DETAIL_BUDGET: usize = 384 << 20;
 
+/// The budget new models start with: [`DEFAULT_DETAIL_BUDGET`], or what the process was told
+/// (`memcity --memory`), for every session it opens.
+static DETAIL_BUDGET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(DEFAULT_DETAIL_BUDGET);
+
+/// Sets the budget of the models this process makes from now on (see [`DETAIL_BUDGET`]).
+pub fn set_detail_budget_for_new_models(bytes: usize) {
+    DETAIL_BUDGET.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct CityModel {
     pub handshake: Option<Handshake>,
@@ -400,9 +410,10 @@ impl std::fmt::Display for Role {
 
 impl CityModel {
     pub fn new() -> Self {
+        let budget = DETAIL_BUDGET.load(std::sync::atomic::Ordering::Relaxed);
         let mut model = Self {
-            detail_budget: Some(DEFAULT_DETAIL_BUDGET),
-            thin_at: DEFAULT_DETAIL_BUDGET,
+            detail_budget: Some(budget),
+            thin_at: budget,
             ..Self::default()
         };
         model.nodes.push(NodeInfo {
