@@ -20,6 +20,7 @@ use prost::Message;
 use crate::recording::{RecordingWriter, FRAME_HEADER_BYTES};
 use crate::thinning::{self, Candidate};
 use crate::v1::stream_message::Kind;
+use crate::v1::snapshot::Trigger;
 use crate::v1::{exactness, RecordingHeader, StreamMessage};
 
 /// A frame written after the header: where it is, and what a thinning needs of it.
@@ -78,7 +79,11 @@ impl CappedWriter {
             len: self.writer.bytes() - offset,
             snapshot,
         });
-        if snapshot.is_some() && self.writer.bytes() > self.thin_at {
+        // Not at the session's last snapshots: the JVM is exiting or out of memory, and the
+        // agent writes them on its way out (VMDeath), where a rewrite would hold the exit.
+        let last = matches!(&message.kind, Some(Kind::Snapshot(s))
+            if matches!(s.trigger(), Trigger::End | Trigger::OutOfMemory));
+        if snapshot.is_some() && !last && self.writer.bytes() > self.thin_at {
             self.thin()?;
         }
         Ok(())
