@@ -19,8 +19,8 @@ use prost::Message;
 
 use crate::recording::{RecordingWriter, FRAME_HEADER_BYTES};
 use crate::thinning::{self, Candidate};
-use crate::v1::stream_message::Kind;
 use crate::v1::snapshot::Trigger;
+use crate::v1::stream_message::Kind;
 use crate::v1::{exactness, RecordingHeader, StreamMessage};
 
 /// A frame written after the header: where it is, and what a thinning needs of it.
@@ -28,8 +28,9 @@ use crate::v1::{exactness, RecordingHeader, StreamMessage};
 struct Written {
     offset: u64,
     len: u64,
-    /// A snapshot's time and rank (`thinning::rank`); `None` for every other message.
-    snapshot: Option<(u64, u8)>,
+    /// What a thinning knows of a snapshot (`protected` set for the VM's start and an
+    /// out-of-memory one); `None` for every other message.
+    snapshot: Option<Candidate>,
 }
 
 /// Writes a recording that stays under `max` bytes, give or take the newest snapshot.
@@ -43,6 +44,8 @@ pub struct CappedWriter {
     /// get far enough under it (a file of string tables, one huge snapshot), so it is not
     /// rewritten at every snapshot.
     thin_at: u64,
+    /// Why the last thinning failed, until the caller takes it ([`CappedWriter::take_trouble`]).
+    trouble: Option<String>,
 }
 
 impl CappedWriter {
@@ -55,11 +58,14 @@ impl CappedWriter {
             writer: RecordingWriter::create(path, header)?,
             written: Vec::new(),
             thin_at: max,
+            trouble: None,
         })
     }
 
-    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). An
-    /// error while thinning leaves the file as it was, whole, with this message in it.
+    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). A
+    /// thinning that fails (no room for the copy, a pipe for a file) leaves the file as it
+    /// was, whole, with this message in it, and the recording goes on: why is kept for
+    /// [`CappedWriter::take_trouble`], and the next try waits for another quarter of the size.
     pub fn write(&mut self, message: &StreamMessage) -> io::Result<()> {
         let payload = message.encode_to_vec();
         let offset = self.writer.bytes();
@@ -70,7 +76,11 @@ impl CappedWriter {
                     .exactness
                     .as_ref()
                     .is_none_or(|e| e.source() != exactness::Source::Estimate);
-                Some((s.time_ms, thinning::rank(s.paths.is_some(), exact)))
+                Some(Candidate {
+                    time_ms: s.time_ms,
+                    rank: thinning::rank(s.paths.is_some(), exact),
+                    protected: s.out_of_memory.is_some() || s.trigger() == Trigger::Start,
+                })
             }
             _ => None,
         };
@@ -84,9 +94,20 @@ impl CappedWriter {
         let last = matches!(&message.kind, Some(Kind::Snapshot(s))
             if matches!(s.trigger(), Trigger::End | Trigger::OutOfMemory));
         if snapshot.is_some() && !last && self.writer.bytes() > self.thin_at {
-            self.thin()?;
+            if let Err(e) = self.thin() {
+                self.trouble = Some(format!(
+                    "cannot thin {} to stay under its size ({e}); it grows on, whole",
+                    self.path.display()
+                ));
+                self.thin_at = self.writer.bytes() + self.max / 4;
+            }
         }
         Ok(())
+    }
+
+    /// Why the last thinning failed, once.
+    pub fn take_trouble(&mut self) -> Option<String> {
+        self.trouble.take()
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -110,6 +131,10 @@ impl CappedWriter {
     /// Writes the file again without about half of its older snapshots (see the module).
     fn thin(&mut self) -> io::Result<()> {
         self.writer.flush()?;
+        // A pipe or a device is written in place (`files::create_replacing`): nothing to copy.
+        if !std::fs::symlink_metadata(&self.path)?.is_file() {
+            return Err(io::Error::other("it is not a regular file"));
+        }
         // The newest snapshots, within a quarter of the size (at least 16), stay whole.
         let mut recent_bytes = 0;
         let mut recent_snapshots = 0;
@@ -132,12 +157,15 @@ impl CappedWriter {
             .iter()
             .enumerate()
             .map(|(k, &i)| {
-                let (time_ms, rank) = self.written[i].snapshot.unwrap_or_default();
+                let c = self.written[i].snapshot.unwrap_or(Candidate {
+                    time_ms: 0,
+                    rank: 0,
+                    protected: true,
+                });
                 Candidate {
-                    time_ms,
-                    rank,
                     // The session's start: its first snapshot.
-                    protected: k == 0,
+                    protected: c.protected || k == 0,
+                    ..c
                 }
             })
             .collect();
@@ -243,11 +271,14 @@ pub fn thinned_copy(
         path: path.to_owned(),
         source,
     };
-    if std::fs::metadata(path).map_err(io)?.len() <= target {
+    // One open file for both passes: a recorder that renames a thinned file over the path
+    // between them (`CappedWriter`) must not shift what the second pass copies.
+    let mut file = File::open(path).map_err(io)?;
+    if file.metadata().map_err(io)?.len() <= target {
         return Ok(None);
     }
     // Pass 1: every frame's size, and what a thinning needs of the snapshots.
-    let mut reader = RecordingReader::open(path)?;
+    let mut reader = RecordingReader::new(io::BufReader::with_capacity(256 * 1024, &file), path)?;
     let mut frames: Vec<(u64, Option<Candidate>)> = Vec::new();
     while let Some(payload) = reader.next_payload().map_err(io)? {
         let len = (payload.len() + FRAME_HEADER_BYTES) as u64;
@@ -305,7 +336,9 @@ pub fn thinned_copy(
     }
     let dropped = keep.iter().filter(|&&k| !k).count() as u64;
     // Pass 2: the kept frames, as they were.
-    let mut reader = RecordingReader::open(path)?;
+    drop(reader);
+    io::Seek::rewind(&mut file).map_err(io)?;
+    let mut reader = RecordingReader::new(io::BufReader::with_capacity(256 * 1024, &file), path)?;
     let mut header = reader.header().clone();
     header.thinned_snapshots += dropped;
     let mut writer =
