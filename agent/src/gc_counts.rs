@@ -187,6 +187,12 @@ fn hand_over(inbox: &mut Inbox) {
     let newest = inbox.ready.iter().map(|c| c.gc_id).max().unwrap_or(0);
     inbox.phases.retain(|&id, _| id > newest);
     inbox.full.retain(|&id| id > newest);
+    // While counting is off, full GCs' names still come and no counts take them away.
+    while inbox.full.len() > MAX_READY {
+        if let Some(&oldest) = inbox.full.iter().min() {
+            inbox.full.remove(&oldest);
+        }
+    }
     let excess = inbox.ready.len().saturating_sub(MAX_READY);
     inbox.ready.drain(..excess);
 }

@@ -169,6 +169,9 @@ impl Agent {
                 if result.is_ok() && (is_snapshot || is_end) {
                     result = writer.flush();
                 }
+                if let Some(trouble) = writer.take_trouble() {
+                    warning!("{trouble}");
+                }
                 if let Err(e) = result {
                     error!(
                         "recording to {} failed: {e}; recording is off from here, the file keeps everything before, and the application continues",

@@ -345,9 +345,13 @@ pub struct Found {
     pub missed: Vec<(u32, u64)>,
     /// Targets by class, reached or not.
     pub targeted: Vec<(u32, u64)>,
-    /// `(slot, born)` of the targets not reached, when the search went through every root:
-    /// then they died (a sample counts as live until the GC clears its weak reference).
+    /// `(slot, born)` of the targets not reached, when the search went through every root: a
+    /// second such miss in a row ends them (`Tracker::unreached`; a sample counts as live
+    /// until the GC clears its weak reference).
     pub missed_samples: Vec<(u32, u64)>,
+    /// Every target it reached, `(slot, born)`, a holder seen or not (one that is a root's own
+    /// object has none).
+    pub found_samples: Vec<(u32, u64)>,
     /// What held each target found below an object.
     pub holders: Vec<Held>,
 }
@@ -1969,9 +1973,12 @@ impl Search {
         let mut targeted: IntMap<u32, u64> = IntMap::default();
         let complete = self.incomplete.is_empty() && !self.stopped_early;
         let mut missed_samples = Vec::new();
+        let mut found_samples = Vec::new();
         for target in &self.targets {
             *targeted.entry(target.class).or_default() += 1;
-            if !target.found {
+            if target.found {
+                found_samples.push((target.slot, target.born));
+            } else {
                 *missed.entry(target.class).or_default() += 1;
                 if complete {
                     missed_samples.push((target.slot, target.born));
@@ -2056,6 +2063,7 @@ impl Search {
             missed,
             targeted,
             missed_samples,
+            found_samples,
         }
     }
 }

@@ -488,6 +488,15 @@ impl Tracker {
         }
     }
 
+    /// A path search reached the sample in slot `id` born when the allocation clock read
+    /// `born`: a miss before it no longer counts toward its death ([`Tracker::unreached`]).
+    pub fn reached(&self, id: SlotId, born: u64) {
+        let Some(slot) = self.slot(id) else { return };
+        if slot.born_allocated.load(Ordering::Relaxed) == born {
+            slot.meta.fetch_and(!MISSED, Ordering::AcqRel);
+        }
+    }
+
     /// A path search that went through every root did not reach the sample in slot `id` born
     /// when the allocation clock read `born` (as [`Tracker::set_holder`]): no GC root held it,
     /// so it is garbage, whatever its weak reference says until the GC that frees it (an

@@ -120,7 +120,7 @@ fn say_thinned(model: &mut CityModel) {
     let thinned = model.thinned();
     if thinned > 0 {
         model.warnings.push(format!(
-            "{thinned} of its {} snapshots were thinned out to keep memory or the file bounded: the older history is kept evenly spaced (walks and snapshots with object paths first); the first snapshot, the window's ends and the newest ones are whole",
+            "{thinned} of its {} snapshots were thinned out to keep memory or the file bounded: the older history is kept evenly spaced (walks and snapshots with object paths first); the first snapshot, the window's ends and the newest ones are whole (`memcity --memory SIZE` keeps more)",
             thinned + model.len() as u64
         ));
     }

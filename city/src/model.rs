@@ -206,12 +206,22 @@ pub struct Leaf {
 pub struct ProtocolError(pub String);
 
 impl Frame {
-    /// About what this snapshot's numbers take in memory: its groups' values, errors and
-    /// doubts, its survivors and its type references (graphs and paths are shared and
-    /// counted apart).
+    /// About what this snapshot takes in memory: its groups' values, errors and doubts, its
+    /// survivors, its type references, and the walk's graph and object paths it carried (by
+    /// their entries, at a typical entry's size with its names).
     fn detail_bytes(&self) -> usize {
         let entry = std::mem::size_of::<(NodeId, u64, u64)>();
-        std::mem::size_of::<Frame>()
+        let graph = self.graph.as_ref().map_or(0, |g| {
+            g.fields.len() * (std::mem::size_of::<FieldRef>() + 64)
+                + g.roots.len() * (std::mem::size_of::<RootRef>() + 96)
+                + g.owned.len() * (std::mem::size_of::<OwnedRef>() + 64)
+        });
+        let paths = self.paths.as_ref().map_or(0, |p| {
+            p.nodes.len() * (std::mem::size_of::<crate::holders::PathNode>() + 128)
+        });
+        graph
+            + paths
+            + std::mem::size_of::<Frame>()
             + (self.values.capacity() + self.estimates.capacity() + self.unconfirmed.capacity())
                 * entry
             + self.survivors.as_ref().map_or(0, |s| s.capacity() * 16)
@@ -284,6 +294,16 @@ pub struct Window {
 /// Memory a model's snapshots' numbers may take before its older history is thinned (see
 /// `CityModel::thin`): some 2,000 snapshots of 3,000 groups in full, however long the session.
 pub const DEFAULT_DETAIL_BUDGET: usize = 384 << 20;
+
+/// The budget new models start with: [`DEFAULT_DETAIL_BUDGET`], or what the process was told
+/// (`memcity --memory`), for every session it opens.
+static DETAIL_BUDGET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(DEFAULT_DETAIL_BUDGET);
+
+/// Sets the budget of the models this process makes from now on (see [`DETAIL_BUDGET`]).
+pub fn set_detail_budget_for_new_models(bytes: usize) {
+    DETAIL_BUDGET.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct CityModel {
@@ -400,9 +420,10 @@ impl std::fmt::Display for Role {
 
 impl CityModel {
     pub fn new() -> Self {
+        let budget = DETAIL_BUDGET.load(std::sync::atomic::Ordering::Relaxed);
         let mut model = Self {
-            detail_budget: Some(DEFAULT_DETAIL_BUDGET),
-            thin_at: DEFAULT_DETAIL_BUDGET,
+            detail_budget: Some(budget),
+            thin_at: budget,
             ..Self::default()
         };
         model.nodes.push(NodeInfo {
@@ -1022,7 +1043,9 @@ impl CityModel {
     /// Gives snapshot `index` a walk's graph (for sources that carry one beside `push_tree`).
     pub fn set_graph(&mut self, index: usize, graph: Graph) {
         if let Some(frame) = self.frames.get_mut(index) {
+            let before = frame.detail_bytes();
             frame.graph = Some(std::sync::Arc::new(graph));
+            self.detail_bytes = self.detail_bytes - before + frame.detail_bytes();
         }
     }
 
@@ -1192,7 +1215,11 @@ impl CityModel {
                     let name = self.strings.resolve(child.name).to_string();
                     let role = roles.get(depth).unwrap_or(&Role::Unclassified);
                     let interned = self.intern(id, &name, role, frame);
-                    self.by_string.insert((id, child.name), interned);
+                    // A placeholder's node is not kept for the id: a table that names it later
+                    // (after a lost frame) gives later snapshots the real one.
+                    if self.strings.knows(child.name) {
+                        self.by_string.insert((id, child.name), interned);
+                    }
                     interned
                 }
             };

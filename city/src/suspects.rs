@@ -120,12 +120,16 @@ impl Trend {
                 let since = last.value - points[k].value;
                 trend.recent = match least_squares(&xy[k..]) {
                     Some((slope, _)) if since > last.error + last.unconfirmed => {
+                        trend.recent_spread = slope_half_width(&xy[k..]) * span;
                         trend.recent.min(slope * span)
                     }
                     _ => 0.0,
                 };
             } else if k + 1 < points.len() && judged {
                 if let Some((slope, _)) = least_squares(&xy[k..]) {
+                    // Judged from the walk on: so is its doubt (a step at the walk from the
+                    // estimates before it is no scatter of what follows).
+                    trend.recent_spread = slope_half_width(&xy[k..]) * span;
                     trend.recent = trend.recent.min(slope * span);
                 }
             } else if k > 0 && !points[k - 1].exact && points[k - 1].value > points[k].value {
@@ -223,8 +227,21 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some((slope, fit))
 }
 
+/// Student's t at 97.5 % for `df` degrees of freedom: a 95 % interval's half-width in standard
+/// errors, wide for the few points a window's later half may have.
+fn t95(df: usize) -> f64 {
+    const TABLE: [f64; 10] = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23];
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => TABLE[df - 1],
+        11..=20 => 2.09,
+        21..=30 => 2.04,
+        _ => 1.96,
+    }
+}
+
 /// The 95 % half-width of the slope of a line through `points` (three or more), from their
-/// spread around it: 1.96 standard errors, `sqrt(residuals² / (n - 2) / Sxx)`.
+/// spread around it: `t95(n - 2)` standard errors, `sqrt(residuals² / (n - 2) / Sxx)`.
 fn slope_half_width(points: &[(f64, f64)]) -> f64 {
     let Some((slope, _)) = least_squares(points) else {
         return 0.0;
@@ -242,7 +259,7 @@ fn slope_half_width(points: &[(f64, f64)]) -> f64 {
         residuals += off * off;
         sxx += (x - mx) * (x - mx);
     }
-    1.96 * (residuals / (n - 2.0) / sxx).sqrt()
+    t95(points.len() - 2) * (residuals / (n - 2.0) / sxx).sqrt()
 }
 
 /// The share of the window the estimates after its last walk must span to judge the rise that

@@ -19,6 +19,7 @@ use prost::Message;
 
 use crate::recording::{RecordingWriter, FRAME_HEADER_BYTES};
 use crate::thinning::{self, Candidate};
+use crate::v1::snapshot::Trigger;
 use crate::v1::stream_message::Kind;
 use crate::v1::{exactness, RecordingHeader, StreamMessage};
 
@@ -27,8 +28,9 @@ use crate::v1::{exactness, RecordingHeader, StreamMessage};
 struct Written {
     offset: u64,
     len: u64,
-    /// A snapshot's time and rank (`thinning::rank`); `None` for every other message.
-    snapshot: Option<(u64, u8)>,
+    /// What a thinning knows of a snapshot (`protected` set for the VM's start and an
+    /// out-of-memory one); `None` for every other message.
+    snapshot: Option<Candidate>,
 }
 
 /// Writes a recording that stays under `max` bytes, give or take the newest snapshot.
@@ -42,6 +44,8 @@ pub struct CappedWriter {
     /// get far enough under it (a file of string tables, one huge snapshot), so it is not
     /// rewritten at every snapshot.
     thin_at: u64,
+    /// Why the last thinning failed, until the caller takes it ([`CappedWriter::take_trouble`]).
+    trouble: Option<String>,
 }
 
 impl CappedWriter {
@@ -54,11 +58,14 @@ impl CappedWriter {
             writer: RecordingWriter::create(path, header)?,
             written: Vec::new(),
             thin_at: max,
+            trouble: None,
         })
     }
 
-    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). An
-    /// error while thinning leaves the file as it was, whole, with this message in it.
+    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). A
+    /// thinning that fails (no room for the copy, a pipe for a file) leaves the file as it
+    /// was, whole, with this message in it, and the recording goes on: why is kept for
+    /// [`CappedWriter::take_trouble`], and the next try waits for another quarter of the size.
     pub fn write(&mut self, message: &StreamMessage) -> io::Result<()> {
         let payload = message.encode_to_vec();
         let offset = self.writer.bytes();
@@ -69,7 +76,11 @@ impl CappedWriter {
                     .exactness
                     .as_ref()
                     .is_none_or(|e| e.source() != exactness::Source::Estimate);
-                Some((s.time_ms, thinning::rank(s.paths.is_some(), exact)))
+                Some(Candidate {
+                    time_ms: s.time_ms,
+                    rank: thinning::rank(s.paths.is_some(), exact),
+                    protected: s.out_of_memory.is_some() || s.trigger() == Trigger::Start,
+                })
             }
             _ => None,
         };
@@ -78,10 +89,25 @@ impl CappedWriter {
             len: self.writer.bytes() - offset,
             snapshot,
         });
-        if snapshot.is_some() && self.writer.bytes() > self.thin_at {
-            self.thin()?;
+        // Not at the session's last snapshots: the JVM is exiting or out of memory, and the
+        // agent writes them on its way out (VMDeath), where a rewrite would hold the exit.
+        let last = matches!(&message.kind, Some(Kind::Snapshot(s))
+            if matches!(s.trigger(), Trigger::End | Trigger::OutOfMemory));
+        if snapshot.is_some() && !last && self.writer.bytes() > self.thin_at {
+            if let Err(e) = self.thin() {
+                self.trouble = Some(format!(
+                    "cannot thin {} to stay under its size ({e}); it grows on, whole",
+                    self.path.display()
+                ));
+                self.thin_at = self.writer.bytes() + self.max / 4;
+            }
         }
         Ok(())
+    }
+
+    /// Why the last thinning failed, once.
+    pub fn take_trouble(&mut self) -> Option<String> {
+        self.trouble.take()
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -105,6 +131,10 @@ impl CappedWriter {
     /// Writes the file again without about half of its older snapshots (see the module).
     fn thin(&mut self) -> io::Result<()> {
         self.writer.flush()?;
+        // A pipe or a device is written in place (`files::create_replacing`): nothing to copy.
+        if !std::fs::symlink_metadata(&self.path)?.is_file() {
+            return Err(io::Error::other("it is not a regular file"));
+        }
         // The newest snapshots, within a quarter of the size (at least 16), stay whole.
         let mut recent_bytes = 0;
         let mut recent_snapshots = 0;
@@ -127,12 +157,15 @@ impl CappedWriter {
             .iter()
             .enumerate()
             .map(|(k, &i)| {
-                let (time_ms, rank) = self.written[i].snapshot.unwrap_or_default();
+                let c = self.written[i].snapshot.unwrap_or(Candidate {
+                    time_ms: 0,
+                    rank: 0,
+                    protected: true,
+                });
                 Candidate {
-                    time_ms,
-                    rank,
                     // The session's start: its first snapshot.
-                    protected: k == 0,
+                    protected: c.protected || k == 0,
+                    ..c
                 }
             })
             .collect();
@@ -189,6 +222,135 @@ impl CappedWriter {
             }
         }
     }
+}
+
+/// What a thinning needs of a stream message, decoded without a snapshot's groups, paths or
+/// lifetimes: prost passes over each of those by its length, so a 1.5 GB recording is skimmed
+/// at about the speed it is read. Tags are `memcity.proto`'s.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Skimmed {
+    #[prost(message, optional, tag = "3")]
+    snapshot: Option<SkimmedSnapshot>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct SkimmedSnapshot {
+    #[prost(uint64, tag = "2")]
+    time_ms: u64,
+    #[prost(int32, tag = "4")]
+    trigger: i32,
+    #[prost(message, optional, tag = "9")]
+    exactness: Option<SkimmedExactness>,
+    #[prost(message, optional, tag = "13")]
+    paths: Option<Present>,
+    #[prost(message, optional, tag = "15")]
+    out_of_memory: Option<Present>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct SkimmedExactness {
+    #[prost(int32, tag = "4")]
+    source: i32,
+}
+
+/// A message only known to be there.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Present {}
+
+/// A copy of the recording at `path` within about `target` bytes, for a reader that must hold
+/// it whole (the page, in a browser's memory): the older snapshots halved on the thinning's
+/// grid until it fits, the first, the VM-start one, an out-of-memory one and the newest quarter
+/// of `target` kept, every other message kept, the header counting what went. `None` when the
+/// file fits already. Two passes over the file: one skims (see [`Skimmed`]), one copies.
+pub fn thinned_copy(
+    path: &Path,
+    target: u64,
+) -> Result<Option<Vec<u8>>, crate::recording::RecordingError> {
+    use crate::recording::{RecordingError, RecordingReader};
+    let io = |source| RecordingError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    // One open file for both passes: a recorder that renames a thinned file over the path
+    // between them (`CappedWriter`) must not shift what the second pass copies.
+    let mut file = File::open(path).map_err(io)?;
+    if file.metadata().map_err(io)?.len() <= target {
+        return Ok(None);
+    }
+    // Pass 1: every frame's size, and what a thinning needs of the snapshots.
+    let mut reader = RecordingReader::new(io::BufReader::with_capacity(256 * 1024, &file), path)?;
+    let mut frames: Vec<(u64, Option<Candidate>)> = Vec::new();
+    while let Some(payload) = reader.next_payload().map_err(io)? {
+        let len = (payload.len() + FRAME_HEADER_BYTES) as u64;
+        let skimmed = Skimmed::decode(payload.as_slice()).ok();
+        let candidate = skimmed.and_then(|m| m.snapshot).map(|s| {
+            let exact = s
+                .exactness
+                .is_none_or(|e| e.source != exactness::Source::Estimate as i32);
+            Candidate {
+                time_ms: s.time_ms,
+                rank: thinning::rank(s.paths.is_some(), exact),
+                protected: s.out_of_memory.is_some()
+                    || s.trigger == crate::v1::snapshot::Trigger::Start as i32,
+            }
+        });
+        frames.push((len, candidate));
+    }
+    // The newest snapshots within a quarter of the target (at least 16) stay whole.
+    let (mut recent_bytes, mut recent_snapshots, mut recent_from) = (0, 0, frames.len());
+    while recent_from > 0 {
+        let (len, candidate) = frames[recent_from - 1];
+        if candidate.is_some() {
+            if recent_snapshots >= 16 && recent_bytes + len > target / 4 {
+                break;
+            }
+            recent_snapshots += 1;
+        }
+        recent_bytes += len;
+        recent_from -= 1;
+    }
+    let mut keep = vec![true; frames.len()];
+    if let Some(first) = frames.iter().position(|f| f.1.is_some()) {
+        if let Some(c) = frames[first].1.as_mut() {
+            c.protected = true; // the session's start
+        }
+    }
+    let mut size: u64 = frames.iter().map(|f| f.0).sum();
+    // Halve the older snapshots until the copy fits (or nothing more goes).
+    while size > target {
+        let older: Vec<usize> = (0..recent_from)
+            .filter(|&i| keep[i] && frames[i].1.is_some())
+            .collect();
+        let candidates: Vec<Candidate> = older.iter().filter_map(|&i| frames[i].1).collect();
+        let kept = thinning::keep_evenly(&candidates);
+        let before = size;
+        for (&i, &k) in older.iter().zip(&kept) {
+            if !k {
+                keep[i] = false;
+                size -= frames[i].0;
+            }
+        }
+        if size == before {
+            break;
+        }
+    }
+    let dropped = keep.iter().filter(|&&k| !k).count() as u64;
+    // Pass 2: the kept frames, as they were.
+    drop(reader);
+    io::Seek::rewind(&mut file).map_err(io)?;
+    let mut reader = RecordingReader::new(io::BufReader::with_capacity(256 * 1024, &file), path)?;
+    let mut header = reader.header().clone();
+    header.thinned_snapshots += dropped;
+    let mut writer =
+        RecordingWriter::new(Vec::with_capacity(size as usize + 4096), &header).map_err(io)?;
+    let mut index = 0;
+    while let Some(payload) = reader.next_payload().map_err(io)? {
+        if keep.get(index).copied().unwrap_or(true) {
+            writer.write_encoded(&payload).map_err(io)?;
+        }
+        index += 1;
+    }
+    writer.finish().map(Some).map_err(io)
 }
 
 #[cfg(test)]
@@ -296,5 +458,37 @@ mod tests {
         assert!(seqs.ends_with(&(4_985..=5_000).collect::<Vec<_>>()));
         // No temporary file is left beside it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A copy for a reader that holds it whole: within its target, evenly thinned, the start and
+    /// the newest kept, readable, and counting what went; a file that fits is not copied.
+    #[test]
+    fn a_thinned_copy_fits_its_target_and_keeps_start_and_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long.mcrec");
+        let mut w = RecordingWriter::create(&path, &RecordingHeader::default()).unwrap();
+        for seq in 1..=3_000 {
+            w.write(&snapshot(seq, seq % 10 == 0)).unwrap();
+        }
+        w.finish().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(thinned_copy(&path, size).unwrap().is_none(), "it fits");
+        let target = size / 8;
+        let copy = thinned_copy(&path, target).unwrap().expect("a copy");
+        assert!(
+            copy.len() as u64 <= target + target / 8,
+            "{} of {target}",
+            copy.len()
+        );
+        let mut r = RecordingReader::new(copy.as_slice(), Path::new("copy")).unwrap();
+        let mut seqs = Vec::new();
+        while let Some(m) = r.next_message().unwrap() {
+            if let Some(Kind::Snapshot(s)) = m.kind {
+                seqs.push(s.seq);
+            }
+        }
+        assert_eq!(seqs.len() as u64 + r.header().thinned_snapshots, 3_000);
+        assert_eq!((seqs[0], *seqs.last().unwrap()), (1, 3_000));
+        assert!(seqs.ends_with(&(2_985..=3_000).collect::<Vec<_>>()));
     }
 }

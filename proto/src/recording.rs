@@ -301,6 +301,18 @@ impl<R: Read> RecordingReader<R> {
         }
     }
 
+    /// The next whole frame's payload (an encoded `StreamMessage`), undecoded; damaged frames
+    /// are skipped and counted as by [`RecordingReader::next_message`].
+    pub fn next_payload(&mut self) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            match self.next_frame()? {
+                Frame::Whole(payload) => return Ok(Some(payload)),
+                Frame::Corrupt => self.skipped_corrupt += 1,
+                Frame::End | Frame::Stop => return Ok(None),
+            }
+        }
+    }
+
     /// How the file ended; `None` until [`RecordingReader::next_message`] returned `None`.
     pub fn tail(&self) -> Option<&Tail> {
         self.tail.as_ref()

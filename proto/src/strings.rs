@@ -135,6 +135,11 @@ impl StringResolver {
         }
     }
 
+    /// Whether `id` names a string a table gave (not a placeholder: a later table may still).
+    pub fn knows(&self, id: u32) -> bool {
+        id != 0 && matches!(self.names.get(id as usize - 1), Some(Some(_)))
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }

@@ -1,9 +1,10 @@
-//! Which snapshots of a long history stay when it is halved to fit a budget: of each step of an
-//! even grid in time, the one that says the most. Shared by the model (`CityModel::thin`) and by
+//! Which snapshots of a long history stay when it is thinned to fit a budget: of each step of an
+//! even grid in time, the one that says the most (a quarter to a half of them stay, as the step
+//! is two to four times their mean spacing). Shared by the model (`CityModel::thin`) and by
 //! a recording kept under a size (`capped.rs`), so a thinned file and a thinned model keep the
 //! same snapshots.
 //!
-//! The step is a power of two of milliseconds, about twice the candidates' mean spacing, counted
+//! The step is a power of two of milliseconds, twice the candidates' mean spacing rounded up, counted
 //! from the first candidate's time: each halving's grid then nests in the next one's, so what
 //! one pass kept (the first of its step, on ties) is the first of the next pass's step, and the
 //! history stays evenly spaced in time, as trends fitted over seconds want it. A stretch that
@@ -36,7 +37,7 @@ pub fn keep_evenly(candidates: &[Candidate]) -> Vec<bool> {
     }
     let t0 = first.time_ms;
     let span = last.time_ms.saturating_sub(t0);
-    let step = (2 * span / candidates.len() as u64)
+    let step = (span.saturating_mul(2) / candidates.len() as u64)
         .max(1)
         .next_power_of_two();
     // The best of the current step so far: (step number, index).

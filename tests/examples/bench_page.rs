@@ -48,7 +48,9 @@ fn print_profile(profile: &serde_json::Value) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(url), Some(size)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: bench_page URL WIDTHxHEIGHT [--live N] [CHROMIUM FLAG...]");
+        eprintln!(
+            "usage: bench_page URL WIDTHxHEIGHT [--live N] [--count-gl] [--profile] [--open-time] [CHROMIUM FLAG...]"
+        );
         std::process::exit(2);
     };
     let (w, h) = size
@@ -73,8 +75,24 @@ fn main() {
     if profile {
         rest = &rest[1..];
     }
+    let open_time = rest.first().map(String::as_str) == Some("--open-time");
+    if open_time {
+        rest = &rest[1..];
+    }
     let flags: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
     let mut browser = Browser::open_with(url, w, h, &flags);
+    if open_time {
+        // From the browser's start to the page's first frame of the session (fetched, loaded
+        // into its model and laid out): what a user waits for.
+        browser.wait_for(
+            "window.memcity_page && memcity_page.opened > 0",
+            Duration::from_secs(600),
+            "the page opens its session",
+        );
+        println!("opened in {:.2} s", started.elapsed().as_secs_f64());
+        return;
+    }
     if count_gl {
         browser.wait_for(
             "window.memcity_page && memcity_page.opened > 0",

@@ -144,3 +144,56 @@ pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
     w.finish()?;
     Ok(())
 }
+
+/// Writes a session of `snapshots` snapshots a second apart, each a walk, of package `app` with
+/// `types` types: `app.Leak` rising by 10 objects a second, the others steady (`app.T0`,
+/// `app.T1`, ...). Long enough, with a small `memcity --memory`, to be thinned.
+pub fn long_recording(path: &Path, snapshots: u64, types: u32) -> std::io::Result<()> {
+    let mut w = RecordingWriter::create(path, &header("memcity-e2e long"))?;
+    let mut names = vec!["app".to_string(), "app.Leak".to_string()];
+    names.extend((0..types).map(|t| format!("app.T{t}")));
+    w.write(&StreamMessage {
+        kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+    })?;
+    for seq in 0..snapshots {
+        let leaf = |name, objects: u64| Node {
+            name,
+            objects,
+            bytes: objects * 24,
+            ..Default::default()
+        };
+        let mut children = vec![leaf(2, 1_000 + 10 * seq)];
+        children.extend((0..types).map(|t| leaf(3 + t, 500 + u64::from(t))));
+        let objects: u64 = children.iter().map(|c| c.objects).sum();
+        let package = Node {
+            name: 1,
+            objects,
+            bytes: objects * 24,
+            children,
+            ..Default::default()
+        };
+        w.write(&StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot {
+                seq,
+                time_ms: seq * 1000,
+                gc_count: seq,
+                trigger: memcity_proto::v1::snapshot::Trigger::Gc as i32,
+                classifiers: package_and_type(),
+                root: Some(Node {
+                    objects,
+                    bytes: objects * 24,
+                    children: vec![package],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })),
+        })?;
+    }
+    w.write(&StreamMessage {
+        kind: Some(Kind::End(SessionEnd {
+            reason: "the synthetic session ended".into(),
+            snapshots,
+        })),
+    })?;
+    w.finish().map(drop)
+}

@@ -312,6 +312,44 @@ fn record_max_size_keeps_a_leaking_session_under_its_size() {
     );
 }
 
+/// The agent's own recording kept under a size (`record_max=`): the same thinning in the JVM.
+#[test]
+fn the_agents_record_max_keeps_its_recording_under_its_size() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agent-capped.mcrec");
+    let mut app = AppSpec::new(&jdk, "LinkedListLeak", 35.0)
+        .flag("-Xmn2m")
+        .agent(format!(
+            "port=0,record={},record_max=1m,classifiers=package:type:site,estimates=100ms",
+            file.display()
+        ))
+        .spawn();
+    let (status, _) = app.wait_exit(Duration::from_secs(120));
+    assert!(status.success(), "{}", app.stderr());
+    assert!(
+        app.stderr()
+            .contains("kept under 1 MiB (older snapshots thinned past it)"),
+        "{}",
+        app.stderr()
+    );
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size <= 3 << 19, "{size} bytes under a 1 MiB cap");
+    let report = report_json(&file);
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("snapshots were thinned out"),
+        "{report}"
+    );
+    assert!(
+        report["suspects"]
+            .to_string()
+            .contains("LinkedListLeak.PEOPLE"),
+        "{report}"
+    );
+}
+
 /// `--max-size` too small to hold a session is refused before anything connects.
 #[test]
 fn record_max_size_too_small_is_refused() {

@@ -89,6 +89,67 @@ fn pixel(img: &(u32, u32, Vec<u8>), x: f32, y: f32) -> [u8; 3] {
     [data[i], data[i + 1], data[i + 2]]
 }
 
+/// A session longer than the memory it is given (`memcity --memory`): its older history is
+/// thinned, and said to be; it reports the same growth and suspects as the whole session, and
+/// opens in the window.
+#[test]
+fn a_session_past_its_memory_is_thinned_reported_alike_and_opened() {
+    let Some(xvfb) = xvfb("long session") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.mcrec");
+    memcity_e2e::synthetic::long_recording(&file, 4_000, 60).unwrap();
+    let path = file.to_str().unwrap();
+    let report = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.extend(["report", path, "--json", "--top", "5"]);
+        let out = memcity(&args, Duration::from_secs(120));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (whole, thinned) = (report(&[]), report(&["--memory", "1m"]));
+    let warnings = thinned["warnings"].to_string();
+    assert!(
+        warnings.contains("snapshots were thinned out"),
+        "{warnings}"
+    );
+    assert!(
+        !whole["warnings"].to_string().contains("thinned"),
+        "{whole}"
+    );
+    for key in ["suspects", "groups"] {
+        assert_eq!(thinned[key], whole[key], "{key}");
+    }
+    assert_eq!(thinned["window"]["to_ms"], whole["window"]["to_ms"]);
+    assert!(
+        whole["suspects"].to_string().contains("app.Leak"),
+        "{whole}"
+    );
+    let shot = dir.path().join("long.png");
+    let out = memcity_in_xvfb(&xvfb)
+        .args([
+            "--memory",
+            "1m",
+            "replay",
+            path,
+            "--size",
+            &format!("{W}x{H}"),
+        ])
+        .args(["--screenshot", shot.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("snapshots were thinned out"), "{err}");
+    let img = read_png(&shot);
+    assert_eq!((img.0, img.1), (W, H));
+}
+
 #[test]
 fn replay_screenshot_shows_the_city_where_the_model_says() {
     let Some(xvfb) = xvfb("window") else {

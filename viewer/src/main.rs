@@ -43,6 +43,22 @@ struct Cli {
     /// certificate (also MEMCITY_CA)
     #[arg(long, global = true, value_name = "FILE")]
     ca: Option<std::path::PathBuf>,
+    /// Memory a session's snapshots may take before its older history is thinned to an even
+    /// step in time (default 384m; the first and the newest snapshots and a window's ends stay
+    /// whole)
+    #[arg(long, global = true, value_name = "SIZE", value_parser = memory)]
+    memory: Option<u64>,
+}
+
+/// `--memory`: a size of at least 1m.
+fn memory(value: &str) -> Result<u64, String> {
+    let bytes = memcity_proto::options::parse_bytes(value)?;
+    if bytes < 1 << 20 {
+        return Err(format!(
+            "{value} is too little to hold a session: give at least 1m"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Which agent a command talks to, the same way in every command: its address, or the pid of
@@ -493,6 +509,11 @@ fn main() -> ExitCode {
     }
     if let Some(ca) = cli.ca.clone() {
         client::set_ca(ca);
+    }
+    if let Some(bytes) = cli.memory {
+        memcity_city::model::set_detail_budget_for_new_models(
+            usize::try_from(bytes).unwrap_or(usize::MAX),
+        );
     }
     match run(cli) {
         Ok(code) => code,

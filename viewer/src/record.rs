@@ -124,6 +124,12 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
                 options.output.display()
             );
         }
+        if let Some(trouble) = writer.take_trouble() {
+            if progress {
+                eprintln!();
+            }
+            eprintln!("memcity: warning: {trouble}");
+        }
         if let Some(Kind::Snapshot(s)) = &message.kind {
             snapshots += 1;
             if progress {

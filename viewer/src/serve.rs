@@ -248,6 +248,12 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     })
 }
 
+/// The most of a recording the page is handed: it holds the file whole in the browser's memory,
+/// and then its model (WebAssembly has 4 GB at most, and a tab far less to spare). A longer
+/// recording goes as a copy whose older snapshots are thinned as the model would thin them
+/// (`memcity_proto::capped::thinned_copy`), which the page says.
+const PAGE_RECORDING_BYTES: u64 = 192 << 20;
+
 async fn recording(State(s): State<Arc<Served>>) -> Response {
     let Session::Recording(path) = &s.session else {
         return (StatusCode::NOT_FOUND, "this page follows a live agent").into_response();
@@ -256,7 +262,11 @@ async fn recording(State(s): State<Arc<Served>>) -> Response {
     let path = path.clone();
     let read = tokio::task::spawn_blocking({
         let path = path.clone();
-        move || std::fs::read(path)
+        move || match memcity_proto::capped::thinned_copy(&path, PAGE_RECORDING_BYTES) {
+            Ok(Some(copy)) => Ok(copy),
+            Ok(None) => std::fs::read(path),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        }
     })
     .await
     .unwrap_or_else(|e| Err(std::io::Error::other(e)));

@@ -126,6 +126,8 @@ pub struct Latest {
 impl Feed {
     pub fn new(settings: Settings) -> Self {
         let mut model = CityModel::new();
+        // It keeps a fixed span of snapshots itself (`retain_frames`), in the JVM's process.
+        model.set_detail_budget(None);
         // They accumulate over the whole session, and no metric reads them.
         model.gather_lifetimes(false);
         Feed {

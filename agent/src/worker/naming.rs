@@ -437,7 +437,10 @@ impl Worker {
                 .tracker
                 .set_holder(held.slot, held.born, held.class, field, ms);
         }
-        // What a search through every root did not reach is garbage.
+        // What a search through every root did not reach twice in a row is garbage.
+        for &(slot, born) in &found.found_samples {
+            sampler.tracker.reached(slot, born);
+        }
         for &(slot, born) in &found.missed_samples {
             sampler.tracker.unreached(slot, born);
         }
