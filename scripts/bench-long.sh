@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Long sessions (issue 32): `memcity report` and `memcity replay --screenshot` (the viewer's
-# first frame under Xvfb) on synthetic recordings of many snapshots, one a second, every
-# snapshot after the first an estimate (+-5 %). Wall time and peak memory of each, one run;
-# nothing asserted. Results go to BENCHMARKS.md by hand.
+# Long sessions (issue 32): `memcity report`, `memcity replay --screenshot` (the viewer's
+# first frame under Xvfb) and the page's opening in headless Chromium through `memcity serve`
+# (from the browser's start to the session opened: fetched, loaded, laid out) on synthetic
+# recordings of many snapshots, one a second, every snapshot after the first an estimate
+# (+-5 %). Wall time and peak memory of the first two, one run; nothing asserted. Results go to
+# BENCHMARKS.md by hand.
 # Usage: scripts/bench-long.sh ["GROUPSxSNAPSHOTS ..."]   (default: 3000x1080 3000x4320 3000x8640 300x30000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${1:-"3000x1080 3000x4320 3000x8640 300x30000"}
 cargo build --release -q -p memcity-viewer -p memcity-city --bins --examples
+cargo build --release -q -p memcity-e2e --example bench_page
+scripts/build-web.sh >/dev/null
 target=$(realpath "${CARGO_TARGET_DIR:-target}")
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+serve_pid=
+trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; rm -rf "$work"' EXIT
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-printf '%-8s %-10s %-10s %-22s %-22s\n' groups snapshots "file MB" "report s / MB" "replay frame s / MB"
+printf '%-8s %-10s %-10s %-22s %-22s %-12s\n' groups snapshots "file MB" "report s / MB" "replay frame s / MB" "page open s"
 for size in $sizes; do
   groups=${size%x*}
   snapshots=${size#*x}
@@ -24,6 +29,13 @@ for size in $sizes; do
     "$target/release/memcity" replay "$file" --screenshot "$work/shot.png" --size 1280x720 >/dev/null; } 2>&1 | tail -1)
   read -r rs rk <<<"$report"
   read -r ps pk <<<"$replay"
-  printf '%-8s %-10s %-10s %-22s %-22s\n' "$groups" "$snapshots" "$mb" "$rs / $((rk / 1024))" "$ps / $((pk / 1024))"
+  "$target/release/memcity" serve "$file" --port 0 > "$work/serve.out" 2>&1 &
+  serve_pid=$!
+  for _ in $(seq 1 300); do grep -q '^memcity: serving' "$work/serve.out" && break; sleep 0.1; done
+  url=$(grep -o 'http://[^ ]*' "$work/serve.out")
+  page=$("$target/release/examples/bench_page" "$url" 1280x720 --open-time --disable-gpu-vsync | grep -o '[0-9.]* s')
+  kill "$serve_pid" 2>/dev/null || true
+  wait "$serve_pid" 2>/dev/null || true
+  printf '%-8s %-10s %-10s %-22s %-22s %-12s\n' "$groups" "$snapshots" "$mb" "$rs / $((rk / 1024))" "$ps / $((pk / 1024))" "$page"
   rm -f "$file"
 done
