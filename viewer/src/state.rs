@@ -970,17 +970,29 @@ mod tests {
     /// The window times each live snapshot from its arrival (`Event::Arrived`, just before its
     /// message) to its frame: the arrival moves to `applied` when the snapshot is applied, and
     /// a new session forgets arrivals of the old one.
-    #[test]
-    fn a_snapshots_arrival_is_kept_until_it_is_applied() {
-        use memcity_proto::v1::{Handshake, Snapshot, StreamMessage};
-        let message = |kind| Event::Message(Box::new(StreamMessage { kind: Some(kind) }));
+    /// A live stream's message as the network thread hands it over.
+    fn message(kind: Kind) -> Event {
+        Event::Message(Box::new(memcity_proto::v1::StreamMessage {
+            kind: Some(kind),
+        }))
+    }
+
+    /// A live viewer whose session has begun with the agent's handshake.
+    fn live_after_handshake() -> ViewerState {
         let mut s = ViewerState::live(Settings::default());
         s.take(Event::Session).unwrap();
-        let handshake = Handshake {
+        let handshake = memcity_proto::v1::Handshake {
             protocol_version: memcity_proto::PROTOCOL_VERSION,
             ..Default::default()
         };
         s.take(message(Kind::Handshake(handshake))).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_snapshots_arrival_is_kept_until_it_is_applied() {
+        use memcity_proto::v1::Snapshot;
+        let mut s = live_after_handshake();
         let (t0, t1) = (std::time::Instant::now(), std::time::Instant::now());
         s.take(Event::Arrived(t0)).unwrap();
         assert!(s.applied.is_empty(), "not applied yet");
@@ -1010,15 +1022,8 @@ mod tests {
     /// looked at and the picks stay on the same moments, and the viewer says so once.
     #[test]
     fn a_live_session_thinned_under_the_viewer_keeps_its_place() {
-        use memcity_proto::v1::{Handshake, Node, Snapshot, StreamMessage};
-        let message = |kind| Event::Message(Box::new(StreamMessage { kind: Some(kind) }));
-        let mut s = ViewerState::live(Settings::default());
-        s.take(Event::Session).unwrap();
-        let handshake = Handshake {
-            protocol_version: memcity_proto::PROTOCOL_VERSION,
-            ..Default::default()
-        };
-        s.take(message(Kind::Handshake(handshake))).unwrap();
+        use memcity_proto::v1::{Node, Snapshot};
+        let mut s = live_after_handshake();
         s.city.model.set_detail_budget(Some(64 << 10));
         let snapshot = |seq: u64| {
             Kind::Snapshot(Snapshot {
