@@ -7,8 +7,9 @@
 //! meets one whole recording or the other; the header counts the snapshots left out
 //! (`RecordingHeader.thinned_snapshots`), which a report says.
 //!
-//! What goes with a snapshot: its numbers, and the lifetimes it carried (deaths since the one
-//! before), so a thinned recording's lifetimes count the deaths its kept snapshots booked.
+//! What goes with a snapshot: its numbers and its survivors. The deaths it booked (since the
+//! snapshot before it) go to the next snapshot kept ([`Deaths`]), so a thinned recording's
+//! lifetimes count every death.
 
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -200,12 +201,21 @@ impl CappedWriter {
                 RecordingWriter::new(BufWriter::with_capacity(256 * 1024, file), header)?;
             let mut written = Vec::with_capacity(keep.len());
             let mut payload = Vec::new();
-            for (w, _) in self.written.iter().zip(keep).filter(|(_, k)| **k) {
+            let mut deaths = Deaths::default();
+            for (w, &k) in self.written.iter().zip(keep) {
                 payload.resize((w.len - FRAME_HEADER_BYTES as u64) as usize, 0);
                 old.read_exact_at(&mut payload, w.offset + FRAME_HEADER_BYTES as u64)?;
+                if !k {
+                    deaths.carry(&payload);
+                    continue;
+                }
                 let offset = writer.bytes();
-                writer.write_encoded(&payload)?;
-                written.push(Written { offset, ..*w });
+                writer.write_encoded(&deaths.hand_over(&payload))?;
+                written.push(Written {
+                    offset,
+                    len: writer.bytes() - offset,
+                    ..*w
+                });
             }
             writer.flush()?;
             writer.get_mut().get_ref().sync_all()?;
@@ -221,6 +231,86 @@ impl CappedWriter {
                 Err(e)
             }
         }
+    }
+}
+
+/// A snapshot's lifetimes book the deaths since the snapshot before it: a snapshot left out
+/// hands its deaths to the next one kept that carries lifetimes, so a thinned file's lifetimes
+/// count every death (their own times stay with them). Past [`MAX_CARRIED_DEATHS`], an even
+/// choice of them stands for all, their weights scaled up, as the agent does past its cap.
+#[derive(Default)]
+struct Deaths {
+    deaths: Vec<crate::v1::Death>,
+    booked: u64,
+}
+
+/// Deaths a kept snapshot takes on at most (the agent sends up to 2,000 per snapshot).
+const MAX_CARRIED_DEATHS: usize = 8_000;
+
+/// A stream message's lifetimes' deaths, decoded without the rest (tags as `memcity.proto`).
+#[derive(Clone, PartialEq, prost::Message)]
+struct SkimmedDeaths {
+    #[prost(message, optional, tag = "3")]
+    snapshot: Option<SnapshotDeaths>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct SnapshotDeaths {
+    #[prost(message, optional, tag = "16")]
+    lifetimes: Option<LifetimesDeaths>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct LifetimesDeaths {
+    #[prost(message, repeated, tag = "1")]
+    deaths: Vec<crate::v1::Death>,
+    #[prost(uint64, tag = "2")]
+    deaths_booked: u64,
+}
+
+impl Deaths {
+    /// A frame left out: its deaths, if it is a snapshot with lifetimes.
+    fn carry(&mut self, payload: &[u8]) {
+        let Some(lifetimes) = SkimmedDeaths::decode(payload)
+            .ok()
+            .and_then(|m| m.snapshot)
+            .and_then(|s| s.lifetimes)
+        else {
+            return;
+        };
+        self.deaths.extend(lifetimes.deaths);
+        self.booked += lifetimes.deaths_booked;
+        if self.deaths.len() > MAX_CARRIED_DEATHS {
+            // Every other one, twice the weight: the totals stay.
+            let mut kept = Vec::with_capacity(self.deaths.len() / 2 + 1);
+            for (i, mut death) in self.deaths.drain(..).enumerate() {
+                if i % 2 == 0 {
+                    death.weight *= 2.0;
+                    kept.push(death);
+                }
+            }
+            self.deaths = kept;
+        }
+    }
+
+    /// A frame kept: as it was, or, when deaths wait and it is a snapshot with lifetimes, with
+    /// them added to its own.
+    fn hand_over<'a>(&mut self, payload: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if self.deaths.is_empty() && self.booked == 0 {
+            return payload.into();
+        }
+        let Ok(mut message) = StreamMessage::decode(payload) else {
+            return payload.into();
+        };
+        let Some(Kind::Snapshot(snapshot)) = &mut message.kind else {
+            return payload.into();
+        };
+        let Some(lifetimes) = &mut snapshot.lifetimes else {
+            return payload.into();
+        };
+        lifetimes.deaths.append(&mut self.deaths);
+        lifetimes.deaths_booked += std::mem::take(&mut self.booked);
+        message.encode_to_vec().into()
     }
 }
 
@@ -344,9 +434,14 @@ pub fn thinned_copy(
     let mut writer =
         RecordingWriter::new(Vec::with_capacity(size as usize + 4096), &header).map_err(io)?;
     let mut index = 0;
+    let mut deaths = Deaths::default();
     while let Some(payload) = reader.next_payload().map_err(io)? {
         if keep.get(index).copied().unwrap_or(true) {
-            writer.write_encoded(&payload).map_err(io)?;
+            writer
+                .write_encoded(&deaths.hand_over(&payload))
+                .map_err(io)?;
+        } else {
+            deaths.carry(&payload);
         }
         index += 1;
     }
@@ -490,5 +585,58 @@ mod tests {
         assert_eq!(seqs.len() as u64 + r.header().thinned_snapshots, 3_000);
         assert_eq!((seqs[0], *seqs.last().unwrap()), (1, 3_000));
         assert!(seqs.ends_with(&(2_985..=3_000).collect::<Vec<_>>()));
+    }
+
+    /// A snapshot left out hands the deaths it booked to the next one kept: the file's
+    /// lifetimes count every death, in a capped file and in the page's copy.
+    #[test]
+    fn deaths_of_snapshots_left_out_go_to_the_next_one_kept() {
+        use crate::v1::{Death, Lifetimes};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deaths.mcrec");
+        let with_a_death = |seq: u64| {
+            let mut m = snapshot(seq, false);
+            if let Some(Kind::Snapshot(s)) = &mut m.kind {
+                s.lifetimes = Some(Lifetimes {
+                    deaths: vec![Death {
+                        r#type: 1,
+                        weight: 1.0,
+                        ..Default::default()
+                    }],
+                    deaths_booked: 1,
+                    ..Default::default()
+                });
+            }
+            m
+        };
+        let mut w = CappedWriter::create(&path, &RecordingHeader::default(), 150_000).unwrap();
+        for seq in 1..=3_000 {
+            w.write(&with_a_death(seq)).unwrap();
+        }
+        assert!(w.thinned() > 1_000, "{}", w.thinned());
+        w.finish().unwrap();
+        let count = |bytes: &[u8]| {
+            let mut r = RecordingReader::new(bytes, Path::new("x")).unwrap();
+            let (mut weight, mut booked, mut kept) = (0.0, 0, 0);
+            while let Some(m) = r.next_message().unwrap() {
+                if let Some(Kind::Snapshot(s)) = m.kind {
+                    let l = s.lifetimes.unwrap();
+                    weight += l.deaths.iter().map(|d| d.weight).sum::<f64>();
+                    booked += l.deaths_booked;
+                    kept += 1;
+                }
+            }
+            (weight, booked, kept)
+        };
+        let file = std::fs::read(&path).unwrap();
+        let (weight, booked, kept) = count(&file);
+        assert!(kept < 2_000, "{kept} kept");
+        assert_eq!((weight, booked), (3_000.0, 3_000), "every death, once");
+        // The page's copy of the capped file keeps them too.
+        let copy = thinned_copy(&path, file.len() as u64 / 3)
+            .unwrap()
+            .expect("a copy");
+        let (weight, booked, _) = count(&copy);
+        assert_eq!((weight, booked), (3_000.0, 3_000));
     }
 }
