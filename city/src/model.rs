@@ -710,16 +710,12 @@ impl CityModel {
         };
         let n = self.frames.len();
         // The newest snapshots, within a quarter of the budget (at least 16), stay whole.
-        let mut recent_bytes = 0;
-        let mut recent_from = n;
-        while recent_from > 0 {
-            let bytes = self.frames[recent_from - 1].detail_bytes();
-            if n - recent_from >= 16 && recent_bytes + bytes > budget / 4 {
-                break;
-            }
-            recent_bytes += bytes;
-            recent_from -= 1;
-        }
+        let entries: Vec<(u64, bool)> = self
+            .frames
+            .iter()
+            .map(|f| (f.detail_bytes() as u64, true))
+            .collect();
+        let recent_from = thinning::newest_from(&entries, budget as u64);
         let mut protected = vec![0, self.warm_start()];
         protected.extend(self.out_of_memory_at);
         if let Some(w) = self.window {

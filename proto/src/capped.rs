@@ -137,20 +137,12 @@ impl CappedWriter {
             return Err(io::Error::other("it is not a regular file"));
         }
         // The newest snapshots, within a quarter of the size (at least 16), stay whole.
-        let mut recent_bytes = 0;
-        let mut recent_snapshots = 0;
-        let mut recent_from = self.written.len();
-        while recent_from > 0 {
-            let w = self.written[recent_from - 1];
-            if w.snapshot.is_some() {
-                if recent_snapshots >= 16 && recent_bytes + w.len > self.max / 4 {
-                    break;
-                }
-                recent_snapshots += 1;
-            }
-            recent_bytes += w.len;
-            recent_from -= 1;
-        }
+        let entries: Vec<(u64, bool)> = self
+            .written
+            .iter()
+            .map(|w| (w.len, w.snapshot.is_some()))
+            .collect();
+        let recent_from = thinning::newest_from(&entries, self.max);
         let older: Vec<usize> = (0..recent_from)
             .filter(|&i| self.written[i].snapshot.is_some())
             .collect();
@@ -387,18 +379,8 @@ pub fn thinned_copy(
         frames.push((len, candidate));
     }
     // The newest snapshots within a quarter of the target (at least 16) stay whole.
-    let (mut recent_bytes, mut recent_snapshots, mut recent_from) = (0, 0, frames.len());
-    while recent_from > 0 {
-        let (len, candidate) = frames[recent_from - 1];
-        if candidate.is_some() {
-            if recent_snapshots >= 16 && recent_bytes + len > target / 4 {
-                break;
-            }
-            recent_snapshots += 1;
-        }
-        recent_bytes += len;
-        recent_from -= 1;
-    }
+    let entries: Vec<(u64, bool)> = frames.iter().map(|f| (f.0, f.1.is_some())).collect();
+    let recent_from = thinning::newest_from(&entries, target);
     let mut keep = vec![true; frames.len()];
     if let Some(first) = frames.iter().position(|f| f.1.is_some()) {
         if let Some(c) = frames[first].1.as_mut() {

@@ -762,11 +762,15 @@ pub fn parse_bytes(value: &str) -> Result<u64, String> {
 /// A recording's size limit (`record_max=`, `memcity record --max-size`): a size, and one a
 /// thinning can keep to (the newest snapshots alone take a quarter of it).
 pub fn parse_max_size(value: &str) -> Result<u64, String> {
+    parse_bytes_at_least(value, "to hold a session's start and its newest snapshots")
+}
+
+/// A size of at least 1 MiB, for what must hold a session (`--memory`, `--max-size`); `what`
+/// says what it holds when it is too small.
+pub fn parse_bytes_at_least(value: &str, what: &str) -> Result<u64, String> {
     let bytes = parse_bytes(value)?;
     if bytes < 1 << 20 {
-        return Err(format!(
-            "{value} is too small to hold a session's start and its newest snapshots: give at least 1m"
-        ));
+        return Err(format!("{value} is too small {what}: give at least 1m"));
     }
     Ok(bytes)
 }

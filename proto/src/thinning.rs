@@ -21,6 +21,29 @@ pub struct Candidate {
     pub protected: bool,
 }
 
+/// Snapshots at the end of a history that a thinning leaves whole, however long the session:
+/// at least this many, and as many more as fit a quarter of the budget.
+pub const NEWEST_KEPT: usize = 16;
+
+/// Where the newest part of a history begins that stays whole when it is thinned to `budget`
+/// bytes: `entries` are `(bytes, is a snapshot)` in order (other messages ride along), and the
+/// newest [`NEWEST_KEPT`] snapshots, and more within a quarter of the budget, are kept.
+pub fn newest_from(entries: &[(u64, bool)], budget: u64) -> usize {
+    let (mut bytes, mut snapshots, mut from) = (0, 0, entries.len());
+    while from > 0 {
+        let (len, snapshot) = entries[from - 1];
+        if snapshot {
+            if snapshots >= NEWEST_KEPT && bytes + len > budget / 4 {
+                break;
+            }
+            snapshots += 1;
+        }
+        bytes += len;
+        from -= 1;
+    }
+    from
+}
+
 /// The rank of a snapshot that carries `paths` and is a walk (`exact`) or an estimate.
 pub fn rank(paths: bool, exact: bool) -> u8 {
     u8::from(paths) * 2 + u8::from(exact)

@@ -52,13 +52,7 @@ struct Cli {
 
 /// `--memory`: a size of at least 1m.
 fn memory(value: &str) -> Result<u64, String> {
-    let bytes = memcity_proto::options::parse_bytes(value)?;
-    if bytes < 1 << 20 {
-        return Err(format!(
-            "{value} is too little to hold a session: give at least 1m"
-        ));
-    }
-    Ok(bytes)
+    memcity_proto::options::parse_bytes_at_least(value, "to hold a session")
 }
 
 /// Which agent a command talks to, the same way in every command: its address, or the pid of
