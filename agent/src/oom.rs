@@ -156,8 +156,9 @@ pub(crate) const QUIET_SHARE: f64 = 0.75;
 ///   event: Java heap space`), an event on only because memcity asked for it;
 /// - JFR logs its periodic tasks failing (`[error][jfr,system] Error in Periodic task:
 ///   java.lang.OutOfMemoryError`) from the stream memcity may start for GC counts
-///   (`jfr_stream`: asked for, with a collector that counts), unless the application uses JFR
-///   itself.
+///   (`jfr_stream`: asked for, with a collector that counts), and that stream failing to stop
+///   with the heap full (`[warning][jfr] Recording Recording Stream: ... could not be
+///   stopped`), unless the application uses JFR itself.
 ///
 /// Each is left alone where the command line asks for that logging or for JFR. A heap that
 /// runs out before a GC has shown it three quarters full may still get the first line, once.
@@ -171,6 +172,7 @@ pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool)
         && !crate::gc_counts::application_uses_jfr(command_line)
     {
         tags.push("jfr+system=off");
+        tags.push("jfr=off");
     }
     (!tags.is_empty()).then(|| format!("VM.log output=stdout what={}", tags.join(",")))
 }
@@ -292,6 +294,13 @@ impl HeapGauge {
         // reference keeps `Runtime` loaded).
         let read = unsafe {
             let f = &**jni;
+            // A call made with an exception pending returns nothing (it is undefined, by the JNI
+            // specification): one left by an earlier call of the worker's (an allocation that
+            // failed as the heap ran out) would cost the error's snapshot its heap reading.
+            if (f.ExceptionCheck?)(jni) != 0 {
+                crate::log::debug!("heap reading: an exception was pending on the worker thread");
+                (f.ExceptionClear?)(jni);
+            }
             let none: [jvalue; 0] = [];
             let runtime: jobject = (f.CallStaticObjectMethodA?)(
                 jni,

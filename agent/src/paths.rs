@@ -131,6 +131,10 @@ pub const MIN_SEARCH_EVERY: Duration = Duration::from_secs(2);
 pub const ENOUGH_FOUND: f64 = 0.95;
 /// Fewer live samples than this are not worth a search (the merge needs numbers to agree).
 pub const MIN_TARGETS: usize = 20;
+/// A search cut short (`Schedule::outgrown`) ends once it has found this many: the fewest
+/// through which the viewer names a holder (`memcity_city::holders::MIN_SAMPLES`); fewer would
+/// replace the last paths with too few to name one.
+pub const ENOUGH_TO_SHOW: u64 = 5;
 
 /// When tracker generations began (session time), noted by the worker as it sees them: dates
 /// a sample from its generation to within the worker's loop (GCs advance generations).
@@ -171,6 +175,8 @@ pub struct Schedule {
     resume_at: Option<Instant>,
     /// Live objects when the last search started.
     last_objects: u64,
+    /// Whether the heap was filling (`oom::filling`) when the last search started.
+    started_filling: bool,
 }
 
 impl Schedule {
@@ -181,6 +187,7 @@ impl Schedule {
             last_cpu: Duration::ZERO,
             resume_at: None,
             last_objects: 0,
+            started_filling: false,
         }
     }
 
@@ -198,13 +205,29 @@ impl Schedule {
         }
         self.last_end.is_none_or(|end| {
             now >= end + self.rest()
-                || (live_objects >= 2 * self.last_objects.max(1) && now >= end + MIN_SEARCH_EVERY)
+                || (self.doubled(live_objects) && now >= end + MIN_SEARCH_EVERY)
         })
     }
 
-    /// A search starts with `live_objects` in the heap.
-    pub fn started(&mut self, live_objects: u64) {
+    /// A search starts with `live_objects` in the heap, `filling` it or not (`oom::filling`).
+    pub fn started(&mut self, live_objects: u64, filling: bool) {
         self.last_objects = live_objects;
+        self.started_filling = filling;
+    }
+
+    /// Whether the search under way should end with what it has found: the heap has doubled
+    /// since it started, or began filling. A search that cannot stop early (garbage among its
+    /// targets, which no path reaches) walks the whole heap, and a heap growing faster than
+    /// the search walks it (a fast leak, a loaded machine) keeps it going until the JVM dies
+    /// of it, its finds never published (under `-XX:+ExitOnOutOfMemoryError` no agent hears
+    /// of the error). A heap that stays full (a steady service at 80 %) does not cut its
+    /// searches short: only the crossing does.
+    pub fn outgrown(&self, live_objects: u64, filling: bool) -> bool {
+        self.doubled(live_objects) || (filling && !self.started_filling)
+    }
+
+    fn doubled(&self, live_objects: u64) -> bool {
+        live_objects >= 2 * self.last_objects.max(1)
     }
 
     /// Whether the running search's next slice may run at `now`, and if not, when.
@@ -1927,6 +1950,11 @@ impl Search {
         }
     }
 
+    /// How many targets it has reached so far.
+    pub fn found_so_far(&self) -> u64 {
+        self.found
+    }
+
     /// Says why the search ends before it is done (its finds so far still count).
     pub fn interrupt(&mut self, why: String) {
         if self.incomplete.is_empty() {
@@ -2213,7 +2241,18 @@ mod tests {
             s.due(t0, MIN_TARGETS, 1000),
             "the first search starts at once"
         );
-        s.started(1000);
+        s.started(1000, false);
+        assert!(!s.outgrown(1999, false), "a heap that grew less than twice");
+        assert!(
+            s.outgrown(2000, false),
+            "a heap that doubled during the search ends it"
+        );
+        assert!(
+            s.outgrown(1000, true),
+            "a heap that began filling during it too"
+        );
+        s.started(1000, true);
+        assert!(!s.outgrown(1999, true), "not a heap that stays full");
         s.sliced(t0);
         assert_eq!(s.slice_wait(t0), Some(SLICE_REST));
         assert_eq!(s.slice_wait(t0 + SLICE_REST), None);

@@ -378,8 +378,15 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
         }
     }
+    // The JVM exits while a thread waits in its OutOfMemoryError (another thread's error went
+    // uncaught, the launcher shuts down): that error's snapshot, with the paths found so far,
+    // is the one the session must end with.
+    let oom_pending = agent.oom_state.load(Ordering::Acquire) == crate::oom::OOM_ASKED;
+    if oom_pending && agent.active.load(Ordering::Acquire) {
+        worker.out_of_memory();
+    }
     worker.end_search();
-    if agent.active.load(Ordering::Acquire) {
+    if agent.active.load(Ordering::Acquire) && !oom_pending {
         worker.final_snapshot();
     }
     if let Some(sampler) = &agent.sampler {
@@ -591,6 +598,12 @@ impl Worker {
             .after_gcs(&mut CanaryHeap(self.jni), gcs, generation);
     }
 
+    /// Whether the heap was at least three quarters full after the last GC (`oom::filling`).
+    fn filling(&self) -> bool {
+        self.heap_after_gc
+            .is_some_and(|(used, max)| crate::oom::filling(used, max))
+    }
+
     /// At detach: hands back what the session holds in the JVM beyond its JVMTI environment
     /// (which the detach disposes, tags and all): the samples', canaries' and class cache's
     /// weak references, and the JFR stream of GC counts.
@@ -694,9 +707,7 @@ impl Worker {
             can_estimate: self.can_estimate(),
             last_snapshot: self.last_snapshot,
             gc_seen_at: self.gc_seen_at,
-            filling: self
-                .heap_after_gc
-                .is_some_and(|(used, max)| crate::oom::filling(used, max)),
+            filling: self.filling(),
         };
         // Measured only when a walk is considered: it polls the samples' deaths.
         let predicted = turn.considers_walk().then(|| self.predicted_walk());

@@ -42,7 +42,8 @@ impl Worker {
                     .clamp(Duration::from_millis(1), POLL);
             }
             self.refresh_classes();
-            self.search_schedule.started(self.live_objects_published);
+            self.search_schedule
+                .started(self.live_objects_published, self.filling());
             self.search = self.start_search(sampler);
             self.search_schedule.sliced(Instant::now());
             if self.search.is_none() {
@@ -54,8 +55,23 @@ impl Worker {
             return wait;
         }
         let mut env = self.search_env();
+        let filling = self.filling();
         let search = self.search.as_mut().expect("a search under way");
-        if search.run(&mut env, paths::SLICE) {
+        let outgrown = self
+            .search_schedule
+            .outgrown(self.live_objects_published, filling)
+            && search.found_so_far() >= paths::ENOUGH_TO_SHOW;
+        if outgrown {
+            search.interrupt(
+                if filling {
+                    "the heap began filling during the search: its finds so far stand, shown before the heap may run out"
+                } else {
+                    "the heap doubled during the search: its finds so far stand, and the next search starts from the bigger heap"
+                }
+                .to_string(),
+            );
+        }
+        if outgrown || search.run(&mut env, paths::SLICE) {
             if crate::log::enabled(crate::log::Level::Debug) {
                 let mut by: Vec<(u32, u64)> =
                     search.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
@@ -216,7 +232,8 @@ impl Worker {
         let deadline = request.at + request.wait.mul_f64(crate::oom::SEARCH_SHARE_OF_WAIT);
         let mut search_finished = false;
         if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
-            if self.search.is_none() {
+            // A JVM exiting meanwhile gets the paths found by then, not a new search.
+            if self.search.is_none() && !self.agent.stopping.load(Ordering::Acquire) {
                 self.refresh_classes();
                 self.search = self.start_search(sampler);
             }
@@ -224,6 +241,13 @@ impl Worker {
             if let Some(mut search) = self.search.take() {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
+                    if self.agent.stopping.load(Ordering::Acquire) {
+                        search.interrupt(
+                            "the search stopped as the JVM exited (another thread's uncaught OutOfMemoryError)"
+                                .to_string(),
+                        );
+                        break;
+                    }
                     if left.is_zero() {
                         search.interrupt(format!(
                             "the search stopped at the OutOfMemoryError's deadline (oom_wait={} ms)",
