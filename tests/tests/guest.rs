@@ -94,15 +94,20 @@ fn dropped_garbage_is_not_kept_alive_by_the_agent() {
             jdk.major
         );
         let (alone_mb, with_mb) = (median(&alone), median(&with));
+        let alone_max = alone.iter().copied().max().unwrap_or(0);
         eprintln!(
-            "JDK {} {gc}: heap after GC, median {alone_mb} MB alone ({} GCs), {with_mb} MB with the agent ({} GCs)",
+            "JDK {} {gc}: heap after GC, median {alone_mb} MB alone ({} GCs, at most {alone_max} MB), {with_mb} MB with the agent ({} GCs)",
             jdk.major,
             alone.len(),
             with.len()
         );
+        // Within the application's own range plus what the agent may hold: on generational ZGC
+        // the heap after a GC swings with where it falls between major collections (one run
+        // alone: 70-118 MB, median 84), and two runs do not collect at the same moments. The
+        // garbage the agent once kept there was a median of 942 MB against 78 alone.
         assert!(
-            with_mb <= alone_mb + HOLD_MB + OWN_MB,
-            "JDK {} {gc}: the agent kept garbage alive: {with_mb} MB after GC with it, {alone_mb} MB alone\nwith: {with:?}\nalone: {alone:?}",
+            with_mb <= alone_max + HOLD_MB + OWN_MB,
+            "JDK {} {gc}: the agent kept garbage alive: {with_mb} MB after GC with it, {alone_mb} MB alone (at most {alone_max} MB)\nwith: {with:?}\nalone: {alone:?}",
             jdk.major
         );
     }
