@@ -163,20 +163,38 @@ impl Births {
     }
 }
 
+/// Which search is due (`Schedule::due`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Every root, for every live sample.
+    Full,
+    /// Only the roots that held the last finds, for the samples born since the last search:
+    /// what a growing holder added, at the cost of that holder's objects rather than the heap's.
+    Focused,
+}
+
 /// When the next search may start and the next slice may run: searches take at most their
-/// share of one core on average (`paths=` option). Times are passed in, so tests
-/// drive it without a clock.
+/// share of one core on average (`paths=` option). Full searches cost the heap, focused ones
+/// the leak: when both can run, each kind has half the share, so that one full search of a
+/// big heap (seconds of a core) does not keep the focused ones, and with them the paths'
+/// freshness, waiting for minutes. Times are passed in, so tests drive it without a clock.
 #[derive(Debug)]
 pub struct Schedule {
     /// The search's average share of one core, over searches and the rests between them.
     share: f64,
+    /// The last search of either kind: its end and its time on the worker.
     last_end: Option<Instant>,
     last_cpu: Duration,
+    /// The last full search's end and time, and the last focused search's time.
+    full_end: Option<Instant>,
+    full_cpu: Duration,
+    focused_cpu: Duration,
     resume_at: Option<Instant>,
     /// Live objects when the last search started.
     last_objects: u64,
-    /// Whether the heap was filling (`oom::filling`) when the last search started.
+    /// Whether the heap was filling (`oom::filling`) when the last search started, and when.
     started_filling: bool,
+    started_at: Option<Instant>,
 }
 
 impl Schedule {
@@ -185,45 +203,83 @@ impl Schedule {
             share: share.clamp(0.001, 1.0),
             last_end: None,
             last_cpu: Duration::ZERO,
+            full_end: None,
+            full_cpu: Duration::ZERO,
+            focused_cpu: Duration::ZERO,
             resume_at: None,
             last_objects: 0,
             started_filling: false,
+            started_at: None,
         }
     }
 
-    fn rest(&self) -> Duration {
-        self.last_cpu.div_f64(self.share).max(MIN_SEARCH_EVERY)
+    /// The rest after a search of `cpu` that keeps searches of its kind within `share`.
+    fn rest(cpu: Duration, share: f64) -> Duration {
+        cpu.div_f64(share).max(MIN_SEARCH_EVERY)
     }
 
-    /// Whether a new search may start at `now` with `live_samples` to look for among
-    /// `live_objects`. Past its rest; or, since paths found in a heap half the size cannot
-    /// say who holds the other half, once the heap has doubled (at most `MIN_SEARCH_EVERY`
-    /// apart: that is a logarithm of the growth's worth of extra searches).
-    pub fn due(&self, now: Instant, live_samples: usize, live_objects: u64) -> bool {
+    /// When each kind may start next (`can_focus`: the last search named roots to focus on).
+    fn next_at(&self, can_focus: bool) -> Option<(Instant, Option<Instant>)> {
+        let end = self.last_end?;
+        if !can_focus {
+            return Some((end + Self::rest(self.last_cpu, self.share), None));
+        }
+        let half = self.share / 2.0;
+        let full = self
+            .full_end
+            .map_or(end, |full_end| full_end + Self::rest(self.full_cpu, half))
+            .max(end + MIN_SEARCH_EVERY);
+        Some((full, Some(end + Self::rest(self.focused_cpu, half))))
+    }
+
+    /// Which search may start at `now` with `live_samples` to look for among `live_objects`,
+    /// if any: the first at once; a full one past its rest, or, since paths found in a heap
+    /// half the size cannot say who holds the other half, once the heap has doubled (at most
+    /// `MIN_SEARCH_EVERY` apart: that is a logarithm of the growth's worth of extra searches);
+    /// else a focused one past its own rest, when `can_focus`.
+    pub fn due(
+        &self,
+        now: Instant,
+        live_samples: usize,
+        live_objects: u64,
+        can_focus: bool,
+    ) -> Option<Due> {
         if live_samples < MIN_TARGETS {
-            return false;
+            return None;
         }
-        self.last_end.is_none_or(|end| {
-            now >= end + self.rest()
-                || (self.doubled(live_objects) && now >= end + MIN_SEARCH_EVERY)
-        })
+        let Some((full, focused)) = self.next_at(can_focus) else {
+            return Some(Due::Full);
+        };
+        let end = self.last_end.unwrap_or(now);
+        if now >= full || (self.doubled(live_objects) && now >= end + MIN_SEARCH_EVERY) {
+            Some(Due::Full)
+        } else {
+            focused.filter(|&at| now >= at).map(|_| Due::Focused)
+        }
     }
 
-    /// A search starts with `live_objects` in the heap, `filling` it or not (`oom::filling`).
-    pub fn started(&mut self, live_objects: u64, filling: bool) {
+    /// A search starts at `now` with `live_objects` in the heap, `filling` it or not
+    /// (`oom::filling`).
+    pub fn started(&mut self, now: Instant, live_objects: u64, filling: bool) {
         self.last_objects = live_objects;
         self.started_filling = filling;
+        self.started_at = Some(now);
     }
 
-    /// Whether the search under way should end with what it has found: the heap has doubled
-    /// since it started, or began filling. A search that cannot stop early (garbage among its
-    /// targets, which no path reaches) walks the whole heap, and a heap growing faster than
-    /// the search walks it (a fast leak, a loaded machine) keeps it going until the JVM dies
-    /// of it, its finds never published (under `-XX:+ExitOnOutOfMemoryError` no agent hears
-    /// of the error). A heap that stays full (a steady service at 80 %) does not cut its
-    /// searches short: only the crossing does.
-    pub fn outgrown(&self, live_objects: u64, filling: bool) -> bool {
-        self.doubled(live_objects) || (filling && !self.started_filling)
+    /// Whether the search under way should end at `now` with what it has found: the heap has
+    /// doubled since it started, at least `MIN_SEARCH_EVERY` ago, or began filling. A search
+    /// that cannot stop early (garbage among its targets, which no path reaches) walks the
+    /// whole heap, and a heap growing faster than the search walks it (a fast leak, a loaded
+    /// machine) keeps it going until the JVM dies of it, its finds never published (under
+    /// `-XX:+ExitOnOutOfMemoryError` no agent hears of the error). A short search in a heap
+    /// that doubles as it starts up ends as usual (cut, it would replace good paths with a
+    /// handful: seen on Jetty), and a heap that stays full (a steady service at 80 %) does not
+    /// cut its searches short: only the crossing does.
+    pub fn outgrown(&self, now: Instant, live_objects: u64, filling: bool) -> bool {
+        let long = self
+            .started_at
+            .is_some_and(|at| now >= at + MIN_SEARCH_EVERY);
+        (self.doubled(live_objects) && long) || (filling && !self.started_filling)
     }
 
     fn doubled(&self, live_objects: u64) -> bool {
@@ -240,17 +296,25 @@ impl Schedule {
         self.resume_at = Some(now + SLICE_REST);
     }
 
-    /// A search ended at `now` after `cpu` on the worker thread.
-    pub fn ended(&mut self, now: Instant, cpu: Duration) {
+    /// A search of `kind` ended at `now` after `cpu` on the worker thread.
+    pub fn ended(&mut self, now: Instant, cpu: Duration, kind: Due) {
         self.last_end = Some(now);
         self.last_cpu = cpu;
+        match kind {
+            Due::Full => {
+                self.full_end = Some(now);
+                self.full_cpu = cpu;
+            }
+            Due::Focused => self.focused_cpu = cpu,
+        }
         self.resume_at = None;
     }
 
     /// How long after `now` the next search may start (`None`: only once samples exist).
-    pub fn next_in(&self, now: Instant) -> Option<Duration> {
-        let end = self.last_end?;
-        Some((end + self.rest()).saturating_duration_since(now))
+    pub fn next_in(&self, now: Instant, can_focus: bool) -> Option<Duration> {
+        let (full, focused) = self.next_at(can_focus)?;
+        let at = focused.map_or(full, |focused| focused.min(full));
+        Some(at.saturating_duration_since(now))
     }
 }
 
@@ -289,6 +353,16 @@ pub struct PathRoot {
     /// Static fields: the declaring class's id and the field's name.
     pub class: u32,
     pub field: String,
+}
+
+/// A root as the next search knows it (`Found::top_roots`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootKey {
+    /// `PathRoot::key`.
+    pub key: String,
+    /// Only the GC roots' enumeration (a stop of the JVM) finds it: a local or a JNI
+    /// reference, not a static field or a thread.
+    pub enumerated: bool,
 }
 
 impl PathRoot {
@@ -357,10 +431,11 @@ pub struct Found {
     pub cpu: Duration,
     pub roots_pause: Duration,
     pub incomplete: String,
-    /// The search reached `ENOUGH_FOUND` of its targets and left the remaining roots.
+    /// The search left roots unsearched: it reached `ENOUGH_FOUND` of its targets first, or
+    /// it was a focused search of the preferred roots alone.
     pub stopped_early: bool,
-    /// Keys of the roots under which it found a tenth of its recent finds or more, most first.
-    pub top_roots: Vec<String>,
+    /// The roots under which it found a tenth of its recent finds or more, most first.
+    pub top_roots: Vec<RootKey>,
     /// A focused search (see `PathTree.focused`).
     pub focused: bool,
     /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
@@ -377,6 +452,17 @@ pub struct Found {
     pub found_samples: Vec<(u32, u64)>,
     /// What held each target found below an object.
     pub holders: Vec<Held>,
+}
+
+impl Found {
+    /// The kind of search it was, for its schedule.
+    pub fn kind(&self) -> Due {
+        if self.focused {
+            Due::Focused
+        } else {
+            Due::Full
+        }
+    }
 }
 
 /// The merged tree, built as targets are found.
@@ -618,7 +704,7 @@ pub struct Search {
     root_objects: IntMap<u32, (u32, u32)>,
     /// Recent targets (`Sample::recent`) found per root.
     pub found_by_root: IntMap<u32, u64>,
-    /// Stopped at `ENOUGH_FOUND`, before the last roots.
+    /// Left roots unsearched (see `Found::stopped_early`).
     stopped_early: bool,
     focused: bool,
     visited_count: u64,
@@ -920,14 +1006,17 @@ impl Search {
     /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
     /// makes the targets. `None` when the JVM refused the roots' enumeration.
     /// `live_objects` sizes the search's memory up front (growing it costs more than it).
-    /// `preferred`: keys of roots (`PathRoot::key`) to search first, in that order: where the
-    /// last search found the growing objects, so that a focused search finds them again early.
+    /// `preferred`: roots to search first, in that order: where the last search found the
+    /// growing objects, so that a focused search finds them again early. `only_preferred`: no
+    /// other root is searched; and where all of them are statics or threads, the roots'
+    /// enumeration, the search's one stop of the JVM, is left out too.
     pub fn start(
         env: &mut Env,
         facts: &ClassFacts<'_>,
         samples: &[Sample],
         live_objects: u64,
-        preferred: &[String],
+        preferred: &[RootKey],
+        only_preferred: bool,
     ) -> Option<Search> {
         let started = Instant::now();
         let jni = env.jni;
@@ -1001,18 +1090,24 @@ impl Search {
         let is_app = |id: u32| facts.application.get(id as usize).copied().unwrap_or(false);
         let name_of = |id: u32| facts.names.get(id as usize).map_or("", String::as_str);
 
+        let enumerate = !only_preferred || preferred.iter().any(|root| root.enumerated);
         // The enumeration's markers go in an environment of its own, disposed with its tags
         // right after: the agent's own tags (classes, samples, walks) are never touched, and
         // nothing needs restoring.
-        let mut vm: *mut jni::sys::JavaVM = ptr::null_mut();
-        if jni!(jni, GetJavaVM, &mut vm) != 0 || vm.is_null() {
-            return None;
-        }
-        // SAFETY: `vm` is this process's JavaVM, from the worker's JNIEnv.
-        let marks = TempEnv(unsafe { crate::jvmti::get_env(vm) }?);
-        let mut caps = crate::jvmti::empty_capabilities();
-        caps.set_can_tag_objects(1);
-        marks.0.add_capabilities(&caps).ok()?;
+        let marks = if enumerate {
+            let mut vm: *mut jni::sys::JavaVM = ptr::null_mut();
+            if jni!(jni, GetJavaVM, &mut vm) != 0 || vm.is_null() {
+                return None;
+            }
+            // SAFETY: `vm` is this process's JavaVM, from the worker's JNIEnv.
+            let marks = TempEnv(unsafe { crate::jvmti::get_env(vm) }?);
+            let mut caps = crate::jvmti::empty_capabilities();
+            caps.set_can_tag_objects(1);
+            marks.0.add_capabilities(&caps).ok()?;
+            Some(marks)
+        } else {
+            None
+        };
         // Threads: marked so that the enumeration tells whose stack a local is on.
         let threads = jvmti.all_threads().ok()?;
         for (i, &thread) in threads.as_slice().iter().enumerate() {
@@ -1021,12 +1116,18 @@ impl Search {
                 .map(|info| info.name)
                 .unwrap_or_else(|_| "(unnamed thread)".into());
             search.threads.push(name);
-            let _ = marks.0.set_tag(thread, thread_marker(i));
+            if let Some(marks) = &marks {
+                let _ = marks.0.set_tag(thread, thread_marker(i));
+            }
         }
         // Virtual threads: their own markers, and an array of them the enumeration walks into.
         let first_virtual = search.threads.len();
-        // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
-        let (virtuals, more_virtual) = unsafe { crate::vthreads::list(jni) };
+        let (virtuals, more_virtual) = if enumerate {
+            // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
+            unsafe { crate::vthreads::list(jni) }
+        } else {
+            (Vec::new(), false)
+        };
         for (i, &thread) in virtuals.iter().enumerate() {
             let name = jvmti
                 .thread_info(thread)
@@ -1037,14 +1138,11 @@ impl Search {
                 .or_else(|| unsafe { crate::vthreads::id(jni, thread) }.map(|id| format!("#{id}")))
                 .unwrap_or_else(|| "(unnamed)".into());
             search.threads.push(name);
-            let _ = marks.0.set_tag(thread, thread_marker(first_virtual + i));
+            if let Some(marks) = &marks {
+                let _ = marks.0.set_tag(thread, thread_marker(first_virtual + i));
+            }
         }
         search.first_virtual = first_virtual;
-        // SAFETY: as above.
-        let virtual_array = unsafe { crate::vthreads::as_array(jni, &virtuals) };
-        if !virtual_array.is_null() {
-            let _ = marks.0.set_tag(virtual_array, VIRTUAL_ARRAY);
-        }
         let mut state = RootsState {
             roots: Vec::new(),
             objects: 0,
@@ -1054,38 +1152,51 @@ impl Search {
             calls: 0,
             aborted: false,
         };
-        // SAFETY: the struct is all optional function pointers, for which zero means `None`.
-        let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
-        callbacks.heap_reference_callback = Some(roots_callback);
-        let stop = Instant::now();
-        // SAFETY: the callback takes `RootsState` as user data, which outlives the call.
-        let result = unsafe {
-            marks
-                .0
-                .follow_references(&callbacks, (&mut state as *mut RootsState).cast::<c_void>())
-        };
-        search.roots_pause = stop.elapsed();
-        let markers: Vec<jlong> = (0..state.objects).map(object_marker).collect();
-        let mut objects: Vec<jobject> = vec![ptr::null_mut(); state.objects];
-        for chunk in markers.chunks(1024) {
-            if let Ok((found, found_tags)) = marks.0.objects_with_tags(chunk) {
-                for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
-                    if let Some((false, index)) = marker_index(tag) {
-                        if let Some(slot) = objects.get_mut(index) {
-                            *slot = weak(object);
+        let mut objects: Vec<jobject> = Vec::new();
+        let mut failed = false;
+        if let Some(marks) = marks {
+            // SAFETY: as above.
+            let virtual_array = unsafe { crate::vthreads::as_array(jni, &virtuals) };
+            if !virtual_array.is_null() {
+                let _ = marks.0.set_tag(virtual_array, VIRTUAL_ARRAY);
+            }
+            // SAFETY: the struct is all optional function pointers, for which zero means `None`.
+            let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
+            callbacks.heap_reference_callback = Some(roots_callback);
+            let stop = Instant::now();
+            // SAFETY: the callback takes `RootsState` as user data, which outlives the call.
+            failed = unsafe {
+                marks
+                    .0
+                    .follow_references(&callbacks, (&mut state as *mut RootsState).cast::<c_void>())
+            }
+            .is_err();
+            search.roots_pause = stop.elapsed();
+            let markers: Vec<jlong> = (0..state.objects).map(object_marker).collect();
+            objects = vec![ptr::null_mut(); state.objects];
+            for chunk in markers.chunks(1024) {
+                if let Ok((found, found_tags)) = marks.0.objects_with_tags(chunk) {
+                    for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
+                        if let Some((false, index)) = marker_index(tag) {
+                            if let Some(slot) = objects.get_mut(index) {
+                                *slot = weak(object);
+                            }
                         }
+                        jni!(jni, DeleteLocalRef, object);
                     }
-                    jni!(jni, DeleteLocalRef, object);
                 }
             }
+            drop(marks);
+            if !virtual_array.is_null() {
+                jni!(jni, DeleteGlobalRef, virtual_array);
+            }
         }
-        drop(marks);
-        for &global in virtuals.iter().chain([&virtual_array]) {
+        for &global in &virtuals {
             if !global.is_null() {
                 jni!(jni, DeleteGlobalRef, global);
             }
         }
-        if result.is_err() || state.aborted {
+        if failed || state.aborted {
             search.incomplete = format!(
                 "the GC roots' enumeration {} after {} ms: {} not searched",
                 if state.aborted {
@@ -1110,6 +1221,12 @@ impl Search {
             t.and_then(|i| search.threads.get(i))
                 .is_some_and(|n| is_memcity_thread(n))
         };
+        let wanted = |root: &PathRoot| {
+            !only_preferred || {
+                let key = root.key(&search.threads);
+                preferred.iter().any(|p| p.key == key)
+            }
+        };
         let mut roots: Vec<(PathRoot, RootObject)> = Vec::new();
         // Threads in full, whether or not the enumeration reported them.
         for (i, &thread) in threads.as_slice().iter().enumerate() {
@@ -1118,19 +1235,21 @@ impl Search {
             } else {
                 RootOrder::Thread
             };
-            roots.push((
-                PathRoot {
-                    kind: RootKind::Thread,
-                    order,
-                    thread: Some(i),
-                    method: 0,
-                    location: 0,
-                    class: 0,
-                    field: String::new(),
-                },
-                RootObject::Held(weak(thread)),
-            ));
+            let root = PathRoot {
+                kind: RootKind::Thread,
+                order,
+                thread: Some(i),
+                method: 0,
+                location: 0,
+                class: 0,
+                field: String::new(),
+            };
+            if wanted(&root) {
+                roots.push((root, RootObject::Held(weak(thread))));
+            }
         }
+        // The enumeration's objects that a root keeps: the others' references go at once.
+        let mut kept = vec![false; objects.len()];
         for raw in &state.roots {
             if raw.is_thread || raw.kind == RootKind::Thread {
                 continue; // every thread is a root above
@@ -1160,19 +1279,25 @@ impl Search {
                     _ => RootOrder::JniGlobal,
                 }
             };
-            roots.push((
-                PathRoot {
-                    kind: raw.kind,
-                    order,
-                    thread: raw.thread,
-                    method: raw.method,
-                    location: raw.location,
-                    class: 0,
-                    field: String::new(),
-                },
+            let root = PathRoot {
+                kind: raw.kind,
+                order,
+                thread: raw.thread,
+                method: raw.method,
+                location: raw.location,
+                class: 0,
+                field: String::new(),
+            };
+            if wanted(&root) {
+                kept[raw.object] = true;
                 // Shared with other roots of the same object: released once, at the end.
-                RootObject::Held(object),
-            ));
+                roots.push((root, RootObject::Held(object)));
+            }
+        }
+        for (object, kept) in objects.iter().zip(&kept) {
+            if !kept && !object.is_null() {
+                jni!(jni, DeleteWeakGlobalRef, *object);
+            }
         }
         // Static fields of the loaded, initialized classes.
         if let Ok(classes) = jvmti.loaded_classes() {
@@ -1209,21 +1334,22 @@ impl Search {
                     if !(signature.starts_with('L') || signature.starts_with('[')) {
                         continue;
                     }
+                    let root = PathRoot {
+                        kind: RootKind::StaticField,
+                        order,
+                        thread: None,
+                        method: 0,
+                        location: 0,
+                        class: id,
+                        field: field_name.to_string_lossy(),
+                    };
+                    if !wanted(&root) {
+                        continue;
+                    }
                     if held.is_null() {
                         held = global(class);
                     }
-                    roots.push((
-                        PathRoot {
-                            kind: RootKind::StaticField,
-                            order,
-                            thread: None,
-                            method: 0,
-                            location: 0,
-                            class: id,
-                            field: field_name.to_string_lossy(),
-                        },
-                        RootObject::Static(held, field),
-                    ));
+                    roots.push((root, RootObject::Static(held, field)));
                 }
                 jni!(jni, DeleteLocalRef, class);
             }
@@ -1240,11 +1366,13 @@ impl Search {
                 root.order,
                 preferred
                     .iter()
-                    .position(|p| *p == key)
+                    .position(|p| p.key == key)
                     .unwrap_or(usize::MAX),
             )
         });
         search.roots = roots;
+        // Left the other roots by design: its misses judge nothing (`Found::missed_samples`).
+        search.stopped_early = only_preferred;
 
         // Targets: every live sample, or an even selection of them, with weights scaled to
         // stand for all.
@@ -2057,11 +2185,14 @@ impl Search {
         let mut by_root: Vec<(u32, u64)> =
             self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
         by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
-        let top_roots: Vec<String> = by_root
+        let top_roots: Vec<RootKey> = by_root
             .iter()
             .filter(|&&(_, n)| n * 10 >= total_recent.max(1))
             .filter_map(|&(r, _)| self.roots.get(r as usize))
-            .map(|(root, _)| root.key(&self.threads))
+            .map(|(root, _)| RootKey {
+                key: root.key(&self.threads),
+                enumerated: !matches!(root.kind, RootKind::StaticField | RootKind::Thread),
+            })
             .collect();
         self.also_roots();
         if self.incomplete.is_empty() && self.too_deep > 0 {
@@ -2233,42 +2364,112 @@ mod tests {
         let t0 = Instant::now();
         let share = 0.05;
         let mut s = Schedule::new(share);
-        assert!(
-            !s.due(t0, MIN_TARGETS - 1, 1000),
+        assert_eq!(
+            s.due(t0, MIN_TARGETS - 1, 1000, false),
+            None,
             "too few samples to merge"
         );
-        assert!(
-            s.due(t0, MIN_TARGETS, 1000),
-            "the first search starts at once"
+        assert_eq!(
+            s.due(t0, MIN_TARGETS, 1000, true),
+            Some(Due::Full),
+            "the first search starts at once, in full"
         );
-        s.started(1000, false);
-        assert!(!s.outgrown(1999, false), "a heap that grew less than twice");
+        s.started(t0, 1000, false);
+        let later = t0 + MIN_SEARCH_EVERY;
         assert!(
-            s.outgrown(2000, false),
-            "a heap that doubled during the search ends it"
+            !s.outgrown(later, 1999, false),
+            "a heap that grew less than twice"
         );
         assert!(
-            s.outgrown(1000, true),
-            "a heap that began filling during it too"
+            s.outgrown(later, 2000, false),
+            "a heap that doubled during a long search ends it"
         );
-        s.started(1000, true);
-        assert!(!s.outgrown(1999, true), "not a heap that stays full");
+        assert!(
+            !s.outgrown(later - Duration::from_millis(1), 2000, false),
+            "not a short one"
+        );
+        assert!(
+            s.outgrown(t0, 1000, true),
+            "a heap that began filling during it"
+        );
+        s.started(t0, 1000, true);
+        assert!(!s.outgrown(t0, 1999, true), "not a heap that stays full");
         s.sliced(t0);
         assert_eq!(s.slice_wait(t0), Some(SLICE_REST));
         assert_eq!(s.slice_wait(t0 + SLICE_REST), None);
         // A cheap search: the next one waits the floor.
-        s.ended(t0, Duration::from_millis(10));
-        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100, 1000));
-        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100, 1000));
-        // A costly one: the next waits until the average is back at the share.
-        s.ended(t0, Duration::from_secs(1));
+        s.ended(t0, Duration::from_millis(10), Due::Full);
+        let floor = t0 + MIN_SEARCH_EVERY;
+        assert_eq!(
+            s.due(floor - Duration::from_millis(1), 100, 1000, false),
+            None
+        );
+        assert_eq!(s.due(floor, 100, 1000, false), Some(Due::Full));
+        // A costly one, with nothing to focus on: the next waits until the average is back at
+        // the share.
+        s.ended(t0, Duration::from_secs(1), Due::Full);
         let rest = Duration::from_secs(1).div_f64(share);
-        assert!(!s.due(t0 + rest - Duration::from_millis(1), 100, 1999));
-        assert!(s.due(t0 + rest, 100, 1000));
-        assert_eq!(s.next_in(t0), Some(rest));
+        assert_eq!(
+            s.due(t0 + rest - Duration::from_millis(1), 100, 1999, false),
+            None
+        );
+        assert_eq!(s.due(t0 + rest, 100, 1000, false), Some(Due::Full));
+        assert_eq!(s.next_in(t0, false), Some(rest));
         // A heap that doubled is searched again sooner, but not more often than the floor.
-        assert!(!s.due(t0 + MIN_SEARCH_EVERY - Duration::from_millis(1), 100, 2000));
-        assert!(s.due(t0 + MIN_SEARCH_EVERY, 100, 2000));
+        assert_eq!(
+            s.due(floor - Duration::from_millis(1), 100, 2000, false),
+            None
+        );
+        assert_eq!(s.due(floor, 100, 2000, false), Some(Due::Full));
+    }
+
+    #[test]
+    fn a_costly_full_search_leaves_focused_ones_their_half_of_the_share() {
+        let t0 = Instant::now();
+        let share = 0.05;
+        let mut s = Schedule::new(share);
+        // 4 s of a core for the full search of a big heap: the next full one in 160 s.
+        s.started(t0, 24_000_000, false);
+        s.ended(t0, Duration::from_secs(4), Due::Full);
+        let full_rest = Duration::from_secs(4).div_f64(share / 2.0);
+        assert_eq!(full_rest, Duration::from_secs(160));
+        // Focused searches start after the floor, not after the full one's rest.
+        let floor = t0 + MIN_SEARCH_EVERY;
+        assert_eq!(
+            s.due(floor - Duration::from_millis(1), 100, 24_000_000, true),
+            None
+        );
+        assert_eq!(s.due(floor, 100, 24_000_000, true), Some(Due::Focused));
+        assert_eq!(s.next_in(t0, true), Some(MIN_SEARCH_EVERY));
+        // A focused search of 200 ms: the next in 8 s, so that focused ones keep to their half.
+        let t1 = floor + Duration::from_millis(300);
+        s.ended(t1, Duration::from_millis(200), Due::Focused);
+        let focused_rest = Duration::from_millis(200).div_f64(share / 2.0);
+        assert_eq!(
+            s.due(
+                t1 + focused_rest - Duration::from_millis(1),
+                100,
+                24_000_000,
+                true
+            ),
+            None
+        );
+        assert_eq!(
+            s.due(t1 + focused_rest, 100, 24_000_000, true),
+            Some(Due::Focused)
+        );
+        // The full search's turn comes at its own rest, before a focused one then due.
+        assert_eq!(
+            s.due(t0 + full_rest, 100, 24_000_000, true),
+            Some(Due::Full)
+        );
+        // Over a full search's period, both kinds together keep to the share.
+        let focused_searches = (full_rest.as_secs_f64() / focused_rest.as_secs_f64()).ceil();
+        let cpu = 4.0 + focused_searches * 0.2;
+        assert!(
+            cpu / full_rest.as_secs_f64() <= share * 1.05,
+            "{cpu} s of a core in {full_rest:?}"
+        );
     }
 
     #[test]

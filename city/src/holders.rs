@@ -646,6 +646,34 @@ pub struct Alternative {
     pub samples: u64,
 }
 
+/// The nodes of `paths` along the same chain as `chain` (a root's object first): the same
+/// root, then at each step the same type through the same field; as far as they agree.
+pub fn same_chain<'a>(paths: &'a Paths, chain: &[&PathNode]) -> Vec<&'a PathNode> {
+    let Some(first) = chain.first() else {
+        return Vec::new();
+    };
+    let root_name = first.root.as_ref().map(|r| r.name.as_str());
+    let mut at = paths.tops.iter().copied().find(|&t| {
+        let node = &paths.nodes[t];
+        node.type_name == first.type_name
+            && root_name.is_some()
+            && node.root.as_ref().map(|r| r.name.as_str()) == root_name
+    });
+    let mut out = Vec::new();
+    for step in chain.iter().skip(1) {
+        let Some(node) = at else { break };
+        out.push(&paths.nodes[node]);
+        at = paths.children[node].iter().copied().find(|&c| {
+            let child = &paths.nodes[c];
+            child.type_name == step.type_name && child.field == step.field
+        });
+    }
+    if let Some(node) = at {
+        out.push(&paths.nodes[node]);
+    }
+    out
+}
+
 /// A short, stable rendering of how a type's paths split: "83 % through static A.B, 17 %
 /// through thread \"w\"".
 pub fn describe_split(main_root: &str, main_share: f64, alternatives: &[Alternative]) -> String {

@@ -1068,6 +1068,15 @@ impl CityModel {
             .find_map(|i| self.frames[i].paths.as_ref().map(|p| (i, p)))
     }
 
+    /// The newest paths at or before `index` from a search of every root (not a focused one,
+    /// which goes through the roots that held the last finds alone).
+    pub fn full_paths_at(&self, index: usize) -> Option<&std::sync::Arc<crate::holders::Paths>> {
+        let end = index.min(self.frames.len().checked_sub(1)?);
+        (0..=end)
+            .rev()
+            .find_map(|i| self.frames[i].paths.as_ref().filter(|p| !p.focused))
+    }
+
     fn graph(&self, snapshot: &memcity_proto::v1::Snapshot) -> Graph {
         let name = |id: u32| self.strings.resolve(id).to_string();
         Graph {

@@ -767,21 +767,32 @@ fn suspects_from_paths(
     let frames = model.frames();
     let types = type_nodes(model);
     let all = trends_of(model, &types);
-    let all_trends: HashMap<String, Trend> = all.iter().cloned().collect();
     let (growers, floor) = growers(model, &types, all);
     let trends: HashMap<&str, &Trend> = growers.iter().map(|(n, t)| (n.as_str(), t)).collect();
     let end_ms = frames[w.end].time_ms;
     let backed = |name: &str, index: usize| backed_growth(model, &types, name, index);
-    let step_of = |node: &crate::holders::PathNode, content: bool, suspect: bool| Step {
-        type_name: node.type_name.clone(),
-        field: node.field.clone(),
-        objects: all_trends.get(&node.type_name).map_or(0, |t| t.last),
-        growth: all_trends
-            .get(&node.type_name)
-            .map_or(0, |t| crate::units::growth(t.first, t.last)),
-        content,
-        suspect,
-        size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
+    // A step's counts are the group table's, read from the model: a type no sample lands on
+    // (the one list holding a leak) has no trend to read them from. A type on a path exists
+    // though no walk counted it (the only walk came before it was made): one at least.
+    let step_of = |node: &crate::holders::PathNode, content: bool, suspect: bool| {
+        let ids = types.get(node.type_name.as_str());
+        let (first, last) = (
+            objects_at(model, ids, w.start),
+            objects_at(model, ids, w.end),
+        );
+        Step {
+            type_name: node.type_name.clone(),
+            field: node.field.clone(),
+            objects: last.max(1),
+            growth: if last == 0 {
+                0
+            } else {
+                crate::units::growth(first, last)
+            },
+            content,
+            suspect,
+            size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
+        }
     };
     let names: Vec<&str> = growers
         .iter()
@@ -886,7 +897,17 @@ fn suspects_from_paths(
         // Roots that hold an object on the chain to the holder themselves, the holder's own
         // root and its pool's other threads aside.
         let mut also_reached_from: Vec<String> = Vec::new();
-        for node in h.chain.iter().map(|&n| &paths.nodes[n]) {
+        let chain: Vec<&crate::holders::PathNode> =
+            h.chain.iter().map(|&n| &paths.nodes[n]).collect();
+        // A focused search went through the roots that held the last finds alone: what other
+        // roots hold on the same chain, the last full search says.
+        let full = paths
+            .focused
+            .then(|| model.full_paths_at(at))
+            .flatten()
+            .map(|full| crate::holders::same_chain(full, &chain))
+            .unwrap_or_default();
+        for node in chain.iter().copied().chain(full) {
             for other in &node.also {
                 if other.name != root
                     && !h.co_holders.contains(&other.name)
@@ -1464,6 +1485,30 @@ mod tests {
     }
 
     #[test]
+    fn a_focused_search_keeps_the_other_roots_the_last_full_one_saw() {
+        let mut m = session(MAP_LEAK_TYPES);
+        let local = RootRef {
+            kind: RootKind::StackLocal,
+            name: "local in App.serve(App.java:40) of thread \"main\"".into(),
+            thread: "main".into(),
+        };
+        let mut full = map_paths();
+        full.nodes[0].also = vec![local.clone()];
+        m.frames_mut_for_tests(1).paths = Some(std::sync::Arc::new(full));
+        // The focused search went through the static alone: it saw no frame.
+        let mut focused = map_paths();
+        focused.focused = true;
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused.clone()));
+        let s = suspects(&m);
+        assert_eq!(s[0].root, "static App.CACHE");
+        assert_eq!(s[0].also_reached_from, [local.name]);
+        // A full search that saw no other root says so: nothing older is carried over.
+        focused.focused = false;
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused));
+        assert!(suspects(&m)[0].also_reached_from.is_empty());
+    }
+
+    #[test]
     fn the_holder_is_named_from_paths_with_its_evidence() {
         let mut m = session(MAP_LEAK_TYPES);
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(map_paths()));
@@ -1497,6 +1542,35 @@ mod tests {
             e.split
         );
         assert!(s.steps[1].content && s.steps[1].suspect, "{:?}", s.steps);
+        // The steps count as the group table does.
+        assert_eq!(
+            (s.steps[0].objects, s.steps[0].growth),
+            (3, 0),
+            "{:?}",
+            s.steps
+        );
+    }
+
+    /// The list that holds a leak, made after the session's only walk and never sampled: the
+    /// model counts none of it, yet the path shows one; its step says one, not "0 objects".
+    #[test]
+    fn a_holder_no_walk_counted_is_one_object_on_its_trace() {
+        let types: Vec<(&str, [u64; 3])> = MAP_LEAK_TYPES
+            .iter()
+            .map(|&(name, counts)| {
+                if name == "java.util.HashMap" {
+                    (name, [0, 0, 0])
+                } else {
+                    (name, counts)
+                }
+            })
+            .collect();
+        let mut m = session(&types);
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(map_paths()));
+        let s = suspects(&m);
+        assert_eq!(s[0].holder, "java.util.HashMap");
+        assert_eq!(s[0].steps[0].type_name, "java.util.HashMap");
+        assert_eq!((s[0].steps[0].objects, s[0].steps[0].growth), (1, 0));
     }
 
     /// Two leaks: 20,000 small `Event`s into a list, and 5,000 `Session`s into a map, each

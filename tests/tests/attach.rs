@@ -336,6 +336,84 @@ fn dynamic_loading_disabled_is_named() {
     }
 }
 
+/// The process's resident memory, in KiB.
+fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no VmRSS for {pid}"))
+}
+
+/// Cycles of attach, one snapshot, detach on one JVM.
+const CYCLES: usize = 20;
+/// The first cycles set up what later ones reuse (JFR's buffers and classes, the allocator's
+/// arenas and thread stacks: 2-8 MB on JDK 17 and 25 here); the rise is measured after them.
+const WARM_UP: usize = 3;
+/// What one cycle may add to the resident memory on average after the warm-up: a fourth of
+/// the 8-9 MB it once added at every cycle. Measured now: 0.1-0.4 MB (JDK 17) and 0.55-0.9 MB
+/// (JDK 25), outside what the JVM's native memory tracking sees (the agent's own, not yet
+/// found: issue 31 stays open for it).
+const CYCLE_RISE_KIB: u64 = 2048;
+
+fn attach_detach_cycles_leave_nothing_behind(jdk: &Jdk) {
+    // The whole heap touched up front: the resident memory then moves only with what is
+    // outside it, the agent's share.
+    let mut app = plain(
+        jdk,
+        "SteadyState",
+        600.0,
+        &[
+            "-Xms256m",
+            "-Xmx256m",
+            "-XX:+AlwaysPreTouch",
+            "-XX:+UseG1GC",
+        ],
+    );
+    let pid = app.pid();
+    let mut after = Vec::new();
+    for _ in 0..CYCLES {
+        let port = attach_ok(pid, "port=0");
+        one_snapshot_over(port);
+        detach_ok(pid);
+        after.push(resident_kib(pid));
+    }
+    no_trigger_left(pid);
+    let (first, last) = (after[WARM_UP - 1], after[CYCLES - 1]);
+    let per_cycle = last.saturating_sub(first) / (CYCLES - WARM_UP) as u64;
+    eprintln!(
+        "JDK {}: resident after each cycle (MiB): {:?}; {per_cycle} KiB a cycle after the warm-up",
+        jdk.major,
+        after.iter().map(|k| k / 1024).collect::<Vec<_>>()
+    );
+    assert!(
+        per_cycle <= CYCLE_RISE_KIB,
+        "JDK {}: each attach/detach cycle grew the JVM by {per_cycle} KiB: {after:?} KiB",
+        jdk.major
+    );
+    app.kill();
+}
+
+#[test]
+fn attach_detach_cycles_leave_nothing_behind_on_jdk17() {
+    attach_detach_cycles_leave_nothing_behind(&jdk17());
+}
+
+#[test]
+fn attach_detach_cycles_leave_nothing_behind_on_jdk25() {
+    match jdk25() {
+        Some(jdk) => attach_detach_cycles_leave_nothing_behind(&jdk),
+        None => skip(
+            "jdk25",
+            "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): its attach/detach cycles are not tried",
+        ),
+    }
+}
+
 #[test]
 fn attach_and_detach_on_every_jdk() {
     for major in [11, 17, 21, 25] {

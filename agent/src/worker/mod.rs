@@ -148,11 +148,10 @@ struct Worker {
     /// Per class, the share of its `(objects, bytes)` that the last walk found memcity's
     /// (`WalkResult::memcity`), for that walk and the estimates after it.
     memcity_share: HashMap<u32, (f64, f64)>,
-    /// For focused searches: the generation the last search started at, the roots its finds
-    /// were under, and the focused searches since the last full one.
+    /// For focused searches: the generation the last search started at, and the roots its
+    /// finds were under.
     search_from_gen: u32,
-    preferred_roots: Vec<String>,
-    focused_since_full: u32,
+    preferred_roots: Vec<paths::RootKey>,
     /// The Java heap's size (`oom.rs`), read after GCs and with each snapshot.
     heap: Option<HeapGauge>,
     /// For the snapshot taken when the heap ran out.
@@ -238,7 +237,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         born_at: paths::Births::default(),
         search_from_gen: 0,
         preferred_roots: Vec::new(),
-        focused_since_full: 0,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),
         memcity_share: HashMap::new(),

@@ -15,9 +15,6 @@ use crate::log::debug;
 use crate::paths;
 use crate::sampling::Sampler;
 
-/// Focused path searches between two full ones (`Worker::start_search`).
-const FOCUSED_PER_FULL: u32 = 4;
-
 impl Worker {
     /// Runs the path search's next slice, or starts a search when one is due; returns how long
     /// the worker may sleep as far as the search is concerned.
@@ -31,23 +28,25 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            if !self
-                .search_schedule
-                .due(now, live, self.live_objects_published)
-            {
+            let can_focus = !self.preferred_roots.is_empty();
+            let Some(due) =
+                self.search_schedule
+                    .due(now, live, self.live_objects_published, can_focus)
+            else {
                 return self
                     .search_schedule
-                    .next_in(now)
+                    .next_in(now, can_focus)
                     .unwrap_or(POLL)
                     .clamp(Duration::from_millis(1), POLL);
-            }
+            };
             self.refresh_classes();
             self.search_schedule
-                .started(self.live_objects_published, self.filling());
-            self.search = self.start_search(sampler);
+                .started(now, self.live_objects_published, self.filling());
+            self.search = self.start_search(sampler, due, false);
             self.search_schedule.sliced(Instant::now());
             if self.search.is_none() {
-                self.search_schedule.ended(Instant::now(), Duration::ZERO);
+                self.search_schedule
+                    .ended(Instant::now(), Duration::ZERO, due);
             }
             return paths::SLICE_REST;
         }
@@ -59,7 +58,7 @@ impl Worker {
         let search = self.search.as_mut().expect("a search under way");
         let outgrown = self
             .search_schedule
-            .outgrown(self.live_objects_published, filling)
+            .outgrown(now, self.live_objects_published, filling)
             && search.found_so_far() >= paths::ENOUGH_TO_SHOW;
         if outgrown {
             search.interrupt(
@@ -83,7 +82,8 @@ impl Worker {
                 .take()
                 .expect("a search under way")
                 .finish(&mut env);
-            self.search_schedule.ended(Instant::now(), found.cpu);
+            self.search_schedule
+                .ended(Instant::now(), found.cpu, found.kind());
             debug!(
                 "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots){}",
                 found.found,
@@ -133,10 +133,18 @@ impl Worker {
 
     /// Starts a search for the live samples not allocated by memcity's own threads: all that
     /// survived a GC (a full search), or, between full ones, only those born since the last
-    /// search started (a focused search: the growth's objects, found first under the roots
-    /// that held the last search's finds, so it stops early and costs the leak's size rather
-    /// than the heap's).
-    fn start_search(&mut self, sampler: &'static Sampler) -> Option<paths::Search> {
+    /// search started (a focused search: the growth's objects, looked for under the roots that
+    /// held the last search's finds alone, so that it costs the leak's size rather than the
+    /// heap's; roots it never saw hold nothing new until the next full search says so).
+    ///
+    /// A focused search with too few samples born since the last one starts nothing (the next
+    /// one waits for more), or, with `or_full`, a full search instead.
+    fn start_search(
+        &mut self,
+        sampler: &'static Sampler,
+        due: paths::Due,
+        or_full: bool,
+    ) -> Option<paths::Search> {
         let ours = sampler.memcity_threads();
         let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
@@ -164,14 +172,15 @@ impl Worker {
                 survivors.push(target);
             }
         });
-        let focused = !self.preferred_roots.is_empty()
-            && self.focused_since_full < FOCUSED_PER_FULL
+        let focused = due == paths::Due::Focused
+            && !self.preferred_roots.is_empty()
             && recent.len() >= paths::MIN_TARGETS;
-        let (samples, preferred): (Vec<paths::Sample>, &[String]) = if focused {
-            self.focused_since_full += 1;
+        if due == paths::Due::Focused && !focused && !or_full {
+            return None;
+        }
+        let (samples, preferred): (Vec<paths::Sample>, &[paths::RootKey]) = if focused {
             (recent, &self.preferred_roots)
         } else {
-            self.focused_since_full = 0;
             survivors.extend(recent);
             if survivors.len() < paths::MIN_TARGETS {
                 survivors.extend(young);
@@ -203,6 +212,7 @@ impl Worker {
             &samples,
             self.live_objects_published,
             preferred,
+            focused,
         );
         search.map(|s| s.focused(focused))
     }
@@ -235,7 +245,13 @@ impl Worker {
             // A JVM exiting meanwhile gets the paths found by then, not a new search.
             if self.search.is_none() && !self.agent.stopping.load(Ordering::Acquire) {
                 self.refresh_classes();
-                self.search = self.start_search(sampler);
+                // The quickest answer: the roots that held the growth, if any; else all.
+                let due = if self.preferred_roots.is_empty() {
+                    paths::Due::Full
+                } else {
+                    paths::Due::Focused
+                };
+                self.search = self.start_search(sampler, due, true);
             }
             let mut env = self.search_env();
             if let Some(mut search) = self.search.take() {
@@ -261,7 +277,8 @@ impl Worker {
                     }
                 }
                 let found = search.finish(&mut env);
-                self.search_schedule.ended(Instant::now(), found.cpu);
+                self.search_schedule
+                    .ended(Instant::now(), found.cpu, found.kind());
                 // Threads failing to allocate force full GCs one after another, and each JNI
                 // read waits for them: a search at the error may reach nothing. Then the last
                 // finished search's paths stay the newest, rather than an empty tree.
