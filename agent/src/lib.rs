@@ -65,7 +65,7 @@ pub(crate) type Recorder = memcity_proto::capped::CappedWriter;
 
 /// Everything the callbacks and threads share. Created in `Agent_OnLoad` or `Agent_OnAttach`,
 /// and never freed: after a detach a callback the VM was already posting may still read it, and
-/// a later attach makes a new one (a few hundred kilobytes per detached session).
+/// a later attach makes a new one (its tables freed at the detach, the struct itself a few kilobytes).
 pub(crate) struct Agent {
     jvmti: Jvmti,
     options: Options,
@@ -855,9 +855,19 @@ impl Agent {
             // allocated) until given back: without this the JVM's resident memory kept 3-4 MB
             // of every attach.
             #[cfg(target_env = "gnu")]
-            // SAFETY: malloc_trim only returns free memory to the kernel.
+            // SAFETY: malloc_trim only returns free memory to the kernel; mallinfo only reads
+            // the allocator's counters.
             unsafe {
                 libc::malloc_trim(0);
+                // What stays allocated after a session: a figure that grows from one attach to
+                // the next is memory a detach does not give back. `mallinfo` (its counters wrap
+                // past 2 GiB) rather than `mallinfo2`, which needs glibc 2.33.
+                let info = libc::mallinfo();
+                crate::log::debug!(
+                    "detached: {} KiB allocated in the process's heap, {} KiB in mapped blocks",
+                    (info.uordblks as u32) >> 10,
+                    (info.hblkhd as u32) >> 10
+                );
             }
         } else {
             // A callback stuck in the VM (a long safepoint) may still use the environment:

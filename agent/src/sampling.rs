@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -197,14 +197,18 @@ pub const OVERFLOW_SITE: u32 = tags::MAX_SITE;
 pub const OVERFLOW_THREAD: u32 = tags::MAX_THREAD;
 
 impl Sampler {
-    /// Gives back the session's tables (samples, sites, thread names) on detach.
+    /// Gives back the session's tables (samples, sites, thread names, the class cache) on
+    /// detach.
     ///
     /// # Safety
     /// As [`Tracker::release_memory`]: no sampling callback runs or will, and the worker has
     /// ended.
     pub unsafe fn release_memory(&self) {
         // SAFETY: per contract.
-        unsafe { self.tracker.release_memory() };
+        unsafe {
+            self.tracker.release_memory();
+            self.classes.release_memory();
+        }
         *self.sites.lock().unwrap_or_else(|p| p.into_inner()) = Sites::default();
         *self.threads.lock().unwrap_or_else(|p| p.into_inner()) = Threads::default();
     }
@@ -512,7 +516,7 @@ impl Sampler {
     /// detach, once no sample is taken any more.
     pub fn release_references(&self, mut delete: impl FnMut(usize)) {
         self.tracker.release_references(&mut delete);
-        for entry in self.classes.entries.iter() {
+        for entry in self.classes.entries() {
             let reference = entry.reference.swap(0, Ordering::AcqRel);
             entry.hash.store(0, Ordering::Release);
             if reference != 0 {
@@ -555,7 +559,9 @@ impl Sampler {
 /// (31 bits), so a hit is confirmed with `IsSameObject`. When the table is full, classes beyond
 /// it take the tag path.
 struct ClassCache {
-    entries: Box<[ClassEntry]>,
+    /// [`CLASS_CACHE`] entries, or null once a detach gave them back (`release_memory`): the
+    /// sampler outlives its session (`Agent`), and 256 KiB a session added up over attaches.
+    entries: AtomicPtr<ClassEntry>,
 }
 
 #[derive(Default)]
@@ -566,6 +572,13 @@ struct ClassEntry {
     reference: AtomicUsize,
 }
 
+impl Drop for ClassCache {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: nothing else uses the cache.
+        unsafe { self.release_memory() }
+    }
+}
+
 /// Entries in the class cache (and the most classes it holds): more than the classes most
 /// applications allocate from.
 const CLASS_CACHE: usize = 1 << 14;
@@ -574,8 +587,33 @@ const CLASS_PROBES: usize = 16;
 
 impl ClassCache {
     fn new() -> Self {
+        let entries: Box<[ClassEntry]> = (0..CLASS_CACHE).map(|_| ClassEntry::default()).collect();
         Self {
-            entries: (0..CLASS_CACHE).map(|_| ClassEntry::default()).collect(),
+            entries: AtomicPtr::new(Box::into_raw(entries).cast::<ClassEntry>()),
+        }
+    }
+
+    fn entries(&self) -> &[ClassEntry] {
+        let entries = self.entries.load(Ordering::Acquire);
+        if entries.is_null() {
+            return &[];
+        }
+        // SAFETY: a box of `CLASS_CACHE` entries from `new`, freed only by `release_memory`,
+        // whose caller guarantees that nothing uses the cache any more.
+        unsafe { std::slice::from_raw_parts(entries, CLASS_CACHE) }
+    }
+
+    /// Frees the entries; the cache is empty from then on.
+    ///
+    /// # Safety
+    /// Nothing uses the cache now or later: sampling is off and its callbacks drained.
+    unsafe fn release_memory(&self) {
+        let entries = self.entries.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !entries.is_null() {
+            // SAFETY: the box `new` made, taken out of the pointer once; per contract unused.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(entries, CLASS_CACHE))
+            });
         }
     }
 
@@ -588,11 +626,12 @@ impl ClassCache {
 
     /// The id of the class with this hash for which `same(reference)` holds.
     fn get(&self, hash: i32, mut same: impl FnMut(usize) -> bool) -> Option<u32> {
-        if hash == 0 {
+        let entries = self.entries();
+        if hash == 0 || entries.is_empty() {
             return None;
         }
         for i in Self::probe(hash) {
-            let entry = &self.entries[i];
+            let entry = &entries[i];
             match entry.hash.load(Ordering::Acquire) {
                 0 => return None,
                 h if h == hash as u32 && same(entry.reference.load(Ordering::Relaxed)) => {
@@ -606,11 +645,12 @@ impl ClassCache {
 
     /// Adds a class; false when its probe window is full. Callers serialize inserts.
     fn insert(&self, hash: i32, id: u32, reference: usize) -> bool {
-        if hash == 0 {
+        let entries = self.entries();
+        if hash == 0 || entries.is_empty() {
             return false;
         }
         for i in Self::probe(hash) {
-            let entry = &self.entries[i];
+            let entry = &entries[i];
             if entry.hash.load(Ordering::Acquire) == 0 {
                 entry.reference.store(reference, Ordering::Relaxed);
                 entry.id.store(id, Ordering::Relaxed);

@@ -305,6 +305,11 @@ pub fn set_detail_budget_for_new_models(bytes: usize) {
     DETAIL_BUDGET.store(bytes, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The budget of the models this process makes (see [`DETAIL_BUDGET`]).
+pub fn detail_budget_for_new_models() -> usize {
+    DETAIL_BUDGET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct CityModel {
     pub handshake: Option<Handshake>,

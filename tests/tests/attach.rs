@@ -351,14 +351,14 @@ fn resident_kib(pid: u32) -> u64 {
 
 /// Cycles of attach, one snapshot, detach on one JVM.
 const CYCLES: usize = 20;
-/// The first cycles set up what later ones reuse (JFR's buffers and classes, the allocator's
-/// arenas and thread stacks: 2-8 MB on JDK 17 and 25 here); the rise is measured after them.
-const WARM_UP: usize = 3;
-/// What one cycle may add to the resident memory on average after the warm-up: a fourth of
-/// the 8-9 MB it once added at every cycle. Measured now: 0.1-0.4 MB (JDK 17) and 0.55-0.9 MB
-/// (JDK 25), outside what the JVM's native memory tracking sees (the agent's own, not yet
-/// found: issue 31 stays open for it).
-const CYCLE_RISE_KIB: u64 = 2048;
+/// The first cycles set up what later ones reuse (the allocator's arenas, one per thread that
+/// allocates up to eight a core, and its cache of exited threads' stacks, up to 40 MB: 8-15 MB
+/// over ten cycles here); the rise is measured after them.
+const WARM_UP: usize = 10;
+/// What the later cycles may add together: a few MB, where each once added 8-9 MB. Measured
+/// here: 3-4 MB over the last ten, and the agent's own heap stays at 3 MB after each detach
+/// (`log=debug` says it).
+const CYCLES_RISE_KIB: u64 = 8 << 10;
 
 fn attach_detach_cycles_leave_nothing_behind(jdk: &Jdk) {
     // The whole heap touched up front: the resident memory then moves only with what is
@@ -377,23 +377,27 @@ fn attach_detach_cycles_leave_nothing_behind(jdk: &Jdk) {
     let pid = app.pid();
     let mut after = Vec::new();
     for _ in 0..CYCLES {
-        let port = attach_ok(pid, "port=0");
+        // Without the JFR stream of GC counts: JFR, once started in a JVM, keeps its buffers
+        // and classes for the next recording, memcity's or anyone's (+4 MB here, at whichever
+        // cycle first starts it); what is measured is what memcity itself leaves.
+        let port = attach_ok(pid, "port=0,gc_counts=off");
         one_snapshot_over(port);
         detach_ok(pid);
         after.push(resident_kib(pid));
     }
     no_trigger_left(pid);
     let (first, last) = (after[WARM_UP - 1], after[CYCLES - 1]);
-    let per_cycle = last.saturating_sub(first) / (CYCLES - WARM_UP) as u64;
+    let rise = last.saturating_sub(first);
     eprintln!(
-        "JDK {}: resident after each cycle (MiB): {:?}; {per_cycle} KiB a cycle after the warm-up",
+        "JDK {}: resident after each cycle (MiB): {:?}; {rise} KiB more after the last than after the warm-up",
         jdk.major,
         after.iter().map(|k| k / 1024).collect::<Vec<_>>()
     );
     assert!(
-        per_cycle <= CYCLE_RISE_KIB,
-        "JDK {}: each attach/detach cycle grew the JVM by {per_cycle} KiB: {after:?} KiB",
-        jdk.major
+        rise <= CYCLES_RISE_KIB,
+        "JDK {}: {} attach/detach cycles after the warm-up grew the JVM by {rise} KiB: {after:?} KiB",
+        jdk.major,
+        CYCLES - WARM_UP
     );
     app.kill();
 }

@@ -455,6 +455,52 @@ fn small_export(dir: &Path) {
     }
 }
 
+/// A recording past the page's share of `--memory` is handed to the page as a thinned copy:
+/// smaller than the file, its older history evenly thinned, and the page says so and draws it.
+#[test]
+fn a_recording_past_the_pages_memory_opens_thinned_and_says_so() {
+    if !page_ready("web") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.mcrec");
+    memcity_e2e::synthetic::long_recording(&file, 4_000, 60).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // `--memory 1m`: the page gets at most 512 KiB of the file.
+    assert!(size > 1 << 20, "the premise: {size} bytes");
+    let serve = Serve::start(&["--memory", "1m", file.to_str().unwrap()]);
+    let copy = serve.get("/session.mcrec");
+    assert_eq!(copy.status, 200, "{}", copy.head);
+    let handed: u64 = copy
+        .head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no length: {}", copy.head));
+    assert!(
+        handed <= 512 << 10,
+        "the page was handed {handed} of {size} bytes"
+    );
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots > 0 && memcity_page.drawn > 0",
+        Duration::from_secs(120),
+        "the page opens the thinned copy",
+    );
+    browser.wait_for(
+        "memcity_page.notes.some(e => e.includes('snapshots were thinned out'))",
+        Duration::from_secs(30),
+        "the page says the history was thinned",
+    );
+    let shown = browser.eval("memcity_page.snapshots").as_u64().unwrap();
+    assert!(shown > 1 && shown < 4_000, "{shown} snapshots shown");
+    let reports = browser.eval("memcity_page.reports.join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
 /// A Memory Cities export folder opens in the page: served by `memcity serve FOLDER`, and
 /// picked with the page's folder button (the browser hands over the folder's files).
 #[test]

@@ -251,8 +251,11 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
 /// The most of a recording the page is handed: it holds the file whole in the browser's memory,
 /// and then its model (WebAssembly has 4 GB at most, and a tab far less to spare). A longer
 /// recording goes as a copy whose older snapshots are thinned as the model would thin them
-/// (`memcity_proto::capped::thinned_copy`), which the page says.
-const PAGE_RECORDING_BYTES: u64 = 192 << 20;
+/// (`memcity_proto::capped::thinned_copy`), which the page says. Half of what a model may hold
+/// (`memcity --memory`, 384 MiB by default): 192 MiB.
+fn page_recording_bytes() -> u64 {
+    (memcity_city::model::detail_budget_for_new_models() / 2) as u64
+}
 
 async fn recording(State(s): State<Arc<Served>>) -> Response {
     let Session::Recording(path) = &s.session else {
@@ -262,7 +265,7 @@ async fn recording(State(s): State<Arc<Served>>) -> Response {
     let path = path.clone();
     let read = tokio::task::spawn_blocking({
         let path = path.clone();
-        move || match memcity_proto::capped::thinned_copy(&path, PAGE_RECORDING_BYTES) {
+        move || match memcity_proto::capped::thinned_copy(&path, page_recording_bytes()) {
             Ok(Some(copy)) => Ok(copy),
             Ok(None) => std::fs::read(path),
             Err(e) => Err(std::io::Error::other(e.to_string())),

@@ -24,6 +24,8 @@
     drawn: 0,
     errors: [],
     reports: [],
+    // What the viewer lists in its notes as it opens a session (a damaged or thinned file).
+    notes: [],
     // The WebGL renderer, as the browser names it.
     renderer: "",
     // The result of a benchmark asked for with bench=N in the address.
@@ -302,6 +304,9 @@
         page.bench = new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len));
       };
       // A file the page gave that the viewer could not open: why.
+      importObject.env.memcity_note = function (ptr, len) {
+        page.notes.push(new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len)));
+      };
       importObject.env.memcity_refused = function (ptr, len) {
         showError(new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len)));
       };

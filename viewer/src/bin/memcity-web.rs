@@ -119,6 +119,16 @@ mod page {
         fn memcity_report(ptr: *const u8, len: usize);
         /// The page's: shows why a file it gave could not be opened (the viewer goes on).
         fn memcity_refused(ptr: *const u8, len: usize);
+        /// The page's: notes what the window shows in its notes (a session's warnings).
+        fn memcity_note(ptr: *const u8, len: usize);
+    }
+
+    /// A warning the window lists in its notes; the page keeps it too (`memcity_page.notes`).
+    fn note(text: String) {
+        let bytes = text.as_bytes();
+        // SAFETY: as in `report`.
+        unsafe { memcity_note(bytes.as_ptr(), bytes.len()) };
+        send(Event::Refused(text));
     }
 
     /// A file the page gave cannot be opened: the page shows why where the user dropped it, and
@@ -237,7 +247,7 @@ mod page {
             Ok(model) if model.is_empty() => refuse(format!("{name} holds no snapshot to show")),
             Ok(model) => {
                 for warning in &model.warnings {
-                    send(Event::Refused(format!("warning: {warning}")));
+                    note(format!("warning: {warning}"));
                 }
                 send(Event::Open(Box::new(model)));
             }
