@@ -1371,7 +1371,9 @@ impl Search {
             )
         });
         search.roots = roots;
-        // Left the other roots by design: its misses judge nothing (`Found::missed_samples`).
+        // A focused search (the caller gives it the samples born since the last search) left
+        // the other roots by design: its misses judge nothing (`Found::missed_samples`).
+        search.focused = only_preferred;
         search.stopped_early = only_preferred;
 
         // Targets: every live sample, or an even selection of them, with weights scaled to
@@ -1554,12 +1556,6 @@ impl Search {
             fields: other,
             terminal: terminal && !is_thread,
         }
-    }
-
-    /// Marks the search as focused (its targets are the objects born since the last search).
-    pub fn focused(mut self, focused: bool) -> Search {
-        self.focused = focused;
-        self
     }
 
     /// Runs the search for about `slice`; true when it is done.

@@ -1067,19 +1067,28 @@ impl CityModel {
         &self,
         index: usize,
     ) -> Option<(usize, &std::sync::Arc<crate::holders::Paths>)> {
-        let end = index.min(self.frames.len().checked_sub(1)?);
-        (0..=end)
-            .rev()
-            .find_map(|i| self.frames[i].paths.as_ref().map(|p| (i, p)))
+        self.newest_paths(index, |_| true)
     }
 
     /// The newest paths at or before `index` from a search of every root (not a focused one,
     /// which goes through the roots that held the last finds alone).
     pub fn full_paths_at(&self, index: usize) -> Option<&std::sync::Arc<crate::holders::Paths>> {
+        self.newest_paths(index, |p| !p.focused).map(|(_, p)| p)
+    }
+
+    fn newest_paths(
+        &self,
+        index: usize,
+        wanted: impl Fn(&crate::holders::Paths) -> bool,
+    ) -> Option<(usize, &std::sync::Arc<crate::holders::Paths>)> {
         let end = index.min(self.frames.len().checked_sub(1)?);
-        (0..=end)
-            .rev()
-            .find_map(|i| self.frames[i].paths.as_ref().filter(|p| !p.focused))
+        (0..=end).rev().find_map(|i| {
+            self.frames[i]
+                .paths
+                .as_ref()
+                .filter(|p| wanted(p))
+                .map(|p| (i, p))
+        })
     }
 
     fn graph(&self, snapshot: &memcity_proto::v1::Snapshot) -> Graph {

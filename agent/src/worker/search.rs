@@ -110,9 +110,7 @@ impl Worker {
                     .collect();
                 debug!("path search: not reached: {}", missed.join(", "));
             }
-            self.preferred_roots = found.top_roots.clone();
-            self.note_holders(&found);
-            self.paths_found = Some(found);
+            self.keep_found(found);
             // Published with the next snapshot: an estimate soon, when estimates run.
             self.estimate_pending = true;
             POLL
@@ -120,6 +118,14 @@ impl Worker {
             self.search_schedule.sliced(Instant::now());
             paths::SLICE_REST
         }
+    }
+
+    /// A search's finds become the newest paths: the next snapshot carries them, the next
+    /// focused search looks under their roots, and their samples' holders are noted.
+    fn keep_found(&mut self, found: paths::Found) {
+        self.preferred_roots = found.top_roots.clone();
+        self.note_holders(&found);
+        self.paths_found = Some(found);
     }
 
     /// What a path search borrows of the JVM: the worker's JNIEnv and class ids.
@@ -206,15 +212,14 @@ impl Worker {
             names: &self.classes.names,
             application: &self.classes.application,
         };
-        let search = paths::Search::start(
+        paths::Search::start(
             &mut env,
             &facts,
             &samples,
             self.live_objects_published,
             preferred,
             focused,
-        );
-        search.map(|s| s.focused(focused))
+        )
     }
 
     /// Ends a search under way (the session ends): its references go, its findings too.
@@ -291,9 +296,7 @@ impl Worker {
                     found.cpu.as_millis()
                 );
                 if keep {
-                    self.preferred_roots = found.top_roots.clone();
-                    self.note_holders(&found);
-                    self.paths_found = Some(found);
+                    self.keep_found(found);
                 }
             }
         }

@@ -79,7 +79,7 @@ mod page {
         let query = FEED.with(|f| std::mem::take(&mut f.borrow_mut().query));
         let (look, problems) = page_look::parse(&query);
         for problem in problems {
-            send(Event::Refused(format!("warning: {problem}")));
+            note(format!("warning: {problem}"));
         }
         let options = WindowOptions {
             camera: CameraView::Overview,
