@@ -538,11 +538,21 @@ fn details_panel_shows_the_leak_suspect_trace() {
     let suspects = memcity_city::suspects::suspects(&model);
     let d =
         memcity_city::details::details(&model, person, model.len() - 1, Metric::Objects, &suspects);
+    // What the session said, for a failure's message: CI shows only the output, and this
+    // recording is made anew at each run.
+    let said = format!(
+        "{} snapshots; suspects: {:?}",
+        model.len(),
+        suspects
+            .iter()
+            .map(|s| (&s.root, &s.holder, s.confidence.label(), s.confirmed))
+            .collect::<Vec<_>>()
+    );
     let trace = d
         .trace
         .as_ref()
-        .expect("the Person type is on a suspect's trace");
-    assert_eq!(trace.root, "static LinkedListLeak.PEOPLE");
+        .unwrap_or_else(|| panic!("the Person type is on no suspect's trace: {said}"));
+    assert_eq!(trace.root, "static LinkedListLeak.PEOPLE", "{said}");
     let (rows, height) = memcity_viewer::controls::details_rows(&d);
     let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, Some(height));
     let (panel, _) = screen.details.unwrap();
@@ -572,11 +582,11 @@ fn details_panel_shows_the_leak_suspect_trace() {
     }
     assert!(
         light * 2 > all,
-        "no panel where the heading goes ({light} of {all} light)"
+        "no panel where the heading goes ({light} of {all} light, at {heading:?}); {said}"
     );
     assert!(
         red >= 30,
-        "the trace heading is not drawn in red ({red} red pixels)"
+        "the trace heading is not drawn in red ({red} red pixels, at {heading:?}); {said}"
     );
 
     // And through the city: tubes from step to step, where the same window-free scene puts
@@ -609,7 +619,7 @@ fn details_panel_shows_the_leak_suspect_trace() {
     assert!(!trace3d.links.is_empty(), "{steps:?}");
     frame.trace = Some(trace3d.clone());
     let camera = OrbitCamera::framing(config.size as f32, frame.tallest() as f32);
-    let (mut probes, mut seen) = (0, 0);
+    let (mut probes, mut seen, mut misses) = (0, 0, Vec::new());
     for &(from, to, radius, _) in &trace3d.links {
         for k in 2..9 {
             let point = from + (to - from) * (k as f32 / 10.0);
@@ -637,12 +647,14 @@ fn details_panel_shows_the_leak_suspect_trace() {
             let cyan = r < 90 && g > 150 && b > 150;
             if changed && (yellow || cyan) {
                 seen += 1;
+            } else {
+                misses.push(((px, py), [r, g, b], before));
             }
         }
     }
     assert!(
         probes >= 3 && seen * 3 >= probes * 2,
-        "the trace is drawn at {seen} of {probes} visible probes"
+        "the trace is drawn at {seen} of {probes} visible probes (missed: {misses:?}); steps {steps:?}; {said}"
     );
 }
 
