@@ -521,7 +521,9 @@ fn details_panel_shows_the_leak_suspect_trace() {
         return;
     };
     let jdk = jdk17();
-    let (dir, file) = record_run(&jdk, "LinkedListLeak", &[], "", 5.0);
+    // Long enough for a path search to have named the holder on a slow machine (here about
+    // 3 s after the JVM's start; CI's machines are slower and busier).
+    let (dir, file) = record_run(&jdk, "LinkedListLeak", &[], "", 8.0);
 
     let select = "(default package)/LinkedListLeak$Person";
     let img = replay_screenshot(
