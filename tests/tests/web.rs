@@ -840,3 +840,43 @@ fn serve_refuses_what_it_cannot_serve_before_listening() {
         assert!(out.stdout.is_empty(), "{args:?}: nothing served");
     }
 }
+
+/// `serve` of an address nothing answers at serves (the agent may come later) and says so on
+/// its terminal, with what to start, rather than leave the page at "connecting..." unexplained.
+#[test]
+fn serve_says_when_no_agent_answers_and_what_to_start() {
+    if !target_dir().join("web/memcity-web.wasm").is_file() {
+        skip(
+            "web",
+            "serve with no agent: the page is not built (scripts/build-web.sh)",
+        );
+        return;
+    }
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut serve = Serve::start(&[&format!("127.0.0.1:{port}")]);
+    let stderr = serve.child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("serve said nothing of the missing agent within 30 s");
+    assert!(
+        line.starts_with("memcity: nothing answers yet: ")
+            && line.contains(&format!("127.0.0.1:{port}: Connection refused"))
+            && line.contains("-agentpath:")
+            && line.contains("memcity attach PID")
+            && line.contains("The page keeps trying"),
+        "{line}"
+    );
+    // Still serving: the page is there for when the agent comes.
+    assert_eq!(serve.get("/").status, 200);
+}

@@ -142,9 +142,12 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
                 )
             }
             Err(e) if Instant::now() >= deadline => {
-                let detail = std::error::Error::source(&e)
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| e.to_string());
+                // The innermost cause says most ("Connection refused"); tonic's own words
+                // around it ("transport error", "tcp connect error") say little.
+                let detail =
+                    std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                        .last()
+                        .map_or_else(|| e.to_string(), |cause| cause.to_string());
                 return Err(format!(
                     "cannot connect to a memcity agent at {}: {detail}. Is the JVM running with -agentpath:/path/to/libmemcity.so, and on this port (agent option port=, default 7788)?",
                     uri.trim_start_matches("https://").trim_start_matches("http://")

@@ -194,6 +194,10 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         _ => Vec::new(),
     };
     let page = Page::read(&dir, &page_config(&options.session)).map_err(anyhow::Error::msg)?;
+    let live = match &options.session {
+        Session::Live(addr) => Some(addr.clone()),
+        _ => None,
+    };
     let served = Arc::new(Served {
         session: options.session,
         folder_files,
@@ -234,6 +238,17 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
             access.query()
         );
+        if let Some(addr) = live {
+            // A page with no agent behind it would sit at "connecting..." and say nothing
+            // here: the terminal that started the server says what to start.
+            tokio::spawn(async move {
+                if let Err(why) = client::connect(addr.as_deref(), Duration::from_secs(3)).await {
+                    eprintln!(
+                        "memcity: nothing answers yet: {why} (`memcity attach PID` loads the agent into a running JVM). The page keeps trying, and shows the city once the agent answers"
+                    );
+                }
+            });
+        }
         let incoming = memcity_page::conn::incoming(listener, |peer, refused| {
             if refused % 1000 == 1 {
                 eprintln!(
