@@ -84,6 +84,9 @@ pub const DOT_RADIUS: f32 = 3.0;
 pub const DOT_SPACING: f32 = 8.0;
 /// Height of the tick under a walk and under an estimate, up from the strip's bottom edge.
 pub const WALK_TICK: f32 = 8.0;
+/// The band at a chart's top kept for its labels (the largest total, what the marks mean),
+/// which the line would otherwise run through.
+pub const LABEL_BAND: f32 = 14.0;
 pub const ESTIMATE_TICK: f32 = 4.0;
 
 /// One snapshot on the chart.
@@ -177,7 +180,7 @@ impl Strip {
     }
 
     /// The chart: one point per snapshot, the heap total scaled to the strip's height (the
-    /// largest total touches the top), marked by what each snapshot rests on.
+    /// largest total touches the label band at the top), marked by what each snapshot rests on.
     pub fn chart(&self, model: &CityModel, metric: Metric) -> Chart {
         let len = model.len();
         let totals: Vec<u64> = (0..len).map(|i| model.value(ROOT, i, metric)).collect();
@@ -188,7 +191,7 @@ impl Strip {
             .enumerate()
             .map(|(i, (&v, frame))| ChartPoint {
                 x: self.x_of(i, len),
-                y: self.y + self.h - self.h * v as f32 / max,
+                y: self.y + self.h - (self.h - LABEL_BAND).max(0.0) * v as f32 / max,
                 estimated: frame.is_estimated(),
             })
             .collect();
@@ -364,14 +367,15 @@ pub(crate) mod tests {
         let p = &chart.points;
         assert_eq!(p.len(), 3);
         // Totals 60, 550, 1045: the last is the largest.
-        assert_eq!((p[2].x, p[2].y), (300.0, 10.0));
-        assert!((p[0].y - (60.0 - 50.0 * 60.0 / 1045.0)).abs() < 1e-4);
+        let top = 10.0 + LABEL_BAND;
+        assert_eq!((p[2].x, p[2].y), (300.0, top));
+        assert!((p[0].y - (60.0 - (50.0 - LABEL_BAND) * 60.0 / 1045.0)).abs() < 1e-4);
         assert!(p[0].y > p[1].y && p[1].y > p[2].y);
         // Trees pushed without exactness are walks: one solid piece per step, tall ticks.
         assert!(!chart.any_estimate);
         assert_eq!(chart.pieces.len(), 2);
         assert!(chart.pieces.iter().all(|piece| !piece.estimated));
-        assert_eq!(chart.pieces[1].to, (300.0, 10.0));
+        assert_eq!(chart.pieces[1].to, (300.0, top));
         assert_eq!(chart.ticks[0], (100.0, 60.0 - WALK_TICK, false));
         assert_eq!(chart.dot_radius, DOT_RADIUS);
     }

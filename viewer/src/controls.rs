@@ -404,7 +404,12 @@ pub const ROW_HEIGHT: f32 = 24.0;
 pub const BUTTON: f32 = 30.0;
 pub const SETTINGS_WIDTH: f32 = 350.0;
 pub const DETAILS_WIDTH: f32 = 380.0;
+/// The leak-suspects list's least width; it widens to its longest line where the window has
+/// room (see `Screen::with_suspects`).
 pub const SUSPECTS_WIDTH: f32 = 460.0;
+/// A character's width in the suspects' lines (the HUD's font is monospaced, drawn at 15
+/// pixels there): the list widens by it, and a line still too long is cut with "...".
+pub const SUSPECT_CHAR: f32 = 6.7;
 /// Height of a line of the leak-suspects list, and of its title.
 pub const SUSPECT_LINE: f32 = 18.0;
 const SUSPECTS_TITLE: f32 = 24.0;
@@ -562,10 +567,13 @@ impl Screen {
         self
     }
 
-    /// Adds the leak-suspects list (`lines` of it) under the gear, where the settings open: the
-    /// settings panel hides it while open. Left of the gear, it never covers the details panel
-    /// on a wide window; on a narrow one it keeps clear of it.
-    pub fn with_suspects(mut self, lines: usize) -> Self {
+    /// Adds the leak-suspects list (`lines` of it, the longest `longest` characters) under the
+    /// gear, where the settings open: the settings panel hides it while open. Left of the gear,
+    /// it never covers the details panel on a wide window; on a narrow one it keeps clear of
+    /// it. As wide as its longest line where there is room (a holder's root and its numbers
+    /// read whole: "1. ArrayList in static CatalogLeak.SESSIONS: +95.6 MiB, +3,133,186 objects
+    /// (exact)"), at most half the window past `SUSPECTS_WIDTH`.
+    pub fn with_suspects(mut self, lines: usize, longest: usize) -> Self {
         if lines == 0 || self.settings.is_some() {
             return self;
         }
@@ -573,7 +581,10 @@ impl Screen {
         let left_bound = self
             .details
             .map_or(10.0, |(panel, _)| panel.x + panel.w + 10.0);
-        let width = SUSPECTS_WIDTH.min(right - left_bound);
+        let wanted = (longest as f32 * SUSPECT_CHAR + 20.0)
+            .min(SUSPECTS_WIDTH.max(self.status.w / 2.0))
+            .max(SUSPECTS_WIDTH);
+        let width = wanted.min(right - left_bound);
         if width < 160.0 {
             return self;
         }
@@ -944,7 +955,7 @@ mod tests {
         assert_eq!(screen.hit(640.0, 300.0), None);
         // The leak-suspects list sits under the gear, clear of the details panel, each line a
         // suspect; the open settings hide it.
-        let listed = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(3);
+        let listed = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(3, 40);
         let (list, lines) = listed.suspects.clone().unwrap();
         assert_eq!(lines.len(), 3);
         for (i, line) in lines.iter().enumerate() {
@@ -956,9 +967,17 @@ mod tests {
         let (details_panel, _) = listed.details.unwrap();
         assert!(list.x > details_panel.x + details_panel.w);
         assert!(list.y > listed.gear.y + listed.gear.h);
-        assert!(screen.clone().with_suspects(3).suspects.is_none());
+        assert!(screen.clone().with_suspects(3, 40).suspects.is_none());
+        // A long line widens the list to read whole, up to half the window, still clear of
+        // the details panel and right of the window's middle.
+        let long = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(1, 80);
+        let (wide, rows) = long.suspects.unwrap();
+        assert!(rows[0].w >= 80.0 * SUSPECT_CHAR, "{wide:?}");
+        assert!(wide.w <= 640.0 && wide.x > details_panel.x + details_panel.w);
+        let longest = Screen::new(1280.0, 720.0, false, None).with_suspects(1, 400);
+        assert_eq!(longest.suspects.unwrap().0.w, 640.0);
         assert!(Screen::new(1280.0, 720.0, false, None)
-            .with_suspects(0)
+            .with_suspects(0, 0)
             .suspects
             .is_none());
         // Closed panels take no clicks.
