@@ -620,6 +620,15 @@ pub fn memcity(args: &[&str], timeout: Duration) -> Output {
     }
 }
 
+/// A loopback port nothing listens on (bound, then released): for what a client does when no
+/// agent answers.
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
 /// Runs `main` for `seconds` with the agent recording to a file in a new temporary directory,
 /// walks allowed often (so a short run has several snapshots) plus `options`, and waits for its
 /// READY and its exit; asserts that it ran to its DONE line. Returns the directory (the file

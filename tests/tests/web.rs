@@ -852,12 +852,7 @@ fn serve_says_when_no_agent_answers_and_what_to_start() {
         );
         return;
     }
-    // A port nothing listens on: bound, then released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let mut serve = Serve::start(&[&format!("127.0.0.1:{port}")]);
     let stderr = serve.child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();

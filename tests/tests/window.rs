@@ -677,12 +677,7 @@ fn view_refuses_bad_addresses_and_gives_up_waiting_for_a_missing_agent() {
     let Some(xvfb) = xvfb("missing-agent window") else {
         return;
     };
-    // A port nothing listens on: bound, then released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
     let out = memcity_in_xvfb(&xvfb)
