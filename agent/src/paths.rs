@@ -135,6 +135,36 @@ pub const MIN_TARGETS: usize = 20;
 /// through which the viewer names a holder (`memcity_city::holders::MIN_SAMPLES`); fewer would
 /// replace the last paths with too few to name one.
 pub const ENOUGH_TO_SHOW: u64 = 5;
+/// A focused search that has met this many objects in a root since its last find there (or the
+/// root's start), and as many as up to that find, leaves the root (see `gone_dry`).
+pub const DRY_FLOOR: u64 = 1 << 16;
+
+/// Whether a focused search has gone past what it looks for in a root, `met` objects into it,
+/// the last find `met_at_find` in. It looks for the objects born since the last search, newest
+/// first (the last fields and elements first: a list, a deque or an array list appended to
+/// holds its newest at its end, and a linked list's last node leads back through the older
+/// ones), so in a structure that grows by appending its finds come first and the rest is
+/// older. Once it has met as many objects again since its last find as up to it (and at least
+/// `DRY_FLOOR`), it leaves the root: a leak's newest samples cost what was appended since, not
+/// the whole structure, and a big root whose newest objects hold none of the growth (a
+/// catalog built at start-up) costs `DRY_FLOOR`. In a structure that keeps no order (a hash
+/// map's table) the finds come evenly to the end, and so does the search.
+pub fn gone_dry(met: u64, met_at_find: u64) -> bool {
+    met - met_at_find > met_at_find.max(DRY_FLOOR)
+}
+
+/// Which roots a search goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every root; the roots' enumeration (locals, JNI references) is the search's one stop.
+    Full,
+    /// The roots that held the last finds (`Found::top_roots`) alone, with no stop when those
+    /// are statics and threads.
+    Preferred,
+    /// Every static field and thread, with no stop: where a growth no search has placed yet
+    /// usually is (a leak in a frame's local waits for a full search).
+    StaticsAndThreads,
+}
 
 /// When tracker generations began (session time), noted by the worker as it sees them: dates
 /// a sample from its generation to within the worker's loop (GCs advance generations).
@@ -706,8 +736,15 @@ pub struct Search {
     pub found_by_root: IntMap<u32, u64>,
     /// Left roots unsearched (see `Found::stopped_early`).
     stopped_early: bool,
+    /// Through the preferred roots alone, for the samples born since the last search: walked
+    /// newest first, and ended once gone dry (`gone_dry`).
     focused: bool,
     visited_count: u64,
+    /// Objects met (entered or not), how many had been met at the last new find, and at the
+    /// current root's start.
+    met: u64,
+    met_at_find: u64,
+    met_at_root: u64,
     too_deep: u64,
     started: Instant,
     cpu: Duration,
@@ -1007,16 +1044,15 @@ impl Search {
     /// makes the targets. `None` when the JVM refused the roots' enumeration.
     /// `live_objects` sizes the search's memory up front (growing it costs more than it).
     /// `preferred`: roots to search first, in that order: where the last search found the
-    /// growing objects, so that a focused search finds them again early. `only_preferred`: no
-    /// other root is searched; and where all of them are statics or threads, the roots'
-    /// enumeration, the search's one stop of the JVM, is left out too.
+    /// growing objects, so that a focused search finds them again early. `scope`: which roots
+    /// are searched; any but `Full` makes a focused search (see `gone_dry`).
     pub fn start(
         env: &mut Env,
         facts: &ClassFacts<'_>,
         samples: &[Sample],
         live_objects: u64,
         preferred: &[RootKey],
-        only_preferred: bool,
+        scope: Scope,
     ) -> Option<Search> {
         let started = Instant::now();
         let jni = env.jni;
@@ -1072,6 +1108,9 @@ impl Search {
             stopped_early: false,
             focused: false,
             visited_count: 0,
+            met: 0,
+            met_at_find: 0,
+            met_at_root: 0,
             revisits: 0,
             revisit_from: usize::MAX,
             too_deep: 0,
@@ -1090,7 +1129,11 @@ impl Search {
         let is_app = |id: u32| facts.application.get(id as usize).copied().unwrap_or(false);
         let name_of = |id: u32| facts.names.get(id as usize).map_or("", String::as_str);
 
-        let enumerate = !only_preferred || preferred.iter().any(|root| root.enumerated);
+        let enumerate = match scope {
+            Scope::Full => true,
+            Scope::Preferred => preferred.iter().any(|root| root.enumerated),
+            Scope::StaticsAndThreads => false,
+        };
         // The enumeration's markers go in an environment of its own, disposed with its tags
         // right after: the agent's own tags (classes, samples, walks) are never touched, and
         // nothing needs restoring.
@@ -1222,7 +1265,7 @@ impl Search {
                 .is_some_and(|n| is_memcity_thread(n))
         };
         let wanted = |root: &PathRoot| {
-            !only_preferred || {
+            scope != Scope::Preferred || {
                 let key = root.key(&search.threads);
                 preferred.iter().any(|p| p.key == key)
             }
@@ -1373,8 +1416,8 @@ impl Search {
         search.roots = roots;
         // A focused search (the caller gives it the samples born since the last search) left
         // the other roots by design: its misses judge nothing (`Found::missed_samples`).
-        search.focused = only_preferred;
-        search.stopped_early = only_preferred;
+        search.focused = scope != Scope::Full;
+        search.stopped_early = search.focused;
 
         // Targets: every live sample, or an even selection of them, with weights scaled to
         // stand for all.
@@ -1615,12 +1658,22 @@ impl Search {
             if steps & 0xff == 0 && Instant::now() >= deadline {
                 break false;
             }
-            // Between roots only: the rest of a root may still shorten paths found in it.
-            if self.stack.is_empty()
-                && self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64
-            {
+            // Between roots only: the rest of a root may still shorten paths found in it. A
+            // focused search is after the growth's holder, which its roots are already known
+            // to be, rather than the shortest paths.
+            let enough = self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64;
+            if enough && (self.stack.is_empty() || self.focused) {
                 self.stopped_early = true;
                 break true;
+            }
+            if self.focused
+                && !self.stack.is_empty()
+                && gone_dry(
+                    self.met - self.met_at_root,
+                    self.met_at_find.max(self.met_at_root) - self.met_at_root,
+                )
+            {
+                self.leave_root(jni);
             }
             if !self.step(env) {
                 break true;
@@ -1691,7 +1744,12 @@ impl Search {
             }
             return true;
         }
-        let cursor = top.cursor;
+        // Newest first in a focused search (see `gone_dry`).
+        let cursor = if self.focused {
+            top.length - 1 - top.cursor
+        } else {
+            top.cursor
+        };
         top.cursor += 1;
         let (object, field) = match self.classes[top.class as usize].as_ref().map(|c| c.kind) {
             Some(Kind::ObjectArray) => (
@@ -1714,6 +1772,15 @@ impl Search {
         true
     }
 
+    /// Leaves the rest of the current root unsearched (a focused search gone dry in it).
+    fn leave_root(&mut self, jni: *mut JNIEnv) {
+        for frame in self.stack.drain(..) {
+            release(jni, frame.object, frame.global);
+            release(jni, frame.pending, frame.pending_global);
+        }
+        self.revisit_from = usize::MAX;
+    }
+
     /// Starts the next root's frame; false when none is left.
     fn next_root(&mut self, env: &mut Env) -> bool {
         let jni = env.jni;
@@ -1721,6 +1788,7 @@ impl Search {
             let index = self.next_root;
             self.next_root += 1;
             self.current_root = index as u32;
+            self.met_at_root = self.met;
             let object = match self.roots[index].1 {
                 RootObject::Held(weak) => jni!(jni, NewLocalRef, weak),
                 RootObject::Static(class, field) => {
@@ -1745,6 +1813,7 @@ impl Search {
     /// local reference is kept by a frame it enters (returns true) instead of copied.
     fn reach(&mut self, env: &mut Env, object: jobject, field: u32, owned: bool) -> bool {
         let jni = env.jni;
+        self.met += 1;
         let class = jni!(jni, GetObjectClass, object);
         let info = self.class_info(env, class);
         jni!(jni, DeleteLocalRef, class);
@@ -1979,6 +2048,7 @@ impl Search {
                 *self.found_by_root.entry(self.current_root).or_default() += 1;
             }
             self.found += 1;
+            self.met_at_find = self.met;
         }
         let node = match self.stack.last() {
             None => self.merge.node(0, identity, class, field),
@@ -2226,6 +2296,26 @@ impl Search {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A leak appended to: its newest samples found in its first 10,000 objects, newest first.
+    /// The search goes on while finds come, and for as long again (or `DRY_FLOOR`) after the
+    /// last; roots with none of the growth among their first `DRY_FLOOR` objects are left.
+    #[test]
+    fn a_focused_search_goes_dry_past_as_long_again_as_its_finds_took() {
+        assert!(!gone_dry(DRY_FLOOR, 0));
+        assert!(gone_dry(DRY_FLOOR + 1, 0));
+        assert!(!gone_dry(10_000 + DRY_FLOOR, 10_000));
+        assert!(gone_dry(10_001 + DRY_FLOOR, 10_000));
+        // Finds spread to the end (a hash map's table): the gap never grows past them.
+        let (mut met, mut at) = (0u64, 0u64);
+        for found in 1..=1_000u64 {
+            met += 5_000;
+            assert!(!gone_dry(met, at), "dry at find {found}");
+            at = met;
+        }
+        assert!(!gone_dry(2 * at, at));
+        assert!(gone_dry(2 * at + 1, at));
+    }
 
     #[test]
     fn markers_tell_objects_threads_and_untagged_apart() {

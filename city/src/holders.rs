@@ -115,6 +115,17 @@ impl Paths {
         (targeted >= MIN_UNREACHED && unreached == targeted).then_some((unreached, targeted))
     }
 
+    /// Whether this search reached any of `type_name`'s samples it looked for.
+    pub fn reached_any(&self, type_name: &str) -> bool {
+        let of = |counts: &[(String, u64)]| {
+            counts
+                .iter()
+                .find(|(t, _)| t == type_name)
+                .map_or(0, |&(_, n)| n)
+        };
+        of(&self.targeted) > of(&self.unreached)
+    }
+
     /// Builds the child lists; nodes whose parent is out of range (a damaged file) become tops.
     pub fn new(mut nodes: Vec<PathNode>) -> Paths {
         let n = nodes.len();

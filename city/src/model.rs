@@ -1076,6 +1076,26 @@ impl CityModel {
         self.newest_paths(index, |p| !p.focused).map(|(_, p)| p)
     }
 
+    /// `(unreached, looked for)` of `type_name`'s samples when the newest full search at or
+    /// before `index` reached none of them (`Paths::all_unreachable`) and no focused search
+    /// since reached any: a focused search, which leaves roots unsearched, judges no sample
+    /// dead, but one it reached is alive.
+    pub fn all_unreachable_at(&self, index: usize, type_name: &str) -> Option<(u64, u64)> {
+        let end = index.min(self.frames.len().checked_sub(1)?);
+        for frame in self.frames[..=end].iter().rev() {
+            let Some(paths) = frame.paths.as_ref() else {
+                continue;
+            };
+            if !paths.focused {
+                return paths.all_unreachable(type_name);
+            }
+            if paths.reached_any(type_name) {
+                return None;
+            }
+        }
+        None
+    }
+
     fn newest_paths(
         &self,
         index: usize,

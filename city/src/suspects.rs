@@ -971,7 +971,7 @@ fn suspects_from_paths(
         // Every sampled object of the type that a complete search looked for, unreached:
         // garbage awaiting a marking, whatever the estimates say, and no suspect (its row in
         // the growth table says so).
-        if paths.all_unreachable(name).is_some() {
+        if model.all_unreachable_at(at, name).is_some() {
             continue;
         }
         let (growth_since, _) = since(name);
@@ -1506,6 +1506,38 @@ mod tests {
         focused.focused = false;
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused));
         assert!(suspects(&m)[0].also_reached_from.is_empty());
+    }
+
+    /// A type whose samples the last full search looked for and reached none of is dead in the
+    /// old generation, through the focused searches after it (which leave roots unsearched and
+    /// judge nothing dead) until one of them reaches one of its samples: alive, then.
+    #[test]
+    fn dead_in_the_old_generation_is_the_last_full_searchs_verdict() {
+        let mut m = session(MAP_LEAK_TYPES);
+        let mut full = map_paths();
+        full.targeted = vec![("Garbage".into(), 9), ("Item".into(), 4)];
+        full.unreached = vec![("Garbage".into(), 9)];
+        m.frames_mut_for_tests(1).paths = Some(std::sync::Arc::new(full));
+        let mut focused = map_paths();
+        focused.focused = true;
+        focused.stopped_early = true;
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused.clone()));
+        assert_eq!(m.all_unreachable_at(2, "Garbage"), Some((9, 9)));
+        assert_eq!(m.all_unreachable_at(2, "Item"), None);
+        assert_eq!(
+            m.all_unreachable_at(0, "Garbage"),
+            None,
+            "before any search"
+        );
+        // A focused search that looked for one and missed it judges nothing.
+        focused.targeted = vec![("Garbage".into(), 1)];
+        focused.unreached = vec![("Garbage".into(), 1)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused.clone()));
+        assert_eq!(m.all_unreachable_at(2, "Garbage"), Some((9, 9)));
+        // One that reached one: alive.
+        focused.unreached.clear();
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused));
+        assert_eq!(m.all_unreachable_at(2, "Garbage"), None);
     }
 
     #[test]

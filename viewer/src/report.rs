@@ -478,11 +478,10 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             _ => 0.0,
         })
         .collect();
-    // Each group's type dead in the old generation, by the last paths: its rise goes on only
-    // as garbage, and ranks as none.
-    let paths = session.paths_at(last_index).map(|(_, paths)| paths);
-    for g in groups.iter_mut() {
-        let Some(paths) = paths else { break };
+    // Each group's type dead in the old generation, by the last full search (and no focused
+    // one since finding it alive): its rise goes on only as garbage, and ranks as none.
+    let searched = session.paths_at(last_index).is_some();
+    for g in groups.iter_mut().filter(|_| searched) {
         // The type the group is of: the first level of its path that names types.
         let type_name = (1..=g.path.len()).find_map(|depth| {
             let names: Vec<&str> = g.path[..depth].iter().map(String::as_str).collect();
@@ -491,7 +490,8 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
                 .map(|id| session.node(id).name.clone())
         });
-        g.unreachable = UnreachableJson::of(type_name.and_then(|t| paths.all_unreachable(&t)));
+        g.unreachable =
+            UnreachableJson::of(type_name.and_then(|t| session.all_unreachable_at(last_index, &t)));
     }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)

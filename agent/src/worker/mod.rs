@@ -148,9 +148,11 @@ struct Worker {
     /// Per class, the share of its `(objects, bytes)` that the last walk found memcity's
     /// (`WalkResult::memcity`), for that walk and the estimates after it.
     memcity_share: HashMap<u32, (f64, f64)>,
-    /// For focused searches: the generation the last search started at, and the roots its
-    /// finds were under.
+    /// For focused searches: the generation the last kept search (`keep_found`) started at,
+    /// the one the search under way started at, and the roots the last kept one's finds were
+    /// under.
     search_from_gen: u32,
+    search_started_gen: u32,
     preferred_roots: Vec<paths::RootKey>,
     /// The Java heap's size (`oom.rs`), read after GCs and with each snapshot.
     heap: Option<HeapGauge>,
@@ -236,6 +238,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         paths_found: None,
         born_at: paths::Births::default(),
         search_from_gen: 0,
+        search_started_gen: 0,
         preferred_roots: Vec::new(),
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),

@@ -28,7 +28,9 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            let can_focus = !self.preferred_roots.is_empty();
+            // A focused search goes through the preferred roots, or, with none, every static
+            // and thread: always possible.
+            let can_focus = true;
             let Some(due) =
                 self.search_schedule
                     .due(now, live, self.live_objects_published, can_focus)
@@ -122,9 +124,19 @@ impl Worker {
 
     /// A search's finds become the newest paths: the next snapshot carries them, the next
     /// focused search looks under their roots, and their samples' holders are noted.
+    ///
+    /// A focused search that found too few to name a holder by leaves the last paths the
+    /// newest (an empty tree would take the suspects' holders away until the next full
+    /// search), and its roots no longer preferred: the growth went elsewhere, and the next
+    /// search, a full one, says where, with the same samples counted as recent.
     fn keep_found(&mut self, found: paths::Found) {
-        self.preferred_roots = found.top_roots.clone();
         self.note_holders(&found);
+        if found.focused && found.found < paths::ENOUGH_TO_SHOW {
+            self.preferred_roots.clear();
+            return;
+        }
+        self.preferred_roots = found.top_roots.clone();
+        self.search_from_gen = self.search_started_gen;
         self.paths_found = Some(found);
     }
 
@@ -139,9 +151,10 @@ impl Worker {
 
     /// Starts a search for the live samples not allocated by memcity's own threads: all that
     /// survived a GC (a full search), or, between full ones, only those born since the last
-    /// search started (a focused search: the growth's objects, looked for under the roots that
-    /// held the last search's finds alone, so that it costs the leak's size rather than the
-    /// heap's; roots it never saw hold nothing new until the next full search says so).
+    /// kept search started (a focused search: the growth's objects, looked for under the roots
+    /// that held the last search's finds alone, or under every static and thread when none did,
+    /// newest first, so that it costs what the growth added rather than the heap's size; roots
+    /// it never saw hold nothing new until the next full search says so).
     ///
     /// A focused search with too few samples born since the last one starts nothing (the next
     /// one waits for more), or, with `or_full`, a full search instead.
@@ -178,13 +191,23 @@ impl Worker {
                 survivors.push(target);
             }
         });
-        let focused = due == paths::Due::Focused
-            && !self.preferred_roots.is_empty()
-            && recent.len() >= paths::MIN_TARGETS;
+        let focused = due == paths::Due::Focused && recent.len() >= paths::MIN_TARGETS;
         if due == paths::Due::Focused && !focused && !or_full {
             return None;
         }
+        let scope = if !focused {
+            paths::Scope::Full
+        } else if self.preferred_roots.is_empty() {
+            paths::Scope::StaticsAndThreads
+        } else {
+            paths::Scope::Preferred
+        };
         let (samples, preferred): (Vec<paths::Sample>, &[paths::RootKey]) = if focused {
+            // The youngest too: a focused search walks newest first and ends once gone dry
+            // (`paths::gone_dry`), so garbage among them costs it nothing, and without them a
+            // fast leak's newest objects (all born since the last GC) would be a stretch of
+            // nothing to find before its first find.
+            recent.extend(young);
             (recent, &self.preferred_roots)
         } else {
             survivors.extend(recent);
@@ -199,14 +222,13 @@ impl Worker {
                 *by.entry(t.born_s).or_default() += 1;
             }
             debug!(
-                "path search: {} targets ({}), by second taken: {by:?}; generation {} last GC {}",
+                "path search: {} targets ({scope:?}), by second taken: {by:?}; generation {} last GC {}",
                 samples.len(),
-                if focused { "focused" } else { "full" },
                 sampler.tracker.generation(),
                 last_gc
             );
         }
-        self.search_from_gen = sampler.tracker.generation();
+        self.search_started_gen = sampler.tracker.generation();
         let mut env = self.search_env();
         let facts = paths::ClassFacts {
             names: &self.classes.names,
@@ -218,7 +240,7 @@ impl Worker {
             &samples,
             self.live_objects_published,
             preferred,
-            focused,
+            scope,
         )
     }
 
