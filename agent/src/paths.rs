@@ -138,6 +138,12 @@ pub const ENOUGH_TO_SHOW: u64 = 5;
 /// A focused search that has met this many objects in a root since its last find there (or the
 /// root's start), and as many as up to that find, leaves the root (see `gone_dry`).
 pub const DRY_FLOOR: u64 = 1 << 16;
+/// The same through the roots that held the last finds (`Scope::Preferred`): where the growth
+/// was found, a root is walked whole unless it is big. Leaving a root early leaves its paths
+/// as first met, not the shortest (a Jetty session met through the scheduler's queue before
+/// its session cache would be credited to the scheduler); below a million objects the rest
+/// costs under half a second of the agent's thread.
+pub const PREFERRED_DRY_FLOOR: u64 = 1 << 20;
 
 /// Whether a focused search has gone past what it looks for in a root, `met` objects into it,
 /// the last find `met_at_find` in. It looks for the objects born since the last search, newest
@@ -145,12 +151,12 @@ pub const DRY_FLOOR: u64 = 1 << 16;
 /// holds its newest at its end, and a linked list's last node leads back through the older
 /// ones), so in a structure that grows by appending its finds come first and the rest is
 /// older. Once it has met as many objects again since its last find as up to it (and at least
-/// `DRY_FLOOR`), it leaves the root: a leak's newest samples cost what was appended since, not
+/// `floor`: `DRY_FLOOR`, or `PREFERRED_DRY_FLOOR` through preferred roots), it leaves the root: a leak's newest samples cost what was appended since, not
 /// the whole structure, and a big root whose newest objects hold none of the growth (a
 /// catalog built at start-up) costs `DRY_FLOOR`. In a structure that keeps no order (a hash
 /// map's table) the finds come evenly to the end, and so does the search.
-pub fn gone_dry(met: u64, met_at_find: u64) -> bool {
-    met - met_at_find > met_at_find.max(DRY_FLOOR)
+pub fn gone_dry(met: u64, met_at_find: u64, floor: u64) -> bool {
+    met - met_at_find > met_at_find.max(floor)
 }
 
 /// Which roots a search goes through.
@@ -736,8 +742,8 @@ pub struct Search {
     pub found_by_root: IntMap<u32, u64>,
     /// Left roots unsearched (see `Found::stopped_early`).
     stopped_early: bool,
-    /// Through the preferred roots alone, for the samples born since the last search: walked
-    /// newest first, and ended once gone dry (`gone_dry`).
+    /// Not through every root (`scope` not `Full`), for the samples born since the last kept
+    /// search: walked newest first, each root left once gone dry in it (`gone_dry`).
     focused: bool,
     visited_count: u64,
     /// Objects met (entered or not), how many had been met at the last new find, and at the
@@ -745,6 +751,8 @@ pub struct Search {
     met: u64,
     met_at_find: u64,
     met_at_root: u64,
+    /// Which roots it goes through.
+    scope: Scope,
     too_deep: u64,
     started: Instant,
     cpu: Duration,
@@ -1111,6 +1119,7 @@ impl Search {
             met: 0,
             met_at_find: 0,
             met_at_root: 0,
+            scope: Scope::Full,
             revisits: 0,
             revisit_from: usize::MAX,
             too_deep: 0,
@@ -1416,6 +1425,7 @@ impl Search {
         search.roots = roots;
         // A focused search (the caller gives it the samples born since the last search) left
         // the other roots by design: its misses judge nothing (`Found::missed_samples`).
+        search.scope = scope;
         search.focused = scope != Scope::Full;
         search.stopped_early = search.focused;
 
@@ -1659,10 +1669,10 @@ impl Search {
                 break false;
             }
             // Between roots only: the rest of a root may still shorten paths found in it. A
-            // focused search is after the growth's holder, which its roots are already known
-            // to be, rather than the shortest paths.
+            // search through every static and thread is after where the growth is, not yet
+            // its shortest paths (see `PREFERRED_DRY_FLOOR`).
             let enough = self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64;
-            if enough && (self.stack.is_empty() || self.focused) {
+            if enough && (self.stack.is_empty() || self.scope == Scope::StaticsAndThreads) {
                 self.stopped_early = true;
                 break true;
             }
@@ -1671,6 +1681,11 @@ impl Search {
                 && gone_dry(
                     self.met - self.met_at_root,
                     self.met_at_find.max(self.met_at_root) - self.met_at_root,
+                    if self.scope == Scope::Preferred {
+                        PREFERRED_DRY_FLOOR
+                    } else {
+                        DRY_FLOOR
+                    },
                 )
             {
                 self.leave_root(jni);
@@ -2302,19 +2317,19 @@ mod tests {
     /// last; roots with none of the growth among their first `DRY_FLOOR` objects are left.
     #[test]
     fn a_focused_search_goes_dry_past_as_long_again_as_its_finds_took() {
-        assert!(!gone_dry(DRY_FLOOR, 0));
-        assert!(gone_dry(DRY_FLOOR + 1, 0));
-        assert!(!gone_dry(10_000 + DRY_FLOOR, 10_000));
-        assert!(gone_dry(10_001 + DRY_FLOOR, 10_000));
+        assert!(!gone_dry(DRY_FLOOR, 0, DRY_FLOOR));
+        assert!(gone_dry(DRY_FLOOR + 1, 0, DRY_FLOOR));
+        assert!(!gone_dry(10_000 + DRY_FLOOR, 10_000, DRY_FLOOR));
+        assert!(gone_dry(10_001 + DRY_FLOOR, 10_000, DRY_FLOOR));
         // Finds spread to the end (a hash map's table): the gap never grows past them.
         let (mut met, mut at) = (0u64, 0u64);
         for found in 1..=1_000u64 {
             met += 5_000;
-            assert!(!gone_dry(met, at), "dry at find {found}");
+            assert!(!gone_dry(met, at, DRY_FLOOR), "dry at find {found}");
             at = met;
         }
-        assert!(!gone_dry(2 * at, at));
-        assert!(gone_dry(2 * at + 1, at));
+        assert!(!gone_dry(2 * at, at, DRY_FLOOR));
+        assert!(gone_dry(2 * at + 1, at, DRY_FLOOR));
     }
 
     #[test]
