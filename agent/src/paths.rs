@@ -167,8 +167,9 @@ pub enum Scope {
     /// The roots that held the last finds (`Found::top_roots`) alone, with no stop when those
     /// are statics and threads.
     Preferred,
-    /// Every static field and thread, with no stop: where a growth no search has placed yet
-    /// usually is (a leak in a frame's local waits for a full search).
+    /// The application's static fields and every thread, with no stop: where a growth no
+    /// search has placed yet usually is (a leak in a frame's local or a JDK static waits for a
+    /// full search).
     StaticsAndThreads,
 }
 
@@ -1273,10 +1274,17 @@ impl Search {
             t.and_then(|i| search.threads.get(i))
                 .is_some_and(|n| is_memcity_thread(n))
         };
-        let wanted = |root: &PathRoot| {
-            scope != Scope::Preferred || {
+        let wanted = |root: &PathRoot| match scope {
+            Scope::Full => true,
+            Scope::Preferred => {
                 let key = root.key(&search.threads);
                 preferred.iter().any(|p| p.key == key)
+            }
+            // The application's statics and the threads: the JDK's statics hold a growth
+            // rarely, and a few new samples in their lazily filled caches would be taken for
+            // where the growth is (the full search still goes through them).
+            Scope::StaticsAndThreads => {
+                matches!(root.order, RootOrder::ApplicationStatic | RootOrder::Thread)
             }
         };
         let mut roots: Vec<(PathRoot, RootObject)> = Vec::new();

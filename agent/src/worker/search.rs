@@ -152,9 +152,10 @@ impl Worker {
     /// Starts a search for the live samples not allocated by memcity's own threads: all that
     /// survived a GC (a full search), or, between full ones, only those born since the last
     /// kept search started (a focused search: the growth's objects, looked for under the roots
-    /// that held the last search's finds alone, or under every static and thread when none did,
-    /// newest first, so that it costs what the growth added rather than the heap's size; roots
-    /// it never saw hold nothing new until the next full search says so).
+    /// that held the last search's finds alone, or under the application's statics and every
+    /// thread when none did, newest first, so that it costs what the growth added rather than
+    /// the heap's size; roots it never saw hold nothing new until the next full search says
+    /// so).
     ///
     /// A focused search with too few samples born since the last one starts nothing (the next
     /// one waits for more), or, with `or_full`, a full search instead.
