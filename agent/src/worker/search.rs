@@ -28,8 +28,8 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            // A focused search goes through the preferred roots, or, with none, every static
-            // and thread: always possible.
+            // A focused search goes through the preferred roots, or, with none, the
+            // application's statics and the threads: always possible.
             let can_focus = true;
             let Some(due) =
                 self.search_schedule
