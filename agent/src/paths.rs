@@ -173,6 +173,17 @@ pub enum Scope {
     StaticsAndThreads,
 }
 
+impl Scope {
+    /// The least a root is walked past its last find before it is left (see `gone_dry`).
+    fn dry_floor(self) -> u64 {
+        if self == Scope::Preferred {
+            PREFERRED_DRY_FLOOR
+        } else {
+            DRY_FLOOR
+        }
+    }
+}
+
 /// When tracker generations began (session time), noted by the worker as it sees them: dates
 /// a sample from its generation to within the worker's loop (GCs advance generations).
 #[derive(Debug, Default)]
@@ -743,16 +754,15 @@ pub struct Search {
     pub found_by_root: IntMap<u32, u64>,
     /// Left roots unsearched (see `Found::stopped_early`).
     stopped_early: bool,
-    /// Not through every root (`scope` not `Full`), for the samples born since the last kept
-    /// search: walked newest first, each root left once gone dry in it (`gone_dry`).
-    focused: bool,
     visited_count: u64,
     /// Objects met (entered or not), how many had been met at the last new find, and at the
     /// current root's start.
     met: u64,
     met_at_find: u64,
     met_at_root: u64,
-    /// Which roots it goes through.
+    /// Which roots it goes through: any but `Full` makes a focused search, for the samples
+    /// born since the last kept search, walked newest first, each root left once gone dry in
+    /// it (`gone_dry`).
     scope: Scope,
     too_deep: u64,
     started: Instant,
@@ -1115,7 +1125,6 @@ impl Search {
             root_objects: IntMap::default(),
             found_by_root: IntMap::default(),
             stopped_early: false,
-            focused: false,
             visited_count: 0,
             met: 0,
             met_at_find: 0,
@@ -1434,8 +1443,7 @@ impl Search {
         // A focused search (the caller gives it the samples born since the last search) left
         // the other roots by design: its misses judge nothing (`Found::missed_samples`).
         search.scope = scope;
-        search.focused = scope != Scope::Full;
-        search.stopped_early = search.focused;
+        search.stopped_early = search.focused();
 
         // Targets: every live sample, or an even selection of them, with weights scaled to
         // stand for all.
@@ -1684,16 +1692,12 @@ impl Search {
                 self.stopped_early = true;
                 break true;
             }
-            if self.focused
+            if self.focused()
                 && !self.stack.is_empty()
                 && gone_dry(
                     self.met - self.met_at_root,
                     self.met_at_find.max(self.met_at_root) - self.met_at_root,
-                    if self.scope == Scope::Preferred {
-                        PREFERRED_DRY_FLOOR
-                    } else {
-                        DRY_FLOOR
-                    },
+                    self.scope.dry_floor(),
                 )
             {
                 self.leave_root(jni);
@@ -1768,7 +1772,7 @@ impl Search {
             return true;
         }
         // Newest first in a focused search (see `gone_dry`).
-        let cursor = if self.focused {
+        let cursor = if self.scope != Scope::Full {
             top.length - 1 - top.cursor
         } else {
             top.cursor
@@ -1795,7 +1799,13 @@ impl Search {
         true
     }
 
-    /// Leaves the rest of the current root unsearched (a focused search gone dry in it).
+    /// Not through every root (see `scope`).
+    fn focused(&self) -> bool {
+        self.scope != Scope::Full
+    }
+
+    /// Leaves the rest of the current root unsearched (a focused search gone dry in it), or
+    /// the search's stack (its end).
     fn leave_root(&mut self, jni: *mut JNIEnv) {
         for frame in self.stack.drain(..) {
             release(jni, frame.object, frame.global);
@@ -2182,10 +2192,7 @@ impl Search {
     /// Releases every reference the search holds and hands over what it found.
     pub fn finish(mut self, env: &mut Env) -> Found {
         let jni = env.jni;
-        for frame in self.stack.drain(..) {
-            release(jni, frame.object, frame.global);
-            release(jni, frame.pending, frame.pending_global);
-        }
+        self.leave_root(jni);
         self.note_unvisited_roots(env);
         let mut released: HashSet<usize> = HashSet::new();
         for (_, object) in &self.roots {
@@ -2307,7 +2314,7 @@ impl Search {
             incomplete: self.incomplete,
             stopped_early: self.stopped_early,
             top_roots,
-            focused: self.focused,
+            focused: self.scope != Scope::Full,
             missed,
             targeted,
             missed_samples,

@@ -68,6 +68,14 @@ pub struct Paths {
     pub unreached: Vec<(String, u64)>,
 }
 
+/// `type_name`'s count in per-type `counts` (`Paths::targeted`, `unreached`), 0 when absent.
+fn count_of(counts: &[(String, u64)], type_name: &str) -> u64 {
+    counts
+        .iter()
+        .find(|(t, _)| t == type_name)
+        .map_or(0, |&(_, n)| n)
+}
+
 /// Sampled objects of a type a search looked for, at least this many, all unreached: the
 /// type's rise is of dead objects (with fewer, one search's chance).
 pub const MIN_UNREACHED: u64 = 3;
@@ -105,24 +113,14 @@ impl Paths {
         if !self.complete() {
             return None;
         }
-        let of = |counts: &[(String, u64)]| {
-            counts
-                .iter()
-                .find(|(t, _)| t == type_name)
-                .map_or(0, |&(_, n)| n)
-        };
+        let of = |counts: &[(String, u64)]| count_of(counts, type_name);
         let (unreached, targeted) = (of(&self.unreached), of(&self.targeted));
         (targeted >= MIN_UNREACHED && unreached == targeted).then_some((unreached, targeted))
     }
 
     /// Whether this search reached any of `type_name`'s samples it looked for.
     pub fn reached_any(&self, type_name: &str) -> bool {
-        let of = |counts: &[(String, u64)]| {
-            counts
-                .iter()
-                .find(|(t, _)| t == type_name)
-                .map_or(0, |&(_, n)| n)
-        };
+        let of = |counts: &[(String, u64)]| count_of(counts, type_name);
         of(&self.targeted) > of(&self.unreached)
     }
 
