@@ -74,6 +74,13 @@ public class Lifetimes {
     /** Each Ephemeral replaces the last, so it escapes (no scalar replacement) and dies at once. */
     static volatile Object last;
 
+    /**
+     * The same for the garbage that drives the collections: an array that did not escape was
+     * scalar-replaced once C2 compiled the loop (about 2 s in), and the GCs came seconds apart
+     * instead of every 160 ms.
+     */
+    static volatile byte[] garbage;
+
     static void ephemeral() {
         Ephemeral e = new Ephemeral();
         e.a = sink;
@@ -107,8 +114,7 @@ public class Lifetimes {
                 forever();
             }
             for (int i = 0; i < 200; i++) {
-                byte[] garbage = new byte[4096];
-                sink += garbage.length;
+                garbage = new byte[4096];
             }
             long next = tickStart + 10_000_000L;
             long now = System.nanoTime();
