@@ -46,7 +46,7 @@
 //! rest between each other so that on average they keep to the `paths=` share of a core
 //! (`Schedule`). What a search could not finish is said in `Found::incomplete`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::ptr;
 use std::time::{Duration, Instant};
@@ -700,6 +700,7 @@ struct Target {
     weight: f64,
     born_s: u32,
     recent: bool,
+    settled: bool,
     found: bool,
     /// Where it was found: the root, the frames above it, and the merged node it is counted
     /// at (moved if the same root reaches it again by a shorter path).
@@ -714,6 +715,16 @@ pub struct Env {
     pub jni: *mut JNIEnv,
     /// The id of a class (tagging it if it is new).
     pub class_id: Box<dyn FnMut(jclass) -> Option<u32>>,
+}
+
+/// A root left gone dry, with its stack (weak global references) to resume from.
+struct Deferred {
+    root: u32,
+    stack: Vec<Frame>,
+    revisit_from: usize,
+    /// Objects met in the root so far, and up to its last find there.
+    met: u64,
+    met_at_find: u64,
 }
 
 /// Where a root's object comes from.
@@ -746,6 +757,9 @@ pub struct Search {
     current_root: u32,
     merge: Merge,
     found: u64,
+    /// Targets that survived a GC (`Sample::settled`), and how many of them it has found.
+    settled: u64,
+    settled_found: u64,
     /// Objects reached per `(root, class)` (see `Node::reached`), and each root's own object as
     /// `(identity, class)`.
     reached: IntMap<(u32, u32), u64>,
@@ -760,6 +774,12 @@ pub struct Search {
     met: u64,
     met_at_find: u64,
     met_at_root: u64,
+    /// The current root's allowance past its last find (`gone_dry`'s floor): the scope's, or
+    /// twice what a resumed root had met when it was left.
+    root_floor: u64,
+    /// Roots a search through the statics and threads left gone dry, oldest first, to resume
+    /// while it has found too few to name a holder by (see `may_resume`).
+    deferred: VecDeque<Deferred>,
     /// Which roots it goes through: any but `Full` makes a focused search, for the samples
     /// born since the last kept search, walked newest first, each root left once gone dry in
     /// it (`gone_dry`).
@@ -795,6 +815,9 @@ pub struct Sample {
     /// Taken since the previous search began: where these are found is where the heap grows,
     /// and those roots go first next time (`Found::top_roots`).
     pub recent: bool,
+    /// It has survived a GC: most likely alive, where a sample born since the last GC is
+    /// often garbage no GC has met yet (see `Search::may_resume`).
+    pub settled: bool,
 }
 
 /// What the roots' enumeration callback collects.
@@ -1121,6 +1144,8 @@ impl Search {
             current_root: 0,
             merge: Merge::default(),
             found: 0,
+            settled: 0,
+            settled_found: 0,
             reached: IntMap::default(),
             root_objects: IntMap::default(),
             found_by_root: IntMap::default(),
@@ -1129,6 +1154,8 @@ impl Search {
             met: 0,
             met_at_find: 0,
             met_at_root: 0,
+            root_floor: DRY_FLOOR,
+            deferred: VecDeque::new(),
             scope: Scope::Full,
             revisits: 0,
             revisit_from: usize::MAX,
@@ -1473,12 +1500,14 @@ impl Search {
                 weight: sample.weight * scale,
                 born_s: sample.born_s,
                 recent: sample.recent,
+                settled: sample.settled,
                 found: false,
                 root: 0,
                 depth: 0,
                 node: NONE,
             });
             search.by_hash.entry(hash as u32).or_default().push(index);
+            search.settled += u64::from(sample.settled);
         }
         search.cpu = started.elapsed();
         Some(search)
@@ -1639,6 +1668,9 @@ impl Search {
         // Frames come back from their weak references; one whose object the GC freed meanwhile
         // (the application dropped it) has nothing left to search.
         let jni = env.jni;
+        if self.stack.is_empty() && self.next_root >= self.roots.len() && self.may_resume() {
+            self.resume_deferred();
+        }
         jni!(
             jni,
             EnsureLocalCapacity,
@@ -1697,10 +1729,15 @@ impl Search {
                 && gone_dry(
                     self.met - self.met_at_root,
                     self.met_at_find.max(self.met_at_root) - self.met_at_root,
-                    self.scope.dry_floor(),
+                    self.root_floor,
                 )
             {
-                self.leave_root(jni);
+                self.defer_root(jni);
+            }
+            // A root left dry resumes at the next slice's start, where the stack's references
+            // become local ones again.
+            if self.stack.is_empty() && self.next_root >= self.roots.len() && self.may_resume() {
+                break false;
             }
             if !self.step(env) {
                 break true;
@@ -1814,6 +1851,65 @@ impl Search {
         self.revisit_from = usize::MAX;
     }
 
+    /// Leaves the current root gone dry: for good through the preferred roots (where the
+    /// growth was, its newest objects come first), or, through every static and thread, for
+    /// now. A growth no search has placed yet may lie past a root's first `DRY_FLOOR`
+    /// objects (a server's sessions, deep in the server's graph behind its connectors, pools
+    /// and handlers), and a search that finds too few of its samples elsewhere comes back for
+    /// it (`may_resume`).
+    fn defer_root(&mut self, jni: *mut JNIEnv) {
+        if self.scope != Scope::StaticsAndThreads {
+            self.leave_root(jni);
+            return;
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        for frame in &mut stack {
+            for (object, global) in [
+                (&mut frame.object, &mut frame.global),
+                (&mut frame.pending, &mut frame.pending_global),
+            ] {
+                if !*global && !object.is_null() {
+                    let weak = jni!(jni, NewWeakGlobalRef, *object);
+                    jni!(jni, DeleteLocalRef, *object);
+                    *object = weak;
+                    *global = true;
+                }
+            }
+        }
+        self.deferred.push_back(Deferred {
+            root: self.current_root,
+            stack,
+            revisit_from: std::mem::replace(&mut self.revisit_from, usize::MAX),
+            met: self.met - self.met_at_root,
+            met_at_find: self.met_at_find.max(self.met_at_root) - self.met_at_root,
+        });
+    }
+
+    /// Whether the search, past its last root, goes back to a root it left dry: while it has
+    /// found fewer than `ENOUGH_TO_SHOW` (too few to be kept: the worker's `keep_found`), or
+    /// fewer than half of its targets that survived a GC. Those are mostly alive, so the
+    /// roots it has been through so far hold a growth of them only if it found them there;
+    /// a few new objects in some static's cache are not where the heap grows. Its youngest
+    /// targets are not counted: many are garbage, which no root reaches.
+    fn may_resume(&self) -> bool {
+        !self.deferred.is_empty()
+            && (self.found < ENOUGH_TO_SHOW || 2 * self.settled_found < self.settled)
+    }
+
+    /// Resumes the root left dry longest ago where it was left, with twice the objects it had
+    /// met as its allowance: each round at most doubles what the search has spent on it.
+    fn resume_deferred(&mut self) {
+        let Some(root) = self.deferred.pop_front() else {
+            return;
+        };
+        self.current_root = root.root;
+        self.stack = root.stack;
+        self.revisit_from = root.revisit_from;
+        self.met_at_root = self.met - root.met;
+        self.met_at_find = self.met_at_root + root.met_at_find;
+        self.root_floor = 2 * root.met;
+    }
+
     /// Starts the next root's frame; false when none is left.
     fn next_root(&mut self, env: &mut Env) -> bool {
         let jni = env.jni;
@@ -1822,6 +1918,7 @@ impl Search {
             self.next_root += 1;
             self.current_root = index as u32;
             self.met_at_root = self.met;
+            self.root_floor = self.scope.dry_floor();
             let object = match self.roots[index].1 {
                 RootObject::Held(weak) => jni!(jni, NewLocalRef, weak),
                 RootObject::Static(class, field) => {
@@ -2081,6 +2178,9 @@ impl Search {
                 *self.found_by_root.entry(self.current_root).or_default() += 1;
             }
             self.found += 1;
+            if t.settled {
+                self.settled_found += 1;
+            }
             self.met_at_find = self.met;
         }
         let node = match self.stack.last() {
@@ -2193,6 +2293,10 @@ impl Search {
     pub fn finish(mut self, env: &mut Env) -> Found {
         let jni = env.jni;
         self.leave_root(jni);
+        while let Some(root) = self.deferred.pop_front() {
+            self.stack = root.stack;
+            self.leave_root(jni);
+        }
         self.note_unvisited_roots(env);
         let mut released: HashSet<usize> = HashSet::new();
         for (_, object) in &self.roots {

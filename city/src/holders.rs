@@ -296,13 +296,18 @@ impl Paths {
 
     /// From `start`, down while one child holds `DESCEND_SHARE` of its parent's weight on at
     /// least `SHARED_BY` sampled paths, stopping above objects of `types` themselves (where
-    /// paths end: the symptom, not a holder).
+    /// paths end: the symptom, not a holder). One sample of a holder that is of a growing
+    /// type itself (a session cache's map, where each session has a map of attributes) does
+    /// not make it the symptom: it was sampled at its birth, and the paths go on below it.
     fn descend(&self, start: usize, types: &[&str], weight: &[f64], samples: &[u64]) -> usize {
         let own = |node: usize| {
             self.nodes[node]
                 .targets
                 .iter()
-                .any(|t| types.contains(&t.0.as_str()))
+                .filter(|t| types.contains(&t.0.as_str()))
+                .map(|t| t.1)
+                .sum::<u64>()
+                >= SHARED_BY
         };
         let mut at = start;
         while let Some(child) = self.heaviest(&self.children[at], weight) {
@@ -861,6 +866,36 @@ mod tests {
         assert_eq!(h.confidence, Confidence::Exact);
         assert_eq!(h.samples, 60);
         assert!(h.alternatives.is_empty());
+    }
+
+    #[test]
+    fn a_holder_sampled_once_of_a_growing_type_is_still_the_holder() {
+        // Jetty's session cache: its map was sampled at its birth, and each session it holds
+        // has a map of attributes, so maps grow too.
+        const MAP: &str = "java.util.concurrent.ConcurrentHashMap";
+        const NODE: &str = "java.util.concurrent.ConcurrentHashMap$Node";
+        let rows: Vec<Row<'_>> = vec![
+            (None, "App$Cache", "", Some("static App.CACHE"), &[]),
+            (Some(0), MAP, "sessions", None, &[(MAP, 1)]),
+            (
+                Some(1),
+                "java.util.concurrent.ConcurrentHashMap$Node[]",
+                "table",
+                None,
+                &[],
+            ),
+            (Some(2), NODE, "[]", None, &[]),
+            (Some(3), "App$Session", "val", None, &[("App$Session", 20)]),
+            (Some(4), MAP, "attributes", None, &[(MAP, 20)]),
+            (Some(2), NODE, "[]", None, &[]),
+            (Some(6), "App$Session", "val", None, &[("App$Session", 20)]),
+            (Some(7), MAP, "attributes", None, &[(MAP, 20)]),
+        ];
+        let p = tree(&rows);
+        let leaks = p.leaks(&["App$Session", MAP]);
+        let h = leaks.first().expect("a holding");
+        assert_eq!(p.nodes[h.holder].type_name, MAP);
+        assert_eq!(p.nodes[h.holder].field, "sessions");
     }
 
     #[test]

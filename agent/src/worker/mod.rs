@@ -154,6 +154,10 @@ struct Worker {
     search_from_gen: u32,
     search_started_gen: u32,
     preferred_roots: Vec<paths::RootKey>,
+    /// A focused search through the preferred roots found too few there: the growth went
+    /// elsewhere, and a focused search through the statics and threads starts next, without
+    /// waiting for its turn (a full search of a big heap may be a minute away).
+    refocus: bool,
     /// The Java heap's size (`oom.rs`), read after GCs and with each snapshot.
     heap: Option<HeapGauge>,
     /// For the snapshot taken when the heap ran out.
@@ -240,6 +244,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search_from_gen: 0,
         search_started_gen: 0,
         preferred_roots: Vec::new(),
+        refocus: false,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),
         memcity_share: HashMap::new(),

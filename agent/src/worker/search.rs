@@ -31,10 +31,13 @@ impl Worker {
             // A focused search goes through the preferred roots, or, with none, the
             // application's statics and the threads: always possible.
             let can_focus = true;
-            let Some(due) =
+            let due = if std::mem::take(&mut self.refocus) {
+                Some(paths::Due::Focused)
+            } else {
                 self.search_schedule
                     .due(now, live, self.live_objects_published, can_focus)
-            else {
+            };
+            let Some(due) = due else {
                 return self
                     .search_schedule
                     .next_in(now, can_focus)
@@ -128,10 +131,12 @@ impl Worker {
     /// A focused search that found too few to name a holder by leaves the last paths the
     /// newest (an empty tree would take the suspects' holders away until the next full
     /// search), and its roots no longer preferred: the growth went elsewhere, and the next
-    /// search, a full one, says where, with the same samples counted as recent.
+    /// search says where, with the same samples counted as recent: at once through the
+    /// statics and threads when this one went through preferred roots, else a full one.
     fn keep_found(&mut self, found: paths::Found) {
         self.note_holders(&found);
         if found.focused && found.found < paths::ENOUGH_TO_SHOW {
+            self.refocus = !self.preferred_roots.is_empty();
             self.preferred_roots.clear();
             return;
         }
@@ -181,6 +186,7 @@ impl Worker {
                 weight: sample.weight,
                 born_s: self.born_at.seconds(sample.born),
                 recent: sample.born >= from_gen,
+                settled: sample.born < last_gc,
             };
             // Samples born since the last GC are often garbage no GC has met yet, which no
             // path reaches and which would keep the search from stopping early.
