@@ -110,12 +110,19 @@ impl Paths {
     /// of at least [`MIN_UNREACHED`]: the type's live count rises with objects no root reaches,
     /// dead in the old generation until a marking frees them.
     pub fn all_unreachable(&self, type_name: &str) -> Option<(u64, u64)> {
+        self.unreachable(type_name)
+            .filter(|&(unreached, targeted)| unreached == targeted)
+    }
+
+    /// `(unreached, looked for)` of `type_name`'s samples when a complete search looked for
+    /// at least [`MIN_UNREACHED`] and missed some.
+    pub fn unreachable(&self, type_name: &str) -> Option<(u64, u64)> {
         if !self.complete() {
             return None;
         }
         let of = |counts: &[(String, u64)]| count_of(counts, type_name);
         let (unreached, targeted) = (of(&self.unreached), of(&self.targeted));
-        (targeted >= MIN_UNREACHED && unreached == targeted).then_some((unreached, targeted))
+        (targeted >= MIN_UNREACHED && unreached > 0).then_some((unreached, targeted))
     }
 
     /// Whether this search reached any of `type_name`'s samples it looked for.

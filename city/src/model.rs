@@ -1096,6 +1096,28 @@ impl CityModel {
         None
     }
 
+    /// `(unreached, looked for)` of `type_name`'s samples when the newest full search at or
+    /// before `index` reached so few that they cannot make its rise: objects alive at the
+    /// share it reached, `last` of them at most, would be no more than the `first` there
+    /// were. The rest is garbage awaiting a marking (generational ZGC keeps what a sample's
+    /// weak reference holds through its young collections; any collector between old
+    /// markings), whatever the estimates count. All of them unreached is the same verdict
+    /// (`all_unreachable_at`).
+    pub fn dead_rise_at(
+        &self,
+        index: usize,
+        type_name: &str,
+        first: u64,
+        last: u64,
+    ) -> Option<(u64, u64)> {
+        if let Some(all) = self.all_unreachable_at(index, type_name) {
+            return Some(all);
+        }
+        let (unreached, targeted) = self.full_paths_at(index)?.unreachable(type_name)?;
+        let reached = (targeted - unreached) as f64 / targeted as f64;
+        (reached * last as f64 <= first as f64).then_some((unreached, targeted))
+    }
+
     fn newest_paths(
         &self,
         index: usize,

@@ -737,10 +737,20 @@ fn growers(
         trend_of(model, ids, Metric::Bytes)
             .is_some_and(|b| b.growth >= bytes_floor && !b.within_doubt(false))
     };
+    // A rise the last complete search's reached share cannot make is of dead objects
+    // (`CityModel::dead_rise_at`): no leak, and the growth table says so.
+    let dead = |name: &str| {
+        let ids = types.get(name);
+        let (first, last) = (
+            objects_at(model, ids, w.start),
+            objects_at(model, ids, w.end),
+        );
+        model.dead_rise_at(w.end, name, first, last).is_some()
+    };
     let mut growers: Vec<(String, Trend)> = trends
         .into_iter()
         .filter(|(name, t)| {
-            (t.is_leak(floor) && !t.within_doubt(false) && rises_in_bytes(name))
+            (t.is_leak(floor) && !t.within_doubt(false) && rises_in_bytes(name) && !dead(name))
                 || (ran_out && t.filled_the_heap(floor))
         })
         .collect();
@@ -1765,6 +1775,32 @@ mod tests {
         let s = suspects(&m);
         let garbage = s.iter().find(|s| s.leaking[0] == "Garbage").unwrap();
         assert!(garbage.is_backed(), "exact counts back it: {garbage:?}");
+    }
+
+    /// A complete search that reached a few of a rising type's sampled objects: at the share
+    /// it reached, the objects alive at the end are no more than there were at the start, so
+    /// the rise is dead (a ring's live arrays among the dead ones generational ZGC keeps for
+    /// the samples); at a share that makes the rise, it is a leak.
+    #[test]
+    fn a_rise_the_reached_share_cannot_make_is_dead_not_a_leak() {
+        let mut types = MAP_LEAK_TYPES.to_vec();
+        types.push(("Garbage", [10_000, 20_000, 40_000]));
+        let mut m = session(&types);
+        let mut paths = map_paths();
+        paths.targeted = vec![("Item".into(), 40), ("Garbage".into(), 40)];
+        paths.unreached = vec![("Garbage".into(), 32)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), Some((32, 40)));
+        let s = suspects(&m);
+        assert!(s.iter().all(|s| s.leaking[0] != "Garbage"), "{s:?}");
+        paths.unreached = vec![("Garbage".into(), 20)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
+        let s = suspects(&m);
+        assert!(
+            s.iter().any(|s| s.leaking.iter().any(|t| t == "Garbage")),
+            "{s:?}"
+        );
     }
 
     /// A rise that rests on what may be garbage (pending births of a short-lived type,

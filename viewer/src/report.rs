@@ -29,8 +29,8 @@ pub struct GroupGrowth {
     /// steeper than over its later half, weighed by how well it fits (`Trend::steady`); a
     /// start-up fill that levelled off has a large growth and a `continuing` near 0.
     pub continuing: i64,
-    /// A complete path search reached none of the group's type's sampled objects: dead in the
-    /// old generation (see `Paths::all_unreachable`).
+    /// A complete path search reached none of the group's type's sampled objects, or too few
+    /// to make its rise: dead in the old generation (see `CityModel::dead_rise_at`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable: Option<UnreachableJson>,
 }
@@ -50,12 +50,18 @@ impl UnreachableJson {
         })
     }
 
-    /// "14 of 14 sampled objects unreachable: dead in the old generation".
+    /// "14 of 14 sampled objects unreachable: dead in the old generation", or, with some
+    /// reached, "... the rise is dead ...".
     fn describe(&self) -> String {
         format!(
-            "{} of {} sampled objects unreachable: dead in the old generation",
+            "{} of {} sampled objects unreachable: {}dead in the old generation",
             count(self.unreached),
-            count(self.looked_for)
+            count(self.looked_for),
+            if self.unreached < self.looked_for {
+                "the rise is "
+            } else {
+                ""
+            }
         )
     }
 }
@@ -491,7 +497,9 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
                 .map(|id| session.node(id).name.clone())
         });
         g.unreachable =
-            UnreachableJson::of(type_name.and_then(|t| session.all_unreachable_at(last_index, &t)));
+            UnreachableJson::of(type_name.and_then(|t| {
+                session.dead_rise_at(last_index, &t, g.objects_first, g.objects_last)
+            }));
     }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)

@@ -495,7 +495,19 @@ impl Worker {
                 Some(c) => self.markings.look(c.look(), sampler.tracker.generation()),
                 None => 0,
             };
-            self.estimator.set_confirmed(confirmed.max(counted));
+            let mut point = confirmed.max(counted);
+            // A major collection of generational ZGC runs a young one inside it, which marks
+            // through every weak reference: a sample still young then survives it dead or
+            // alive. Only samples born a canary's tenure before the point were old by then,
+            // and judged by the old marking (the rest wait for a later one, or a search).
+            if self
+                .collectors
+                .as_ref()
+                .is_some_and(|c| c.generational_zgc())
+            {
+                point = point.saturating_sub(crate::canary::HOLD_GCS as u32);
+            }
+            self.estimator.set_confirmed(point);
             self.poll_deaths(sampler);
         }
         if let Some(l) = self.lifetimes.as_mut() {
