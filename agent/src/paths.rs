@@ -266,43 +266,34 @@ impl Schedule {
         cpu.div_f64(share).max(MIN_SEARCH_EVERY)
     }
 
-    /// When each kind may start next (`can_focus`: the last search named roots to focus on).
-    fn next_at(&self, can_focus: bool) -> Option<(Instant, Option<Instant>)> {
+    /// When each kind may start next: full and focused searches each keep to half the share.
+    fn next_at(&self) -> Option<(Instant, Instant)> {
         let end = self.last_end?;
-        if !can_focus {
-            return Some((end + Self::rest(self.last_cpu, self.share), None));
-        }
         let half = self.share / 2.0;
         let full = self
             .full_end
             .map_or(end, |full_end| full_end + Self::rest(self.full_cpu, half))
             .max(end + MIN_SEARCH_EVERY);
-        Some((full, Some(end + Self::rest(self.focused_cpu, half))))
+        Some((full, end + Self::rest(self.focused_cpu, half)))
     }
 
     /// Which search may start at `now` with `live_samples` to look for among `live_objects`,
     /// if any: the first at once; a full one past its rest, or, since paths found in a heap
     /// half the size cannot say who holds the other half, once the heap has doubled (at most
     /// `MIN_SEARCH_EVERY` apart: that is a logarithm of the growth's worth of extra searches);
-    /// else a focused one past its own rest, when `can_focus`.
-    pub fn due(
-        &self,
-        now: Instant,
-        live_samples: usize,
-        live_objects: u64,
-        can_focus: bool,
-    ) -> Option<Due> {
+    /// else a focused one past its own rest.
+    pub fn due(&self, now: Instant, live_samples: usize, live_objects: u64) -> Option<Due> {
         if live_samples < MIN_TARGETS {
             return None;
         }
-        let Some((full, focused)) = self.next_at(can_focus) else {
+        let Some((full, focused)) = self.next_at() else {
             return Some(Due::Full);
         };
         let end = self.last_end.unwrap_or(now);
         if now >= full || (self.doubled(live_objects) && now >= end + MIN_SEARCH_EVERY) {
             Some(Due::Full)
         } else {
-            focused.filter(|&at| now >= at).map(|_| Due::Focused)
+            (now >= focused).then_some(Due::Focused)
         }
     }
 
@@ -359,10 +350,9 @@ impl Schedule {
     }
 
     /// How long after `now` the next search may start (`None`: only once samples exist).
-    pub fn next_in(&self, now: Instant, can_focus: bool) -> Option<Duration> {
-        let (full, focused) = self.next_at(can_focus)?;
-        let at = focused.map_or(full, |focused| focused.min(full));
-        Some(at.saturating_duration_since(now))
+    pub fn next_in(&self, now: Instant) -> Option<Duration> {
+        let (full, focused) = self.next_at()?;
+        Some(full.min(focused).saturating_duration_since(now))
     }
 }
 
@@ -2585,12 +2575,12 @@ mod tests {
         let share = 0.05;
         let mut s = Schedule::new(share);
         assert_eq!(
-            s.due(t0, MIN_TARGETS - 1, 1000, false),
+            s.due(t0, MIN_TARGETS - 1, 1000),
             None,
             "too few samples to merge"
         );
         assert_eq!(
-            s.due(t0, MIN_TARGETS, 1000, true),
+            s.due(t0, MIN_TARGETS, 1000),
             Some(Due::Full),
             "the first search starts at once, in full"
         );
@@ -2620,27 +2610,18 @@ mod tests {
         // A cheap search: the next one waits the floor.
         s.ended(t0, Duration::from_millis(10), Due::Full);
         let floor = t0 + MIN_SEARCH_EVERY;
-        assert_eq!(
-            s.due(floor - Duration::from_millis(1), 100, 1000, false),
-            None
-        );
-        assert_eq!(s.due(floor, 100, 1000, false), Some(Due::Full));
-        // A costly one, with nothing to focus on: the next waits until the average is back at
-        // the share.
+        assert_eq!(s.due(floor - Duration::from_millis(1), 100, 1000), None);
+        assert_eq!(s.due(floor, 100, 1000), Some(Due::Full));
+        // A costly one: the next full one waits until the average of full ones is back at
+        // half the share (focused ones have the other half; see the test below).
         s.ended(t0, Duration::from_secs(1), Due::Full);
-        let rest = Duration::from_secs(1).div_f64(share);
-        assert_eq!(
-            s.due(t0 + rest - Duration::from_millis(1), 100, 1999, false),
-            None
-        );
-        assert_eq!(s.due(t0 + rest, 100, 1000, false), Some(Due::Full));
-        assert_eq!(s.next_in(t0, false), Some(rest));
-        // A heap that doubled is searched again sooner, but not more often than the floor.
-        assert_eq!(
-            s.due(floor - Duration::from_millis(1), 100, 2000, false),
-            None
-        );
-        assert_eq!(s.due(floor, 100, 2000, false), Some(Due::Full));
+        let rest = Duration::from_secs(1).div_f64(share / 2.0);
+        assert_eq!(s.due(t0 + rest, 100, 1000), Some(Due::Full));
+        assert_eq!(s.next_in(t0), Some(MIN_SEARCH_EVERY), "a focused one first");
+        // A heap that doubled is searched in full sooner, but not more often than the floor.
+        assert_eq!(s.due(floor - Duration::from_millis(1), 100, 2000), None);
+        assert_eq!(s.due(floor, 100, 2000), Some(Due::Full));
+        assert_eq!(s.due(floor, 100, 1999), Some(Due::Focused));
     }
 
     #[test]
@@ -2656,11 +2637,11 @@ mod tests {
         // Focused searches start after the floor, not after the full one's rest.
         let floor = t0 + MIN_SEARCH_EVERY;
         assert_eq!(
-            s.due(floor - Duration::from_millis(1), 100, 24_000_000, true),
+            s.due(floor - Duration::from_millis(1), 100, 24_000_000),
             None
         );
-        assert_eq!(s.due(floor, 100, 24_000_000, true), Some(Due::Focused));
-        assert_eq!(s.next_in(t0, true), Some(MIN_SEARCH_EVERY));
+        assert_eq!(s.due(floor, 100, 24_000_000), Some(Due::Focused));
+        assert_eq!(s.next_in(t0), Some(MIN_SEARCH_EVERY));
         // A focused search of 200 ms: the next in 8 s, so that focused ones keep to their half.
         let t1 = floor + Duration::from_millis(300);
         s.ended(t1, Duration::from_millis(200), Due::Focused);
@@ -2669,20 +2650,16 @@ mod tests {
             s.due(
                 t1 + focused_rest - Duration::from_millis(1),
                 100,
-                24_000_000,
-                true
+                24_000_000
             ),
             None
         );
         assert_eq!(
-            s.due(t1 + focused_rest, 100, 24_000_000, true),
+            s.due(t1 + focused_rest, 100, 24_000_000),
             Some(Due::Focused)
         );
         // The full search's turn comes at its own rest, before a focused one then due.
-        assert_eq!(
-            s.due(t0 + full_rest, 100, 24_000_000, true),
-            Some(Due::Full)
-        );
+        assert_eq!(s.due(t0 + full_rest, 100, 24_000_000), Some(Due::Full));
         // Over a full search's period, both kinds together keep to the share.
         let focused_searches = (full_rest.as_secs_f64() / focused_rest.as_secs_f64()).ceil();
         let cpu = 4.0 + focused_searches * 0.2;

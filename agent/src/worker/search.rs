@@ -28,19 +28,16 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            // A focused search goes through the preferred roots, or, with none, the
-            // application's statics and the threads: always possible.
-            let can_focus = true;
             let due = if std::mem::take(&mut self.refocus) {
                 Some(paths::Due::Focused)
             } else {
                 self.search_schedule
-                    .due(now, live, self.live_objects_published, can_focus)
+                    .due(now, live, self.live_objects_published)
             };
             let Some(due) = due else {
                 return self
                     .search_schedule
-                    .next_in(now, can_focus)
+                    .next_in(now)
                     .unwrap_or(POLL)
                     .clamp(Duration::from_millis(1), POLL);
             };
