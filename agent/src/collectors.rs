@@ -352,9 +352,67 @@ impl MarkingClock {
     }
 }
 
+/// The tracker's generation at GC counts, noted at each look: walks advance generations as
+/// well as GCs, so a confirmation point is stepped back by GCs through these (see
+/// [`GcGenerations::back`]).
+#[derive(Debug, Default)]
+pub struct GcGenerations {
+    /// `(GCs finished, generation)`, oldest first.
+    seen: std::collections::VecDeque<(u32, u32)>,
+}
+
+/// Notes kept: a few times the steps asked for, one per worker look at most.
+const MAX_GC_GENERATIONS: usize = 1024;
+
+impl GcGenerations {
+    pub fn note(&mut self, gcs: u32, generation: u32) {
+        if self.seen.back() != Some(&(gcs, generation)) {
+            self.seen.push_back((gcs, generation));
+        }
+        while self.seen.len() > MAX_GC_GENERATIONS {
+            self.seen.pop_front();
+        }
+    }
+
+    /// A generation no later than the one that was current `gcs_back` GCs before generation
+    /// `point`; 0 when the notes do not go back that far.
+    pub fn back(&self, point: u32, gcs_back: u32) -> u32 {
+        let Some(&(at, _)) = self.seen.iter().rev().find(|&&(_, g)| g <= point) else {
+            return 0;
+        };
+        let Some(target) = at.checked_sub(gcs_back) else {
+            return 0;
+        };
+        self.seen
+            .iter()
+            .rev()
+            .find(|&&(gcs, _)| gcs <= target)
+            .map_or(0, |&(_, g)| g)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_point_steps_back_by_gcs_not_by_generations() {
+        let mut g = GcGenerations::default();
+        assert_eq!(g.back(10, 2), 0, "nothing noted");
+        // Walks advance the generation between GCs: 2 generations per GC here.
+        for gcs in 0..10 {
+            g.note(gcs, 2 * gcs + 1);
+        }
+        assert_eq!(g.back(19, 4), 11, "GC 9 at generation 19, GC 5 at 11");
+        assert_eq!(
+            g.back(12, 4),
+            3,
+            "the newest note at or before 12 is GC 5's"
+        );
+        assert_eq!(g.back(5, 4), 0, "not noted that far back");
+        g.note(9, 19);
+        assert_eq!(g.seen.len(), 10, "the same look noted once");
+    }
 
     /// A performance data file as HotSpot lays it out: the prologue, then entries of a header,
     /// a name and a value.

@@ -1730,7 +1730,9 @@ impl Search {
                 break false;
             }
             if !self.step(env) {
-                break true;
+                // The last roots may have entered nothing (a static holding null, a thread
+                // gone): the ones left dry are still to come back to.
+                break !self.may_resume();
             }
         };
         if jni!(env.jni, ExceptionCheck) == jni::sys::JNI_TRUE {
@@ -1883,11 +1885,14 @@ impl Search {
     /// targets are not counted: many are garbage, which no root reaches.
     fn may_resume(&self) -> bool {
         !self.deferred.is_empty()
+            && self.visited.len() < MAX_VISITED
+            && self.incomplete.is_empty()
             && (self.found < ENOUGH_TO_SHOW || 2 * self.settled_found < self.settled)
     }
 
-    /// Resumes the root left dry longest ago where it was left, with twice the objects it had
-    /// met as its allowance: each round at most doubles what the search has spent on it.
+    /// Resumes the root left dry longest ago where it was left, its allowance past its last
+    /// find raised to twice the objects it had met: each round costs a few times what the
+    /// search had spent on it at most.
     fn resume_deferred(&mut self) {
         let Some(root) = self.deferred.pop_front() else {
             return;

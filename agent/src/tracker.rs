@@ -202,6 +202,12 @@ impl Tracker {
         self.hold_limit.store(bytes, Ordering::Relaxed);
     }
 
+    /// Whether a hold limit is set: the collector keeps what weak references hold through
+    /// its young collections (generational ZGC).
+    pub fn hold_limited(&self) -> bool {
+        self.hold_limit.load(Ordering::Relaxed) != u64::MAX
+    }
+
     /// Samples not followed for the hold limit since the tracker started.
     pub fn unheld(&self) -> u64 {
         self.unheld.load(Ordering::Relaxed)

@@ -24,6 +24,10 @@ pub const ROOT: NodeId = 0;
 /// The trigger of the snapshot the growth window leaves out as warm-up (the VM's start).
 const WARM_UP: i32 = memcity_proto::v1::snapshot::Trigger::Start as i32;
 
+/// Sampled objects of a type a complete search looked for, at least this many, for the share
+/// it reached to judge the type's rise (`CityModel::dead_rise_at`).
+pub const MIN_JUDGED_SHARE: u64 = 20;
+
 /// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
 /// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
@@ -1113,9 +1117,18 @@ impl CityModel {
         if let Some(all) = self.all_unreachable_at(index, type_name) {
             return Some(all);
         }
+        if last <= first {
+            return None;
+        }
         let (unreached, targeted) = self.full_paths_at(index)?.unreachable(type_name)?;
-        let reached = (targeted - unreached) as f64 / targeted as f64;
-        (reached * last as f64 <= first as f64).then_some((unreached, targeted))
+        if targeted < MIN_JUDGED_SHARE {
+            return None;
+        }
+        // The share reached at the top of its likely range (a binomial's two standard
+        // deviations, roughly), so that a few samples' chance does not make a rise dead.
+        let reached = targeted.saturating_sub(unreached) as f64 + 1.0;
+        let share = ((reached + 2.0 * reached.sqrt()) / targeted as f64).min(1.0);
+        (share * last as f64 <= first as f64).then_some((unreached, targeted))
     }
 
     fn newest_paths(

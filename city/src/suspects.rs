@@ -1787,13 +1787,19 @@ mod tests {
         types.push(("Garbage", [10_000, 20_000, 40_000]));
         let mut m = session(&types);
         let mut paths = map_paths();
-        paths.targeted = vec![("Item".into(), 40), ("Garbage".into(), 40)];
-        paths.unreached = vec![("Garbage".into(), 32)];
+        paths.targeted = vec![("Item".into(), 40), ("Garbage".into(), 100)];
+        paths.unreached = vec![("Garbage".into(), 96)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
-        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), Some((32, 40)));
+        assert_eq!(
+            m.dead_rise_at(2, "Garbage", 10_000, 40_000),
+            Some((96, 100))
+        );
         let s = suspects(&m);
         assert!(s.iter().all(|s| s.leaking[0] != "Garbage"), "{s:?}");
-        paths.unreached = vec![("Garbage".into(), 20)];
+        // A type none of whose samples it missed, and a type that did not rise: no verdict.
+        assert_eq!(m.dead_rise_at(2, "Item", 10_000, 40_000), None);
+        assert_eq!(m.dead_rise_at(2, "Garbage", 40_000, 40_000), None);
+        paths.unreached = vec![("Garbage".into(), 60)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
         assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
         let s = suspects(&m);

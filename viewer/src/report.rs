@@ -488,18 +488,24 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     // one since finding it alive): its rise goes on only as garbage, and ranks as none.
     let searched = session.paths_at(last_index).is_some();
     for g in groups.iter_mut().filter(|_| searched) {
-        // The type the group is of: the first level of its path that names types.
-        let type_name = (1..=g.path.len()).find_map(|depth| {
+        // The type the group is of: the first level of its path that names types. Its
+        // verdict is the type's, on the type's own counts (a group below it, one allocation
+        // site, may rise where the type does not).
+        let type_node = (1..=g.path.len()).find_map(|depth| {
             let names: Vec<&str> = g.path[..depth].iter().map(String::as_str).collect();
             session
                 .find(&names)
                 .filter(|&id| session.node(id).role == memcity_city::model::Role::Type)
-                .map(|id| session.node(id).name.clone())
         });
-        g.unreachable =
-            UnreachableJson::of(type_name.and_then(|t| {
-                session.dead_rise_at(last_index, &t, g.objects_first, g.objects_last)
-            }));
+        g.unreachable = UnreachableJson::of(type_node.and_then(|id| {
+            let objects = |index| session.value(id, index, memcity_city::model::Metric::Objects);
+            session.dead_rise_at(
+                last_index,
+                &session.node(id).name,
+                objects(window.start),
+                objects(window.end),
+            )
+        }));
     }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
         .drain(..)

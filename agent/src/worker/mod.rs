@@ -28,7 +28,7 @@ use memcity_proto::v1::{
 use crate::aside::Aside;
 use crate::budget::Budget;
 use crate::canary::Canaries;
-use crate::collectors::{Collectors, MarkingClock};
+use crate::collectors::{Collectors, GcGenerations, MarkingClock};
 use crate::estimate::{Anchor, Estimator};
 use crate::fields::FieldNames;
 use crate::gc_counts::{GcCount, GcCounts};
@@ -127,6 +127,7 @@ struct Worker {
     collectors: Option<Collectors>,
     /// When the old generation was last marked, from the collectors' counts.
     markings: MarkingClock,
+    gc_generations: GcGenerations,
     /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
     walk_threads: Vec<String>,
     /// When the last forced walk (`memcity snapshot --force`) started.
@@ -218,6 +219,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         lifetimes: (agent.options.lifetimes && agent.sampler.is_some()).then(Lifetimes::default),
         collectors: None,
         markings: MarkingClock::default(),
+        gc_generations: GcGenerations::default(),
         walk_threads: Vec::new(),
         last_forced: None,
         before_attach: None,
@@ -496,16 +498,19 @@ impl Worker {
                 None => 0,
             };
             let mut point = confirmed.max(counted);
+            self.gc_generations.note(
+                sampler.tracker.last_gc_moment().gcs,
+                sampler.tracker.generation(),
+            );
             // A major collection of generational ZGC runs a young one inside it, which marks
             // through every weak reference: a sample still young then survives it dead or
-            // alive. Only samples born a canary's tenure before the point were old by then,
-            // and judged by the old marking (the rest wait for a later one, or a search).
-            if self
-                .collectors
-                .as_ref()
-                .is_some_and(|c| c.generational_zgc())
-            {
-                point = point.saturating_sub(crate::canary::HOLD_GCS as u32);
+            // alive. Only samples born a canary's tenure (in GCs) before the point were old
+            // by then, and judged by the old marking (the rest wait for a later one, or a
+            // search). The hold limit is set exactly there (`say_collector`).
+            if sampler.tracker.hold_limited() {
+                point = self
+                    .gc_generations
+                    .back(point, crate::canary::HOLD_GCS as u32);
             }
             self.estimator.set_confirmed(point);
             self.poll_deaths(sampler);
