@@ -35,6 +35,16 @@ pub mod pprof {
 /// sees another version says which side to upgrade.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The commit memcity was built from (see `build.rs`).
+pub const COMMIT: &str = env!("MEMCITY_COMMIT");
+
+/// What a memcity binary is: `0.1.0 (commit 1a2b3c4d5e6f, memcity protocol 1)`, for
+/// `--version` and the agent's first line. `package_version`: the caller's
+/// `CARGO_PKG_VERSION`.
+pub fn version_line(package_version: &str) -> String {
+    format!("{package_version} (commit {COMMIT}, memcity protocol {PROTOCOL_VERSION})")
+}
+
 /// The agent's default gRPC address; `memcity record` and `memcity view` connect here when given
 /// no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7788";

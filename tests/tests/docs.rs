@@ -269,3 +269,29 @@ fn report_windows_count_from_1_and_two_recordings_compare() {
         "{text}"
     );
 }
+
+/// `memcity --version` says what it is: the version, the commit it was built from (the
+/// checkout's, where there is one) and the protocol it speaks.
+#[test]
+fn version_names_the_commit_and_the_protocol() {
+    let out = memcity(&["--version"], Duration::from_secs(30));
+    assert!(out.status.success());
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or("unknown".to_string(), |o| {
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        });
+    assert_eq!(
+        line,
+        format!(
+            "memcity {} (commit {head}, memcity protocol {})",
+            env!("CARGO_PKG_VERSION"),
+            memcity_proto::PROTOCOL_VERSION
+        )
+    );
+}

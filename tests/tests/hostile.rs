@@ -669,11 +669,16 @@ fn a_healthy_session_keeps_the_applications_stderr_quiet() {
         ours.len(),
         ours.join("\n")
     );
-    // The first says on what collector the session runs and how it follows samples there.
+    // The first says what memcity it is, on what collector the session runs and how it
+    // follows samples there.
     assert!(
-        ours.first()
-            .is_some_and(|l| l.contains("collector: G1")
-                && l.contains("samples followed by weak references")),
+        ours.first().is_some_and(|l| l.contains("collector: G1")
+            && l.contains("samples followed by weak references")
+            && l.contains(&format!(
+                "(commit {}, memcity protocol {})",
+                memcity_proto::COMMIT,
+                memcity_proto::PROTOCOL_VERSION
+            ))),
         "{}",
         ours.join("\n")
     );

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod demo;
 mod jvms;
@@ -495,9 +495,15 @@ struct ClassifiersArgs {
     addr_flag: Option<String>,
 }
 
+/// The command line, with the version, the commit and the protocol under `--version`.
+fn cli() -> Cli {
+    let command = Cli::command().version(memcity_proto::version_line(env!("CARGO_PKG_VERSION")));
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let cli = Cli::parse();
+    let cli = cli();
     if let Some(token) = cli.token.clone() {
         client::set_token(token);
     }

@@ -1190,16 +1190,20 @@ pub(crate) fn say_collector(agent: &Agent) {
             )
         }
     };
+    let memcity = format!(
+        "memcity {}",
+        memcity_proto::version_line(env!("CARGO_PKG_VERSION"))
+    );
     if generational_zgc {
         sampler.tracker.set_hold_limit(GENERATIONAL_ZGC_HOLD);
         info!(
-            "collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows at most {} MiB of sampled objects at a time, none over {} KiB; samples past that are counted and left out of estimates",
+            "{memcity}; collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows at most {} MiB of sampled objects at a time, none over {} KiB; samples past that are counted and left out of estimates",
             GENERATIONAL_ZGC_HOLD >> 20,
             (GENERATIONAL_ZGC_HOLD / 256) >> 10
         );
     } else {
         info!(
-            "collector: {names}; samples followed by weak references, which its collections clear"
+            "{memcity}; collector: {names}; samples followed by weak references, which its collections clear"
         );
     }
 }

@@ -28,11 +28,16 @@ impl Worker {
         let now = Instant::now();
         if self.search.is_none() {
             let live = sampler.tracker.in_use() as usize;
-            let due = if std::mem::take(&mut self.refocus) {
-                Some(paths::Due::Focused)
-            } else {
+            // A full search due (its rest over, or the heap doubled) goes first; else a
+            // refocus comes at once.
+            let due = match (
+                std::mem::take(&mut self.refocus),
                 self.search_schedule
-                    .due(now, live, self.live_objects_published)
+                    .due(now, live, self.live_objects_published),
+            ) {
+                (_, Some(paths::Due::Full)) => Some(paths::Due::Full),
+                (true, _) => Some(paths::Due::Focused),
+                (false, due) => due,
             };
             let Some(due) = due else {
                 return self
