@@ -735,6 +735,25 @@ pub fn done_line(stdout: &[String], app: &JavaApp) -> String {
         .clone()
 }
 
+/// The report's groups with their paths, memcity's own aside (it is not the application's).
+pub fn application_groups(report: &serde_json::Value) -> Vec<(Vec<&str>, &serde_json::Value)> {
+    report["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            let path: Vec<&str> = g["path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap())
+                .collect();
+            (path, g)
+        })
+        .filter(|(path, _)| path.first() != Some(&memcity_city::suspects::MEMCITY))
+        .collect()
+}
+
 /// Fails when a group of the application's (memcity's own aside) keeps rising beyond what its
 /// estimate leaves in doubt, by a leak's worth: its `continuing` rise past its 95 % error and
 /// its unconfirmed part, with a little slack for the noise of a line fitted to a steady,
@@ -751,16 +770,7 @@ pub fn assert_no_group_keeps_rising(report: &serde_json::Value) {
         .map(|g| g["bytes_last"].as_i64().unwrap_or(0))
         .sum();
     let least_bytes = heap_bytes as f64 * memcity_city::suspects::MIN_GROWTH_BYTES_SHARE;
-    for g in groups {
-        let path: Vec<&str> = g["path"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p.as_str().unwrap())
-            .collect();
-        if path.first() == Some(&memcity_city::suspects::MEMCITY) {
-            continue;
-        }
+    for (path, g) in application_groups(report) {
         let number = |key: &str| g[key].as_i64().unwrap_or_else(|| panic!("{key} in {g}"));
         let doubt = number("objects_last_error") + number("objects_last_unconfirmed");
         let slack = (number("objects_last") / 50).max(200);

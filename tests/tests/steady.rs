@@ -43,16 +43,7 @@ fn steady_at_defaults(jdk: &Jdk, flags: &[&str]) {
 fn assert_every_rise_explained(report: &serde_json::Value, label: &str) {
     let alive_at_most = 4 * RING.parse::<i64>().unwrap();
     let mut unexplained = Vec::new();
-    for g in report["groups"].as_array().expect("groups") {
-        let path: Vec<&str> = g["path"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p.as_str().unwrap())
-            .collect();
-        if path.first() == Some(&memcity_city::suspects::MEMCITY) {
-            continue;
-        }
+    for (path, g) in application_groups(report) {
         let number = |key: &str| g[key].as_i64().unwrap_or_else(|| panic!("{key} in {g}"));
         let growth = number("objects_last") - number("objects_first");
         let explained = g.get("unreachable").is_some_and(|u| !u.is_null())
