@@ -135,6 +135,11 @@ pub const MIN_TARGETS: usize = 20;
 /// through which the viewer names a holder (`memcity_city::holders::MIN_SAMPLES`); fewer would
 /// replace the last paths with too few to name one.
 pub const ENOUGH_TO_SHOW: u64 = 5;
+/// A focused search replaces the last paths once it has found this many (the samples that make
+/// a growth's own evidence, `memcity_city::holders::GROWTH_SAMPLES`): a holder named from four
+/// or six new samples was "likely", or stopped where two fields lead to the same object (Jetty's
+/// handler under both `_handler` and `_sessionHandler`). Fewer are looked for again by the next.
+pub const ENOUGH_TO_KEEP: u64 = 20;
 /// A focused search that has met this many objects in a root since its last find there (or the
 /// root's start), and as many as up to that find, leaves the root (see `gone_dry`).
 pub const DRY_FLOOR: u64 = 1 << 16;

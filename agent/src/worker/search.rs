@@ -117,7 +117,7 @@ impl Worker {
                     .collect();
                 debug!("path search: not reached: {}", missed.join(", "));
             }
-            self.keep_found(found);
+            self.keep_found(found, paths::ENOUGH_TO_KEEP);
             // Published with the next snapshot: an estimate soon, when estimates run.
             self.estimate_pending = true;
             POLL
@@ -135,11 +135,20 @@ impl Worker {
     /// search), and its roots no longer preferred: the growth went elsewhere, and the next
     /// search says where, with the same samples counted as recent: at once through the
     /// statics and threads when this one went through preferred roots, else a full one.
-    fn keep_found(&mut self, found: paths::Found) {
+    ///
+    /// One that found more, but fewer than `enough` (`paths::ENOUGH_TO_KEEP`), found where the
+    /// growth is, too thinly to name its holder by: its roots become the preferred ones, and
+    /// the last paths and the samples counted as recent stand, so that the next focused search
+    /// looks for these again with those born since.
+    fn keep_found(&mut self, found: paths::Found, enough: u64) {
         self.note_holders(&found);
         if found.focused && found.found < paths::ENOUGH_TO_SHOW {
             self.refocus = !self.preferred_roots.is_empty();
             self.preferred_roots.clear();
+            return;
+        }
+        if found.focused && found.found < enough {
+            self.preferred_roots = found.top_roots.clone();
             return;
         }
         self.preferred_roots = found.top_roots.clone();
@@ -326,8 +335,9 @@ impl Worker {
                     found.visited,
                     found.cpu.as_millis()
                 );
+                // At the error, whatever names a holder is kept: there is no next search.
                 if keep {
-                    self.keep_found(found);
+                    self.keep_found(found, paths::ENOUGH_TO_SHOW);
                 }
             }
         }
