@@ -975,6 +975,23 @@ impl Drop for TempEnv {
 }
 
 /// Deletes a frame's reference, local or weak global (null: nothing).
+/// A stack that outlives the slice's local frame (the search's, between slices, or a root left
+/// dry) holds its objects by weak global references: a global one would keep what the
+/// application dropped meanwhile alive, and a walk would count it. The frame's pop frees the
+/// local references.
+fn hold_weakly(jni: *mut JNIEnv, stack: &mut [Frame]) {
+    for frame in stack {
+        if !frame.global && !frame.object.is_null() {
+            frame.object = jni!(jni, NewWeakGlobalRef, frame.object);
+            frame.global = true;
+        }
+        if !frame.pending.is_null() && !frame.pending_global {
+            frame.pending = jni!(jni, NewWeakGlobalRef, frame.pending);
+            frame.pending_global = true;
+        }
+    }
+}
+
 fn release(jni: *mut JNIEnv, object: jobject, global: bool) {
     if object.is_null() {
     } else if global {
@@ -1743,17 +1760,7 @@ impl Search {
         if jni!(env.jni, ExceptionCheck) == jni::sys::JNI_TRUE {
             jni!(env.jni, ExceptionClear);
         }
-        // The stack outlives the slice's local frame as weak global references.
-        for frame in &mut self.stack {
-            if !frame.global && !frame.object.is_null() {
-                frame.object = jni!(jni, NewWeakGlobalRef, frame.object);
-                frame.global = true;
-            }
-            if !frame.pending.is_null() && !frame.pending_global {
-                frame.pending = jni!(jni, NewWeakGlobalRef, frame.pending);
-                frame.pending_global = true;
-            }
-        }
+        hold_weakly(jni, &mut self.stack);
         self.cpu += start.elapsed();
         done
     }
@@ -1860,19 +1867,7 @@ impl Search {
             return;
         }
         let mut stack = std::mem::take(&mut self.stack);
-        for frame in &mut stack {
-            for (object, global) in [
-                (&mut frame.object, &mut frame.global),
-                (&mut frame.pending, &mut frame.pending_global),
-            ] {
-                if !*global && !object.is_null() {
-                    let weak = jni!(jni, NewWeakGlobalRef, *object);
-                    jni!(jni, DeleteLocalRef, *object);
-                    *object = weak;
-                    *global = true;
-                }
-            }
-        }
+        hold_weakly(jni, &mut stack);
         self.deferred.push_back(Deferred {
             root: self.current_root,
             stack,

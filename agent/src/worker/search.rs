@@ -147,11 +147,10 @@ impl Worker {
             self.preferred_roots.clear();
             return;
         }
+        self.preferred_roots = found.top_roots.clone();
         if found.focused && found.found < enough {
-            self.preferred_roots = found.top_roots.clone();
             return;
         }
-        self.preferred_roots = found.top_roots.clone();
         self.search_from_gen = self.search_started_gen;
         self.paths_found = Some(found);
     }
@@ -201,7 +200,7 @@ impl Worker {
             };
             // Samples born since the last GC are often garbage no GC has met yet, which no
             // path reaches and which would keep the search from stopping early.
-            if sample.born >= last_gc {
+            if !target.settled {
                 young.push(target);
             } else if sample.born >= from_gen {
                 recent.push(target);
