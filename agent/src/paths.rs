@@ -481,11 +481,12 @@ pub struct Found {
     pub top_roots: Vec<RootKey>,
     /// A focused search (see `PathTree.focused`).
     pub focused: bool,
-    /// Targets not reached, by class: most are garbage no GC has freed yet (a sample counts as
-    /// live until the GC clears its weak reference).
-    pub missed: Vec<(u32, u64)>,
-    /// Targets by class, reached or not.
-    pub targeted: Vec<(u32, u64)>,
+    /// Targets not reached, by class, with the objects they stand for (their weights): most
+    /// are garbage no GC has freed yet (a sample counts as live until the GC clears its weak
+    /// reference).
+    pub missed: Vec<(u32, u64, f64)>,
+    /// Targets by class, reached or not, with their weights.
+    pub targeted: Vec<(u32, u64, f64)>,
     /// `(slot, born)` of the targets not reached, when the search went through every root: a
     /// second such miss in a row ends them (`Tracker::unreached`; a sample counts as live
     /// until the GC clears its weak reference).
@@ -2307,7 +2308,7 @@ impl Search {
                 _ => {}
             }
         }
-        let mut missed: IntMap<u32, u64> = IntMap::default();
+        let mut missed: IntMap<u32, (u64, f64)> = IntMap::default();
         let holders = self
             .targets
             .iter()
@@ -2321,25 +2322,33 @@ impl Search {
                 })
             })
             .collect();
-        let mut targeted: IntMap<u32, u64> = IntMap::default();
+        let mut targeted: IntMap<u32, (u64, f64)> = IntMap::default();
         let complete = self.incomplete.is_empty() && !self.stopped_early;
         let mut missed_samples = Vec::new();
         let mut found_samples = Vec::new();
+        let add = |counts: &mut IntMap<u32, (u64, f64)>, target: &Target| {
+            let entry = counts.entry(target.class).or_default();
+            entry.0 += 1;
+            entry.1 += target.weight;
+        };
         for target in &self.targets {
-            *targeted.entry(target.class).or_default() += 1;
+            add(&mut targeted, target);
             if target.found {
                 found_samples.push((target.slot, target.born));
             } else {
-                *missed.entry(target.class).or_default() += 1;
+                add(&mut missed, target);
                 if complete {
                     missed_samples.push((target.slot, target.born));
                 }
             }
             jni!(jni, DeleteWeakGlobalRef, target.weak);
         }
-        let by_count = |counts: IntMap<u32, u64>| {
-            let mut counts: Vec<(u32, u64)> = counts.into_iter().collect();
-            counts.sort_by_key(|&(class, n)| (std::cmp::Reverse(n), class));
+        let by_count = |counts: IntMap<u32, (u64, f64)>| {
+            let mut counts: Vec<(u32, u64, f64)> = counts
+                .into_iter()
+                .map(|(class, (n, weight))| (class, n, weight))
+                .collect();
+            counts.sort_by_key(|&(class, n, _)| (std::cmp::Reverse(n), class));
             counts
         };
         let missed = by_count(missed);

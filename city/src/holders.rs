@@ -66,6 +66,10 @@ pub struct Paths {
     /// `unreached`).
     pub targeted: Vec<(String, u64)>,
     pub unreached: Vec<(String, u64)>,
+    /// The same, as the objects those samples stand for (their weights summed); empty from an
+    /// agent before them (`TypeCount.weight`).
+    pub targeted_weight: Vec<(String, f64)>,
+    pub unreached_weight: Vec<(String, f64)>,
 }
 
 /// `type_name`'s count in per-type `counts` (`Paths::targeted`, `unreached`), 0 when absent.
@@ -123,6 +127,21 @@ impl Paths {
         let of = |counts: &[(String, u64)]| count_of(counts, type_name);
         let (unreached, targeted) = (of(&self.unreached), of(&self.targeted));
         (targeted >= MIN_UNREACHED && unreached > 0).then_some((unreached, targeted))
+    }
+
+    /// The share of the objects `type_name`'s looked-for samples stand for that the search
+    /// reached: by weight, as sampling by bytes picks a type's big objects far more often than
+    /// its small ones (a leak's small names among big garbage arrays, both `byte[]`). `None`
+    /// without weights (an older agent) or targets of the type.
+    pub fn reached_weight_share(&self, type_name: &str) -> Option<f64> {
+        let of = |weights: &[(String, f64)]| {
+            weights
+                .iter()
+                .find(|(t, _)| t == type_name)
+                .map_or(0.0, |&(_, w)| w)
+        };
+        let targeted = of(&self.targeted_weight);
+        (targeted > 0.0).then(|| (1.0 - of(&self.unreached_weight) / targeted).clamp(0.0, 1.0))
     }
 
     /// Whether this search reached any of `type_name`'s samples it looked for.
@@ -765,6 +784,14 @@ pub fn from_proto(
     };
     paths.targeted = counts(&tree.targeted);
     paths.unreached = counts(&tree.unreached);
+    let weights = |list: &[memcity_proto::v1::TypeCount]| {
+        list.iter()
+            .filter(|c| c.weight > 0.0)
+            .map(|c| (name(c.r#type), c.weight))
+            .collect::<Vec<_>>()
+    };
+    paths.targeted_weight = weights(&tree.targeted);
+    paths.unreached_weight = weights(&tree.unreached);
     paths
 }
 

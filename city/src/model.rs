@@ -359,6 +359,9 @@ pub struct CityModel {
     lifetimes: crate::lifetimes::Lifetimes,
     /// `gather_lifetimes(false)`.
     skip_lifetimes: bool,
+    /// Two snapshots of two recordings (`CityModel::comparison`): what grew from one to the
+    /// other is the question, and two points tell a rise, not its trend.
+    compared: bool,
 }
 
 /// What a level of the grouping is: the classifier that made it. Code asks "is this a type, a
@@ -883,14 +886,29 @@ impl CityModel {
                 unconfirmed,
                 // Ids of the other session's string table, meaningless here.
                 survivors: None,
-                // The object paths this snapshot rests on, wherever its recording carried them
-                // (the last snapshot seldom does itself): they name types, not nodes.
-                paths: source.paths_at(i).map(|(_, paths)| paths.clone()),
+                // The second recording's object paths, wherever it carried them (the last
+                // snapshot seldom does itself): they name types, not nodes, and say what holds
+                // the second's objects. The first's say nothing of that: its snapshot carries
+                // the second's last full search instead, which a focused one at the end rests
+                // on (what else reaches a holder; which rises are dead).
+                paths: if index == 0 {
+                    b.full_paths_at(ib)
+                        .filter(|_| b.paths_at(ib).is_some_and(|(_, p)| p.focused))
+                        .cloned()
+                } else {
+                    source.paths_at(i).map(|(_, paths)| paths.clone())
+                },
                 ..frame.clone()
             });
         }
         m.set_window(Some(Window { start: 0, end: 1 }));
+        m.compared = true;
         Ok(m)
+    }
+
+    /// Whether this is two recordings' comparison (`CityModel::comparison`).
+    pub fn is_comparison(&self) -> bool {
+        self.compared
     }
 
     /// Feeds one message of a live stream or recording.
@@ -1120,13 +1138,22 @@ impl CityModel {
         if last <= first {
             return None;
         }
-        let (unreached, targeted) = self.full_paths_at(index)?.unreachable(type_name)?;
+        let paths = self.full_paths_at(index)?;
+        let (unreached, targeted) = paths.unreachable(type_name)?;
         if targeted < MIN_JUDGED_SHARE {
             return None;
         }
+        // The samples reached, or with their weights the objects they stand for as so many
+        // samples: a type sampled by bytes has its big objects over-represented, and the
+        // share of its objects alive is what a rise is made of.
+        let reached = paths
+            .reached_weight_share(type_name)
+            .map_or(targeted.saturating_sub(unreached) as f64, |share| {
+                share * targeted as f64
+            });
         // The share reached at the top of its likely range (a binomial's two standard
         // deviations, roughly), so that a few samples' chance does not make a rise dead.
-        let reached = targeted.saturating_sub(unreached) as f64 + 1.0;
+        let reached = reached + 1.0;
         let share = ((reached + 2.0 * reached.sqrt()) / targeted as f64).min(1.0);
         (share * last as f64 <= first as f64).then_some((unreached, targeted))
     }
@@ -1705,6 +1732,21 @@ pub(crate) mod tests {
         b.frames[0].paths = Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
         let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
         assert_eq!(m.paths_at(1).map(|(at, _)| at), Some(1));
+        // The first recording's paths say nothing of what holds the second's objects: its
+        // full search must not judge the second's rises.
+        a.frames[0].paths = Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
+        assert!(m.frames[0].paths.is_none());
+        // Under a focused search at the second's end, its last full one stands beside it.
+        let focused = crate::holders::Paths {
+            focused: true,
+            ..Default::default()
+        };
+        b.push_tree(1_000, (95, 2280), &[row(&["app"], "Package", 95)], vec![]);
+        b.frames[1].paths = Some(std::sync::Arc::new(focused));
+        let m = CityModel::comparison(&a, 0, &b, 1).unwrap();
+        assert!(m.paths_at(1).is_some_and(|(at, p)| at == 1 && p.focused));
+        assert!(m.full_paths_at(1).is_some_and(|p| !p.focused));
     }
 
     #[test]

@@ -469,6 +469,7 @@ pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec
                     point(
                         times[i],
                         !frames[at[i]].is_estimated(),
+                        model.is_comparison(),
                         sums[c],
                         errors[c],
                         unconfirmed[c],
@@ -486,9 +487,18 @@ pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec
 /// no sample of its was born or died since. Such a value says nothing new: a type of small
 /// objects may have grown by thousands that no sample happened to land in, which the next walk
 /// then finds as a step. Trends leave these points out. The one place that rule is written:
-/// `trends_of` (every type at once) and `trend_of` (one) both build their points here.
-fn point(seconds: f64, exact: bool, value: u64, error: u64, unconfirmed: u64) -> Option<Point> {
-    (exact || error > 0 || unconfirmed > 0).then_some(Point {
+/// `trends_of` (every type at once) and `trend_of` (one) both build their points here. Two
+/// recordings compared (`compared`) keep both points: each is what its recording said of the
+/// type then, and without either there is nothing to compare.
+fn point(
+    seconds: f64,
+    exact: bool,
+    compared: bool,
+    value: u64,
+    error: u64,
+    unconfirmed: u64,
+) -> Option<Point> {
+    (exact || compared || error > 0 || unconfirmed > 0).then_some(Point {
         seconds,
         value: value as f64,
         error: error as f64,
@@ -513,6 +523,7 @@ fn point_at(
     point(
         (frame.time_ms as f64 - t0_ms as f64) / 1000.0,
         !frame.is_estimated(),
+        model.is_comparison(),
         sum(&|id| model.value(id, index, metric)),
         sum(&|id| model.error(id, index, metric)),
         sum(&|id| model.unconfirmed(id, index, metric)),
@@ -747,10 +758,16 @@ fn growers(
         );
         model.dead_rise_at(w.end, name, first, last).is_some()
     };
+    // Two recordings compared are two points by the user's choice (yesterday's and today's):
+    // a rise from one to the other beyond its doubt is what they ask about, where within one
+    // recording two points could be a pool that filled.
+    let rises = |t: &Trend| {
+        t.is_leak(floor) || (model.is_comparison() && t.points == 2 && t.filled_the_heap(floor))
+    };
     let mut growers: Vec<(String, Trend)> = trends
         .into_iter()
         .filter(|(name, t)| {
-            (t.is_leak(floor) && !t.within_doubt(false) && rises_in_bytes(name) && !dead(name))
+            (rises(t) && !t.within_doubt(false) && rises_in_bytes(name) && !dead(name))
                 || (ran_out && t.filled_the_heap(floor))
         })
         .collect();
@@ -1152,6 +1169,38 @@ mod tests {
         rising[3].value = 7_000.0;
         let trend = Trend::of_points(&rising).unwrap();
         assert!(trend.recent > 0.0, "{trend:?}");
+    }
+
+    /// Within one recording two snapshots could be a pool that filled; two recordings compared
+    /// are the user's two points, and what rose between them beyond its doubt is the answer.
+    #[test]
+    fn a_rise_between_two_compared_recordings_is_a_suspect() {
+        let m = session(MAP_LEAK_TYPES);
+        let two = CityModel::comparison(&m, 0, &m, 2).unwrap();
+        assert!(two.is_comparison() && !m.is_comparison());
+        let named: Vec<String> = suspects(&two).into_iter().flat_map(|s| s.leaking).collect();
+        assert!(named.contains(&"Item".to_string()), "{named:?}");
+        // The same two points within one recording name nothing.
+        let mut pair = CityModel::new();
+        for i in [0, 2] {
+            let rows: Vec<(Vec<String>, String, u64, u64)> = MAP_LEAK_TYPES
+                .iter()
+                .map(|(n, c)| {
+                    (
+                        vec!["p".into(), n.to_string()],
+                        "Type".into(),
+                        c[i],
+                        c[i] * 16,
+                    )
+                })
+                .collect();
+            let total: u64 = MAP_LEAK_TYPES.iter().map(|t| t.1[i]).sum();
+            pair.push_tree(i as u64 * 1000, (total, total * 16), &rows, Vec::new());
+        }
+        assert!(suspects(&pair).is_empty());
+        // A fall between them is none.
+        let back = CityModel::comparison(&m, 2, &m, 0).unwrap();
+        assert!(suspects(&back).is_empty());
     }
 
     #[test]
@@ -1800,12 +1849,28 @@ mod tests {
         assert_eq!(m.dead_rise_at(2, "Item", 10_000, 40_000), None);
         assert_eq!(m.dead_rise_at(2, "Garbage", 40_000, 40_000), None);
         paths.unreached = vec![("Garbage".into(), 60)];
-        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
         assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
         let s = suspects(&m);
         assert!(
             s.iter().any(|s| s.leaking.iter().any(|t| t == "Garbage")),
             "{s:?}"
+        );
+        // Sampled by bytes: 96 of 100 samples missed were big garbage arrays standing for few
+        // objects each, the 4 reached small live ones standing for many. By weight the rise is
+        // alive, where by count it looked dead.
+        paths.unreached = vec![("Garbage".into(), 96)];
+        paths.targeted_weight = vec![("Item".into(), 40.0), ("Garbage".into(), 96.0 + 4_000.0)];
+        paths.unreached_weight = vec![("Garbage".into(), 96.0)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
+        // And the other way: the few reached stand for few objects.
+        paths.targeted_weight = vec![("Garbage".into(), 9_600.0 + 4.0)];
+        paths.unreached_weight = vec![("Garbage".into(), 9_600.0)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        assert_eq!(
+            m.dead_rise_at(2, "Garbage", 10_000, 40_000),
+            Some((96, 100))
         );
     }
 

@@ -138,6 +138,9 @@ pub struct Report {
     pub walks_in_window: usize,
     /// The Java heap ran out: seen by the agent, or inferred from how the session ended.
     pub out_of_memory: Option<OutOfMemoryJson>,
+    /// Two recordings compared (`report A B`): suspects are what rose from one to the other
+    /// beyond its doubt, not steady trends, which two snapshots cannot show.
+    pub compared: bool,
 }
 
 /// How the session met an OutOfMemoryError (see `out_of_memory`).
@@ -603,6 +606,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         rising: rising.into_iter().map(SuspectJson::from).collect(),
         walks_in_window: memcity_city::suspects::walks_in_window(session),
         out_of_memory: out_of_memory(session),
+        compared: session.is_comparison(),
     })
 }
 
@@ -681,23 +685,38 @@ fn render_suspects(
     out: &mut String,
     suspects: &[SuspectJson],
     rising: &[SuspectJson],
+    compared: bool,
     source: Source,
 ) {
     if suspects.is_empty() {
-        let _ = writeln!(
-            out,
-            "LEAK SUSPECTS: none (no type grows steadily in this window{})",
-            if rising.is_empty() {
-                ""
-            } else {
-                " beyond the estimates' doubt"
-            }
-        );
+        let doubt = if rising.is_empty() {
+            ""
+        } else {
+            " beyond the estimates' doubt"
+        };
+        let _ = if compared {
+            writeln!(
+                out,
+                "LEAK SUSPECTS: none (no type rose from one recording to the other{doubt})"
+            )
+        } else {
+            writeln!(
+                out,
+                "LEAK SUSPECTS: none (no type grows steadily in this window{doubt})"
+            )
+        };
         render_rising(out, rising);
         let _ = writeln!(out);
         return;
     }
-    let _ = writeln!(out, "LEAK SUSPECTS");
+    if compared {
+        let _ = writeln!(
+            out,
+            "LEAK SUSPECTS (what rose from one recording to the other: two snapshots show a rise, not whether it goes on)"
+        );
+    } else {
+        let _ = writeln!(out, "LEAK SUSPECTS");
+    }
     // Beside named leaks, a growing type no sampled path reached (a tiny per-session lock,
     // sampled too rarely) is one line at the end, not a numbered suspect of its own.
     let any_named = suspects.iter().any(|s| !s.holder.is_empty());
@@ -927,8 +946,9 @@ fn render_suspects(
     }
 }
 
-/// The types that rose within the estimates' doubt, with no holder named: one line, apart from
-/// the suspects.
+/// The types that rose only within the estimates' doubt: one line, apart from the suspects,
+/// each with its holder where a search named one (the paths reached it, but what it holds is
+/// not yet more than the doubt: a short window, or births no marking or search has met).
 fn render_rising(out: &mut String, rising: &[SuspectJson]) {
     if rising.is_empty() {
         return;
@@ -936,8 +956,15 @@ fn render_rising(out: &mut String, rising: &[SuspectJson]) {
     let each: Vec<String> = rising
         .iter()
         .map(|s| {
+            let held = if s.holder.is_empty() {
+                " (holder not seen yet)".to_string()
+            } else if s.root.is_empty() {
+                format!(" held by {}", s.holder)
+            } else {
+                format!(" held by {} ({})", s.holder, s.root)
+            };
             format!(
-                "{} {}",
+                "{} {}{held}",
                 s.leaking.first().map(String::as_str).unwrap_or("?"),
                 signed_count(s.growth)
             )
@@ -945,7 +972,7 @@ fn render_rising(out: &mut String, rising: &[SuspectJson]) {
         .collect();
     let _ = writeln!(
         out,
-        "Rising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): {}",
+        "Rising within the estimates' doubt (their error and what may be garbage no marking has freed; a walk, an old-generation marking or the next path search settles it): {}",
         each.join(", ")
     );
 }
@@ -1018,7 +1045,13 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     } else {
         Source::Recording
     };
-    render_suspects(&mut out, &report.suspects, &report.rising, source);
+    render_suspects(
+        &mut out,
+        &report.suspects,
+        &report.rising,
+        report.compared,
+        source,
+    );
     let _ = writeln!(
         out,
         "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
@@ -1192,6 +1225,7 @@ mod tests {
                 unseen("Lock$Sync", 3_000),
             ],
             &[],
+            false,
             Source::Recording,
         );
         let lines: Vec<&str> = out.lines().collect();
@@ -1214,6 +1248,7 @@ mod tests {
             &mut alone,
             &[unseen("A", 4_000), unseen("B", 3_000)],
             &[],
+            false,
             Source::Recording,
         );
         assert!(
@@ -1228,10 +1263,11 @@ mod tests {
             &mut doubtful,
             &[],
             &[unseen("C", 32_777)],
+            false,
             Source::Recording,
         );
         assert!(
-            doubtful.starts_with("LEAK SUSPECTS: none (no type grows steadily in this window beyond the estimates' doubt)\nRising, not yet explained (within the estimates' error and what may be garbage, and no holder named; a walk, an old-generation marking or the next path search settles it): C +32,777\n"),
+            doubtful.starts_with("LEAK SUSPECTS: none (no type grows steadily in this window beyond the estimates' doubt)\nRising within the estimates' doubt (their error and what may be garbage no marking has freed; a walk, an old-generation marking or the next path search settles it): C +32,777 (holder not seen yet)\n"),
             "{doubtful}"
         );
         let mut both = String::new();
@@ -1239,10 +1275,14 @@ mod tests {
             &mut both,
             std::slice::from_ref(&named),
             &[unseen("C", 32_777)],
+            false,
             Source::Recording,
         );
         assert!(both.contains("\n1. java.util.HashMap"), "{both}");
-        assert!(both.contains("\nRising, not yet explained ("), "{both}");
+        assert!(
+            both.contains("\nRising within the estimates' doubt ("),
+            "{both}"
+        );
         assert!(!both.contains("\n2. "), "{both}");
     }
 
@@ -1290,6 +1330,7 @@ mod tests {
             rising: Vec::new(),
             walks_in_window: 0,
             out_of_memory: None,
+            compared: false,
             snapshots: 2,
             exact_snapshots: 2,
             estimated_snapshots: 0,

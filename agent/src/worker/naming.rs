@@ -258,7 +258,7 @@ impl Worker {
                 root,
                 chain: node.chain,
                 length: node.length,
-                reached: self.type_counts(&node.reached),
+                reached: self.type_counts(node.reached.iter().map(|&(c, n)| (c, n, 0.0))),
                 also,
                 identity: node.identity,
                 targets: node
@@ -277,8 +277,8 @@ impl Worker {
             });
         }
         PathTree {
-            targeted: self.type_counts(&found.targeted),
-            unreached: self.type_counts(&found.missed),
+            targeted: self.type_counts(found.targeted.iter().copied()),
+            unreached: self.type_counts(found.missed.iter().copied()),
             started_ms: ms(found.started),
             finished_ms: ms(found.finished),
             targets: found.targets,
@@ -293,15 +293,17 @@ impl Worker {
         }
     }
 
-    /// `(class, count)` pairs as the wire's type counts, the classes named.
-    fn type_counts(&mut self, counts: &[(u32, u64)]) -> Vec<TypeCount> {
+    /// `(class, count, weight)` triples as the wire's type counts, the classes named (weight 0
+    /// where the count is of objects, not samples).
+    fn type_counts(&mut self, counts: impl IntoIterator<Item = (u32, u64, f64)>) -> Vec<TypeCount> {
         counts
-            .iter()
-            .map(|&(class, objects)| {
+            .into_iter()
+            .map(|(class, objects, weight)| {
                 let name = self.class_name(class);
                 TypeCount {
                     r#type: self.strings.intern(&name),
                     objects,
+                    weight,
                 }
             })
             .collect()

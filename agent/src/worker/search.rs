@@ -105,7 +105,7 @@ impl Worker {
                     .missed
                     .iter()
                     .take(6)
-                    .map(|&(c, n)| {
+                    .map(|&(c, n, _)| {
                         format!(
                             "{n} {}",
                             self.classes
