@@ -2389,13 +2389,24 @@ impl Search {
         let mut by_root: Vec<(u32, u64)> =
             self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
         by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
+        // A root that the roots' enumeration alone finds (a frame's local) holds a growth no
+        // search without that stop can see: named among the preferred roots with a few finds,
+        // not only with a tenth of them, or the focused searches after it look through the
+        // statics and threads for it in vain until the next full search (a leak in `main`'s
+        // local beside a bigger static history filled at start-up, whose finds outnumber it).
         let top_roots: Vec<RootKey> = by_root
             .iter()
-            .filter(|&&(_, n)| n * 10 >= total_recent.max(1))
-            .filter_map(|&(r, _)| self.roots.get(r as usize))
-            .map(|(root, _)| RootKey {
+            .filter_map(|&(r, n)| Some((self.roots.get(r as usize)?, n)))
+            .map(|((root, _), n)| {
+                let enumerated = !matches!(root.kind, RootKind::StaticField | RootKind::Thread);
+                (root, n, enumerated)
+            })
+            .filter(|&(_, n, enumerated)| {
+                n * 10 >= total_recent.max(1) || (enumerated && n >= ENOUGH_TO_SHOW)
+            })
+            .map(|(root, _, enumerated)| RootKey {
                 key: root.key(&self.threads),
-                enumerated: !matches!(root.kind, RootKind::StaticField | RootKind::Thread),
+                enumerated,
             })
             .collect();
         self.also_roots();

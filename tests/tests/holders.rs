@@ -34,6 +34,7 @@ fn container_leak(mode: &str) -> (Value, Value) {
         stdout.last().is_some_and(|l| l.starts_with("DONE")),
         "{mode}: {stdout:?}"
     );
+    keep_recording(&file, &format!("containers-{mode}"));
     let report = report_json(&file);
     let first = report["suspects"]
         .as_array()
