@@ -2390,10 +2390,12 @@ impl Search {
             self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
         by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
         // A root that the roots' enumeration alone finds (a frame's local) holds a growth no
-        // search without that stop can see: named among the preferred roots with a few finds,
-        // not only with a tenth of them, or the focused searches after it look through the
-        // statics and threads for it in vain until the next full search (a leak in `main`'s
-        // local beside a bigger static history filled at start-up, whose finds outnumber it).
+        // search without that stop can see: named among the preferred roots with a growth's
+        // own evidence (`ENOUGH_TO_KEEP` finds), not only with a tenth of them, or the focused
+        // searches after it look through the statics and threads for it in vain until the
+        // next full search (a leak in `main`'s local beside a bigger static history filled at
+        // start-up, whose finds outnumber it). Not with fewer: a server's request frames each
+        // hold a session or two for a moment, and made the stops many and their roots first.
         let top_roots: Vec<RootKey> = by_root
             .iter()
             .filter_map(|&(r, n)| Some((self.roots.get(r as usize)?, n)))
@@ -2402,7 +2404,7 @@ impl Search {
                 (root, n, enumerated)
             })
             .filter(|&(_, n, enumerated)| {
-                n * 10 >= total_recent.max(1) || (enumerated && n >= ENOUGH_TO_SHOW)
+                n * 10 >= total_recent.max(1) || (enumerated && n >= ENOUGH_TO_KEEP)
             })
             .map(|(root, _, enumerated)| RootKey {
                 key: root.key(&self.threads),
