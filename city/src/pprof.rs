@@ -222,7 +222,7 @@ fn tree_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
 /// The sampling interval in force at snapshot `index` (the agent adapts it to its cost), else the
 /// one the session started with (0: every allocation); `None` when the source does not say (a
 /// Memory Cities export).
-fn sampling_interval(model: &CityModel, index: usize) -> Option<u64> {
+pub fn sampling_interval(model: &CityModel, index: usize) -> Option<u64> {
     model
         .frame(index)
         .and_then(|f| f.cost)

@@ -141,6 +141,12 @@ pub struct Report {
     /// Two recordings compared (`report A B`): suspects are what rose from one to the other
     /// beyond its doubt, not steady trends, which two snapshots cannot show.
     pub compared: bool,
+    /// Where the last snapshot is an estimate and some of its groups had no allocation sample
+    /// since their walk (shown at the walk's counts, with no error): how many bytes those
+    /// groups may together have grown by unseen, at 95 %. Sampling is memoryless in bytes, so
+    /// allocations of `b` bytes go unsampled with chance `exp(-b / interval)`: below 5 % past
+    /// three intervals (the rule of three), however the bytes spread over types.
+    pub unsampled_bound_bytes: Option<u64>,
 }
 
 /// How the session met an OutOfMemoryError (see `out_of_memory`).
@@ -550,6 +556,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
     let (backed, rising): (Vec<Suspect>, Vec<Suspect>) =
         suspects(session).into_iter().partition(Suspect::is_backed);
+    let unsampled_bound_bytes = unsampled_bound(session, &groups);
     Ok(Report {
         snapshots: session.len(),
         exact_snapshots: session.len() - estimated_snapshots,
@@ -607,7 +614,30 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         walks_in_window: memcity_city::suspects::walks_in_window(session),
         out_of_memory: out_of_memory(session),
         compared: session.is_comparison(),
+        unsampled_bound_bytes,
     })
+}
+
+/// Allocations this many sampling intervals long go unsampled with chance below 5 %
+/// (`exp(-3)`).
+const UNSAMPLED_INTERVALS: u64 = 3;
+
+/// `Report::unsampled_bound_bytes`: three sampling intervals, when the last snapshot is an
+/// estimate in which some group of objects stands at its walk's count (no error, nothing
+/// unconfirmed).
+fn unsampled_bound(session: &CityModel, groups: &[GroupGrowth]) -> Option<u64> {
+    let last = session.frame(session.window().end)?;
+    if !last.is_estimated() {
+        return None;
+    }
+    let carried = groups.iter().any(|g| {
+        g.estimated
+            && g.objects_last > 0
+            && g.objects_last_error == 0
+            && g.objects_last_unconfirmed == 0
+    });
+    let interval = memcity_city::pprof::sampling_interval(session, session.window().end)?;
+    (carried && interval > 0).then(|| interval.saturating_mul(UNSAMPLED_INTERVALS))
 }
 
 /// A point of a session as `--from`/`--to` name it: a snapshot number counted from 1 as the
@@ -1100,6 +1130,15 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             group.path.last().map(String::as_str).unwrap_or("")
         );
     }
+    if let Some(bound) = report.unsampled_bound_bytes {
+        let _ = writeln!(
+            out,
+            "{:>73}  ~ rows with no ± had no allocation sample since their walk and stand at its count: together they may have grown by up to {} unseen (95 %: {} sampling intervals)",
+            "",
+            human_bytes(bound),
+            UNSAMPLED_INTERVALS
+        );
+    }
     if references > 0 && !report.references.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(
@@ -1173,6 +1212,65 @@ mod tests {
             .unwrap();
         }
         s
+    }
+
+    /// An estimate in which a type had no sample since its walk stands at the walk's count;
+    /// the report bounds what such types may have grown by together, unseen: three sampling
+    /// intervals. After a walk, or with every type sampled, there is nothing to bound.
+    #[test]
+    fn types_no_sample_landed_in_are_bounded_together() {
+        use memcity_proto::v1::{exactness, Exactness, Handshake};
+        let with_last = |a_error: u64, b_error: u64, estimate: bool| {
+            let mut s = session();
+            s.handshake = Some(Handshake {
+                sampling_interval: 512 * 1024,
+                ..Default::default()
+            });
+            let leaf = |name, objects, error| Node {
+                name,
+                objects,
+                bytes: objects * 16,
+                estimated: true,
+                objects_error: error,
+                ..Default::default()
+            };
+            s.apply(&StreamMessage {
+                kind: Some(Kind::Snapshot(Snapshot {
+                    seq: 2,
+                    time_ms: 3000,
+                    exactness: estimate.then(|| Exactness {
+                        source: exactness::Source::Estimate as i32,
+                        ..Default::default()
+                    }),
+                    root: Some(Node {
+                        name: 0,
+                        objects: 1045,
+                        children: vec![Node {
+                            name: 1,
+                            objects: 1045,
+                            estimated: true,
+                            children: vec![leaf(2, 1000, a_error), leaf(3, 45, b_error)],
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })),
+            })
+            .unwrap();
+            build(&s, 10).unwrap()
+        };
+        let carried = with_last(30, 0, true);
+        assert_eq!(carried.unsampled_bound_bytes, Some(3 * 512 * 1024));
+        let text = render_text(&carried, "x", 0);
+        assert!(
+            text.contains(
+                "together they may have grown by up to 1.5 MiB unseen (95 %: 3 sampling intervals)"
+            ),
+            "{text}"
+        );
+        assert_eq!(with_last(30, 2, true).unsampled_bound_bytes, None);
+        assert_eq!(with_last(0, 0, false).unsampled_bound_bytes, None);
     }
 
     #[test]
@@ -1331,6 +1429,7 @@ mod tests {
             walks_in_window: 0,
             out_of_memory: None,
             compared: false,
+            unsampled_bound_bytes: None,
             snapshots: 2,
             exact_snapshots: 2,
             estimated_snapshots: 0,
