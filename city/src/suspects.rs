@@ -1069,8 +1069,13 @@ mod tests {
 
     /// Three snapshots of types `(name, objects)` a second apart.
     fn session(types: &[(&str, [u64; 3])]) -> CityModel {
+        snapshots_of(types, &[0, 1, 2])
+    }
+
+    /// The snapshots `at` of types `(name, objects at 0, 1, 2)`, at their seconds.
+    fn snapshots_of(types: &[(&str, [u64; 3])], at: &[usize]) -> CityModel {
         let mut m = CityModel::new();
-        for i in 0..3 {
+        for &i in at {
             let rows: Vec<(Vec<String>, String, u64, u64)> = types
                 .iter()
                 .map(|(name, counts)| {
@@ -1181,22 +1186,7 @@ mod tests {
         let named: Vec<String> = suspects(&two).into_iter().flat_map(|s| s.leaking).collect();
         assert!(named.contains(&"Item".to_string()), "{named:?}");
         // The same two points within one recording name nothing.
-        let mut pair = CityModel::new();
-        for i in [0, 2] {
-            let rows: Vec<(Vec<String>, String, u64, u64)> = MAP_LEAK_TYPES
-                .iter()
-                .map(|(n, c)| {
-                    (
-                        vec!["p".into(), n.to_string()],
-                        "Type".into(),
-                        c[i],
-                        c[i] * 16,
-                    )
-                })
-                .collect();
-            let total: u64 = MAP_LEAK_TYPES.iter().map(|t| t.1[i]).sum();
-            pair.push_tree(i as u64 * 1000, (total, total * 16), &rows, Vec::new());
-        }
+        let pair = snapshots_of(MAP_LEAK_TYPES, &[0, 2]);
         assert!(suspects(&pair).is_empty());
         // A fall between them is none.
         let back = CityModel::comparison(&m, 2, &m, 0).unwrap();

@@ -6,17 +6,14 @@ use std::time::Duration;
 
 use memcity_e2e::*;
 
-#[test]
-fn an_exported_session_reports_as_its_recording_does() {
-    let golden = root().join("proto/tests/data/golden-v1.mcrec");
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("mc");
+/// `memcity export FILE --memory-cities DIR`, which must succeed.
+fn export_memory_cities(file: &std::path::Path, dir: &std::path::Path) -> std::process::Output {
     let out = memcity(
         &[
             "export",
-            golden.to_str().unwrap(),
+            file.to_str().unwrap(),
             "--memory-cities",
-            out_dir.to_str().unwrap(),
+            dir.to_str().unwrap(),
         ],
         Duration::from_secs(60),
     );
@@ -25,6 +22,15 @@ fn an_exported_session_reports_as_its_recording_does() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+#[test]
+fn an_exported_session_reports_as_its_recording_does() {
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("mc");
+    let out = export_memory_cities(&golden, &out_dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let folder = out_dir.join("PackageTypeAllocationSite");
     assert_eq!(
@@ -123,20 +129,7 @@ fn two_real_recordings_compare_with_their_paths_and_export_alike() {
 
     // Export and read back: the same window, the same growers, nothing left unplaced.
     let out_dir = long_dir.path().join("mc");
-    let out = memcity(
-        &[
-            "export",
-            long_s,
-            "--memory-cities",
-            out_dir.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    export_memory_cities(&long, &out_dir);
     let folder = out_dir.join("PackageType");
     let out = memcity(
         &["report", folder.to_str().unwrap(), "--json", "--top", "0"],
