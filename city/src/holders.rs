@@ -72,12 +72,13 @@ pub struct Paths {
     pub unreached_weight: Vec<(String, f64)>,
 }
 
-/// `type_name`'s count in per-type `counts` (`Paths::targeted`, `unreached`), 0 when absent.
-fn count_of(counts: &[(String, u64)], type_name: &str) -> u64 {
+/// `type_name`'s count (or weight) in per-type `counts` (`Paths::targeted`, `unreached` and
+/// their weights), 0 when absent.
+fn count_of<T: Copy + Default>(counts: &[(String, T)], type_name: &str) -> T {
     counts
         .iter()
         .find(|(t, _)| t == type_name)
-        .map_or(0, |&(_, n)| n)
+        .map_or(T::default(), |&(_, n)| n)
 }
 
 /// Sampled objects of a type a search looked for, at least this many, all unreached: the
@@ -134,12 +135,7 @@ impl Paths {
     /// its small ones (a leak's small names among big garbage arrays, both `byte[]`). `None`
     /// without weights (an older agent) or targets of the type.
     pub fn reached_weight_share(&self, type_name: &str) -> Option<f64> {
-        let of = |weights: &[(String, f64)]| {
-            weights
-                .iter()
-                .find(|(t, _)| t == type_name)
-                .map_or(0.0, |&(_, w)| w)
-        };
+        let of = |weights: &[(String, f64)]| count_of(weights, type_name);
         let targeted = of(&self.targeted_weight);
         (targeted > 0.0).then(|| (1.0 - of(&self.unreached_weight) / targeted).clamp(0.0, 1.0))
     }
