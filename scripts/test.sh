@@ -50,6 +50,15 @@ skipped=$(grep -c '^SKIPPED:' "$log" || true)
 echo "$skipped tests skipped part of their work:"
 grep '^SKIPPED:' "$log" | sort | uniq -c || true
 if [ "$tests_status" -ne 0 ]; then
+  # CI keeps only the end of a run's output: repeat each failure's message here, where it shows.
+  echo "== what failed"
+  failed=$(sed -nE 's/^test ([^ ]+) \.\.\. FAILED$/\1/p; s/^([^ ]+) --- FAILED$/\1/p' "$log" | sort -u)
+  for name in $failed; do
+    # The message runs from the panic's line to the backtrace; a report in it is cut at 60 lines.
+    awk -v head="thread '$name' (" 'index($0, head) == 1 {on = 1; n = 0}
+      on && (/^stack backtrace:/ || /^note: /) {on = 0}
+      on && n++ < 60 {print substr($0, 1, 400)}' "$log"
+  done
   echo "== FAILED: cargo test exited with $tests_status; the failing tests are marked FAILED above"
   exit "$tests_status"
 fi
