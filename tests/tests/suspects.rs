@@ -99,7 +99,7 @@ fn cache_key_leak_names_its_static_map_and_its_table() {
         assert_eq!(
             text(&s, "holder"),
             "java.util.concurrent.ConcurrentHashMap",
-            "{gc}"
+            "{gc}: {report:#}"
         );
         let f = fields(&s);
         assert!(
