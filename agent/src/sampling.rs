@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -143,6 +143,10 @@ pub struct Sampler {
     cost: SampleCost,
     pub tracker: Tracker,
     classes: ClassCache,
+    /// By class id, whether the class's objects reference nothing that could hold more
+    /// ([`references_only_leaves`]): 0 not looked up yet, 1 yes, 2 no. Read only while a hold
+    /// limit is set; class ids past the table are looked up every time.
+    leaves: Box<[AtomicU8]>,
     /// Serializes "class untagged? then tag it" between sampling threads and the class table, so
     /// a class never gets two ids. Never held while waiting for anything but that one tag.
     class_tagging: Mutex<()>,
@@ -163,6 +167,31 @@ pub struct SampleCost {
     pub class: AtomicU64,
     /// Claiming a tracker slot and the weak reference to the object.
     pub track: AtomicU64,
+}
+
+/// Class ids whose [`references_only_leaves`] answer is remembered (a byte each).
+const LEAF_TABLE: usize = 1 << 16;
+
+/// Whether objects of the class with this JVM signature reference nothing that references more:
+/// primitive arrays, `String` (whose one reference is its own byte or char array) and the boxes.
+/// Holding one keeps only itself (and a string's array) alive.
+pub fn references_only_leaves(signature: &str) -> bool {
+    let bytes = signature.as_bytes();
+    if bytes.len() == 2 && bytes[0] == b'[' {
+        return b"BCDFIJSZ".contains(&bytes[1]);
+    }
+    matches!(
+        signature,
+        "Ljava/lang/String;"
+            | "Ljava/lang/Integer;"
+            | "Ljava/lang/Long;"
+            | "Ljava/lang/Short;"
+            | "Ljava/lang/Byte;"
+            | "Ljava/lang/Character;"
+            | "Ljava/lang/Boolean;"
+            | "Ljava/lang/Float;"
+            | "Ljava/lang/Double;"
+    )
 }
 
 /// The largest interval adaptation goes to (the JVM takes up to 2^31 - 1).
@@ -227,6 +256,7 @@ impl Sampler {
             cost: SampleCost::default(),
             tracker: Tracker::new(tracked),
             classes: ClassCache::new(),
+            leaves: (0..LEAF_TABLE).map(|_| AtomicU8::new(0)).collect(),
             class_tagging: Mutex::new(()),
         }
     }
@@ -433,6 +463,15 @@ impl Sampler {
         let class = self.class_id(jvmti, jni, klass, next_class);
         step(&self.cost.class);
         let weight = self.weight(size);
+        // Where the collector keeps whatever a reference holds (generational ZGC), an object
+        // that references others would keep them too: one sampled entry of a dropped `TreeMap`
+        // reaches the whole tree (parents, children), and held so until a major collection it
+        // stalled a 4 GB heap for seconds. Only objects that reach nothing more are followed.
+        if self.tracker.hold_limited() && !self.references_only_leaves(jvmti, klass, class) {
+            self.tracker.refuse_graph();
+            step(&self.cost.track);
+            return;
+        }
         // SAFETY: `jni` is this thread's JNIEnv and `object` the event's local reference.
         let reference = unsafe { weak::new(jni, object) };
         if reference != 0 {
@@ -451,6 +490,24 @@ impl Sampler {
             }
         }
         step(&self.cost.track);
+    }
+
+    /// Whether the objects of `klass` (id `class`) reference nothing that references more: a
+    /// primitive array, a `String` (its own array) or a box. Looked up once per class id.
+    fn references_only_leaves(&self, jvmti: &Jvmti, klass: jni::sys::jclass, class: u32) -> bool {
+        let known = self.leaves.get(class as usize);
+        match known.map(|k| k.load(Ordering::Relaxed)) {
+            Some(1) => return true,
+            Some(2) => return false,
+            _ => {}
+        }
+        let leaf = jvmti
+            .class_signature(klass)
+            .is_ok_and(|signature| references_only_leaves(&signature.to_string_lossy()));
+        if let Some(known) = known {
+            known.store(if leaf { 1 } else { 2 }, Ordering::Relaxed);
+        }
+        leaf
     }
 
     /// The class id of `klass`: from the cache, else its mirror's tag (tagging a class seen for
@@ -772,6 +829,25 @@ mod tests {
 
     fn frames(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// What generational ZGC may follow: what holding keeps no more than itself.
+    #[test]
+    fn only_objects_that_reach_nothing_more_count_as_leaves() {
+        for leaf in ["[B", "[J", "[Z", "Ljava/lang/String;", "Ljava/lang/Long;"] {
+            assert!(references_only_leaves(leaf), "{leaf}");
+        }
+        for graph in [
+            "[Ljava/lang/Object;",
+            "[[B",
+            "Ljava/util/TreeMap$Entry;",
+            "Ljava/lang/Object;",
+            "Ljava/lang/StringBuilder;",
+            "[",
+            "",
+        ] {
+            assert!(!references_only_leaves(graph), "{graph}");
+        }
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl Tracker {
     }
 
     /// Follows at most `bytes` of sampled objects at a time, and none larger than a 256th of
-    /// that. Generational ZGC's young collections mark through every weak reference (JNI's,
+    /// that; the sampler then follows only objects that reference nothing more (`refuse_graph`). Generational ZGC's young collections mark through every weak reference (JNI's,
     /// JVMTI's tags, `java.lang.ref`'s: its reference processing runs in major collections
     /// only), so each followed object stays, promoted, until a major collection: unbounded,
     /// one 256 KiB array sampled in two kept the heap at 940 MB where it was 78 MB alone.
@@ -223,6 +223,14 @@ impl Tracker {
                     Some(held.saturating_sub(size))
                 });
         }
+    }
+
+    /// A sample not followed under the hold limit because its object references others,
+    /// which holding it would keep too (see `Sampler::references_only_leaves`). Counted as
+    /// one past the limit is.
+    pub fn refuse_graph(&self) {
+        self.unheld.fetch_add(1, Ordering::Relaxed);
+        self.untracked.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Claims `size` bytes of the hold limit for a sample; false (counted) past it.
