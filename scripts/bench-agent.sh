@@ -466,7 +466,10 @@ after_gc() {
   # "... 520M(13%)->48M(1%) ..." (ZGC) or "... 120M->14M(4096M) ..." (others): the MB after.
   sed -n 's/.*->\([0-9]*\)M.*/\1/p' "$1"
 }
-echo "== retention: DroppedArrays 15 s, -Xmx4g, heap after GC in MB (median, largest) and GCs"
+# DroppedGraph drops TreeMaps of a million entries instead: a sampled entry reaches the whole map.
+# RETENTION_APPS picks the apps (default both); the stalls are the collector's allocation stalls.
+for app in ${RETENTION_APPS:-DroppedArrays DroppedGraph}; do
+echo "== retention: $app 15 s, -Xmx4g, heap after GC in MB (median, largest), GCs and allocation stalls"
 for jdk in 17 25; do
   bin=$java
   if [ "$jdk" = 25 ]; then bin=$jdk25_java; fi
@@ -476,15 +479,17 @@ for jdk in 17 25; do
       agent_flag=()
       [ "$config" = defaults ] && agent_flag=("-agentpath:$agent=port=0,log=warn")
       if ! "$bin" "-XX:+Use${gc}GC" -Xmx4g "-Xlog:gc:file=$work/gc.log" "${agent_flag[@]}" \
-          -cp "$classes" DroppedArrays 15 > /dev/null 2> "$work/err.log"; then
+          -cp "$classes" "$app" 15 > /dev/null 2> "$work/err.log"; then
         echo "  JDK $jdk $gc: not available ($(head -1 "$work/err.log"))"
         break
       fi
       values=$(after_gc "$work/gc.log")
-      printf '  JDK %s %-10s %-8s after GC median %5s MB, largest %5s MB, %4d GCs\n' "$jdk" "$gc" "$config" \
-        "$(echo "$values" | grep . | median)" "$(echo "$values" | sort -n | tail -1)" "$(echo "$values" | grep -c .)"
+      printf '  JDK %s %-10s %-8s after GC median %5s MB, largest %5s MB, %4d GCs, %d stalls\n' "$jdk" "$gc" "$config" \
+        "$(echo "$values" | grep . | median)" "$(echo "$values" | sort -n | tail -1)" "$(echo "$values" | grep -c .)" \
+        "$(grep -c 'Allocation Stall (' "$work/gc.log" || true)"
     done
   done
 done
 echo
+done
 fi

@@ -169,11 +169,62 @@ pub struct SampleCost {
     pub track: AtomicU64,
 }
 
+/// Whether no instance field of `class` or of its superclasses can hold a reference. Unknown
+/// (an error) counts as a reference.
+///
+/// # Safety
+/// `jni` must be the current thread's JNIEnv and `class` a valid reference in it.
+unsafe fn no_reference_fields(jvmti: &Jvmti, jni: *mut JNIEnv, class: jni::sys::jclass) -> bool {
+    const ACC_STATIC: jni::sys::jint = 0x0008;
+    let mut at = class;
+    let mut none = true;
+    while none && !at.is_null() {
+        none = jvmti.class_fields(at).is_ok_and(|fields| {
+            fields.as_slice().iter().all(|&field| {
+                jvmti
+                    .field_modifiers(at, field)
+                    .is_ok_and(|m| m & ACC_STATIC != 0)
+                    || jvmti
+                        .field_name(at, field)
+                        .is_ok_and(|(_, sig)| !sig.to_string_lossy().starts_with(['L', '[']))
+            })
+        });
+        // SAFETY: per the contract; GetSuperclass and DeleteLocalRef are in every JNI table.
+        // The superclasses' local references are deleted as the climb goes: the callback runs
+        // in the application's own frame.
+        let next = unsafe {
+            match (**jni).GetSuperclass {
+                Some(superclass) => superclass(jni, at),
+                None => std::ptr::null_mut(),
+            }
+        };
+        if at != class {
+            // SAFETY: as above; `at` is a superclass reference made in this loop.
+            unsafe {
+                if let Some(delete) = (**jni).DeleteLocalRef {
+                    delete(jni, at);
+                }
+            }
+        }
+        at = next;
+    }
+    if !at.is_null() && at != class {
+        // SAFETY: as above.
+        unsafe {
+            if let Some(delete) = (**jni).DeleteLocalRef {
+                delete(jni, at);
+            }
+        }
+    }
+    none
+}
+
 /// Class ids whose [`references_only_leaves`] answer is remembered (a byte each).
 const LEAF_TABLE: usize = 1 << 16;
 
-/// Whether objects of the class with this JVM signature reference nothing that references more:
-/// primitive arrays, `String` (whose one reference is its own byte or char array) and the boxes.
+/// Whether objects of the class with this JVM signature reference nothing that references more,
+/// as the signature alone tells: primitive arrays, `String` (whose one reference is its own
+/// byte or char array) and the boxes.
 /// Holding one keeps only itself (and a string's array) alive.
 pub fn references_only_leaves(signature: &str) -> bool {
     let bytes = signature.as_bytes();
@@ -467,7 +518,7 @@ impl Sampler {
         // that references others would keep them too: one sampled entry of a dropped `TreeMap`
         // reaches the whole tree (parents, children), and held so until a major collection it
         // stalled a 4 GB heap for seconds. Only objects that reach nothing more are followed.
-        if self.tracker.hold_limited() && !self.references_only_leaves(jvmti, klass, class) {
+        if self.tracker.hold_limited() && !self.references_only_leaves(jvmti, jni, klass, class) {
             self.tracker.refuse_graph();
             step(&self.cost.track);
             return;
@@ -493,17 +544,33 @@ impl Sampler {
     }
 
     /// Whether the objects of `klass` (id `class`) reference nothing that references more: a
-    /// primitive array, a `String` (its own array) or a box. Looked up once per class id.
-    fn references_only_leaves(&self, jvmti: &Jvmti, klass: jni::sys::jclass, class: u32) -> bool {
+    /// primitive array, a `String` (its own array), a box, or an instance with no reference
+    /// field of its own or inherited. Looked up once per class id.
+    fn references_only_leaves(
+        &self,
+        jvmti: &Jvmti,
+        jni: *mut JNIEnv,
+        klass: jni::sys::jclass,
+        class: u32,
+    ) -> bool {
         let known = self.leaves.get(class as usize);
         match known.map(|k| k.load(Ordering::Relaxed)) {
             Some(1) => return true,
             Some(2) => return false,
             _ => {}
         }
-        let leaf = jvmti
-            .class_signature(klass)
-            .is_ok_and(|signature| references_only_leaves(&signature.to_string_lossy()));
+        let leaf = match jvmti.class_signature(klass) {
+            Ok(signature) => {
+                let signature = signature.to_string_lossy();
+                let instance = !signature.starts_with('[');
+                references_only_leaves(&signature)
+                    || (instance
+                        // SAFETY: `jni` is this thread's JNIEnv and `klass` the event's
+                        // local reference.
+                        && unsafe { no_reference_fields(jvmti, jni, klass) })
+            }
+            Err(_) => false,
+        };
         if let Some(known) = known {
             known.store(if leaf { 1 } else { 2 }, Ordering::Relaxed);
         }

@@ -1197,7 +1197,7 @@ pub(crate) fn say_collector(agent: &Agent) {
     if generational_zgc {
         sampler.tracker.set_hold_limit(GENERATIONAL_ZGC_HOLD);
         info!(
-            "{memcity}; collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows only sampled arrays of primitives, strings and boxes (objects that reference nothing more), at most {} MiB of them at a time, none over {} KiB; other samples are counted and left out of estimates",
+            "{memcity}; collector: generational ZGC, whose young collections keep what a weak reference holds until a major collection: memcity follows only sampled objects that reference nothing more (arrays of primitives, strings, boxes, objects without reference fields), at most {} MiB of them at a time, none over {} KiB; other samples are counted and left out of estimates",
             GENERATIONAL_ZGC_HOLD >> 20,
             (GENERATIONAL_ZGC_HOLD / 256) >> 10
         );
