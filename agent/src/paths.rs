@@ -776,6 +776,9 @@ pub struct Search {
     /// Roots a search through the statics and threads left gone dry, oldest first, to resume
     /// while it has found too few to name a holder by (see `may_resume`).
     deferred: VecDeque<Deferred>,
+    /// For each weak reference of a `RootObject::Held`, the roots not yet come to that share
+    /// it: at 0 it is deleted, as the search moves past, not at its end.
+    root_holds: HashMap<usize, u32>,
     /// Which roots it goes through: any but `Full` makes a focused search, for the samples
     /// born since the last kept search, walked newest first, each root left once gone dry in
     /// it (`gone_dry`).
@@ -1169,6 +1172,7 @@ impl Search {
             met_at_root: 0,
             root_floor: DRY_FLOOR,
             deferred: VecDeque::new(),
+            root_holds: HashMap::new(),
             scope: Scope::Full,
             revisits: 0,
             revisit_from: usize::MAX,
@@ -1521,6 +1525,13 @@ impl Search {
             });
             search.by_hash.entry(hash as u32).or_default().push(index);
             search.settled += u64::from(sample.settled);
+        }
+        for (_, object) in &search.roots {
+            if let RootObject::Held(weak) = *object {
+                if !weak.is_null() {
+                    *search.root_holds.entry(weak as usize).or_default() += 1;
+                }
+            }
         }
         search.cpu = started.elapsed();
         Some(search)
@@ -1916,7 +1927,11 @@ impl Search {
             self.met_at_root = self.met;
             self.root_floor = self.scope.dry_floor();
             let object = match self.roots[index].1 {
-                RootObject::Held(weak) => jni!(jni, NewLocalRef, weak),
+                RootObject::Held(weak) => {
+                    let object = jni!(jni, NewLocalRef, weak);
+                    self.let_go_of_root(jni, index);
+                    object
+                }
                 RootObject::Static(class, field) => {
                     jni!(jni, GetStaticObjectField, class, field)
                 }
@@ -1932,6 +1947,30 @@ impl Search {
             }
         }
         false
+    }
+
+    /// Root `index` is being come to: its weak reference is no longer the search's to keep
+    /// (the root's frame holds the object from here on, as long as it is searched). Deleted
+    /// once no root still to come shares it. Held to the search's end, every local of every
+    /// thread at the enumeration stayed in the heap that long on generational ZGC, whose young
+    /// collections keep what a weak reference holds: a map of a million entries the
+    /// application had dropped, for seconds.
+    fn let_go_of_root(&mut self, jni: *mut JNIEnv, index: usize) {
+        let RootObject::Held(weak) = std::mem::replace(
+            &mut self.roots[index].1,
+            RootObject::Held(ptr::null_mut()),
+        ) else {
+            return;
+        };
+        if weak.is_null() {
+            return;
+        }
+        let holds = self.root_holds.entry(weak as usize).or_insert(1);
+        *holds -= 1;
+        if *holds == 0 {
+            self.root_holds.remove(&(weak as usize));
+            jni!(jni, DeleteWeakGlobalRef, weak);
+        }
     }
 
     /// `object` is referenced by the top frame through `field` (or is a root's object, `field`
