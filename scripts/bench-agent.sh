@@ -466,19 +466,25 @@ after_gc() {
   # "... 520M(13%)->48M(1%) ..." (ZGC) or "... 120M->14M(4096M) ..." (others): the MB after.
   sed -n 's/.*->\([0-9]*\)M.*/\1/p' "$1"
 }
-# DroppedGraph drops TreeMaps of a million entries instead: a sampled entry reaches the whole map.
-# RETENTION_APPS picks the apps (default both); the stalls are the collector's allocation stalls.
+# DroppedGraph drops TreeMaps of a million entries instead (at 1 GB, where the collectors run
+# some 25 times in 15 s; at 4 GB 3-5 times, too few to judge): a sampled entry reaches the whole
+# map. RETENTION_APPS picks the apps (default both); RETENTION_CONFIGS the agent's settings:
+# none (no agent), defaults, nopaths (defaults but the path search, which holds what it is in).
+# The stalls are the collector's allocation stalls.
 for app in ${RETENTION_APPS:-DroppedArrays DroppedGraph}; do
-echo "== retention: $app 15 s, -Xmx4g, heap after GC in MB (median, largest), GCs and allocation stalls"
+heap=-Xmx4g
+[ "$app" = DroppedGraph ] && heap=-Xmx1g
+echo "== retention: $app 15 s, $heap, heap after GC in MB (median, largest), GCs and allocation stalls"
 for jdk in 17 25; do
   bin=$java
   if [ "$jdk" = 25 ]; then bin=$jdk25_java; fi
   [ -n "$bin" ] || { echo "  JDK $jdk: none here, skipped"; continue; }
   for gc in G1 Parallel Z Shenandoah; do
-    for config in none defaults; do
+    for config in ${RETENTION_CONFIGS:-none defaults}; do
       agent_flag=()
       [ "$config" = defaults ] && agent_flag=("-agentpath:$agent=port=0,log=warn")
-      if ! "$bin" "-XX:+Use${gc}GC" -Xmx4g "-Xlog:gc:file=$work/gc.log" "${agent_flag[@]}" \
+      [ "$config" = nopaths ] && agent_flag=("-agentpath:$agent=port=0,log=warn,paths=off")
+      if ! "$bin" "-XX:+Use${gc}GC" "$heap" "-Xlog:gc:file=$work/gc.log" "${agent_flag[@]}" \
           -cp "$classes" "$app" 15 > /dev/null 2> "$work/err.log"; then
         echo "  JDK $jdk $gc: not available ($(head -1 "$work/err.log"))"
         break
