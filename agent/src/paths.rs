@@ -1956,10 +1956,9 @@ impl Search {
     /// collections keep what a weak reference holds: a map of a million entries the
     /// application had dropped, for seconds.
     fn let_go_of_root(&mut self, jni: *mut JNIEnv, index: usize) {
-        let RootObject::Held(weak) = std::mem::replace(
-            &mut self.roots[index].1,
-            RootObject::Held(ptr::null_mut()),
-        ) else {
+        let RootObject::Held(weak) =
+            std::mem::replace(&mut self.roots[index].1, RootObject::Held(ptr::null_mut()))
+        else {
             return;
         };
         if weak.is_null() {

@@ -402,16 +402,6 @@ fn gc_counts_make_estimates_exact_jdk25() {
     }
 }
 
-/// Generational ZGC, where the agent follows only samples that reference nothing more: the
-/// types it does not follow are counted by the collector at a full GC all the same.
-#[test]
-fn gc_counts_make_estimates_exact_jdk25_zgc() {
-    match jdk25() {
-        Some(jdk) => gc_counts_make_estimates_exact(&jdk, "-XX:+UseZGC"),
-        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
-    }
-}
-
 #[test]
 fn estimates_agree_with_an_exact_walk_g1() {
     estimates_agree_with_an_exact_walk(&jdk17(), "-XX:+UseG1GC");

