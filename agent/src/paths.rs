@@ -1403,7 +1403,8 @@ impl Search {
             };
             if wanted(&root) {
                 kept[raw.object] = true;
-                // Shared with other roots of the same object: released once, at the end.
+                // Shared with other roots of the same object: released once, when the search
+                // has come to the last of them (`let_go_of_root`) or at its end.
                 roots.push((root, RootObject::Held(object)));
             }
         }

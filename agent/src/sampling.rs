@@ -519,7 +519,7 @@ impl Sampler {
         // reaches the whole tree (parents, children), and held so until a major collection it
         // stalled a 4 GB heap for seconds. Only objects that reach nothing more are followed.
         if self.tracker.hold_limited() && !self.references_only_leaves(jvmti, jni, klass, class) {
-            self.tracker.refuse_graph();
+            self.tracker.refuse_graph(weight, size.max(0) as u64);
             step(&self.cost.track);
             return;
         }
@@ -553,7 +553,8 @@ impl Sampler {
         klass: jni::sys::jclass,
         class: u32,
     ) -> bool {
-        let known = self.leaves.get(class as usize);
+        // Id 0 is every class whose tagging failed: its answer is no one class's.
+        let known = self.leaves.get(class as usize).filter(|_| class != 0);
         match known.map(|k| k.load(Ordering::Relaxed)) {
             Some(1) => return true,
             Some(2) => return false,
@@ -562,7 +563,11 @@ impl Sampler {
         let leaf = match jvmti.class_signature(klass) {
             Ok(signature) => {
                 let signature = signature.to_string_lossy();
-                let instance = !signature.starts_with('[');
+                // The VM injects a `Class` reference into this one (`vmholder`), which
+                // `GetClassFields` does not list; every other injected reference is in a class
+                // that declares one of its own.
+                let instance = !signature.starts_with('[')
+                    && signature != "Ljava/lang/invoke/ResolvedMethodName;";
                 references_only_leaves(&signature)
                     || (instance
                         // SAFETY: `jni` is this thread's JNIEnv and `klass` the event's

@@ -228,9 +228,17 @@ impl Tracker {
     /// A sample not followed under the hold limit because its object references others,
     /// which holding it would keep too (see `Sampler::references_only_leaves`). Counted as
     /// one past the limit is.
-    pub fn refuse_graph(&self) {
+    pub fn refuse_graph(&self, weight: f64, size: u64) {
+        self.count_allocation(weight, size);
         self.unheld.fetch_add(1, Ordering::Relaxed);
         self.untracked.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Moves the allocation clock by what one sample stands for, `weight` allocations of about
+    /// its `size`, tracked or not; returns the clock after it.
+    fn count_allocation(&self, weight: f64, size: u64) -> u64 {
+        let bytes = (weight.max(1.0) * size as f64) as u64;
+        self.allocated.fetch_add(bytes, Ordering::Relaxed) + bytes
     }
 
     /// Claims `size` bytes of the hold limit for a sample; false (counted) past it.
@@ -306,10 +314,8 @@ impl Tracker {
         weak: usize,
         one_in: u32,
     ) -> Option<SlotId> {
-        // Every sample moves the allocation clock, tracked or not: it stands for `weight`
-        // allocations of about its size.
-        let bytes = (weight.max(1.0) * size as f64) as u64;
-        let allocated = self.allocated.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        // Every sample moves the allocation clock, tracked or not.
+        let allocated = self.count_allocation(weight, size);
         // As the slot keeps it (saturated), so that a sweep gives back what was claimed.
         let size = size.min(u64::from(u32::MAX));
         if !self.hold(size) {

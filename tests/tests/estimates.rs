@@ -904,11 +904,18 @@ fn markings_confirm_before_canaries_age(jdk: &Jdk, flags: &[&str], frees: bool) 
         if !frees && turns.is_multiple_of(4) {
             // Generational ZGC marks its old generation only in major collections, which a
             // heap this small and steady hardly needs: `System.gc()` makes one every 2 s.
+            // jcmd gives up attaching by itself within seconds; one refused under load is
+            // tried again at the next turn.
             let gc = std::process::Command::new(jdk.jcmd())
                 .args([&app.pid().to_string(), "GC.run"])
                 .output()
                 .expect("run jcmd");
-            assert!(gc.status.success(), "{label}: jcmd GC.run failed");
+            if !gc.status.success() {
+                eprintln!(
+                    "{label}: jcmd GC.run failed: {}",
+                    String::from_utf8_lossy(&gc.stderr)
+                );
+            }
         }
         if let Ok(model) = load_recording(&file) {
             let Some(keeper) = model.find(&["SteadyState$Keeper"]) else {

@@ -40,8 +40,9 @@ fn dropped_arrays(jdk: &Jdk, gc: &str, with_agent: bool) -> (Vec<u64>, String) {
 
 /// `main` (DroppedArrays or DroppedGraph) for 10 s under `gc`, with the release agent at its
 /// defaults or without it: the heap after each GC, the agent's first line on stderr, and the
-/// collector's allocation stalls (the application stopped for want of memory).
-fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, String, usize) {
+/// milliseconds of the collector's allocation stalls (the application stopped for want of
+/// memory).
+fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, String, f64) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("gc.log");
     // Shenandoah at 4 GB on two cores runs 7-8 cycles in 10 s, most of them degenerated
@@ -84,10 +85,19 @@ fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, Stri
     let (status, stdout) = app.wait_exit(Duration::from_secs(120));
     assert!(status.success(), "{stdout:?}: {}", app.stderr());
     let heaps = after_gc(&log);
-    let stalls = std::fs::read_to_string(&log)
+    // "[20.795s][info][gc] Allocation Stall (main) 9866.282ms"
+    let stalls: f64 = std::fs::read_to_string(&log)
         .unwrap_or_default()
-        .matches("Allocation Stall (")
-        .count();
+        .lines()
+        .filter(|l| l.contains("Allocation Stall ("))
+        .filter_map(|l| {
+            l.rsplit(' ')
+                .next()?
+                .strip_suffix("ms")?
+                .parse::<f64>()
+                .ok()
+        })
+        .sum();
     assert!(
         heaps.len() >= 3,
         "too few GCs to judge ({heaps:?}): {}",
@@ -196,11 +206,13 @@ fn keeps_no_dropped_graph(jdk: &Jdk, gc: &str) {
     let (alone_mb, with_mb) = (median(&alone), median(&with));
     let alone_max = alone.iter().copied().max().unwrap_or(0);
     eprintln!(
-        "JDK {major} generational ZGC, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, {alone_stalls} stalls), {with_mb} MB with the agent ({stalls} stalls)"
+        "JDK {major} generational ZGC, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, stalled {alone_stalls:.0} ms), {with_mb} MB with the agent (stalled {stalls:.0} ms)"
     );
+    // A second of stalls more than alone: a busy machine may delay a cycle by itself; holding
+    // the dropped maps stalled the application for 21 s, twice its own run.
     assert!(
-        stalls <= alone_stalls,
-        "JDK {major}: the agent made the application stall for memory: {stalls} stalls, {alone_stalls} alone\nwith: {with:?}\nalone: {alone:?}"
+        stalls <= alone_stalls + 1000.0,
+        "JDK {major}: the agent made the application stall for memory: {stalls:.0} ms, {alone_stalls:.0} ms alone\nwith: {with:?}\nalone: {alone:?}"
     );
     assert!(
         with_mb <= alone_max + HOLD_MB + OWN_MB,

@@ -598,7 +598,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             let unheld = last_snap.cost.as_ref().map_or(0, |c| c.unheld_samples);
             if unheld > 0 {
                 warnings.push(format!(
-                    "{unheld} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only a bounded share of sampled objects there; estimates of large objects' types run low (walks count them exactly)"
+                    "{unheld} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only sampled objects that reference nothing more there (arrays of primitives, strings, boxes, objects without reference fields), within a bound; the other types stand at their last walk's count between walks"
                 ));
             }
             warnings
