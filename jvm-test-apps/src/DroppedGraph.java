@@ -8,16 +8,20 @@ import java.util.TreeMap;
  * the whole tree (its parent, its children), so an agent that keeps one sampled entry alive
  * keeps the whole map: the heap after GC then holds maps the application dropped.
  * Prints READY once the live set is built and DONE with the maps made at the end.
- * Usage: java DroppedGraph SECONDS [ENTRIES [LIVE_MB]]
+ * With a fourth argument "static", each map is held by a static field until the next one
+ * replaces it (a cache reloaded): reachable from a static, then dropped.
+ * Usage: java DroppedGraph SECONDS [ENTRIES [LIVE_MB [static]]]
  */
 public class DroppedGraph {
     static final List<byte[]> LIVE = new ArrayList<>();
     static volatile TreeMap<Integer, Integer> sink;
+    static volatile TreeMap<Integer, Integer> current;
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 15;
         int entries = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         int liveMb = args.length > 2 ? Integer.parseInt(args[2]) : 13;
+        boolean held = args.length > 3 && args[3].equals("static");
         for (int i = 0; i < liveMb * 1024; i++) {
             LIVE.add(new byte[1024]);
         }
@@ -30,8 +34,12 @@ public class DroppedGraph {
             for (int i = 0; i < entries; i++) {
                 map.put(i, i);
             }
-            sink = map;
-            sink = null;
+            if (held) {
+                current = map;
+            } else {
+                sink = map;
+                sink = null;
+            }
             made++;
         }
         System.out.println("DONE maps=" + made);
