@@ -97,7 +97,8 @@ fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, Stri
                 .parse::<f64>()
                 .ok()
         })
-        .sum();
+        // Not `sum`: an empty one is -0, printed "-0 ms".
+        .fold(0.0, |total, ms| total + ms);
     assert!(
         heaps.len() >= 3,
         "too few GCs to judge ({heaps:?}): {}",
