@@ -635,10 +635,12 @@ const LEAF_FINAL_CLASSES: [&str; 9] = [
 
 /// Whether a field declared with this JVM signature can only hold a leaf: a primitive array or
 /// an instance of [`LEAF_FINAL_CLASSES`] (their classes are final, so no subclass adds fields).
-fn holds_only_leaves(signature: &str) -> bool {
-    match signature.strip_prefix('[') {
-        Some(element) => !(element.starts_with('L') || element.starts_with('[')),
-        None => LEAF_FINAL_CLASSES.contains(&signature),
+/// The same test tells the sampler which classes' objects reach nothing more
+/// (`Sampler::references_only_leaves`).
+pub(crate) fn holds_only_leaves(signature: &str) -> bool {
+    match signature.as_bytes() {
+        [b'[', element] => b"BCDFIJSZ".contains(element),
+        _ => LEAF_FINAL_CLASSES.contains(&signature),
     }
 }
 

@@ -144,7 +144,7 @@ pub struct Sampler {
     pub tracker: Tracker,
     classes: ClassCache,
     /// By class id, whether the class's objects reference nothing that could hold more
-    /// ([`references_only_leaves`]): 0 not looked up yet, 1 yes, 2 no. Read only while a hold
+    /// ([`Sampler::references_only_leaves`]): 0 not looked up yet, 1 yes, 2 no. Read only while a hold
     /// limit is set; class ids past the table are looked up every time.
     leaves: Box<[AtomicU8]>,
     /// Serializes "class untagged? then tag it" between sampling threads and the class table, so
@@ -219,31 +219,8 @@ unsafe fn no_reference_fields(jvmti: &Jvmti, jni: *mut JNIEnv, class: jni::sys::
     none
 }
 
-/// Class ids whose [`references_only_leaves`] answer is remembered (a byte each).
+/// Class ids whose [`Sampler::references_only_leaves`] answer is remembered (a byte each).
 const LEAF_TABLE: usize = 1 << 16;
-
-/// Whether objects of the class with this JVM signature reference nothing that references more,
-/// as the signature alone tells: primitive arrays, `String` (whose one reference is its own
-/// byte or char array) and the boxes.
-/// Holding one keeps only itself (and a string's array) alive.
-pub fn references_only_leaves(signature: &str) -> bool {
-    let bytes = signature.as_bytes();
-    if bytes.len() == 2 && bytes[0] == b'[' {
-        return b"BCDFIJSZ".contains(&bytes[1]);
-    }
-    matches!(
-        signature,
-        "Ljava/lang/String;"
-            | "Ljava/lang/Integer;"
-            | "Ljava/lang/Long;"
-            | "Ljava/lang/Short;"
-            | "Ljava/lang/Byte;"
-            | "Ljava/lang/Character;"
-            | "Ljava/lang/Boolean;"
-            | "Ljava/lang/Float;"
-            | "Ljava/lang/Double;"
-    )
-}
 
 /// The largest interval adaptation goes to (the JVM takes up to 2^31 - 1).
 pub const MAX_ADAPTED_INTERVAL: u64 = 1 << 30;
@@ -568,7 +545,7 @@ impl Sampler {
                 // that declares one of its own.
                 let instance = !signature.starts_with('[')
                     && signature != "Ljava/lang/invoke/ResolvedMethodName;";
-                references_only_leaves(&signature)
+                crate::paths::holds_only_leaves(&signature)
                     || (instance
                         // SAFETY: `jni` is this thread's JNIEnv and `klass` the event's
                         // local reference.
@@ -907,7 +884,7 @@ mod tests {
     #[test]
     fn only_objects_that_reach_nothing_more_count_as_leaves() {
         for leaf in ["[B", "[J", "[Z", "Ljava/lang/String;", "Ljava/lang/Long;"] {
-            assert!(references_only_leaves(leaf), "{leaf}");
+            assert!(crate::paths::holds_only_leaves(leaf), "{leaf}");
         }
         for graph in [
             "[Ljava/lang/Object;",
@@ -918,7 +895,7 @@ mod tests {
             "[",
             "",
         ] {
-            assert!(!references_only_leaves(graph), "{graph}");
+            assert!(!crate::paths::holds_only_leaves(graph), "{graph}");
         }
     }
 
