@@ -40,6 +40,14 @@ pub struct Trend {
     /// widely, and a line through its later half rises or falls by chance; a leak hardly
     /// scatters. 0 with too few points to tell.
     pub recent_spread: f64,
+    /// What the estimates' own errors leave in doubt of `recent`: each point's 95 % error
+    /// carried into the fitted slope as if independent (an overstatement for estimates that
+    /// share their samples, and for a walk none), times the span. A type whose every
+    /// estimate is ±160,000 rises or falls over a window's later half by chance; a leak's
+    /// estimates are each close to its line. The table's ranking (`steady`) weighs it; whether a
+    /// rise is a leak (`is_leak`) does not: a small leak's estimates, each ±6,000 of 9,000 and
+    /// sharing their samples, rise together, and this doubt would hide it.
+    pub recent_doubt: f64,
     /// What the estimates leave in doubt of the rise: the 95 % errors of the first and last
     /// points fitted (0 for walks).
     pub error: f64,
@@ -83,6 +91,7 @@ impl Trend {
             fit,
             recent: recent * span,
             recent_spread: recent_spread * span,
+            recent_doubt: 0.0,
             error: 0.0,
             unconfirmed: 0.0,
             points: points.len(),
@@ -105,6 +114,10 @@ impl Trend {
         trend.unconfirmed = last.unconfirmed;
         let span = last.seconds - first.seconds;
         let half = first.seconds + span / 2.0;
+        let later = &points[points.partition_point(|p| p.seconds < half)..];
+        if later.len() >= MIN_RECENT_POINTS {
+            trend.recent_doubt = slope_error(later) * span;
+        }
         let walk = points.iter().rposition(|p| p.exact);
         if let Some(k) = walk.filter(|&k| points[k].seconds >= half) {
             // The estimates after the walk judge the rise when they span enough of the window
@@ -121,6 +134,7 @@ impl Trend {
                 trend.recent = match least_squares(&xy[k..]) {
                     Some((slope, _)) if since > last.error + last.unconfirmed => {
                         trend.recent_spread = slope_half_width(&xy[k..]) * span;
+                        trend.recent_doubt = slope_error(&points[k..]) * span;
                         trend.recent.min(slope * span)
                     }
                     _ => 0.0,
@@ -130,6 +144,7 @@ impl Trend {
                     // Judged from the walk on: so is its doubt (a step at the walk from the
                     // estimates before it is no scatter of what follows).
                     trend.recent_spread = slope_half_width(&xy[k..]) * span;
+                    trend.recent_doubt = slope_error(&points[k..]) * span;
                     trend.recent = trend.recent.min(slope * span);
                 }
             } else if k > 0 && !points[k - 1].exact && points[k - 1].value > points[k].value {
@@ -172,10 +187,12 @@ impl Trend {
     }
 
     /// What a growth table ranks by: the rise a line fits, as far as it continues beyond the
-    /// later half's own scatter (a plateau ranks near 0, a sawtooth's chance slope too, and a
-    /// rise that began late counts no more than it rose).
+    /// later half's own scatter and its estimates' errors, together (a plateau ranks near 0, a
+    /// sawtooth's chance slope too, a small type's estimates that lagged its fill and then a
+    /// walk that found it whole too, and a rise that began late counts no more than it rose).
     pub fn steady(&self) -> f64 {
-        self.growth.min(self.recent - self.recent_spread).max(0.0) * self.fit
+        let doubt = self.recent_spread.hypot(self.recent_doubt);
+        self.growth.min(self.recent - doubt).max(0.0) * self.fit
     }
 
     /// Up to an OutOfMemoryError: a rise of at least `floor` objects from first to last,
@@ -260,6 +277,24 @@ fn slope_half_width(points: &[(f64, f64)]) -> f64 {
         sxx += (x - mx) * (x - mx);
     }
     t95(points.len() - 2) * (residuals / (n - 2.0) / sxx).sqrt()
+}
+
+/// The 95 % half-width of the least-squares slope through `points` that their own stated
+/// errors make, each taken as independent: `sqrt(Σ (x - x̄)² e²) / Sxx` (the slope is
+/// `Σ (x - x̄) y / Sxx`). 0 for walks alone or no spread in time.
+fn slope_error(points: &[Point]) -> f64 {
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.seconds).sum::<f64>() / n;
+    let (mut sxx, mut spread) = (0.0, 0.0);
+    for p in points {
+        let dx = p.seconds - mx;
+        sxx += dx * dx;
+        spread += dx * dx * p.error * p.error;
+    }
+    if sxx <= 0.0 {
+        return 0.0;
+    }
+    spread.sqrt() / sxx
 }
 
 /// The share of the window the estimates after its last walk must span to judge the rise that
@@ -1378,6 +1413,51 @@ mod tests {
         m.set_error_for_tests(1, id, 300);
         assert!(!carried(&m, &[id], 1));
         assert!(trend_of(&m, &[id], Metric::Objects).is_some());
+    }
+
+    /// A steady Jetty run's session attribute tables (`ConcurrentHashMap$Node[]`, 80 bytes
+    /// each, so few samples): the sessions filled in the first 5 s and stood at 1,500 after,
+    /// but the estimates lagged the fill within their errors until a walk near the end found
+    /// it whole. A line through the later half rises; the errors leave that rise in doubt, so
+    /// the table ranks it near nothing. A leak's estimates, as wide, still rank.
+    #[test]
+    fn a_rise_the_later_half_errors_leave_in_doubt_ranks_near_nothing() {
+        let point = |seconds: f64, value: f64, error: f64, unconfirmed: f64| Point {
+            seconds,
+            value,
+            error,
+            unconfirmed,
+            exact: error == 0.0 && unconfirmed == 0.0,
+        };
+        let lagging = [
+            point(0.6, 12.0, 0.0, 1.0),
+            point(1.2, 35.0, 90.0, 24.0),
+            point(1.7, 68.0, 108.0, 57.0),
+            point(2.2, 68.0, 108.0, 57.0),
+            point(5.2, 409.0, 807.0, 397.0),
+            point(5.9, 70.0, 108.0, 58.0),
+            point(8.1, 70.0, 108.0, 58.0),
+            point(9.4, 173.0, 555.0, 158.0),
+            point(12.0, 480.0, 810.0, 466.0),
+            point(19.3, 1_501.0, 0.0, 0.0),
+            point(21.1, 1_795.0, 776.0, 294.0),
+        ];
+        let t = Trend::of_points(&lagging).unwrap();
+        assert!(
+            t.recent - t.recent_spread > 1_000.0,
+            "the premise: beyond its scatter alone it goes on: {t:?}"
+        );
+        assert!(t.steady() < 400.0, "{t:?}");
+        // The same errors on a rise that goes on at every point, a leak's worth beyond them.
+        let rising: Vec<Point> = lagging
+            .iter()
+            .map(|p| Point {
+                value: 500.0 * p.seconds,
+                ..*p
+            })
+            .collect();
+        let t = Trend::of_points(&rising).unwrap();
+        assert!(t.steady() > 0.5 * t.growth, "{t:?}");
     }
 
     #[test]
