@@ -689,10 +689,9 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
     let (growers, floor) = growers(model, &types, trends_of(model, &types));
     let mut out: Vec<Suspect> = growers
         .iter()
-        .take(MAX_SUSPECTS)
-        .map(|(name, trend)| {
+        .filter_map(|(name, trend)| {
             let backed = backed_growth(model, &types, name, w.end);
-            Suspect {
+            let suspect = Suspect {
                 also_reached_from: Vec::new(),
                 root_kind: None,
                 root: String::new(),
@@ -711,11 +710,22 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
                 sites: top_sites(model, name, w.end, 3),
                 evidence: None,
                 holds: vec![held(model, &types, name, 1.0)],
-            }
+            };
+            worth_naming(&suspect, trend).then_some(suspect)
         })
+        .take(MAX_SUSPECTS)
         .collect();
     out.sort_by_key(|s| !s.is_backed());
     out
+}
+
+/// Whether a suspect is worth naming at all: backed by the numbers or a holder, or else (a rise
+/// within the estimates' doubt, listed as rising) one that goes on beyond what its later half's
+/// scatter and errors leave in doubt. A steady server's session data estimated low while its
+/// sessions filled and at their plateau after rose within its doubt and no further: noise on
+/// noise.
+fn worth_naming(suspect: &Suspect, trend: &Trend) -> bool {
+    suspect.is_backed() || trend.steady() > 0.0
 }
 
 /// Of a type's rise to snapshot `index`, what the numbers back: summed over its groups, less
@@ -1067,6 +1077,7 @@ fn suspects_from_paths(
             holds: vec![held(model, &types, name, 1.0)],
         });
     }
+    out.retain(|s| worth_naming(s, trends[s.leaking[0].as_str()]));
     out.truncate(MAX_SUSPECTS);
     // Named holders first, then the confirmed; within each part, leaks by what they surely
     // keep alive (bytes, then objects), not by their first type's growth.
@@ -1965,6 +1976,65 @@ mod tests {
         assert_eq!(s.len(), 1, "still rising");
         assert!(!s[0].confirmed && !s[0].is_backed(), "{s:?}");
         assert_eq!(s[0].backed_growth, 0);
+    }
+
+    /// A steady server's buffers (`byte[]`, sampled by bytes, so each estimate is ±110,000 of
+    /// 600,000): from a walk's count as the server started they wobble up within their errors,
+    /// a line through them rises past the ends' errors, the numbers back none of it (the last
+    /// estimate's pending births may be garbage), and no point of the later half goes beyond
+    /// what the others leave in doubt. Neither a suspect nor rising. The same rise, each point
+    /// counted, is named.
+    #[test]
+    fn a_rise_within_every_points_doubt_is_not_listed_as_rising() {
+        use memcity_proto::v1::{exactness, Exactness};
+        let counts = [
+            450_000u64, 540_000, 530_000, 560_000, 545_000, 590_000, 580_000, 610_000,
+        ];
+        let mut m = CityModel::new();
+        for (i, &n) in counts.iter().enumerate() {
+            let rows = vec![
+                (vec!["p".into(), "byte[]".into()], "Type".into(), n, n * 40),
+                (
+                    vec!["p".into(), "Other".into()],
+                    "Type".into(),
+                    400_000,
+                    400_000 * 16,
+                ),
+            ];
+            m.push_tree(
+                i as u64 * 2_000,
+                (n + 400_000, n * 40 + 400_000 * 16),
+                &rows,
+                Vec::new(),
+            );
+        }
+        let counted = m.clone();
+        let named: Vec<String> = suspects(&counted)
+            .into_iter()
+            .flat_map(|s| s.leaking)
+            .collect();
+        assert_eq!(named, ["byte[]"], "counted, the rise is named");
+        let id = m.node_named("byte[]").unwrap();
+        for i in 1..counts.len() {
+            m.frames_mut_for_tests(i).exactness = Some(Exactness {
+                source: exactness::Source::Estimate as i32,
+                ..Default::default()
+            });
+            m.set_error_for_tests(i, id, 110_000);
+        }
+        // The last estimate's pending births, which no GC has judged yet.
+        m.set_unconfirmed_for_tests(counts.len() - 1, id, 50_000);
+        m.set_window(None);
+        let trend = type_trends(&m)
+            .into_iter()
+            .find(|(name, _)| name == "byte[]")
+            .unwrap()
+            .1;
+        assert!(
+            trend.is_leak(100.0) && !trend.within_doubt(false) && trend.steady() == 0.0,
+            "the premise: a rise beyond the ends' doubt, not beyond the later half's: {trend:?}"
+        );
+        assert!(suspects(&m).is_empty(), "{:?}", suspects(&m));
     }
 
     #[test]
