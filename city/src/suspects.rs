@@ -1023,6 +1023,41 @@ fn suspects_from_paths(
             holds,
         });
     }
+    // A leak of one sampled path names no holder of its own (one path cannot show where
+    // paths part), and its confidence is a guess: a trace that passes through its type with
+    // enough paths of its own explains it (a server's sessions, met once, below the session
+    // cache that 40 paths of their maps and data name).
+    let thin = |s: &Suspect| {
+        s.evidence
+            .as_ref()
+            .is_some_and(|e| e.through_holder < crate::holders::SHARED_BY)
+    };
+    let mut i = 0;
+    while i < out.len() {
+        let name = out[i].leaking[0].clone();
+        let explains = (0..out.len()).find(|&j| {
+            j != i
+                && !thin(&out[j])
+                && out[j]
+                    .evidence
+                    .as_ref()
+                    .is_some_and(|e| e.through_holder >= crate::holders::MIN_SAMPLES)
+                && out[j].steps.iter().any(|step| step.type_name == name)
+        });
+        match explains {
+            Some(j) if thin(&out[i]) => {
+                let weak = out.remove(i);
+                let known = &mut out[if j > i { j - 1 } else { j }];
+                for (t, h) in weak.leaking.into_iter().zip(weak.holds) {
+                    if !known.leaking.contains(&t) {
+                        known.leaking.push(t);
+                        known.holds.push(h);
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
     // Growing types no sampled path reached: a trace that passes through one explains it
     // (a leak's strings may be sampled too rarely to weigh); else say so, not guess.
     for &name in &names {
@@ -1424,6 +1459,67 @@ mod tests {
         m.set_error_for_tests(1, id, 300);
         assert!(!carried(&m, &[id], 1));
         assert!(trend_of(&m, &[id], Metric::Objects).is_some());
+    }
+
+    /// A server's sessions, each holding an item, in its session cache, and its audit log
+    /// beside it: 40 sampled paths to the items name the cache, 15 to the log's entries name
+    /// the log, and the sessions' own one sampled path, met by another of the server's fields,
+    /// names the server itself (one path cannot show where paths part). The items' trace
+    /// passes through the sessions and explains them: two suspects, not three.
+    #[test]
+    fn a_leak_of_one_sampled_path_is_explained_by_a_trace_through_its_type() {
+        let mut m = session(&[
+            ("Item", [110, 10_010, 20_010]),
+            ("Session", [110, 10_010, 20_010]),
+            ("Entry", [110, 10_010, 20_010]),
+            ("java.util.HashMap$Node", [105, 10_005, 20_005]),
+            ("java.util.HashMap$Node[]", [3, 3, 3]),
+            ("java.util.HashMap", [3, 3, 3]),
+        ]);
+        let mut nodes = vec![
+            node(None, "App$Server", "", Some("static App.SERVER")),
+            node(Some(0), "java.util.HashMap", "sessions", None),
+            node(Some(1), "java.util.HashMap$Node[]", "table", None),
+        ];
+        for i in 0..40 {
+            nodes.push(node(Some(2), "java.util.HashMap$Node", "[]", None));
+            let mut session = node(Some(nodes.len() - 1), "Session", "value", None);
+            session.identity = 2 * i;
+            nodes.push(session);
+            let mut item = node(Some(nodes.len() - 1), "Item", "item", None);
+            item.targets = vec![("Item".into(), 1, 10.0, 2)];
+            item.identity = 2 * i + 1;
+            nodes.push(item);
+        }
+        nodes.push(node(Some(0), "App$Log", "log", None));
+        let log = nodes.len() - 1;
+        for i in 0..15 {
+            let mut entry = node(Some(log), "Entry", "[]", None);
+            entry.targets = vec![("Entry".into(), 1, 10.0, 2)];
+            entry.identity = 100 + i;
+            nodes.push(entry);
+        }
+        let mut session = node(Some(0), "Session", "current", None);
+        session.targets = vec![("Session".into(), 1, 10.0, 2)];
+        session.identity = 200;
+        nodes.push(session);
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(Paths::new(nodes)));
+        let s = suspects(&m);
+        let named: Vec<(&str, &[String])> = s
+            .iter()
+            .map(|s| (s.holder.as_str(), s.leaking.as_slice()))
+            .collect();
+        assert_eq!(s.len(), 2, "{named:?}");
+        let cache = s
+            .iter()
+            .find(|s| s.leaking[0] == "Item")
+            .expect("the items' leak");
+        assert_eq!(cache.holder, "java.util.HashMap", "{named:?}");
+        assert!(
+            cache.leaking.contains(&"Session".to_string())
+                && cache.holds.iter().any(|h| h.type_name == "Session"),
+            "{named:?}"
+        );
     }
 
     /// A steady Jetty run's session attribute tables (`ConcurrentHashMap$Node[]`, 80 bytes
