@@ -447,7 +447,7 @@ else
   for threads in ${VTHREADS:-1 200 2000 20000}; do
     "$vt_java" -XX:+UseG1GC -Xmx2g "-agentpath:$agent=port=0,log=debug" -cp "$classes" \
       VirtualThreadLeak "$seconds" "$threads" 40000 > /dev/null 2> "$work/vt.log"
-    pauses=$(sed -n 's/.*in [0-9]* ms on the worker (\([0-9]*\) ms stopped for the roots).*/\1/p' "$work/vt.log")
+    pauses=$(sed -n 's/.*in [0-9]* ms on the worker (\([0-9]*\) ms stopped for the roots.*/\1/p' "$work/vt.log")
     m=$(echo "$pauses" | grep . | median || true)
     max=$(echo "$pauses" | grep . | sort -n | tail -1 || true)
     printf '  %6d virtual threads: %3d searches, stop median %4s ms, largest %4s ms\n' \

@@ -474,6 +474,9 @@ pub struct Found {
     pub cpu: Duration,
     pub roots_pause: Duration,
     pub incomplete: String,
+    /// Roots of frames, JNI locals and monitors left out: their object was none at the last
+    /// enumeration (see `Search::start`).
+    pub transient_locals: u64,
     /// The search left roots unsearched: it reached `ENOUGH_FOUND` of its targets first, or
     /// it was a focused search of the preferred roots alone.
     pub stopped_early: bool,
@@ -790,6 +793,11 @@ pub struct Search {
     cpu: Duration,
     roots_pause: Duration,
     incomplete: String,
+    /// The identities of the objects this search's enumeration found held by frames, JNI
+    /// locals and monitors (`None` without an enumeration): the next search's `lasting`.
+    pub locals: Option<Identities>,
+    /// Such roots left out: their object was held by none at the enumeration before.
+    transient_locals: u64,
     /// The field being followed from the top frame (see `Frame::via`), null for elements.
     via: jfieldID,
     /// The classes met last, most recent first: `(mirror, id, kind)` (see `class_info`).
@@ -1099,13 +1107,27 @@ enum Met {
     Seen,
 }
 
+/// Objects by identity hash (see `Search::locals`).
+pub type Identities = HashSet<u32, BuildHasherDefault<IntHasher>>;
+
+/// Whether a root of this kind holds its object for a moment rather than for the JVM's life:
+/// a frame's local, a native method's JNI local, a monitor held.
+fn is_transient(kind: RootKind) -> bool {
+    matches!(
+        kind,
+        RootKind::StackLocal | RootKind::JniLocal | RootKind::Monitor
+    )
+}
+
 impl Search {
     /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
     /// makes the targets. `None` when the JVM refused the roots' enumeration.
     /// `live_objects` sizes the search's memory up front (growing it costs more than it).
     /// `preferred`: roots to search first, in that order: where the last search found the
     /// growing objects, so that a focused search finds them again early. `scope`: which roots
-    /// are searched; any but `Full` makes a focused search (see `gone_dry`).
+    /// are searched; any but `Full` makes a focused search (see `gone_dry`). `lasting`: the
+    /// objects frames, JNI locals and monitors held at the last enumeration (its `locals`);
+    /// such a root is entered only if its object is one of them (see below).
     pub fn start(
         env: &mut Env,
         facts: &ClassFacts<'_>,
@@ -1113,6 +1135,7 @@ impl Search {
         live_objects: u64,
         preferred: &[RootKey],
         scope: Scope,
+        lasting: &Identities,
     ) -> Option<Search> {
         let started = Instant::now();
         let jni = env.jni;
@@ -1183,6 +1206,8 @@ impl Search {
             cpu: Duration::ZERO,
             roots_pause: Duration::ZERO,
             incomplete: String::new(),
+            locals: None,
+            transient_locals: 0,
             via: ptr::null_mut(),
             recent: Vec::with_capacity(RECENT_CLASSES),
             class_class,
@@ -1261,6 +1286,7 @@ impl Search {
             aborted: false,
         };
         let mut objects: Vec<jobject> = Vec::new();
+        let mut identities: Vec<u32> = Vec::new();
         let mut failed = false;
         if let Some(marks) = marks {
             // SAFETY: as above.
@@ -1282,12 +1308,15 @@ impl Search {
             search.roots_pause = stop.elapsed();
             let markers: Vec<jlong> = (0..state.objects).map(object_marker).collect();
             objects = vec![ptr::null_mut(); state.objects];
+            identities = vec![0; state.objects];
             for chunk in markers.chunks(1024) {
                 if let Ok((found, found_tags)) = marks.0.objects_with_tags(chunk) {
                     for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
                         if let Some((false, index)) = marker_index(tag) {
                             if let Some(slot) = objects.get_mut(index) {
                                 *slot = weak(object);
+                                identities[index] =
+                                    env.jvmti.object_hash(object).unwrap_or(0) as u32;
                             }
                         }
                         jni!(jni, DeleteLocalRef, object);
@@ -1303,6 +1332,9 @@ impl Search {
             if !global.is_null() {
                 jni!(jni, DeleteGlobalRef, global);
             }
+        }
+        if enumerate && !failed && !state.aborted {
+            search.locals = Some(Identities::default());
         }
         if failed || state.aborted {
             search.incomplete = format!(
@@ -1394,6 +1426,25 @@ impl Search {
                     _ => RootOrder::JniGlobal,
                 }
             };
+            // A frame's local that held another object at the last enumeration (seconds ago)
+            // is a moment's: a request's objects, a map just built and dropped again. A leak
+            // lasts, and so does a frame that holds one (a loop that never returns): that
+            // object was there the last time too. Entered, a moment's graph stays in the heap
+            // while the search is inside it (its local references are roots to the GC, and
+            // ZGC, Shenandoah and G1 keep what a weak one yields while they mark): a
+            // million-entry map the application dropped, for seconds.
+            if is_transient(raw.kind) && order != RootOrder::Memcity {
+                let identity = identities.get(raw.object).copied().unwrap_or(0);
+                if let Some(locals) = search.locals.as_mut() {
+                    if locals.len() < MAX_ROOTS_NOTED {
+                        locals.insert(identity);
+                    }
+                }
+                if !lasting.contains(&identity) {
+                    search.transient_locals += 1;
+                    continue;
+                }
+            }
             let root = PathRoot {
                 kind: raw.kind,
                 order,
@@ -2474,6 +2525,7 @@ impl Search {
             cpu: self.cpu,
             roots_pause: self.roots_pause,
             incomplete: self.incomplete,
+            transient_locals: self.transient_locals,
             stopped_early: self.stopped_early,
             top_roots,
             focused: self.scope != Scope::Full,

@@ -155,6 +155,9 @@ struct Worker {
     search_from_gen: u32,
     search_started_gen: u32,
     preferred_roots: Vec<paths::RootKey>,
+    /// What frames, JNI locals and monitors held at the last enumeration of the roots: the
+    /// next search enters such a root only if its object is one of these (`Search::start`).
+    lasting_locals: paths::Identities,
     /// A focused search through the preferred roots found too few there: the growth went
     /// elsewhere, and a focused search through the statics and threads starts next, without
     /// waiting for its turn (a full search of a big heap may be a minute away).
@@ -246,6 +249,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search_from_gen: 0,
         search_started_gen: 0,
         preferred_roots: Vec::new(),
+        lasting_locals: Default::default(),
         refocus: false,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),

@@ -92,12 +92,13 @@ impl Worker {
             self.search_schedule
                 .ended(Instant::now(), found.cpu, found.kind());
             debug!(
-                "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots){}",
+                "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots; {} locals left out as a moment's){}",
                 found.found,
                 found.targets,
                 found.visited,
                 found.cpu.as_millis(),
                 found.roots_pause.as_millis(),
+                found.transient_locals,
                 if found.incomplete.is_empty() { String::new() } else { format!("; {}", found.incomplete) }
             );
             if crate::log::enabled(crate::log::Level::Debug) {
@@ -251,14 +252,19 @@ impl Worker {
             names: &self.classes.names,
             application: &self.classes.application,
         };
-        paths::Search::start(
+        let mut search = paths::Search::start(
             &mut env,
             &facts,
             &samples,
             self.live_objects_published,
             preferred,
             scope,
-        )
+            &self.lasting_locals,
+        )?;
+        if let Some(locals) = search.locals.take() {
+            self.lasting_locals = locals;
+        }
+        Some(search)
     }
 
     /// Ends a search under way (the session ends): its references go, its findings too.
