@@ -154,12 +154,59 @@ impl Budget {
             .unwrap_or(self.small_rate)
     }
 
+    /// Books a stop that is no walk (the path search's listing of the roots): it spends the
+    /// credit as a walk does, and says nothing of a walk's time per object.
+    pub fn spend(&mut self, pause: Duration) {
+        self.spent += pause;
+    }
+
+    /// Whether a stop that is no walk, predicted at `cost`, may come now: within `max_pause`
+    /// and the credit earned (no minimum interval: it is no snapshot).
+    pub fn affords(&self, now: Instant, cost: Duration) -> bool {
+        self.fits(cost) && cost.as_secs_f64() <= self.credit(now)
+    }
+
     pub fn spent(&self) -> Duration {
         self.spent
     }
 
     pub fn wall(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.start)
+    }
+}
+
+/// The path search's stop to list the GC roots (`paths::Search::start`), predicted from the
+/// last ones' time per byte of heap in use: JDK 17 and 18 go over the whole heap after the
+/// listing to restore the objects' mark words, so the stop grows with the heap, garbage
+/// included (1.3 s on a 1 GB Shenandoah heap full of dropped maps, which held the collector's
+/// marking back until it degenerated); JDK 19 and later keep those marks in a bitmap, and it
+/// is a few milliseconds. The slowest of the last few, as for walks.
+#[derive(Debug, Clone, Default)]
+pub struct RootsStop {
+    /// Nanoseconds per byte in use of the last listings, oldest first.
+    recent: std::collections::VecDeque<f64>,
+    shortest: Option<Duration>,
+}
+
+impl RootsStop {
+    /// The stop a listing would take with `used` bytes of heap in use; `None` before any
+    /// listing was measured (the first comes as the JVM starts, on a small heap).
+    pub fn predict(&self, used: u64) -> Option<Duration> {
+        let rate = self.recent.iter().copied().reduce(f64::max)?;
+        let by_rate = Duration::from_secs_f64(used as f64 * rate / 1e9);
+        Some(by_rate.max(self.shortest.unwrap_or(Duration::ZERO)))
+    }
+
+    /// Books a listing that stopped the JVM `pause` with `used` bytes in use.
+    pub fn record(&mut self, pause: Duration, used: u64) {
+        self.shortest = Some(self.shortest.map_or(pause, |s| s.min(pause)));
+        if used == 0 {
+            return;
+        }
+        if self.recent.len() == RECENT_RATES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(pause.as_nanos() as f64 / used as f64);
     }
 }
 
@@ -171,6 +218,27 @@ mod tests {
 
     fn budget(start: Instant) -> Budget {
         Budget::new(0.02, Duration::from_secs(1), Duration::from_secs(2), start)
+    }
+
+    #[test]
+    fn a_roots_listing_is_predicted_from_the_heap_in_use_and_spends_the_credit() {
+        let t0 = Instant::now();
+        let mut stop = RootsStop::default();
+        assert_eq!(stop.predict(1 << 30), None, "nothing measured yet");
+        // 5 ms with 100 MB in use, then 1 GB in use (JDK 17's pass over the heap).
+        stop.record(5 * MS, 100_000_000);
+        let predicted = stop.predict(1_000_000_000).unwrap();
+        assert_eq!(predicted, 50 * MS);
+        // A listing never takes less than the shortest so far.
+        assert_eq!(stop.predict(1_000).unwrap(), 5 * MS);
+        let mut b = budget(t0);
+        // 50 ms of initial credit: it affords the first listing, not a second at once.
+        assert!(b.affords(t0, predicted));
+        b.spend(predicted);
+        assert!(!b.affords(t0, predicted));
+        // 2 % of 2.5 s earns it again; past max_pause, never.
+        assert!(b.affords(t0 + 2_500 * MS, predicted));
+        assert!(!b.affords(t0 + 1_000_000 * MS, 3_000 * MS));
     }
 
     #[test]

@@ -1110,6 +1110,15 @@ enum Met {
 /// Objects by identity hash (see `Search::locals`).
 pub type Identities = HashSet<u32, BuildHasherDefault<IntHasher>>;
 
+/// What a search may do about the roots only a stop lists (frames' locals, JNI references,
+/// monitors): whether it may stop the JVM to list them at all (the agent's budget for stops
+/// decides: JDK 17 and 18 go over the whole heap after the listing), and what such roots held
+/// at the last listing.
+pub struct Listing<'a> {
+    pub allowed: bool,
+    pub lasting: &'a Identities,
+}
+
 /// Whether a root of this kind holds its object for a moment rather than for the JVM's life:
 /// a frame's local, a native method's JNI local, a monitor held.
 fn is_transient(kind: RootKind) -> bool {
@@ -1125,9 +1134,10 @@ impl Search {
     /// `live_objects` sizes the search's memory up front (growing it costs more than it).
     /// `preferred`: roots to search first, in that order: where the last search found the
     /// growing objects, so that a focused search finds them again early. `scope`: which roots
-    /// are searched; any but `Full` makes a focused search (see `gone_dry`). `lasting`: the
-    /// objects frames, JNI locals and monitors held at the last enumeration (its `locals`);
-    /// such a root is entered only if its object is one of them (see below).
+    /// are searched; any but `Full` makes a focused search (see `gone_dry`). `listing`: whether
+    /// it may list the roots (without, it searches the statics and threads and says what it
+    /// left out), and the objects frames, JNI locals and monitors held at the last listing
+    /// (its `locals`): such a root is entered only if its object is one of them (see below).
     pub fn start(
         env: &mut Env,
         facts: &ClassFacts<'_>,
@@ -1135,8 +1145,9 @@ impl Search {
         live_objects: u64,
         preferred: &[RootKey],
         scope: Scope,
-        lasting: &Identities,
+        listing: Listing<'_>,
     ) -> Option<Search> {
+        let lasting = listing.lasting;
         let started = Instant::now();
         let jni = env.jni;
         let jvmti = env.jvmti;
@@ -1219,11 +1230,15 @@ impl Search {
         let is_app = |id: u32| facts.application.get(id as usize).copied().unwrap_or(false);
         let name_of = |id: u32| facts.names.get(id as usize).map_or("", String::as_str);
 
-        let enumerate = match scope {
+        let wants_listing = match scope {
             Scope::Full => true,
             Scope::Preferred => preferred.iter().any(|root| root.enumerated),
             Scope::StaticsAndThreads => false,
         };
+        let enumerate = wants_listing && listing.allowed;
+        if wants_listing && !listing.allowed {
+            search.incomplete = "the GC roots were not listed (the stop to list them, predicted from the last, would pass the agent's budget for stops): locals and JNI references were not searched".into();
+        }
         // The enumeration's markers go in an environment of its own, disposed with its tags
         // right after: the agent's own tags (classes, samples, walks) are never touched, and
         // nothing needs restoring.
@@ -2366,6 +2381,11 @@ impl Search {
     }
 
     /// How many targets it has reached so far.
+    /// How long listing the roots stopped the JVM (zero without a listing).
+    pub fn roots_pause(&self) -> Duration {
+        self.roots_pause
+    }
+
     pub fn found_so_far(&self) -> u64 {
         self.found
     }

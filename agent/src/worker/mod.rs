@@ -66,6 +66,8 @@ struct Worker {
     thread_names: Vec<String>,
     chain: Vec<Classifier>,
     budget: Budget,
+    /// The path search's stop to list the roots, predicted (it spends `budget` too).
+    roots_stop: crate::budget::RootsStop,
     estimator: Estimator,
     /// When the old generation was last marked (`canary.rs`).
     canaries: Canaries,
@@ -158,6 +160,9 @@ struct Worker {
     /// What frames, JNI locals and monitors held at the last enumeration of the roots: the
     /// next search enters such a root only if its object is one of these (`Search::start`).
     lasting_locals: paths::Identities,
+    /// The next search lists the roots again (`keep_found`), and the one under way is that.
+    relist: bool,
+    relisting: bool,
     /// A focused search through the preferred roots found too few there: the growth went
     /// elsewhere, and a focused search through the statics and threads starts next, without
     /// waiting for its turn (a full search of a big heap may be a minute away).
@@ -204,6 +209,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             agent.options.max_pause,
             agent.start,
         ),
+        roots_stop: Default::default(),
         estimator: Estimator::default(),
         canaries: Canaries::default(),
         epoch: 0,
@@ -250,6 +256,8 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         search_started_gen: 0,
         preferred_roots: Vec::new(),
         lasting_locals: Default::default(),
+        relist: false,
+        relisting: false,
         refocus: false,
         memcity_ids: HashMap::new(),
         memcity_of: HashMap::new(),

@@ -30,6 +30,9 @@ impl Worker {
             let live = sampler.tracker.in_use() as usize;
             // A full search due (its rest over, or the heap doubled) goes first; else a
             // refocus comes at once.
+            // A full search instead of a focused one, to list the roots again and see which of
+            // the locals the last left out lasted (see `keep_found`): once, whatever it finds.
+            let mut relisting = false;
             let due = match (
                 std::mem::take(&mut self.refocus),
                 self.search_schedule
@@ -37,8 +40,16 @@ impl Worker {
             ) {
                 (_, Some(paths::Due::Full)) => Some(paths::Due::Full),
                 (true, _) => Some(paths::Due::Focused),
+                (false, Some(_)) if self.relist => {
+                    relisting = true;
+                    Some(paths::Due::Full)
+                }
                 (false, due) => due,
             };
+            if due == Some(paths::Due::Full) {
+                self.relist = false;
+                self.relisting = relisting;
+            }
             let Some(due) = due else {
                 return self
                     .search_schedule
@@ -141,8 +152,19 @@ impl Worker {
     /// growth is, too thinly to name its holder by: its roots become the preferred ones, and
     /// the last paths and the samples counted as recent stand, so that the next focused search
     /// looks for these again with those born since.
+    ///
+    /// A full search that left locals out as a moment's (see `paths::Search::start`) and
+    /// missed many of its targets is followed by another full one at its turn, not a focused
+    /// one: the leak may be in a frame's local made since the listing before (a list that
+    /// `main` fills from then on), which the next listing finds lasting; focused searches list
+    /// no roots. Once: a heap of maps built and dropped in locals misses its samples in them at
+    /// every search.
     fn keep_found(&mut self, found: paths::Found, enough: u64) {
         self.note_holders(&found);
+        if !found.focused && !std::mem::take(&mut self.relisting) {
+            self.relist = found.transient_locals > 0
+                && (found.found as f64) < paths::ENOUGH_FOUND * found.targets as f64;
+        }
         if found.focused && found.found < paths::ENOUGH_TO_SHOW {
             self.refocus = !self.preferred_roots.is_empty();
             self.preferred_roots.clear();
@@ -252,6 +274,18 @@ impl Worker {
             names: &self.classes.names,
             application: &self.classes.application,
         };
+        // Listing the roots stops the JVM: within the agent's budget for stops, as walks are,
+        // except when the heap ran out (`or_full`), whose holder is the answer most wanted.
+        let used = self.heap_used();
+        let predicted = used.and_then(|used| self.roots_stop.predict(used));
+        let allowed =
+            or_full || predicted.is_none_or(|cost| self.budget.affords(Instant::now(), cost));
+        if !allowed {
+            debug!(
+                "path search: the roots not listed: predicted {} ms, credit short or past max_pause",
+                predicted.unwrap_or_default().as_millis()
+            );
+        }
         let mut search = paths::Search::start(
             &mut env,
             &facts,
@@ -259,10 +293,18 @@ impl Worker {
             self.live_objects_published,
             preferred,
             scope,
-            &self.lasting_locals,
+            paths::Listing {
+                allowed,
+                lasting: &self.lasting_locals,
+            },
         )?;
         if let Some(locals) = search.locals.take() {
             self.lasting_locals = locals;
+        }
+        let pause = search.roots_pause();
+        if !pause.is_zero() {
+            self.budget.spend(pause);
+            self.roots_stop.record(pause, used.unwrap_or(0));
         }
         Some(search)
     }
