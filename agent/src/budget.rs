@@ -160,10 +160,13 @@ impl Budget {
         self.spent += pause;
     }
 
-    /// Whether a stop that is no walk, predicted at `cost`, may come now: within `max_pause`
-    /// and the credit earned (no minimum interval: it is no snapshot).
+    /// Whether a stop that is no walk, predicted at `cost`, may come now: within `max_pause`,
+    /// and while the credit is not spent (it may then overspend by this one stop, which the
+    /// walks after it wait out: waiting for its whole cost instead, a listing would never
+    /// come beside walks that spend the credit as it accrues, and a leak held by a frame
+    /// would never be seen). No minimum interval: it is no snapshot.
     pub fn affords(&self, now: Instant, cost: Duration) -> bool {
-        self.fits(cost) && cost.as_secs_f64() <= self.credit(now)
+        self.fits(cost) && self.credit(now) >= 0.0
     }
 
     pub fn spent(&self) -> Duration {
@@ -232,13 +235,18 @@ mod tests {
         // A listing never takes less than the shortest so far.
         assert_eq!(stop.predict(1_000).unwrap(), 5 * MS);
         let mut b = budget(t0);
-        // 50 ms of initial credit: it affords the first listing, not a second at once.
+        // 50 ms of initial credit: it affords the first listing, and one more that overspends
+        // it, not a third at once.
+        assert!(b.affords(t0, predicted));
+        b.spend(predicted);
         assert!(b.affords(t0, predicted));
         b.spend(predicted);
         assert!(!b.affords(t0, predicted));
-        // 2 % of 2.5 s earns it again; past max_pause, never.
+        // 2 % of 2.5 s earns back what was overspent; past max_pause, never.
         assert!(b.affords(t0 + 2_500 * MS, predicted));
         assert!(!b.affords(t0 + 1_000_000 * MS, 3_000 * MS));
+        // The walks wait for the credit the listings overspent.
+        assert_ne!(b.decide(t0 + 100 * MS, MS), Decision::Walk);
     }
 
     #[test]
