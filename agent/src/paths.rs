@@ -1803,7 +1803,6 @@ impl Search {
                 jni!(jni, DeleteLocalRef, now);
             }
         }
-        self.leave_replaced_static(env);
         let mut steps = 0u32;
         let done = loop {
             steps += 1;
@@ -1845,49 +1844,6 @@ impl Search {
         hold_weakly(jni, &mut self.stack);
         self.cpu += start.elapsed();
         done
-    }
-
-    /// A static field that holds another object than the one its root's frame searches (a cache
-    /// reloaded, a table swapped) leaves that one to the other roots, as a replaced array is
-    /// left: searched on, the old structure would stay in the heap for the search's time (on
-    /// ZGC and Shenandoah, what a weak reference yields during their marking is kept), however
-    /// large. The root's frames are finished, the links still to come dropped; the field's
-    /// new object is not entered (another search will).
-    fn leave_replaced_static(&mut self, env: &Env) {
-        let jni = env.jni;
-        let Some(bottom) = self.stack.first() else {
-            return;
-        };
-        let Some((_, RootObject::Static(class, field))) =
-            self.roots.get(self.current_root as usize)
-        else {
-            return;
-        };
-        if class.is_null() {
-            return;
-        }
-        // By identity hash: the bottom frame may have moved down a chain of its own class (a
-        // static list head's next links take its place), and keeps the first link's identity.
-        let now = jni!(jni, GetStaticObjectField, *class, *field);
-        // A hash the JVM would not give counts as the same: never leave on a doubt.
-        let same = !now.is_null()
-            && env
-                .jvmti
-                .object_hash(now)
-                .map_or(true, |hash| hash as u32 == bottom.identity);
-        if !now.is_null() {
-            jni!(jni, DeleteLocalRef, now);
-        }
-        if same {
-            return;
-        }
-        for frame in &mut self.stack {
-            frame.cursor = frame.length;
-            if !frame.pending.is_null() {
-                jni!(jni, DeleteLocalRef, frame.pending);
-                frame.pending = ptr::null_mut();
-            }
-        }
     }
 
     /// One reference of the search; false when there is nothing left to do.
