@@ -48,13 +48,45 @@ pub struct Budget {
     start: Instant,
     spent: Duration,
     last_end: Option<Instant>,
-    /// Time per object of the last walks large enough to measure it, oldest first.
-    recent_rates: std::collections::VecDeque<f64>,
+    /// Time per object of the last walks large enough to measure it, and the shortest walk: a
+    /// walk costs at least its fixed part (the safepoint, tagging the threads, the class
+    /// table), whatever the heap.
+    rates: StopRates,
     /// Before any such walk: the default, lowered by what small walks measured.
     small_rate: f64,
-    /// The shortest stop any walk has taken: a walk costs at least its fixed part (the
-    /// safepoint, tagging the threads, the class table), whatever the heap.
+}
+
+/// What a stop's prediction rests on: the time per unit (a live object for walks, a byte in use
+/// for the roots' listing) of the last few stops that measured it, of which the slowest is
+/// taken (the same heap walks half as fast on a loaded machine), and the shortest stop so far
+/// (a stop costs at least its fixed part).
+#[derive(Debug, Clone, Default)]
+struct StopRates {
+    recent: std::collections::VecDeque<f64>,
     shortest: Option<Duration>,
+}
+
+impl StopRates {
+    fn note_stop(&mut self, pause: Duration) {
+        self.shortest = Some(self.shortest.map_or(pause, |s| s.min(pause)));
+    }
+
+    fn push(&mut self, rate: f64) {
+        if self.recent.len() == RECENT_RATES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(rate);
+    }
+
+    fn slowest(&self) -> Option<f64> {
+        self.recent.iter().copied().reduce(f64::max)
+    }
+
+    /// `units` at `ns_per_unit`, never less than the shortest stop so far.
+    fn predict(&self, units: u64, ns_per_unit: f64) -> Duration {
+        let by_rate = Duration::from_secs_f64(units as f64 * ns_per_unit / 1e9);
+        by_rate.max(self.shortest.unwrap_or(Duration::ZERO))
+    }
 }
 
 impl Budget {
@@ -66,9 +98,8 @@ impl Budget {
             start,
             spent: Duration::ZERO,
             last_end: None,
-            recent_rates: std::collections::VecDeque::new(),
+            rates: StopRates::default(),
             small_rate: DEFAULT_NS_PER_OBJECT,
-            shortest: None,
         }
     }
 
@@ -82,8 +113,7 @@ impl Budget {
     /// and never less than the shortest walk so far (a small heap's walk is mostly fixed
     /// costs: a debug build's walk of 20,000 objects, predicted at 1 ms from a rate, took 15).
     pub fn predict(&self, objects: u64) -> Duration {
-        let by_rate = Duration::from_secs_f64(objects as f64 * self.ns_per_object() / 1e9);
-        by_rate.max(self.shortest.unwrap_or(Duration::ZERO))
+        self.rates.predict(objects, self.ns_per_object())
     }
 
     /// Whether a walk predicted at `cost` may run at all.
@@ -130,14 +160,11 @@ impl Budget {
     pub fn record(&mut self, pause: Duration, objects: u64, end: Instant) {
         self.spent += pause;
         self.last_end = Some(end);
-        self.shortest = Some(self.shortest.map_or(pause, |s| s.min(pause)));
+        self.rates.note_stop(pause);
         if objects > 0 {
             let measured = pause.as_nanos() as f64 / objects as f64;
             if objects >= MIN_OBJECTS_TO_MEASURE {
-                if self.recent_rates.len() == RECENT_RATES {
-                    self.recent_rates.pop_front();
-                }
-                self.recent_rates.push_back(measured);
+                self.rates.push(measured);
             } else {
                 self.small_rate = self.small_rate.min(measured);
             }
@@ -147,11 +174,7 @@ impl Budget {
     /// The time per object predictions use: the slowest of the recent measuring walks, or
     /// before any, the default lowered by small walks.
     pub fn ns_per_object(&self) -> f64 {
-        self.recent_rates
-            .iter()
-            .copied()
-            .reduce(f64::max)
-            .unwrap_or(self.small_rate)
+        self.rates.slowest().unwrap_or(self.small_rate)
     }
 
     /// Books a stop that is no walk (the path search's listing of the roots): it spends the
@@ -185,31 +208,22 @@ impl Budget {
 /// marking back until it degenerated); JDK 19 and later keep those marks in a bitmap, and it
 /// is a few milliseconds. The slowest of the last few, as for walks.
 #[derive(Debug, Clone, Default)]
-pub struct RootsStop {
-    /// Nanoseconds per byte in use of the last listings, oldest first.
-    recent: std::collections::VecDeque<f64>,
-    shortest: Option<Duration>,
-}
+pub struct RootsStop(StopRates);
 
 impl RootsStop {
     /// The stop a listing would take with `used` bytes of heap in use; `None` before any
     /// listing was measured (the first comes as the JVM starts, on a small heap).
     pub fn predict(&self, used: u64) -> Option<Duration> {
-        let rate = self.recent.iter().copied().reduce(f64::max)?;
-        let by_rate = Duration::from_secs_f64(used as f64 * rate / 1e9);
-        Some(by_rate.max(self.shortest.unwrap_or(Duration::ZERO)))
+        let rate = self.0.slowest()?;
+        Some(self.0.predict(used, rate))
     }
 
     /// Books a listing that stopped the JVM `pause` with `used` bytes in use.
     pub fn record(&mut self, pause: Duration, used: u64) {
-        self.shortest = Some(self.shortest.map_or(pause, |s| s.min(pause)));
-        if used == 0 {
-            return;
+        self.0.note_stop(pause);
+        if used > 0 {
+            self.0.push(pause.as_nanos() as f64 / used as f64);
         }
-        if self.recent.len() == RECENT_RATES {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(pause.as_nanos() as f64 / used as f64);
     }
 }
 
