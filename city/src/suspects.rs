@@ -1027,35 +1027,24 @@ fn suspects_from_paths(
     // paths part), and its confidence is a guess: a trace that passes through its type with
     // enough paths of its own explains it (a server's sessions, met once, below the session
     // cache that 40 paths of their maps and data name).
-    let thin = |s: &Suspect| {
-        s.evidence
-            .as_ref()
-            .is_some_and(|e| e.through_holder < crate::holders::SHARED_BY)
-    };
     let mut i = 0;
     while i < out.len() {
-        let name = out[i].leaking[0].clone();
-        let explains = (0..out.len()).find(|&j| {
-            j != i
-                && !thin(&out[j])
-                && out[j]
-                    .evidence
-                    .as_ref()
-                    .is_some_and(|e| e.through_holder >= crate::holders::MIN_SAMPLES)
-                && out[j].steps.iter().any(|step| step.type_name == name)
-        });
+        let thin = out[i]
+            .evidence
+            .as_ref()
+            .is_some_and(|e| e.through_holder < crate::holders::SHARED_BY);
+        let explains = thin
+            .then(|| trace_through(&out, &out[i].leaking[0], crate::holders::MIN_SAMPLES))
+            .flatten();
         match explains {
-            Some(j) if thin(&out[i]) => {
+            Some(j) => {
                 let weak = out.remove(i);
                 let known = &mut out[if j > i { j - 1 } else { j }];
                 for (t, h) in weak.leaking.into_iter().zip(weak.holds) {
-                    if !known.leaking.contains(&t) {
-                        known.leaking.push(t);
-                        known.holds.push(h);
-                    }
+                    absorb(known, t, h);
                 }
             }
-            _ => i += 1,
+            None => i += 1,
         }
     }
     // Growing types no sampled path reached: a trace that passes through one explains it
@@ -1064,12 +1053,12 @@ fn suspects_from_paths(
         if explained.contains(name) {
             continue;
         }
-        if let Some(known) = out
-            .iter_mut()
-            .find(|s| !s.holder.is_empty() && s.steps.iter().any(|step| step.type_name == name))
-        {
-            known.leaking.push(name.to_string());
-            known.holds.push(held(model, &types, name, 1.0));
+        if let Some(j) = trace_through(&out, name, 0) {
+            absorb(
+                &mut out[j],
+                name.to_string(),
+                held(model, &types, name, 1.0),
+            );
             continue;
         }
         if out.len() >= MAX_SUSPECTS {
@@ -1130,6 +1119,24 @@ fn suspects_from_paths(
         )
     });
     out
+}
+
+/// The first suspect whose holder is named, with at least `paths` sampled paths through it, and
+/// whose trace passes through `type_name`: that trace explains the type's growth too.
+fn trace_through(out: &[Suspect], type_name: &str, paths: u64) -> Option<usize> {
+    out.iter().position(|s| {
+        !s.holder.is_empty()
+            && s.evidence.as_ref().map_or(0, |e| e.through_holder) >= paths
+            && s.steps.iter().any(|step| step.type_name == type_name)
+    })
+}
+
+/// Adds a type's growth to a suspect that explains it (once).
+fn absorb(known: &mut Suspect, type_name: String, held: Held) {
+    if !known.leaking.contains(&type_name) {
+        known.leaking.push(type_name);
+        known.holds.push(held);
+    }
 }
 
 fn top_sites(model: &CityModel, type_name: &str, index: usize, n: usize) -> Vec<(String, u64)> {
