@@ -490,6 +490,9 @@ pub struct Found {
     pub missed: Vec<(u32, u64, f64)>,
     /// Targets by class, reached or not, with their weights.
     pub targeted: Vec<(u32, u64, f64)>,
+    /// After a search through every root (empty otherwise): per sampled class, the objects
+    /// reached from any root, counted one by one (see `PathTree.counted`).
+    pub counted: Vec<(u32, u64)>,
     /// `(slot, born)` of the targets not reached, when the search went through every root: a
     /// second such miss in a row ends them (`Tracker::unreached`; a sample counts as live
     /// until the GC clears its weak reference).
@@ -2478,11 +2481,15 @@ impl Search {
         let sampled: std::collections::HashSet<u32> =
             self.targets.iter().map(|t| t.class).collect();
         let mut by_root: IntMap<u32, Vec<(u32, u64)>> = IntMap::default();
+        let mut counted: IntMap<u32, u64> = IntMap::default();
         for (&(root, class), &n) in &self.reached {
             if sampled.contains(&class) {
                 by_root.entry(root).or_default().push((class, n));
+                *counted.entry(class).or_default() += n;
             }
         }
+        let mut counted: Vec<(u32, u64)> = counted.into_iter().collect();
+        counted.sort_unstable();
         for (root, mut counts) in by_root {
             let Some(&(identity, class)) = self.root_objects.get(&root) else {
                 continue;
@@ -2530,7 +2537,13 @@ impl Search {
                 self.too_deep
             );
         }
+        // Through every root, the counts are of every live object of the class; otherwise of
+        // those the search happened to pass, which say nothing of the rest.
+        if !self.incomplete.is_empty() || self.stopped_early {
+            counted.clear();
+        }
         Found {
+            counted,
             nodes: self.merge.into_nodes(),
             roots: self.roots.into_iter().map(|(root, _)| root).collect(),
             threads: self.threads,

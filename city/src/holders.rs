@@ -70,6 +70,9 @@ pub struct Paths {
     /// agent before them (`TypeCount.weight`).
     pub targeted_weight: Vec<(String, f64)>,
     pub unreached_weight: Vec<(String, f64)>,
+    /// After a complete search, per targeted type, every object of it the search reached
+    /// (`PathTree.counted`); empty otherwise, or from an agent before it.
+    pub counted: Vec<(String, u64)>,
 }
 
 /// `type_name`'s count (or weight) in per-type `counts` (`Paths::targeted`, `unreached` and
@@ -138,6 +141,18 @@ impl Paths {
         let of = |weights: &[(String, f64)]| count_of(weights, type_name);
         let targeted = of(&self.targeted_weight);
         (targeted > 0.0).then(|| (1.0 - of(&self.unreached_weight) / targeted).clamp(0.0, 1.0))
+    }
+
+    /// Every object of `type_name` the search reached from any root, when it went through
+    /// every root and counted the type (`PathTree.counted`).
+    pub fn counted_of(&self, type_name: &str) -> Option<u64> {
+        if !self.complete() {
+            return None;
+        }
+        self.counted
+            .iter()
+            .find(|(t, _)| t == type_name)
+            .map(|&(_, n)| n)
     }
 
     /// Whether this search reached any of `type_name`'s samples it looked for.
@@ -780,6 +795,7 @@ pub fn from_proto(
     };
     paths.targeted = counts(&tree.targeted);
     paths.unreached = counts(&tree.unreached);
+    paths.counted = counts(&tree.counted);
     let weights = |list: &[memcity_proto::v1::TypeCount]| {
         list.iter()
             .filter(|c| c.weight > 0.0)

@@ -28,6 +28,17 @@ const WARM_UP: i32 = memcity_proto::v1::snapshot::Trigger::Start as i32;
 /// it reached to judge the type's rise (`CityModel::dead_rise_at`).
 pub const MIN_JUDGED_SHARE: u64 = 20;
 
+/// Why a type's rise is of dead objects (`CityModel::dead_rise_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadRise {
+    /// A complete search looked for `looked_for` of the type's sampled objects and reached too
+    /// few to make the rise (none, or `looked_for - unreached`).
+    Unreached { unreached: u64, looked_for: u64 },
+    /// A complete search carried at snapshot `at` counted `objects` of the type reachable from
+    /// any root: no more than the window started with.
+    Counted { objects: u64, at: usize },
+}
+
 /// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
 /// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
@@ -1118,29 +1129,48 @@ impl CityModel {
         None
     }
 
-    /// `(unreached, looked for)` of `type_name`'s samples when the newest full search at or
-    /// before `index` reached so few that they cannot make its rise: objects alive at the
-    /// share it reached, `last` of them at most, would be no more than the `first` there
-    /// were. The rest is garbage awaiting a marking (generational ZGC keeps what a sample's
-    /// weak reference holds through its young collections; any collector between old
-    /// markings), whatever the estimates count. All of them unreached is the same verdict
-    /// (`all_unreachable_at`).
+    /// Why `type_name`'s rise over snapshots `start..=end` is of dead objects, if a complete
+    /// search says so; `objects` gives its estimated count at a snapshot. The rest is garbage
+    /// awaiting a marking (generational ZGC keeps what a sample's weak reference holds through
+    /// its young collections; any collector between old markings), whatever the estimates
+    /// count.
+    ///
+    /// The newest full search's own count first: at its time it went through every root and
+    /// counted the type's objects one by one. No more than the window started with, after
+    /// most of the rise the estimates show, and that rise is dead. Else the samples: objects
+    /// alive at the share it reached, `last` of them at most, would be no more than the
+    /// `first` there were (all of them unreached is the same verdict, `all_unreachable_at`).
     pub fn dead_rise_at(
         &self,
-        index: usize,
+        start: usize,
+        end: usize,
         type_name: &str,
-        first: u64,
-        last: u64,
-    ) -> Option<(u64, u64)> {
-        if let Some(all) = self.all_unreachable_at(index, type_name) {
-            return Some(all);
+        objects: impl Fn(usize) -> u64,
+    ) -> Option<DeadRise> {
+        let (first, last) = (objects(start), objects(end));
+        if let Some((unreached, looked_for)) = self.all_unreachable_at(end, type_name) {
+            return Some(DeadRise::Unreached {
+                unreached,
+                looked_for,
+            });
         }
         if last <= first {
             return None;
         }
-        let paths = self.full_paths_at(index)?;
-        let (unreached, targeted) = paths.unreachable(type_name)?;
-        if targeted < MIN_JUDGED_SHARE {
+        let (at, paths) = self.newest_paths(end, |p| !p.focused)?;
+        if let Some(counted) = paths.counted_of(type_name) {
+            // Counted after half the rise or more: a rise made later (a leak begun since the
+            // search) waits for the next full search's count.
+            let risen = objects(at).saturating_sub(first);
+            if at > start && counted <= first && 2 * risen >= last - first {
+                return Some(DeadRise::Counted {
+                    objects: counted,
+                    at,
+                });
+            }
+        }
+        let (unreached, looked_for) = paths.unreachable(type_name)?;
+        if looked_for < MIN_JUDGED_SHARE {
             return None;
         }
         // The samples reached, or with their weights the objects they stand for as so many
@@ -1148,14 +1178,17 @@ impl CityModel {
         // share of its objects alive is what a rise is made of.
         let reached = paths
             .reached_weight_share(type_name)
-            .map_or(targeted.saturating_sub(unreached) as f64, |share| {
-                share * targeted as f64
+            .map_or(looked_for.saturating_sub(unreached) as f64, |share| {
+                share * looked_for as f64
             });
         // The share reached at the top of its likely range (a binomial's two standard
         // deviations, roughly), so that a few samples' chance does not make a rise dead.
         let reached = reached + 1.0;
-        let share = ((reached + 2.0 * reached.sqrt()) / targeted as f64).min(1.0);
-        (share * last as f64 <= first as f64).then_some((unreached, targeted))
+        let share = ((reached + 2.0 * reached.sqrt()) / looked_for as f64).min(1.0);
+        (share * last as f64 <= first as f64).then_some(DeadRise::Unreached {
+            unreached,
+            looked_for,
+        })
     }
 
     fn newest_paths(

@@ -797,11 +797,9 @@ fn growers(
     // (`CityModel::dead_rise_at`): no leak, and the growth table says so.
     let dead = |name: &str| {
         let ids = types.get(name);
-        let (first, last) = (
-            objects_at(model, ids, w.start),
-            objects_at(model, ids, w.end),
-        );
-        model.dead_rise_at(w.end, name, first, last).is_some()
+        model
+            .dead_rise_at(w.start, w.end, name, |i| objects_at(model, ids, i))
+            .is_some()
     };
     // Two recordings compared are two points by the user's choice (yesterday's and today's):
     // a rise from one to the other beyond its doubt is what they ask about, where within one
@@ -1153,7 +1151,7 @@ fn top_sites(model: &CityModel, type_name: &str, index: usize, n: usize) -> Vec<
 mod tests {
     use super::*;
     use crate::holders::{PathNode, Paths};
-    use crate::model::{root_kind_label, RootKind, RootRef};
+    use crate::model::{root_kind_label, DeadRise, RootKind, RootRef};
 
     /// Three snapshots of types `(name, objects)` a second apart.
     fn session(types: &[(&str, [u64; 3])]) -> CityModel {
@@ -2019,22 +2017,29 @@ mod tests {
         let mut types = MAP_LEAK_TYPES.to_vec();
         types.push(("Garbage", [10_000, 20_000, 40_000]));
         let mut m = session(&types);
+        // Garbage's estimates at snapshots 0 and 2, and what the search counted, by hand.
+        let dead = |m: &CityModel, name: &str, first: u64, last: u64| {
+            m.dead_rise_at(0, 2, name, |i| if i == 0 { first } else { last })
+        };
+        let sampled = |unreached, looked_for| {
+            Some(DeadRise::Unreached {
+                unreached,
+                looked_for,
+            })
+        };
         let mut paths = map_paths();
         paths.targeted = vec![("Item".into(), 40), ("Garbage".into(), 100)];
         paths.unreached = vec![("Garbage".into(), 96)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
-        assert_eq!(
-            m.dead_rise_at(2, "Garbage", 10_000, 40_000),
-            Some((96, 100))
-        );
+        assert_eq!(dead(&m, "Garbage", 10_000, 40_000), sampled(96, 100));
         let s = suspects(&m);
         assert!(s.iter().all(|s| s.leaking[0] != "Garbage"), "{s:?}");
         // A type none of whose samples it missed, and a type that did not rise: no verdict.
-        assert_eq!(m.dead_rise_at(2, "Item", 10_000, 40_000), None);
-        assert_eq!(m.dead_rise_at(2, "Garbage", 40_000, 40_000), None);
+        assert_eq!(dead(&m, "Item", 10_000, 40_000), None);
+        assert_eq!(dead(&m, "Garbage", 40_000, 40_000), None);
         paths.unreached = vec![("Garbage".into(), 60)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
-        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
+        assert_eq!(dead(&m, "Garbage", 10_000, 40_000), None);
         let s = suspects(&m);
         assert!(
             s.iter().any(|s| s.leaking.iter().any(|t| t == "Garbage")),
@@ -2047,15 +2052,57 @@ mod tests {
         paths.targeted_weight = vec![("Item".into(), 40.0), ("Garbage".into(), 96.0 + 4_000.0)];
         paths.unreached_weight = vec![("Garbage".into(), 96.0)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
-        assert_eq!(m.dead_rise_at(2, "Garbage", 10_000, 40_000), None);
+        assert_eq!(dead(&m, "Garbage", 10_000, 40_000), None);
         // And the other way: the few reached stand for few objects.
         paths.targeted_weight = vec![("Garbage".into(), 9_600.0 + 4.0)];
         paths.unreached_weight = vec![("Garbage".into(), 9_600.0)];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
+        assert_eq!(dead(&m, "Garbage", 10_000, 40_000), sampled(96, 100));
+    }
+
+    /// A complete search counts every object of a type that a root reaches. Counted after
+    /// most of the estimates' rise and no more than the window began with, the rise is dead
+    /// (generational ZGC's young collections keeping millions of sampled strings for their
+    /// weak references), and no suspect; counted more, or before the rise, no verdict.
+    #[test]
+    fn a_rise_the_search_counted_none_of_is_dead_not_a_leak() {
+        let mut types = MAP_LEAK_TYPES.to_vec();
+        types.push(("Garbage", [10_000, 30_000, 40_000]));
+        let mut m = session(&types);
+        let mut paths = map_paths();
+        paths.counted = vec![("Garbage".into(), 9_000), ("Item".into(), 20_010)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        let objects =
+            |m: &CityModel, i| m.value(m.find(&["p", "Garbage"]).unwrap(), i, Metric::Objects);
+        let dead = |m: &CityModel, name: &str| m.dead_rise_at(0, 2, name, |i| objects(m, i));
         assert_eq!(
-            m.dead_rise_at(2, "Garbage", 10_000, 40_000),
-            Some((96, 100))
+            dead(&m, "Garbage"),
+            Some(DeadRise::Counted {
+                objects: 9_000,
+                at: 2
+            })
         );
+        let s = suspects(&m);
+        assert!(s.iter().all(|s| s.leaking[0] != "Garbage"), "{s:?}");
+        assert!(s.iter().any(|s| s.leaking[0] == "Item"), "{s:?}");
+        // More than the window began with: some of the rise lives.
+        paths.counted = vec![("Garbage".into(), 10_001)];
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        assert_eq!(dead(&m, "Garbage"), None);
+        // A search that left roots unsearched counts only what it passed.
+        paths.counted = vec![("Garbage".into(), 9_000)];
+        paths.stopped_early = true;
+        m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths.clone()));
+        assert_eq!(dead(&m, "Garbage"), None);
+        // Counted at snapshot 1, before most of a rise (10,000 to 12,000 of 40,000): what came
+        // after waits for the next count.
+        paths.stopped_early = false;
+        m.frames_mut_for_tests(2).paths = None;
+        let mut types = MAP_LEAK_TYPES.to_vec();
+        types.push(("Garbage", [10_000, 12_000, 40_000]));
+        let mut late = session(&types);
+        late.frames_mut_for_tests(1).paths = Some(std::sync::Arc::new(paths));
+        assert_eq!(dead(&late, "Garbage"), None);
     }
 
     /// A rise that rests on what may be garbage (pending births of a short-lived type,

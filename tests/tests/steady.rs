@@ -32,6 +32,35 @@ fn steady_at_defaults(jdk: &Jdk, flags: &[&str]) {
     let report = report_json(&file);
     assert_quiet(&report, &label);
     assert_every_rise_explained(&report, &label);
+    assert_dead_rises_said(&report, &String::from_utf8_lossy(&out.stdout), &label);
+}
+
+/// Each row the JSON finds dead says so in the text table, as the README shows it.
+fn assert_dead_rises_said(report: &serde_json::Value, text: &str, label: &str) {
+    for (path, g) in application_groups(report) {
+        let dead = &g["unreachable"];
+        let said = if let Some(counted) = dead["counted"].as_u64() {
+            format!(
+                "({} reachable at snapshot {}, every root searched: the rise is dead in the old generation)",
+                memcity_city::units::count(counted),
+                dead["snapshot"]
+            )
+        } else if let Some(unreached) = dead["unreached"].as_u64() {
+            format!(
+                "({} of {} sampled objects unreachable:",
+                memcity_city::units::count(unreached),
+                memcity_city::units::count(dead["looked_for"].as_u64().unwrap())
+            )
+        } else {
+            continue;
+        };
+        let name = path.last().unwrap();
+        assert!(
+            text.lines().any(|l| l.contains(*name) && l.contains(&said)),
+            "{label}: {} has no row saying {said:?}:\n{text}",
+            path.join(" > ")
+        );
+    }
 }
 
 /// A group of the application's that rose by more objects than the app holds alive (its ring

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::units::{bytes as human_bytes, count, signed_count};
-use memcity_city::model::{root_kind_label, CityModel, Reference};
+use memcity_city::model::{root_kind_label, CityModel, DeadRise, Reference};
 use memcity_city::suspects::{suspects, Suspect};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -35,34 +35,58 @@ pub struct GroupGrowth {
     pub unreachable: Option<UnreachableJson>,
 }
 
-/// Sampled objects a complete path search looked for and did not reach from any GC root.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-pub struct UnreachableJson {
-    pub unreached: u64,
-    pub looked_for: u64,
+/// What a complete path search said of a group's type: its rise is dead in the old generation
+/// (`memcity_city::model::DeadRise`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum UnreachableJson {
+    /// Sampled objects it looked for, and those no GC root reached.
+    Sampled { unreached: u64, looked_for: u64 },
+    /// Every object of the type reachable from a root, counted by the search carried at
+    /// `snapshot` (numbered from 1, as the viewer's status bar numbers them).
+    Counted { counted: u64, snapshot: usize },
 }
 
 impl UnreachableJson {
-    fn of(counts: Option<(u64, u64)>) -> Option<Self> {
-        counts.map(|(unreached, looked_for)| UnreachableJson {
-            unreached,
-            looked_for,
+    fn of(dead: Option<DeadRise>) -> Option<Self> {
+        dead.map(|dead| match dead {
+            DeadRise::Unreached {
+                unreached,
+                looked_for,
+            } => UnreachableJson::Sampled {
+                unreached,
+                looked_for,
+            },
+            DeadRise::Counted { objects, at } => UnreachableJson::Counted {
+                counted: objects,
+                snapshot: at + 1,
+            },
         })
     }
 
     /// "14 of 14 sampled objects unreachable: dead in the old generation", or, with some
-    /// reached, "... the rise is dead ...".
+    /// reached, "... the rise is dead ..."; "203,101 reachable at snapshot 12 (every root
+    /// searched): the rise is dead ...".
     fn describe(&self) -> String {
-        format!(
-            "{} of {} sampled objects unreachable: {}dead in the old generation",
-            count(self.unreached),
-            count(self.looked_for),
-            if self.unreached < self.looked_for {
-                "the rise is "
-            } else {
-                ""
-            }
-        )
+        match *self {
+            UnreachableJson::Sampled {
+                unreached,
+                looked_for,
+            } => format!(
+                "{} of {} sampled objects unreachable: {}dead in the old generation",
+                count(unreached),
+                count(looked_for),
+                if unreached < looked_for {
+                    "the rise is "
+                } else {
+                    ""
+                }
+            ),
+            UnreachableJson::Counted { counted, snapshot } => format!(
+                "{} reachable at snapshot {snapshot}, every root searched: the rise is dead in the old generation",
+                count(counted)
+            ),
+        }
     }
 }
 
@@ -508,12 +532,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         });
         g.unreachable = UnreachableJson::of(type_node.and_then(|id| {
             let objects = |index| session.value(id, index, memcity_city::model::Metric::Objects);
-            session.dead_rise_at(
-                last_index,
-                &session.node(id).name,
-                objects(window.start),
-                objects(window.end),
-            )
+            session.dead_rise_at(window.start, window.end, &session.node(id).name, objects)
         }));
     }
     let mut keyed: Vec<(bool, f64, GroupGrowth)> = groups
