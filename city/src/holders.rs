@@ -348,15 +348,92 @@ impl Paths {
         };
         let mut at = start;
         while let Some(child) = self.heaviest(&self.children[at], weight) {
-            if weight[child] < DESCEND_SHARE * weight[at]
-                || samples[child] < SHARED_BY
-                || own(child)
+            if weight[child] >= DESCEND_SHARE * weight[at]
+                && samples[child] >= SHARED_BY
+                && !own(child)
             {
-                break;
+                at = child;
+                continue;
             }
-            at = child;
+            // Where the paths part only to meet again at one object, they are one route.
+            match self.rejoined(at, weight, samples) {
+                Some(node) if !own(node) => at = node,
+                _ => break,
+            }
         }
         at
+    }
+
+    /// The nearest object below `at` that branches parting there meet again at, holding
+    /// `DESCEND_SHARE` of `at`'s weight between its nodes: its heaviest node (the shallowest
+    /// of equals). The search
+    /// enters an object again when it meets it by a shorter way (`paths.rs`), so the samples
+    /// found before that go by the long way and the rest by the short one: Jetty's session
+    /// handler, reached through its context's list of beans and then through its field, split
+    /// a session cache's paths in two at the context, which was named the holder.
+    fn rejoined(&self, at: usize, weight: &[f64], samples: &[u64]) -> Option<usize> {
+        // Per object (identity and type): weight, samples, depth, and its heaviest node. A path
+        // passes an object once, so no two of its nodes are nested.
+        let mut objects: HashMap<(u32, &str), (f64, u64, usize, Vec<(usize, usize)>)> =
+            HashMap::new();
+        let mut stack: Vec<(usize, usize)> = self.children[at].iter().map(|&c| (c, 1)).collect();
+        while let Some((node, depth)) = stack.pop() {
+            if weight[node] <= 0.0 {
+                continue;
+            }
+            let n = &self.nodes[node];
+            if n.identity != 0 {
+                let o = objects
+                    .entry((n.identity, n.type_name.as_str()))
+                    .or_insert((0.0, 0, depth, Vec::new()));
+                o.0 += weight[node];
+                o.1 += samples[node];
+                o.2 = o.2.min(depth);
+                o.3.push((node, depth));
+            }
+            stack.extend(self.children[node].iter().map(|&c| (c, depth + 1)));
+        }
+        objects
+            .into_values()
+            .filter(|(w, s, _, nodes)| {
+                nodes.len() > 1 && *w >= DESCEND_SHARE * weight[at] && *s >= SHARED_BY
+            })
+            .min_by(|a, b| {
+                (a.2.cmp(&b.2))
+                    .then(b.0.total_cmp(&a.0))
+                    .then(a.3[0].cmp(&b.3[0]))
+            })
+            .and_then(|(_, _, _, nodes)| {
+                // The heaviest node, by the shortest way among equals.
+                nodes
+                    .into_iter()
+                    .max_by(|a, b| weight[a.0].total_cmp(&weight[b.0]).then(b.1.cmp(&a.1)))
+                    .map(|(node, _)| node)
+            })
+    }
+
+    /// The weight and samples (`s`, where given) through the object of `node`, by every way
+    /// its root's paths reach it (see `rejoined`; another root's object that shares its hash
+    /// is another object, as a root adds no path to what an earlier one reached); a node
+    /// without an identity hash alone.
+    fn through_object(&self, node: usize, w: &[f64], s: &[u64]) -> (f64, u64) {
+        let of = &self.nodes[node];
+        let sample = |i: usize| s.get(i).copied().unwrap_or(0);
+        if of.identity == 0 {
+            return (w[node], sample(node));
+        }
+        let top = self.chain_to(node)[0];
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, n)| {
+                n.identity == of.identity
+                    && n.type_name == of.type_name
+                    && (i == node || self.chain_to(i)[0] == top)
+            })
+            .fold((0.0, 0), |(weight, samples), (i, _)| {
+                (weight + w[i], samples + sample(i))
+            })
     }
 
     /// Objects of `types` the search counted from root object `top`.
@@ -403,7 +480,8 @@ impl Paths {
             .map(|t| {
                 let (w, _) = self.weights(&[t.as_str()]);
                 let total: f64 = self.tops.iter().map(|&top| w[top]).sum();
-                let through = w[h.holder] + self.co_holder_tops(h).map(|top| w[top]).sum::<f64>();
+                let (w_holder, _) = self.through_object(h.holder, &w, &[]);
+                let through = w_holder + self.co_holder_tops(h).map(|top| w[top]).sum::<f64>();
                 if total > 0.0 {
                     (through / total).min(1.0)
                 } else {
@@ -564,8 +642,7 @@ impl Paths {
             let (w, s) = self.weights(&names);
             h.weight = self.tops.iter().map(|&t| w[t]).sum();
             h.samples = self.tops.iter().map(|&t| s[t]).sum();
-            h.shared_weight = w[h.holder];
-            h.holder_samples = s[h.holder];
+            (h.shared_weight, h.holder_samples) = self.through_object(h.holder, &w, &s);
             let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
             for top in co_tops {
                 h.shared_weight += w[top];
@@ -912,6 +989,95 @@ mod tests {
         assert_eq!(h.confidence, Confidence::Exact);
         assert_eq!(h.samples, 60);
         assert!(h.alternatives.is_empty());
+    }
+
+    /// Jetty's session handler reached twice, through its context's list of beans and then,
+    /// shorter, through its field: the sessions found before the search met it again go by
+    /// the beans, the rest by the field. One object, one route: the cache's map holds them.
+    #[test]
+    fn branches_that_meet_again_at_one_object_are_one_route() {
+        const MAP: &str = "java.util.concurrent.ConcurrentHashMap";
+        let session = [("Session", 10)];
+        let mut rows: Vec<Row<'_>> = vec![(
+            None,
+            "ServletContextHandler",
+            "",
+            Some("static App.CONTEXT"),
+            &[],
+        )];
+        let via_beans: [Row<'_>; 3] = [
+            (
+                Some(0),
+                "java.util.concurrent.CopyOnWriteArrayList",
+                "_beans",
+                None,
+                &[],
+            ),
+            (Some(1), "java.lang.Object[]", "array", None, &[]),
+            (Some(2), "SessionHandler", "[]", None, &[]),
+        ];
+        rows.extend(via_beans);
+        let handler_via_field = 3 + 5;
+        for (handler, field) in [(3, "[]"), (handler_via_field, "_sessionHandler")] {
+            if handler != 3 {
+                rows.push((Some(0), "SessionHandler", field, None, &[]));
+            }
+            rows.extend([
+                (
+                    Some(handler),
+                    "DefaultSessionCache",
+                    "_sessionCache",
+                    None,
+                    &[][..],
+                ),
+                (Some(handler + 1), MAP, "_sessions", None, &[]),
+                (
+                    Some(handler + 2),
+                    "java.util.concurrent.ConcurrentHashMap$Node[]",
+                    "table",
+                    None,
+                    &[],
+                ),
+                (Some(handler + 3), "Session", "[]", None, &session),
+            ]);
+        }
+        let mut p = tree(&rows);
+        // The same objects by both ways: handler, cache, map and table.
+        let same = |p: &mut Paths, second_way: u32| {
+            for (i, node) in p.nodes.iter_mut().enumerate() {
+                let way = if i >= handler_via_field {
+                    second_way
+                } else {
+                    0
+                };
+                node.identity = way
+                    + match node.type_name.as_str() {
+                        "SessionHandler" => 42,
+                        "DefaultSessionCache" => 43,
+                        MAP => 44,
+                        "Session" => 100 + i as u32,
+                        _ if node.type_name.ends_with("Node[]") => 45,
+                        _ => 0,
+                    };
+            }
+        };
+        same(&mut p, 0);
+        let h = p.holding("Session").expect("a holding");
+        assert_eq!(p.nodes[h.holder].type_name, MAP, "{h:?}");
+        assert_eq!(p.nodes[h.holder].field, "_sessions");
+        assert_eq!(h.confidence, Confidence::Exact);
+        // The shorter way, of two as heavy.
+        assert!(
+            p.chain_to(h.holder)
+                .iter()
+                .any(|&n| p.nodes[n].field == "_sessionHandler"),
+            "{:?}",
+            p.chain_to(h.holder)
+        );
+        // Distinct handlers (two contexts' caches) are a split, as before.
+        same(&mut p, 1000);
+        let h = p.holding("Session").expect("a holding");
+        assert_eq!(p.nodes[h.holder].type_name, "ServletContextHandler");
     }
 
     #[test]

@@ -35,8 +35,12 @@ pub enum DeadRise {
     /// few to make the rise (none, or `looked_for - unreached`).
     Unreached { unreached: u64, looked_for: u64 },
     /// A complete search carried at snapshot `at` counted `objects` of the type reachable from
-    /// any root: no more than the window started with.
-    Counted { objects: u64, at: usize },
+    /// any root where the estimates said `estimated`: a quarter of their rise at most.
+    Counted {
+        objects: u64,
+        estimated: u64,
+        at: usize,
+    },
 }
 
 /// The package of memcity's own objects (its JFR stream, helper class, canaries), each type's
@@ -1136,8 +1140,8 @@ impl CityModel {
     /// count.
     ///
     /// The newest full search's own count first: at its time it went through every root and
-    /// counted the type's objects one by one. No more than the window started with, after
-    /// most of the rise the estimates show, and that rise is dead. Else the samples: objects
+    /// counted the type's objects one by one. After most of the rise the estimates show, and
+    /// holding a quarter of what they had risen by then at most, the rise is dead. Else the samples: objects
     /// alive at the share it reached, `last` of them at most, would be no more than the
     /// `first` there were (all of them unreached is the same verdict, `all_unreachable_at`).
     pub fn dead_rise_at(
@@ -1157,18 +1161,26 @@ impl CityModel {
         if last <= first {
             return None;
         }
-        let (at, paths) = self.newest_paths(end, |p| !p.focused)?;
-        if let Some(counted) = paths.counted_of(type_name) {
-            // Counted after half the rise or more: a rise made later (a leak begun since the
-            // search) waits for the next full search's count.
-            let risen = objects(at).saturating_sub(first);
-            if at > start && counted <= first && 2 * risen >= last - first {
+        // The newest count, from a search that went through every root: the newest full
+        // one may have stopped early or had no listing, where an older one counted.
+        if let Some((at, counted)) = self
+            .newest_paths(end, |p| !p.focused && p.complete())
+            .and_then(|(at, p)| Some((at, p.counted_of(type_name)?)))
+        {
+            // Counted after half the rise or more (a rise made later, a leak begun since the
+            // search, waits for the next full search's count), and of the rise estimated then
+            // a quarter at most was there: a leak's estimates follow its count.
+            let estimated = objects(at);
+            let risen = estimated.saturating_sub(first);
+            if at > start && 2 * risen >= last - first && counted <= first + risen / 4 {
                 return Some(DeadRise::Counted {
                     objects: counted,
+                    estimated,
                     at,
                 });
             }
         }
+        let (_, paths) = self.newest_paths(end, |p| !p.focused)?;
         let (unreached, looked_for) = paths.unreachable(type_name)?;
         if looked_for < MIN_JUDGED_SHARE {
             return None;

@@ -41,9 +41,10 @@ fn assert_dead_rises_said(report: &serde_json::Value, text: &str, label: &str) {
         let dead = &g["unreachable"];
         let said = if let Some(counted) = dead["counted"].as_u64() {
             format!(
-                "({} reachable at snapshot {}, every root searched: the rise is dead in the old generation)",
+                "({} reachable at snapshot {} of {} estimated, every root searched: the rise is dead in the old generation)",
                 memcity_city::units::count(counted),
-                dead["snapshot"]
+                dead["snapshot"],
+                memcity_city::units::count(dead["estimated"].as_u64().unwrap())
             )
         } else if let Some(unreached) = dead["unreached"].as_u64() {
             format!(

@@ -43,8 +43,13 @@ pub enum UnreachableJson {
     /// Sampled objects it looked for, and those no GC root reached.
     Sampled { unreached: u64, looked_for: u64 },
     /// Every object of the type reachable from a root, counted by the search carried at
-    /// `snapshot` (numbered from 1, as the viewer's status bar numbers them).
-    Counted { counted: u64, snapshot: usize },
+    /// `snapshot` (numbered from 1, as the viewer's status bar numbers them), where the
+    /// estimates said `estimated`.
+    Counted {
+        counted: u64,
+        estimated: u64,
+        snapshot: usize,
+    },
 }
 
 impl UnreachableJson {
@@ -57,16 +62,21 @@ impl UnreachableJson {
                 unreached,
                 looked_for,
             },
-            DeadRise::Counted { objects, at } => UnreachableJson::Counted {
+            DeadRise::Counted {
+                objects,
+                estimated,
+                at,
+            } => UnreachableJson::Counted {
                 counted: objects,
+                estimated,
                 snapshot: at + 1,
             },
         })
     }
 
     /// "14 of 14 sampled objects unreachable: dead in the old generation", or, with some
-    /// reached, "... the rise is dead ..."; "203,101 reachable at snapshot 12 (every root
-    /// searched): the rise is dead ...".
+    /// reached, "... the rise is dead ..."; "206,318 reachable at snapshot 19 of 6,887,582
+    /// estimated, every root searched: the rise is dead ...".
     fn describe(&self) -> String {
         match *self {
             UnreachableJson::Sampled {
@@ -82,9 +92,14 @@ impl UnreachableJson {
                     ""
                 }
             ),
-            UnreachableJson::Counted { counted, snapshot } => format!(
-                "{} reachable at snapshot {snapshot}, every root searched: the rise is dead in the old generation",
-                count(counted)
+            UnreachableJson::Counted {
+                counted,
+                estimated,
+                snapshot,
+            } => format!(
+                "{} reachable at snapshot {snapshot} of {} estimated, every root searched: the rise is dead in the old generation",
+                count(counted),
+                count(estimated)
             ),
         }
     }
