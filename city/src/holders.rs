@@ -372,10 +372,16 @@ impl Paths {
     /// handler, reached through its context's list of beans and then through its field, split
     /// a session cache's paths in two at the context, which was named the holder.
     fn rejoined(&self, at: usize, weight: &[f64], samples: &[u64]) -> Option<usize> {
-        // Per object (identity and type): weight, samples, depth, and its heaviest node. A path
-        // passes an object once, so no two of its nodes are nested.
-        let mut objects: HashMap<(u32, &str), (f64, u64, usize, Vec<(usize, usize)>)> =
-            HashMap::new();
+        /// One object's nodes below `at`, `(node, depth)`, and what they hold together. A path
+        /// passes an object once, so no two of its nodes are nested.
+        #[derive(Default)]
+        struct Met {
+            weight: f64,
+            samples: u64,
+            depth: usize,
+            nodes: Vec<(usize, usize)>,
+        }
+        let mut objects: HashMap<(u32, &str), Met> = HashMap::new();
         let mut stack: Vec<(usize, usize)> = self.children[at].iter().map(|&c| (c, 1)).collect();
         while let Some((node, depth)) = stack.pop() {
             if weight[node] <= 0.0 {
@@ -383,29 +389,34 @@ impl Paths {
             }
             let n = &self.nodes[node];
             if n.identity != 0 {
-                let o = objects
+                let met = objects
                     .entry((n.identity, n.type_name.as_str()))
-                    .or_insert((0.0, 0, depth, Vec::new()));
-                o.0 += weight[node];
-                o.1 += samples[node];
-                o.2 = o.2.min(depth);
-                o.3.push((node, depth));
+                    .or_insert_with(|| Met {
+                        depth,
+                        ..Met::default()
+                    });
+                met.weight += weight[node];
+                met.samples += samples[node];
+                met.depth = met.depth.min(depth);
+                met.nodes.push((node, depth));
             }
             stack.extend(self.children[node].iter().map(|&c| (c, depth + 1)));
         }
         objects
             .into_values()
-            .filter(|(w, s, _, nodes)| {
-                nodes.len() > 1 && *w >= DESCEND_SHARE * weight[at] && *s >= SHARED_BY
+            .filter(|m| {
+                m.nodes.len() > 1
+                    && m.weight >= DESCEND_SHARE * weight[at]
+                    && m.samples >= SHARED_BY
             })
             .min_by(|a, b| {
-                (a.2.cmp(&b.2))
-                    .then(b.0.total_cmp(&a.0))
-                    .then(a.3[0].cmp(&b.3[0]))
+                (a.depth.cmp(&b.depth))
+                    .then(b.weight.total_cmp(&a.weight))
+                    .then(a.nodes[0].cmp(&b.nodes[0]))
             })
-            .and_then(|(_, _, _, nodes)| {
+            .and_then(|m| {
                 // The heaviest node, by the shortest way among equals.
-                nodes
+                m.nodes
                     .into_iter()
                     .max_by(|a, b| weight[a.0].total_cmp(&weight[b.0]).then(b.1.cmp(&a.1)))
                     .map(|(node, _)| node)
