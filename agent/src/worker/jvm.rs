@@ -101,11 +101,15 @@ pub(super) fn gc_name(command_line: &str) -> String {
     }
 }
 
-/// Whether this collector can count types for JFR's `jdk.ObjectCountAfterGC` (`gc_counts.rs`):
-/// ZGC has no such phase and Epsilon never collects, so a stream there would only put JFR's
-/// objects and threads into the application's heap.
+/// Whether memcity lets this collector count types for JFR's `jdk.ObjectCountAfterGC`
+/// (`gc_counts.rs`): ZGC has no such phase and Epsilon never collects, so a stream there would
+/// only put JFR's objects and threads into the application's heap. Shenandoah counts at its
+/// cycles from JDK 22 on (none before), and with the event on it kept more of the heap: a
+/// JDK 25 application dropping million-entry maps at 1 GB had a median of 99-174 MB after its
+/// cycles with memcity's stream against 81-85 MB alone, and 81 MB with the agent and no stream.
+/// The guest's rule comes first: no counts there.
 pub(super) fn gc_counts_types(gc: &str) -> bool {
-    !matches!(gc, "Z" | "Epsilon")
+    !matches!(gc, "Z" | "Epsilon" | "Shenandoah")
 }
 
 #[cfg(test)]
@@ -162,9 +166,10 @@ mod tests {
     }
 
     #[test]
-    fn zgc_and_epsilon_count_no_types() {
+    fn zgc_epsilon_and_shenandoah_count_no_types() {
         assert!(!gc_counts_types(&gc_name("java -XX:+UseZGC x")));
         assert!(!gc_counts_types("Epsilon"));
+        assert!(!gc_counts_types(&gc_name("java -XX:+UseShenandoahGC x")));
         assert!(gc_counts_types(&gc_name("java x")), "the default G1 counts");
         assert!(gc_counts_types("Parallel") && gc_counts_types("Serial"));
     }
