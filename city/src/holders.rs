@@ -75,13 +75,15 @@ pub struct Paths {
     pub counted: Vec<(String, u64)>,
 }
 
-/// `type_name`'s count (or weight) in per-type `counts` (`Paths::targeted`, `unreached` and
-/// their weights), 0 when absent.
+/// `type_name`'s count (or weight) in per-type `counts` (`Paths::targeted`, `unreached`,
+/// `counted` and their weights), `None` when absent.
+fn find_count<T: Copy>(counts: &[(String, T)], type_name: &str) -> Option<T> {
+    counts.iter().find(|(t, _)| t == type_name).map(|&(_, n)| n)
+}
+
+/// The same, 0 when absent.
 fn count_of<T: Copy + Default>(counts: &[(String, T)], type_name: &str) -> T {
-    counts
-        .iter()
-        .find(|(t, _)| t == type_name)
-        .map_or(T::default(), |&(_, n)| n)
+    find_count(counts, type_name).unwrap_or_default()
 }
 
 /// Sampled objects of a type a search looked for, at least this many, all unreached: the
@@ -149,10 +151,7 @@ impl Paths {
         if !self.complete() {
             return None;
         }
-        self.counted
-            .iter()
-            .find(|(t, _)| t == type_name)
-            .map(|&(_, n)| n)
+        find_count(&self.counted, type_name)
     }
 
     /// Whether this search reached any of `type_name`'s samples it looked for.
@@ -366,11 +365,11 @@ impl Paths {
 
     /// The nearest object below `at` that branches parting there meet again at, holding
     /// `DESCEND_SHARE` of `at`'s weight between its nodes: its heaviest node (the shallowest
-    /// of equals). The search
-    /// enters an object again when it meets it by a shorter way (`paths.rs`), so the samples
-    /// found before that go by the long way and the rest by the short one: Jetty's session
-    /// handler, reached through its context's list of beans and then through its field, split
-    /// a session cache's paths in two at the context, which was named the holder.
+    /// of equals). The search enters an object again when it meets it by a shorter way
+    /// (`paths.rs`), so the samples found before that go by the long way and the rest by the
+    /// short one: Jetty's session handler, reached through its context's list of beans and
+    /// then through its field, split a session cache's paths in two at the context, which was
+    /// named the holder.
     fn rejoined(&self, at: usize, weight: &[f64], samples: &[u64]) -> Option<usize> {
         /// One object's nodes below `at`, `(node, depth)`, and what they hold together. A path
         /// passes an object once, so no two of its nodes are nested.

@@ -1139,11 +1139,12 @@ impl CityModel {
     /// its young collections; any collector between old markings), whatever the estimates
     /// count.
     ///
-    /// The newest full search's own count first: at its time it went through every root and
-    /// counted the type's objects one by one. After most of the rise the estimates show, and
-    /// holding a quarter of what they had risen by then at most, the rise is dead. Else the samples: objects
-    /// alive at the share it reached, `last` of them at most, would be no more than the
-    /// `first` there were (all of them unreached is the same verdict, `all_unreachable_at`).
+    /// The newest complete search's own count first: it went through every root and counted
+    /// the type's objects one by one. After most of the rise the estimates show, and holding a
+    /// quarter of what they had risen by then at most, the rise is dead. Else the newest full
+    /// search's samples: objects alive at the share it reached, `last` of them at most, would
+    /// be no more than the `first` there were (all of them unreached is the same verdict,
+    /// `all_unreachable_at`).
     pub fn dead_rise_at(
         &self,
         start: usize,
@@ -1172,7 +1173,11 @@ impl CityModel {
             // a quarter at most was there: a leak's estimates follow its count.
             let estimated = objects(at);
             let risen = estimated.saturating_sub(first);
-            if at > start && 2 * risen >= last - first && counted <= first + risen / 4 {
+            // Saturating: a crafted recording's counts may be anything.
+            if at > start
+                && risen.saturating_mul(2) >= last - first
+                && counted <= first.saturating_add(risen / 4)
+            {
                 return Some(DeadRise::Counted {
                     objects: counted,
                     estimated,
@@ -1180,7 +1185,7 @@ impl CityModel {
                 });
             }
         }
-        let (_, paths) = self.newest_paths(end, |p| !p.focused)?;
+        let paths = self.full_paths_at(end)?;
         let (unreached, looked_for) = paths.unreachable(type_name)?;
         if looked_for < MIN_JUDGED_SHARE {
             return None;
