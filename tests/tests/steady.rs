@@ -27,7 +27,11 @@ fn steady_at_defaults(jdk: &Jdk, flags: &[&str]) {
     let (status, stdout) = app.wait_exit(Duration::from_secs(120));
     assert!(status.success(), "{label}: {stdout:?}: {}", app.stderr());
     keep_recording(&file, &format!("steady-{}-{}", jdk.major, flags.join("")));
-    let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
+    // Every row (`--top 0`), so that each the JSON finds dead is in the text too.
+    let out = memcity(
+        &["report", file.to_str().unwrap(), "--top", "0"],
+        Duration::from_secs(60),
+    );
     eprintln!("{label}:\n{}", String::from_utf8_lossy(&out.stdout));
     let report = report_json(&file);
     assert_quiet(&report, &label);
