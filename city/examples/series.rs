@@ -54,5 +54,13 @@ fn main() {
         if let Some(t) = memcity_city::suspects::trend_of(&model, &ids, Metric::Objects) {
             println!("as judged: {t:?}, steady {:.0}", t.steady());
         }
+        let objects = |i: usize| {
+            ids.iter()
+                .map(|&id| model.value(id, i, Metric::Objects))
+                .sum::<u64>()
+        };
+        if let Some(dead) = model.dead_rise_at(w.start, w.end, name, objects) {
+            println!("dead: {dead:?}");
+        }
     }
 }

@@ -151,9 +151,9 @@ struct Worker {
     /// Per class, the share of its `(objects, bytes)` that the last walk found memcity's
     /// (`WalkResult::memcity`), for that walk and the estimates after it.
     memcity_share: HashMap<u32, (f64, f64)>,
-    /// For focused searches: the generation the last kept search (`keep_found`) started at,
-    /// the one the search under way started at, and the roots the last kept one's finds were
-    /// under.
+    /// For focused searches: the first generation the last kept search (`keep_found`) did not
+    /// look at (the last GC's as it started: younger samples are left out), the same of the
+    /// search under way, and the roots the last kept one's finds were under.
     search_from_gen: u32,
     search_started_gen: u32,
     preferred_roots: Vec<paths::RootKey>,

@@ -268,7 +268,13 @@ impl Worker {
                 last_gc
             );
         }
-        self.search_started_gen = sampler.tracker.generation();
+        // The first generation this search does not look at: samples born since the last GC
+        // are left out as young (above), and the next focused search looks for them with
+        // those born later. From the search's own start instead, the samples born between
+        // that GC and this start would wait for the next full search: on Parallel, a steady
+        // server's buffers promoted in the meantime went unlooked at for the full search's
+        // whole rest.
+        self.search_started_gen = last_gc;
         let mut env = self.search_env();
         let facts = paths::ClassFacts {
             names: &self.classes.names,
