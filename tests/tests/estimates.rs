@@ -185,7 +185,11 @@ fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
         frames[estimate].is_estimated(),
         "{label}: snapshot before the walk is exact"
     );
-    compare(&model, estimate, walk, &label, 0.10, 0.10);
+    // Generational ZGC's young collections keep what the agent's weak references hold: it
+    // follows only samples that reference nothing more there, and the other types stand at
+    // their last walk's count, unmarked as estimates (the agent's first line says so).
+    let followed_only = jdk.major >= 24 && gc == "-XX:+UseZGC";
+    compare(&model, estimate, walk, &label, 0.10, 0.10, followed_only);
 }
 
 /// Compares the estimate at `estimate` with the walk at `walk`, type by type: the objects of
@@ -194,6 +198,10 @@ fn estimates_agree_with_an_exact_walk(jdk: &Jdk, gc: &str) {
 /// and the stated 95 % errors cover most of the deviations. (A type can be large in one measure
 /// and tiny in the other: 1,200 `Object[]`s of which one is a 1.5 MB list's backing array hold
 /// 1.6 % of the bytes and 0.06 % of the objects, and their count rests on a few samples.)
+///
+/// `followed_only`: the types the agent follows no sample of (generational ZGC's that reference
+/// more) stand at their last walk's count, unmarked as estimates, and are left out; the
+/// primitive arrays must be among those compared.
 fn compare(
     model: &CityModel,
     estimate: usize,
@@ -201,6 +209,7 @@ fn compare(
     label: &str,
     tolerance: f64,
     points: f64,
+    followed_only: bool,
 ) {
     let total_objects = model.value(0, walk, Metric::Objects) as f64;
     let total_bytes = model.value(0, walk, Metric::Bytes) as f64;
@@ -223,14 +232,29 @@ fn compare(
             // Large objects too: before JDK 25 the sampler skipped whatever `main` allocated
             // first (its TLAB had no sampling point), which made `MixedHeap`'s 40 KB arrays come
             // out 7-12 % short until the agent primed sampling (`sampling::prime`).
-            let (objects_error, bytes_error) = e
-                .estimate(node)
-                .unwrap_or_else(|| panic!("{label}: {name} not marked estimated"));
+            let Some((objects_error, bytes_error)) = e.estimate(node) else {
+                assert!(
+                    followed_only && !name.ends_with("int[]") && !name.ends_with("long[]"),
+                    "{label}: {name} not marked estimated"
+                );
+                eprintln!("{label}: {name:<32} not followed: at its last walk's count");
+                continue;
+            };
             let error = if metric == Metric::Objects {
                 objects_error
             } else {
                 bytes_error
             };
+            // Marked estimated with no error and nothing in doubt: at its walk's count. With
+            // samples unfollowed, a type that references more stands there whatever it did.
+            if followed_only && error == 0 && e.unconfirmed(node) == (0, 0) {
+                assert!(
+                    !name.ends_with("int[]") && !name.ends_with("long[]"),
+                    "{label}: {name} not followed"
+                );
+                eprintln!("{label}: {name:<32} not followed: at its last walk's count");
+                continue;
+            }
             eprintln!(
                 "{label}: {name:<32} {what:<7} exact {exact:>10} estimate {est:>10} ±{error:<8} ({:+.1} %)",
                 (est as f64 / exact as f64 - 1.0) * 100.0
@@ -260,8 +284,9 @@ fn compare(
             );
         }
     }
+    let least = if followed_only { 4 } else { 8 };
     assert!(
-        checked >= 8,
+        checked >= least,
         "{label}: only {checked} comparisons of 1 % or more"
     );
     // 95 % intervals: most deviations fall inside (at least 7 in 10, so a run of a dozen
@@ -1025,3 +1050,11 @@ fn generational_zgcs_major_collections_confirm_from_the_collectors_counts() {
 /// GC events a canary is held on generational collectors (the agent's `canary::HOLD_GCS`; the
 /// agent is a cdylib, which this test binary cannot import).
 const CANARY_HOLD_GCS: u64 = 48;
+
+#[test]
+fn estimates_agree_with_an_exact_walk_jdk25_zgc() {
+    match jdk25() {
+        Some(jdk) => estimates_agree_with_an_exact_walk(&jdk, "-XX:+UseZGC"),
+        None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (set MEMCITY_JDK25)"),
+    }
+}

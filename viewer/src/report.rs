@@ -186,6 +186,15 @@ pub struct Report {
     /// allocations of `b` bytes go unsampled with chance `exp(-b / interval)`: below 5 % past
     /// three intervals (the rule of three), however the bytes spread over types.
     pub unsampled_bound_bytes: Option<u64>,
+    /// Allocation samples the agent did not follow (generational ZGC: those of types that
+    /// reference more, `Cost.unheld_samples`). Then the groups at their walk's count had
+    /// samples since, whose fates are unknown: no bound on their growth holds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unfollowed_samples: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How the session met an OutOfMemoryError (see `out_of_memory`).
@@ -590,7 +599,12 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let estimated_snapshots = session.frames().iter().filter(|f| f.is_estimated()).count();
     let (backed, rising): (Vec<Suspect>, Vec<Suspect>) =
         suspects(session).into_iter().partition(Suspect::is_backed);
-    let unsampled_bound_bytes = unsampled_bound(session, &groups);
+    let unfollowed_samples = last_snap.cost.as_ref().map_or(0, |c| c.unheld_samples);
+    let unsampled_bound_bytes = if unfollowed_samples > 0 {
+        None
+    } else {
+        unsampled_bound(session, &groups)
+    };
     Ok(Report {
         snapshots: session.len(),
         exact_snapshots: session.len() - estimated_snapshots,
@@ -629,7 +643,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         sampling_overhead,
         warnings: {
             let mut warnings = session.warnings.clone();
-            let unheld = last_snap.cost.as_ref().map_or(0, |c| c.unheld_samples);
+            let unheld = unfollowed_samples;
             if unheld > 0 {
                 warnings.push(format!(
                     "{unheld} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only sampled objects that reference nothing more there (arrays of primitives, strings, boxes, objects without reference fields), within a bound; the other types stand at their last walk's count between walks"
@@ -649,6 +663,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         out_of_memory: out_of_memory(session),
         compared: session.is_comparison(),
         unsampled_bound_bytes,
+        unfollowed_samples,
     })
 }
 
@@ -1164,6 +1179,14 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
             group.path.last().map(String::as_str).unwrap_or("")
         );
     }
+    if report.unfollowed_samples > 0 {
+        let _ = writeln!(
+            out,
+            "{:>73}  ~ rows with no ± stand at their last walk's count: on this collector {} allocation samples of types that reference more were not followed, so what such a type grew by since its walk is not known",
+            "",
+            count(report.unfollowed_samples)
+        );
+    }
     if let Some(bound) = report.unsampled_bound_bytes {
         let _ = writeln!(
             out,
@@ -1253,8 +1276,8 @@ mod tests {
     /// intervals. After a walk, or with every type sampled, there is nothing to bound.
     #[test]
     fn types_no_sample_landed_in_are_bounded_together() {
-        use memcity_proto::v1::{exactness, Exactness, Handshake};
-        let with_last = |a_error: u64, b_error: u64, estimate: bool| {
+        use memcity_proto::v1::{exactness, Exactness, Handshake, WalkCost};
+        let with_unheld = |a_error: u64, b_error: u64, estimate: bool, unheld: u64| {
             let mut s = session();
             s.handshake = Some(Handshake {
                 sampling_interval: 512 * 1024,
@@ -1272,6 +1295,10 @@ mod tests {
                 kind: Some(Kind::Snapshot(Snapshot {
                     seq: 2,
                     time_ms: 3000,
+                    cost: Some(WalkCost {
+                        unheld_samples: unheld,
+                        ..Default::default()
+                    }),
                     exactness: estimate.then(|| Exactness {
                         source: exactness::Source::Estimate as i32,
                         ..Default::default()
@@ -1294,6 +1321,7 @@ mod tests {
             .unwrap();
             build(&s, 10).unwrap()
         };
+        let with_last = |a_error, b_error, estimate| with_unheld(a_error, b_error, estimate, 0);
         let carried = with_last(30, 0, true);
         assert_eq!(carried.unsampled_bound_bytes, Some(3 * 512 * 1024));
         let text = render_text(&carried, "x", 0);
@@ -1305,6 +1333,16 @@ mod tests {
         );
         assert_eq!(with_last(30, 2, true).unsampled_bound_bytes, None);
         assert_eq!(with_last(0, 0, false).unsampled_bound_bytes, None);
+        // Samples not followed (generational ZGC): a type at its walk's count may have had
+        // any number since, and the report says so instead of a bound.
+        let unfollowed = with_unheld(30, 0, true, 908);
+        assert_eq!(unfollowed.unsampled_bound_bytes, None);
+        let text = render_text(&unfollowed, "x", 0);
+        assert!(
+            text.contains("~ rows with no ± stand at their last walk's count: on this collector 908 allocation samples of types that reference more were not followed")
+                && !text.contains("unseen (95 %"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1464,6 +1502,7 @@ mod tests {
             out_of_memory: None,
             compared: false,
             unsampled_bound_bytes: None,
+            unfollowed_samples: 0,
             snapshots: 2,
             exact_snapshots: 2,
             estimated_snapshots: 0,
