@@ -154,9 +154,23 @@ pub struct Moments {
     /// Sums of `w^2` and `(w s)^2`: the variance of the fates of pending births.
     pub square_objects: f64,
     pub square_bytes: f64,
+    /// The samples summed, and `Σ w s²`: how their sizes spread.
+    pub samples: u64,
+    pub sizes_squared: f64,
 }
 
 impl Moments {
+    /// The variance of `mean`, these samples' mean size weighted by what they stand for, as
+    /// an estimate of the mean size of the objects they stand for: the sizes' spread over the
+    /// samples' effective number, `(Σw)² / Σw²`.
+    fn size_variance_of_mean(&self, mean: f64) -> f64 {
+        if self.objects <= 0.0 || self.square_objects <= 0.0 {
+            return 0.0;
+        }
+        let spread = (self.sizes_squared / self.objects - mean * mean).max(0.0);
+        spread * self.square_objects / (self.objects * self.objects)
+    }
+
     fn merge(&mut self, other: &Moments) {
         self.objects += other.objects;
         self.bytes += other.bytes;
@@ -166,6 +180,8 @@ impl Moments {
         self.outside_tlab_bytes += other.outside_tlab_bytes;
         self.square_objects += other.square_objects;
         self.square_bytes += other.square_bytes;
+        self.samples += other.samples;
+        self.sizes_squared += other.sizes_squared;
     }
 
     fn add(&mut self, sample: &Sample) {
@@ -178,6 +194,8 @@ impl Moments {
         self.var_bytes += var * s * s;
         self.square_objects += w * w;
         self.square_bytes += w * w * s * s;
+        self.samples += 1;
+        self.sizes_squared += w * s * s;
         if sample.size >= OUTSIDE_TLAB_RISK_BYTES {
             let bound = outside_tlab_bound(w) * w;
             self.outside_tlab_objects += bound;
@@ -248,6 +266,35 @@ pub struct Estimator {
     /// Types corrected by GC counts since the anchor, and when the last count was taken.
     gc_counted: u64,
     gc_count_unix_ms: u64,
+    /// Whether young collections keep what the samples' weak references hold (generational
+    /// ZGC): a sample standing says nothing of its object until a major collection, and the
+    /// path search is the judge in between ([`Estimator::set_search_count`]).
+    young_keeps: bool,
+    /// Per class, there: the newest complete path search's count of its objects reachable
+    /// from any root, and the tracker generation as that search ended (births before it are
+    /// in the count). Cleared by a walk, which is newer.
+    searched: Vec<Option<(u64, u32)>>,
+    /// Per class, there: that search's verdicts on the births since the search before it
+    /// (reached: alive; missed: dead), the share births since it count at.
+    verdicts: Vec<Fates>,
+}
+
+/// A sample key's samples of a class with a search count (see [`Estimator::set_search_count`]):
+/// born before the count and reached by a search (how the count splits by site); born since
+/// and known alive (reached since, or met by an old marking); born since and judged by nothing.
+#[derive(Debug, Default, Clone, Copy)]
+struct SinceCount {
+    reached: Moments,
+    known: Moments,
+    unjudged: Moments,
+}
+
+impl SinceCount {
+    fn merge(&mut self, other: &SinceCount) {
+        self.reached.merge(&other.reached);
+        self.known.merge(&other.known);
+        self.unjudged.merge(&other.unjudged);
+    }
 }
 
 fn at<T: Default + Clone>(v: &mut Vec<T>, index: usize) -> &mut T {
@@ -276,10 +323,52 @@ impl Estimator {
         self.outside_tlab_bias = on;
     }
 
+    /// Generational ZGC's young collections keep what the samples' weak references hold,
+    /// dead or not, until a major collection, so a standing sample says nothing of its object
+    /// there. Counted whole, a steady ring's dead strings and arrays made its estimates 80
+    /// times the live count between major collections (32 M `byte[]` against 406,458). There,
+    /// a class a complete path search counted is estimated from that count instead
+    /// ([`Estimator::set_search_count`]).
+    pub fn set_young_keeps(&mut self, on: bool) {
+        self.young_keeps = on;
+    }
+
+    /// A path search through every root ended at tracker generation `generation`, having
+    /// counted `counted` `(class, objects)` reachable, one by one, and judged `verdicts` (per
+    /// class, the fates of its samples born since the search before: reached alive, missed
+    /// dead). Where young collections keep what weak references hold
+    /// ([`Estimator::set_young_keeps`]), each counted class is then estimated as its count,
+    /// plus its samples born since that are known alive (reached since, or before an old
+    /// marking), plus the rest of its births since at the share of its judged ones alive, in
+    /// doubt (unconfirmed). The count splits by allocation site as the samples it reached do.
+    /// An object it counted that died since stays counted until the next search's count.
+    pub fn set_search_count(
+        &mut self,
+        counted: &[(u32, u64)],
+        generation: u32,
+        verdicts: Vec<Fates>,
+    ) {
+        for &(class, objects) in counted {
+            *at(&mut self.searched, class as usize) = Some((objects, generation));
+        }
+        // The earlier verdicts at half weight: two searches may follow each other with no
+        // births between to judge, and one search's few samples of a class are a coin's throw.
+        let old = std::mem::take(&mut self.verdicts);
+        let n = old.len().max(verdicts.len());
+        self.verdicts = (0..n)
+            .map(|c| {
+                let new = verdicts.get(c).copied().unwrap_or_default();
+                new.plus(&old.get(c).copied().unwrap_or_default().scaled(0.5))
+            })
+            .collect();
+    }
+
     /// A walk finished: its exact counts are the new anchor. Deaths booked so far belong to
     /// the old one.
     pub fn set_anchor(&mut self, anchor: Anchor) {
         self.anchor = Some(anchor);
+        // The walk is newer than any search's count.
+        self.searched.clear();
         for (class, fates) in self.fates.drain(..).enumerate() {
             if fates.samples > 0.0 {
                 *at(&mut self.fates_before, class) = fates;
@@ -381,6 +470,10 @@ impl Estimator {
         let counted_at = &self.counted_at;
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
+        // Classes a complete search counted, where that count is the estimate's base.
+        let young_keeps = self.young_keeps;
+        let searched: &[Option<(u64, u32)>] = if young_keeps { &self.searched } else { &[] };
+        let mut since_count: IntMap<(u32, u64), SinceCount> = IntMap::default();
         let gcs = tracker.last_gc_moment().gcs;
         if let Some(l) = lifetimes.as_deref_mut() {
             l.begin_sweep();
@@ -390,9 +483,43 @@ impl Estimator {
                 l.alive(sample, gcs);
             }
             let class = sample.class as usize;
+            if let (Some(&Some((_, counted_gen))), false) = (searched.get(class), dead) {
+                let parts = since_count.entry((sample.class, sample.key())).or_default();
+                let reached = sample.reached() && !sample.missed;
+                if sample.born < counted_gen {
+                    if reached {
+                        parts.reached.add(sample);
+                    }
+                } else if reached || sample.born < confirmed {
+                    parts.known.add(sample);
+                } else {
+                    parts.unjudged.add(sample);
+                }
+            }
             let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
             let after_anchor = !in_anchor && anchor_gen.is_none_or(|g| sample.born > g);
             let since_anchor = after_anchor && sample.born < last_gc;
+            // Where young collections keep what weak references hold, a class no search
+            // counted since the anchor: its births since (pending ones too) that no search
+            // reached and no old marking met are judged by nothing, and count at the share
+            // the searches judged alive (`apply_search_counts`); one a search through every
+            // root missed counts not at all, unless one reaches it again.
+            if young_keeps
+                && after_anchor
+                && !dead
+                && searched.get(class).is_none_or(Option::is_none)
+                && !sample.reached()
+                && sample.born >= confirmed.max(counted_at.get(class).copied().unwrap_or(0))
+            {
+                if !sample.missed {
+                    since_count
+                        .entry((sample.class, sample.key()))
+                        .or_default()
+                        .unjudged
+                        .add(sample);
+                }
+                return;
+            }
             if dead {
                 if in_anchor {
                     at(died, class).add(sample);
@@ -578,11 +705,145 @@ impl Estimator {
                 u_bytes.min(counts.bytes[class] as f64),
             );
         }
+        self.apply_search_counts(&mut counts, &mut sampled, &since_count);
         counts.sampled = sampled;
         if let Some(anchor) = &self.anchor {
             counts.references = anchor.references.clone();
         }
         counts
+    }
+}
+
+impl Estimator {
+    /// Each class a complete path search counted, where young collections keep what weak
+    /// references hold (see [`Estimator::set_search_count`]): its count, its births since
+    /// known alive, and the rest of its births since at its judged share, replacing the
+    /// estimate from standing samples; its sample keys' parts to match (the count by the
+    /// sites of the samples it reached, each birth since as counted).
+    fn apply_search_counts(
+        &self,
+        counts: &mut WalkResult,
+        sampled: &mut IntMap<(u32, u64), SampleCount>,
+        since_count: &IntMap<(u32, u64), SinceCount>,
+    ) {
+        if !self.young_keeps {
+            return;
+        }
+        let pooled = Fates::pooled(&self.verdicts).survival();
+        let share = |class: usize| -> (f64, f64) {
+            match pooled {
+                // A class with no verdict of its own takes every class's share.
+                Some(pooled) => self
+                    .verdicts
+                    .get(class)
+                    .and_then(|f| f.survival_among(pooled.0))
+                    .unwrap_or(pooled),
+                // No verdict yet: births since count whole, in doubt, as elsewhere.
+                None => (1.0, 0.0),
+            }
+        };
+        let mut by_class: IntMap<u32, SinceCount> = IntMap::default();
+        for (&(class, _), parts) in since_count {
+            by_class.entry(class).or_default().merge(parts);
+        }
+        let mut rebuilt = Vec::new();
+        for (class, searched) in self.searched.iter().enumerate() {
+            let Some((counted, _)) = *searched else {
+                continue;
+            };
+            if class >= counts.objects.len() {
+                continue;
+            }
+            let parts = by_class.get(&(class as u32)).copied().unwrap_or_default();
+            let (m, var_m) = share(class);
+            let predicted = Pending::predicted(m, var_m, &parts.unjudged);
+            // The count is of objects; its bytes at the mean size of what the search reached
+            // (weighted: sampling is by bytes), else of the estimate it replaces.
+            let (size, size_var) = if parts.reached.objects > 0.0 {
+                let mean = parts.reached.bytes / parts.reached.objects;
+                (mean, parts.reached.size_variance_of_mean(mean))
+            } else if counts.objects[class] > 0 {
+                (
+                    counts.bytes[class] as f64 / counts.objects[class] as f64,
+                    0.0,
+                )
+            } else {
+                (0.0, 0.0)
+            };
+            let counted = counted as f64;
+            let objects = counted + parts.known.objects + predicted.objects;
+            let bytes = counted * size + parts.known.bytes + predicted.bytes;
+            counts.objects[class] = objects.round() as u64;
+            counts.bytes[class] = bytes.round() as u64;
+            // The count is exact; what it is in bytes is not, nor what came since.
+            counts.variance[class] = (
+                parts.known.var_objects + predicted.variance.0,
+                counted * counted * size_var + parts.known.var_bytes + predicted.variance.1,
+            );
+            counts.unconfirmed[class] =
+                (predicted.objects.min(objects), predicted.bytes.min(bytes));
+            counts.pending[class] = predicted;
+            rebuilt.push((class as u32, m, counted / parts.reached.objects.max(1.0)));
+        }
+        // Classes no search counted: their births judged by nothing at the share.
+        for (&class, parts) in &by_class {
+            if self
+                .searched
+                .get(class as usize)
+                .is_some_and(Option::is_some)
+                || parts.unjudged.samples == 0
+            {
+                continue;
+            }
+            let c = class as usize;
+            if c >= counts.objects.len() {
+                let n = c + 1;
+                counts.objects.resize(n, 0);
+                counts.bytes.resize(n, 0);
+                counts.variance.resize(n, (0.0, 0.0));
+                counts.unconfirmed.resize(n, (0.0, 0.0));
+                counts.pending.resize(n, Pending::default());
+            }
+            let (m, var_m) = share(c);
+            let predicted = Pending::predicted(m, var_m, &parts.unjudged);
+            counts.objects[c] += predicted.objects.round() as u64;
+            counts.bytes[c] += predicted.bytes.round() as u64;
+            counts.variance[c].0 += predicted.variance.0;
+            counts.variance[c].1 += predicted.variance.1;
+            counts.unconfirmed[c].0 += predicted.objects;
+            counts.unconfirmed[c].1 += predicted.bytes;
+            counts.pending[c].add(&predicted);
+            for (&(c, key), parts) in since_count.iter().filter(|((c, _), _)| *c == class) {
+                let unjudged = &parts.unjudged;
+                if unjudged.samples == 0 {
+                    continue;
+                }
+                let entry = sampled.entry((c, key)).or_default();
+                entry.objects += unjudged.samples;
+                entry.weight += m * unjudged.objects;
+                entry.variance +=
+                    m * unjudged.var_objects + m * (1.0 - m) * unjudged.square_objects;
+                entry.unconfirmed += m * unjudged.objects;
+            }
+        }
+        sampled.retain(|&(class, _), _| !rebuilt.iter().any(|r| r.0 == class));
+        for &(class, m, scale) in &rebuilt {
+            for (&(c, key), parts) in since_count.iter().filter(|((c, _), _)| *c == class) {
+                let samples = parts.reached.samples + parts.known.samples + parts.unjudged.samples;
+                if samples == 0 {
+                    continue;
+                }
+                let unjudged = &parts.unjudged;
+                let entry = sampled.entry((c, key)).or_default();
+                entry.objects = samples;
+                entry.weight =
+                    parts.reached.objects * scale + parts.known.objects + m * unjudged.objects;
+                entry.variance = parts.known.var_objects
+                    + m * unjudged.var_objects
+                    + m * (1.0 - m) * unjudged.square_objects;
+                entry.unconfirmed = m * unjudged.objects;
+            }
+        }
     }
 }
 
@@ -884,6 +1145,105 @@ mod tests {
         t.unreached(reached, born);
         let est = e.estimate(&t, 2, None);
         assert_eq!((est.objects[1], est.unconfirmed[1]), (0, (0.0, 0.0)));
+    }
+
+    /// Generational ZGC: a class a complete search counted is its count, its births since
+    /// that a search reached, and its other births since at the share of the births the
+    /// search judged alive (a ring's dead arrays stand, their weak references kept, and were
+    /// counted whole); the count splits by site as the samples it reached do. A walk, newer,
+    /// ends it; elsewhere standing samples count as before.
+    #[test]
+    fn where_young_collections_keep_referents_a_search_count_is_the_base() {
+        let t = Tracker::new(64);
+        let mut e = Estimator::default();
+        e.set_young_keeps(true);
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 0, 0], vec![0, 0, 0]));
+        t.advance();
+        // Ten samples of 8 bytes, each for 10 objects: two a search reached at sites 2 and 3,
+        // eight dead but standing.
+        let mut before = Vec::new();
+        for site in [2, 3, 4, 4, 4, 4, 4, 4, 4, 4] {
+            before.push(t.track(1, site, 1, 10.0, 8, 0, 1).unwrap());
+        }
+        t.gc_finished();
+        t.gc_finished();
+        for &id in &before[..2] {
+            let born = t.get(id).unwrap().birth.allocated;
+            t.set_holder(id, born, 7, 1, t.ms());
+        }
+        assert_eq!(
+            e.estimate(&t, 2, None).objects[1],
+            100,
+            "standing, all of them"
+        );
+        // The search counted 25 reachable and judged two of ten alive.
+        let verdicts = vec![
+            Fates::default(),
+            Fates {
+                alive: 20.0,
+                dead: 80.0,
+                samples: 10.0,
+            },
+        ];
+        e.set_search_count(&[(1, 25)], t.generation(), verdicts);
+        t.advance();
+        // Since: one birth a search reached, four judged by nothing.
+        let known = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        for _ in 0..4 {
+            t.track(1, 5, 1, 10.0, 8, 0, 1).unwrap();
+        }
+        t.gc_finished();
+        let born = t.get(known).unwrap().birth.allocated;
+        t.set_holder(known, born, 7, 1, t.ms());
+        let est = e.estimate(&t, 2, None);
+        let pooled = (0.2 * 10.0 + 0.5) / 11.0;
+        let m = (0.2 * 10.0 + pooled * CLASS_PRIOR_SAMPLES) / (10.0 + CLASS_PRIOR_SAMPLES);
+        assert_eq!(est.objects[1], (25.0 + 10.0 + 40.0 * m).round() as u64);
+        assert_eq!(
+            est.bytes[1],
+            ((25.0 + 10.0 + 40.0 * m) * 8.0).round() as u64
+        );
+        assert!((est.unconfirmed[1].0 - 40.0 * m).abs() < 1e-9);
+        // By site: the count as the reached split it (12.5 each at sites 2 and 3), the birth
+        // reached since at site 2, the unjudged at site 5; the dead at site 4 nowhere.
+        let weight = |site: u32| {
+            est.sampled
+                .iter()
+                .filter(|((c, k), _)| *c == 1 && site_of(*k) == site)
+                .map(|(_, n)| n.weight)
+                .sum::<f64>()
+        };
+        assert!((weight(2) - 22.5).abs() < 1e-9, "{}", weight(2));
+        assert!((weight(3) - 12.5).abs() < 1e-9);
+        assert_eq!(weight(4), 0.0);
+        assert!((weight(5) - 40.0 * m).abs() < 1e-9);
+        // A class no search counted: its births since the anchor that no search reached count
+        // at the share the searches judged (its own none: every class's), and one a search
+        // through every root missed not at all.
+        let other: Vec<_> = (0..3)
+            .map(|_| t.track(2, 6, 1, 10.0, 8, 0, 1).unwrap())
+            .collect();
+        t.gc_finished();
+        t.gc_finished();
+        let est = e.estimate(&t, 3, None);
+        assert_eq!(est.objects[2], (30.0 * pooled).round() as u64);
+        assert!((est.unconfirmed[2].0 - 30.0 * pooled).abs() < 1e-9);
+        let born = t.get(other[0]).unwrap().birth.allocated;
+        t.unreached(other[0], born);
+        assert_eq!(
+            e.estimate(&t, 3, None).objects[2],
+            (20.0 * pooled).round() as u64
+        );
+        // Elsewhere standing samples count.
+        e.set_young_keeps(false);
+        assert_eq!(e.estimate(&t, 3, None).objects[1], 150);
+        assert_eq!(e.estimate(&t, 3, None).objects[2], 30);
+        // A walk is newer than the count.
+        e.set_young_keeps(true);
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 30, 0], vec![0, 240, 0]));
+        assert_eq!(e.estimate(&t, 3, None).objects[1], 30);
     }
 
     #[test]

@@ -204,6 +204,7 @@ mod tests {
             holder: None,
             seen_ms: 0,
             one_in: 1,
+            missed: false,
         }
     }
 

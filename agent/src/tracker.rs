@@ -76,6 +76,9 @@ pub struct Sample {
     /// Sites were recorded for one sample in this many when it was taken: with one, it stands
     /// for this many samples' lives (`lifetimes.rs`).
     pub one_in: u32,
+    /// The last path search through every root missed it, and none has reached it since (one
+    /// more miss in a row is its death: [`Tracker::unreached`]).
+    pub missed: bool,
 }
 
 /// A point in the application's life by the tracker's three clocks: wall time since the
@@ -482,6 +485,7 @@ impl Tracker {
             },
             seen_ms: slot.seen_ms.load(Ordering::Relaxed),
             one_in: 1 << ((meta >> ONE_IN_SHIFT) & 0xf),
+            missed: meta & MISSED != 0,
         })
     }
 

@@ -163,6 +163,9 @@ struct Worker {
     /// The next search lists the roots again (`keep_found`), and the one under way is that.
     relist: bool,
     relisting: bool,
+    /// The tracker generation the last complete search ended at: the births since are the
+    /// next one's verdicts for the estimates (`Estimator::set_search_count`).
+    counted_gen: u32,
     /// A focused search through the preferred roots found too few there: the growth went
     /// elsewhere, and a focused search through the statics and threads starts next, without
     /// waiting for its turn (a full search of a big heap may be a minute away).
@@ -257,6 +260,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         preferred_roots: Vec::new(),
         lasting_locals: Default::default(),
         relist: false,
+        counted_gen: 0,
         relisting: false,
         refocus: false,
         memcity_ids: HashMap::new(),
@@ -285,6 +289,15 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
         worker.canaries.every_gc_marks_all();
         debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
+    }
+    // `say_collector` set the hold limit before the worker started.
+    if agent
+        .sampler
+        .as_ref()
+        .is_some_and(|s| s.tracker.hold_limited())
+    {
+        worker.estimator.set_young_keeps(true);
+        debug!("{gc}: classes a complete path search counted are estimated from its count");
     }
     if major.is_some_and(|m| m < FIRST_EXACT_OUTSIDE_TLAB_SAMPLING) {
         worker.estimator.set_outside_tlab_bias(true);

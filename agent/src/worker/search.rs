@@ -129,6 +129,12 @@ impl Worker {
                     .collect();
                 debug!("path search: not reached: {}", missed.join(", "));
             }
+            if !found.counted.is_empty() {
+                let verdicts = search_verdicts(&sampler.tracker, &found, self.counted_gen);
+                self.counted_gen = sampler.tracker.generation();
+                self.estimator
+                    .set_search_count(&found.counted, self.counted_gen, verdicts);
+            }
             self.keep_found(found, paths::ENOUGH_TO_KEEP);
             // Published with the next snapshot: an estimate soon, when estimates run.
             self.estimate_pending = true;
@@ -405,4 +411,38 @@ impl Worker {
             .oom_state
             .store(crate::oom::OOM_DONE, Ordering::Release);
     }
+}
+
+/// Per class, the fates a search through every root judged of the samples born at or after
+/// generation `from` (since the search before it): those it reached alive, those it missed
+/// dead, by the objects they stand for. A sample whose slot was taken again meanwhile is left
+/// out.
+fn search_verdicts(
+    tracker: &crate::tracker::Tracker,
+    found: &paths::Found,
+    from: u32,
+) -> Vec<crate::estimate::Fates> {
+    let mut verdicts: Vec<crate::estimate::Fates> = Vec::new();
+    for (samples, alive) in [(&found.found_samples, true), (&found.missed_samples, false)] {
+        for &(slot, born) in samples {
+            let Some(sample) = tracker.get(slot) else {
+                continue;
+            };
+            if sample.birth.allocated != born || sample.born < from {
+                continue;
+            }
+            let class = sample.class as usize;
+            if verdicts.len() <= class {
+                verdicts.resize(class + 1, Default::default());
+            }
+            let fates = &mut verdicts[class];
+            if alive {
+                fates.alive += sample.weight;
+            } else {
+                fates.dead += sample.weight;
+            }
+            fates.samples += 1.0;
+        }
+    }
+    verdicts
 }
