@@ -166,6 +166,8 @@ struct Worker {
     /// The tracker generation the last complete search ended at: the births since are the
     /// next one's verdicts for the estimates (`Estimator::set_search_count`).
     counted_gen: u32,
+    /// The tracker generation the search under way started at.
+    search_gen: u32,
     /// A focused search through the preferred roots found too few there: the growth went
     /// elsewhere, and a focused search through the statics and threads starts next, without
     /// waiting for its turn (a full search of a big heap may be a minute away).
@@ -261,6 +263,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         lasting_locals: Default::default(),
         relist: false,
         counted_gen: 0,
+        search_gen: 0,
         relisting: false,
         refocus: false,
         memcity_ids: HashMap::new(),

@@ -131,9 +131,33 @@ impl Worker {
             }
             if !found.counted.is_empty() {
                 let verdicts = search_verdicts(&sampler.tracker, &found, self.counted_gen);
-                self.counted_gen = sampler.tracker.generation();
-                self.estimator
-                    .set_search_count(&found.counted, self.counted_gen, verdicts);
+                // A generation of its own: births from here on are the count's births since
+                // (with no GC between two searches, the generation would not have moved, and
+                // the count's own objects counted again as births).
+                self.counted_gen = sampler.tracker.advance();
+                if crate::log::enabled(crate::log::Level::Debug) {
+                    let said: Vec<String> = found
+                        .counted
+                        .iter()
+                        .map(|&(class, n)| {
+                            let v = verdicts.get(class as usize).copied().unwrap_or_default();
+                            format!(
+                                "{} {n} (births since the last count: {:.0} alive, {:.0} dead, {} samples)",
+                                self.classes.names.get(class as usize).map_or("?", String::as_str),
+                                v.alive,
+                                v.dead,
+                                v.samples
+                            )
+                        })
+                        .collect();
+                    debug!("path search: counted {}", said.join(", "));
+                }
+                self.estimator.set_search_count(
+                    &found.counted,
+                    self.search_gen,
+                    self.counted_gen,
+                    verdicts,
+                );
             }
             self.keep_found(found, paths::ENOUGH_TO_KEEP);
             // Published with the next snapshot: an estimate soon, when estimates run.
@@ -281,6 +305,9 @@ impl Worker {
         // server's buffers promoted in the meantime went unlooked at for the full search's
         // whole rest.
         self.search_started_gen = last_gc;
+        // A generation of its own from the start: what is made while the search runs it may
+        // or may not count (`Estimator::set_search_count`).
+        self.search_gen = sampler.tracker.advance();
         let mut env = self.search_env();
         let facts = paths::ClassFacts {
             names: &self.classes.names,
@@ -416,13 +443,17 @@ impl Worker {
 /// Per class, the fates a search through every root judged of the samples born at or after
 /// generation `from` (since the search before it): those it reached alive, those it missed
 /// dead, by the objects they stand for. A sample whose slot was taken again meanwhile is left
-/// out.
+/// out. The samples are counted as many as their weights make them worth, `(Σw)² / Σw²`: a
+/// type sampled by bytes mixes small objects, each standing for thousands, with big ones
+/// standing for a few, and the share by weight rests on the few heavy ones (`byte[]`: a
+/// leak's 24-byte names beside 256-byte scratch arrays).
 fn search_verdicts(
     tracker: &crate::tracker::Tracker,
     found: &paths::Found,
     from: u32,
 ) -> Vec<crate::estimate::Fates> {
     let mut verdicts: Vec<crate::estimate::Fates> = Vec::new();
+    let mut squares: Vec<f64> = Vec::new();
     for (samples, alive) in [(&found.found_samples, true), (&found.missed_samples, false)] {
         for &(slot, born) in samples {
             let Some(sample) = tracker.get(slot) else {
@@ -434,6 +465,7 @@ fn search_verdicts(
             let class = sample.class as usize;
             if verdicts.len() <= class {
                 verdicts.resize(class + 1, Default::default());
+                squares.resize(class + 1, 0.0);
             }
             let fates = &mut verdicts[class];
             if alive {
@@ -441,7 +473,13 @@ fn search_verdicts(
             } else {
                 fates.dead += sample.weight;
             }
-            fates.samples += 1.0;
+            squares[class] += sample.weight * sample.weight;
+        }
+    }
+    for (fates, square) in verdicts.iter_mut().zip(squares) {
+        let weight = fates.alive + fates.dead;
+        if square > 0.0 {
+            fates.samples = weight * weight / square;
         }
     }
     verdicts
