@@ -37,6 +37,14 @@
 //! stands until the next old marking. The estimate counts it (a leak's growth shows at once)
 //! and states it apart (`Node.objects_unconfirmed`): the truth lies between the estimate less
 //! the unconfirmed part and the estimate, each end widened by the sampling error.
+//!
+//! Where young collections keep what weak references hold (generational ZGC), a standing
+//! sample says nothing of its object until a major collection, and the path search is the
+//! judge: a class a complete search counted is that count, plus its births since that a search
+//! reached, plus its other births since at the share of alive among the births that search
+//! judged (its births during the search at half that, give or take the other half); a class
+//! no search counted since the last walk counts its unjudged births at the same share
+//! ([`Estimator::set_search_count`]).
 
 use crate::lifetimes::Lifetimes;
 use crate::sampling::NO_SITE;
