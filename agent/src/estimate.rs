@@ -278,11 +278,8 @@ pub struct Estimator {
     /// Types corrected by GC counts since the anchor, and when the last count was taken.
     gc_counted: u64,
     gc_count_unix_ms: u64,
-    /// Whether young collections keep what the samples' weak references hold (generational
-    /// ZGC): a sample standing says nothing of its object until a major collection, and the
-    /// path search is the judge in between ([`Estimator::set_search_count`]).
-    young_keeps: bool,
-    /// Per class, there: the newest complete path search's count of its objects reachable
+    /// Per class, where young collections keep what weak references hold (the tracker's hold
+    /// limit is set: see [`Estimator::set_search_count`]): the newest complete path search's count of its objects reachable
     /// from any root, and the tracker generations as that search started and as it ended
     /// (births before the start are in the count, those between perhaps). Cleared by a walk,
     /// which is newer.
@@ -339,22 +336,15 @@ impl Estimator {
         self.outside_tlab_bias = on;
     }
 
-    /// Generational ZGC's young collections keep what the samples' weak references hold,
-    /// dead or not, until a major collection, so a standing sample says nothing of its object
-    /// there. Counted whole, a steady ring's dead strings and arrays made its estimates 80
-    /// times the live count between major collections (32 M `byte[]` against 406,458). There,
-    /// a class a complete path search counted is estimated from that count instead
-    /// ([`Estimator::set_search_count`]).
-    pub fn set_young_keeps(&mut self, on: bool) {
-        self.young_keeps = on;
-    }
-
     /// A path search through every root, started at tracker generation `started` and ended
     /// at `generation` (each the first of its own), having
     /// counted `counted` `(class, objects)` reachable, one by one, and judged `verdicts` (per
     /// class, the fates of its samples born since the search before: reached alive, missed
-    /// dead). Where young collections keep what weak references hold
-    /// ([`Estimator::set_young_keeps`]), each counted class is then estimated as its count,
+    /// dead). Where young collections keep what weak references hold (generational ZGC, where
+    /// the tracker has a hold limit: `Tracker::hold_limited`), a standing sample says nothing
+    /// of its object until a major collection (counted whole, a steady ring's dead strings and
+    /// arrays made its estimates 80 times the live count: 32 M `byte[]` against 406,458), and
+    /// the search is the judge: each counted class is then estimated as its count,
     /// plus its samples born since that are known alive (reached since, or before an old
     /// marking), plus the rest of its births since at the share of its judged ones alive, in
     /// doubt (unconfirmed). The count splits by allocation site as the samples it reached do.
@@ -501,7 +491,7 @@ impl Estimator {
         let mut sampled: IntMap<(u32, u64), SampleCount> = IntMap::default();
         let died = &mut self.died;
         // Classes a complete search counted, where that count is the estimate's base.
-        let young_keeps = self.young_keeps;
+        let young_keeps = tracker.hold_limited();
         let searched: &[Option<(u64, u32, u32)>] = if young_keeps { &self.searched } else { &[] };
         let mut since_count: IntMap<(u32, u64), SinceCount> = IntMap::default();
         let gcs = tracker.last_gc_moment().gcs;
@@ -513,9 +503,10 @@ impl Estimator {
                 l.alive(sample, gcs);
             }
             let class = sample.class as usize;
+            // A search reached it and none through every root has missed it since.
+            let reached = sample.reached() && !sample.missed;
             if let (Some(&Some((_, started, counted_gen))), false) = (searched.get(class), dead) {
                 let parts = since_count.entry((sample.class, sample.key())).or_default();
-                let reached = sample.reached() && !sample.missed;
                 if sample.born < started {
                     if reached {
                         parts.reached.add(sample);
@@ -540,7 +531,7 @@ impl Estimator {
                 && after_anchor
                 && !dead
                 && searched.get(class).is_none_or(Option::is_none)
-                && !sample.reached()
+                && !reached
                 && sample.born >= confirmed.max(counted_at.get(class).copied().unwrap_or(0))
             {
                 if !sample.missed {
@@ -651,10 +642,7 @@ impl Estimator {
             let site = site_of(key);
             by_site.entry((class, site)).or_default().merge(p);
             if let Some((m, _)) = share_at(class, site) {
-                let entry = sampled.entry((class, key)).or_default();
-                entry.weight += m * p.objects;
-                entry.variance += m * p.var_objects + m * (1.0 - m) * p.square_objects;
-                entry.unconfirmed += m * p.objects;
+                add_at_share(sampled.entry((class, key)).or_default(), m, p);
             }
         }
         // Each class's pending births at their sites' shares, each share's own uncertainty
@@ -737,13 +725,31 @@ impl Estimator {
                 u_bytes.min(counts.bytes[class] as f64),
             );
         }
-        self.apply_search_counts(&mut counts, &mut sampled, &since_count);
+        if young_keeps {
+            self.apply_search_counts(&mut counts, &mut sampled, &since_count);
+        }
         counts.sampled = sampled;
         if let Some(anchor) = &self.anchor {
             counts.references = anchor.references.clone();
         }
         counts
     }
+}
+
+/// Births `p` of one sample key at survival share `m`, added to its part of the tree: each
+/// one's fate is a coin of that share (see [`Pending::predicted`], which is the same for a
+/// class with its share's own uncertainty), and none is confirmed.
+fn add_at_share(entry: &mut SampleCount, m: f64, p: &Moments) {
+    entry.weight += m * p.objects;
+    entry.variance += m * p.var_objects + m * (1.0 - m) * p.square_objects;
+    entry.unconfirmed += m * p.objects;
+}
+
+/// The 95 % half-width, as a variance, of a part that may be anywhere from none to twice
+/// `value` (births made while a search ran, counted at half: see
+/// [`Estimator::set_search_count`]).
+fn either_way(value: f64) -> f64 {
+    (value / 1.96).powi(2)
 }
 
 impl Estimator {
@@ -758,9 +764,6 @@ impl Estimator {
         sampled: &mut IntMap<(u32, u64), SampleCount>,
         since_count: &IntMap<(u32, u64), SinceCount>,
     ) {
-        if !self.young_keeps {
-            return;
-        }
         let pooled = Fates::pooled(&self.verdicts).survival();
         let share = |class: usize| -> (f64, f64) {
             match pooled {
@@ -791,8 +794,8 @@ impl Estimator {
             let mut predicted = Pending::predicted(m, var_m, &parts.unjudged);
             // Made during the search: half, give or take the other half (a 95 % half-width).
             let mut during = Pending::predicted(m / 2.0, var_m / 4.0, &parts.during);
-            during.variance.0 += (during.objects / 1.96).powi(2);
-            during.variance.1 += (during.bytes / 1.96).powi(2);
+            during.variance.0 += either_way(during.objects);
+            during.variance.1 += either_way(during.bytes);
             predicted.add(&during);
             // The count is of objects; its bytes at the mean size of what the search reached
             // (weighted: sampling is by bytes), else of the estimate it replaces.
@@ -851,16 +854,11 @@ impl Estimator {
             counts.unconfirmed[c].1 += predicted.bytes;
             counts.pending[c].add(&predicted);
             for (&(c, key), parts) in since_count.iter().filter(|((c, _), _)| *c == class) {
-                let unjudged = &parts.unjudged;
-                if unjudged.samples == 0 {
-                    continue;
+                if parts.unjudged.samples > 0 {
+                    let entry = sampled.entry((c, key)).or_default();
+                    entry.objects += parts.unjudged.samples;
+                    add_at_share(entry, m, &parts.unjudged);
                 }
-                let entry = sampled.entry((c, key)).or_default();
-                entry.objects += unjudged.samples;
-                entry.weight += m * unjudged.objects;
-                entry.variance +=
-                    m * unjudged.var_objects + m * (1.0 - m) * unjudged.square_objects;
-                entry.unconfirmed += m * unjudged.objects;
             }
         }
         sampled.retain(|&(class, _), _| !rebuilt.iter().any(|r| r.0 == class));
@@ -873,20 +871,14 @@ impl Estimator {
                 if samples == 0 {
                     continue;
                 }
-                let (unjudged, during) = (&parts.unjudged, &parts.during);
-                let half = m / 2.0;
+                // The class's entries were taken out above: this one starts from nothing.
                 let entry = sampled.entry((c, key)).or_default();
                 entry.objects = samples;
-                entry.weight = parts.reached.objects * scale
-                    + parts.known.objects
-                    + m * unjudged.objects
-                    + half * during.objects;
-                entry.variance = parts.known.var_objects
-                    + m * unjudged.var_objects
-                    + m * (1.0 - m) * unjudged.square_objects
-                    + half * during.var_objects
-                    + (half * during.objects / 1.96).powi(2);
-                entry.unconfirmed = m * unjudged.objects + half * during.objects;
+                entry.weight = parts.reached.objects * scale + parts.known.objects;
+                entry.variance = parts.known.var_objects;
+                add_at_share(entry, m, &parts.unjudged);
+                add_at_share(entry, m / 2.0, &parts.during);
+                entry.variance += either_way(m / 2.0 * parts.during.objects);
             }
         }
     }
@@ -1201,7 +1193,8 @@ mod tests {
     fn where_young_collections_keep_referents_a_search_count_is_the_base() {
         let t = Tracker::new(64);
         let mut e = Estimator::default();
-        e.set_young_keeps(true);
+        // The hold limit is how the tracker knows young collections keep referents.
+        t.set_hold_limit(1 << 30);
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 0, 0], vec![0, 0, 0]));
         t.advance();
@@ -1284,11 +1277,11 @@ mod tests {
             (20.0 * pooled).round() as u64
         );
         // Elsewhere standing samples count.
-        e.set_young_keeps(false);
+        t.set_hold_limit(u64::MAX);
         assert_eq!(e.estimate(&t, 3, None).objects[1], 160);
         assert_eq!(e.estimate(&t, 3, None).objects[2], 30);
         // A walk is newer than the count.
-        e.set_young_keeps(true);
+        t.set_hold_limit(1 << 30);
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 30, 0], vec![0, 240, 0]));
         assert_eq!(e.estimate(&t, 3, None).objects[1], 30);

@@ -1,5 +1,6 @@
-//! A diagnostic: each snapshot's numbers for the groups whose last name is given, and the trend
-//! the report judges them by.
+//! A diagnostic: each snapshot's numbers for the groups whose last name is given, the path
+//! search each carries (what kind, and its count of the type), and the trend the report
+//! judges them by.
 //! `cargo run --release -p memcity-city --example series -- FILE TYPE...`
 
 use memcity_city::model::Metric;
@@ -38,6 +39,19 @@ fn main() {
                 if f.is_estimated() { "estimate" } else { "walk" },
                 f.gc_count
             );
+            if let Some(p) = f.paths.as_ref() {
+                println!(
+                    "       paths: {}{}, counted {:?}{}",
+                    if p.focused { "focused" } else { "full" },
+                    if p.complete() { ", complete" } else { "" },
+                    p.counted_of(name),
+                    if p.incomplete.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", p.incomplete)
+                    }
+                );
+            }
             if (w.start..=w.end).contains(&i) {
                 points.push(((f.time_ms as f64 - t0) / 1000.0, objects as f64));
             }

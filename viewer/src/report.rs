@@ -600,11 +600,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
     let (backed, rising): (Vec<Suspect>, Vec<Suspect>) =
         suspects(session).into_iter().partition(Suspect::is_backed);
     let unfollowed_samples = last_snap.cost.as_ref().map_or(0, |c| c.unheld_samples);
-    let unsampled_bound_bytes = if unfollowed_samples > 0 {
-        None
-    } else {
-        unsampled_bound(session, &groups)
-    };
+    let unsampled_bound_bytes = unsampled_bound(session, &groups, unfollowed_samples);
     Ok(Report {
         snapshots: session.len(),
         exact_snapshots: session.len() - estimated_snapshots,
@@ -643,10 +639,9 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         sampling_overhead,
         warnings: {
             let mut warnings = session.warnings.clone();
-            let unheld = unfollowed_samples;
-            if unheld > 0 {
+            if unfollowed_samples > 0 {
                 warnings.push(format!(
-                    "{unheld} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only sampled objects that reference nothing more there (arrays of primitives, strings, boxes, objects without reference fields), within a bound; the other types stand at their last walk's count between walks"
+                    "{unfollowed_samples} allocation samples were not followed: this collector (generational ZGC) keeps what a weak reference holds until a major collection, so the agent follows only sampled objects that reference nothing more there (arrays of primitives, strings, boxes, objects without reference fields), within a bound; the other types stand at their last walk's count between walks"
                 ));
             }
             warnings
@@ -673,10 +668,11 @@ const UNSAMPLED_INTERVALS: u64 = 3;
 
 /// `Report::unsampled_bound_bytes`: three sampling intervals, when the last snapshot is an
 /// estimate in which some group of objects stands at its walk's count (no error, nothing
-/// unconfirmed).
-fn unsampled_bound(session: &CityModel, groups: &[GroupGrowth]) -> Option<u64> {
+/// unconfirmed). None when `unfollowed` samples were taken and not followed: such a group
+/// may have had any number since.
+fn unsampled_bound(session: &CityModel, groups: &[GroupGrowth], unfollowed: u64) -> Option<u64> {
     let last = session.frame(session.window().end)?;
-    if !last.is_estimated() {
+    if !last.is_estimated() || unfollowed > 0 {
         return None;
     }
     let carried = groups.iter().any(|g| {

@@ -293,15 +293,6 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         worker.canaries.every_gc_marks_all();
         debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
     }
-    // `say_collector` set the hold limit before the worker started.
-    if agent
-        .sampler
-        .as_ref()
-        .is_some_and(|s| s.tracker.hold_limited())
-    {
-        worker.estimator.set_young_keeps(true);
-        debug!("{gc}: classes a complete path search counted are estimated from its count");
-    }
     if major.is_some_and(|m| m < FIRST_EXACT_OUTSIDE_TLAB_SAMPLING) {
         worker.estimator.set_outside_tlab_bias(true);
         debug!(
