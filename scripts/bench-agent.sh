@@ -525,6 +525,7 @@ zgc_estimate() {
   local flags=()
   while [ "$1" != "--" ]; do flags+=("$1"); shift; done
   shift
+  rm -f "$work/zgc.pct"
   for run in $(seq "$zgc_runs"); do
     rm -f "$work/zgc.mcrec"
     done_line=$("$jdk25_bin" -XX:+UseZGC -Xmx1g "${flags[@]}" \
@@ -545,7 +546,13 @@ for t, per in [("byte[]", arrays), ("java.lang.String", strings)]:
     print("  %-14s run %s %-17s estimated %9d +-%-7d (up to %7d may be garbage), the app holds %9d: %+6.1f %%, %s"
           % (name, run, t, last, error, doubt, truth, (last / truth - 1) * 100,
              "within its doubt" if within else "OUTSIDE its doubt"))
-' "$name" "$arrays" "$strings" "$n" "$run"
+    with open(sys.argv[6], "a") as pct:
+        pct.write("%s %.1f\n" % (t, (last / truth - 1) * 100))
+' "$name" "$arrays" "$strings" "$n" "$run" "$work/zgc.pct"
+  done
+  for t in 'byte[]' java.lang.String; do
+    printf '  median %-14s %-17s %+.1f %%\n' "$name" "$t" \
+      "$(awk -v t="$t" '$1 == t {print $2}' "$work/zgc.pct" | median)"
   done
 }
 echo "== zgc: last estimates on JDK 25 generational ZGC, $zgc_runs runs each"
