@@ -407,7 +407,10 @@ fn jetty_sessions_expiring_under_steady_load_make_no_suspect() {
 /// The same on Parallel (JDK 17) and generational ZGC (JDK 25). Parallel marks the old
 /// generation only at a full GC, and a 20 s run has none: the sessions' data promoted and
 /// dead there may be listed as rising within the estimates' doubt until a full search judges
-/// it (one comes every half minute or so on this heap), never as a suspect.
+/// it (one comes every half minute or so on this heap), never as a suspect. On generational
+/// ZGC the births since the last complete search count at the share of alive it judged, in
+/// doubt until the next: a session's strings live 3 s, and 12 s after the last count their
+/// births since were listed so (+153,364 `String`, nothing backed) in 2 of 7 runs.
 #[test]
 fn jetty_sessions_expiring_make_no_suspect_on_parallel_and_jdk25_zgc() {
     let parallel = serve_sessions_on(&jdk17(), &["-XX:+UseParallelGC"], 3, "");
@@ -415,7 +418,7 @@ fn jetty_sessions_expiring_make_no_suspect_on_parallel_and_jdk25_zgc() {
     match jdk25() {
         Some(jdk) => {
             let zgc = serve_sessions_on(&jdk, &["-XX:+UseZGC"], 3, "");
-            expiring_sessions_make_no_suspect(zgc, "Jetty, JDK 25 ZGC", assert_quiet);
+            expiring_sessions_make_no_suspect(zgc, "Jetty, JDK 25 ZGC", assert_no_suspect);
         }
         None => skip("jdk25", "no JDK 25: the Jetty run on its ZGC is skipped"),
     }
