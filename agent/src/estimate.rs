@@ -975,7 +975,7 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance(); // the walk's generation
-        let a = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        let a = t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.mark_seen(a, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50, 7], vec![0, 400, 70]));
         t.advance();
@@ -995,15 +995,15 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
-        let garbage = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        let old = t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
+        let garbage = t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.mark_seen(old, t.generation());
         e.set_anchor(anchor(&t, vec![0, 50], vec![0, 400]));
         t.advance();
         // Born after the walk: two samples of class 1 (weight 10), one of a new class 2.
-        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
-        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
-        t.track(2, 2, 1, 4.0, 16, 0, 1).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        t.track(2, 2, 1, 4.0, 16, 0, 0, 1).unwrap();
         // The anchor's sample dies, and so does the garbage (which was never counted).
         t.died(old);
         t.died(garbage);
@@ -1028,12 +1028,12 @@ mod tests {
     fn estimates_never_go_negative_and_without_an_anchor_count_every_sample() {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
-        t.track(1, 1, 1, 32.0, 8, 0, 1).unwrap();
+        t.track(1, 1, 1, 32.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects, [0, 32]);
         t.advance();
-        let s = t.track(1, 1, 1, 1000.0, 8, 0, 1).unwrap();
+        let s = t.track(1, 1, 1, 1000.0, 8, 0, 0, 1).unwrap();
         t.mark_seen(s, t.generation());
         e.set_anchor(anchor(&t, vec![0, 3], vec![0, 24]));
         t.died(s);
@@ -1047,7 +1047,7 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 100], vec![0, 800]));
         t.advance();
-        t.track(1, 1, 1, 50.0, 8, 0, 1).unwrap();
+        t.track(1, 1, 1, 50.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         let before = e.estimate(&t, 2, None);
         assert_eq!(before.objects[1], 150);
@@ -1076,7 +1076,7 @@ mod tests {
         );
         assert_eq!(e.gc_counted(), (1, 42));
         // Later births still add, with their variance, once through a GC.
-        t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         let later = e.estimate(&t, 2, None);
         assert_eq!(later.objects[1], 140);
@@ -1092,17 +1092,17 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let kept = t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        let kept = t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.mark_seen(kept, t.generation());
         e.set_anchor(anchor(&t, vec![0, 30], vec![0, 240]));
         t.advance();
         // Promoted before a canary was let go: the one that dies stays counted until an old
         // marking clears its reference.
-        let promoted = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
-        let promoted_dead = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let promoted = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        let promoted_dead = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         let let_go = t.generation();
-        let young = t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
+        let young = t.track(1, 3, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         let est = e.estimate(&t, 2, None);
         assert_eq!(est.objects[1], 60);
@@ -1143,8 +1143,8 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 0], vec![0, 0]));
         t.advance();
-        let reached = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
-        let unreached = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let reached = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        let unreached = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         t.gc_finished();
         assert_eq!(e.estimate(&t, 2, None).unconfirmed[1], (20.0, 160.0));
@@ -1202,7 +1202,7 @@ mod tests {
         // eight dead but standing.
         let mut before = Vec::new();
         for site in [2, 3, 4, 4, 4, 4, 4, 4, 4, 4] {
-            before.push(t.track(1, site, 1, 10.0, 8, 0, 1).unwrap());
+            before.push(t.track(1, site, 1, 10.0, 8, 0, 0, 1).unwrap());
         }
         t.gc_finished();
         t.gc_finished();
@@ -1226,12 +1226,12 @@ mod tests {
         ];
         // One made while it ran (site 7): perhaps in its count, perhaps not.
         let started = t.advance();
-        t.track(1, 7, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 7, 1, 10.0, 8, 0, 0, 1).unwrap();
         e.set_search_count(&[(1, 25)], started, t.advance(), verdicts);
         // Since: one birth a search reached, four judged by nothing.
-        let known = t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        let known = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         for _ in 0..4 {
-            t.track(1, 5, 1, 10.0, 8, 0, 1).unwrap();
+            t.track(1, 5, 1, 10.0, 8, 0, 0, 1).unwrap();
         }
         t.gc_finished();
         let born = t.get(known).unwrap().birth.allocated;
@@ -1263,7 +1263,7 @@ mod tests {
         // at the share the searches judged (its own none: every class's), and one a search
         // through every root missed not at all.
         let other: Vec<_> = (0..3)
-            .map(|_| t.track(2, 6, 1, 10.0, 8, 0, 1).unwrap())
+            .map(|_| t.track(2, 6, 1, 10.0, 8, 0, 0, 1).unwrap())
             .collect();
         t.gc_finished();
         t.gc_finished();
@@ -1292,14 +1292,14 @@ mod tests {
         let t = Tracker::new(16);
         let mut e = Estimator::default();
         t.advance();
-        let old_large = t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
+        let old_large = t.track(2, 1, 1, 2.0, 64 * 1024, 0, 0, 1).unwrap();
         t.mark_seen(old_large, t.generation());
         e.set_anchor(anchor(&t, vec![0, 0, 5], vec![0, 0, 5 * 65536]));
         t.advance();
         // Class 1: small objects; class 2: 64 KB arrays (weight 2 each).
-        t.track(1, 1, 1, 10.0, 24, 0, 1).unwrap();
-        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
-        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 1).unwrap();
+        t.track(1, 1, 1, 10.0, 24, 0, 0, 1).unwrap();
+        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 0, 1).unwrap();
+        t.track(2, 1, 1, 2.0, 64 * 1024, 0, 0, 1).unwrap();
         t.died(old_large);
         t.gc_finished();
         let exact = e.estimate(&t, 3, None);
@@ -1351,28 +1351,28 @@ mod tests {
         e.set_anchor(anchor(&t, vec![0, 100, 50], vec![0, 800, 400]));
         t.advance();
         // No GC has judged anything yet: nothing to predict from, so births wait for one.
-        t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         let unjudged = e.estimate(&t, 3, None);
         assert_eq!(unjudged.objects, [0, 100, 50]);
         assert_eq!(unjudged.pending[1], Pending::default());
         t.gc_finished();
         // That birth survived; four of class 2 were born and died in the next GC.
         let garbage: Vec<_> = (0..4)
-            .map(|_| t.track(2, 1, 1, 10.0, 8, 0, 1).unwrap())
+            .map(|_| t.track(2, 1, 1, 10.0, 8, 0, 0, 1).unwrap())
             .collect();
         t.gc_finished();
         for &g in &garbage {
             t.died(g);
         }
         // Two more judged survivors of class 1, then pending births: 4 of class 1, 3 of class 2.
-        t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
-        t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
+        t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         for _ in 0..4 {
-            t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+            t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         }
         for _ in 0..3 {
-            t.track(2, 2, 1, 10.0, 8, 0, 1).unwrap();
+            t.track(2, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         }
         let est = e.estimate(&t, 3, None);
         // Of every judged sample, 30 of 70 weight alive over 7 samples: the pooled share
@@ -1411,16 +1411,16 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 200, 60], vec![0, 1600, 480]));
         t.advance();
-        t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 3, 1, 10.0, 8, 0, 0, 1).unwrap();
         let after_walk = e.estimate(&t, 3, None);
         assert!((after_walk.pending[1].objects - 10.0 * m1).abs() < 1e-9);
         assert_eq!(after_walk.objects[1], 200 + 8);
         // Once a GC judges births since the walk, those decide: the one born died.
         t.gc_finished();
-        let s = t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
+        let s = t.track(1, 3, 1, 10.0, 8, 0, 0, 1).unwrap();
         t.gc_finished();
         t.died(s);
-        t.track(1, 3, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 3, 1, 10.0, 8, 0, 0, 1).unwrap();
         let judged = e.estimate(&t, 3, None);
         // Judged since the walk: one alive (weight 10), one dead, drawn toward the pooled share
         // of those two and class 2's four dead from before, (10 of 60 * 6 + 0.5) / 7; its
@@ -1444,8 +1444,8 @@ mod tests {
         t.advance();
         let garbage: Vec<_> = (0..4)
             .map(|_| {
-                t.track(1, 1, 1, 10.0, 8, 0, 1).unwrap();
-                t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap()
+                t.track(1, 1, 1, 10.0, 8, 0, 0, 1).unwrap();
+                t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap()
             })
             .collect();
         t.gc_finished();
@@ -1453,7 +1453,7 @@ mod tests {
             t.died(g);
         }
         for site in [1, 1, 1, 2] {
-            t.track(1, site, 1, 10.0, 8, 0, 1).unwrap();
+            t.track(1, site, 1, 10.0, 8, 0, 0, 1).unwrap();
         }
         let est = e.estimate(&t, 2, None);
         // The class: 40 of 80 judged alive over 8 samples, m = (0.5 * 8 + 0.5) / 9 = 0.5. Each
@@ -1485,11 +1485,11 @@ mod tests {
             t.advance();
         };
         walk(&mut e);
-        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         let after_walk = e.estimate(&t, 2, None);
         assert!((after_walk.pending[1].objects - 10.0 * m2).abs() < 1e-9);
         walk(&mut e);
-        t.track(1, 2, 1, 10.0, 8, 0, 1).unwrap();
+        t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         let halved = (0.0 * 2.0 + 0.5 * 2.0) / 4.0;
         assert!((e.estimate(&t, 2, None).pending[1].objects - 10.0 * halved).abs() < 1e-9);
     }

@@ -843,7 +843,7 @@ impl Agent {
             let _ = self.jvmti.dispose();
             // The agent's struct stays (threads of the session held it as `&'static`), but what
             // the session kept goes back to the process, so that an attach every hour costs
-            // nothing that adds up: the tracker's slots (4 MiB a chunk), sites, thread names and
+            // nothing that adds up: the tracker's slots (4.5 MiB a chunk), sites, thread names and
             // the hub's history.
             self.hub.clear();
             if let Some(sampler) = &self.sampler {

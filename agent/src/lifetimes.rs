@@ -205,6 +205,7 @@ mod tests {
             seen_ms: 0,
             one_in: 1,
             missed: false,
+            identity: 0,
         }
     }
 

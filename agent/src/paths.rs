@@ -23,9 +23,16 @@
 //!    object met again by a shorter path is entered again (`Visit`), so each target ends on its
 //!    shortest path from the first root that holds it, as MAT and LeakCanary report paths.
 //! 3. **Targets**: the live allocation samples (at most `MAX_TARGETS`, chosen evenly), each
-//!    looked for by its identity hash and confirmed with `IsSameObject` on a weak reference of
-//!    our own. When a target is met, the stack of frames is its path; paths are merged into a
-//!    tree of objects as they are found (`Merge`), so memory is the tree's, not the paths'.
+//!    looked for by the identity hash taken when it was sampled and confirmed with
+//!    `IsSameObject` on the tracker's weak reference, which compares without keeping alive.
+//!    The search never resolves a target's reference: on a concurrent collector (ZGC,
+//!    Shenandoah, G1's concurrent cycle) a weak reference resolved while the marking runs keeps
+//!    its object alive through that cycle, with everything it references, so that each search
+//!    kept the application's dropped structures one cycle more (on JDK 17's ZGC a service
+//!    dropping large maps stalled for them). The worker keeps the tracker's references
+//!    undeleted while a search holds them (`Worker::delete_released`). When a target is met,
+//!    the stack of frames is its path; paths are merged into a tree of objects as they are
+//!    found (`Merge`), so memory is the tree's, not the paths'.
 //!
 //! Objects are told apart without tags (a tag costs the VM tens of bytes per object): by a key
 //! of their identity hash, class and the identity hash of what their first reference field
@@ -699,6 +706,7 @@ struct Target {
     /// What holds it on the path it was found by, `(class, field)`, and when it was found;
     /// `None` for a root.
     holder: Option<(u32, u32, Instant)>,
+    /// The tracker's weak reference: never resolved, never deleted by the search.
     weak: jobject,
     class: u32,
     weight: f64,
@@ -818,7 +826,10 @@ pub struct Sample {
     /// sample in the same slot), for the holder it is found in (`Found::holders`).
     pub slot: u32,
     pub born: u64,
+    /// The tracker's weak reference to the object, valid while the search runs (the worker
+    /// defers deleting released ones), and the object's identity hash taken when it was sampled.
     pub weak: usize,
+    pub identity: u32,
     pub class: u32,
     pub weight: f64,
     /// When it was taken, whole seconds since the session's start (0: unknown), so that a
@@ -1566,17 +1577,10 @@ impl Search {
         let step = samples.len().div_ceil(MAX_TARGETS).max(1);
         let scale = step as f64;
         for sample in samples.iter().step_by(step) {
-            let local = jni!(jni, NewLocalRef, sample.weak as jobject);
-            if local.is_null() {
-                continue; // died since
-            }
-            let Ok(hash) = jvmti.object_hash(local) else {
-                jni!(jni, DeleteLocalRef, local);
-                continue;
-            };
-            let weak = jni!(jni, NewWeakGlobalRef, local);
-            jni!(jni, DeleteLocalRef, local);
-            if weak.is_null() {
+            let weak = sample.weak as jobject;
+            // Compared with null, not resolved (see the module's head).
+            let died = jni!(jni, IsSameObject, weak, std::ptr::null_mut()) == jni::sys::JNI_TRUE;
+            if sample.identity == 0 || died {
                 continue;
             }
             let index = search.targets.len() as u32;
@@ -1595,7 +1599,11 @@ impl Search {
                 depth: 0,
                 node: NONE,
             });
-            search.by_hash.entry(hash as u32).or_default().push(index);
+            search
+                .by_hash
+                .entry(sample.identity)
+                .or_default()
+                .push(index);
             search.settled += u64::from(sample.settled);
         }
         for (_, object) in &search.roots {
@@ -2456,7 +2464,6 @@ impl Search {
                     missed_samples.push((target.slot, target.born));
                 }
             }
-            jni!(jni, DeleteWeakGlobalRef, target.weak);
         }
         let by_count = |counts: IntMap<u32, (u64, f64)>| {
             let mut counts: Vec<(u32, u64, f64)> = counts

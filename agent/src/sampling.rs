@@ -503,6 +503,11 @@ impl Sampler {
         // SAFETY: `jni` is this thread's JNIEnv and `object` the event's local reference.
         let reference = unsafe { weak::new(jni, object) };
         if reference != 0 {
+            // Taken now, while the event holds the object: the path search knows its targets
+            // by this hash, and to take it later it would have to resolve the weak reference,
+            // which on a concurrent collector keeps an object that died alive through the
+            // marking under way, with all it references (see `paths.rs`).
+            let identity = jvmti.object_hash(object).map_or(0, |hash| hash as u32);
             let tracked = self.tracker.track(
                 class,
                 site,
@@ -510,6 +515,7 @@ impl Sampler {
                 weight,
                 size.max(0) as u64,
                 reference,
+                identity,
                 every.max(1),
             );
             if tracked.is_none() {

@@ -28,9 +28,9 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Slots per chunk (64 bytes each: 4 MiB per chunk).
+/// Slots per chunk (72 bytes each: 4.5 MiB per chunk).
 const CHUNK: usize = 1 << 16;
-const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+const _: () = assert!(std::mem::size_of::<Slot>() == 72);
 
 /// What the JVM spends per tracked sample: its weak reference, one slot of the VM's `OopStorage`
 /// (8 bytes, and a block header per 64).
@@ -79,6 +79,8 @@ pub struct Sample {
     /// The last path search through every root missed it, and none has reached it since (one
     /// more miss in a row is its death: [`Tracker::unreached`]).
     pub missed: bool,
+    /// The object's identity hash when it was sampled (0: none).
+    pub identity: u32,
 }
 
 /// A point in the application's life by the tracker's three clocks: wall time since the
@@ -124,6 +126,9 @@ struct Slot {
     seen: AtomicU32,
     /// The JNI weak global reference to the object (a `jweak`).
     weak: AtomicUsize,
+    /// The object's identity hash, taken with the sample (0: none), so that the path search
+    /// can know the object when it meets it without resolving `weak` (see `paths.rs`).
+    identity: AtomicU32,
     born_ms: AtomicU32,
     born_gcs: AtomicU32,
     born_allocated: AtomicU64,
@@ -303,7 +308,8 @@ impl Tracker {
     }
 
     /// Claims a slot for a new sample and fills it, `weak` being the weak reference to its object
-    /// (0 in tests). `None` when every slot is taken (counted): the caller keeps the reference.
+    /// (0 in tests) and `identity` its identity hash (0: none). `None` when every slot is taken
+    /// (counted): the caller keeps the reference.
     // One caller, on the sampling path, passing what the event gave it: a struct would be
     // filled per sample only to be taken apart here.
     #[allow(clippy::too_many_arguments)]
@@ -315,6 +321,7 @@ impl Tracker {
         weight: f64,
         size: u64,
         weak: usize,
+        identity: u32,
         one_in: u32,
     ) -> Option<SlotId> {
         // Every sample moves the allocation clock, tracked or not.
@@ -351,6 +358,7 @@ impl Tracker {
             .store((weight.max(1.0) as f32).to_bits(), Ordering::Relaxed);
         slot.seen.store(0, Ordering::Relaxed);
         slot.weak.store(weak, Ordering::Relaxed);
+        slot.identity.store(identity, Ordering::Relaxed);
         slot.born_ms.store(self.ms(), Ordering::Relaxed);
         slot.born_gcs
             .store(self.gcs.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -486,6 +494,7 @@ impl Tracker {
             seen_ms: slot.seen_ms.load(Ordering::Relaxed),
             one_in: 1 << ((meta >> ONE_IN_SHIFT) & 0xf),
             missed: meta & MISSED != 0,
+            identity: slot.identity.load(Ordering::Relaxed),
         })
     }
 
@@ -720,10 +729,11 @@ mod tests {
     fn samples_round_trip_and_die() {
         let t = Tracker::new(10);
         let code = 100.0;
-        let a = t.track(7, 5, 3, code, 24, 0x70, 1).unwrap();
-        let b = t.track(8, 6, 4, code, 1 << 40, 0x80, 1).unwrap();
+        let a = t.track(7, 5, 3, code, 24, 0x70, 0x5eed, 1).unwrap();
+        let b = t.track(8, 6, 4, code, 1 << 40, 0x80, 0, 1).unwrap();
         let s = t.get(a).unwrap();
         assert_eq!((s.class, s.site, s.thread, s.size), (7, 5, 3, 24));
+        assert_eq!(s.identity, 0x5eed);
         assert_eq!(s.weight, 100.0);
         assert_eq!(t.get(b).unwrap().size, u64::from(u32::MAX));
         assert_eq!(t.in_use(), 2);
@@ -740,7 +750,7 @@ mod tests {
         assert!(t.take_released().is_empty());
         assert!(t.get(a).is_none(), "a swept dead slot is free");
         // The freed slot is reused before the table grows.
-        assert_eq!(t.track(9, 1, 1, code, 16, 0, 1), Some(a));
+        assert_eq!(t.track(9, 1, 1, code, 16, 0, 0, 1), Some(a));
     }
 
     /// A sample is born at the tracker's clocks; a GC moves them; a walk's holder is kept in
@@ -748,12 +758,12 @@ mod tests {
     #[test]
     fn samples_carry_their_birth_and_last_holder() {
         let t = Tracker::new(1);
-        let a = t.track(7, 5, 3, 10.0, 24, 0, 1).unwrap();
+        let a = t.track(7, 5, 3, 10.0, 24, 0, 0, 1).unwrap();
         let born = t.get(a).unwrap();
         assert_eq!((born.birth.gcs, born.birth.allocated), (0, 240));
         assert_eq!(born.holder, None);
         assert!(
-            t.track(7, 5, 3, 10.0, 100, 0, 1).is_none(),
+            t.track(7, 5, 3, 10.0, 100, 0, 0, 1).is_none(),
             "the table is full"
         );
         assert_eq!(t.allocated(), 1240);
@@ -786,13 +796,13 @@ mod tests {
     fn a_hold_limit_bounds_the_bytes_followed() {
         let t = Tracker::new(1024);
         t.set_hold_limit(256 * 1024);
-        assert_eq!(t.track(1, 0, 0, 1.0, 2048, 1, 1), None, "past a 256th");
-        let first = t.track(1, 0, 0, 1.0, 1024, 2, 1).expect("fits");
+        assert_eq!(t.track(1, 0, 0, 1.0, 2048, 1, 0, 1), None, "past a 256th");
+        let first = t.track(1, 0, 0, 1.0, 1024, 2, 0, 1).expect("fits");
         for weak in 3..258 {
-            t.track(1, 0, 0, 1.0, 1024, weak, 1).expect("fits");
+            t.track(1, 0, 0, 1.0, 1024, weak, 0, 1).expect("fits");
         }
         assert_eq!(
-            t.track(1, 0, 0, 1.0, 1024, 300, 1),
+            t.track(1, 0, 0, 1.0, 1024, 300, 0, 1),
             None,
             "the limit is full"
         );
@@ -800,7 +810,7 @@ mod tests {
         t.died(first);
         t.sweep(|_, _, _| {});
         assert!(
-            t.track(1, 0, 0, 1.0, 1024, 301, 1).is_some(),
+            t.track(1, 0, 0, 1.0, 1024, 301, 0, 1).is_some(),
             "a death made room"
         );
     }
@@ -808,9 +818,9 @@ mod tests {
     #[test]
     fn a_full_table_counts_what_it_cannot_track() {
         let t = Tracker::new(2);
-        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_some());
-        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_some());
-        assert!(t.track(1, 1, 1, 1.0, 8, 0, 1).is_none());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 0, 1).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 0, 1).is_some());
+        assert!(t.track(1, 1, 1, 1.0, 8, 0, 0, 1).is_none());
         assert_eq!(t.untracked(), 1);
         assert_eq!(t.in_use(), 2);
         let (agent, jvm) = t.memory();
@@ -821,7 +831,7 @@ mod tests {
     fn slots_span_chunks() {
         let t = Tracker::new(CHUNK as u32 + 5);
         for i in 0..(CHUNK as u32 + 5) {
-            assert_eq!(t.track(i, 1, 1, 1.0, 8, 0, 1), Some(i));
+            assert_eq!(t.track(i, 1, 1, 1.0, 8, 0, 0, 1), Some(i));
         }
         assert_eq!(t.get(CHUNK as u32 + 4).unwrap().class, CHUNK as u32 + 4);
         t.mark_seen(CHUNK as u32, 9);
@@ -831,8 +841,8 @@ mod tests {
     #[test]
     fn deaths_come_from_cleared_references_and_tagging_once() {
         let t = Tracker::new(10);
-        let a = t.track(1, 1, 1, 1.0, 8, 0xa0, 1).unwrap();
-        let b = t.track(2, 1, 1, 1.0, 8, 0xb0, 1).unwrap();
+        let a = t.track(1, 1, 1, 1.0, 8, 0xa0, 0, 1).unwrap();
+        let b = t.track(2, 1, 1, 1.0, 8, 0xb0, 0, 1).unwrap();
         let mut asked = Vec::new();
         t.for_untagged(|id, weak| {
             asked.push((id, weak));

@@ -1084,7 +1084,7 @@ mod tests {
         let mut tag = 0i64;
         let mut arr_tag = 0i64;
         let tracker = s.facts.tracker.unwrap();
-        let slot = tracker.track(1, 5, 1, 10.0, 24, 0, 1).unwrap();
+        let slot = tracker.track(1, 5, 1, 10.0, 24, 0, 0, 1).unwrap();
         let mut referrer = tags::sample_tag(slot);
         let p = &mut tag as *mut i64;
         let r = &mut referrer as *mut i64;
@@ -1150,8 +1150,8 @@ mod tests {
         let t = tags::class_tag;
         let tracker = s.facts.tracker.unwrap();
         let (a, b) = (
-            tracker.track(3, 1, 1, 1.0, 24, 0, 1).unwrap(),
-            tracker.track(3, 1, 1, 1.0, 24, 0, 1).unwrap(),
+            tracker.track(3, 1, 1, 1.0, 24, 0, 0, 1).unwrap(),
+            tracker.track(3, 1, 1, 1.0, 24, 0, 0, 1).unwrap(),
         );
         let (mut a_tag, mut b_tag, mut plain, mut referrer) =
             (tags::sample_tag(a), tags::sample_tag(b), 0i64, 0i64);

@@ -140,6 +140,9 @@ struct Worker {
     /// The path search under way (`paths.rs`), when it runs, and the last one finished, until a
     /// snapshot carries it.
     search: Option<paths::Search>,
+    /// Weak references of samples the tracker freed while a search held them as targets:
+    /// deleted when no search does (`delete_released`).
+    released_later: Vec<usize>,
     search_schedule: paths::Schedule,
     paths_found: Option<paths::Found>,
     /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
@@ -254,6 +257,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         recent: std::collections::VecDeque::new(),
         waiting_count: None,
         search: None,
+        released_later: Vec::new(),
         search_schedule: paths::Schedule::new(agent.options.paths.unwrap_or(1.0)),
         paths_found: None,
         born_at: paths::Births::default(),
@@ -544,11 +548,23 @@ impl Worker {
             self.classes.names.len(),
             self.lifetimes.as_mut(),
         );
-        for reference in sampler.tracker.take_released() {
-            // SAFETY: as above; the tracker no longer holds it.
+        self.delete_released(sampler);
+        counts
+    }
+
+    /// Deletes the weak references of the samples the tracker freed, unless a search under
+    /// way holds them as targets (it compares objects with them: `paths.rs`); then they wait
+    /// for its end, which calls this again.
+    pub(super) fn delete_released(&mut self, sampler: &Sampler) {
+        self.released_later.extend(sampler.tracker.take_released());
+        if self.search.is_some() {
+            return;
+        }
+        let jni = self.jni;
+        for reference in self.released_later.drain(..) {
+            // SAFETY: the worker's JNIEnv; the tracker no longer holds it and no search does.
             unsafe { weak::delete(jni, reference) };
         }
-        counts
     }
 
     /// Asks the samples' weak references which objects the GCs freed and marks them dead; with

@@ -100,6 +100,7 @@ impl Worker {
                 .take()
                 .expect("a search under way")
                 .finish(&mut env);
+            self.delete_released(sampler);
             self.search_schedule
                 .ended(Instant::now(), found.cpu, found.kind());
             debug!(
@@ -245,6 +246,7 @@ impl Worker {
                 slot,
                 born: sample.birth.allocated,
                 weak,
+                identity: sample.identity,
                 class: sample.class,
                 weight: sample.weight,
                 born_s: self.born_at.seconds(sample.born),
@@ -354,6 +356,9 @@ impl Worker {
             let mut env = self.search_env();
             drop(search.finish(&mut env));
         }
+        if let Some(sampler) = self.sampler() {
+            self.delete_released(sampler);
+        }
     }
 
     /// The Java heap ran out (`oom.rs`): the failing thread waits while this takes the heap's
@@ -408,6 +413,7 @@ impl Worker {
                     }
                 }
                 let found = search.finish(&mut env);
+                self.delete_released(sampler);
                 self.search_schedule
                     .ended(Instant::now(), found.cpu, found.kind());
                 // Threads failing to allocate force full GCs one after another, and each JNI
