@@ -42,9 +42,9 @@
 //! sample says nothing of its object until a major collection, and the path search is the
 //! judge: a class a complete search counted is that count, plus its births since that a search
 //! reached, plus its other births since at the share of alive among the births that search
-//! judged (its births during the search at half that, give or take the other half); a class
-//! no search counted since the last walk counts its unjudged births at the same share
-//! ([`Estimator::set_search_count`]).
+//! judged at their age or older (its births during the search at half the share of all ages,
+//! give or take the other half); a class no search counted since the last walk counts its
+//! unjudged births at the same shares ([`Estimator::set_search_count`], [`AgedFates`]).
 
 use crate::lifetimes::Lifetimes;
 use crate::sampling::NO_SITE;
@@ -128,6 +128,46 @@ impl Fates {
         all.into_iter().fold(Fates::default(), |sum, f| sum.plus(f))
     }
 }
+
+/// Ages, for the searches' verdicts and the births they value ([`AgedFates`]), in bins of
+/// seconds: under 1, 1-2, 2-4, 4-8, 8-16, 16 and more.
+pub const AGE_BINS: usize = 6;
+
+/// The bin of an age in milliseconds.
+pub fn age_bin(ms: u32) -> usize {
+    if ms < 1000 {
+        0
+    } else {
+        (1 + (ms / 1000).ilog2() as usize).min(AGE_BINS - 1)
+    }
+}
+
+/// A class's verdicts by the age its samples had when a search judged them ([`age_bin`]). A
+/// birth the searches have not judged yet counts at the share alive among those judged at its
+/// age or older: a session's strings live 3 s, and valued at the share of all ages (most of a
+/// search's verdicts are on births younger than that) those 12 s old still counted half,
+/// +153,364 `String` rising in a steady server.
+pub type AgedFates = [Fates; AGE_BINS];
+
+/// The verdicts judged at bin `bin`'s age or older, reaching down to younger bins until they
+/// are worth a sample (a birth older than any judged takes the oldest judged share). Bin 0
+/// gives every verdict.
+fn at_age_or_older(aged: &AgedFates, bin: usize) -> Fates {
+    (0..=bin.min(AGE_BINS - 1))
+        .rev()
+        .map(|from| Fates::pooled(&aged[from..]))
+        .find(|f| f.samples >= 1.0)
+        .unwrap_or_else(|| Fates::pooled(aged))
+}
+
+/// Where the estimates rest on the path search's counts, the share of a count its births
+/// since may add before the worker counts again ([`Estimator::births_since_count`]): a leak
+/// is counted again each time it grows by a tenth (a logarithm of its growth's worth of
+/// searches), a steady type's churn once its share is judged again.
+pub const RECOUNT_SHARE: f64 = 0.1;
+/// ...among counts of at least this many objects: a type of a few hundred may swing by a
+/// tenth with a handful of births.
+pub const RECOUNT_MIN_OBJECTS: f64 = 10_000.0;
 
 /// How many samples' worth a class's survival share weighs in each of its sites' shares
 /// ([`Fates::survival_within`]).
@@ -285,8 +325,8 @@ pub struct Estimator {
     /// which is newer.
     searched: Vec<Option<(u64, u32, u32)>>,
     /// Per class, there: that search's verdicts on the births since the search before it
-    /// (reached: alive; missed: dead), the share births since it count at.
-    verdicts: Vec<Fates>,
+    /// (reached: alive; missed: dead) by their age then, the shares births since it count at.
+    verdicts: Vec<AgedFates>,
 }
 
 /// A sample key's samples of a class with a search count (see [`Estimator::set_search_count`]):
@@ -298,7 +338,8 @@ struct SinceCount {
     reached: Moments,
     during: Moments,
     known: Moments,
-    unjudged: Moments,
+    /// By age now ([`age_bin`]).
+    unjudged: [Moments; AGE_BINS],
 }
 
 impl SinceCount {
@@ -306,7 +347,31 @@ impl SinceCount {
         self.reached.merge(&other.reached);
         self.during.merge(&other.during);
         self.known.merge(&other.known);
-        self.unjudged.merge(&other.unjudged);
+        for (mine, theirs) in self.unjudged.iter_mut().zip(&other.unjudged) {
+            mine.merge(theirs);
+        }
+    }
+
+    fn unjudged_samples(&self) -> u64 {
+        self.unjudged.iter().map(|m| m.samples).sum()
+    }
+
+    /// The unjudged births at `shares` (by age bin) added to their sample key's part.
+    fn add_unjudged(&self, entry: &mut SampleCount, shares: &[(f64, f64); AGE_BINS]) {
+        for (births, &(m, _)) in self.unjudged.iter().zip(shares) {
+            add_at_share(entry, m, births);
+        }
+    }
+
+    /// The unjudged births at `shares` (by age bin).
+    fn unjudged_predicted(&self, shares: &[(f64, f64); AGE_BINS]) -> Pending {
+        let mut predicted = Pending::default();
+        for (births, &(m, var_m)) in self.unjudged.iter().zip(shares) {
+            if births.samples > 0 {
+                predicted.add(&Pending::predicted(m, var_m, births));
+            }
+        }
+        predicted
     }
 }
 
@@ -346,8 +411,8 @@ impl Estimator {
     /// arrays made its estimates 80 times the live count: 32 M `byte[]` against 406,458), and
     /// the search is the judge: each counted class is then estimated as its count,
     /// plus its samples born since that are known alive (reached since, or before an old
-    /// marking), plus the rest of its births since at the share of its judged ones alive, in
-    /// doubt (unconfirmed). The count splits by allocation site as the samples it reached do.
+    /// marking), plus the rest of its births since at the share judged alive among births of
+    /// their age or older ([`AgedFates`]), in doubt (unconfirmed). The count splits by allocation site as the samples it reached do.
     /// An object it counted that died since stays counted until the next search's count.
     ///
     /// What was made while the search ran it counted where the search had yet to pass (a
@@ -359,7 +424,7 @@ impl Estimator {
         counted: &[(u32, u64)],
         started: u32,
         generation: u32,
-        verdicts: Vec<Fates>,
+        verdicts: Vec<AgedFates>,
     ) {
         for &(class, objects) in counted {
             *at(&mut self.searched, class as usize) = Some((objects, started, generation));
@@ -374,10 +439,11 @@ impl Estimator {
         self.verdicts = (0..n)
             .map(|c| {
                 let new = verdicts.get(c).copied().unwrap_or_default();
-                if new.samples >= ENOUGH_VERDICTS {
+                if Fates::pooled(&new).samples >= ENOUGH_VERDICTS {
                     new
                 } else {
-                    new.plus(&old.get(c).copied().unwrap_or_default().scaled(0.5))
+                    let old = old.get(c).copied().unwrap_or_default();
+                    std::array::from_fn(|bin| new[bin].plus(&old[bin].scaled(0.5)))
                 }
             })
             .collect();
@@ -495,6 +561,9 @@ impl Estimator {
         let searched: &[Option<(u64, u32, u32)>] = if young_keeps { &self.searched } else { &[] };
         let mut since_count: IntMap<(u32, u64), SinceCount> = IntMap::default();
         let gcs = tracker.last_gc_moment().gcs;
+        // What unjudged births are valued at depends on their age (`AgedFates`).
+        let now_ms = tracker.ms();
+        let age = |sample: &Sample| age_bin(now_ms.saturating_sub(sample.birth.ms));
         if let Some(l) = lifetimes.as_deref_mut() {
             l.begin_sweep();
         }
@@ -516,7 +585,7 @@ impl Estimator {
                 } else if reached || sample.born < confirmed {
                     parts.known.add(sample);
                 } else {
-                    parts.unjudged.add(sample);
+                    parts.unjudged[age(sample)].add(sample);
                 }
             }
             let in_anchor = anchor_gen.is_some_and(|g| sample.seen == g);
@@ -538,8 +607,8 @@ impl Estimator {
                     since_count
                         .entry((sample.class, sample.key()))
                         .or_default()
-                        .unjudged
-                        .add(sample);
+                        .unjudged[age(sample)]
+                    .add(sample);
                 }
                 return;
             }
@@ -753,6 +822,71 @@ fn either_way(value: f64) -> f64 {
 }
 
 impl Estimator {
+    /// Per class, the shares its births since a count are valued at, by age bin (bin 0: of
+    /// every age), and their variance: from its verdicts drawn toward every class's, every
+    /// class's without its own, whole without any verdict (in doubt, as elsewhere).
+    fn shares(&self) -> impl Fn(usize) -> [(f64, f64); AGE_BINS] + '_ {
+        let mut every: AgedFates = Default::default();
+        for aged in &self.verdicts {
+            for (sum, fates) in every.iter_mut().zip(aged) {
+                *sum = sum.plus(fates);
+            }
+        }
+        move |class: usize| {
+            std::array::from_fn(|bin| match at_age_or_older(&every, bin).survival() {
+                Some(pooled) => self
+                    .verdicts
+                    .get(class)
+                    .and_then(|aged| at_age_or_older(aged, bin).survival_among(pooled.0))
+                    .unwrap_or(pooled),
+                None => (1.0, 0.0),
+            })
+        }
+    }
+
+    /// Where the estimates rest on the path search's counts (generational ZGC), how far they
+    /// have moved from them: the most any counted class's births since its count that nothing
+    /// has judged, at their shares, add to it, as a share of the count (counts of
+    /// [`RECOUNT_MIN_OBJECTS`] or more). Nothing else judges those births before the next
+    /// full search, half a minute on, and where no GC comes (a steady server on a large heap:
+    /// none in 20 s) no estimate shows them either until the snapshots' period: a server's
+    /// session strings were counted at the share its start-up catalog had been judged alive,
+    /// all of them, and rose 17 % (the worker counts again past [`RECOUNT_SHARE`]). From the
+    /// live samples, as [`Estimator::estimate`] values them. Worker thread.
+    pub fn births_since_count(&self, tracker: &Tracker) -> f64 {
+        if !tracker.hold_limited() || self.searched.iter().all(Option::is_none) {
+            return 0.0;
+        }
+        let now_ms = tracker.ms();
+        let confirmed = self.confirmed;
+        let shares = self.shares();
+        let mut since: IntMap<u32, [f64; AGE_BINS]> = IntMap::default();
+        tracker.for_each_sample(|sample| {
+            let Some(Some((_, _, counted_gen))) = self.searched.get(sample.class as usize) else {
+                return;
+            };
+            let reached = sample.reached() && !sample.missed;
+            if sample.born >= *counted_gen && !reached && sample.born >= confirmed {
+                let bin = age_bin(now_ms.saturating_sub(sample.birth.ms));
+                since.entry(sample.class).or_default()[bin] += sample.weight;
+            }
+        });
+        let mut most = 0.0f64;
+        for (class, births) in since {
+            let Some(Some((counted, _, _))) = self.searched.get(class as usize) else {
+                continue;
+            };
+            let counted = *counted as f64;
+            if counted < RECOUNT_MIN_OBJECTS {
+                continue;
+            }
+            let shares = shares(class as usize);
+            let valued: f64 = births.iter().zip(&shares).map(|(b, (m, _))| b * m).sum();
+            most = most.max(valued / counted);
+        }
+        most
+    }
+
     /// Each class a complete path search counted, where young collections keep what weak
     /// references hold (see [`Estimator::set_search_count`]): its count, its births since
     /// known alive, and the rest of its births since at its judged share, replacing the
@@ -764,19 +898,7 @@ impl Estimator {
         sampled: &mut IntMap<(u32, u64), SampleCount>,
         since_count: &IntMap<(u32, u64), SinceCount>,
     ) {
-        let pooled = Fates::pooled(&self.verdicts).survival();
-        let share = |class: usize| -> (f64, f64) {
-            match pooled {
-                // A class with no verdict of its own takes every class's share.
-                Some(pooled) => self
-                    .verdicts
-                    .get(class)
-                    .and_then(|f| f.survival_among(pooled.0))
-                    .unwrap_or(pooled),
-                // No verdict yet: births since count whole, in doubt, as elsewhere.
-                None => (1.0, 0.0),
-            }
-        };
+        let shares = self.shares();
         let mut by_class: IntMap<u32, SinceCount> = IntMap::default();
         for (&(class, _), parts) in since_count {
             by_class.entry(class).or_default().merge(parts);
@@ -790,8 +912,9 @@ impl Estimator {
                 continue;
             }
             let parts = by_class.get(&(class as u32)).copied().unwrap_or_default();
-            let (m, var_m) = share(class);
-            let mut predicted = Pending::predicted(m, var_m, &parts.unjudged);
+            let shares = shares(class);
+            let (m, var_m) = shares[0];
+            let mut predicted = parts.unjudged_predicted(&shares);
             // Made during the search: half, give or take the other half (a 95 % half-width).
             let mut during = Pending::predicted(m / 2.0, var_m / 4.0, &parts.during);
             during.variance.0 += either_way(during.objects);
@@ -823,7 +946,11 @@ impl Estimator {
             counts.unconfirmed[class] =
                 (predicted.objects.min(objects), predicted.bytes.min(bytes));
             counts.pending[class] = predicted;
-            rebuilt.push((class as u32, m, counted / parts.reached.objects.max(1.0)));
+            rebuilt.push((
+                class as u32,
+                shares,
+                counted / parts.reached.objects.max(1.0),
+            ));
         }
         // Classes no search counted: their births judged by nothing at the share.
         for (&class, parts) in &by_class {
@@ -831,7 +958,7 @@ impl Estimator {
                 .searched
                 .get(class as usize)
                 .is_some_and(Option::is_some)
-                || parts.unjudged.samples == 0
+                || parts.unjudged_samples() == 0
             {
                 continue;
             }
@@ -844,8 +971,8 @@ impl Estimator {
                 counts.unconfirmed.resize(n, (0.0, 0.0));
                 counts.pending.resize(n, Pending::default());
             }
-            let (m, var_m) = share(c);
-            let predicted = Pending::predicted(m, var_m, &parts.unjudged);
+            let shares = shares(c);
+            let predicted = parts.unjudged_predicted(&shares);
             counts.objects[c] += predicted.objects.round() as u64;
             counts.bytes[c] += predicted.bytes.round() as u64;
             counts.variance[c].0 += predicted.variance.0;
@@ -854,20 +981,21 @@ impl Estimator {
             counts.unconfirmed[c].1 += predicted.bytes;
             counts.pending[c].add(&predicted);
             for (&(c, key), parts) in since_count.iter().filter(|((c, _), _)| *c == class) {
-                if parts.unjudged.samples > 0 {
+                if parts.unjudged_samples() > 0 {
                     let entry = sampled.entry((c, key)).or_default();
-                    entry.objects += parts.unjudged.samples;
-                    add_at_share(entry, m, &parts.unjudged);
+                    entry.objects += parts.unjudged_samples();
+                    parts.add_unjudged(entry, &shares);
                 }
             }
         }
         sampled.retain(|&(class, _), _| !rebuilt.iter().any(|r| r.0 == class));
-        for &(class, m, scale) in &rebuilt {
+        for &(class, shares, scale) in &rebuilt {
+            let m = shares[0].0;
             for (&(c, key), parts) in since_count.iter().filter(|((c, _), _)| *c == class) {
                 let samples = parts.reached.samples
                     + parts.during.samples
                     + parts.known.samples
-                    + parts.unjudged.samples;
+                    + parts.unjudged_samples();
                 if samples == 0 {
                     continue;
                 }
@@ -876,7 +1004,7 @@ impl Estimator {
                 entry.objects = samples;
                 entry.weight = parts.reached.objects * scale + parts.known.objects;
                 entry.variance = parts.known.var_objects;
-                add_at_share(entry, m, &parts.unjudged);
+                parts.add_unjudged(entry, &shares);
                 add_at_share(entry, m / 2.0, &parts.during);
                 entry.variance += either_way(m / 2.0 * parts.during.objects);
             }
@@ -1216,14 +1344,13 @@ mod tests {
             "standing, all of them"
         );
         // The search counted 25 reachable and judged two of ten alive.
-        let verdicts = vec![
-            Fates::default(),
-            Fates {
-                alive: 20.0,
-                dead: 80.0,
-                samples: 10.0,
-            },
-        ];
+        let mut judged = AgedFates::default();
+        judged[0] = Fates {
+            alive: 20.0,
+            dead: 80.0,
+            samples: 10.0,
+        };
+        let verdicts = vec![AgedFates::default(), judged];
         // One made while it ran (site 7): perhaps in its count, perhaps not.
         let started = t.advance();
         t.track(1, 7, 1, 10.0, 8, 0, 0, 1).unwrap();
@@ -1285,6 +1412,102 @@ mod tests {
         t.advance();
         e.set_anchor(anchor(&t, vec![0, 30, 0], vec![0, 240, 0]));
         assert_eq!(e.estimate(&t, 3, None).objects[1], 30);
+    }
+
+    /// Births since a search's count are valued at the share judged among births of their
+    /// age or older: a type whose births live a few seconds (alive when judged at 1-2 s, dead
+    /// at 4-8 s) counts its births of 12 s at the share of the oldest judged, next to none,
+    /// and its young births at the share of every age.
+    #[test]
+    fn births_since_a_count_count_at_the_share_judged_at_their_age() {
+        let t = Tracker::new(64);
+        let mut e = Estimator::default();
+        t.set_hold_limit(1 << 30);
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 0], vec![0, 0]));
+        t.advance();
+        let mut judged = AgedFates::default();
+        judged[1] = Fates {
+            alive: 100.0,
+            dead: 0.0,
+            samples: 20.0,
+        };
+        judged[3] = Fates {
+            alive: 0.0,
+            dead: 100.0,
+            samples: 20.0,
+        };
+        let started = t.advance();
+        e.set_search_count(
+            &[(1, 100)],
+            started,
+            t.advance(),
+            vec![AgedFates::default(), judged],
+        );
+        for _ in 0..4 {
+            t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        }
+        t.pass_ms(12_000);
+        for _ in 0..4 {
+            t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        }
+        t.gc_finished();
+        t.gc_finished();
+        let est = e.estimate(&t, 2, None);
+        // Every class's verdicts are this class's: its own share drawn toward the same.
+        let toward = |alive: f64, n: f64| {
+            let pooled = (alive * n + 0.5) / (n + 1.0);
+            (alive * n + pooled * CLASS_PRIOR_SAMPLES) / (n + CLASS_PRIOR_SAMPLES)
+        };
+        let (young, old) = (toward(0.5, 40.0), toward(0.0, 20.0));
+        assert!(old < 0.01, "{old}");
+        let expected = 100.0 + 40.0 * young + 40.0 * old;
+        assert_eq!(est.objects[1], expected.round() as u64);
+        assert!((est.unconfirmed[1].0 - 40.0 * (young + old)).abs() < 1e-9);
+    }
+
+    /// How far the estimate moved from a count, as the live samples say it without an
+    /// estimate: the births since it valued at a share, over the count (what the estimate
+    /// adds), for counts large enough to say; none where the estimates do not rest on counts.
+    #[test]
+    fn births_since_a_count_say_how_far_the_estimate_moved_from_it() {
+        let t = Tracker::new(1024);
+        let mut e = Estimator::default();
+        t.set_hold_limit(1 << 30);
+        t.advance();
+        e.set_anchor(anchor(&t, vec![0, 0, 0], vec![0, 0, 0]));
+        t.advance();
+        let mut alive = AgedFates::default();
+        alive[0] = Fates {
+            alive: 100.0,
+            dead: 0.0,
+            samples: 20.0,
+        };
+        let started = t.advance();
+        e.set_search_count(
+            &[(1, 20_000), (2, 100)],
+            started,
+            t.advance(),
+            vec![AgedFates::default(), alive, alive],
+        );
+        // 3,000 of class 1 since (a sixth of its count at a share near one), and as many of
+        // class 2, whose count is too small to say.
+        for _ in 0..300 {
+            t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+            t.track(2, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
+        }
+        t.gc_finished();
+        t.gc_finished();
+        let est = e.estimate(&t, 3, None);
+        let moved = e.births_since_count(&t);
+        assert!(moved >= RECOUNT_SHARE, "{moved}");
+        assert!(
+            (moved - (est.objects[1] as f64 - 20_000.0) / 20_000.0).abs() < 1e-4,
+            "{moved} {}",
+            est.objects[1]
+        );
+        t.set_hold_limit(u64::MAX);
+        assert_eq!(e.births_since_count(&t), 0.0);
     }
 
     #[test]

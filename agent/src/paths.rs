@@ -132,6 +132,10 @@ macro_rules! jni {
 
 /// Searches start at most this often, however cheap.
 pub const MIN_SEARCH_EVERY: Duration = Duration::from_secs(2);
+/// The least time between the end of a full search and one asked for out of turn to count
+/// again (`Schedule::recount_allowed`): a search every 4 s of some 0.5 s on a heap of a
+/// million objects is an eighth of a core at most, while the estimates are in doubt.
+pub const RECOUNT_EVERY: Duration = Duration::from_secs(4);
 /// The search stops once it has reached this share of its targets: a holder of more than the
 /// rest is then seen, and the last roots (the JDK's statics, memcity's own) rarely hold the
 /// application's objects.
@@ -307,6 +311,15 @@ impl Schedule {
         } else {
             (now >= focused).then_some(Due::Focused)
         }
+    }
+
+    /// Whether a full search asked for out of turn, to count again what the estimates rest
+    /// on (`Estimator::births_since_count`), may start at `now`: at most one every
+    /// `RECOUNT_EVERY`, since the last full search ended. (Since the last of either kind, it
+    /// never came: a focused one due every 2 s that finds too few new samples to start ends
+    /// at once, and so does its rest.)
+    pub fn recount_allowed(&self, now: Instant, live_samples: usize) -> bool {
+        live_samples >= MIN_TARGETS && self.full_end.is_none_or(|end| now >= end + RECOUNT_EVERY)
     }
 
     /// A search starts at `now` with `live_objects` in the heap, `filling` it or not
@@ -2782,6 +2795,20 @@ mod tests {
         assert_eq!(s.due(floor - Duration::from_millis(1), 100, 2000), None);
         assert_eq!(s.due(floor, 100, 2000), Some(Due::Full));
         assert_eq!(s.due(floor, 100, 1999), Some(Due::Focused));
+        // A count asked for out of turn: past its own floor since the last full one ended,
+        // whatever that one's rest, and never with too few samples.
+        assert!(!s.recount_allowed(t0 + RECOUNT_EVERY - Duration::from_millis(1), 100));
+        assert!(s.recount_allowed(t0 + RECOUNT_EVERY, 100));
+        assert!(
+            t0 + RECOUNT_EVERY < t0 + rest,
+            "the premise: before the rest is over"
+        );
+        assert!(!s.recount_allowed(t0 + RECOUNT_EVERY, MIN_TARGETS - 1));
+        s.ended(t0 + RECOUNT_EVERY, Duration::ZERO, Due::Focused);
+        assert!(
+            s.recount_allowed(t0 + RECOUNT_EVERY, 100),
+            "a focused one between does not put it off"
+        );
     }
 
     #[test]

@@ -169,6 +169,8 @@ pub struct Tracker {
     hold_limit: AtomicU64,
     /// Samples not followed for that limit (also counted in `untracked`).
     unheld: AtomicU64,
+    #[cfg(test)]
+    passed_ms: AtomicU32,
 }
 
 /// A slot's index, or why there is none.
@@ -198,6 +200,8 @@ impl Tracker {
             held_bytes: AtomicU64::new(0),
             hold_limit: AtomicU64::new(u64::MAX),
             unheld: AtomicU64::new(0),
+            #[cfg(test)]
+            passed_ms: AtomicU32::new(0),
         }
     }
 
@@ -433,6 +437,15 @@ impl Tracker {
         });
     }
 
+    /// Visits each live sample: `f(sample)`.
+    pub fn for_each_sample(&self, mut f: impl FnMut(&Sample)) {
+        self.for_live(|id, _, _| {
+            if let Some(sample) = self.get(id) {
+                f(&sample);
+            }
+        });
+    }
+
     /// Visits the slots that are live and not dead: `f(id, slot, meta)`.
     fn for_live(&self, mut f: impl FnMut(SlotId, &Slot, u64)) {
         let high = self.high.load(Ordering::Acquire).min(self.capacity);
@@ -656,7 +669,16 @@ impl Tracker {
 
     /// Milliseconds since the tracker started (wraps after 49 days: see [`Tracker::unwrap_ms`]).
     pub fn ms(&self) -> u32 {
-        self.start.elapsed().as_millis() as u32
+        let ms = self.start.elapsed().as_millis() as u32;
+        #[cfg(test)]
+        let ms = ms + self.passed_ms.load(Ordering::Relaxed);
+        ms
+    }
+
+    /// Moves the clocks' milliseconds on, as if `ms` had passed.
+    #[cfg(test)]
+    pub fn pass_ms(&self, ms: u32) {
+        self.passed_ms.fetch_add(ms, Ordering::Relaxed);
     }
 
     /// A time of [`Tracker::ms`]'s, taken less than 49 days ago, as whole milliseconds since

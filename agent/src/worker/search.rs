@@ -11,6 +11,7 @@ use memcity_proto::v1::{snapshot::Trigger, OutOfMemory};
 use super::classes::class_ids;
 use super::schedule::POLL;
 use super::Worker;
+use crate::estimate::{age_bin, AgedFates, AGE_BINS};
 use crate::log::debug;
 use crate::paths;
 use crate::sampling::Sampler;
@@ -46,6 +47,24 @@ impl Worker {
                 }
                 (false, due) => due,
             };
+            // The estimates have moved far from the last count (generational ZGC, where they
+            // rest on it): count again, whatever the rest left.
+            let moved = if due != Some(paths::Due::Full)
+                && sampler.tracker.hold_limited()
+                && self.search_schedule.recount_allowed(now, live)
+            {
+                self.estimator.births_since_count(&sampler.tracker)
+            } else {
+                0.0
+            };
+            let recount = moved >= crate::estimate::RECOUNT_SHARE;
+            if recount {
+                debug!(
+                    "path search: a full one to count again: births since the last count add {:.0} % to a class's",
+                    moved * 100.0
+                );
+            }
+            let due = if recount { Some(paths::Due::Full) } else { due };
             if due == Some(paths::Due::Full) {
                 self.relist = false;
                 self.relisting = relisting;
@@ -141,7 +160,9 @@ impl Worker {
                         .counted
                         .iter()
                         .map(|&(class, n)| {
-                            let v = verdicts.get(class as usize).copied().unwrap_or_default();
+                            let v = crate::estimate::Fates::pooled(
+                                verdicts.get(class as usize).into_iter().flatten(),
+                            );
                             format!(
                                 "{} {n} (births since the last count: {:.0} alive, {:.0} dead, {} samples)",
                                 self.classes.names.get(class as usize).map_or("?", String::as_str),
@@ -447,19 +468,21 @@ impl Worker {
 }
 
 /// Per class, the fates a search through every root judged of the samples born at or after
-/// generation `from` (since the search before it): those it reached alive, those it missed
-/// dead, by the objects they stand for. A sample whose slot was taken again meanwhile is left
-/// out. The samples are counted as many as their weights make them worth, `(Σw)² / Σw²`: a
-/// type sampled by bytes mixes small objects, each standing for thousands, with big ones
-/// standing for a few, and the share by weight rests on the few heavy ones (`byte[]`: a
-/// leak's 24-byte names beside 256-byte scratch arrays).
+/// generation `from` (since the search before it), by the age they had then
+/// (`estimate::AgedFates`): those it reached alive, those it missed dead, by the objects they
+/// stand for. A sample whose slot was taken again meanwhile is left out. The samples are
+/// counted as many as their weights make them worth, `(Σw)² / Σw²`: a type sampled by bytes
+/// mixes small objects, each standing for thousands, with big ones standing for a few, and the
+/// share by weight rests on the few heavy ones (`byte[]`: a leak's 24-byte names beside
+/// 256-byte scratch arrays).
 fn search_verdicts(
     tracker: &crate::tracker::Tracker,
     found: &paths::Found,
     from: u32,
-) -> Vec<crate::estimate::Fates> {
-    let mut verdicts: Vec<crate::estimate::Fates> = Vec::new();
-    let mut squares: Vec<f64> = Vec::new();
+) -> Vec<AgedFates> {
+    let now_ms = tracker.ms();
+    let mut verdicts: Vec<AgedFates> = Vec::new();
+    let mut squares: Vec<[f64; AGE_BINS]> = Vec::new();
     for (samples, alive) in [(&found.found_samples, true), (&found.missed_samples, false)] {
         for &(slot, born) in samples {
             let Some(sample) = tracker.get(slot) else {
@@ -471,21 +494,24 @@ fn search_verdicts(
             let class = sample.class as usize;
             if verdicts.len() <= class {
                 verdicts.resize(class + 1, Default::default());
-                squares.resize(class + 1, 0.0);
+                squares.resize(class + 1, Default::default());
             }
-            let fates = &mut verdicts[class];
+            let bin = age_bin(now_ms.saturating_sub(sample.birth.ms));
+            let fates = &mut verdicts[class][bin];
             if alive {
                 fates.alive += sample.weight;
             } else {
                 fates.dead += sample.weight;
             }
-            squares[class] += sample.weight * sample.weight;
+            squares[class][bin] += sample.weight * sample.weight;
         }
     }
-    for (fates, square) in verdicts.iter_mut().zip(squares) {
-        let weight = fates.alive + fates.dead;
-        if square > 0.0 {
-            fates.samples = weight * weight / square;
+    for (aged, squares) in verdicts.iter_mut().zip(squares) {
+        for (fates, square) in aged.iter_mut().zip(squares) {
+            let weight = fates.alive + fates.dead;
+            if square > 0.0 {
+                fates.samples = weight * weight / square;
+            }
         }
     }
     verdicts
