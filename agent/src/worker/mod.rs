@@ -143,6 +143,9 @@ struct Worker {
     /// Weak references of samples the tracker freed while a search held them as targets:
     /// deleted when no search does (`delete_released`).
     released_later: Vec<usize>,
+    /// The search being started is a count out of turn (`search_step`): its targets include
+    /// the samples born since the last GC.
+    recounting: bool,
     search_schedule: paths::Schedule,
     paths_found: Option<paths::Found>,
     /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
@@ -258,6 +261,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         waiting_count: None,
         search: None,
         released_later: Vec::new(),
+        recounting: false,
         search_schedule: paths::Schedule::new(agent.options.paths.unwrap_or(1.0)),
         paths_found: None,
         born_at: paths::Births::default(),

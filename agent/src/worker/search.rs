@@ -65,6 +65,7 @@ impl Worker {
                 );
             }
             let due = if recount { Some(paths::Due::Full) } else { due };
+            self.recounting = recount;
             if due == Some(paths::Due::Full) {
                 self.relist = false;
                 self.relisting = relisting;
@@ -304,7 +305,10 @@ impl Worker {
             (recent, &self.preferred_roots)
         } else {
             survivors.extend(recent);
-            if survivors.len() < paths::MIN_TARGETS {
+            // A count out of turn is for the births since the last one: with no GC since
+            // (none came for 14 s on a server's 1 GB heap) every one of them is young, and
+            // left out it judged none of them and counted nothing new.
+            if survivors.len() < paths::MIN_TARGETS || std::mem::take(&mut self.recounting) {
                 survivors.extend(young);
             }
             (survivors, &[])
