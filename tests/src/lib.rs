@@ -820,6 +820,76 @@ pub fn assert_no_group_keeps_rising(report: &serde_json::Value) {
     );
 }
 
+/// Runs `check` on the report of `file`; when it fails, fails again with the series behind the
+/// group its message names, or else the one the growth table ranks first (each snapshot's count, error, unconfirmed part, walk or
+/// estimate) in the message, which is what CI keeps of a failure: a rare flake on another
+/// machine is then diagnosed from its own numbers.
+pub fn with_series_on_failure(file: &Path, report: &serde_json::Value, check: impl FnOnce()) {
+    let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) else {
+        return;
+    };
+    let message = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    // The group the message names (a suspect's or rising entry's type, quoted in its JSON, or a
+    // growth row), else the one the growth table ranks first.
+    let groups = application_groups(report);
+    let named = |path: &[&str]| {
+        path.last().is_some_and(|leaf| {
+            message.contains(&format!("\"{leaf}\"")) || message.contains(&format!("{leaf}: "))
+        })
+    };
+    let first = groups
+        .iter()
+        .filter(|(path, _)| named(path))
+        .chain(groups.iter())
+        .max_by_key(|(path, g)| (named(path), g["continuing"].as_i64().unwrap_or(0)))
+        .map(|(path, _)| path.clone());
+    let series = match (first, load_recording(file)) {
+        (Some(path), Ok(model)) => group_series(&model, &path),
+        (_, Err(e)) => format!("(the recording did not load: {e})"),
+        (None, _) => String::new(),
+    };
+    // The series first: CI shows a failure's first 60 lines, and the message may be long.
+    panic!("{series}\n{message}");
+}
+
+/// One line per snapshot of the window for the group at `path`: seconds, count, ± error,
+/// unconfirmed part, `W` for a walk and `E` for an estimate, `P` where a path search ended.
+fn group_series(model: &CityModel, path: &[&str]) -> String {
+    use memcity_city::model::Metric;
+    let Some(id) = model.find(path) else {
+        return format!("(no group {path:?} in the recording)");
+    };
+    let w = model.window();
+    let mut out = format!(
+        "series of {} (window {}..={}):",
+        path.join(" > "),
+        w.start,
+        w.end
+    );
+    for (i, f) in model
+        .frames()
+        .iter()
+        .enumerate()
+        .take(w.end + 1)
+        .skip(w.start)
+    {
+        out.push_str(&format!(
+            "\n{i:3} {:6.1} s {:>8} ±{:<7} u {:<7} {}{}",
+            f.time_ms as f64 / 1000.0,
+            model.value(id, i, Metric::Objects),
+            model.error(id, i, Metric::Objects),
+            model.unconfirmed(id, i, Metric::Objects),
+            if f.is_estimated() { "E" } else { "W" },
+            if f.paths.is_some() { " P" } else { "" },
+        ));
+    }
+    out
+}
+
 /// Leaf names of the `k` strongest growers.
 pub fn top_growers(report: &serde_json::Value, k: usize) -> Vec<String> {
     report["groups"]

@@ -231,6 +231,9 @@ struct Served {
     /// The app's DONE line.
     done: String,
     report: Value,
+    /// The recording, in `_dir`, for a failure's diagnosis.
+    file: std::path::PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 /// Runs JettySessionLeak with sessions that expire after `max_inactive_seconds` (-1: never)
@@ -314,6 +317,8 @@ fn serve_sessions_on(
         load,
         done,
         report: report_json(&file),
+        file,
+        _dir: dir,
     }
 }
 
@@ -325,7 +330,9 @@ fn session_leak(max_inactive_seconds: i32) -> (Value, Value) {
         max_inactive_seconds,
         ",budget=50,min_interval=250ms,period=400ms,paths=50%,sampling=64k",
     );
-    let (load, done, report) = (served.load, served.done, served.report);
+    let Served {
+        load, done, report, ..
+    } = served;
     // The leak happened as meant: every request made its own session and all of them were
     // still in the cache at the end.
     assert_eq!(load.sessions.len() as u64, load.requests, "{done}");
@@ -443,7 +450,9 @@ fn expiring_sessions_make_no_suspect(served: Served, label: &str, quiet: fn(&Val
         "sessions did not expire: {}",
         served.done
     );
-    quiet(report, &format!("{label}, sessions expiring after 3 s"));
+    with_series_on_failure(&served.file, report, || {
+        quiet(report, &format!("{label}, sessions expiring after 3 s"))
+    });
 }
 
 /// Debian's Commons HttpClient 3.1 and what `HttpClientChurn` compiles against.
@@ -507,8 +516,10 @@ fn churns_quietly(jdk: &Jdk, gc: &str) {
     let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     let report = report_json(&file);
-    assert_quiet(
-        &report,
-        &format!("Commons HttpClient churning, JDK {} {gc}", jdk.major),
-    );
+    with_series_on_failure(&file, &report, || {
+        assert_quiet(
+            &report,
+            &format!("Commons HttpClient churning, JDK {} {gc}", jdk.major),
+        )
+    });
 }

@@ -34,7 +34,7 @@ fn steady_at_defaults(jdk: &Jdk, flags: &[&str]) {
     );
     eprintln!("{label}:\n{}", String::from_utf8_lossy(&out.stdout));
     let report = report_json(&file);
-    assert_quiet(&report, &label);
+    with_series_on_failure(&file, &report, || assert_quiet(&report, &label));
     assert_every_rise_explained(&report, &label);
     assert_dead_rises_said(&report, &String::from_utf8_lossy(&out.stdout), &label);
 }
