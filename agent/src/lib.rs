@@ -11,6 +11,7 @@ mod aside;
 mod budget;
 mod canary;
 mod collectors;
+mod distinct;
 mod estimate;
 mod fields;
 mod gc_counts;

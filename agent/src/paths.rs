@@ -60,6 +60,7 @@ use std::time::{Duration, Instant};
 
 use jni::sys::{jclass, jfieldID, jint, jlong, jobject, jsize, JNIEnv};
 
+use crate::distinct::Distinct;
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::sys;
 use crate::walk::{IntHasher, IntMap, RootKind};
@@ -511,7 +512,7 @@ pub struct Found {
     /// Targets by class, reached or not, with their weights.
     pub targeted: Vec<(u32, u64, f64)>,
     /// After a search through every root (empty otherwise): per sampled class, the objects
-    /// reached from any root, counted one by one (see `PathTree.counted`).
+    /// reached from any root, each once (see `PathTree.counted` and `Search::distinct`).
     pub counted: Vec<(u32, u64)>,
     /// `(slot, born)` of the targets not reached, when the search went through every root: a
     /// second such miss in a row ends them (`Tracker::unreached`; a sample counts as live
@@ -788,6 +789,11 @@ pub struct Search {
     /// Objects reached per `(root, class)` (see `Node::reached`), and each root's own object as
     /// `(identity, class)`.
     reached: IntMap<(u32, u32), u64>,
+    /// Per sampled class, the distinct objects of it met that have no key in `visited` (leaves
+    /// and terminal objects, met once per reference to them): what `Found::counted` says of
+    /// such a class, where `reached` would count a string a map's key and its value's field
+    /// at once twice.
+    distinct: IntMap<u32, Distinct>,
     root_objects: IntMap<u32, (u32, u32)>,
     /// Recent targets (`Sample::recent`) found per root.
     pub found_by_root: IntMap<u32, u64>,
@@ -1226,6 +1232,7 @@ impl Search {
             settled: 0,
             settled_found: 0,
             reached: IntMap::default(),
+            distinct: IntMap::default(),
             root_objects: IntMap::default(),
             found_by_root: IntMap::default(),
             stopped_early: false,
@@ -1597,6 +1604,7 @@ impl Search {
                 continue;
             }
             let index = search.targets.len() as u32;
+            search.distinct.entry(sample.class).or_default();
             search.targets.push(Target {
                 slot: sample.slot,
                 born: sample.born,
@@ -2107,6 +2115,9 @@ impl Search {
                 if !revisiting {
                     *self.reached.entry((self.current_root, class)).or_default() += 1;
                 }
+                if let Some(distinct) = self.distinct.get_mut(&class) {
+                    distinct.insert(identity);
+                }
                 false
             }
             // A live thread is a root of its own; enter it only as that (not from another
@@ -2169,6 +2180,11 @@ impl Search {
         if counted {
             self.visited_count += 1;
             *self.reached.entry((self.current_root, class)).or_default() += 1;
+        }
+        if terminal {
+            if let Some(distinct) = self.distinct.get_mut(&class) {
+                distinct.insert(identity);
+            }
         }
         if self.visited.len() >= MAX_VISITED {
             self.incomplete =
@@ -2506,6 +2522,13 @@ impl Search {
             if sampled.contains(&class) {
                 by_root.entry(root).or_default().push((class, n));
                 *counted.entry(class).or_default() += n;
+            }
+        }
+        // Objects with no key were counted once per reference to them: their distinct
+        // number instead.
+        for (class, distinct) in &self.distinct {
+            if !distinct.is_empty() {
+                counted.insert(*class, distinct.count());
             }
         }
         let mut counted: Vec<(u32, u64)> = counted.into_iter().collect();

@@ -422,14 +422,12 @@ fn jetty_sessions_expiring_make_no_suspect_on_parallel() {
 }
 
 /// And on generational ZGC (JDK 25), where the estimates rest on the path search's counts.
-/// Not in the suite: it names the start-up catalog in about one run in four. The catalog's
-/// 400,000 strings are built on the main thread before the server serves, and the window
-/// starts during that build; its estimate there comes out some 170,000 low, more than its
-/// stated error, in most runs alike (the same dozen samples where 18 are expected: HotSpot's
-/// sampling draws repeat), and a later walk that finds it whole makes a rise beyond the
-/// doubt, which the paths of its build back. Run it with `--ignored`.
+/// The catalog's 400,000 strings are built before the server serves, and the window starts
+/// during that build, its estimate often far below the walk that comes later (HotSpot's
+/// sampling draws repeat: the same dozen samples where 18 are expected): a rise within the
+/// estimates' doubt, never a suspect. It was one in 1 run of 6 while the search counted a
+/// string met through two references (a map's key and its product's field) twice.
 #[test]
-#[ignore = "names the start-up catalog in about 1 run in 4 on generational ZGC (an early estimate below its stated error); see the doc comment"]
 fn jetty_sessions_expiring_make_no_suspect_on_jdk25_zgc() {
     match jdk25() {
         Some(jdk) => {
