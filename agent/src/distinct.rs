@@ -67,6 +67,20 @@ impl Distinct {
     }
 }
 
+/// The variance of [`Distinct::count`] at `count`: linear counting's where it serves (Whang,
+/// Vander-Zanden and Taylor, 1990: `m (e^t - t - 1)` at `t = n / m`), else the sketch's
+/// `(1.04 n)² / m`. Near 0 for a few, 0.8 % of the count (one standard error) for millions.
+pub fn variance(count: u64) -> f64 {
+    let m = REGISTERS as f64;
+    let n = count as f64;
+    if n <= 2.5 * m {
+        let t = n / m;
+        m * (t.exp() - t - 1.0)
+    } else {
+        1.04 * 1.04 * n * n / m
+    }
+}
+
 /// SplitMix64's finalizer: every bit of the input moves about half of the output's.
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -90,6 +104,29 @@ mod tests {
                 (x >> 33) as u32 & 0x7fff_ffff
             })
             .collect()
+    }
+
+    /// The stated variance covers what counts of many sets stray by: about 95 % within two
+    /// standard errors, small and large.
+    #[test]
+    fn the_stated_variance_covers_the_counts_spread() {
+        for n in [3_000usize, 200_000] {
+            let runs = 40;
+            let within = (0..runs)
+                .filter(|&run| {
+                    let mut d = Distinct::default();
+                    for id in identities(n, (run * 7919 + n) as u64) {
+                        d.insert(id);
+                    }
+                    let count = d.count();
+                    (count as f64 - n as f64).abs() <= 2.0 * variance(count).sqrt().max(1.0)
+                })
+                .count();
+            assert!(
+                within >= runs * 8 / 10,
+                "{n}: {within} of {runs} within two errors"
+            );
+        }
     }
 
     #[test]

