@@ -90,7 +90,11 @@ fn main() {
             Duration::from_secs(600),
             "the page opens its session",
         );
-        println!("opened in {:.2} s", started.elapsed().as_secs_f64());
+        println!(
+            "opened in {:.2} s, renderer peak {} MB",
+            started.elapsed().as_secs_f64(),
+            browser.renderers_peak_kib() / 1024
+        );
         return;
     }
     if count_gl {

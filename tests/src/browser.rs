@@ -167,6 +167,62 @@ impl Browser {
         }
     }
 
+    /// The peak resident memory (VmHWM, KiB) of Chromium's renderer processes together: what
+    /// the page costs, its WebAssembly memory and its JavaScript heap. The renderers are
+    /// Chromium's descendants (through its zygote) started with `--type=renderer`.
+    pub fn renderers_peak_kib(&self) -> u64 {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        let mut parent_of = std::collections::HashMap::new();
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            // "pid (comm) state ppid ...": the command may hold spaces, the ')' ends it.
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.insert(pid, ppid);
+            }
+        }
+        let root = self.child.id();
+        let descends = |mut pid: u32| {
+            for _ in 0..16 {
+                match parent_of.get(&pid) {
+                    Some(&p) if p == root => return true,
+                    Some(&p) if p > 1 => pid = p,
+                    _ => return false,
+                }
+            }
+            false
+        };
+        parent_of
+            .keys()
+            .filter(|&&pid| descends(pid))
+            .filter(|&&pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.windows(15).any(|w| w == b"--type=renderer"))
+            })
+            .filter_map(|pid| {
+                let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
+            .sum()
+    }
+
     /// The value of a JavaScript expression in the page (JSON-able).
     pub fn eval(&mut self, expression: &str) -> Value {
         let result = self.call(
