@@ -802,9 +802,32 @@ fn growers(
     // beyond its error while the bytes it stands for do not. A leak rises in bytes too, by at
     // least a share of the heap's.
     let bytes_floor = model.value(ROOT, w.end, Metric::Bytes) as f64 * MIN_GROWTH_BYTES_SHARE;
+    // Two recordings compared are two points by the user's choice (yesterday's and today's):
+    // a rise from one to the other beyond its doubt is what they ask about, where within one
+    // recording two points could be a pool that filled.
+    let rises = |t: &Trend| {
+        t.is_leak(floor) || (model.is_comparison() && t.points == 2 && t.filled_the_heap(floor))
+    };
+    // The bytes of every type that rises in objects, fitted in one pass (`trends_of_rows`):
+    // one by one, a tenth of 3,000 types rising cost 0.35 s at each live snapshot.
+    let candidates: Vec<&str> = trends
+        .iter()
+        .filter(|(_, t)| rises(t) && !t.within_doubt(false))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let rows: Vec<&[u32]> = candidates
+        .iter()
+        .map(|name| types.get(name).map_or(&[][..], Vec::as_slice))
+        .collect();
+    let in_bytes: HashMap<String, Option<Trend>> = candidates
+        .iter()
+        .map(|name| name.to_string())
+        .zip(trends_of_rows(model, &rows, Metric::Bytes))
+        .collect();
     let rises_in_bytes = |name: &str| {
-        let ids = types.get(name).map_or(&[][..], Vec::as_slice);
-        trend_of(model, ids, Metric::Bytes)
+        in_bytes
+            .get(name)
+            .and_then(Option::as_ref)
             .is_some_and(|b| b.growth >= bytes_floor && !b.within_doubt(false))
     };
     // A rise the last complete search's reached share cannot make is of dead objects
@@ -814,12 +837,6 @@ fn growers(
         model
             .dead_rise_at(w.start, w.end, name, |i| objects_at(model, ids, i))
             .is_some()
-    };
-    // Two recordings compared are two points by the user's choice (yesterday's and today's):
-    // a rise from one to the other beyond its doubt is what they ask about, where within one
-    // recording two points could be a pool that filled.
-    let rises = |t: &Trend| {
-        t.is_leak(floor) || (model.is_comparison() && t.points == 2 && t.filled_the_heap(floor))
     };
     let mut growers: Vec<(String, Trend)> = trends
         .into_iter()
