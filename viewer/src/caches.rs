@@ -73,8 +73,41 @@ pub struct SuspectLine {
 /// the details panel alike (the search scans every type over the window: not per frame).
 struct SuspectsCache {
     key: (usize, Window),
+    /// Snapshots that may arrive at the window's followed end before the suspects are worked out
+    /// again (see [`live_every`]).
+    every: usize,
     all: Vec<Suspect>,
     lines: Vec<SuspectLine>,
+}
+
+/// Trend cells (groups times the snapshots a trend reads) the suspects may cost per live
+/// snapshot, on average: about 45 ms on this project's 2-core machine. Working them out costs
+/// every type's trend over up to [`memcity_city::suspects::MAX_TREND_POINTS`] snapshots, 270 ms
+/// at 3,000 groups, which at every snapshot of a session with two a second kept the viewer busy
+/// half the time; past this, live snapshots are taken in several at a time.
+const LIVE_CELLS_PER_SNAPSHOT: usize = 1 << 20;
+
+/// How many snapshots arriving at the window's followed end the suspects of `model` wait for:
+/// 1 for a session of a few hundred groups, 6 for 3,000 groups over 2,048 snapshots.
+fn live_every(model: &CityModel) -> usize {
+    let w = model.window();
+    let points = (w.end + 1 - w.start.min(w.end)).min(memcity_city::suspects::MAX_TREND_POINTS);
+    (model.nodes().len() * points)
+        .div_ceil(LIVE_CELLS_PER_SNAPSHOT)
+        .max(1)
+}
+
+/// Whether the suspects computed for `was` still stand for `now`: the same session length and
+/// window, or a live session whose window follows its end and has had fewer than `every` new
+/// snapshots since (the user's own moves of the window are answered at once).
+fn suspects_stand(was: (usize, Window), every: usize, now: (usize, Window)) -> bool {
+    let following = |(len, w): (usize, Window)| len > 0 && w.end + 1 == len;
+    was == now
+        || (following(was)
+            && following(now)
+            && was.1.start == now.1.start
+            && now.0 > was.0
+            && now.0 - was.0 < every)
 }
 
 type DetailsKey = (NodeId, usize, Metric, Window, usize);
@@ -248,7 +281,11 @@ impl Caches {
     pub fn suspect_lines(&mut self, shown: &Shown) -> &[SuspectLine] {
         let model = shown.model();
         let key = (model.len(), model.window());
-        if self.suspects.as_ref().map(|c| c.key) != Some(key) {
+        let stands = self
+            .suspects
+            .as_ref()
+            .is_some_and(|c| suspects_stand(c.key, c.every, key));
+        if !stands {
             let all = memcity_city::suspects::suspects(model);
             // Backed suspects numbered (they come first), then the rest on one line of their
             // own: risen within the estimates' doubt and not explained, no leak.
@@ -309,7 +346,12 @@ impl Caches {
                 })
                 .chain(rising_line)
                 .collect();
-            self.suspects = Some(SuspectsCache { key, all, lines });
+            self.suspects = Some(SuspectsCache {
+                key,
+                every: live_every(model),
+                all,
+                lines,
+            });
         }
         self.suspects.as_ref().map_or(&[], |c| &c.lines)
     }
@@ -521,4 +563,65 @@ fn branch(model: &CityModel, drill: NodeId) -> HashSet<NodeId> {
         below.extend_from_slice(&model.node(node).children);
     }
     branch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(len: usize, start: usize, end: usize) -> (usize, Window) {
+        (len, Window { start, end })
+    }
+
+    /// Live snapshots at a followed end are taken `every` at a time; anything the user does to
+    /// the window, or a window that stopped following the end, is answered at once.
+    #[test]
+    fn live_snapshots_wait_for_their_turn_and_the_users_moves_do_not() {
+        let was = at(100, 0, 99);
+        assert!(suspects_stand(was, 1, was));
+        assert!(!suspects_stand(was, 1, at(101, 0, 100)), "one at a time");
+        assert!(suspects_stand(was, 3, at(102, 0, 101)));
+        assert!(
+            !suspects_stand(was, 3, at(103, 0, 102)),
+            "the third is its turn"
+        );
+        assert!(!suspects_stand(was, 3, at(101, 5, 100)), "the start moved");
+        assert!(!suspects_stand(was, 3, at(100, 0, 50)), "the end went back");
+        assert!(
+            !suspects_stand(was, 3, at(101, 0, 50)),
+            "the end stays behind"
+        );
+        assert!(
+            !suspects_stand(at(100, 0, 50), 3, at(101, 0, 100)),
+            "came back to the end"
+        );
+    }
+
+    /// Sessions of a few hundred groups work their suspects out at every snapshot; the number
+    /// waited for grows with the trends' cells, bounded however long the session.
+    #[test]
+    fn the_wait_follows_the_trends_cells() {
+        let mut small = CityModel::new();
+        let mut big = CityModel::new();
+        let rows = |n: usize, step: u64| -> Vec<(Vec<String>, String, u64, u64)> {
+            (0..n)
+                .map(|i| {
+                    let objects = 100 + step + i as u64;
+                    (
+                        vec!["p".to_string(), format!("T{i}")],
+                        "Type".to_string(),
+                        objects,
+                        objects * 16,
+                    )
+                })
+                .collect()
+        };
+        for step in 0..1100u64 {
+            small.push_tree(step * 1000, (1, 1), &rows(10, step), Vec::new());
+            big.push_tree(step * 1000, (1, 1), &rows(1000, step), Vec::new());
+        }
+        assert_eq!(live_every(&small), 1);
+        // 1,002 nodes (the root, the package, 1,000 types) over 1,100 snapshots: 1.1 M cells.
+        assert_eq!(live_every(&big), 2);
+    }
 }
