@@ -939,8 +939,8 @@ unsafe extern "C" fn roots_callback(
     _length: jint,
     user_data: *mut c_void,
 ) -> jint {
-    // SAFETY: `user_data` is the `RootsState` that `enumerate_roots` passed; the VM calls us from
-    // one thread at a time.
+    // SAFETY: `user_data` is the `RootsState` that `Search::start` passed to
+    // `follow_references`; the VM calls us from one thread at a time.
     let state = unsafe { &mut *user_data.cast::<RootsState>() };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         state.calls += 1;
