@@ -10,6 +10,18 @@ use jni::sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
 
 use crate::sys;
 
+/// Calls one function of the JNI table, the one way the agent does: `$env` must be the current
+/// thread's JNIEnv. (JNI's calls beside JVMTI's, which `Jvmti` wraps; a macro, since the table's
+/// functions take their own arguments each.)
+macro_rules! jni {
+    ($env:expr, $name:ident $(, $arg:expr)*) => {{
+        let env: *mut jni::sys::JNIEnv = $env;
+        // SAFETY: callers pass the worker thread's own JNIEnv, whose table the VM fills
+        // completely; arguments are valid references in it (each call site says why).
+        unsafe { ((**env).$name.expect(stringify!($name)))(env $(, $arg)*) }
+    }};
+}
+
 /// A JVMTI error code, with the function that returned it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JvmtiError {

@@ -16,6 +16,8 @@ mod estimate;
 mod fields;
 mod gc_counts;
 mod hub;
+// `jni!`, the one way the agent calls the JNI table, is defined there for every module after.
+#[macro_use]
 mod jvmti;
 mod lifetimes;
 mod log;
@@ -24,8 +26,6 @@ pub mod metrics;
 mod names;
 mod oom;
 mod page;
-// `jni!`, the one way the agent calls the JNI table, is defined there for every module after.
-#[macro_use]
 mod paths;
 mod pyroscope;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.

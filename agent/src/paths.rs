@@ -121,16 +121,6 @@ fn marker_index(tag: jlong) -> Option<(bool, usize)> {
     }
 }
 
-/// Calls one function of the JNI table. `$env` must be the current thread's JNIEnv.
-macro_rules! jni {
-    ($env:expr, $name:ident $(, $arg:expr)*) => {{
-        let env: *mut JNIEnv = $env;
-        // SAFETY: callers pass the worker thread's own JNIEnv, whose table the VM fills
-        // completely; arguments are valid references in it (each call site says why).
-        unsafe { ((**env).$name.expect(stringify!($name)))(env $(, $arg)*) }
-    }};
-}
-
 /// Searches start at most this often, however cheap.
 pub const MIN_SEARCH_EVERY: Duration = Duration::from_secs(2);
 /// The least time between the end of a full search and one asked for out of turn to count
