@@ -26,6 +26,18 @@ pub fn recording_bytes(data: &[u8]) {
     }
     let _ = reader.damage_summary();
     exercise(&model);
+    // The page reads a recording as it arrives: in pieces it must read what the file gives.
+    let piece = usize::from(data.first().copied().unwrap_or(1)).max(1);
+    let mut arriving = crate::load::Arriving::new(Path::new("fuzz.mcrec"));
+    let pushed = data
+        .chunks(piece)
+        .try_for_each(|chunk| arriving.push(chunk));
+    if let (Ok(()), Ok(whole)) = (pushed, arriving.finish()) {
+        let file = crate::load::recording_bytes(data, Path::new("fuzz.mcrec"));
+        let file = file.expect("what arrived in pieces loads whole");
+        assert_eq!(whole.len(), file.len(), "in {piece}-byte pieces");
+        assert_eq!(whole.warnings, file.warnings, "in {piece}-byte pieces");
+    }
 }
 
 /// A live stream: protobuf messages, each after its length (u16, little-endian), applied in

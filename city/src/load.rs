@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use memcity_proto::arriving::ArrivingRecording;
 use memcity_proto::recording::{RecordingError, RecordingReader};
+use memcity_proto::v1::RecordingHeader;
 use memcity_proto::v1::{stream_message::Kind, StreamMessage};
 use serde_json::Value;
 
@@ -62,14 +64,7 @@ fn from_reader<R: std::io::Read + Send>(
     mut reader: RecordingReader<R>,
     path: &Path,
 ) -> Result<CityModel, LoadError> {
-    let mut model = CityModel::new();
-    if let Some(h) = reader.header().handshake.clone() {
-        model.apply(&StreamMessage {
-            kind: Some(Kind::Handshake(h)),
-        })?;
-    }
-    // What the recorder left out to keep the file under its size.
-    model.add_thinned(reader.header().thinned_snapshots);
+    let mut model = begin(reader.header())?;
     let io = |source| LoadError::Io {
         path: path.to_owned(),
         source,
@@ -104,7 +99,25 @@ fn from_reader<R: std::io::Read + Send>(
     while let Some(message) = reader.next_message().map_err(io)? {
         model.apply(&message)?;
     }
-    model.warnings.extend(reader.damage_summary());
+    Ok(end(model, reader.damage_summary(), path))
+}
+
+/// A model for a recording with `header`: its JVM, and what its recorder left out.
+fn begin(header: &RecordingHeader) -> Result<CityModel, LoadError> {
+    let mut model = CityModel::new();
+    if let Some(h) = header.handshake.clone() {
+        model.apply(&StreamMessage {
+            kind: Some(Kind::Handshake(h)),
+        })?;
+    }
+    // What the recorder left out to keep the file under its size.
+    model.add_thinned(header.thinned_snapshots);
+    Ok(model)
+}
+
+/// The model of a recording read to its end: what was damaged, thinned or missing said.
+fn end(mut model: CityModel, damage: Option<String>, path: &Path) -> CityModel {
+    model.warnings.extend(damage);
     say_thinned(&mut model);
     if model.end.is_none() {
         model.warnings.push(format!(
@@ -112,7 +125,70 @@ fn from_reader<R: std::io::Read + Send>(
             path.display()
         ));
     }
-    Ok(model)
+    model
+}
+
+/// A recording loaded as its bytes arrive (the page's: a recording fetched or dropped), so
+/// that the file is never held whole beside its model: [`Arriving::push`] each piece, then
+/// [`Arriving::finish`]. As [`recording`] otherwise.
+pub struct Arriving {
+    recording: ArrivingRecording,
+    model: Option<CityModel>,
+    name: PathBuf,
+}
+
+impl Arriving {
+    /// `name` stands for the recording in messages.
+    pub fn new(name: &Path) -> Self {
+        Self {
+            recording: ArrivingRecording::new(name),
+            model: None,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The next piece, and every message it completes into the model. After an error, nothing
+    /// more is read.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        self.recording.push(bytes);
+        self.take()
+    }
+
+    /// No more pieces come: the model of the whole recording.
+    pub fn finish(mut self) -> Result<CityModel, LoadError> {
+        self.recording.end();
+        self.take()?;
+        // Past the end, `take` made the model or failed.
+        let model = self
+            .model
+            .take()
+            .expect("a recording read to its end has a model");
+        let damage = self.recording.reader().and_then(|r| r.damage_summary());
+        Ok(end(model, damage, &self.name))
+    }
+
+    fn take(&mut self) -> Result<(), LoadError> {
+        while let Some(message) = self.recording.next_message()? {
+            self.model()?.apply(&message)?;
+        }
+        // A header with no message after it yet.
+        if self.recording.reader().is_some() {
+            self.model()?;
+        }
+        Ok(())
+    }
+
+    fn model(&mut self) -> Result<&mut CityModel, LoadError> {
+        if self.model.is_none() {
+            let header = self
+                .recording
+                .reader()
+                .expect("a message comes after its recording's header")
+                .header();
+            self.model = Some(begin(header)?);
+        }
+        Ok(self.model.as_mut().expect("made above"))
+    }
 }
 
 /// Says what the model thinned to keep its memory bounded (`CityModel::thin`), if anything.
@@ -620,6 +696,57 @@ mod tests {
         );
         let err = recording_bytes(b"{\"not\": 1}", Path::new("notes.json")).unwrap_err();
         assert!(err.to_string().contains("notes.json"), "{err}");
+    }
+
+    fn arriving(bytes: &[u8], piece: usize, name: &str) -> Result<CityModel, LoadError> {
+        let mut arriving = Arriving::new(Path::new(name));
+        for chunk in bytes.chunks(piece) {
+            arriving.push(chunk)?;
+        }
+        arriving.finish()
+    }
+
+    #[test]
+    fn a_recording_arriving_in_pieces_loads_as_its_file_does() {
+        let bytes = std::fs::read(golden()).unwrap();
+        let mut damaged = bytes.clone();
+        damaged[bytes.len() * 2 / 3] ^= 0x55;
+        for (what, bytes) in [
+            ("whole", &bytes[..]),
+            ("cut", &bytes[..bytes.len() / 2]),
+            ("damaged", &damaged[..]),
+        ] {
+            let whole = recording_bytes(bytes, Path::new("r.mcrec")).unwrap();
+            for piece in [1, 100, 65536] {
+                let model = arriving(bytes, piece, "r.mcrec").unwrap();
+                assert_eq!(model.len(), whole.len(), "{what}, {piece}");
+                assert_eq!(model.nodes().len(), whole.nodes().len(), "{what}, {piece}");
+                assert_eq!(model.warnings, whole.warnings, "{what}, {piece}");
+                let last = model.len() - 1;
+                for (node, other) in model.nodes().iter().zip(whole.nodes()) {
+                    assert_eq!(node.name, other.name);
+                }
+                for id in 0..model.nodes().len() as u32 {
+                    for metric in [Metric::Objects, Metric::Bytes] {
+                        assert_eq!(
+                            model.value(id, last, metric),
+                            whole.value(id, last, metric),
+                            "{what}, {piece}"
+                        );
+                    }
+                }
+            }
+        }
+        let err = arriving(b"{\"not\": 1}", 4, "notes.json").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("notes.json is not a memcity recording"),
+            "{err}"
+        );
+        assert!(matches!(
+            arriving(b"", 4, "empty.mcrec"),
+            Err(LoadError::Recording(RecordingError::Empty { .. }))
+        ));
     }
 
     /// Writes a Memory Cities export of a two-snapshot session as AntTracks lays it out.

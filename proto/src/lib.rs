@@ -4,6 +4,7 @@
 //! reads the same messages as a file, and [`strings`] holds the string table both ends share.
 //! [`pprof`] is pprof's profile format, which `memcity export --pprof` writes.
 
+pub mod arriving;
 #[cfg(unix)]
 pub mod capped;
 pub mod command;

@@ -313,6 +313,12 @@ impl<R: Read> RecordingReader<R> {
         }
     }
 
+    /// Counts a whole frame its reader could not decode (a newer writer's message) as
+    /// [`RecordingReader::next_message`] does.
+    pub(crate) fn skip_undecodable(&mut self) {
+        self.skipped_corrupt += 1;
+    }
+
     /// How the file ended; `None` until [`RecordingReader::next_message`] returned `None`.
     pub fn tail(&self) -> Option<&Tail> {
         self.tail.as_ref()

@@ -90,10 +90,22 @@ fn main() {
             Duration::from_secs(600),
             "the page opens its session",
         );
+        let opened = started.elapsed().as_secs_f64();
+        // Where the renderer's memory is: the WebAssembly memory (never given back: its most
+        // since the start) and the JavaScript heap.
+        let wasm = browser
+            .eval("wasm_memory.buffer.byteLength")
+            .as_u64()
+            .unwrap_or(0);
+        let js = browser
+            .eval("performance.memory ? performance.memory.totalJSHeapSize : 0")
+            .as_u64()
+            .unwrap_or(0);
         println!(
-            "opened in {:.2} s, renderer peak {} MB",
-            started.elapsed().as_secs_f64(),
-            browser.renderers_peak_kib() / 1024
+            "opened in {opened:.2} s, renderer peak {} MB (WebAssembly {} MB, JavaScript heap {} MB)",
+            browser.renderers_peak_kib() / 1024,
+            wasm >> 20,
+            js >> 20
         );
         return;
     }

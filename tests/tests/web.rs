@@ -455,6 +455,50 @@ fn small_export(dir: &Path) {
     }
 }
 
+/// The page reads a recording as it arrives, piece by piece, and so a long one cut off mid-frame
+/// (a killed recorder) opens in the page as the window opens it: every whole snapshot, and
+/// the cut said.
+#[test]
+fn a_cut_recording_opens_in_the_page_as_in_the_window() {
+    if !page_ready("web") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cut.mcrec");
+    memcity_e2e::synthetic::long_recording(&file, 2_000, 60).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // Many of the browser's pieces (64 KiB or less each).
+    assert!(size > 1 << 20, "the premise: {size} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(size - 7)
+        .unwrap();
+    let window = load_recording(&file).expect("the cut recording loads");
+    let serve = Serve::start(&[file.to_str().unwrap()]);
+    let mut browser = Browser::open(&serve.url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots > 0 && memcity_page.drawn > 0",
+        Duration::from_secs(120),
+        "the page opens the cut recording",
+    );
+    let shown = browser.eval("memcity_page.snapshots").as_u64().unwrap();
+    assert_eq!(
+        shown,
+        window.len() as u64,
+        "snapshots in the page and the window"
+    );
+    assert!(shown > 1_500, "{shown} of 2,000 snapshots");
+    browser.wait_for(
+        "memcity_page.notes.some(e => e.includes('is cut off at byte'))",
+        Duration::from_secs(30),
+        "the page says the recording is cut off",
+    );
+    let reports = browser.eval("memcity_page.reports.concat(memcity_page.errors).join('\\n')");
+    assert_eq!(reports, "", "the viewer stopped");
+}
+
 /// A recording past the page's share of `--memory` is handed to the page as a thinned copy:
 /// smaller than the file, its older history evenly thinned, and the page says so and draws it.
 #[test]

@@ -1,7 +1,7 @@
 "use strict";
 // memcity's page: hands the viewer (memcity-web.wasm, drawn through miniquad's gl.js) its
 // session, as `memcity serve` (or the agent) configured it in `memcity_config`:
-// - { kind: "recording", url, name }: one recording, fetched whole;
+// - { kind: "recording", url, name }: one recording, fetched and handed over as it arrives;
 // - { kind: "folder", url, name }: a Memory Cities export folder; `url` lists its JSON files
 //   (paths below the folder) and `url/PATH` serves each;
 // - { kind: "live", url }: a WebSocket whose messages are a recording's bytes (its preamble and
@@ -69,12 +69,33 @@
     document.getElementById("glcanvas").focus();
   }
 
-  function open(bytes, name) {
+  // Hands a recording to the viewer piece by piece as `stream` (a fetch's body, a file's
+  // stream) yields them, so that the page never holds it whole: the viewer reads each piece
+  // into its model at once. The viewer says itself why a recording cannot be opened.
+  async function openStream(stream, name) {
     clearError();
     focusViewer();
-    const data = give(bytes);
     const [n, nlen] = text(name);
-    wasm_exports.memcity_open(data, bytes.length, n, nlen);
+    const number = wasm_exports.memcity_open_begin(n, nlen);
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          break;
+        }
+        if (!wasm_exports.memcity_open_piece(number, give(value), value.length)) {
+          reader.cancel();
+          break;
+        }
+      }
+    } catch (e) {
+      // Cut off on the way (the server went, the file became unreadable): what came is
+      // dropped, and the city stays.
+      wasm_exports.memcity_open_abandon(number);
+      throw e;
+    }
+    wasm_exports.memcity_open_end(number);
     page.opened += 1;
   }
 
@@ -185,8 +206,13 @@
 
   function fetchRecording(url, name) {
     document.getElementById("memcity-source").textContent = name;
-    fetchBytes(url)
-      .then((bytes) => open(bytes, name))
+    fetch(url)
+      .then((response) => {
+        if (!response.ok) {
+          throw new Error(`${url}: ${response.status} ${response.statusText}`);
+        }
+        return openStream(response.body, name);
+      })
       .catch((e) => showError(`cannot fetch the recording: ${e.message}`));
   }
 
@@ -223,10 +249,9 @@
   }
 
   function openFile(file) {
-    file
-      .arrayBuffer()
-      .then((buffer) => open(new Uint8Array(buffer), file.name))
-      .catch((e) => showError(`cannot read ${file.name}: ${e.message}`));
+    openStream(file.stream(), file.name).catch((e) =>
+      showError(`cannot read ${file.name}: ${e.message}`),
+    );
   }
 
   function wireFiles() {

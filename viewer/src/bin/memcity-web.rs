@@ -1,8 +1,9 @@
 //! The viewer in the browser: the same window (`memcity_viewer::app`), compiled to WebAssembly
 //! and drawn on the page's canvas through miniquad's WebGL loader. The page (`viewer/web/`,
 //! served by `memcity serve`) hands it the session through the functions exported here:
-//! - a whole recording (the one served, or a file dropped on the page or picked):
-//!   [`memcity_open`];
+//! - a recording (the one served, or a file dropped on the page or picked), piece by piece as
+//!   it arrives: [`memcity_open_begin`], [`memcity_open_piece`], [`memcity_open_end`] (or
+//!   [`memcity_open_abandon`]);
 //! - a Memory Cities export folder (served, dropped or picked), file by file with
 //!   [`memcity_folder_file`], then [`memcity_open_folder`];
 //! - a live session, one recording frame per socket message (the first is the recording's
@@ -55,6 +56,17 @@ mod page {
         folder: BTreeMap<PathBuf, Vec<u8>>,
         /// The page's address's query (`memcity_look`), read when the window starts.
         query: String,
+        /// The recording arriving, if one is.
+        opening: Option<Opening>,
+        /// The number of the last recording that began to arrive.
+        opening_number: u32,
+    }
+
+    /// A recording arriving in pieces.
+    struct Opening {
+        number: u32,
+        name: String,
+        load: load::Arriving,
     }
 
     thread_local! {
@@ -68,11 +80,29 @@ mod page {
                 stopped: false,
                 folder: BTreeMap::new(),
                 query: String::new(),
+                opening: None,
+                opening_number: 0,
             }
         });
     }
 
+    /// What the page's models keep in detail before they thin older history
+    /// (`CityModel::thin`): two thirds of a window's 384 MiB. A browser tab's renderer holds
+    /// some 380 MB of its own before any session (Chromium with SwiftShader's WebGL), and the
+    /// WebAssembly memory a model grew to is never given back: at 384 MiB a long session's
+    /// model took the tab past 1 GB.
+    const PAGE_DETAIL_BUDGET: usize = 256 << 20;
+
+    /// Sets the page's budget before its first model, whichever call makes it.
+    fn page_budget() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            memcity_city::model::set_detail_budget_for_new_models(PAGE_DETAIL_BUDGET)
+        });
+    }
+
     pub fn main() {
+        page_budget();
         let Some(events) = FEED.with(|f| f.borrow_mut().window.take()) else {
             return;
         };
@@ -192,22 +222,86 @@ mod page {
         unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) }
     }
 
-    /// A whole recording: it replaces the city. `name_ptr`/`name_len` name it (the file's name)
-    /// in messages; an error is shown and the city stays.
+    /// A recording begins to arrive (fetched, or read from a file dropped or picked), named
+    /// `name` in messages: it replaces the city once it has all come. Returns the number its
+    /// pieces go with; a later recording's beginning ends this one's.
     ///
     /// # Safety
-    /// Both are buffers of [`memcity_buffer`], handed over.
+    /// A buffer of [`memcity_buffer`], handed over.
     #[no_mangle]
-    pub unsafe extern "C" fn memcity_open(
-        ptr: *mut u8,
-        len: usize,
-        name_ptr: *mut u8,
-        name_len: usize,
-    ) {
+    pub unsafe extern "C" fn memcity_open_begin(name_ptr: *mut u8, name_len: usize) -> u32 {
+        page_budget();
         // SAFETY: per contract.
-        let (bytes, name) = unsafe { (take(ptr, len), take(name_ptr, name_len)) };
-        let name = String::from_utf8_lossy(&name).into_owned();
-        opened(&name, load::recording_bytes(&bytes, Path::new(&name)));
+        let name = String::from_utf8_lossy(&unsafe { take(name_ptr, name_len) }).into_owned();
+        FEED.with(|f| {
+            let mut feed = f.borrow_mut();
+            feed.opening_number += 1;
+            feed.opening = Some(Opening {
+                number: feed.opening_number,
+                load: load::Arriving::new(Path::new(&name)),
+                name,
+            });
+            feed.opening_number
+        })
+    }
+
+    /// The next piece of recording `number`, read into its model at once (the recording is
+    /// never held whole). Returns false when no more is wanted: the recording cannot be opened
+    /// (the page is told why; the city stays) or another began.
+    ///
+    /// # Safety
+    /// A buffer of [`memcity_buffer`], handed over.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcity_open_piece(number: u32, ptr: *mut u8, len: usize) -> bool {
+        // SAFETY: per contract.
+        let bytes = unsafe { take(ptr, len) };
+        let failed = FEED.with(|f| {
+            let mut feed = f.borrow_mut();
+            let opening = feed.opening.as_mut().filter(|o| o.number == number)?;
+            let Err(e) = opening.load.push(&bytes) else {
+                return None;
+            };
+            let name = opening.name.clone();
+            feed.opening = None;
+            Some(format!("cannot open {name}: {e}"))
+        });
+        match failed {
+            Some(why) => {
+                refuse(why);
+                false
+            }
+            None => FEED.with(|f| {
+                f.borrow()
+                    .opening
+                    .as_ref()
+                    .is_some_and(|o| o.number == number)
+            }),
+        }
+    }
+
+    /// Recording `number` has all come: the window opens it, or the page says why not.
+    #[no_mangle]
+    pub extern "C" fn memcity_open_end(number: u32) {
+        if let Some(opening) = stop_opening(number) {
+            opened(&opening.name, opening.load.finish());
+        }
+    }
+
+    /// Recording `number` stopped arriving before its end (the page says why): what came of
+    /// it is dropped.
+    #[no_mangle]
+    pub extern "C" fn memcity_open_abandon(number: u32) {
+        stop_opening(number);
+    }
+
+    fn stop_opening(number: u32) -> Option<Opening> {
+        FEED.with(|f| {
+            let mut feed = f.borrow_mut();
+            match &feed.opening {
+                Some(o) if o.number == number => feed.opening.take(),
+                _ => None,
+            }
+        })
     }
 
     /// One file of a folder being handed over; `path` runs from the folder's name down (as a
@@ -235,6 +329,7 @@ mod page {
     /// A buffer of [`memcity_buffer`], handed over.
     #[no_mangle]
     pub unsafe extern "C" fn memcity_open_folder(name_ptr: *mut u8, name_len: usize) {
+        page_budget();
         // SAFETY: per contract.
         let name = String::from_utf8_lossy(&unsafe { take(name_ptr, name_len) }).into_owned();
         let files = FEED.with(|f| std::mem::take(&mut f.borrow_mut().folder));
@@ -265,6 +360,7 @@ mod page {
     /// Returns how many snapshots the message brought, so the page can time each from its
     /// arrival to the frame that first shows it.
     pub unsafe extern "C" fn memcity_frame(ptr: *mut u8, len: usize) -> u32 {
+        page_budget();
         // SAFETY: per contract.
         let bytes = unsafe { take(ptr, len) };
         FEED.with(|f| {
