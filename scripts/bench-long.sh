@@ -5,8 +5,9 @@
 # resident memory of Chromium's renderer, the page's WebAssembly and JavaScript) on synthetic
 # recordings of many snapshots, one a second, every snapshot after the first an estimate
 # (+-5 %). Wall time and peak memory of the first two, one run; and what a live snapshot costs
-# at the end of each (city/examples/bench_push.rs: the model's push and the suspects worked out
-# again, medians of 20). Nothing asserted. Results go to BENCHMARKS.md by hand.
+# at the end of each (city/examples/bench_push.rs: the model's push, the suspects worked out
+# again and the copy of the model the window works them out from, medians of 20). Nothing
+# asserted. Results go to BENCHMARKS.md by hand.
 # Usage: scripts/bench-long.sh ["GROUPSxSNAPSHOTS ..."]   (default: 3000x1080 3000x4320 3000x8640 300x30000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ scripts/build-web.sh >/dev/null
 target=$(realpath "${CARGO_TARGET_DIR:-target}")
 work=$(mktemp -d)
 serve_pid=
-trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; rm -rf "$work"; true' EXIT
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '%-8s %-10s %-10s %-22s %-22s %-12s %s\n' groups snapshots "file MB" "report s / MB" "replay frame s / MB" "page open s / MB" "live push"
 for size in $sizes; do
@@ -38,7 +39,7 @@ for size in $sizes; do
   page=$("$target/release/examples/bench_page" "$url" 1280x720 --open-time --disable-gpu-vsync | sed -E 's/opened in ([0-9.]+ s), renderer peak ([0-9]+ MB)/\1 \/ \2/')
   kill "$serve_pid" 2>/dev/null || true
   wait "$serve_pid" 2>/dev/null || true
-  push=$("$target/release/examples/bench_push" "$file" 20 | sed -E 's/.*model ([0-9.]+) ms.*suspects ([0-9.]+) ms.*/model \1 ms, suspects \2 ms/')
+  push=$("$target/release/examples/bench_push" "$file" 20 | sed -E 's/.*model ([0-9.]+) ms.*suspects ([0-9.]+) ms.*copies the model in ([0-9.]+) ms.*/model \1 ms, suspects \2 ms, copy \3 ms/')
   printf '%-8s %-10s %-10s %-22s %-22s %-12s %s\n' "$groups" "$snapshots" "$mb" "$rs / $((rk / 1024))" "$ps / $((pk / 1024))" "$page" "$push"
   rm -f "$file"
 done

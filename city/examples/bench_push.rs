@@ -1,7 +1,7 @@
 //! The cost of a live snapshot at the end of a long session (run by scripts/bench-long.sh in
 //! release mode): loads a recording, as a viewer left open for hours would hold it, then takes
-//! its last snapshot again `N` times, a second apart, timing the model's push and the suspects
-//! the viewer works out again for each. Prints medians and the largest; asserts nothing (this
+//! its last snapshot again `N` times, a second apart, timing the model's push, the suspects
+//! the viewer works out again for each, and the copy of the model it works them out from. Prints medians and the largest; asserts nothing (this
 //! machine is shared and noisy).
 //! `bench_push FILE [N]`
 
@@ -30,7 +30,7 @@ fn main() {
         }
     }
     let last = last.expect("a snapshot in the recording");
-    let (mut pushes, mut suspects) = (Vec::new(), Vec::new());
+    let (mut pushes, mut suspects, mut copies) = (Vec::new(), Vec::new(), Vec::new());
     for i in 1..=n {
         let mut message = last.clone();
         if let Some(Kind::Snapshot(s)) = &mut message.kind {
@@ -40,8 +40,13 @@ fn main() {
         let t = Instant::now();
         model.apply(&message).expect("the snapshot again");
         pushes.push(t.elapsed());
+        // What the drawing thread pays for the suspects worked out beside it: a copy of the
+        // model, whose snapshots are shared.
         let t = Instant::now();
-        std::hint::black_box(memcity_city::suspects::suspects(&model));
+        let copy = std::hint::black_box(model.clone());
+        copies.push(t.elapsed());
+        let t = Instant::now();
+        std::hint::black_box(memcity_city::suspects::suspects(&copy));
         suspects.push(t.elapsed());
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -50,8 +55,9 @@ fn main() {
         (ms(v[v.len() / 2]), ms(*v.last().expect("a run")))
     };
     let ((push, push_max), (found, found_max)) = (median(pushes), median(suspects));
+    let (copy, copy_max) = median(copies);
     println!(
-        "live push after {} snapshots kept ({} nodes): model {push:.2} ms (largest {push_max:.2}), suspects {found:.1} ms (largest {found_max:.1}); medians of {n}",
+        "live push after {} snapshots kept ({} nodes): model {push:.2} ms (largest {push_max:.2}), suspects {found:.1} ms (largest {found_max:.1}) beside the drawing, which copies the model in {copy:.2} ms (largest {copy_max:.2}); medians of {n}",
         model.len(),
         model.nodes().len()
     );

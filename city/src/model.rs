@@ -6,6 +6,7 @@
 //! in the length of the history, so long live sessions stay interactive.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use memcity_proto::strings::StringResolver;
 use memcity_proto::thinning;
@@ -345,7 +346,7 @@ pub struct CityModel {
     /// The same by the session's string id of the name: a snapshot's node is found without
     /// resolving and copying its name (the ids of a session's string table never change).
     by_string: HashMap<(NodeId, u32), NodeId, foldhash::fast::RandomState>,
-    frames: Vec<Frame>,
+    frames: Vec<Arc<Frame>>,
     /// The first snapshot that carries an `OutOfMemory`, kept as frames come and go: the
     /// default window ends there, and the window is asked for per node.
     out_of_memory_at: Option<usize>,
@@ -485,7 +486,7 @@ impl CityModel {
     }
 
     pub fn frame(&self, index: usize) -> Option<&Frame> {
-        self.frames.get(index)
+        self.frames.get(index).map(|f| &**f)
     }
 
     /// The node with this key path below the root, if it ever appeared.
@@ -691,7 +692,7 @@ impl CityModel {
             None => ran_out.then_some(at),
         };
         self.detail_bytes += frame.detail_bytes();
-        self.frames.insert(at, frame);
+        self.frames.insert(at, Arc::new(frame));
         self.update_growth();
         if self.detail_budget.is_some() && self.detail_bytes > self.thin_at {
             self.thin();
@@ -814,7 +815,7 @@ impl CityModel {
             end: map(w.end),
         });
         self.out_of_memory_at = self.frames.iter().position(|f| f.out_of_memory.is_some());
-        self.detail_bytes = self.frames.iter().map(Frame::detail_bytes).sum();
+        self.detail_bytes = self.frames.iter().map(|f| f.detail_bytes()).sum();
         self.update_growth();
         (0..kept.len()).map(map).collect()
     }
@@ -913,7 +914,7 @@ impl CityModel {
                 } else {
                     source.paths_at(i).map(|(_, paths)| paths.clone())
                 },
-                ..frame.clone()
+                ..(**frame).clone()
             });
         }
         m.set_window(Some(Window { start: 0, end: 1 }));
@@ -1063,24 +1064,24 @@ impl CityModel {
 
     #[cfg(test)]
     pub(crate) fn frames_mut_for_tests(&mut self, index: usize) -> &mut Frame {
-        &mut self.frames[index]
+        Arc::make_mut(&mut self.frames[index])
     }
 
     /// Gives node `id` at snapshot `index` an estimate's 95 % error of `objects`.
     #[cfg(test)]
     pub(crate) fn set_error_for_tests(&mut self, index: usize, id: NodeId, objects: u64) {
-        self.frames[index].estimates = vec![(id, objects, objects * 16)];
+        Arc::make_mut(&mut self.frames[index]).estimates = vec![(id, objects, objects * 16)];
     }
 
     /// Marks `objects` of node `id` at snapshot `index` as what may be garbage.
     #[cfg(test)]
     pub(crate) fn set_unconfirmed_for_tests(&mut self, index: usize, id: NodeId, objects: u64) {
-        self.frames[index].unconfirmed = vec![(id, objects, objects * 16)];
+        Arc::make_mut(&mut self.frames[index]).unconfirmed = vec![(id, objects, objects * 16)];
     }
 
     /// Gives snapshot `index` a walk's graph (for sources that carry one beside `push_tree`).
     pub fn set_graph(&mut self, index: usize, graph: Graph) {
-        if let Some(frame) = self.frames.get_mut(index) {
+        if let Some(frame) = self.frames.get_mut(index).map(Arc::make_mut) {
             let before = frame.detail_bytes();
             frame.graph = Some(std::sync::Arc::new(graph));
             self.detail_bytes = self.detail_bytes - before + frame.detail_bytes();
@@ -1292,7 +1293,9 @@ impl CityModel {
         &self.lifetimes
     }
 
-    pub fn frames(&self) -> &[Frame] {
+    /// The snapshots, each shared: a copy of the model (`Clone`) shares them, as the viewer's
+    /// suspects worked out beside the drawing do, and a change to one copies only it.
+    pub fn frames(&self) -> &[Arc<Frame>] {
         &self.frames
     }
 
@@ -1479,7 +1482,7 @@ impl CityModel {
 
     /// Marks snapshot `index` as the VM's start (an import of an export that says so).
     pub fn set_warm_up(&mut self, index: usize) {
-        if let Some(frame) = self.frames.get_mut(index) {
+        if let Some(frame) = self.frames.get_mut(index).map(Arc::make_mut) {
             frame.trigger = WARM_UP;
         }
         self.update_growth();
@@ -1779,12 +1782,14 @@ pub(crate) mod tests {
         // Each side keeps the object paths its recording carried up to that snapshot, so a
         // comparison names holders as the recording does.
         assert!(m.paths_at(1).is_none());
-        b.frames[0].paths = Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        Arc::make_mut(&mut b.frames[0]).paths =
+            Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
         let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
         assert_eq!(m.paths_at(1).map(|(at, _)| at), Some(1));
         // The first recording's paths say nothing of what holds the second's objects: its
         // full search must not judge the second's rises.
-        a.frames[0].paths = Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        Arc::make_mut(&mut a.frames[0]).paths =
+            Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
         let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
         assert!(m.frames[0].paths.is_none());
         // Under a focused search at the second's end, its last full one stands beside it.
@@ -1793,7 +1798,7 @@ pub(crate) mod tests {
             ..Default::default()
         };
         b.push_tree(1_000, (95, 2280), &[row(&["app"], "Package", 95)], vec![]);
-        b.frames[1].paths = Some(std::sync::Arc::new(focused));
+        Arc::make_mut(&mut b.frames[1]).paths = Some(std::sync::Arc::new(focused));
         let m = CityModel::comparison(&a, 0, &b, 1).unwrap();
         assert!(m.paths_at(1).is_some_and(|(at, p)| at == 1 && p.focused));
         assert!(m.full_paths_at(1).is_some_and(|p| !p.focused));

@@ -40,7 +40,7 @@ pub fn basis(model: &CityModel, index: usize) -> Option<Basis> {
     // The anchor is the latest walk before the estimate: searching back from it finds it in a
     // few steps, which matters because the status bar asks every frame.
     let frames = &model.frames()[..index];
-    let is_anchor = |f: &Frame| f.seq == seq && !f.is_estimated();
+    let is_anchor = |f: &std::sync::Arc<Frame>| f.seq == seq && !f.is_estimated();
     Some(Basis::Estimate(match frames.iter().rposition(is_anchor) {
         Some(at) => Anchor::Snapshot(at),
         None => Anchor::Earlier(seq),

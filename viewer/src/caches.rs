@@ -80,6 +80,90 @@ struct SuspectsCache {
     lines: Vec<SuspectLine>,
 }
 
+/// Works out on a thread of its own the suspects of `model` (a copy: its snapshots are shared,
+/// not copied) for `key`; `None` when no thread can be made (then the next frame works them
+/// out itself).
+fn work_beside(model: &CityModel, key: (usize, Window)) -> Option<Working> {
+    let copy = model.clone();
+    let (send, suspects) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("memcity-suspects".into())
+        .spawn(move || {
+            let _ = send.send(memcity_city::suspects::suspects(&copy));
+        })
+        .ok()?;
+    Some(Working { key, suspects })
+}
+
+/// The list's lines of suspects `all` of `model`'s window `key`.
+fn suspects_cache(model: &CityModel, key: (usize, Window), all: Vec<Suspect>) -> SuspectsCache {
+    // Backed suspects numbered (they come first), then the rest on one line of their
+    // own: risen within the estimates' doubt and not explained, no leak.
+    let backed = all.iter().take_while(|s| s.is_backed()).count();
+    let rising: Vec<String> = all[backed..]
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}",
+                short_type(s.leaking.first().map_or("", String::as_str)),
+                units::signed_amount(s.growth, Metric::Objects)
+            )
+        })
+        .collect();
+    let rising_line = (!rising.is_empty()).then(|| SuspectLine {
+        text: format!("rising, not yet explained: {}", rising.join(", ")),
+        node: all[backed]
+            .leaking
+            .first()
+            .and_then(|t| model.node_named(t)),
+    });
+    let lines = all[..backed]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let leaking = s.leaking.first().cloned().unwrap_or_default();
+            let (objects, bytes) = s.held();
+            // The holder and what it keeps alive lead (the growing type it selects
+            // is in the details panel); a type whose holder is not seen yet says so.
+            let text = if s.holder.is_empty() {
+                format!(
+                    "{}. {} {}, holder not seen yet",
+                    i + 1,
+                    short_type(&leaking),
+                    units::signed_amount(s.growth, Metric::Objects),
+                )
+            } else {
+                format!(
+                    "{}. {} in {}{}: {}, {} ({}{})",
+                    i + 1,
+                    short_type(&s.holder),
+                    if s.root.is_empty() {
+                        "root unknown"
+                    } else {
+                        s.root.as_str()
+                    },
+                    memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
+                    units::signed_amount(bytes, Metric::Bytes),
+                    units::signed_amount(objects, Metric::Objects),
+                    s.confidence.label(),
+                    if s.confirmed { "" } else { ", unconfirmed" }
+                )
+            };
+            SuspectLine {
+                text,
+                node: model.node_named(&leaking),
+            }
+        })
+        .chain(rising_line)
+        .collect();
+    SuspectsCache {
+        key,
+        every: live_every(model),
+        all,
+        lines,
+    }
+}
+
 /// Trend cells (groups times the snapshots a trend reads) the suspects may cost per live
 /// snapshot, on average: about 45 ms on this project's 2-core machine. Working them out costs
 /// every type's trend over up to [`memcity_city::suspects::MAX_TREND_POINTS`] snapshots, 270 ms
@@ -101,13 +185,21 @@ fn live_every(model: &CityModel) -> usize {
 /// window, or a live session whose window follows its end and has had fewer than `every` new
 /// snapshots since (the user's own moves of the window are answered at once).
 fn suspects_stand(was: (usize, Window), every: usize, now: (usize, Window)) -> bool {
+    was == now || (follows_on(was, now) && now.0 - was.0 < every)
+}
+
+/// Whether the window of `now` is the window of `was` followed to newer snapshots of a live
+/// session: both end at their session's end, from the same start.
+fn follows_on(was: (usize, Window), now: (usize, Window)) -> bool {
     let following = |(len, w): (usize, Window)| len > 0 && w.end + 1 == len;
-    was == now
-        || (following(was)
-            && following(now)
-            && was.1.start == now.1.start
-            && now.0 > was.0
-            && now.0 - was.0 < every)
+    following(was) && following(now) && was.1.start == now.1.start && now.0 > was.0
+}
+
+/// Suspects being worked out beside the drawing, from a copy of the model (which shares its
+/// snapshots), for the session length and window `key`.
+struct Working {
+    key: (usize, Window),
+    suspects: std::sync::mpsc::Receiver<Vec<Suspect>>,
 }
 
 type DetailsKey = (NodeId, usize, Metric, Window, usize);
@@ -169,6 +261,9 @@ pub struct Caches {
     plan_version: u64,
     details: Option<DetailsPanel>,
     suspects: Option<SuspectsCache>,
+    /// The suspects of a newer live window, being worked out on a thread of their own while
+    /// the last ones are shown: at 3,000 groups they cost a frame 200 ms.
+    working: Option<Working>,
     order: Option<(OrderKey, TreeOrder)>,
     /// The opacity rule's solid nodes, and the session length, window, metric and rule they
     /// are of.
@@ -227,6 +322,9 @@ impl Caches {
     /// The plan changed outside an animation (a new session): the next scene is built anew.
     pub fn plan_changed(&mut self) {
         self.plan_version += 1;
+        // Of the session before.
+        self.suspects = None;
+        self.working = None;
     }
 
     /// The scene as last built (see [`Caches::refresh_scene`]).
@@ -281,77 +379,38 @@ impl Caches {
     pub fn suspect_lines(&mut self, shown: &Shown) -> &[SuspectLine] {
         let model = shown.model();
         let key = (model.len(), model.window());
+        if let Some(working) = &self.working {
+            match working.suspects.try_recv() {
+                Ok(all) => {
+                    let key = working.key;
+                    self.working = None;
+                    self.suspects = Some(suspects_cache(model, key, all));
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                // Its thread is gone without an answer: worked out here instead.
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.working = None,
+            }
+        }
         let stands = self
             .suspects
             .as_ref()
             .is_some_and(|c| suspects_stand(c.key, c.every, key));
-        if !stands {
+        let live = self
+            .suspects
+            .as_ref()
+            .is_some_and(|c| follows_on(c.key, key));
+        if !stands && live && cfg!(not(target_arch = "wasm32")) {
+            // A live window followed on: the last suspects stay shown until the newer ones
+            // come (one computation at a time; the next starts when it ends).
+            if self.working.is_none() {
+                self.working = work_beside(model, key);
+            }
+        } else if !stands {
+            // The user's own move (or the first): answered at once, and a computation for
+            // an older window is dropped.
+            self.working = None;
             let all = memcity_city::suspects::suspects(model);
-            // Backed suspects numbered (they come first), then the rest on one line of their
-            // own: risen within the estimates' doubt and not explained, no leak.
-            let backed = all.iter().take_while(|s| s.is_backed()).count();
-            let rising: Vec<String> = all[backed..]
-                .iter()
-                .map(|s| {
-                    format!(
-                        "{} {}",
-                        short_type(s.leaking.first().map_or("", String::as_str)),
-                        units::signed_amount(s.growth, Metric::Objects)
-                    )
-                })
-                .collect();
-            let rising_line = (!rising.is_empty()).then(|| SuspectLine {
-                text: format!("rising, not yet explained: {}", rising.join(", ")),
-                node: all[backed]
-                    .leaking
-                    .first()
-                    .and_then(|t| model.node_named(t)),
-            });
-            let lines = all[..backed]
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let leaking = s.leaking.first().cloned().unwrap_or_default();
-                    let (objects, bytes) = s.held();
-                    // The holder and what it keeps alive lead (the growing type it selects
-                    // is in the details panel); a type whose holder is not seen yet says so.
-                    let text = if s.holder.is_empty() {
-                        format!(
-                            "{}. {} {}, holder not seen yet",
-                            i + 1,
-                            short_type(&leaking),
-                            units::signed_amount(s.growth, Metric::Objects),
-                        )
-                    } else {
-                        format!(
-                            "{}. {} in {}{}: {}, {} ({}{})",
-                            i + 1,
-                            short_type(&s.holder),
-                            if s.root.is_empty() {
-                                "root unknown"
-                            } else {
-                                s.root.as_str()
-                            },
-                            memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
-                            units::signed_amount(bytes, Metric::Bytes),
-                            units::signed_amount(objects, Metric::Objects),
-                            s.confidence.label(),
-                            if s.confirmed { "" } else { ", unconfirmed" }
-                        )
-                    };
-                    SuspectLine {
-                        text,
-                        node: model.node_named(&leaking),
-                    }
-                })
-                .chain(rising_line)
-                .collect();
-            self.suspects = Some(SuspectsCache {
-                key,
-                every: live_every(model),
-                all,
-                lines,
-            });
+            self.suspects = Some(suspects_cache(model, key, all));
         }
         self.suspects.as_ref().map_or(&[], |c| &c.lines)
     }
@@ -568,6 +627,7 @@ fn branch(model: &CityModel, drill: NodeId) -> HashSet<NodeId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::City;
 
     fn at(len: usize, start: usize, end: usize) -> (usize, Window) {
         (len, Window { start, end })
@@ -594,6 +654,101 @@ mod tests {
         assert!(
             !suspects_stand(at(100, 0, 50), 3, at(101, 0, 100)),
             "came back to the end"
+        );
+    }
+
+    /// A session whose `app.Node` rises by `per_snapshot` a second over `snapshots`, as a
+    /// window following its end holds it.
+    fn rising(snapshots: u64, per_snapshot: u64) -> City {
+        let mut model = CityModel::new();
+        for step in 0..snapshots {
+            push_rising(&mut model, step, per_snapshot);
+        }
+        City::replay(model, &Settings::default().layout_config())
+    }
+
+    fn push_rising(model: &mut CityModel, step: u64, per_snapshot: u64) {
+        let node = 100 + step * per_snapshot;
+        let row = |name: &str, n: u64| {
+            (
+                vec!["app".to_string(), name.to_string()],
+                "Type".to_string(),
+                n,
+                n * 24,
+            )
+        };
+        model.push_tree(
+            step * 1000,
+            (node + 400, (node + 400) * 24),
+            &[row("Node", node), row("String", 400)],
+            Vec::new(),
+        );
+    }
+
+    fn lines(caches: &mut Caches, city: &City) -> Vec<String> {
+        let settings = Settings::default();
+        let shown = Shown {
+            city,
+            t: city.model.len().saturating_sub(1) as f64,
+            index: city.model.len().saturating_sub(1),
+            settings: &settings,
+            view: ViewSettings::default(),
+            selected: None,
+            drill: ROOT,
+            scaled: false,
+        };
+        caches
+            .suspect_lines(&shown)
+            .iter()
+            .map(|l| l.text.clone())
+            .collect()
+    }
+
+    /// A live window followed to a newer snapshot keeps the suspects it has on screen while the
+    /// newer ones are worked out on a thread of their own (at 3,000 groups they held a frame
+    /// 200 ms), and takes those in when they come; a window the user moves is answered at once.
+    #[test]
+    fn a_followed_live_window_works_its_suspects_out_beside_the_drawing() {
+        let mut city = rising(20, 50);
+        let mut caches = Caches::default();
+        let first = lines(&mut caches, &city);
+        assert!(
+            first.iter().any(|l| l.contains("Node")),
+            "the first suspects, worked out at once: {first:?}"
+        );
+        assert!(caches.working.is_none());
+        for step in 20..40 {
+            push_rising(&mut city.model, step, 50);
+        }
+        assert_eq!(
+            lines(&mut caches, &city),
+            first,
+            "the last suspects stay on screen meanwhile"
+        );
+        assert!(caches.working.is_some(), "worked out beside the drawing");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let newer = loop {
+            let now = lines(&mut caches, &city);
+            if caches.working.is_none() {
+                break now;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the suspects beside the drawing did not come"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_ne!(newer, first, "the newer window's suspects (a larger rise)");
+        let key = caches.suspects.as_ref().unwrap().key;
+        assert_eq!(key, (city.model.len(), city.model.window()));
+        // The user's own move: at once, on the drawing's thread.
+        city.model.set_window(Some(Window { start: 10, end: 30 }));
+        let moved = lines(&mut caches, &city);
+        assert!(caches.working.is_none());
+        assert_ne!(moved, newer);
+        assert_eq!(
+            caches.suspects.as_ref().unwrap().key,
+            (city.model.len(), city.model.window())
         );
     }
 
