@@ -31,6 +31,7 @@ fn main() {
     }
     let last = last.expect("a snapshot in the recording");
     let (mut pushes, mut suspects, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut in_steps, mut largest_steps, mut step_counts) = (Vec::new(), Vec::new(), Vec::new());
     for i in 1..=n {
         let mut message = last.clone();
         if let Some(Kind::Snapshot(s)) = &mut message.kind {
@@ -46,8 +47,29 @@ fn main() {
         let copy = std::hint::black_box(model.clone());
         copies.push(t.elapsed());
         let t = Instant::now();
-        std::hint::black_box(memcity_city::suspects::suspects(&copy));
+        let found = std::hint::black_box(memcity_city::suspects::suspects(&copy));
         suspects.push(t.elapsed());
+        // The page's way, in steps of the viewer's `STEP_CELLS` (a frame takes as many as fit
+        // in 4 ms): the largest step bounds what a frame pays beyond that.
+        let mut steps = memcity_city::suspects::SuspectsInSteps::new(copy);
+        let (started, mut largest, mut count) = (Instant::now(), Duration::ZERO, 0);
+        let stepped = loop {
+            let t = Instant::now();
+            let done = steps.step(1 << 13);
+            largest = largest.max(t.elapsed());
+            count += 1;
+            if let Some(done) = done {
+                break done;
+            }
+        };
+        in_steps.push(started.elapsed());
+        largest_steps.push(largest);
+        step_counts.push(count);
+        assert_eq!(
+            format!("{stepped:?}"),
+            format!("{found:?}"),
+            "in steps as at once"
+        );
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let median = |mut v: Vec<Duration>| {
@@ -56,9 +78,16 @@ fn main() {
     };
     let ((push, push_max), (found, found_max)) = (median(pushes), median(suspects));
     let (copy, copy_max) = median(copies);
+    let (stepped, _) = median(in_steps);
+    let (step, step_max) = median(largest_steps);
+    step_counts.sort_unstable();
     println!(
         "live push after {} snapshots kept ({} nodes): model {push:.2} ms (largest {push_max:.2}), suspects {found:.1} ms (largest {found_max:.1}) beside the drawing, which copies the model in {copy:.2} ms (largest {copy_max:.2}); medians of {n}",
         model.len(),
         model.nodes().len()
+    );
+    println!(
+        "in steps (the page): {stepped:.1} ms in {} steps, the largest {step:.2} ms (largest {step_max:.2})",
+        step_counts[step_counts.len() / 2]
     );
 }

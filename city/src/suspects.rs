@@ -391,8 +391,13 @@ fn trends_of(model: &CityModel, types: &HashMap<&str, Vec<u32>>) -> Vec<(String,
         .zip(trends_of_rows(model, &rows, Metric::Objects))
         .filter_map(|(name, trend)| trend.map(|t| (name.to_string(), t)))
         .collect();
-    out.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
+    sort_by_growth(&mut out);
     out
+}
+
+/// Most growth first, then by name.
+fn sort_by_growth(trends: &mut [(String, Trend)]) {
+    trends.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
 }
 
 /// Points a trend is fitted to at most. A line and its later half need no more: past this, a
@@ -446,19 +451,12 @@ const TREND_CELLS: usize = 1 << 22;
 pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec<Option<Trend>> {
     let frames = model.frames();
     let at = trend_snapshots(model);
-    let Some(&first) = at.first() else {
+    if at.is_empty() {
         return vec![None; rows.len()];
-    };
+    }
     let span = at.len();
-    let t0 = frames[first].time_ms as f64;
-    let times: Vec<f64> = at
-        .iter()
-        .map(|&i| (frames[i].time_ms as f64 - t0) / 1000.0)
-        .collect();
-    let pick = |v: &(u32, u64, u64)| match metric {
-        Metric::Objects => v.1,
-        Metric::Bytes => v.2,
-    };
+    let times = trend_times(model, &at);
+    let pick = |v: &(u32, u64, u64)| pick(v, metric);
     let per_chunk = (TREND_CELLS / span).max(1).min(rows.len().max(1));
     let mut out = Vec::with_capacity(rows.len());
     // The chunk's row of each node (`u32::MAX`: none), set and cleared chunk by chunk.
@@ -538,6 +536,168 @@ pub fn trends_of_rows(model: &CityModel, rows: &[&[u32]], metric: Metric) -> Vec
         }
     }
     out
+}
+
+/// Seconds from the first of snapshots `at` to each.
+fn trend_times(model: &CityModel, at: &[usize]) -> Vec<f64> {
+    let frames = model.frames();
+    let t0 = at.first().map_or(0.0, |&i| frames[i].time_ms as f64);
+    at.iter()
+        .map(|&i| (frames[i].time_ms as f64 - t0) / 1000.0)
+        .collect()
+}
+
+/// A snapshot's `(node, objects, bytes)` in `metric`.
+fn pick(v: &(u32, u64, u64), metric: Metric) -> u64 {
+    match metric {
+        Metric::Objects => v.1,
+        Metric::Bytes => v.2,
+    }
+}
+
+/// [`trends_of_rows`] for a few rows over snapshots `at` (`trend_snapshots`): each row's nodes
+/// looked up in each snapshot's lists (sorted by node), so that the cost is the rows' nodes'
+/// and not every node's, as a step of [`SuspectsInSteps`] must be. Snapshot after snapshot, so
+/// that one snapshot's lists are searched for every row while they are at hand.
+fn trends_of_few_rows(
+    model: &CityModel,
+    at: &[usize],
+    rows: &[&[u32]],
+    metric: Metric,
+) -> Vec<Option<Trend>> {
+    let frames = model.frames();
+    let times = trend_times(model, at);
+    let sum = |list: &[(u32, u64, u64)], ids: &[u32]| -> u64 {
+        ids.iter().fold(0u64, |total, &id| {
+            list.binary_search_by_key(&id, |v| v.0)
+                .map_or(total, |k| total.saturating_add(pick(&list[k], metric)))
+        })
+    };
+    let mut points: Vec<Vec<Point>> = vec![Vec::with_capacity(at.len()); rows.len()];
+    for (&index, &seconds) in at.iter().zip(&times) {
+        let exact = !frames[index].is_estimated();
+        let (values, errors, unconfirmed) = (
+            frames[index].values(),
+            model.errors(index),
+            model.unconfirmed_values(index),
+        );
+        for (ids, points) in rows.iter().zip(points.iter_mut()) {
+            points.extend(point(
+                seconds,
+                exact,
+                model.is_comparison(),
+                sum(values, ids),
+                sum(errors, ids),
+                sum(unconfirmed, ids),
+            ));
+        }
+    }
+    points.iter().map(|p| Trend::of_points(p)).collect()
+}
+
+/// [`suspects`] worked out a step at a time, for a caller with no thread to work them out
+/// beside it (the page, in WebAssembly): most of their cost, the trends over the window of
+/// every type in objects and of those rising in bytes too (some 200 ms at 3,000 types), is
+/// fitted a block of types per step, on a copy of the model taken at the start
+/// (`CityModel::clone`, which shares its snapshots), whatever the session does meanwhile.
+pub struct SuspectsInSteps {
+    model: CityModel,
+    /// The snapshots the trends read (`trend_snapshots`).
+    at: Vec<usize>,
+    /// Every type, in the order they are fitted in objects, with its nodes, and the trends
+    /// fitted so far.
+    names: Vec<String>,
+    rows: Vec<Vec<u32>>,
+    objects: Vec<Option<Trend>>,
+    /// Once every type's is: the trends in objects (`trends_of`), the types rising (whose
+    /// bytes are fitted next) and their bytes' trends fitted so far.
+    all: Option<Vec<(String, Trend)>>,
+    rising: Vec<String>,
+    rising_rows: Vec<Vec<u32>>,
+    bytes: Vec<Option<Trend>>,
+}
+
+impl SuspectsInSteps {
+    pub fn new(model: CityModel) -> Self {
+        let at = trend_snapshots(&model);
+        let mut types: Vec<(String, Vec<u32>)> = type_nodes(&model)
+            .into_iter()
+            .map(|(name, ids)| (name.to_string(), ids))
+            .collect();
+        types.sort_unstable();
+        let (names, rows) = types.into_iter().unzip();
+        Self {
+            model,
+            at,
+            names,
+            rows,
+            objects: Vec::new(),
+            all: None,
+            rising: Vec::new(),
+            rising_rows: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Fits the trends of some `cells` more trend cells (a type's nodes times the snapshots a
+    /// trend reads; at least one type's); the suspects once every trend is fitted.
+    pub fn step(&mut self, cells: usize) -> Option<Vec<Suspect>> {
+        // Nodes looked up per snapshot this step: a type under many packages costs as many.
+        let lookups = (cells / self.at.len().max(1)).max(1);
+        let fit = |all_rows: &[Vec<u32>], from: usize, metric: Metric| {
+            let mut rows: Vec<&[u32]> = Vec::new();
+            let mut taken = 0;
+            for ids in &all_rows[from..] {
+                if taken >= lookups {
+                    break;
+                }
+                taken += ids.len().max(1);
+                rows.push(ids);
+            }
+            trends_of_few_rows(&self.model, &self.at, &rows, metric)
+        };
+        let Some(all) = &self.all else {
+            let fitted = fit(&self.rows, self.objects.len(), Metric::Objects);
+            self.objects.extend(fitted);
+            if self.objects.len() == self.names.len() {
+                let mut all: Vec<(String, Trend)> = self
+                    .names
+                    .iter()
+                    .zip(&self.objects)
+                    .filter_map(|(name, trend)| (*trend).map(|t| (name.clone(), t)))
+                    .collect();
+                sort_by_growth(&mut all);
+                self.rising = byte_candidates(&self.model, &all)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                let at = |name: &String| self.names.binary_search(name).ok();
+                self.rising_rows = (self.rising.iter())
+                    .map(|name| at(name).map_or_else(Vec::new, |k| self.rows[k].clone()))
+                    .collect();
+                self.all = Some(all);
+            }
+            return None;
+        };
+        if self.bytes.len() < self.rising.len() {
+            let fitted = fit(&self.rising_rows, self.bytes.len(), Metric::Bytes);
+            self.bytes.extend(fitted);
+            return None;
+        }
+        let types = type_nodes(&self.model);
+        let in_bytes: BytesTrends = self
+            .rising
+            .iter()
+            .cloned()
+            .zip(self.bytes.iter().copied())
+            .collect();
+        Some(suspects_given(
+            &self.model,
+            &types,
+            all.clone(),
+            Some(&in_bytes),
+        ))
+    }
 }
 
 /// A type's point at a snapshot, or `None` when the snapshot only carries the numbers of its
@@ -698,22 +858,39 @@ pub fn walks_in_window(model: &CityModel) -> usize {
 /// The leak suspects of the window, most growth first (empty when nothing grows steadily or no
 /// walk has a graph).
 pub fn suspects(model: &CityModel) -> Vec<Suspect> {
+    if model.frames().is_empty() {
+        return Vec::new();
+    }
+    let types = type_nodes(model);
+    let all = trends_of(model, &types);
+    suspects_given(model, &types, all, None)
+}
+
+/// The bytes' trends of the types rising in objects (`byte_candidates`), by type.
+type BytesTrends = HashMap<String, Option<Trend>>;
+
+/// The suspects of the window of `model`, its types' nodes and every type's trend, `all`
+/// (`trends_of`), given; and the bytes' trends of those rising, if fitted already.
+fn suspects_given(
+    model: &CityModel,
+    types: &HashMap<&str, Vec<u32>>,
+    all: Vec<(String, Trend)>,
+    in_bytes: Option<&BytesTrends>,
+) -> Vec<Suspect> {
     let w = model.window();
-    let frames = model.frames();
-    if frames.is_empty() {
+    if model.frames().is_empty() {
         return Vec::new();
     }
     if let Some((at, paths)) = model.paths_at(w.end) {
-        return suspects_from_paths(model, at, paths);
+        return suspects_from_paths(model, at, paths, types, all, in_bytes);
     }
     // No object paths (a recording from before them, or paths=off): the growing types, and
     // no holder. Per-type edges join every instance of a type, so they name none.
-    let types = type_nodes(model);
-    let (growers, floor) = growers(model, &types, trends_of(model, &types));
+    let (growers, floor) = growers(model, types, all, in_bytes);
     let mut out: Vec<Suspect> = growers
         .iter()
         .filter_map(|(name, trend)| {
-            let backed = backed_growth(model, &types, name, w.end);
+            let backed = backed_growth(model, types, name, w.end);
             let suspect = Suspect {
                 also_reached_from: Vec::new(),
                 root_kind: None,
@@ -732,7 +909,7 @@ pub fn suspects(model: &CityModel) -> Vec<Suspect> {
                 walk_age_ms: 0,
                 sites: top_sites(model, name, w.end, 3),
                 evidence: None,
-                holds: vec![held(model, &types, name, 1.0)],
+                holds: vec![held(model, types, name, 1.0)],
             };
             worth_naming(&suspect, trend).then_some(suspect)
         })
@@ -806,10 +983,10 @@ fn growers(
     model: &CityModel,
     types: &HashMap<&str, Vec<u32>>,
     trends: Vec<(String, Trend)>,
+    in_bytes: Option<&BytesTrends>,
 ) -> (Vec<(String, Trend)>, f64) {
     let w = model.window();
-    let heap = model.value(ROOT, w.end, Metric::Objects) as f64;
-    let floor = (heap * MIN_GROWTH_SHARE).max(100.0);
+    let floor = growth_floor(model);
     // A heap that ran out rose to its ceiling and then stood there while the collector
     // thrashed: a rise then a plateau, which a line fits badly. What filled it is the leak.
     let ran_out = model.out_of_memory().is_some_and(|(i, _)| i == w.end);
@@ -825,28 +1002,27 @@ fn growers(
     // beyond its error while the bytes it stands for do not. A leak rises in bytes too, by at
     // least a share of the heap's.
     let bytes_floor = model.value(ROOT, w.end, Metric::Bytes) as f64 * MIN_GROWTH_BYTES_SHARE;
-    // Two recordings compared are two points by the user's choice (yesterday's and today's):
-    // a rise from one to the other beyond its doubt is what they ask about, where within one
-    // recording two points could be a pool that filled.
-    let rises = |t: &Trend| {
-        t.is_leak(floor) || (model.is_comparison() && t.points == 2 && t.filled_the_heap(floor))
-    };
+    let rises = |t: &Trend| rises_in_objects(model, floor, t);
     // The bytes of every type that rises in objects, fitted in one pass (`trends_of_rows`):
-    // one by one, a tenth of 3,000 types rising cost 0.35 s at each live snapshot.
-    let candidates: Vec<&str> = trends
-        .iter()
-        .filter(|(_, t)| rises(t) && !t.within_doubt(false))
-        .map(|(name, _)| name.as_str())
-        .collect();
-    let rows: Vec<&[u32]> = candidates
-        .iter()
-        .map(|name| types.get(name).map_or(&[][..], Vec::as_slice))
-        .collect();
-    let in_bytes: HashMap<String, Option<Trend>> = candidates
-        .iter()
-        .map(|name| name.to_string())
-        .zip(trends_of_rows(model, &rows, Metric::Bytes))
-        .collect();
+    // one by one, a tenth of 3,000 types rising cost 0.35 s at each live snapshot. Or given,
+    // fitted a few at a time (`SuspectsInSteps`).
+    let fitted;
+    let in_bytes = match in_bytes {
+        Some(given) => given,
+        None => {
+            let candidates = byte_candidates(model, &trends);
+            let rows: Vec<&[u32]> = candidates
+                .iter()
+                .map(|name| types.get(name).map_or(&[][..], Vec::as_slice))
+                .collect();
+            fitted = candidates
+                .iter()
+                .map(|name| name.to_string())
+                .zip(trends_of_rows(model, &rows, Metric::Bytes))
+                .collect::<HashMap<_, _>>();
+            &fitted
+        }
+    };
     let rises_in_bytes = |name: &str| {
         in_bytes
             .get(name)
@@ -864,12 +1040,38 @@ fn growers(
     let mut growers: Vec<(String, Trend)> = trends
         .into_iter()
         .filter(|(name, t)| {
-            (rises(t) && !t.within_doubt(false) && rises_in_bytes(name) && !dead(name))
+            (rises(t) && rises_in_bytes(name) && !dead(name))
                 || (ran_out && t.filled_the_heap(floor))
         })
         .collect();
     growers.sort_by(|a, b| b.1.growth.total_cmp(&a.1.growth).then(a.0.cmp(&b.0)));
     (growers, floor)
+}
+
+/// The least rise in objects named a leak: a share of the heap's at the window's end, and at
+/// least 100.
+fn growth_floor(model: &CityModel) -> f64 {
+    let heap = model.value(ROOT, model.window().end, Metric::Objects) as f64;
+    (heap * MIN_GROWTH_SHARE).max(100.0)
+}
+
+/// Whether trend `t` rises in objects by a leak's worth (`floor`) beyond what the estimates
+/// leave in doubt. Two recordings compared are two points by the user's choice (yesterday's
+/// and today's): a rise from one to the other is what they ask about, where within one
+/// recording two points could be a pool that filled.
+fn rises_in_objects(model: &CityModel, floor: f64, t: &Trend) -> bool {
+    (t.is_leak(floor) || (model.is_comparison() && t.points == 2 && t.filled_the_heap(floor)))
+        && !t.within_doubt(false)
+}
+
+/// The types of `trends` whose bytes `growers` judges too: those rising in objects.
+fn byte_candidates<'a>(model: &CityModel, trends: &'a [(String, Trend)]) -> Vec<&'a str> {
+    let floor = growth_floor(model);
+    trends
+        .iter()
+        .filter(|(_, t)| rises_in_objects(model, floor, t))
+        .map(|(name, _)| name.as_str())
+        .collect()
 }
 
 /// Objects of `type_name` at snapshot `index`.
@@ -886,15 +1088,16 @@ fn suspects_from_paths(
     model: &CityModel,
     at: usize,
     paths: &crate::holders::Paths,
+    types: &HashMap<&str, Vec<u32>>,
+    all: Vec<(String, Trend)>,
+    in_bytes: Option<&BytesTrends>,
 ) -> Vec<Suspect> {
     let w = model.window();
     let frames = model.frames();
-    let types = type_nodes(model);
-    let all = trends_of(model, &types);
-    let (growers, floor) = growers(model, &types, all);
+    let (growers, floor) = growers(model, types, all, in_bytes);
     let trends: HashMap<&str, &Trend> = growers.iter().map(|(n, t)| (n.as_str(), t)).collect();
     let end_ms = frames[w.end].time_ms;
-    let backed = |name: &str, index: usize| backed_growth(model, &types, name, index);
+    let backed = |name: &str, index: usize| backed_growth(model, types, name, index);
     // A step's counts are the group table's, read from the model: a type no sample lands on
     // (the one list holding a leak) has no trend to read them from. A type on a path exists
     // though no walk counted it (the only walk came before it was made): one at least.
@@ -949,7 +1152,7 @@ fn suspects_from_paths(
             .types
             .iter()
             .zip(&shares)
-            .map(|(t, &share)| held(model, &types, t, share))
+            .map(|(t, &share)| held(model, types, t, share))
             .collect();
         // What the numbers back of the whole leak (each type's backed rise, its share), not of
         // its first type alone: a leak of a dozen small types each within its estimate's error
@@ -1106,11 +1309,7 @@ fn suspects_from_paths(
             continue;
         }
         if let Some(j) = trace_through(&out, name, 0) {
-            absorb(
-                &mut out[j],
-                name.to_string(),
-                held(model, &types, name, 1.0),
-            );
+            absorb(&mut out[j], name.to_string(), held(model, types, name, 1.0));
             continue;
         }
         if out.len() >= MAX_SUSPECTS {
@@ -1150,7 +1349,7 @@ fn suspects_from_paths(
                 stale: true,
                 ..Default::default()
             }),
-            holds: vec![held(model, &types, name, 1.0)],
+            holds: vec![held(model, types, name, 1.0)],
         });
     }
     out.retain(|s| {
@@ -1535,7 +1734,7 @@ mod tests {
         assert!(w.end > w.start, "{w:?}");
         let kinds = |m: &CityModel| -> Vec<String> {
             let nodes = type_nodes(m);
-            growers(m, &nodes, trends_of(m, &nodes))
+            growers(m, &nodes, trends_of(m, &nodes), None)
                 .0
                 .into_iter()
                 .map(|(n, _)| n)
@@ -1896,6 +2095,88 @@ mod tests {
         focused.unreached.clear();
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused));
         assert_eq!(m.all_unreachable_at(2, "Garbage"), None);
+    }
+
+    /// A few rows' trends, looked up node by node, are those of every row gathered at once,
+    /// estimates' errors and unconfirmed parts included.
+    #[test]
+    fn a_few_rows_fit_as_all_rows_do() {
+        let mut m = CityModel::new();
+        for step in 0..40u64 {
+            let rows: Vec<(Vec<String>, String, u64, u64)> = (0..30u64)
+                .map(|t| {
+                    let n = 1000 + t * step * (t % 3) + (step * 7 + t) % 11;
+                    let package = format!("p{}", t % 3);
+                    (
+                        vec![package, format!("T{}", t % 20)],
+                        "Type".into(),
+                        n,
+                        n * 24,
+                    )
+                })
+                .collect();
+            m.push_tree(step * 1000, (1, 1), &rows, Vec::new());
+        }
+        for (i, &(index, objects)) in [(5usize, 300u64), (17, 90), (33, 4000)].iter().enumerate() {
+            let estimate = memcity_proto::v1::Exactness {
+                source: memcity_proto::v1::exactness::Source::Estimate as i32,
+                ..Default::default()
+            };
+            m.frames_mut_for_tests(index).exactness = Some(estimate);
+            let node = m.find(&["p1", "T5"]).unwrap();
+            if i % 2 == 0 {
+                m.set_error_for_tests(index, node, objects);
+            } else {
+                m.set_unconfirmed_for_tests(index, node, objects);
+            }
+        }
+        let types = type_nodes(&m);
+        assert!(
+            types.values().any(|ids| ids.len() > 1),
+            "types under two packages"
+        );
+        let rows: Vec<&[u32]> = types.values().map(Vec::as_slice).collect();
+        let at = trend_snapshots(&m);
+        for metric in [Metric::Objects, Metric::Bytes] {
+            assert_eq!(
+                format!("{:?}", trends_of_few_rows(&m, &at, &rows, metric)),
+                format!("{:?}", trends_of_rows(&m, &rows, metric)),
+                "{metric:?}"
+            );
+        }
+    }
+
+    /// The page's suspects, a block of types per step, are the window's: with paths and
+    /// without, one type a step or all at once.
+    #[test]
+    fn suspects_worked_out_in_steps_are_the_suspects() {
+        let plain = session(MAP_LEAK_TYPES);
+        let mut with_paths = session(MAP_LEAK_TYPES);
+        with_paths.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(map_paths()));
+        for m in [plain, with_paths] {
+            let whole = format!("{:?}", suspects(&m));
+            assert!(whole.contains("Node"), "the premise: {whole}");
+            for cells in [1, 5, usize::MAX] {
+                let mut steps = SuspectsInSteps::new(m.clone());
+                let mut taken = 0;
+                let found = loop {
+                    taken += 1;
+                    if let Some(found) = steps.step(cells) {
+                        break found;
+                    }
+                };
+                assert_eq!(format!("{found:?}"), whole, "{cells} cells a step");
+                // A step a type in objects, one a rising type in bytes, and the suspects; or the
+                // objects, the bytes and the suspects.
+                let rising = byte_candidates(&m, &trends_of(&m, &type_nodes(&m))).len();
+                assert!(rising > 0, "the premise");
+                match cells {
+                    1 => assert_eq!(taken, type_nodes(&m).len() + rising + 1),
+                    usize::MAX => assert_eq!(taken, 3),
+                    _ => {}
+                }
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use memcity_city::hive::Hive;
 use memcity_city::lifetimes::{Filter, Lives};
 use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
 use memcity_city::scene::{self, Scene, ViewSettings};
-use memcity_city::suspects::Suspect;
+use memcity_city::suspects::{Suspect, SuspectsInSteps};
 use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
 use memcity_city::units;
 
@@ -80,19 +80,32 @@ struct SuspectsCache {
     lines: Vec<SuspectLine>,
 }
 
-/// Works out on a thread of its own the suspects of `model` (a copy: its snapshots are shared,
-/// not copied) for `key`; `None` when no thread can be made (then the next frame works them
-/// out itself).
-fn work_beside(model: &CityModel, key: (usize, Window)) -> Option<Working> {
+/// Starts working out the suspects of `model` for `key` beside the drawing, from a copy (its
+/// snapshots are shared, not copied): on a thread of their own, or in steps, one a frame, where
+/// there is no thread (the page, or `steps_only`).
+fn work_beside(model: &CityModel, key: (usize, Window), steps_only: bool) -> Working {
     let copy = model.clone();
+    let in_steps = |copy| Working {
+        key,
+        beside: Beside::Steps(Box::new(SuspectsInSteps::new(copy))),
+    };
+    if steps_only || cfg!(target_arch = "wasm32") {
+        return in_steps(copy);
+    }
     let (send, suspects) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
+    let made = std::thread::Builder::new()
         .name("memcity-suspects".into())
         .spawn(move || {
             let _ = send.send(memcity_city::suspects::suspects(&copy));
-        })
-        .ok()?;
-    Some(Working { key, suspects })
+        });
+    match made {
+        Ok(_) => Working {
+            key,
+            beside: Beside::Thread(suspects),
+        },
+        // No thread to be had: the copy went with the refusal.
+        Err(_) => in_steps(model.clone()),
+    }
 }
 
 /// The list's lines of suspects `all` of `model`'s window `key`.
@@ -199,8 +212,22 @@ fn follows_on(was: (usize, Window), now: (usize, Window)) -> bool {
 /// snapshots), for the session length and window `key`.
 struct Working {
     key: (usize, Window),
-    suspects: std::sync::mpsc::Receiver<Vec<Suspect>>,
+    beside: Beside,
 }
+
+/// Where suspects worked out beside the drawing are.
+enum Beside {
+    /// On a thread of their own.
+    Thread(std::sync::mpsc::Receiver<Vec<Suspect>>),
+    /// A step at each frame: the page, whose WebAssembly has no threads.
+    Steps(Box<SuspectsInSteps>),
+}
+
+/// What a frame gives suspects worked out in steps: 4 ms, in steps of [`STEP_CELLS`] (a type's
+/// nodes times the snapshots a trend reads; one such step costs 1-5 ms natively at 3,000
+/// types over 1,960 snapshots, `bench_push`). At 3,000 types, some 1.8 s of steps in all.
+const STEP_SECONDS: f64 = 0.004;
+const STEP_CELLS: usize = 1 << 13;
 
 type DetailsKey = (NodeId, usize, Metric, Window, usize);
 
@@ -261,9 +288,13 @@ pub struct Caches {
     plan_version: u64,
     details: Option<DetailsPanel>,
     suspects: Option<SuspectsCache>,
-    /// The suspects of a newer live window, being worked out on a thread of their own while
-    /// the last ones are shown: at 3,000 groups they cost a frame 200 ms.
+    /// The suspects of a newer live window, being worked out beside the drawing while the
+    /// last ones are shown: at 3,000 groups they cost a frame 200 ms.
     working: Option<Working>,
+    /// Work suspects out beside the drawing in steps even where threads can be made (the
+    /// page's way, tested natively).
+    #[cfg(test)]
+    steps_only: bool,
     order: Option<(OrderKey, TreeOrder)>,
     /// The opacity rule's solid nodes, and the session length, window, metric and rule they
     /// are of.
@@ -379,16 +410,33 @@ impl Caches {
     pub fn suspect_lines(&mut self, shown: &Shown) -> &[SuspectLine] {
         let model = shown.model();
         let key = (model.len(), model.window());
-        if let Some(working) = &self.working {
-            match working.suspects.try_recv() {
-                Ok(all) => {
-                    let key = working.key;
-                    self.working = None;
+        if let Some(working) = &mut self.working {
+            // `Some` once it ended: with the suspects, or without (its thread went).
+            let ended = match &mut working.beside {
+                Beside::Thread(suspects) => match suspects.try_recv() {
+                    Ok(all) => Some(Some(all)),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => None,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => Some(None),
+                },
+                Beside::Steps(steps) => {
+                    let now = macroquad::miniquad::date::now;
+                    let until = now() + STEP_SECONDS;
+                    loop {
+                        if let Some(all) = steps.step(STEP_CELLS) {
+                            break Some(Some(all));
+                        }
+                        if now() >= until {
+                            break None;
+                        }
+                    }
+                }
+            };
+            if let Some(all) = ended {
+                let key = working.key;
+                self.working = None;
+                if let Some(all) = all {
                     self.suspects = Some(suspects_cache(model, key, all));
                 }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                // Its thread is gone without an answer: worked out here instead.
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.working = None,
             }
         }
         let stands = self
@@ -399,11 +447,11 @@ impl Caches {
             .suspects
             .as_ref()
             .is_some_and(|c| follows_on(c.key, key));
-        if !stands && live && cfg!(not(target_arch = "wasm32")) {
+        if !stands && live {
             // A live window followed on: the last suspects stay shown until the newer ones
             // come (one computation at a time; the next starts when it ends).
             if self.working.is_none() {
-                self.working = work_beside(model, key);
+                self.working = Some(work_beside(model, key, self.steps_only()));
             }
         } else if !stands {
             // The user's own move (or the first): answered at once, and a computation for
@@ -413,6 +461,15 @@ impl Caches {
             self.suspects = Some(suspects_cache(model, key, all));
         }
         self.suspects.as_ref().map_or(&[], |c| &c.lines)
+    }
+
+    /// Whether suspects are worked out beside the drawing in steps even where a thread could
+    /// be made (tests of the page's way).
+    fn steps_only(&self) -> bool {
+        #[cfg(test)]
+        return self.steps_only;
+        #[cfg(not(test))]
+        false
     }
 
     /// The suspects' lines as last computed (for drawing without `&mut`).
@@ -709,8 +766,21 @@ mod tests {
     /// 200 ms), and takes those in when they come; a window the user moves is answered at once.
     #[test]
     fn a_followed_live_window_works_its_suspects_out_beside_the_drawing() {
+        followed_on_beside_the_drawing(false);
+    }
+
+    /// The page's way: in steps, one a frame, where there is no thread.
+    #[test]
+    fn a_followed_live_window_works_its_suspects_out_in_steps() {
+        followed_on_beside_the_drawing(true);
+    }
+
+    fn followed_on_beside_the_drawing(steps_only: bool) {
         let mut city = rising(20, 50);
-        let mut caches = Caches::default();
+        let mut caches = Caches {
+            steps_only,
+            ..Caches::default()
+        };
         let first = lines(&mut caches, &city);
         assert!(
             first.iter().any(|l| l.contains("Node")),
@@ -725,7 +795,16 @@ mod tests {
             first,
             "the last suspects stay on screen meanwhile"
         );
-        assert!(caches.working.is_some(), "worked out beside the drawing");
+        assert!(
+            matches!(
+                caches.working.as_ref().map(|w| &w.beside),
+                Some(Beside::Steps(_)) if steps_only
+            ) || matches!(
+                caches.working.as_ref().map(|w| &w.beside),
+                Some(Beside::Thread(_)) if !steps_only
+            ),
+            "worked out beside the drawing"
+        );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let newer = loop {
             let now = lines(&mut caches, &city);
