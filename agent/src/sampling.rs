@@ -357,14 +357,10 @@ impl Sampler {
         Some(next)
     }
 
-    /// How many allocations of `size` bytes one sample stands for: the inverse of the chance
-    /// that the JVM samples such an object. The JVM draws the bytes between samples from an
-    /// exponential distribution with mean `interval` (a Poisson process over allocated bytes),
-    /// so an object of `size` bytes holds a sampling point with probability
-    /// `1 - exp(-size / interval)`: about `size / interval` for small objects, and below 1 even
-    /// for objects as large as the interval (63 % at `size == interval`).
+    /// How many allocations of `size` bytes one sample stands for at the current interval
+    /// (`memcity_proto::sampled::weight`, which readers apply too).
     pub fn weight(&self, size: jlong) -> f64 {
-        weight_for(self.current_interval(), size.max(1) as u64)
+        memcity_proto::sampled::weight(self.current_interval(), size as f64)
     }
 
     fn site_id(&self, frames: &[Frame]) -> u32 {
@@ -786,19 +782,6 @@ fn charged(elapsed: Duration) -> u64 {
     elapsed.min(MAX_CHARGED).as_nanos() as u64
 }
 
-/// See [`Sampler::weight`]; `interval` 0 samples everything.
-pub fn weight_for(interval: u64, size: u64) -> f64 {
-    if interval == 0 {
-        return 1.0;
-    }
-    let p = -(-(size.max(1) as f64) / interval as f64).exp_m1();
-    if p > 0.0 {
-        (1.0 / p).max(1.0)
-    } else {
-        interval as f64 / size.max(1) as f64
-    }
-}
-
 /// A site's name: its top `naming` frames, and if those are all library code, the first
 /// application frame below them, so a `String` built by `StringConcatHelper` still says which
 /// application line made it.
@@ -994,6 +977,5 @@ mod tests {
         assert!((s.weight(1024) - 1.582).abs() < 0.001, "{}", s.weight(1024));
         assert!((s.weight(1 << 20) - 1.0).abs() < 1e-9);
         assert_eq!(Sampler::new(0, 0, 1, 16).weight(16), 1.0);
-        assert_eq!(weight_for(1 << 19, 0), weight_for(1 << 19, 1));
     }
 }

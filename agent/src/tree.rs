@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use memcity_proto::sampled::apportion;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{exactness::Source, Exactness, Node, Reference};
 
@@ -87,31 +88,6 @@ impl Group {
             bytes_unconfirmed: (self.unconfirmed.1.round().max(0.0) as u64).min(self.bytes),
         }
     }
-}
-
-/// Splits `total` in proportion to `weights` (largest remainder), so the parts sum to `total`.
-pub fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
-    let sum: f64 = weights.iter().sum();
-    if weights.is_empty() || sum <= 0.0 {
-        return vec![0; weights.len()];
-    }
-    let exact: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
-    let mut parts: Vec<u64> = exact.iter().map(|e| e.floor() as u64).collect();
-    let mut left = total.saturating_sub(parts.iter().sum());
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|&a, &b| {
-        let fa = exact[a] - exact[a].floor();
-        let fb = exact[b] - exact[b].floor();
-        fb.total_cmp(&fa).then(a.cmp(&b))
-    });
-    for &i in order.iter().cycle() {
-        if left == 0 {
-            break;
-        }
-        parts[i] += 1;
-        left -= 1;
-    }
-    parts
 }
 
 pub struct Built {
@@ -511,15 +487,5 @@ mod tests {
             .children
             .iter()
             .all(|c| c.objects_error == 0 && !c.estimated));
-    }
-
-    #[test]
-    fn apportion_sums_exactly() {
-        assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), [4, 3, 3]);
-        assert_eq!(apportion(0, &[1.0]), [0]);
-        assert_eq!(apportion(5, &[]), Vec::<u64>::new());
-        assert_eq!(apportion(7, &[0.0, 0.0]), [0, 0]);
-        let parts = apportion(1_000_003, &[0.3, 0.3, 0.4]);
-        assert_eq!(parts.iter().sum::<u64>(), 1_000_003);
     }
 }

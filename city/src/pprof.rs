@@ -38,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use memcity_proto::pprof::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
+use memcity_proto::sampled::{self, apportion};
 
 use crate::model::{CityModel, Metric, NodeId, Role, ROOT};
 
@@ -231,47 +232,6 @@ pub fn sampling_interval(model: &CityModel, index: usize) -> Option<u64> {
         .or_else(|| model.handshake.as_ref().map(|h| h.sampling_interval))
 }
 
-/// Objects one sample stands for at `interval` bytes between samples (the agent's
-/// `sampling::weight_for`: the inverse of the chance that an object of `size` bytes is sampled).
-fn sample_weight(interval: u64, size: f64) -> f64 {
-    if interval == 0 {
-        return 1.0;
-    }
-    let p = -(-size.max(1.0) / interval as f64).exp_m1();
-    if p > 0.0 {
-        (1.0 / p).max(1.0)
-    } else {
-        interval as f64 / size.max(1.0)
-    }
-}
-
-/// Splits `total` into parts proportional to `weights` that add up to it exactly, the largest
-/// remainders rounded up, as the agent's tree splits a type by its samples (`agent/src/tree.rs`):
-/// so the sites of a type add up to the type, as in the city.
-fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
-    let sum: f64 = weights.iter().sum();
-    if sum <= 0.0 || weights.is_empty() {
-        return vec![0; weights.len()];
-    }
-    let exact: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
-    let mut parts: Vec<u64> = exact.iter().map(|e| e.floor() as u64).collect();
-    let mut rest = total.saturating_sub(parts.iter().sum());
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|&a, &b| {
-        (exact[b] - exact[b].floor())
-            .total_cmp(&(exact[a] - exact[a].floor()))
-            .then(a.cmp(&b))
-    });
-    for i in order {
-        if rest == 0 {
-            break;
-        }
-        parts[i] += 1;
-        rest -= 1;
-    }
-    parts
-}
-
 /// The groups of snapshot `index` from its survivors (see the module's head): each type's total
 /// split by its survivors' weights. `None` when it carried none, or has no type level to scale.
 fn survivor_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
@@ -322,7 +282,7 @@ fn survivor_groups(model: &CityModel, index: usize) -> Option<Groups<'_>> {
         } else {
             1.0
         };
-        let per_sample = LIFETIME_SITES_EVERY * sample_weight(interval, size);
+        let per_sample = LIFETIME_SITES_EVERY * sampled::weight(interval, size);
         let scale = covered as f64 / sampled.max(1.0);
         for (i, &(site, weight)) in sites.iter().enumerate() {
             if parts[i] == 0 {

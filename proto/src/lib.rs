@@ -15,6 +15,7 @@ pub mod options;
 pub mod recording;
 #[cfg(unix)]
 pub mod registry;
+pub mod sampled;
 pub mod strings;
 pub mod thinning;
 
