@@ -161,15 +161,10 @@ impl Agent {
 
     /// Sends a message to viewers and the recording. Called from the worker and at VMDeath.
     pub(crate) fn publish(&self, message: StreamMessage) {
-        let is_snapshot = matches!(message.kind, Some(Kind::Snapshot(_)));
-        let is_end = matches!(message.kind, Some(Kind::End(_)));
         {
             let mut recorder = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(writer) = recorder.as_mut() {
-                let mut result = writer.write(&message);
-                if result.is_ok() && (is_snapshot || is_end) {
-                    result = writer.flush();
-                }
+                let result = writer.write(&message);
                 if let Some(trouble) = writer.take_trouble() {
                     warning!("{trouble}");
                 }

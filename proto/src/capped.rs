@@ -63,7 +63,8 @@ impl CappedWriter {
         })
     }
 
-    /// Appends `message`; past the size, after a snapshot, thins the file (flushed then). A
+    /// Appends `message`, flushed when it completes a step (`recording::completes_a_step`);
+    /// past the size, after a snapshot, thins the file (flushed then). A
     /// thinning that fails (no room for the copy, a pipe for a file) leaves the file as it
     /// was, whole, with this message in it, and the recording goes on: why is kept for
     /// [`CappedWriter::take_trouble`], and the next try waits for another quarter of the size.
@@ -102,6 +103,9 @@ impl CappedWriter {
                 ));
                 self.thin_at = self.writer.bytes() + self.max / 4;
             }
+        }
+        if crate::recording::completes_a_step(message) {
+            self.writer.flush()?;
         }
         Ok(())
     }

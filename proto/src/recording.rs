@@ -101,10 +101,14 @@ impl<W: Write> RecordingWriter<W> {
         Ok(writer)
     }
 
-    /// Appends one stream message as a frame. Not flushed: call [`RecordingWriter::flush`] at a
-    /// point where a reader should see a consistent prefix (after each snapshot).
+    /// Appends one stream message as a frame, flushed when it completes what a reader should
+    /// see whole ([`completes_a_step`]).
     pub fn write(&mut self, message: &StreamMessage) -> io::Result<()> {
-        self.write_frame(&message.encode_to_vec())
+        self.write_frame(&message.encode_to_vec())?;
+        if completes_a_step(message) {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     /// Appends an already encoded `StreamMessage` (the agent encodes once for all subscribers).
@@ -152,6 +156,15 @@ impl<W: Write> RecordingWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// Whether `message` completes a step of the session (a snapshot, the session's end), after
+/// which a recording is flushed: a file read while it is written (a replay, a JVM killed, a
+/// disk that filled) then ends with its last whole snapshot, and nothing of it waits in a
+/// buffer. Every writer of recordings applies this one rule.
+pub fn completes_a_step(message: &StreamMessage) -> bool {
+    use crate::v1::stream_message::Kind;
+    matches!(message.kind, Some(Kind::Snapshot(_) | Kind::End(_)))
 }
 
 /// How the readable part of a file ended.
@@ -922,4 +935,35 @@ mod tests {
             Err(FrameError::NotARecording(_))
         ));
     }
+
+    /// A recording read while it is written ends with its last whole snapshot: the writer
+    /// flushes after each, and after the session's end, and not after what leads up to one.
+    #[test]
+    fn a_file_read_while_written_holds_each_snapshot_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.mcrec");
+        let mut w = RecordingWriter::create(&path, &RecordingHeader::default()).unwrap();
+        let on_disk = || std::fs::metadata(&path).unwrap().len();
+        let after_header = on_disk();
+        assert_eq!(after_header, w.bytes(), "the header is flushed at once");
+        w.write(&StreamMessage {
+            kind: Some(Kind::Strings(StringTable {
+                first_id: 1,
+                names: vec!["app.Leak".into()],
+            })),
+        })
+        .unwrap();
+        assert_eq!(on_disk(), after_header, "names alone wait for their snapshot");
+        w.write(&StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot::default())),
+        })
+        .unwrap();
+        assert_eq!(on_disk(), w.bytes(), "the snapshot is on disk");
+        w.write(&StreamMessage {
+            kind: Some(Kind::End(crate::v1::SessionEnd::default())),
+        })
+        .unwrap();
+        assert_eq!(on_disk(), w.bytes(), "and the end");
+    }
+
 }

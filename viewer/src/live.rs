@@ -188,14 +188,7 @@ mod net {
                         Event::Status(Status::Live) => backoff = BACKOFF_START,
                         Event::Message(message) if handshake.is_none() => {
                             if let Some(w) = recorder.as_mut() {
-                                let flush = matches!(
-                                    message.kind,
-                                    Some(Kind::Snapshot(_)) | Some(Kind::End(_))
-                                );
-                                let written = w
-                                    .write(message)
-                                    .and_then(|()| if flush { w.flush() } else { Ok(()) });
-                                if let Err(e) = written {
+                                if let Err(e) = w.write(message) {
                                     recorder = None;
                                     send(Event::RecordingFailed(format!(
                                         "recording stopped: {e}; what was written before is readable"

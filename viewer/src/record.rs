@@ -106,19 +106,11 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
             Some(Ok(None)) => break Ended::Disconnected("the agent closed the stream".into()),
             Some(Err(status)) => break Ended::Disconnected(status.message().to_string()),
         };
-        let is_snapshot = matches!(message.kind, Some(Kind::Snapshot(_)));
         let end = match &message.kind {
             Some(Kind::End(end)) => Some(end.reason.clone()),
             _ => None,
         };
-        let written = writer.write(&message).and_then(|()| {
-            if is_snapshot || end.is_some() {
-                writer.flush()
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = written {
+        if let Err(e) = writer.write(&message) {
             anyhow::bail!(
                 "cannot write {}: {e}; the {snapshots} snapshot(s) written before are readable",
                 options.output.display()
@@ -174,7 +166,6 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
         };
         writer
             .write(&end)
-            .and_then(|()| writer.flush())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", options.output.display()))?;
     }
     let bytes = writer.bytes();
