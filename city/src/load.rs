@@ -680,6 +680,23 @@ mod tests {
             .any(|r| r.from == "java.util.LinkedList$Node" && r.to == "LinkedListLeak$Person"));
     }
 
+    /// Format version 2's golden recording (scripts/make-golden.sh): a real agent session with
+    /// paths, estimates and lifetimes becomes a city whose suspect is the static list.
+    #[test]
+    fn golden_v2_names_its_leak() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto/tests/data/golden-v2.mcrec");
+        let model = recording(&path).unwrap();
+        assert!(model.warnings.is_empty(), "{:?}", model.warnings);
+        assert!(!model.lifetimes().is_empty(), "lifetimes");
+        let suspects = crate::suspects::suspects(&model);
+        assert_eq!(
+            suspects.first().map(|s| s.root.as_str()),
+            Some("static LinkedListLeak.PEOPLE"),
+            "{suspects:#?}"
+        );
+    }
+
     #[test]
     fn a_recording_in_memory_loads_as_its_file_does() {
         let bytes = std::fs::read(golden()).unwrap();

@@ -24,7 +24,14 @@ use crate::v1::{RecordingHeader, StreamMessage};
 /// First bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"\x89MEMCITY";
 /// The format version this crate writes. Readers accept every version up to this one.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 1 (2026-11-21): snapshots of grouping trees with their references.
+/// - 2 (2026-12-07): what a version-1 reader would drop without a word: the walks' field-level
+///   edges and GC roots, object paths with per-type counts (`PathTree`), lifetimes (deaths and
+///   survivors), the estimates' errors and unconfirmed parts, the heap's use and an
+///   OutOfMemoryError. Its messages are version 1's with more fields: a version-1 file reads
+///   as one whose snapshots carry none of them (`proto/tests/data/golden-v1.mcrec`).
+pub const FORMAT_VERSION: u32 = 2;
 /// Customary file extension.
 pub const EXTENSION: &str = "mcrec";
 /// No frame is larger than this; a length field above it means the length itself is damaged.
@@ -236,8 +243,9 @@ impl<R: Read> RecordingReader<R> {
             });
         }
         let version = u32::from_le_bytes(start[8..12].try_into().expect("4 bytes"));
-        // Version 1 is the only format so far; a future version 2 reader upgrades version-1 frames
-        // here, before anything else sees them.
+        // Every version so far only adds fields to the same messages: a version-1 frame decodes
+        // as it is. A version that changes a message's meaning upgrades older frames here,
+        // before anything else sees them.
         if version == 0 || version > FORMAT_VERSION {
             return Err(RecordingError::UnsupportedVersion {
                 path,
@@ -953,7 +961,11 @@ mod tests {
             })),
         })
         .unwrap();
-        assert_eq!(on_disk(), after_header, "names alone wait for their snapshot");
+        assert_eq!(
+            on_disk(),
+            after_header,
+            "names alone wait for their snapshot"
+        );
         w.write(&StreamMessage {
             kind: Some(Kind::Snapshot(Snapshot::default())),
         })
@@ -965,5 +977,4 @@ mod tests {
         .unwrap();
         assert_eq!(on_disk(), w.bytes(), "and the end");
     }
-
 }

@@ -14,6 +14,10 @@ fn find<'a>(node: &'a Node, names: &StringResolver, name: &str) -> Option<&'a No
     node.children.iter().find_map(|c| find(c, names, name))
 }
 
+fn any_node(node: &Node, f: &dyn Fn(&Node) -> bool) -> bool {
+    f(node) || node.children.iter().any(|c| any_node(c, f))
+}
+
 fn check_sums(node: &Node) {
     if !node.children.is_empty() {
         let objects: u64 = node.children.iter().map(|c| c.objects).sum();
@@ -87,4 +91,83 @@ fn golden_v1_reads() {
     assert!(refs.contains(&("LinkedListLeak$Person", "java.lang.String")));
     let cost = last.cost.unwrap();
     assert!(cost.pause_ns > 0 && cost.objects_visited > 0 && cost.wall_ns >= cost.total_pause_ns);
+}
+
+/// Format version 2 (scripts/make-golden.sh): LinkedListLeak on JDK 17 with G1, walks 2 s apart
+/// and estimates between them, with what version 2 added to a snapshot: the walks' field edges
+/// and GC roots, the estimates' errors and unconfirmed parts, object paths from the static
+/// list that leaks, lifetimes, the heap's use.
+#[test]
+fn golden_v2_reads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v2.mcrec");
+    let mut reader = RecordingReader::open(&path).unwrap();
+    assert_eq!(reader.format_version(), 2);
+    let hello = reader.header().handshake.clone().unwrap();
+    assert_eq!(hello.classifiers, ["package", "type", "site"]);
+    assert_eq!(hello.gc_name, "G1");
+    assert!(hello.jvm_version.starts_with("17"));
+
+    let mut names = StringResolver::new();
+    let mut snapshots: Vec<Snapshot> = Vec::new();
+    let mut ended = None;
+    while let Some(message) = reader.next_message().unwrap() {
+        match message.kind {
+            Some(Kind::Strings(t)) => names.apply(&t).unwrap(),
+            Some(Kind::Snapshot(s)) => snapshots.push(s),
+            Some(Kind::End(e)) => ended = Some(e),
+            _ => {}
+        }
+    }
+    assert_eq!(reader.tail(), Some(&Tail::Clean));
+    assert_eq!(reader.skipped_corrupt(), 0);
+    assert_eq!(ended.unwrap().reason, "vm-death");
+    let estimate = |s: &Snapshot| {
+        s.exactness
+            .as_ref()
+            .is_some_and(|e| e.source() == memcity_proto::v1::exactness::Source::Estimate)
+    };
+    let (estimates, walks): (Vec<&Snapshot>, Vec<&Snapshot>) =
+        snapshots.iter().partition(|s| estimate(s));
+    assert!(
+        walks.len() >= 2 && estimates.len() >= 2,
+        "{} walks, {} estimates",
+        walks.len(),
+        estimates.len()
+    );
+    assert!(walks
+        .iter()
+        .all(|s| !s.roots.is_empty() && !s.fields.is_empty()));
+    let root = |s: &&Snapshot| s.root.clone().unwrap_or_default();
+    assert!(estimates
+        .iter()
+        .any(|s| any_node(&root(s), &|n| n.objects_error > 0)));
+    assert!(estimates
+        .iter()
+        .any(|s| any_node(&root(s), &|n| n.objects_unconfirmed > 0)));
+    assert!(snapshots
+        .iter()
+        .all(|s| s.heap.is_some_and(|h| h.used_bytes > 0)));
+    // The paths name the static list that leaks.
+    let paths = snapshots
+        .iter()
+        .filter_map(|s| s.paths.as_ref())
+        .find(|p| p.found > 0)
+        .expect("a search that found paths");
+    assert!(
+        paths.nodes.iter().any(|n| n
+            .root
+            .as_ref()
+            .is_some_and(|r| names.resolve(r.name).contains("LinkedListLeak.PEOPLE"))),
+        "the list's root"
+    );
+    let lifetimes: Vec<_> = snapshots
+        .iter()
+        .filter_map(|s| s.lifetimes.as_ref())
+        .collect();
+    assert!(lifetimes.iter().any(|l| !l.deaths.is_empty()), "deaths");
+    assert!(lifetimes.iter().any(|l| !l.alive.is_empty()), "survivors");
+    let last = snapshots.last().unwrap();
+    check_sums(last.root.as_ref().unwrap());
+    let person = find(last.root.as_ref().unwrap(), &names, "LinkedListLeak$Person").unwrap();
+    assert!(person.objects > 10_000, "{}", person.objects);
 }
