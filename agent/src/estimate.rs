@@ -46,10 +46,11 @@
 //! give or take the other half); a class no search counted since the last walk counts its
 //! unjudged births at the same shares ([`Estimator::set_search_count`], [`AgedFates`]).
 
+use crate::intmap::IntMap;
 use crate::lifetimes::Lifetimes;
 use crate::sampling::NO_SITE;
 use crate::tracker::{site_of, Sample, Tracker};
-use crate::walk::{IntMap, RefCount, SampleCount, WalkResult};
+use crate::walk::{Pending, RefCount, SampleCount, WalkResult};
 
 /// What became of one class's births since the anchor that a GC has judged: the weight still
 /// alive, the weight dead, and how many samples that rests on.
@@ -1040,17 +1041,7 @@ impl Estimator {
     }
 }
 
-/// The part of a class's estimate that stands for its pending births (see the module head):
-/// objects, bytes, their variance and their outside-TLAB bound. Kept apart so that what the
-/// GC's own count is compared with is the heap that GC saw (`worker/counts.rs`).
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub struct Pending {
-    pub objects: f64,
-    pub bytes: f64,
-    pub variance: (f64, f64),
-    pub outside_tlab: (f64, f64),
-}
-
+// `Pending` is carried by a walk's result (`walk.rs`); how it is predicted is the estimates'.
 impl Pending {
     /// Pending births `p` at survival share `m`: each one's fate is a coin of that share
     /// (`m (1 - m) w^2`), and the share itself is uncertain (`var_m P^2`).

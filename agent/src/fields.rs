@@ -123,6 +123,31 @@ fn declared(jvmti: &Jvmti, class: jclass) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Final classes whose instances reference nothing but primitive arrays: a field declared as
+/// one of them (or as a primitive array) holds a leaf of the search.
+const LEAF_FINAL_CLASSES: [&str; 9] = [
+    "Ljava/lang/String;",
+    "Ljava/lang/Integer;",
+    "Ljava/lang/Long;",
+    "Ljava/lang/Short;",
+    "Ljava/lang/Byte;",
+    "Ljava/lang/Character;",
+    "Ljava/lang/Boolean;",
+    "Ljava/lang/Float;",
+    "Ljava/lang/Double;",
+];
+
+/// Whether a field declared with this JVM signature can only hold a leaf: a primitive array or
+/// an instance of [`LEAF_FINAL_CLASSES`] (their classes are final, so no subclass adds fields).
+/// The same test tells the sampler which classes' objects reach nothing more
+/// (`Sampler::references_only_leaves`).
+pub fn holds_only_leaves(signature: &str) -> bool {
+    match signature.as_bytes() {
+        [b'[', element] => b"BCDFIJSZ".contains(element),
+        _ => LEAF_FINAL_CLASSES.contains(&signature),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +189,23 @@ mod tests {
         assert_eq!(t.name(2), "payload");
         assert_eq!(t.name(3), "owner");
         assert_eq!(t.name(0), "#0");
+    }
+
+    #[test]
+    fn fields_of_primitive_arrays_and_final_boxes_hold_only_leaves() {
+        for leaf in ["[B", "[I", "[J", "Ljava/lang/String;", "Ljava/lang/Long;"] {
+            assert!(holds_only_leaves(leaf), "{leaf}");
+        }
+        // Anything that may hold an object with fields, or itself.
+        for not in [
+            "Ljava/lang/Object;",
+            "[Ljava/lang/String;",
+            "[[B",
+            "Ljava/lang/Number;",
+            "Ljava/util/List;",
+            "LProduct;",
+        ] {
+            assert!(!holds_only_leaves(not), "{not}");
+        }
     }
 }

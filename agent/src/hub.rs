@@ -6,14 +6,34 @@
 //! missed one gets the missing names before its next snapshot. History (everything a late
 //! subscriber needs to see the session from its start) is capped in memory: past the cap the
 //! oldest snapshots go, except the very first one, which growth is measured against.
+//!
+//! Also what every port that serves the stream shares (the gRPC server, the page, the metrics):
+//! how many may follow it at once, and how a connection refused for the limit is said.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use memcity_proto::v1::{stream_message::Kind, Handshake, Notice, StreamMessage, StringTable};
 use prost::Message;
 use tokio::sync::mpsc;
+
+use crate::log::warning;
+
+/// Live subscriptions served at once (each one queues snapshots for its client).
+pub const MAX_SUBSCRIBERS: usize = 16;
+
+/// A connection closed for the limit (`memcity_page::conn`): said once, then every 1000, so a
+/// flood does not flood the log too.
+pub fn log_refusal(peer: SocketAddr, refused: u64) {
+    if refused % 1000 == 1 {
+        warning!(
+            "refused a connection from {peer}: {} are open ({refused} refused so far)",
+            memcity_page::conn::MAX_CONNECTIONS
+        );
+    }
+}
 
 /// Messages a subscriber may have queued before it starts losing snapshots.
 pub const SUBSCRIBER_QUEUE: usize = 16;

@@ -696,3 +696,29 @@ pub fn empty_capabilities() -> sys::jvmtiCapabilities {
     // SAFETY: a plain bitfield struct, for which all-zero means "no capability".
     unsafe { std::mem::zeroed() }
 }
+
+/// What kind of GC root holds an object (JVMTI's root kinds, plus static fields, which JVMTI
+/// reports from class mirrors and which tools since MAT treat as roots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RootKind {
+    StaticField,
+    Thread,
+    StackLocal,
+    JniLocal,
+    JniGlobal,
+    Monitor,
+    Other,
+}
+
+/// The root kind of a JVMTI root reference (`None` for system classes and non-roots).
+pub fn root_kind(kind: sys::jvmtiHeapReferenceKind) -> Option<RootKind> {
+    Some(match kind {
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => RootKind::Thread,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => RootKind::StackLocal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => RootKind::JniLocal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => RootKind::JniGlobal,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => RootKind::Monitor,
+        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => RootKind::Other,
+        _ => return None,
+    })
+}

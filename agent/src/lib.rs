@@ -16,6 +16,7 @@ mod estimate;
 mod fields;
 mod gc_counts;
 mod hub;
+mod intmap;
 // `jni!`, the one way the agent calls the JNI table, is defined there for every module after.
 #[macro_use]
 mod jvmti;

@@ -21,7 +21,7 @@ use memcity_proto::v1::StreamMessage;
 use tokio_stream::StreamExt;
 
 use crate::hub::Hub;
-use crate::server::MAX_SUBSCRIBERS;
+use crate::hub::MAX_SUBSCRIBERS;
 
 /// Reads the page's files and binds its port. An error says what is missing; the gRPC port
 /// serves on without the page.
@@ -56,7 +56,7 @@ pub async fn prepare(
         tls,
         "the page",
         "http",
-        crate::server::log_refusal,
+        crate::hub::log_refusal,
     )
     .await?;
     let access = Arc::new(Access::new(

@@ -61,9 +61,11 @@ use std::time::{Duration, Instant};
 use jni::sys::{jclass, jfieldID, jint, jlong, jobject, jsize, JNIEnv};
 
 use crate::distinct::Distinct;
-use crate::jvmti::{Jvmti, LocalFrame};
+use crate::fields::holds_only_leaves;
+use crate::intmap::{IntHasher, IntMap};
+use crate::jvmti::{Jvmti, LocalFrame, RootKind};
+use crate::sampling::{is_memcity_class, is_memcity_thread};
 use crate::sys;
-use crate::walk::{IntHasher, IntMap, RootKind};
 
 /// Live samples looked for at most (MAT's leak suspects sample up to 10,000 instances).
 pub const MAX_TARGETS: usize = 10_000;
@@ -632,34 +634,9 @@ struct ClassInfo {
     kind: Kind,
     /// Reference instance fields, fields of the class's own type last: `(id, name index)`.
     fields: Vec<(jfieldID, u32)>,
-    /// Every reference field can hold only leaves (see [`holds_only_leaves`]): an instance
+    /// Every reference field can hold only leaves (see [`crate::fields::holds_only_leaves`]): an instance
     /// cannot lead back to anything, so the search enters it without keeping its key.
     terminal: bool,
-}
-
-/// Final classes whose instances reference nothing but primitive arrays: a field declared as
-/// one of them (or as a primitive array) holds a leaf of the search.
-const LEAF_FINAL_CLASSES: [&str; 9] = [
-    "Ljava/lang/String;",
-    "Ljava/lang/Integer;",
-    "Ljava/lang/Long;",
-    "Ljava/lang/Short;",
-    "Ljava/lang/Byte;",
-    "Ljava/lang/Character;",
-    "Ljava/lang/Boolean;",
-    "Ljava/lang/Float;",
-    "Ljava/lang/Double;",
-];
-
-/// Whether a field declared with this JVM signature can only hold a leaf: a primitive array or
-/// an instance of [`LEAF_FINAL_CLASSES`] (their classes are final, so no subclass adds fields).
-/// The same test tells the sampler which classes' objects reach nothing more
-/// (`Sampler::references_only_leaves`).
-pub(crate) fn holds_only_leaves(signature: &str) -> bool {
-    match signature.as_bytes() {
-        [b'[', element] => b"BCDFIJSZ".contains(element),
-        _ => LEAF_FINAL_CLASSES.contains(&signature),
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -965,31 +942,23 @@ unsafe extern "C" fn roots_callback(
             }
             _ => {}
         }
-        let mut frame = (0, 0, 0);
-        let root = match kind {
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => RootKind::Thread,
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => {
-                if !info.is_null() {
-                    // SAFETY: for stack locals JVMTI passes the `stack_local` member.
-                    let local = unsafe { (*info).stack_local.as_ref() };
-                    frame = (local.thread_tag, local.method as usize, local.location);
-                }
-                RootKind::StackLocal
+        // System classes (their statics are read through JNI) and, were anything followed,
+        // object references: not roots.
+        let Some(root) = crate::jvmti::root_kind(kind) else {
+            return 0;
+        };
+        let frame = match root {
+            RootKind::StackLocal if !info.is_null() => {
+                // SAFETY: for stack locals JVMTI passes the `stack_local` member.
+                let local = unsafe { (*info).stack_local.as_ref() };
+                (local.thread_tag, local.method as usize, local.location)
             }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => {
-                if !info.is_null() {
-                    // SAFETY: for JNI locals JVMTI passes the `jni_local` member.
-                    let local = unsafe { (*info).jni_local.as_ref() };
-                    frame = (local.thread_tag, local.method as usize, 0);
-                }
-                RootKind::JniLocal
+            RootKind::JniLocal if !info.is_null() => {
+                // SAFETY: for JNI locals JVMTI passes the `jni_local` member.
+                let local = unsafe { (*info).jni_local.as_ref() };
+                (local.thread_tag, local.method as usize, 0)
             }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => RootKind::JniGlobal,
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => RootKind::Monitor,
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => RootKind::Other,
-            // System classes (their statics are read through JNI) and, were anything followed,
-            // object references: not roots.
-            _ => return 0,
+            _ => (0, 0, 0),
         };
         state.on_root(root, frame, tag_ptr);
         // No JVMTI_VISIT_OBJECTS: nothing is followed, so the stop is the roots' enumeration.
@@ -1043,17 +1012,6 @@ fn release(jni: *mut JNIEnv, object: jobject, global: bool) {
 pub struct ClassFacts<'a> {
     pub names: &'a [String],
     pub application: &'a [bool],
-}
-
-/// Whether a thread is one of memcity's own: its named threads, and JFR's when memcity's stream
-/// is the JVM's only JFR.
-pub fn is_memcity_thread(name: &str) -> bool {
-    name.starts_with("memcity-") || crate::gc_counts::is_our_jfr_thread(name)
-}
-
-/// Whether a class is one of memcity's own (its JFR helper).
-pub fn is_memcity_class(name: &str) -> bool {
-    name.starts_with("memcity.")
 }
 
 /// Other roots named per node at most (`Node::also`): enough to say where else a holder is
@@ -2639,24 +2597,6 @@ mod tests {
             assert_eq!(marker_index(thread_marker(index)), Some((true, index)));
         }
         assert_eq!(marker_index(0), None);
-    }
-
-    #[test]
-    fn fields_of_primitive_arrays_and_final_boxes_hold_only_leaves() {
-        for leaf in ["[B", "[I", "[J", "Ljava/lang/String;", "Ljava/lang/Long;"] {
-            assert!(holds_only_leaves(leaf), "{leaf}");
-        }
-        // Anything that may hold an object with fields, or itself.
-        for not in [
-            "Ljava/lang/Object;",
-            "[Ljava/lang/String;",
-            "[[B",
-            "Ljava/lang/Number;",
-            "Ljava/util/List;",
-            "LProduct;",
-        ] {
-            assert!(!holds_only_leaves(not), "{not}");
-        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub type Frame = (usize, i64);
 #[derive(Default)]
 struct Sites {
     /// Hashed with the walk's integer hasher: this runs on application threads.
-    ids: crate::walk::IntMap<Vec<Frame>, u32>,
+    ids: crate::intmap::IntMap<Vec<Frame>, u32>,
     /// Index `id - 1`.
     frames: Vec<Vec<Frame>>,
 }
@@ -119,6 +119,17 @@ impl Default for Threads {
 /// it (a thread named since) and the overflow id are not.
 pub fn is_memcity(memcity: &[bool], id: u32) -> bool {
     memcity.get(id as usize).copied().unwrap_or(false)
+}
+
+/// Whether a thread is one of memcity's own: its named threads, and JFR's when memcity's stream
+/// is the JVM's only JFR.
+pub fn is_memcity_thread(name: &str) -> bool {
+    name.starts_with("memcity-") || crate::gc_counts::is_our_jfr_thread(name)
+}
+
+/// Whether a class is one of memcity's own (its JFR helper).
+pub fn is_memcity_class(name: &str) -> bool {
+    name.starts_with("memcity.")
 }
 
 pub struct Sampler {
@@ -385,7 +396,7 @@ impl Sampler {
         if threads.names.len() as u32 >= OVERFLOW_THREAD - 1 {
             return OVERFLOW_THREAD;
         }
-        threads.memcity.push(crate::paths::is_memcity_thread(&name));
+        threads.memcity.push(is_memcity_thread(&name));
         threads.names.push(name.clone());
         let id = threads.names.len() as u32;
         threads.ids.insert(name, id);
@@ -547,7 +558,7 @@ impl Sampler {
                 // that declares one of its own.
                 let instance = !signature.starts_with('[')
                     && signature != "Ljava/lang/invoke/ResolvedMethodName;";
-                crate::paths::holds_only_leaves(&signature)
+                crate::fields::holds_only_leaves(&signature)
                     || (instance
                         // SAFETY: `jni` is this thread's JNIEnv and `klass` the event's
                         // local reference.
@@ -873,7 +884,7 @@ mod tests {
     #[test]
     fn only_objects_that_reach_nothing_more_count_as_leaves() {
         for leaf in ["[B", "[J", "[Z", "Ljava/lang/String;", "Ljava/lang/Long;"] {
-            assert!(crate::paths::holds_only_leaves(leaf), "{leaf}");
+            assert!(crate::fields::holds_only_leaves(leaf), "{leaf}");
         }
         for graph in [
             "[Ljava/lang/Object;",
@@ -884,7 +895,7 @@ mod tests {
             "[",
             "",
         ] {
-            assert!(!crate::paths::holds_only_leaves(graph), "{graph}");
+            assert!(!crate::fields::holds_only_leaves(graph), "{graph}");
         }
     }
 

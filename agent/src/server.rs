@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request as GrpcRequest, Response, Status};
 
-use crate::hub::Hub;
+use crate::hub::{log_refusal, Hub, MAX_SUBSCRIBERS};
 use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
 
@@ -39,8 +39,6 @@ pub const REQUEST_QUEUE: usize = 32;
 /// How long a `RequestSnapshot` call waits for the agent thread.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Live subscriptions served at once (each one queues snapshots for its client).
-pub const MAX_SUBSCRIBERS: usize = 16;
 /// HTTP/2 pings on idle connections, and how long an answer may take before the connection is
 /// closed: a client that connected and went silent does not hold a slot forever.
 const KEEPALIVE: Duration = Duration::from_secs(30);
@@ -451,17 +449,6 @@ impl tonic::service::Interceptor for TokenCheck {
                 registry::run_dir_in_use().display()
             )))
         }
-    }
-}
-
-/// A connection closed for the limit (`memcity_page::conn`): said once, then every 1000, so a
-/// flood does not flood the log too.
-pub fn log_refusal(peer: SocketAddr, refused: u64) {
-    if refused % 1000 == 1 {
-        warning!(
-            "refused a connection from {peer}: {} are open ({refused} refused so far)",
-            memcity_page::conn::MAX_CONNECTIONS
-        );
     }
 }
 

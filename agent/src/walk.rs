@@ -35,47 +35,29 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jni::sys::{jint, jlong};
 
-use crate::jvmti::{self, Jvmti};
+use crate::intmap::{IntHasher, IntMap};
+use crate::jvmti::{self, root_kind, Jvmti, RootKind};
 use crate::sys;
 use crate::tags;
 use crate::tracker::Tracker;
 
-/// A fast hasher for small integer keys on the walk's hot path (SipHash is several times slower
-/// and the keys are not attacker-controlled).
-#[derive(Default, Clone, Copy)]
-pub struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_i64(&mut self, n: i64) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
+/// The part of a class's estimate that stands for its pending births (see the module head):
+/// objects, bytes, their variance and their outside-TLAB bound. Kept apart so that what the
+/// GC's own count is compared with is the heap that GC saw (`worker/counts.rs`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Pending {
+    pub objects: f64,
+    pub bytes: f64,
+    pub variance: (f64, f64),
+    pub outside_tlab: (f64, f64),
 }
-
-pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// Reference counts between two classes (see `Reference` in the proto).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -112,19 +94,6 @@ impl SlotCount {
         self.max_fanout = self.max_fanout.max(references);
         self.max_length = self.max_length.max(length);
     }
-}
-
-/// What kind of GC root holds an object (JVMTI's root kinds, plus static fields, which JVMTI
-/// reports from class mirrors and which tools since MAT treat as roots).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RootKind {
-    StaticField,
-    Thread,
-    StackLocal,
-    JniLocal,
-    JniGlobal,
-    Monitor,
-    Other,
 }
 
 /// One GC root, as far as the walk can tell roots apart. Field numbers are the walk's; the worker
@@ -180,19 +149,6 @@ impl Root {
         };
         Some(tags::MAX_OWNED_DEPTH - levels)
     }
-}
-
-/// The root kind of a JVMTI root reference (`None` for system classes and non-roots).
-fn root_kind(kind: sys::jvmtiHeapReferenceKind) -> Option<RootKind> {
-    Some(match kind {
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_THREAD => RootKind::Thread,
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_STACK_LOCAL => RootKind::StackLocal,
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_LOCAL => RootKind::JniLocal,
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL => RootKind::JniGlobal,
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_MONITOR => RootKind::Monitor,
-        sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER => RootKind::Other,
-        _ => return None,
-    })
 }
 
 /// Stack and JNI locals: where the reference sits.
@@ -260,7 +216,7 @@ pub struct WalkResult {
     pub unconfirmed: Vec<(f64, f64)>,
     /// Per class, the part of an estimate that stands for births no GC has judged yet (see
     /// `estimate.rs`); empty for a walk.
-    pub pending: Vec<crate::estimate::Pending>,
+    pub pending: Vec<Pending>,
     /// For estimates: the tracker's `last_gc` they were made at (births before it counted).
     pub last_gc: u32,
     /// Tracker slots of the sampled objects the walk reached (alive at the walk). Stamped only

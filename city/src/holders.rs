@@ -19,8 +19,8 @@
 use std::collections::HashMap;
 
 use crate::leak::Confidence;
-use crate::model::RootRef;
-use crate::suspects::is_internal;
+use crate::names::{is_internal, thread_family};
+use crate::roots::RootRef;
 
 /// One root's branch (and each step below) must hold this share of its parent's weight for the
 /// descent to go on (MAT's leak suspects use 80 %).
@@ -740,8 +740,7 @@ fn same_family(a: Option<&RootRef>, b: Option<&RootRef>) -> bool {
         (Some(a), Some(b)) => {
             a.kind == b.kind
                 && !a.thread.is_empty()
-                && crate::suspects::thread_family(&a.name)
-                    == crate::suspects::thread_family(&b.name)
+                && thread_family(&a.name) == thread_family(&b.name)
         }
         _ => false,
     }

@@ -3,7 +3,7 @@
 //! the code that finds suspects so the panel (`details.rs`) can take them without depending on
 //! that code; `suspects.rs` re-exports these types under their old paths.
 
-use crate::model::RootKind;
+use crate::roots::RootKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Confidence {

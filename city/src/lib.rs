@@ -17,6 +17,7 @@ pub mod mapping;
 pub mod model;
 pub mod names;
 pub mod pprof;
+pub mod roots;
 pub mod scene;
 pub mod suspects;
 pub mod timeline;

@@ -48,12 +48,7 @@ pub enum DeadRise {
 /// share under the type's name. Never a suspect nor growth: it is not the application's.
 pub const MEMCITY: &str = "(memcity)";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Metric {
-    #[default]
-    Objects,
-    Bytes,
-}
+pub use crate::units::Metric;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeInfo {
@@ -125,31 +120,7 @@ pub struct FieldRef {
     pub max_length: u64,
 }
 
-/// What kind of GC root holds a path: the protocol's own enum (`Root.Kind`), kept beside the
-/// root's readable name so code asks for a thread or a static field by matching the kind, never
-/// by reading the name's text.
-pub use memcity_proto::v1::root::Kind as RootKind;
-
-/// A root kind as the report and its JSON name it (`root_kind`: "static field", "thread").
-pub fn root_kind_label(kind: RootKind) -> &'static str {
-    match kind {
-        RootKind::StaticField => "static field",
-        RootKind::Thread => "thread",
-        RootKind::StackLocal => "stack local",
-        RootKind::JniLocal => "JNI local",
-        RootKind::JniGlobal => "JNI global",
-        RootKind::Monitor => "monitor",
-        RootKind::Other | RootKind::Unspecified => "VM internal",
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RootRef {
-    pub kind: RootKind,
-    /// Readable: `static LinkedListLeak.PEOPLE`, `thread "main"`.
-    pub name: String,
-    pub thread: String,
-}
+pub use crate::roots::{root_kind_label, RootKind, RootRef};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedRef {

@@ -161,6 +161,31 @@ fn hashes_and_digits(name: &str) -> String {
     out
 }
 
+/// A thread root's name with its numbers as `#`: the threads of one pool share it.
+pub fn thread_family(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_number = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
+}
+
+/// Whether a type is a collection's internals rather than a place a fix goes.
+pub fn is_internal(type_name: &str) -> bool {
+    let base = type_name.trim_end_matches("[]");
+    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
+        && base.contains('$')
+}
+
 #[cfg(test)]
 mod tests {
     use super::stable_thread_name;

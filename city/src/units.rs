@@ -2,8 +2,6 @@
 //! (`scene.rs`) and the details panel (`details.rs`) write numbers alike through here, so
 //! neither needs the other.
 
-use crate::model::Metric;
-
 pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -39,6 +37,14 @@ pub fn bytes(n: u64) -> String {
         unit += 1;
     }
     format!("{value:.1} {}", UNITS[unit])
+}
+
+/// What a group is measured by: its objects or its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Objects,
+    Bytes,
 }
 
 /// A size in the chosen metric: `1,234 objects` or `3.4 MiB`.

@@ -846,7 +846,7 @@ pub async fn prepare(
         tls,
         "the metrics",
         "metrics",
-        crate::server::log_refusal,
+        crate::hub::log_refusal,
     )
     .await?;
     let app = Router::new()

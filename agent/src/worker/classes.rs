@@ -322,7 +322,7 @@ impl Worker {
             .names
             .iter()
             .map(|name| {
-                crate::paths::is_memcity_class(name)
+                crate::sampling::is_memcity_class(name)
                     || (jfr_is_ours && name.starts_with("jdk.jfr."))
             })
             .collect()

@@ -12,11 +12,12 @@ use memcity_proto::v1::{
 
 use super::Worker;
 use crate::jvmti::LocalFrame;
+use crate::jvmti::RootKind;
 use crate::names;
 use crate::paths;
 use crate::tags;
 use crate::tree::NameSource;
-use crate::walk::{self, RootKind, WalkResult};
+use crate::walk::{self, WalkResult};
 
 /// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
 /// type is rare, and the rest are counted in `Reference` anyway.
