@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks the path search that names leak holders (agent/src/paths.rs); not a test: this
+# Benchmarks the path search that names leak holders (agent/src/paths/mod.rs); not a test: this
 # machine is shared and noisy, so it reports medians and the machine, and asserts nothing.
 # Results go to BENCHMARKS.md by hand.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates agent/src/sys.rs from the JDK's jvmti.h. Run by hand only when the JVMTI surface we
+# Regenerates agent/src/jvmti/sys.rs from the JDK's jvmti.h. Run by hand only when the JVMTI surface we
 # use changes; the output is committed so a build needs no libclang.
 # Needs: bindgen-cli (cargo install bindgen-cli) and libclang (apt-get install libclang-dev).
 set -euo pipefail
@@ -19,5 +19,5 @@ JDK=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
     --raw-line '#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code, unused_imports, clippy::all)] // generated' \
     --raw-line 'use jni::sys::{jobject, jclass, jarray, jvalue, jfieldID, jmethodID, jint, jlong, jboolean, jbyte, jchar, jshort, jfloat, jdouble, JNIEnv, JavaVM, JNINativeInterface_};' \
     -- -I"$JDK/include" -I"$JDK/include/linux"
-} > agent/src/sys.rs
-echo "wrote agent/src/sys.rs ($(wc -l < agent/src/sys.rs) lines)"
+} > agent/src/jvmti/sys.rs
+echo "wrote agent/src/jvmti/sys.rs ($(wc -l < agent/src/jvmti/sys.rs) lines)"

@@ -8,8 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use memcity::metrics::synthetic::Session;
-use memcity::metrics::{Feed, Format, Settings};
+use memcity::ports::metrics::synthetic::Session;
+use memcity::ports::metrics::{Feed, Format, Settings};
 
 /// This process's resident memory, bytes (`VmRSS`).
 fn resident() -> u64 {

@@ -7,42 +7,27 @@
 //! own (`memcity-grpc`). Every `extern` entry catches panics; on an internal error the agent logs,
 //! turns itself off, and the application carries on. Nothing is ever written to stdout.
 
-mod aside;
-mod budget;
-mod canary;
-mod collectors;
-mod distinct;
-mod estimate;
-mod fields;
-mod gc_counts;
-mod hub;
-mod intmap;
+// The agent by stage, as one snapshot goes through it: the JVMTI layer; allocation samples
+// and what follows them; the heap's census (walks, estimates, GC counts, the grouping tree);
+// the path search that names holders; the worker thread that runs them; the ports that serve
+// the stream (gRPC, the page, metrics, Pyroscope). Beside them, the OutOfMemoryError's stop
+// and the threads the worker sets aside.
+mod log;
 // `jni!`, the one way the agent calls the JNI table, is defined there for every module after.
 #[macro_use]
 mod jvmti;
-mod lifetimes;
-mod log;
-// Public for `examples/bench_metrics.rs` (the agent is used as a library nowhere else).
-pub mod metrics;
+mod census;
+mod intmap;
 mod names;
-mod oom;
-mod page;
 mod paths;
-mod pyroscope;
+mod sampling;
+mod worker;
+// Public for `examples/bench_metrics.rs` (the agent is used as a library nowhere else).
+mod aside;
+mod oom;
+pub mod ports;
 /// The option parser is shared with `memcity attach`, which checks options before sending them.
 use memcity_proto::options;
-mod sampling;
-mod server;
-#[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)] // generated bindings
-mod sys;
-#[cfg(test)]
-mod sys_layout;
-mod tags;
-mod tracker;
-mod tree;
-mod vthreads;
-mod walk;
-mod worker;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -52,14 +37,16 @@ use std::sync::atomic::{
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::sys::jthread;
+use crate::jvmti::sys::jthread;
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use memcity_proto::v1::{stream_message::Kind, RecordingHeader, SessionEnd, StreamMessage};
 
-use crate::hub::Hub;
-use crate::jvmti::{Jvmti, RawMonitor};
+use crate::census::gc_counts;
+use crate::jvmti::{sys, Jvmti, RawMonitor};
 use crate::log::{debug, error, info, warning};
 use crate::options::Options;
+use crate::ports::hub::Hub;
+use crate::ports::{metrics, server};
 use crate::sampling::Sampler;
 
 /// The agent's `record=` file, kept under `record_max=` when given.

@@ -31,8 +31,9 @@ use std::time::{Duration, Instant};
 
 use jni::sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv, JavaVM, JNI_OK};
 
+use crate::jvmti::sys;
 use crate::log::{info, warning};
-use crate::{in_callback, sys, Agent};
+use crate::{in_callback, Agent};
 
 /// What the thread that ran out asks of the worker.
 pub(crate) struct OomRequest {
@@ -169,7 +170,7 @@ pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool)
     }
     if jfr_stream
         && !asks_for_logging(command_line, "jfr")
-        && !crate::gc_counts::application_uses_jfr(command_line)
+        && !crate::census::gc_counts::application_uses_jfr(command_line)
     {
         tags.push("jfr+system=off");
         tags.push("jfr=off");
@@ -181,7 +182,7 @@ pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool)
 /// objects in the application's heap, three quarters full by now: the worker has it made on a
 /// thread of its own (`aside.rs`).
 pub(crate) fn quiet_the_jvms_lines(env: &mut jni::JNIEnv, command: &str) -> Result<(), String> {
-    match crate::gc_counts::repository::diagnostic_command(env, command) {
+    match crate::census::gc_counts::repository::diagnostic_command(env, command) {
         Ok(_) => info!("the Java heap is three quarters full: the JVM's lines that memcity would cause on stdout are turned off ({command})"),
         Err(e) => crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}"),
     }

@@ -14,7 +14,7 @@
 //! (`classifiers=package:type:site`), from the grouping tree: the agent split each type's live
 //! objects (exact at a walk, estimated between walks) by the weights of its live allocation
 //! samples at each site, and put what no sample stands for under `(unsampled)`
-//! (`agent/src/tree.rs`). Those are the numbers the city and `memcity report` show, so the
+//! (`agent/src/census/tree.rs`). Those are the numbers the city and `memcity report` show, so the
 //! profile says what they say.
 //!
 //! Without a `site` level but with lifetimes (the agent's defaults), every snapshot still
@@ -108,7 +108,7 @@ pub enum PprofError {
 }
 
 /// One frame of an allocation site's name, as the agent writes it (`Class.method(File.java:12)`
-/// frames joined by ` <- `, `...` where it skipped library frames; `agent/src/sampling.rs`
+/// frames joined by ` <- `, `...` where it skipped library frames; `agent/src/sampling/mod.rs`
 /// `site_name`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SiteFrame<'a> {

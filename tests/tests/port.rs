@@ -10,7 +10,7 @@ use memcity_e2e::*;
 use memcity_proto::v1::SnapshotRequest;
 use memcity_viewer::client;
 
-/// The agent's limits (agent/src/server.rs), restated: the tests check the JVM holds to them.
+/// The agent's limits (agent/src/ports/server.rs), restated: the tests check the JVM holds to them.
 const MAX_CONNECTIONS: usize = 64;
 const MAX_SUBSCRIBERS: usize = 16;
 

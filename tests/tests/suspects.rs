@@ -358,7 +358,7 @@ fn the_signature_is_the_same_across_runs_and_collectors() {
 }
 
 /// JDK 21 and later number fields as the JVMTI specification says, earlier ones differently
-/// (agent/src/fields.rs): the names must come out right on both.
+/// (agent/src/census/fields.rs): the names must come out right on both.
 #[test]
 fn field_names_hold_on_jdk25() {
     let Some(jdk) = jdk25() else {

@@ -10,13 +10,13 @@ use std::time::Instant;
 use jni::sys::JNIEnv;
 
 use super::Worker;
-use crate::gc_counts;
+use crate::census::gc_counts;
+use crate::census::walk::WalkResult;
+use crate::jvmti::tags;
 use crate::jvmti::{Jvmti, LocalFrame};
 use crate::log::debug;
 use crate::names;
 use crate::sampling::Sampler;
-use crate::tags;
-use crate::walk::WalkResult;
 use crate::Agent;
 
 /// Primitive type mirrors (`int.class` ... `void.class`): heap objects no class list reports.

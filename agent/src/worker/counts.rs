@@ -10,9 +10,9 @@ use memcity_proto::v1::snapshot::Trigger;
 
 use super::schedule::GC_SETTLE;
 use super::Worker;
-use crate::gc_counts::{self, GcCount, GcCounts};
+use crate::census::gc_counts::{self, GcCount, GcCounts};
+use crate::census::walk::WalkResult;
 use crate::log::{debug, info, warning};
-use crate::walk::WalkResult;
 
 /// One published snapshot's per-class numbers.
 pub(super) struct Recent {
@@ -268,7 +268,7 @@ impl Worker {
             self.recent.pop_front();
         }
         // A GC's count is the heap that GC left, without the births since (`estimate.rs`).
-        let (objects, bytes, variance) = crate::estimate::at_last_gc(counts);
+        let (objects, bytes, variance) = crate::census::estimate::at_last_gc(counts);
         self.recent.push_back(Recent {
             unix_ms: crate::unix_ms(std::time::SystemTime::now()),
             last_gc: counts.last_gc,

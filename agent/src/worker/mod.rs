@@ -26,24 +26,24 @@ use memcity_proto::v1::{
 };
 
 use crate::aside::Aside;
-use crate::budget::Budget;
-use crate::canary::Canaries;
-use crate::collectors::{Collectors, GcGenerations, MarkingClock};
-use crate::estimate::{Anchor, Estimator};
-use crate::fields::FieldNames;
-use crate::gc_counts::{GcCount, GcCounts};
+use crate::census::budget::Budget;
+use crate::census::canary::Canaries;
+use crate::census::collectors::{Collectors, GcGenerations, MarkingClock};
+use crate::census::estimate::{Anchor, Estimator};
+use crate::census::fields::FieldNames;
+use crate::census::gc_counts::{GcCount, GcCounts};
+use crate::census::tree;
+use crate::census::walk::{self, ClassFacts, WalkError, WalkResult};
+use crate::jvmti::tags;
 use crate::jvmti::{weak, CanaryHeap};
-use crate::lifetimes::Lifetimes;
 use crate::log::{debug, info, warning};
 use crate::names;
 use crate::oom::HeapGauge;
 use crate::options::Classifier;
 use crate::paths;
+use crate::ports::server::Request;
+use crate::sampling::lifetimes::Lifetimes;
 use crate::sampling::{MethodNames, Sampler};
-use crate::server::Request;
-use crate::tags;
-use crate::tree;
-use crate::walk::{self, ClassFacts, WalkError, WalkResult};
 use crate::Agent;
 use classes::{unsplit_memcity, ClassTable};
 use counts::{Recent, DEFAULT_COUNT_NS_PER_OBJECT, GC_COUNTS_FROM_OBJECTS, GC_COUNTS_FROM_WALK};
@@ -67,7 +67,7 @@ struct Worker {
     chain: Vec<Classifier>,
     budget: Budget,
     /// The path search's stop to list the roots, predicted (it spends `budget` too).
-    roots_stop: crate::budget::RootsStop,
+    roots_stop: crate::census::budget::RootsStop,
     estimator: Estimator,
     /// When the old generation was last marked (`canary.rs`).
     canaries: Canaries,
@@ -306,7 +306,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         debug!(
             "JDK {}: estimates of objects over {} KB carry the sampler's outside-TLAB bias in their error",
             major.unwrap_or(0),
-            crate::estimate::OUTSIDE_TLAB_RISK_BYTES / 1024,
+            crate::census::estimate::OUTSIDE_TLAB_RISK_BYTES / 1024,
         );
     }
     info!(
@@ -537,7 +537,7 @@ impl Worker {
             if sampler.tracker.hold_limited() {
                 point = self
                     .gc_generations
-                    .back(point, crate::canary::HOLD_GCS as u32);
+                    .back(point, crate::census::canary::HOLD_GCS as u32);
             }
             self.estimator.set_confirmed(point);
             self.poll_deaths(sampler);
@@ -1071,7 +1071,7 @@ impl Worker {
         let (samples, sampling_ns) = sampler.map_or((0, 0), |s| s.cost());
         let (agent_bytes, mut jvm_bytes) = sampler.map_or((0, 0), |s| s.tracker.memory());
         let (held, let_go) = self.canaries.held();
-        jvm_bytes += (held + let_go) as u64 * crate::canary::JVM_BYTES_PER_CANARY;
+        jvm_bytes += (held + let_go) as u64 * crate::census::canary::JVM_BYTES_PER_CANARY;
         let interval = sampler.map_or(0, |s| s.current_interval());
         let mut exactness = built.exactness;
         if let Some(anchor) = estimate_of {

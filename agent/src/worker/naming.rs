@@ -11,13 +11,13 @@ use memcity_proto::v1::{
 };
 
 use super::Worker;
+use crate::census::tree::NameSource;
+use crate::census::walk::{self, WalkResult};
+use crate::jvmti::tags;
 use crate::jvmti::LocalFrame;
 use crate::jvmti::RootKind;
 use crate::names;
 use crate::paths;
-use crate::tags;
-use crate::tree::NameSource;
-use crate::walk::{self, WalkResult};
 
 /// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
 /// type is rare, and the rest are counted in `Reference` anyway.
@@ -476,7 +476,7 @@ impl Worker {
             .map(&mut site)
             .collect();
         // The tracker's times wrap at 49 days; a snapshot's are since the start, whole.
-        let moment = |m: crate::tracker::Moment| Moment {
+        let moment = |m: crate::sampling::tracker::Moment| Moment {
             time_ms: tracker.unwrap_ms(m.ms),
             gc: u64::from(m.gcs),
             allocated_bytes: m.allocated,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use memcity_proto::v1::snapshot::Trigger;
 
-use crate::budget::{Budget, Decision};
+use crate::census::budget::{Budget, Decision};
 
 /// How often the worker looks for requests when no GC wakes it.
 pub(super) const POLL: Duration = Duration::from_millis(50);

@@ -11,7 +11,7 @@ use memcity_proto::v1::{snapshot::Trigger, OutOfMemory};
 use super::classes::class_ids;
 use super::schedule::POLL;
 use super::Worker;
-use crate::estimate::{age_bin, AgedFates, AGE_BINS};
+use crate::census::estimate::{age_bin, AgedFates, AGE_BINS};
 use crate::log::debug;
 use crate::paths;
 use crate::sampling::Sampler;
@@ -57,7 +57,7 @@ impl Worker {
             } else {
                 0.0
             };
-            let recount = moved >= crate::estimate::RECOUNT_SHARE;
+            let recount = moved >= crate::census::estimate::RECOUNT_SHARE;
             if recount {
                 debug!(
                     "path search: a full one to count again: births since the last count add {:.0} % to a class's",
@@ -161,7 +161,7 @@ impl Worker {
                         .counted
                         .iter()
                         .map(|&(class, n, _)| {
-                            let v = crate::estimate::Fates::pooled(
+                            let v = crate::census::estimate::Fates::pooled(
                                 verdicts.get(class as usize).into_iter().flatten(),
                             );
                             format!(
@@ -480,7 +480,7 @@ impl Worker {
 /// share by weight rests on the few heavy ones (`byte[]`: a leak's 24-byte names beside
 /// 256-byte scratch arrays).
 fn search_verdicts(
-    tracker: &crate::tracker::Tracker,
+    tracker: &crate::sampling::tracker::Tracker,
     found: &paths::Found,
     from: u32,
 ) -> Vec<AgedFates> {

@@ -13,11 +13,11 @@ use memcity_proto::sampled::apportion;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{exactness::Source, Exactness, Node, Reference};
 
-use crate::estimate::error95;
+use crate::census::estimate::error95;
+use crate::census::walk::{SampleCount, WalkResult};
+use crate::jvmti::tags;
 use crate::names::{self, UNSAMPLED};
 use crate::options::Classifier;
-use crate::tags;
-use crate::walk::{SampleCount, WalkResult};
 
 /// Names of the ids a walk reports.
 pub trait NameSource {
@@ -254,7 +254,7 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::walk::RefCount;
+    use crate::census::walk::RefCount;
 
     struct Fixed;
     impl NameSource for Fixed {

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::tracker::{Moment, Sample};
+use crate::sampling::tracker::{Moment, Sample};
 
 /// Deaths kept between two snapshots at most.
 pub const MAX_DEATHS: usize = 2_000;

@@ -40,7 +40,7 @@ pub const MAX_DROPPED: usize = 64;
 
 /// What a canary costs the JVM: a plain object (16 bytes with compressed class pointers) and
 /// its reference's `OopStorage` slot.
-pub const JVM_BYTES_PER_CANARY: u64 = 16 + crate::tracker::JVM_BYTES_PER_REF;
+pub const JVM_BYTES_PER_CANARY: u64 = 16 + crate::sampling::tracker::JVM_BYTES_PER_REF;
 
 /// What the canaries need from the JVM, as opaque reference handles.
 pub trait Heap {

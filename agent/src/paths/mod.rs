@@ -53,6 +53,9 @@
 //! rest between each other so that on average they keep to the `paths=` share of a core
 //! (`Schedule`). What a search could not finish is said in `Found::incomplete`.
 
+pub(crate) mod distinct;
+pub(crate) mod vthreads;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::ptr;
@@ -60,12 +63,12 @@ use std::time::{Duration, Instant};
 
 use jni::sys::{jclass, jfieldID, jint, jlong, jobject, jsize, JNIEnv};
 
-use crate::distinct::Distinct;
-use crate::fields::holds_only_leaves;
+use crate::census::fields::holds_only_leaves;
 use crate::intmap::{IntHasher, IntMap};
+use crate::jvmti::sys;
 use crate::jvmti::{Jvmti, LocalFrame, RootKind};
 use crate::sampling::{is_memcity_class, is_memcity_thread};
-use crate::sys;
+use distinct::Distinct;
 
 /// Live samples looked for at most (MAT's leak suspects sample up to 10,000 instances).
 pub const MAX_TARGETS: usize = 10_000;
@@ -634,7 +637,7 @@ struct ClassInfo {
     kind: Kind,
     /// Reference instance fields, fields of the class's own type last: `(id, name index)`.
     fields: Vec<(jfieldID, u32)>,
-    /// Every reference field can hold only leaves (see [`crate::fields::holds_only_leaves`]): an instance
+    /// Every reference field can hold only leaves (see [`crate::census::fields::holds_only_leaves`]): an instance
     /// cannot lead back to anything, so the search enters it without keeping its key.
     terminal: bool,
 }
@@ -1255,7 +1258,7 @@ impl Search {
         let first_virtual = search.threads.len();
         let (virtuals, more_virtual) = if enumerate {
             // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
-            unsafe { crate::vthreads::list(jni) }
+            unsafe { vthreads::list(jni) }
         } else {
             (Vec::new(), false)
         };
@@ -1266,7 +1269,7 @@ impl Search {
                 .ok()
                 .filter(|name| !name.is_empty())
                 // SAFETY: as above; `thread` is a global reference.
-                .or_else(|| unsafe { crate::vthreads::id(jni, thread) }.map(|id| format!("#{id}")))
+                .or_else(|| unsafe { vthreads::id(jni, thread) }.map(|id| format!("#{id}")))
                 .unwrap_or_else(|| "(unnamed)".into());
             search.threads.push(name);
             if let Some(marks) = &marks {
@@ -1288,7 +1291,7 @@ impl Search {
         let mut failed = false;
         if let Some(marks) = marks {
             // SAFETY: as above.
-            let virtual_array = unsafe { crate::vthreads::as_array(jni, &virtuals) };
+            let virtual_array = unsafe { vthreads::as_array(jni, &virtuals) };
             if !virtual_array.is_null() {
                 let _ = marks.0.set_tag(virtual_array, VIRTUAL_ARRAY);
             }
@@ -2480,7 +2483,7 @@ impl Search {
             .map(|(class, n)| match self.distinct.get(&class) {
                 Some(distinct) if !distinct.is_empty() => {
                     let n = distinct.count();
-                    (class, n, crate::distinct::variance(n))
+                    (class, n, distinct::variance(n))
                 }
                 _ => (class, n, 0.0),
             })

@@ -46,11 +46,11 @@
 //! give or take the other half); a class no search counted since the last walk counts its
 //! unjudged births at the same shares ([`Estimator::set_search_count`], [`AgedFates`]).
 
+use crate::census::walk::{Pending, RefCount, SampleCount, WalkResult};
 use crate::intmap::IntMap;
-use crate::lifetimes::Lifetimes;
+use crate::sampling::lifetimes::Lifetimes;
+use crate::sampling::tracker::{site_of, Sample, Tracker};
 use crate::sampling::NO_SITE;
-use crate::tracker::{site_of, Sample, Tracker};
-use crate::walk::{Pending, RefCount, SampleCount, WalkResult};
 
 /// What became of one class's births since the anchor that a GC has judged: the weight still
 /// alive, the weight dead, and how many samples that rests on.

@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 use jni::sys::{jint, jlong};
 
 use crate::intmap::{IntHasher, IntMap};
+use crate::jvmti::sys;
+use crate::jvmti::tags;
 use crate::jvmti::{self, root_kind, Jvmti, RootKind};
-use crate::sys;
-use crate::tags;
-use crate::tracker::Tracker;
+use crate::sampling::tracker::Tracker;
 
 /// The part of a class's estimate that stands for its pending births (see the module head):
 /// objects, bytes, their variance and their outside-TLAB bound. Kept apart so that what the

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::sys;
+use crate::jvmti::sys;
 
 fn headers() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/jvm")

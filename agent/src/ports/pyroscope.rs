@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::log::{info, warning};
-use crate::metrics::Shared;
+use crate::ports::metrics::Shared;
 use memcity_proto::options::PushUrl;
 
 /// Longest a push may take, connection included: a slow server must not pile pushes up.
@@ -154,7 +154,8 @@ pub async fn run(target: PushUrl, every: Duration, service: String, shared: Arc<
         let shared_for_build = shared.clone();
         // The profile is made under the model's lock, and encoded after it.
         let built = tokio::task::spawn_blocking(move || {
-            let latest = crate::metrics::lock(&shared_for_build).latest_profile(last_pushed)?;
+            let latest =
+                crate::ports::metrics::lock(&shared_for_build).latest_profile(last_pushed)?;
             let gzipped = memcity_city::pprof::encode_gzipped(&latest.profile);
             Some((latest.seq, latest.unix_ms, gzipped))
         })

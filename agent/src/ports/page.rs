@@ -20,8 +20,8 @@ use memcity_page::Page;
 use memcity_proto::v1::StreamMessage;
 use tokio_stream::StreamExt;
 
-use crate::hub::Hub;
-use crate::hub::MAX_SUBSCRIBERS;
+use crate::ports::hub::Hub;
+use crate::ports::hub::MAX_SUBSCRIBERS;
 
 /// Reads the page's files and binds its port. An error says what is missing; the gRPC port
 /// serves on without the page.
@@ -56,7 +56,7 @@ pub async fn prepare(
         tls,
         "the page",
         "http",
-        crate::hub::log_refusal,
+        crate::ports::hub::log_refusal,
     )
     .await?;
     let access = Arc::new(Access::new(

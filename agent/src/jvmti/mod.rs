@@ -1,14 +1,18 @@
 //! A thin, checked layer over the raw JVMTI function table: every call returns `Result`, and
 //! memory JVMTI allocates for us is released by RAII guards.
 
+#[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)] // generated bindings
+pub(crate) mod sys;
+#[cfg(test)]
+mod sys_layout;
+pub(crate) mod tags;
+
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::fmt;
 use std::ptr;
 
-use crate::sys::jthread;
+use crate::jvmti::sys::jthread;
 use jni::sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
-
-use crate::sys;
 
 /// Calls one function of the JNI table, the one way the agent does: `$env` must be the current
 /// thread's JNIEnv. (JNI's calls beside JVMTI's, which `Jvmti` wraps; a macro, since the table's
@@ -620,7 +624,7 @@ pub mod weak {
 /// worker thread's JNIEnv.
 pub struct CanaryHeap(pub *mut jni::sys::JNIEnv);
 
-impl crate::canary::Heap for CanaryHeap {
+impl crate::census::canary::Heap for CanaryHeap {
     fn make(&mut self) -> Option<usize> {
         // SAFETY: the worker thread's own JNIEnv (the only user of this type).
         let mut env = unsafe { jni::JNIEnv::from_raw(self.0) }.ok()?;

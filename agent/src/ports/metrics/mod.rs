@@ -32,8 +32,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::hub::Hub;
 use crate::log::warning;
+use crate::ports::hub::Hub;
 use access::Access;
 
 mod access;
@@ -846,7 +846,7 @@ pub async fn prepare(
         tls,
         "the metrics",
         "metrics",
-        crate::hub::log_refusal,
+        crate::ports::hub::log_refusal,
     )
     .await?;
     let app = Router::new()
@@ -864,7 +864,7 @@ pub(crate) fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Feed> {
 /// thousands of groups takes milliseconds to take in; gRPC viewers must not wait for it).
 async fn follow(hub: Arc<Hub>, shared: Arc<Shared>) {
     let (backlog, mut live) = hub.subscribe_internal();
-    let take = |items: Vec<crate::hub::Item>| {
+    let take = |items: Vec<crate::ports::hub::Item>| {
         let shared = shared.clone();
         tokio::task::spawn_blocking(move || {
             let mut feed = lock(&shared);

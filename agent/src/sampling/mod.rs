@@ -7,20 +7,23 @@
 //! `tracker.rs`). Method and thread names are resolved later, on the agent's own thread. Each
 //! step is timed (`SampleCost`), so the cost is measured where it is paid, not guessed.
 
+pub(crate) mod lifetimes;
+pub(crate) mod tracker;
+
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::sys::jthread;
+use crate::jvmti::sys::jthread;
 use jni::sys::{jlong, jmethodID, jobject, JNIEnv};
 
+use crate::jvmti::sys;
+use crate::jvmti::tags;
 use crate::jvmti::{weak, Jvmti};
 use crate::options::MAX_SITE_FRAMES;
-use crate::sys;
-use crate::tags;
-use crate::tracker::Tracker;
+use crate::sampling::tracker::Tracker;
 use memcity_proto::frames::is_library_frame;
 
 /// Most garbage [`prime`] allocates before it gives up.
@@ -124,7 +127,7 @@ pub fn is_memcity(memcity: &[bool], id: u32) -> bool {
 /// Whether a thread is one of memcity's own: its named threads, and JFR's when memcity's stream
 /// is the JVM's only JFR.
 pub fn is_memcity_thread(name: &str) -> bool {
-    name.starts_with("memcity-") || crate::gc_counts::is_our_jfr_thread(name)
+    name.starts_with("memcity-") || crate::census::gc_counts::is_our_jfr_thread(name)
 }
 
 /// Whether a class is one of memcity's own (its JFR helper).
@@ -558,7 +561,7 @@ impl Sampler {
                 // that declares one of its own.
                 let instance = !signature.starts_with('[')
                     && signature != "Ljava/lang/invoke/ResolvedMethodName;";
-                crate::fields::holds_only_leaves(&signature)
+                crate::census::fields::holds_only_leaves(&signature)
                     || (instance
                         // SAFETY: `jni` is this thread's JNIEnv and `klass` the event's
                         // local reference.
@@ -884,7 +887,7 @@ mod tests {
     #[test]
     fn only_objects_that_reach_nothing_more_count_as_leaves() {
         for leaf in ["[B", "[J", "[Z", "Ljava/lang/String;", "Ljava/lang/Long;"] {
-            assert!(crate::fields::holds_only_leaves(leaf), "{leaf}");
+            assert!(crate::census::fields::holds_only_leaves(leaf), "{leaf}");
         }
         for graph in [
             "[Ljava/lang/Object;",
@@ -895,7 +898,7 @@ mod tests {
             "[",
             "",
         ] {
-            assert!(!crate::fields::holds_only_leaves(graph), "{graph}");
+            assert!(!crate::census::fields::holds_only_leaves(graph), "{graph}");
         }
     }
 

@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request as GrpcRequest, Response, Status};
 
-use crate::hub::{log_refusal, Hub, MAX_SUBSCRIBERS};
 use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
+use crate::ports::hub::{log_refusal, Hub, MAX_SUBSCRIBERS};
 
 /// Work the server hands to the agent thread.
 pub enum Request {
@@ -285,7 +285,7 @@ fn serve(
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
         // The page is optional: what keeps it from serving is said, and the gRPC port serves on.
         let page = match page {
-            Some(options) => crate::page::prepare(
+            Some(options) => crate::ports::page::prepare(
                 addr.ip(),
                 options.port,
                 options.web.as_deref(),
@@ -301,20 +301,20 @@ fn serve(
         // Likewise the metrics and the push.
         let mut metrics = None;
         if let Some(fleet) = fleet {
-            let shared = crate::metrics::follow_session(
+            let shared = crate::ports::metrics::follow_session(
                 hub.clone(),
-                crate::metrics::Settings {
+                crate::ports::metrics::Settings {
                     top: fleet.top,
                     window: fleet.window,
-                    agent: crate::metrics::agent_address(local),
+                    agent: crate::ports::metrics::agent_address(local),
                     service: fleet.service.clone(),
                     page: page
                         .as_ref()
-                        .map(|p| crate::metrics::reachable_url(&p.url)),
+                        .map(|p| crate::ports::metrics::reachable_url(&p.url)),
                 },
             );
             if let Some(port) = fleet.metrics {
-                metrics = crate::metrics::prepare(
+                metrics = crate::ports::metrics::prepare(
                     addr.ip(),
                     port,
                     tls_files.as_ref(),
@@ -326,7 +326,7 @@ fn serve(
                 .ok();
             }
             if let Some(target) = fleet.pyroscope {
-                tokio::spawn(crate::pyroscope::run(
+                tokio::spawn(crate::ports::pyroscope::run(
                     target,
                     fleet.pyroscope_every,
                     fleet.service,
