@@ -18,7 +18,7 @@ scripts/build-web.sh >/dev/null
 target=$(realpath "${CARGO_TARGET_DIR:-target}")
 work=$(mktemp -d)
 serve_pid=
-trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; rm -rf "$work"; true' EXIT
+trap '[ -n "$serve_pid" ] && { kill "$serve_pid" 2>/dev/null || true; }; rm -rf "$work"' EXIT
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '%-8s %-10s %-10s %-22s %-22s %-12s %s\n' groups snapshots "file MB" "report s / MB" "replay frame s / MB" "page open s / MB" "live push"
 for size in $sizes; do
@@ -39,7 +39,7 @@ for size in $sizes; do
   page=$("$target/release/examples/bench_page" "$url" 1280x720 --open-time --disable-gpu-vsync | sed -E 's/opened in ([0-9.]+ s), renderer peak ([0-9]+ MB)/\1 \/ \2/')
   kill "$serve_pid" 2>/dev/null || true
   wait "$serve_pid" 2>/dev/null || true
-  push=$("$target/release/examples/bench_push" "$file" 20 | sed -E 's/.*model ([0-9.]+) ms.*suspects ([0-9.]+) ms.*copies the model in ([0-9.]+) ms.*/model \1 ms, suspects \2 ms, copy \3 ms/')
+  push=$("$target/release/examples/bench_push" "$file" 20 | tr '\n' ' ' | sed -E 's/.*model ([0-9.]+) ms.*suspects ([0-9.]+) ms.*copies the model in ([0-9.]+) ms.*in steps \(the page\): ([0-9.]+) ms in ([0-9]+) steps, the largest ([0-9.]+) ms.*/model \1 ms, suspects \2 ms (copy \3 ms; in steps \4 ms, \5 steps, the largest \6 ms)/')
   printf '%-8s %-10s %-10s %-22s %-22s %-12s %s\n' "$groups" "$snapshots" "$mb" "$rs / $((rk / 1024))" "$ps / $((pk / 1024))" "$page" "$push"
   rm -f "$file"
 done
