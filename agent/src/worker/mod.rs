@@ -55,6 +55,16 @@ use jvm::{
 use naming::Names;
 use schedule::{Turn, POLL};
 
+/// What a snapshot's numbers rest on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Basis {
+    /// An exact walk of the heap.
+    Walk,
+    /// An estimate from the tracked samples, since the walk whose snapshot is `anchor` (its
+    /// `seq`), if any walk has been.
+    Estimate { anchor: Option<u64> },
+}
+
 struct Worker {
     agent: &'static Agent,
     jni: *mut JNIEnv,
@@ -954,7 +964,7 @@ impl Worker {
             total_objects: result.objects.iter().sum(),
         });
         let pause = result.pause;
-        self.publish(trigger, &mut result, predicted, None);
+        self.publish(trigger, &mut result, predicted, Basis::Walk);
         // After publishing, which learned the names of the fields the walk met.
         self.note_walk_holders(&result, walked_ms);
         Ok(SnapshotReply {
@@ -987,7 +997,7 @@ impl Worker {
         }
         let predicted = self.budget.predict(counts.objects.iter().sum());
         let anchor = self.estimator.anchor().map(|a| a.seq);
-        self.publish(trigger, &mut counts, predicted, Some(anchor));
+        self.publish(trigger, &mut counts, predicted, Basis::Estimate { anchor });
     }
 
     /// Attached and not yet walked, the objects allocated before the attach were never sampled:
@@ -1031,14 +1041,13 @@ impl Worker {
         counts.variance[index] = (sigma(counts.objects[index]), sigma(rest));
     }
 
-    /// Builds the tree of `counts` and publishes the snapshot. `estimate_of`: `None` for a
-    /// walk, `Some(anchor seq)` for an estimate.
+    /// Builds the tree of `counts` and publishes the snapshot, a walk's or an estimate's.
     fn publish(
         &mut self,
         trigger: Trigger,
         counts: &mut WalkResult,
         predicted: Duration,
-        estimate_of: Option<Option<u64>>,
+        basis: Basis,
     ) {
         self.resolve_names();
         let moved = self.split_memcity(counts);
@@ -1064,7 +1073,7 @@ impl Worker {
         self.gc_at_snapshot = gc_now;
         self.last_snapshot = now;
         self.estimate_pending = false;
-        if estimate_of.is_none() {
+        if basis == Basis::Walk {
             self.walk_pending = false;
         }
         let sampler = self.sampler();
@@ -1074,7 +1083,7 @@ impl Worker {
         jvm_bytes += (held + let_go) as u64 * crate::census::canary::JVM_BYTES_PER_CANARY;
         let interval = sampler.map_or(0, |s| s.current_interval());
         let mut exactness = built.exactness;
-        if let Some(anchor) = estimate_of {
+        if let Basis::Estimate { anchor } = basis {
             exactness.anchor_seq = anchor.unwrap_or(0);
             exactness.anchored = anchor.is_some();
             // A type kept since the anchor with B bytes goes unsampled with chance exp(-B / I).
@@ -1083,7 +1092,7 @@ impl Worker {
             exactness.gc_counted_types = types;
             exactness.gc_count_time_ms = at_ms.saturating_sub(self.agent.start_unix_ms);
         }
-        let (fields, roots, owned) = if estimate_of.is_none() {
+        let (fields, roots, owned) = if basis == Basis::Walk {
             if counts.unowned_roots > 0 {
                 debug!(
                     "{} roots met after the walk's {} owner numbers ran out",
@@ -1152,10 +1161,9 @@ impl Worker {
             "snapshot {} ({:?}, {}): {} objects, pause {} ms",
             self.seq,
             trigger,
-            if estimate_of.is_some() {
-                "estimated"
-            } else {
-                "walk"
+            match basis {
+                Basis::Walk => "walk",
+                Basis::Estimate { .. } => "estimated",
             },
             snapshot.root.as_ref().map_or(0, |r| r.objects),
             counts.pause.as_millis()
