@@ -31,6 +31,9 @@ pub enum LoadError {
     },
     #[error("{0}")]
     Protocol(#[from] crate::model::ProtocolError),
+    /// A recording read as it arrives that could not be read on (said when it stopped).
+    #[error("{0}")]
+    Stopped(String),
     #[error("{0} holds no Memory Cities tree files: expected an export root, a classifier folder (with anttracks-format/) or a folder of <time>.json tree files")]
     NoTrees(PathBuf),
 }
@@ -135,6 +138,8 @@ pub struct Arriving {
     recording: ArrivingRecording,
     model: Option<CityModel>,
     name: PathBuf,
+    /// Why the recording could not be read on: every later push and the finish say it again.
+    failed: Option<String>,
 }
 
 impl Arriving {
@@ -144,18 +149,25 @@ impl Arriving {
             recording: ArrivingRecording::new(name),
             model: None,
             name: name.to_owned(),
+            failed: None,
         }
     }
 
     /// The next piece, and every message it completes into the model. After an error, nothing
     /// more is read.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        if let Some(why) = &self.failed {
+            return Err(LoadError::Stopped(why.clone()));
+        }
         self.recording.push(bytes);
         self.take()
     }
 
     /// No more pieces come: the model of the whole recording.
     pub fn finish(mut self) -> Result<CityModel, LoadError> {
+        if let Some(why) = self.failed.take() {
+            return Err(LoadError::Stopped(why));
+        }
         self.recording.end();
         self.take()?;
         // Past the end, `take` made the model or failed.
@@ -168,6 +180,14 @@ impl Arriving {
     }
 
     fn take(&mut self) -> Result<(), LoadError> {
+        let taken = self.take_messages();
+        if let Err(e) = &taken {
+            self.failed = Some(e.to_string());
+        }
+        taken
+    }
+
+    fn take_messages(&mut self) -> Result<(), LoadError> {
         while let Some(message) = self.recording.next_message()? {
             self.model()?.apply(&message)?;
         }
@@ -754,6 +774,15 @@ mod tests {
                 }
             }
         }
+        // After an error nothing more is read, and the finish says why.
+        let mut refused = Arriving::new(Path::new("notes.json"));
+        assert!(refused.push(b"{\"not\": 1}").is_err());
+        let again = refused.push(&bytes).unwrap_err().to_string();
+        assert!(
+            again.contains("notes.json is not a memcity recording"),
+            "{again}"
+        );
+        assert!(refused.finish().is_err());
         let err = arriving(b"{\"not\": 1}", 4, "notes.json").unwrap_err();
         assert!(
             err.to_string()

@@ -18,7 +18,7 @@ use std::rc::Rc;
 use prost::Message;
 
 use crate::recording::{
-    RecordingError, RecordingReader, FRAME_HEADER_BYTES, MAGIC, MAX_FRAME_BYTES,
+    RecordingError, RecordingReader, FORMAT_VERSION, FRAME_HEADER_BYTES, MAGIC, MAX_FRAME_BYTES,
 };
 use crate::v1::StreamMessage;
 
@@ -177,8 +177,15 @@ impl ArrivingRecording {
         let bytes = arrived.unread();
         let preamble = MAGIC.len() + 4;
         let known = bytes.len().min(MAGIC.len());
+        // A version this reader cannot read is said at once, not after its header has come
+        // (a newer format may frame it otherwise).
+        let unreadable = bytes.get(MAGIC.len()..preamble).is_some_and(|v| {
+            let version = u32::from_le_bytes(v.try_into().expect("4 bytes"));
+            version == 0 || version > FORMAT_VERSION
+        });
         self.ended
             || bytes[..known] != MAGIC[..known]
+            || unreadable
             || (bytes.len() >= preamble && frame_ahead(&bytes[preamble..]) == Ahead::Whole)
     }
 }
@@ -292,6 +299,13 @@ mod tests {
         assert!(matches!(
             arriving.next_message(),
             Err(RecordingError::NotARecording { .. })
+        ));
+        let mut newer = ArrivingRecording::new(Path::new("n.mcrec"));
+        newer.push(&MAGIC);
+        newer.push(&(FORMAT_VERSION + 1).to_le_bytes());
+        assert!(matches!(
+            newer.next_message(),
+            Err(RecordingError::UnsupportedVersion { .. })
         ));
         let mut empty = ArrivingRecording::new(Path::new("e.mcrec"));
         assert!(empty.next_message().unwrap().is_none(), "not yet");

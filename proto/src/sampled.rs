@@ -33,7 +33,19 @@ pub fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
     }
     let exact: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
     let mut parts: Vec<u64> = exact.iter().map(|e| e.floor() as u64).collect();
-    let mut left = total.saturating_sub(parts.iter().sum());
+    // Past 2^53 a double rounds: the parts rounded down may come to more than the total. The
+    // excess comes off the largest parts first, so that they add up exactly all the same.
+    let sum = |parts: &[u64]| parts.iter().map(|&p| u128::from(p)).sum::<u128>();
+    let mut over = sum(&parts).saturating_sub(u128::from(total));
+    while over > 0 {
+        let largest = (0..parts.len())
+            .max_by_key(|&i| parts[i])
+            .expect("weights are not empty");
+        let off = over.min(u128::from(parts[largest])) as u64;
+        parts[largest] -= off;
+        over -= u128::from(off);
+    }
+    let mut left = (u128::from(total) - sum(&parts)) as u64;
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| {
         let fa = exact[a] - exact[a].floor();
@@ -74,7 +86,11 @@ mod tests {
         let parts = apportion(1_000_003, &[0.3, 0.3, 0.4]);
         assert_eq!(parts.iter().sum::<u64>(), 1_000_003);
         // Parts of a total past what a double holds exactly still add up to it.
-        let total = (1u64 << 60) + 7;
-        assert_eq!(apportion(total, &[1.0; 3]).iter().sum::<u64>(), total);
+        for total in [(1u64 << 60) + 7, (1 << 60) - 1, u64::MAX] {
+            for weights in [&[1.0][..], &[1.0; 3], &[0.2, 0.8]] {
+                let sum: u64 = apportion(total, weights).iter().sum();
+                assert_eq!(sum, total, "{total} by {weights:?}");
+            }
+        }
     }
 }

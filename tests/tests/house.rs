@@ -59,26 +59,90 @@ fn modules(src: &Path) -> BTreeMap<String, (PathBuf, String)> {
     out
 }
 
-/// The modules `code` names after `crate::` (the longest known prefix of each path; a grouped
-/// `use crate::{a, b::C}` names each).
-fn imports(code: &str, known: &BTreeMap<String, (PathBuf, String)>) -> BTreeSet<String> {
+/// The paths a use-tree stands for: `a::{b::X, c::{d, e}}` is `a::b::X`, `a::c::d`, `a::c::e`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = tree[open + 1..].trim_end().trim_end_matches('}');
+    // Split the group at its top-level commas.
+    let (mut parts, mut depth, mut from) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[from..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(|p| expand(p).into_iter().map(move |e| format!("{prefix}{e}")))
+        .collect()
+}
+
+/// The use-tree or path that starts at `text`: names, `::`, `*` and balanced braces.
+fn tree_at(text: &str) -> &str {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            c if depth > 0 || c.is_alphanumeric() || c == '_' || c == ':' || c == '*' => {}
+            c if c.is_whitespace() && depth > 0 => {}
+            _ => return &text[..i],
+        }
+        if depth == 0 && c == '}' {
+            return &text[..=i];
+        }
+    }
+    text
+}
+
+/// The modules the code of module `me` names: after `crate::` (the longest known prefix of
+/// each path, every path of a grouped `use`), and its own child modules named by their names
+/// (`use found::Merge`, `pub use schedule::*`, `vthreads::id(..)`), through which a module
+/// hands on what its children hold.
+fn imports(me: &str, code: &str, known: &BTreeMap<String, (PathBuf, String)>) -> BTreeSet<String> {
     let mut paths = Vec::new();
     for (i, _) in code.match_indices("crate::") {
-        let rest = &code[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = &group[..group.find('}').unwrap_or(group.len())];
-            paths.extend(inner.split(',').map(|p| p.trim().to_string()));
-        } else {
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                .unwrap_or(rest.len());
-            paths.push(rest[..end].to_string());
+        let start = i + "crate::".len();
+        paths.extend(expand(tree_at(&code[start..])));
+    }
+    let child_prefix = if me.is_empty() {
+        String::new()
+    } else {
+        format!("{me}::")
+    };
+    for child in known.keys().filter_map(|k| k.strip_prefix(&child_prefix)) {
+        if child.contains("::") {
+            continue;
+        }
+        let named = format!("{child}::");
+        let by_name = code.match_indices(&named).any(|(i, _)| {
+            let before = code[..i].chars().next_back().unwrap_or(' ');
+            !(before.is_alphanumeric() || before == '_' || before == ':')
+        });
+        if by_name {
+            paths.push(child.to_string());
+            paths.last_mut().unwrap().insert_str(0, &child_prefix);
         }
     }
     paths
         .iter()
         .filter_map(|path| {
-            let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            let segments: Vec<&str> = path
+                .split("::")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
             (1..=segments.len())
                 .rev()
                 .map(|n| segments[..n].join("::"))
@@ -124,7 +188,7 @@ fn edges_of(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     known
         .iter()
         .map(|(name, (_, code))| {
-            let mut to = imports(code, &known);
+            let mut to = imports(name, code, &known);
             to.remove(name);
             (name.clone(), to)
         })
@@ -158,21 +222,33 @@ fn the_check_finds_a_circle() {
     std::fs::write(src.join("a.rs"), "use crate::b::B;\npub struct A;").unwrap();
     std::fs::write(
         src.join("b.rs"),
-        "use crate::{worker::search::go, x};\npub struct B;",
+        "use crate::{\n    y,\n    worker::{search::go, z::Z},\n};\npub struct B;",
     )
     .unwrap();
-    std::fs::write(src.join("worker/mod.rs"), "mod search;").unwrap();
+    std::fs::write(src.join("worker/mod.rs"), "mod search;\npub use search::*;").unwrap();
     std::fs::write(
         src.join("worker/search.rs"),
         "pub fn go() { let _ = crate::a::A; }\n#[cfg(test)]\nmod tests {\n    use crate::b::B;\n}",
     )
     .unwrap();
     let edges = edges_of(src);
-    assert_eq!(edges["b"], BTreeSet::from(["worker::search".to_string()]));
+    // Every path of a nested group: `worker::z::Z` is the folder's own (no module `z`).
+    assert_eq!(
+        edges["b"],
+        BTreeSet::from(["worker".to_string(), "worker::search".to_string()])
+    );
     assert_eq!(edges["worker::search"], BTreeSet::from(["a".to_string()]));
+    // A folder hands on what its children hold: an edge to each it names.
+    assert_eq!(
+        edges["worker"],
+        BTreeSet::from(["worker::search".to_string()])
+    );
     let found = circle(&edges).expect("a -> b -> worker::search -> a");
     assert_eq!(found.first(), found.last());
-    assert_eq!(found.len(), 4, "{found:?}");
+    assert!(
+        found.contains(&"worker::search".to_string()) && found.contains(&"b".to_string()),
+        "{found:?}"
+    );
     std::fs::write(src.join("worker/search.rs"), "pub fn go() {}").unwrap();
     assert_eq!(circle(&edges_of(src)), None);
 }

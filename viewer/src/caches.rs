@@ -358,6 +358,30 @@ impl Caches {
         self.working = None;
     }
 
+    /// The model thinned its older snapshots (`map`: each old index's new one): the same
+    /// session, renumbered. The suspects shown, and those being worked out, stand for the same
+    /// windows under their new numbers, so a live session goes on working them out beside the
+    /// drawing rather than all at once on it.
+    pub fn thinned(&mut self, map: &[usize]) {
+        self.plan_version += 1;
+        let renumber = |(len, w): (usize, Window)| -> (usize, Window) {
+            let at = |i: usize| map.get(i).copied().unwrap_or(i);
+            (
+                at(len.saturating_sub(1)) + 1,
+                Window {
+                    start: at(w.start),
+                    end: at(w.end),
+                },
+            )
+        };
+        if let Some(cache) = &mut self.suspects {
+            cache.key = renumber(cache.key);
+        }
+        if let Some(working) = &mut self.working {
+            working.key = renumber(working.key);
+        }
+    }
+
     /// The scene as last built (see [`Caches::refresh_scene`]).
     pub fn scene(&self) -> &Scene {
         &self.scene
@@ -434,8 +458,13 @@ impl Caches {
             if let Some(all) = ended {
                 let key = working.key;
                 self.working = None;
-                if let Some(all) = all {
-                    self.suspects = Some(suspects_cache(model, key, all));
+                match (all, &mut self.suspects) {
+                    (Some(all), _) => self.suspects = Some(suspects_cache(model, key, all)),
+                    // Its thread went without an answer (a panic, said on stderr): the last
+                    // suspects stand for that window, so it is not tried again at every frame,
+                    // only after the next `every` snapshots.
+                    (None, Some(cache)) => cache.key = key,
+                    (None, None) => {}
                 }
             }
         }
@@ -767,6 +796,26 @@ mod tests {
     #[test]
     fn a_followed_live_window_works_its_suspects_out_beside_the_drawing() {
         followed_on_beside_the_drawing(false);
+    }
+
+    /// A live session whose older snapshots were thinned (renumbered) goes on working its
+    /// suspects out beside the drawing: thinning once cleared them, and every thinning of a
+    /// long session stopped a frame for all of them.
+    #[test]
+    fn a_thinned_live_session_goes_on_beside_the_drawing() {
+        let mut city = rising(20, 50);
+        let mut caches = Caches::default();
+        let first = lines(&mut caches, &city);
+        let map = city.model.retain_frames(|i, _| i % 2 == 0 || i >= 15);
+        assert!(city.model.len() < 20, "the premise: thinned");
+        caches.thinned(&map);
+        push_rising(&mut city.model, 20, 50);
+        assert_eq!(
+            lines(&mut caches, &city),
+            first,
+            "the last suspects stay on screen"
+        );
+        assert!(caches.working.is_some(), "worked out beside the drawing");
     }
 
     /// The page's way: in steps, one a frame, where there is no thread.

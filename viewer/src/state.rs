@@ -520,7 +520,7 @@ impl ViewerState {
                         *pick = map.get(*pick).copied().unwrap_or(*pick);
                     }
                     self.picks.dedup();
-                    self.caches.plan_changed();
+                    self.caches.thinned(&map);
                     const THINNED: &str = "older snapshots are thinned to keep memory bounded (evenly spaced; walks, paths and the newest kept whole)";
                     if !self.notes.iter().any(|n| n == THINNED) {
                         self.notes.push(THINNED.to_string());

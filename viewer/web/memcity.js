@@ -77,15 +77,16 @@
     focusViewer();
     const [n, nlen] = text(name);
     const number = wasm_exports.memcity_open_begin(n, nlen);
-    const reader = stream.getReader();
     try {
+      const reader = stream.getReader();
       for (;;) {
         const { done, value } = await reader.read();
         if (done) {
           break;
         }
         if (!wasm_exports.memcity_open_piece(number, give(value), value.length)) {
-          reader.cancel();
+          // The viewer said why; the rest is not wanted.
+          reader.cancel().catch(() => {});
           break;
         }
       }
