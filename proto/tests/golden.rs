@@ -28,21 +28,20 @@ fn check_sums(node: &Node) {
     }
 }
 
-#[test]
-fn golden_v1_reads() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.mcrec");
-    let mut reader = RecordingReader::open(&path).unwrap();
-    assert_eq!(reader.format_version(), 1);
-    let header = reader.header().clone();
-    assert_eq!(header.writer, "agent");
-    let hello = header.handshake.unwrap();
-    assert_eq!(hello.protocol_version, 1);
-    assert_eq!(hello.classifiers, ["package", "type", "site"]);
-    assert_eq!(hello.gc_name, "Serial");
-    assert_eq!(hello.sampling_interval, 16 * 1024);
-    assert!(hello.jvm_version.starts_with("17"));
-    assert!(hello.command_line.contains("LinkedListLeak"));
+/// A golden recording read whole: its header, names and snapshots, checked to end cleanly
+/// with the session's end at VM death, as every golden session does.
+struct Golden {
+    version: u32,
+    header: memcity_proto::v1::RecordingHeader,
+    names: StringResolver,
+    snapshots: Vec<Snapshot>,
+}
 
+fn read_golden(file: &str) -> Golden {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(file);
+    let mut reader = RecordingReader::open(&path).unwrap();
     let mut names = StringResolver::new();
     let mut snapshots: Vec<Snapshot> = Vec::new();
     let mut ended = None;
@@ -54,9 +53,34 @@ fn golden_v1_reads() {
             _ => {}
         }
     }
-    assert_eq!(reader.tail(), Some(&Tail::Clean));
-    assert_eq!(reader.skipped_corrupt(), 0);
-    assert_eq!(ended.unwrap().reason, "vm-death");
+    assert_eq!(reader.tail(), Some(&Tail::Clean), "{file}");
+    assert_eq!(reader.skipped_corrupt(), 0, "{file}");
+    assert_eq!(ended.unwrap().reason, "vm-death", "{file}");
+    Golden {
+        version: reader.format_version(),
+        header: reader.header().clone(),
+        names,
+        snapshots,
+    }
+}
+
+#[test]
+fn golden_v1_reads() {
+    let Golden {
+        version,
+        header,
+        names,
+        snapshots,
+    } = read_golden("golden-v1.mcrec");
+    assert_eq!(version, 1);
+    assert_eq!(header.writer, "agent");
+    let hello = header.handshake.unwrap();
+    assert_eq!(hello.protocol_version, 1);
+    assert_eq!(hello.classifiers, ["package", "type", "site"]);
+    assert_eq!(hello.gc_name, "Serial");
+    assert_eq!(hello.sampling_interval, 16 * 1024);
+    assert!(hello.jvm_version.starts_with("17"));
+    assert!(hello.command_line.contains("LinkedListLeak"));
     assert_eq!(snapshots.len(), 5);
     assert!(snapshots
         .windows(2)
@@ -99,28 +123,17 @@ fn golden_v1_reads() {
 /// list that leaks, lifetimes, the heap's use.
 #[test]
 fn golden_v2_reads() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v2.mcrec");
-    let mut reader = RecordingReader::open(&path).unwrap();
-    assert_eq!(reader.format_version(), 2);
-    let hello = reader.header().handshake.clone().unwrap();
+    let Golden {
+        version,
+        header,
+        names,
+        snapshots,
+    } = read_golden("golden-v2.mcrec");
+    assert_eq!(version, 2);
+    let hello = header.handshake.unwrap();
     assert_eq!(hello.classifiers, ["package", "type", "site"]);
     assert_eq!(hello.gc_name, "G1");
     assert!(hello.jvm_version.starts_with("17"));
-
-    let mut names = StringResolver::new();
-    let mut snapshots: Vec<Snapshot> = Vec::new();
-    let mut ended = None;
-    while let Some(message) = reader.next_message().unwrap() {
-        match message.kind {
-            Some(Kind::Strings(t)) => names.apply(&t).unwrap(),
-            Some(Kind::Snapshot(s)) => snapshots.push(s),
-            Some(Kind::End(e)) => ended = Some(e),
-            _ => {}
-        }
-    }
-    assert_eq!(reader.tail(), Some(&Tail::Clean));
-    assert_eq!(reader.skipped_corrupt(), 0);
-    assert_eq!(ended.unwrap().reason, "vm-death");
     let estimate = |s: &Snapshot| {
         s.exactness
             .as_ref()
