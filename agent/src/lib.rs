@@ -20,6 +20,7 @@ mod census;
 mod intmap;
 mod names;
 mod paths;
+mod phase;
 mod sampling;
 mod worker;
 // Public for `examples/bench_metrics.rs` (the agent is used as a library nowhere else).
@@ -45,6 +46,7 @@ use crate::census::gc_counts;
 use crate::jvmti::{sys, Jvmti, RawMonitor};
 use crate::log::{debug, error, info, warning};
 use crate::options::Options;
+use crate::phase::AgentPhase;
 use crate::ports::hub::Hub;
 use crate::ports::{metrics, server};
 use crate::sampling::Sampler;
@@ -64,12 +66,8 @@ pub(crate) struct Agent {
     /// Hands out class ids (the tags of class mirrors): the class table, the sampling callback
     /// and the walk all tag classes, and an id must never be handed out twice.
     next_class: AtomicU32,
-    /// False once the agent turned itself off; callbacks then return at once.
-    active: AtomicBool,
-    /// Set at VMDeath or detach: the worker finishes its current step and exits.
-    stopping: AtomicBool,
-    /// Set at detach: the worker also hands back what it holds in the JVM (weak references).
-    detaching: AtomicBool,
+    /// Where the session stands: running, detaching, stopping, off (`phase.rs`).
+    phase: AgentPhase,
     /// Loaded into a running JVM: what it allocated before was never sampled.
     attached: bool,
     worker_done: AtomicBool,
@@ -136,9 +134,7 @@ pub(crate) fn failpoint(at: Failpoint) {
 
 impl Agent {
     fn get() -> Option<&'static Agent> {
-        // SeqCst, with the count in `in_callback`: a detach that turned `active` off and then
-        // saw no callback running knows that none will use the environment it disposes.
-        current().filter(|a| a.active.load(Ordering::SeqCst))
+        current().filter(|a| a.phase.get().active())
     }
 
     fn wake(&self) {
@@ -169,10 +165,10 @@ impl Agent {
     }
 
     /// Turns the agent off after an internal error. Safe from any context, a GC callback
-    /// included: it only flips flags and wakes the worker, which (or VMDeath, if the worker is
+    /// included: it only turns the phase off and wakes the worker, which (or VMDeath, if the worker is
     /// gone) turns the events off and tells viewers, from an ordinary thread.
     pub(crate) fn disable(&self, why: &str) {
-        if !self.active.swap(false, Ordering::AcqRel) {
+        if !self.phase.turn_off() {
             return;
         }
         let _ = self.failure.set(why.to_string());
@@ -299,7 +295,7 @@ unsafe fn option_text(options: *const c_char) -> Option<String> {
 
 /// When the agent starts: with the JVM (VMInit starts the threads) or into a running one.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum Loaded {
     OnLoad,
     Attach,
 }
@@ -345,7 +341,7 @@ unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
         );
         return JNI_OK;
     };
-    match setup(jvmti, options, Phase::OnLoad) {
+    match setup(jvmti, options, Loaded::OnLoad) {
         Ok(_) => {
             oom::watch_process_exit(vm);
             JNI_OK
@@ -379,7 +375,7 @@ unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
         error!("this JVM offers no JVMTI 1.2+ environment; memcity is off");
         return attach_code::NO_JVMTI;
     };
-    let agent = match setup(jvmti, options, Phase::Attach) {
+    let agent = match setup(jvmti, options, Loaded::Attach) {
         Ok(agent) => {
             oom::watch_process_exit(vm);
             agent
@@ -421,7 +417,7 @@ unsafe fn jni_env(vm: *mut JavaVM) -> Option<*mut JNIEnv> {
 /// sampling is asked for on its own: in a running JVM another agent (async-profiler's alloc
 /// mode, say) may hold it, since only one environment can, and `AddCapabilities` grants all or
 /// nothing. Without it memcity still walks, and says what is missing.
-fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent, String> {
+fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agent, String> {
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| format!("cannot read JVMTI capabilities: {e}"))?;
@@ -442,7 +438,7 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
         .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
     let sampling = options.sampling.filter(|_| {
         if potential.can_generate_sampled_object_alloc_events() == 0 {
-            if phase == Phase::Attach {
+            if loaded == Loaded::Attach {
                 warning!("allocation sampling is not available to memcity: another agent in this JVM holds it (only one can, e.g. async-profiler in alloc mode); memcity walks the heap but shows no sites or threads and no estimates between walks");
             } else {
                 warning!("this JVM has no allocation sampling (JDK 11+ needed): site and thread groups stay unsampled");
@@ -505,10 +501,8 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
         monitor,
         gc_finished: AtomicU64::new(0),
         next_class: AtomicU32::new(1),
-        active: AtomicBool::new(true),
-        stopping: AtomicBool::new(false),
-        detaching: AtomicBool::new(false),
-        attached: phase == Phase::Attach,
+        phase: AgentPhase::new(),
+        attached: loaded == Loaded::Attach,
         worker_done: AtomicBool::new(false),
         oom: Mutex::new(None),
         oom_state: AtomicU8::new(oom::OOM_NONE),
@@ -538,7 +532,7 @@ fn setup(jvmti: Jvmti, options: Options, phase: Phase) -> Result<&'static Agent,
         sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,
         sys::jvmtiEvent_JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
     ];
-    if phase == Phase::OnLoad {
+    if loaded == Loaded::OnLoad {
         events.push(sys::jvmtiEvent_JVMTI_EVENT_VM_INIT);
     }
     if sampling.is_some() {
@@ -705,7 +699,7 @@ unsafe extern "C" fn on_sampled_alloc(
 ) {
     in_callback("SampledObjectAlloc", || {
         if let Some(agent) = Agent::get() {
-            if agent.detaching.load(Ordering::SeqCst) {
+            if !agent.phase.get().samples() {
                 return;
             }
             if let Some(sampler) = &agent.sampler {
@@ -732,7 +726,7 @@ unsafe extern "C" fn on_vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut JNIEnv) 
     in_callback("VMDeath", || {
         let Some(agent) = Agent::get() else { return };
         agent.stop_worker(WORKER_EXIT_WAIT);
-        agent.active.store(false, Ordering::SeqCst);
+        agent.phase.turn_off();
         agent.finish("vm-death");
     });
 }
@@ -754,7 +748,7 @@ fn drain_callbacks() -> bool {
 impl Agent {
     /// Asks the worker to take its last snapshot and stop; waits for it at most `wait`.
     fn stop_worker(&self, wait: Duration) {
-        self.stopping.store(true, Ordering::Release);
+        self.phase.stop();
         self.wake();
         let deadline = Instant::now() + wait;
         while !self.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
@@ -793,14 +787,14 @@ impl Agent {
     /// capabilities back (allocation sampling is free for another agent). The library stays
     /// mapped (it is linked `-z nodelete`), so a later attach starts a new session.
     fn detach(&'static self) -> jint {
-        // No sample is tracked from here on (the callback checks `detaching`), so once the
+        // No sample is tracked from here on (the callback checks the phase), so once the
         // callbacks under way are done the worker can hand back every weak reference.
-        self.detaching.store(true, Ordering::SeqCst);
+        self.phase.begin_detach();
         let _ = self
             .jvmti
             .disable_event(sys::jvmtiEvent_JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
         drain_callbacks();
-        self.stopping.store(true, Ordering::SeqCst);
+        self.phase.stop();
         self.wake();
         let deadline = Instant::now() + self.options.max_pause + DETACH_WORKER_WAIT;
         while !self.worker_done.load(Ordering::Acquire) && Instant::now() < deadline {
@@ -810,7 +804,7 @@ impl Agent {
             warning!("detach: the worker is still busy; try again");
             return attach_code::STOP_TIMED_OUT;
         }
-        self.active.store(false, Ordering::SeqCst);
+        self.phase.turn_off();
         for event in [
             sys::jvmtiEvent_JVMTI_EVENT_VM_INIT,
             sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,

@@ -212,7 +212,7 @@ extern "C" fn on_process_exit() {
         if !vm.is_null() && !inside_vm(vm) {
             agent.stop_worker(EXIT_WAIT);
         }
-        agent.active.store(false, Ordering::SeqCst);
+        agent.phase.turn_off();
         agent.finish("exit");
     });
 }

@@ -372,7 +372,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         ),
     }
     loop {
-        if agent.stopping.load(Ordering::Acquire) || !agent.active.load(Ordering::Acquire) {
+        if agent.phase.get().worker_stops() {
             break;
         }
         // Requests first: a viewer waiting for an answer beats a GC-driven walk.
@@ -417,7 +417,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         if let Ok(guard) = agent.monitor.enter() {
             // Re-check under the monitor so a GC that finished meanwhile is not slept through.
             if agent.gc_finished.load(Ordering::Acquire) == worker.gc_seen
-                && !agent.stopping.load(Ordering::Acquire)
+                && !agent.phase.get().worker_stops()
             {
                 let _ = guard.wait(wait.as_millis().max(1) as i64);
             }
@@ -427,17 +427,17 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     // uncaught, the launcher shuts down): that error's snapshot, with the paths found so far,
     // is the one the session must end with.
     let oom_pending = agent.oom_state.load(Ordering::Acquire) == crate::oom::OOM_ASKED;
-    if oom_pending && agent.active.load(Ordering::Acquire) {
+    if oom_pending && agent.phase.get().active() {
         worker.out_of_memory();
     }
     worker.end_search();
-    if agent.active.load(Ordering::Acquire) && !oom_pending {
+    if agent.phase.get().active() && !oom_pending {
         worker.final_snapshot();
     }
     if let Some(sampler) = &agent.sampler {
         log_sampling_cost(sampler);
     }
-    if agent.detaching.load(Ordering::SeqCst) {
+    if agent.phase.get().releases() {
         worker.release();
     }
     debug!("worker stopped after {} snapshots", worker.seq);

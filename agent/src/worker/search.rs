@@ -404,7 +404,7 @@ impl Worker {
         let mut search_finished = false;
         if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
             // A JVM exiting meanwhile gets the paths found by then, not a new search.
-            if self.search.is_none() && !self.agent.stopping.load(Ordering::Acquire) {
+            if self.search.is_none() && !self.agent.phase.get().worker_stops() {
                 self.refresh_classes();
                 // The quickest answer: the roots that held the growth, if any; else all.
                 let due = if self.preferred_roots.is_empty() {
@@ -418,7 +418,7 @@ impl Worker {
             if let Some(mut search) = self.search.take() {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if self.agent.stopping.load(Ordering::Acquire) {
+                    if self.agent.phase.get().worker_stops() {
                         search.interrupt(
                             "the search stopped as the JVM exited (another thread's uncaught OutOfMemoryError)"
                                 .to_string(),
