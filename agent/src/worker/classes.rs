@@ -23,6 +23,19 @@ use crate::Agent;
 const PRIMITIVE_MIRRORS: u64 = 9;
 
 /// What the agent knows about every class it has tagged. Ids start at 1; 0 is "unknown".
+/// Memcity's own objects among a class's (its threads' allocations, its classes' instances),
+/// counted apart from the application's so the city shows them in a group of their own.
+#[derive(Default)]
+pub(super) struct MemcityShare {
+    /// Per class with memcity's objects among its own, the id standing for memcity's share
+    /// (named as the class, grouped under [`names::MEMCITY`]), and back.
+    pub(super) ids: HashMap<u32, u32>,
+    pub(super) of: HashMap<u32, u32>,
+    /// Per class, the share of its `(objects, bytes)` that the last walk found memcity's
+    /// (`WalkResult::memcity`), for that walk and the estimates after it.
+    pub(super) share: HashMap<u32, (f64, f64)>,
+}
+
 pub(super) struct ClassTable {
     pub(super) names: Vec<String>,
     pub(super) object_array: Vec<bool>,
@@ -276,14 +289,14 @@ impl Worker {
         let jvmti = self.agent.jvmti;
         self.classes
             .refresh(&jvmti, self.jni, &self.agent.next_class, self.sampler());
-        self.last_refresh = Instant::now();
+        self.clock.last_refresh = Instant::now();
     }
 
     /// Tags the live platform threads as the walk's first owners (1, 2, ...), with the coming
     /// walk's epoch, and notes their names: the walk then knows whose stack a local is on, and
     /// which thread's `ThreadLocal`s hold what. Returns how many.
     pub(super) fn tag_threads(&mut self) -> u32 {
-        self.walk_threads.clear();
+        self.naming.walk_threads.clear();
         let jvmti = self.agent.jvmti;
         // SAFETY: the worker's own JNIEnv; the frame frees the thread references.
         let Some(_frame) = (unsafe { LocalFrame::push(self.jni, 16) }) else {
@@ -293,11 +306,11 @@ impl Worker {
             return 0;
         };
         for &thread in threads.as_slice() {
-            if self.walk_threads.len() as u32 >= tags::MAX_OWNER / 2 {
+            if self.naming.walk_threads.len() as u32 >= tags::MAX_OWNER / 2 {
                 break;
             }
             let Ok(tag) = jvmti.tag(thread) else { continue };
-            let owner = self.walk_threads.len() as u32 + 1;
+            let owner = self.naming.walk_threads.len() as u32 + 1;
             if jvmti
                 .set_tag(thread, tags::with_owner(tag, owner, 0, self.epoch))
                 .is_err()
@@ -308,16 +321,16 @@ impl Worker {
                 .thread_info(thread)
                 .map(|info| info.name)
                 .unwrap_or_else(|_| "(unnamed thread)".into());
-            self.walk_threads.push(name);
+            self.naming.walk_threads.push(name);
         }
-        self.walk_threads.len() as u32
+        self.naming.walk_threads.len() as u32
     }
 
     /// Whether each class id's objects are memcity's own for the walk (`ClassFacts::memcity`):
     /// its helper's, and JFR's once memcity started the JVM's only JFR.
     pub(super) fn memcity_classes(&self) -> Vec<bool> {
         let jfr_is_ours =
-            self.gc_counts_tried && !gc_counts::application_uses_jfr(&self.command_line);
+            self.gc_counts.tried && !gc_counts::application_uses_jfr(&self.command_line);
         self.classes
             .names
             .iter()
@@ -330,7 +343,7 @@ impl Worker {
 
     /// Keeps the share of each class that a walk found memcity's (`WalkResult::memcity`).
     pub(super) fn note_memcity_share(&mut self, walk: &WalkResult) {
-        self.memcity_share.clear();
+        self.memcity.share.clear();
         if !walk.memcity.is_empty() {
             let (objects, bytes) = walk
                 .memcity
@@ -347,7 +360,7 @@ impl Worker {
                 all => (part as f64 / all as f64).min(1.0),
             };
             let (all_objects, all_bytes) = (all(&walk.objects), all(&walk.bytes));
-            self.memcity_share.insert(
+            self.memcity.share.insert(
                 class,
                 (share(objects, all_objects), share(bytes, all_bytes)),
             );
@@ -383,25 +396,25 @@ impl Worker {
                 (class, (share, share))
             })
             .collect();
-        for (&class, &(objects, bytes)) in &self.memcity_share {
+        for (&class, &(objects, bytes)) in &self.memcity.share {
             let s = shares.entry(class).or_default();
             *s = (s.0.max(objects), s.1.max(bytes));
         }
         let mut moved = Vec::new();
         for (&class, &(objects_share, bytes_share)) in &shares {
             let c = class as usize;
-            if c >= counts.objects.len() || self.memcity_of.contains_key(&class) {
+            if c >= counts.objects.len() || self.memcity.of.contains_key(&class) {
                 continue;
             }
-            let id = match self.memcity_ids.get(&class) {
+            let id = match self.memcity.ids.get(&class) {
                 Some(&id) => id,
                 None => {
                     let id = self.agent.next_class.fetch_add(1, Ordering::AcqRel);
                     self.classes.reserve(id as usize + 1);
                     self.classes.names[id as usize] = self.classes.names[c].clone();
                     self.classes.named[id as usize] = true;
-                    self.memcity_ids.insert(class, id);
-                    self.memcity_of.insert(id, class);
+                    self.memcity.ids.insert(class, id);
+                    self.memcity.of.insert(id, class);
                     id
                 }
             };

@@ -4,12 +4,14 @@
 //! own beside the snapshots: it reads JFR's stream, weighs what counting adds to a GC's pause,
 //! and feeds the estimator, touching the rest of the worker only to ask for an estimate.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use memcity_proto::v1::snapshot::Trigger;
 
 use super::schedule::GC_SETTLE;
 use super::Worker;
+use crate::aside::Aside;
 use crate::census::gc_counts::{self, GcCount, GcCounts};
 use crate::census::walk::WalkResult;
 use crate::log::{debug, info, warning};
@@ -52,6 +54,45 @@ const RECENT: usize = 16;
 /// measured on JDK 17 and 25 here, 4-7 ns (BENCHMARKS.md), taken at its upper end.
 pub(super) const DEFAULT_COUNT_NS_PER_OBJECT: f64 = 7.0;
 
+/// The collector's own type counts: the JFR stream when it runs, its start and switches under
+/// way aside, what counting costs a GC, and the snapshots a count is reconciled with.
+pub(super) struct GcCountState {
+    /// The stream, when running.
+    pub(super) stream: Option<GcCounts>,
+    /// Whether starting it was tried (once, when the heap grew too large to walk often).
+    pub(super) tried: bool,
+    /// The stream's start, under way on a thread of its own (`aside.rs`).
+    pub(super) starting: Option<Aside<GcCounts>>,
+    /// A switch of counting on or off, under way likewise.
+    pub(super) switching: Option<(bool, Aside<()>)>,
+    /// The collector counts types for JFR (`jvm::gc_counts_types`).
+    pub(super) collector_counts_types: bool,
+    /// What counting costs the GC per live object: measured from its phase, else assumed.
+    pub(super) ns_per_object: f64,
+    /// What the last count added to its GC's pause.
+    pub(super) last_pause_ns: u64,
+    /// Per-class numbers of the last snapshots, to find what the estimate said at a counted GC.
+    pub(super) recent: VecDeque<Recent>,
+    /// The newest GC count, until a snapshot taken after its GC exists to reconcile it with.
+    pub(super) waiting: Option<GcCount>,
+}
+
+impl GcCountState {
+    pub(super) fn new(collector_counts_types: bool) -> GcCountState {
+        GcCountState {
+            stream: None,
+            tried: false,
+            starting: None,
+            switching: None,
+            collector_counts_types,
+            ns_per_object: DEFAULT_COUNT_NS_PER_OBJECT,
+            last_pause_ns: 0,
+            recent: VecDeque::new(),
+            waiting: None,
+        }
+    }
+}
+
 impl Worker {
     /// With the heap nearly full, memcity's JFR stream goes: its threads allocate, and at an
     /// OutOfMemoryError they would fail and force full GCs one after another while the worker
@@ -59,10 +100,10 @@ impl Worker {
     /// Closing it is a Java call that may wait as long as the heap stays full (`aside.rs`), so
     /// it is made aside, and logs what came of it there.
     pub(super) fn stop_gc_counts_when_tight(&mut self) {
-        let (Some(counts), Some(vm)) = (self.gc_counts.take(), &self.vm) else {
+        let (Some(counts), Some(vm)) = (self.gc_counts.stream.take(), &self.vm) else {
             return;
         };
-        self.gc_counts_switching = None;
+        self.gc_counts.switching = None;
         let _ = crate::aside::spawn(vm, "jfr-stop", move |env| {
             let mut counts = counts;
             match counts.stop(env) {
@@ -77,35 +118,35 @@ impl Worker {
     /// start (JFR loads its classes, some hundreds of milliseconds) runs aside, and
     /// [`take_gc_counts`](Self::take_gc_counts) takes the stream when it is up.
     pub(super) fn start_gc_counts(&mut self) {
-        if self.agent.options.gc_counts.is_none() || !self.collector_counts_types {
+        if self.agent.options.gc_counts.is_none() || !self.gc_counts.collector_counts_types {
             return;
         }
         if self.heap_is_tight() {
             return; // JFR makes objects of its own (`oom.rs`); tried again at a later snapshot
         }
-        if std::mem::replace(&mut self.gc_counts_tried, true) {
+        if std::mem::replace(&mut self.gc_counts.tried, true) {
             return;
         }
         let Some(vm) = &self.vm else {
             return;
         };
         gc_counts::claim_jfr_threads(&self.command_line);
-        self.gc_counts_starting = Some(crate::aside::spawn(vm, "jfr-start", |env| {
+        self.gc_counts.starting = Some(crate::aside::spawn(vm, "jfr-start", |env| {
             GcCounts::start(env)
         }));
     }
 
     /// Takes the stream once its start is done, and a switch once made.
     fn follow_gc_counts_calls(&mut self) {
-        if let Some(started) = self.gc_counts_starting.as_ref().and_then(|s| s.poll()) {
-            self.gc_counts_starting = None;
+        if let Some(started) = self.gc_counts.starting.as_ref().and_then(|s| s.poll()) {
+            self.gc_counts.starting = None;
             match started {
                 Ok(counts) => {
                     info!(
                         "GC counts on: full GCs count live objects per type, and G1 remarks bound them (JFR jdk.ObjectCountAfterGC), while that adds under {} ms",
                         self.agent.options.gc_counts.unwrap_or_default().as_millis()
                     );
-                    self.gc_counts = Some(counts);
+                    self.gc_counts.stream = Some(counts);
                     if self.heap_is_tight() {
                         self.stop_gc_counts_when_tight(); // filled up while JFR started
                     }
@@ -116,14 +157,15 @@ impl Worker {
             }
         }
         if let Some((on, switched)) = self
-            .gc_counts_switching
+            .gc_counts
+            .switching
             .as_ref()
             .and_then(|(on, call)| Some((*on, call.poll()?)))
         {
-            self.gc_counts_switching = None;
+            self.gc_counts.switching = None;
             match switched {
                 Ok(()) => {
-                    if let Some(counts) = &mut self.gc_counts {
+                    if let Some(counts) = &mut self.gc_counts.stream {
                         counts.switched(on);
                     }
                 }
@@ -135,16 +177,16 @@ impl Worker {
     /// Reconciles the estimates with the newest complete GC count, and publishes the result.
     pub(super) fn take_gc_counts(&mut self) {
         self.follow_gc_counts_calls();
-        if self.gc_counts.is_none() {
+        if self.gc_counts.stream.is_none() {
             return;
         }
         if let Some(count) = gc_counts::take_ready()
             .into_iter()
             .rfind(|c| !c.classes.is_empty())
         {
-            self.waiting_count = Some(count);
+            self.gc_counts.waiting = Some(count);
         }
-        let Some(count) = self.waiting_count.take() else {
+        let Some(count) = self.gc_counts.waiting.take() else {
             return;
         };
         match self.reconcile(&count) {
@@ -153,7 +195,7 @@ impl Worker {
                     self.estimate_snapshot(Trigger::Gc);
                 }
             }
-            Reconciled::NotYet => self.waiting_count = Some(count),
+            Reconciled::NotYet => self.gc_counts.waiting = Some(count),
             Reconciled::Never => {}
         }
     }
@@ -164,7 +206,12 @@ impl Worker {
     fn reconcile(&mut self, count: &GcCount) -> Reconciled {
         // The first snapshot taken once that GC's ObjectFree events were in.
         let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
-        let Some(then) = self.recent.iter().position(|r| r.unix_ms >= settled) else {
+        let Some(then) = self
+            .gc_counts
+            .recent
+            .iter()
+            .position(|r| r.unix_ms >= settled)
+        else {
             // The estimate after that GC is still to come (the count arrived within the
             // coalescing interval), unless it is so old that the GC's snapshot was dropped.
             let now = crate::unix_ms(std::time::SystemTime::now());
@@ -174,11 +221,11 @@ impl Worker {
                 Reconciled::Never
             };
         };
-        let live_then: u64 = self.recent[then].objects.iter().sum();
+        let live_then: u64 = self.gc_counts.recent[then].objects.iter().sum();
         if let Some(ns) = count.phase_ns {
-            self.last_count_pause_ns = ns;
+            self.gc_counts.last_pause_ns = ns;
             if live_then > 100_000 {
-                self.count_ns_per_object = ns as f64 / live_then as f64;
+                self.gc_counts.ns_per_object = ns as f64 / live_then as f64;
             }
         }
         if self.estimator.anchor().is_none() || !self.can_estimate() {
@@ -188,12 +235,12 @@ impl Worker {
             std::collections::HashMap::new();
         for (id, name) in self.classes.names.iter().enumerate() {
             // memcity's share of a class carries its name but no GC counts it apart.
-            let ours = self.memcity_of.contains_key(&(id as u32));
+            let ours = self.memcity.of.contains_key(&(id as u32));
             if self.classes.named.get(id).copied().unwrap_or(false) && !ours {
                 by_name.entry(name.as_str()).or_default().push(id as u32);
             }
         }
-        let recent = &self.recent[then];
+        let recent = &self.gc_counts.recent[then];
         let get = |v: &Vec<u64>, id: u32| v.get(id as usize).copied().unwrap_or(0);
         let mut shifts = Vec::new();
         let mut lowered = Vec::new();
@@ -261,15 +308,15 @@ impl Worker {
 
     /// Keeps a snapshot's per-class numbers for [`reconcile`](Self::reconcile).
     pub(super) fn remember(&mut self, counts: &WalkResult) {
-        if self.gc_counts.is_none() {
+        if self.gc_counts.stream.is_none() {
             return;
         }
-        if self.recent.len() == RECENT {
-            self.recent.pop_front();
+        if self.gc_counts.recent.len() == RECENT {
+            self.gc_counts.recent.pop_front();
         }
         // A GC's count is the heap that GC left, without the births since (`estimate.rs`).
         let (objects, bytes, variance) = crate::census::estimate::at_last_gc(counts);
-        self.recent.push_back(Recent {
+        self.gc_counts.recent.push_back(Recent {
             unix_ms: crate::unix_ms(std::time::SystemTime::now()),
             last_gc: counts.last_gc,
             objects,
@@ -281,18 +328,19 @@ impl Worker {
     /// Turns the GC's counting off while it is predicted to add more than `gc_counts` to a
     /// pause, and on again once it fits with a margin (so it does not flip at the border).
     pub(super) fn switch_gc_counts(&mut self, live_objects: u64) {
-        let (Some(counts), Some(limit)) = (self.gc_counts.as_ref(), self.agent.options.gc_counts)
+        let (Some(counts), Some(limit)) =
+            (self.gc_counts.stream.as_ref(), self.agent.options.gc_counts)
         else {
             return;
         };
         let predicted =
-            Duration::from_secs_f64(live_objects as f64 * self.count_ns_per_object / 1e9);
+            Duration::from_secs_f64(live_objects as f64 * self.gc_counts.ns_per_object / 1e9);
         let on = if counts.enabled() {
             predicted <= limit
         } else {
             predicted <= limit.mul_f64(0.8)
         };
-        if on == counts.enabled() || self.gc_counts_switching.is_some() {
+        if on == counts.enabled() || self.gc_counts.switching.is_some() {
             return;
         }
         let Some(vm) = &self.vm else {
@@ -308,6 +356,6 @@ impl Worker {
         // A JFR setting takes the recorder's lock: aside, like the stream's start and stop.
         let counts = counts.clone();
         let call = crate::aside::spawn(vm, "jfr-switch", move |env| counts.set_enabled(env, on));
-        self.gc_counts_switching = Some((on, call));
+        self.gc_counts.switching = Some((on, call));
     }
 }

@@ -6,11 +6,13 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
     root, FieldEdge, OwnedEdge, PathNode, PathTarget, PathTree, Root as ProtoRoot, TypeCount,
 };
 
 use super::Worker;
+use crate::census::fields::FieldNames;
 use crate::census::tree::NameSource;
 use crate::census::walk::{self, WalkResult};
 use crate::jvmti::tags;
@@ -18,10 +20,40 @@ use crate::jvmti::LocalFrame;
 use crate::jvmti::RootKind;
 use crate::names;
 use crate::paths;
+use crate::sampling::MethodNames;
 
 /// Field edges kept per pair of types in a snapshot: a class with more reference fields to one
 /// type is rare, and the rest are counted in `Reference` anyway.
 const MAX_SLOTS_PER_PAIR: usize = 16;
+
+/// What the worker names ids with, learned as the session goes: the snapshot's string table,
+/// the methods of allocation sites, the sites' and threads' names by id, the walk's field
+/// names, and the threads the last walk tagged as first owners.
+pub(super) struct Naming {
+    pub(super) strings: StringInterner,
+    pub(super) methods: MethodNames,
+    /// Index = site id; [0] is what a sample without a recorded site stands for.
+    pub(super) site_names: Vec<String>,
+    /// Index = thread id; [0] unused.
+    pub(super) thread_names: Vec<String>,
+    /// Names of the walk's field numbers, per class.
+    pub(super) fields: FieldNames,
+    /// Names of the threads tagged as the walk's first owners (`tag_threads`), in owner order.
+    pub(super) walk_threads: Vec<String>,
+}
+
+impl Naming {
+    pub(super) fn new() -> Naming {
+        Naming {
+            strings: StringInterner::new(),
+            methods: MethodNames::new(),
+            site_names: vec![names::SITE_NOT_RECORDED.to_string()],
+            thread_names: vec![String::new()],
+            fields: FieldNames::default(),
+            walk_threads: Vec::new(),
+        }
+    }
+}
 
 pub(super) struct Names<'a> {
     pub(super) classes: &'a [String],
@@ -74,7 +106,7 @@ impl Worker {
         let wanted: std::collections::HashSet<u32> = counts
             .fields
             .keys()
-            .filter(|(from, slot, _)| *slot != walk::ELEMENTS && !self.fields.has(*from))
+            .filter(|(from, slot, _)| *slot != walk::ELEMENTS && !self.naming.fields.has(*from))
             .map(|(from, _, _)| *from)
             .collect();
         if wanted.is_empty() {
@@ -91,11 +123,11 @@ impl Worker {
         for &class in classes.as_slice() {
             let Ok(tag) = jvmti.tag(class) else { continue };
             let id = tags::class_id(tag);
-            if wanted.contains(&id) && !self.fields.has(id) {
+            if wanted.contains(&id) && !self.naming.fields.has(id) {
                 // SAFETY: the worker's JNIEnv; an inner frame frees the hierarchy's references.
                 unsafe {
                     if let Some(_inner) = LocalFrame::push(self.jni, 64) {
-                        self.fields.learn(&jvmti, self.jni, id, class);
+                        self.naming.fields.learn(&jvmti, self.jni, id, class);
                     }
                 }
             }
@@ -107,7 +139,7 @@ impl Worker {
         if slot == walk::ELEMENTS {
             "[]".to_string()
         } else {
-            self.fields.name(from, slot & !walk::STATIC)
+            self.naming.fields.name(from, slot & !walk::STATIC)
         }
     }
 
@@ -145,10 +177,10 @@ impl Worker {
             }
             let field = self.slot_name(from, slot);
             fields.push(FieldEdge {
-                from_type: self.strings.intern(&self.class_name(from)),
-                field: self.strings.intern(&field),
+                from_type: self.naming.strings.intern(&self.class_name(from)),
+                field: self.naming.strings.intern(&field),
                 is_static: slot != walk::ELEMENTS && slot & walk::STATIC != 0,
-                to_type: self.strings.intern(&self.class_name(to)),
+                to_type: self.naming.strings.intern(&self.class_name(to)),
                 referrers: c.referrers,
                 references: c.references,
                 max_fanout: c.max_fanout,
@@ -159,7 +191,7 @@ impl Worker {
         for root in &counts.roots {
             let thread = (root.thread as usize)
                 .checked_sub(1)
-                .and_then(|i| self.walk_threads.get(i))
+                .and_then(|i| self.naming.walk_threads.get(i))
                 .cloned();
             let field = if root.kind == RootKind::StaticField {
                 self.slot_name(root.class, root.slot)
@@ -185,14 +217,14 @@ impl Worker {
                 from_type: if level == 0 {
                     0
                 } else {
-                    self.strings.intern(&self.class_name(from))
+                    self.naming.strings.intern(&self.class_name(from))
                 },
                 field: if level == 0 {
                     0
                 } else {
-                    self.strings.intern(&self.slot_name(from, slot))
+                    self.naming.strings.intern(&self.slot_name(from, slot))
                 },
-                to_type: self.strings.intern(&self.class_name(to)),
+                to_type: self.naming.strings.intern(&self.class_name(to)),
                 referrers: c.referrers,
                 references: c.references,
                 max_fanout: c.max_fanout,
@@ -249,12 +281,12 @@ impl Worker {
                     .fields
                     .get(node.field as usize)
                     .map_or("?", String::as_str);
-                (self.strings.intern(name), None)
+                (self.naming.strings.intern(name), None)
             };
             let type_name = self.class_name(node.class);
             nodes.push(PathNode {
                 parent: node.parent,
-                r#type: self.strings.intern(&type_name),
+                r#type: self.naming.strings.intern(&type_name),
                 field,
                 root,
                 chain: node.chain,
@@ -268,7 +300,7 @@ impl Worker {
                     .map(|&(c, samples, weight, born_s)| {
                         let name = self.class_name(c);
                         PathTarget {
-                            r#type: self.strings.intern(&name),
+                            r#type: self.naming.strings.intern(&name),
                             samples,
                             weight,
                             born_s,
@@ -303,7 +335,7 @@ impl Worker {
             .map(|(class, objects, weight)| {
                 let name = self.class_name(class);
                 TypeCount {
-                    r#type: self.strings.intern(&name),
+                    r#type: self.naming.strings.intern(&name),
                     objects,
                     weight,
                 }
@@ -332,7 +364,7 @@ impl Worker {
         let quoted = thread.map(|t| format!("{kind_of_thread} \"{t}\""));
         let mut out = ProtoRoot {
             kind: root_kind(kind) as i32,
-            thread: thread.map_or(0, |t| self.strings.intern(t)),
+            thread: thread.map_or(0, |t| self.naming.strings.intern(t)),
             ..Default::default()
         };
         let name = match kind {
@@ -343,8 +375,8 @@ impl Worker {
                     .get(class as usize)
                     .cloned()
                     .unwrap_or_else(|| names::UNKNOWN_CLASS.to_string());
-                out.holder_type = self.strings.intern(&holder);
-                out.field = self.strings.intern(field);
+                out.holder_type = self.naming.strings.intern(&holder);
+                out.field = self.naming.strings.intern(field);
                 format!("static {holder}.{field}")
             }
             RootKind::Thread => quoted.unwrap_or_else(|| "a thread".into()),
@@ -352,8 +384,8 @@ impl Worker {
                 let jvmti = self.agent.jvmti;
                 // SAFETY: the worker's own JNIEnv; frees the frame's declaring-class reference.
                 let _frame = unsafe { LocalFrame::push(self.jni, 16) };
-                let name = self.methods.frame(&jvmti, frame);
-                out.frame = self.strings.intern(&name);
+                let name = self.naming.methods.frame(&jvmti, frame);
+                out.frame = self.naming.strings.intern(&name);
                 let what = if kind == RootKind::StackLocal {
                     "local"
                 } else {
@@ -368,7 +400,7 @@ impl Worker {
             RootKind::Monitor => "monitor".into(),
             RootKind::Other => "VM internal".into(),
         };
-        out.name = self.strings.intern(&name);
+        out.name = self.naming.strings.intern(&name);
         out
     }
 
@@ -378,22 +410,23 @@ impl Worker {
             return;
         };
         let jvmti = self.agent.jvmti;
-        let new_sites = sampler.sites_from(self.site_names.len() as u32);
+        let new_sites = sampler.sites_from(self.naming.site_names.len() as u32);
         if !new_sites.is_empty() {
             // SAFETY: the worker's own JNIEnv; frees the declaring-class references.
             let _frame = unsafe { LocalFrame::push(self.jni, 64) };
             for (id, frames) in new_sites {
-                debug_assert_eq!(id as usize, self.site_names.len());
+                debug_assert_eq!(id as usize, self.naming.site_names.len());
                 let named: Vec<String> = frames
                     .iter()
-                    .map(|&frame| self.methods.frame(&jvmti, frame))
+                    .map(|&frame| self.naming.methods.frame(&jvmti, frame))
                     .collect();
-                self.site_names
+                self.naming
+                    .site_names
                     .push(crate::sampling::site_name(&named, sampler.naming_frames()));
             }
         }
-        while let Some(name) = sampler.thread_name(self.thread_names.len() as u32) {
-            self.thread_names.push(name);
+        while let Some(name) = sampler.thread_name(self.naming.thread_names.len() as u32) {
+            self.naming.thread_names.push(name);
         }
     }
 }
@@ -414,7 +447,10 @@ impl Worker {
             let Some(sample) = sampler.tracker.get(slot) else {
                 continue;
             };
-            let field = self.strings.intern(&self.slot_name(class, walk_slot));
+            let field = self
+                .naming
+                .strings
+                .intern(&self.slot_name(class, walk_slot));
             sampler
                 .tracker
                 .set_holder(slot, sample.birth.allocated, class, field, walked_ms);
@@ -434,7 +470,7 @@ impl Worker {
                 .fields
                 .get(held.field as usize)
                 .map_or("?", String::as_str);
-            let field = self.strings.intern(name);
+            let field = self.naming.strings.intern(name);
             let ms = now.wrapping_sub(held.at.elapsed().as_millis() as u32);
             // A slot freed and taken again while the search ran gets nothing (`set_holder`).
             sampler
@@ -458,11 +494,11 @@ impl Worker {
         let allocated_bytes = tracker.allocated();
         let names = Names {
             classes: &self.classes.names,
-            sites: &self.site_names,
-            threads: &self.thread_names,
-            memcity: &self.memcity_of,
+            sites: &self.naming.site_names,
+            threads: &self.naming.thread_names,
+            memcity: &self.memcity.of,
         };
-        let strings = &mut self.strings;
+        let strings = &mut self.naming.strings;
         // Id 0 stays "unknown": a sample with no site or thread recorded.
         let mut site = |id: u32| match id {
             crate::sampling::NO_SITE => 0,

@@ -16,6 +16,67 @@ use crate::log::debug;
 use crate::paths;
 use crate::sampling::Sampler;
 
+/// The path search under way, its schedule, and what the last ones found and left for the next.
+pub(super) struct Searches {
+    /// The search under way (`paths/`), when one runs.
+    pub(super) current: Option<paths::Search>,
+    /// The last search finished, until a snapshot carries it.
+    pub(super) found: Option<paths::Found>,
+    pub(super) schedule: paths::Schedule,
+    /// Weak references of samples the tracker freed while a search held them as targets:
+    /// deleted when no search does (`delete_released`).
+    pub(super) released_later: Vec<usize>,
+    /// The search being started is a count out of turn (`search_step`): its targets include
+    /// the samples born since the last GC.
+    pub(super) recounting: bool,
+    /// When each tracker generation began, to date samples (`paths::Sample::born_s`).
+    pub(super) born_at: paths::Births,
+    /// For focused searches: the first generation the last kept search (`keep_found`) did not
+    /// look at (the last GC's as it started: younger samples are left out), the same of the
+    /// search under way, and the roots the last kept one's finds were under.
+    pub(super) from_gen: u32,
+    pub(super) started_gen: u32,
+    pub(super) preferred_roots: Vec<paths::RootKey>,
+    /// What frames, JNI locals and monitors held at the last enumeration of the roots: the
+    /// next search enters such a root only if its object is one of these (`Search::start`).
+    pub(super) lasting_locals: paths::Identities,
+    /// The next search lists the roots again (`keep_found`), and the one under way is that.
+    pub(super) relist: bool,
+    pub(super) relisting: bool,
+    /// The tracker generation the last complete search ended at: the births since are the
+    /// next one's verdicts for the estimates (`Estimator::set_search_count`).
+    pub(super) counted_gen: u32,
+    /// The tracker generation the search under way started at.
+    pub(super) gen: u32,
+    /// A focused search through the preferred roots found too few there: the growth went
+    /// elsewhere, and a focused search through the statics and threads starts next, without
+    /// waiting for its turn (a full search of a big heap may be a minute away).
+    pub(super) refocus: bool,
+}
+
+impl Searches {
+    /// `share`: the part of the pause budget searches may spend (the `paths` option).
+    pub(super) fn new(share: f64) -> Searches {
+        Searches {
+            current: None,
+            found: None,
+            schedule: paths::Schedule::new(share),
+            released_later: Vec::new(),
+            recounting: false,
+            born_at: paths::Births::default(),
+            from_gen: 0,
+            started_gen: 0,
+            preferred_roots: Vec::new(),
+            lasting_locals: Default::default(),
+            relist: false,
+            relisting: false,
+            counted_gen: 0,
+            gen: 0,
+            refocus: false,
+        }
+    }
+}
+
 impl Worker {
     /// Runs the path search's next slice, or starts a search when one is due; returns how long
     /// the worker may sleep as far as the search is concerned.
@@ -27,7 +88,7 @@ impl Worker {
             return POLL;
         }
         let now = Instant::now();
-        if self.search.is_none() {
+        if self.searches.current.is_none() {
             let live = sampler.tracker.in_use() as usize;
             // A full search due (its rest over, or the heap doubled) goes first; else a
             // refocus comes at once.
@@ -35,13 +96,14 @@ impl Worker {
             // the locals the last left out lasted (see `keep_found`): once, whatever it finds.
             let mut relisting = false;
             let due = match (
-                std::mem::take(&mut self.refocus),
-                self.search_schedule
+                std::mem::take(&mut self.searches.refocus),
+                self.searches
+                    .schedule
                     .due(now, live, self.live_objects_published),
             ) {
                 (_, Some(paths::Due::Full)) => Some(paths::Due::Full),
                 (true, _) => Some(paths::Due::Focused),
-                (false, Some(_)) if self.relist => {
+                (false, Some(_)) if self.searches.relist => {
                     relisting = true;
                     Some(paths::Due::Full)
                 }
@@ -51,7 +113,7 @@ impl Worker {
             // rest on it): count again, whatever the rest left.
             let moved = if due != Some(paths::Due::Full)
                 && sampler.tracker.hold_limited()
-                && self.search_schedule.recount_allowed(now, live)
+                && self.searches.schedule.recount_allowed(now, live)
             {
                 self.estimator.births_since_count(&sampler.tracker)
             } else {
@@ -65,37 +127,41 @@ impl Worker {
                 );
             }
             let due = if recount { Some(paths::Due::Full) } else { due };
-            self.recounting = recount;
+            self.searches.recounting = recount;
             if due == Some(paths::Due::Full) {
-                self.relist = false;
-                self.relisting = relisting;
+                self.searches.relist = false;
+                self.searches.relisting = relisting;
             }
             let Some(due) = due else {
                 return self
-                    .search_schedule
+                    .searches
+                    .schedule
                     .next_in(now)
                     .unwrap_or(POLL)
                     .clamp(Duration::from_millis(1), POLL);
             };
             self.refresh_classes();
-            self.search_schedule
+            self.searches
+                .schedule
                 .started(now, self.live_objects_published, self.filling());
-            self.search = self.start_search(sampler, due, false);
-            self.search_schedule.sliced(Instant::now());
-            if self.search.is_none() {
-                self.search_schedule
+            self.searches.current = self.start_search(sampler, due, false);
+            self.searches.schedule.sliced(Instant::now());
+            if self.searches.current.is_none() {
+                self.searches
+                    .schedule
                     .ended(Instant::now(), Duration::ZERO, due);
             }
             return paths::SLICE_REST;
         }
-        if let Some(wait) = self.search_schedule.slice_wait(now) {
+        if let Some(wait) = self.searches.schedule.slice_wait(now) {
             return wait;
         }
         let mut env = self.search_env();
         let filling = self.filling();
-        let search = self.search.as_mut().expect("a search under way");
+        let search = self.searches.current.as_mut().expect("a search under way");
         let outgrown = self
-            .search_schedule
+            .searches
+            .schedule
             .outgrown(now, self.live_objects_published, filling)
             && search.found_so_far() >= paths::ENOUGH_TO_SHOW;
         if outgrown {
@@ -116,12 +182,14 @@ impl Worker {
                 debug!("path search: found per root (in search order): {by:?}");
             }
             let found = self
-                .search
+                .searches
+                .current
                 .take()
                 .expect("a search under way")
                 .finish(&mut env);
             self.delete_released(sampler);
-            self.search_schedule
+            self.searches
+                .schedule
                 .ended(Instant::now(), found.cpu, found.kind());
             debug!(
                 "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots; {} locals left out as a moment's){}",
@@ -151,11 +219,11 @@ impl Worker {
                 debug!("path search: not reached: {}", missed.join(", "));
             }
             if !found.counted.is_empty() {
-                let verdicts = search_verdicts(&sampler.tracker, &found, self.counted_gen);
+                let verdicts = search_verdicts(&sampler.tracker, &found, self.searches.counted_gen);
                 // A generation of its own: births from here on are the count's births since
                 // (with no GC between two searches, the generation would not have moved, and
                 // the count's own objects counted again as births).
-                self.counted_gen = sampler.tracker.advance();
+                self.searches.counted_gen = sampler.tracker.advance();
                 if crate::log::enabled(crate::log::Level::Debug) {
                     let said: Vec<String> = found
                         .counted
@@ -177,17 +245,17 @@ impl Worker {
                 }
                 self.estimator.set_search_count(
                     &found.counted,
-                    self.search_gen,
-                    self.counted_gen,
+                    self.searches.gen,
+                    self.searches.counted_gen,
                     verdicts,
                 );
             }
             self.keep_found(found, paths::ENOUGH_TO_KEEP);
             // Published with the next snapshot: an estimate soon, when estimates run.
-            self.estimate_pending = true;
+            self.clock.estimate_pending = true;
             POLL
         } else {
-            self.search_schedule.sliced(Instant::now());
+            self.searches.schedule.sliced(Instant::now());
             paths::SLICE_REST
         }
     }
@@ -214,21 +282,21 @@ impl Worker {
     /// every search.
     fn keep_found(&mut self, found: paths::Found, enough: u64) {
         self.note_holders(&found);
-        if !found.focused && !std::mem::take(&mut self.relisting) {
-            self.relist = found.transient_locals > 0
+        if !found.focused && !std::mem::take(&mut self.searches.relisting) {
+            self.searches.relist = found.transient_locals > 0
                 && (found.found as f64) < paths::ENOUGH_FOUND * found.targets as f64;
         }
         if found.focused && found.found < paths::ENOUGH_TO_SHOW {
-            self.refocus = !self.preferred_roots.is_empty();
-            self.preferred_roots.clear();
+            self.searches.refocus = !self.searches.preferred_roots.is_empty();
+            self.searches.preferred_roots.clear();
             return;
         }
-        self.preferred_roots = found.top_roots.clone();
+        self.searches.preferred_roots = found.top_roots.clone();
         if found.focused && found.found < enough {
             return;
         }
-        self.search_from_gen = self.search_started_gen;
-        self.paths_found = Some(found);
+        self.searches.from_gen = self.searches.started_gen;
+        self.searches.found = Some(found);
     }
 
     /// What a path search borrows of the JVM: the worker's JNIEnv and class ids.
@@ -259,7 +327,7 @@ impl Worker {
         let ours = sampler.memcity_threads();
         let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
-        let from_gen = self.search_from_gen;
+        let from_gen = self.searches.from_gen;
         sampler.tracker.for_each_live(|slot, sample, weak| {
             if crate::sampling::is_memcity(&ours, sample.thread) {
                 return;
@@ -271,7 +339,7 @@ impl Worker {
                 identity: sample.identity,
                 class: sample.class,
                 weight: sample.weight,
-                born_s: self.born_at.seconds(sample.born),
+                born_s: self.searches.born_at.seconds(sample.born),
                 recent: sample.born >= from_gen,
                 settled: sample.born < last_gc,
             };
@@ -291,7 +359,7 @@ impl Worker {
         }
         let scope = if !focused {
             paths::Scope::Full
-        } else if self.preferred_roots.is_empty() {
+        } else if self.searches.preferred_roots.is_empty() {
             paths::Scope::StaticsAndThreads
         } else {
             paths::Scope::Preferred
@@ -302,13 +370,14 @@ impl Worker {
             // fast leak's newest objects (all born since the last GC) would be a stretch of
             // nothing to find before its first find.
             recent.extend(young);
-            (recent, &self.preferred_roots)
+            (recent, &self.searches.preferred_roots)
         } else {
             survivors.extend(recent);
             // A count out of turn is for the births since the last one: with no GC since
             // (none came for 14 s on a server's 1 GB heap) every one of them is young, and
             // left out it judged none of them and counted nothing new.
-            if survivors.len() < paths::MIN_TARGETS || std::mem::take(&mut self.recounting) {
+            if survivors.len() < paths::MIN_TARGETS || std::mem::take(&mut self.searches.recounting)
+            {
                 survivors.extend(young);
             }
             (survivors, &[])
@@ -331,10 +400,10 @@ impl Worker {
         // that GC and this start would wait for the next full search: on Parallel, a steady
         // server's buffers promoted in the meantime went unlooked at for the full search's
         // whole rest.
-        self.search_started_gen = last_gc;
+        self.searches.started_gen = last_gc;
         // A generation of its own from the start: what is made while the search runs it may
         // or may not count (`Estimator::set_search_count`).
-        self.search_gen = sampler.tracker.advance();
+        self.searches.gen = sampler.tracker.advance();
         let mut env = self.search_env();
         let facts = paths::ClassFacts {
             names: &self.classes.names,
@@ -343,9 +412,9 @@ impl Worker {
         // Listing the roots stops the JVM: within the agent's budget for stops, as walks are,
         // except when the heap ran out (`or_full`), whose holder is the answer most wanted.
         let used = self.heap_used();
-        let predicted = used.and_then(|used| self.roots_stop.predict(used));
+        let predicted = used.and_then(|used| self.clock.roots_stop.predict(used));
         let allowed =
-            or_full || predicted.is_none_or(|cost| self.budget.affords(Instant::now(), cost));
+            or_full || predicted.is_none_or(|cost| self.clock.budget.affords(Instant::now(), cost));
         if !allowed {
             debug!(
                 "path search: the roots not listed: predicted {} ms, credit short or past max_pause",
@@ -361,23 +430,23 @@ impl Worker {
             scope,
             paths::Listing {
                 allowed,
-                lasting: &self.lasting_locals,
+                lasting: &self.searches.lasting_locals,
             },
         )?;
         if let Some(locals) = search.locals.take() {
-            self.lasting_locals = locals;
+            self.searches.lasting_locals = locals;
         }
         let pause = search.roots_pause();
         if !pause.is_zero() {
-            self.budget.spend(pause);
-            self.roots_stop.record(pause, used.unwrap_or(0));
+            self.clock.budget.spend(pause);
+            self.clock.roots_stop.record(pause, used.unwrap_or(0));
         }
         Some(search)
     }
 
     /// Ends a search under way (the session ends): its references go, its findings too.
     pub(super) fn end_search(&mut self) {
-        if let Some(search) = self.search.take() {
+        if let Some(search) = self.searches.current.take() {
             let mut env = self.search_env();
             drop(search.finish(&mut env));
         }
@@ -404,18 +473,18 @@ impl Worker {
         let mut search_finished = false;
         if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
             // A JVM exiting meanwhile gets the paths found by then, not a new search.
-            if self.search.is_none() && !self.agent.phase.get().worker_stops() {
+            if self.searches.current.is_none() && !self.agent.phase.get().worker_stops() {
                 self.refresh_classes();
                 // The quickest answer: the roots that held the growth, if any; else all.
-                let due = if self.preferred_roots.is_empty() {
+                let due = if self.searches.preferred_roots.is_empty() {
                     paths::Due::Full
                 } else {
                     paths::Due::Focused
                 };
-                self.search = self.start_search(sampler, due, true);
+                self.searches.current = self.start_search(sampler, due, true);
             }
             let mut env = self.search_env();
-            if let Some(mut search) = self.search.take() {
+            if let Some(mut search) = self.searches.current.take() {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if self.agent.phase.get().worker_stops() {
@@ -439,7 +508,8 @@ impl Worker {
                 }
                 let found = search.finish(&mut env);
                 self.delete_released(sampler);
-                self.search_schedule
+                self.searches
+                    .schedule
                     .ended(Instant::now(), found.cpu, found.kind());
                 // Threads failing to allocate force full GCs one after another, and each JNI
                 // read waits for them: a search at the error may reach nothing. Then the last
