@@ -20,29 +20,73 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use jni::sys::{JavaVMAttachArgs, JNI_OK, JNI_VERSION_1_8};
 use jni::JNIEnv;
 
+/// Why a Java call the agent made gave no answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum JavaError {
+    /// The call threw; the exception is cleared, so nothing is printed into the application's
+    /// output.
+    #[error("{what}: {exception}")]
+    Threw { what: String, exception: String },
+    /// JNI itself refused.
+    #[error("{what}: {message}")]
+    Jni { what: String, message: String },
+    /// The thread meant to make the call could not make it.
+    #[error("{0}")]
+    Thread(String),
+    /// The call answered, but not what memcity asked for.
+    #[error("{asked}: {answer}")]
+    Answer { asked: String, answer: String },
+    /// This agent was built without a JDK, so it carries no Java helper class.
+    #[error("this agent was built without a JDK (no javac)")]
+    NoHelperClass,
+    /// A step failed for the reason given.
+    #[error("{step}: {source}")]
+    In {
+        step: &'static str,
+        source: Box<JavaError>,
+    },
+}
+
+impl JavaError {
+    pub(crate) fn jni(what: impl Into<String>, error: impl std::fmt::Display) -> JavaError {
+        JavaError::Jni {
+            what: what.into(),
+            message: error.to_string(),
+        }
+    }
+
+    /// This error, as the cause of a failed `step`.
+    pub(crate) fn in_step(self, step: &'static str) -> JavaError {
+        JavaError::In {
+            step,
+            source: Box::new(self),
+        }
+    }
+}
+
 /// A Java call under way on its own thread.
 pub(crate) struct Aside<T> {
     what: &'static str,
-    result: Receiver<Result<T, String>>,
+    result: Receiver<Result<T, JavaError>>,
 }
 
 impl<T> Aside<T> {
     /// The call's result once it has returned; `None` while it runs.
-    pub(crate) fn poll(&self) -> Option<Result<T, String>> {
+    pub(crate) fn poll(&self) -> Option<Result<T, JavaError>> {
         match self.result.try_recv() {
             Ok(result) => Some(result),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(format!(
+            Err(TryRecvError::Disconnected) => Some(Err(JavaError::Thread(format!(
                 "the thread for {} ended without an answer",
                 self.what
-            ))),
+            )))),
         }
     }
 }
 
 impl<T> Aside<T> {
     /// The call's result, waiting at most `timeout` for it.
-    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<Result<T, String>> {
+    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<Result<T, JavaError>> {
         match self.result.recv_timeout(timeout) {
             Ok(result) => Some(result),
             Err(mpsc::RecvTimeoutError::Timeout) => None,
@@ -56,7 +100,7 @@ impl<T> Aside<T> {
 pub(crate) fn spawn<T, F>(vm: &jni::JavaVM, what: &'static str, call: F) -> Aside<T>
 where
     T: Send + 'static,
-    F: FnOnce(&mut JNIEnv) -> Result<T, String> + Send + 'static,
+    F: FnOnce(&mut JNIEnv) -> Result<T, JavaError> + Send + 'static,
 {
     let (tx, result) = mpsc::sync_channel(1);
     let failed = tx.clone();
@@ -69,11 +113,17 @@ where
                 // SAFETY: `raw` is the JavaVM the agent runs in, valid for the process's life.
                 unsafe { attached(raw.get(), what, call) }
             })
-            .unwrap_or_else(|| Err(format!("{what} failed (see the log above)")));
+            .unwrap_or_else(|| {
+                Err(JavaError::Thread(format!(
+                    "{what} failed (see the log above)"
+                )))
+            });
             let _ = tx.send(answer);
         });
     if let Err(e) = spawned {
-        let _ = failed.send(Err(format!("cannot start a thread for {what}: {e}")));
+        let _ = failed.send(Err(JavaError::Thread(format!(
+            "cannot start a thread for {what}: {e}"
+        ))));
     }
     Aside { what, result }
 }
@@ -85,8 +135,8 @@ where
 unsafe fn attached<T>(
     vm: *mut jni::sys::JavaVM,
     what: &str,
-    call: impl FnOnce(&mut JNIEnv) -> Result<T, String>,
-) -> Result<T, String> {
+    call: impl FnOnce(&mut JNIEnv) -> Result<T, JavaError>,
+) -> Result<T, JavaError> {
     let name = CString::new(format!("memcity-{what}")).expect("names have no NUL");
     let mut args = JavaVMAttachArgs {
         version: JNI_VERSION_1_8,
@@ -97,9 +147,9 @@ unsafe fn attached<T>(
     // SAFETY: per contract; the arguments live across the call.
     let attached = unsafe {
         let functions = &**vm;
-        let attach = functions
-            .AttachCurrentThreadAsDaemon
-            .ok_or("the JVM has no AttachCurrentThreadAsDaemon")?;
+        let attach = functions.AttachCurrentThreadAsDaemon.ok_or_else(|| {
+            JavaError::Thread("the JVM has no AttachCurrentThreadAsDaemon".into())
+        })?;
         attach(
             vm,
             &mut env,
@@ -107,16 +157,16 @@ unsafe fn attached<T>(
         )
     };
     if attached != JNI_OK || env.is_null() {
-        return Err(format!(
+        return Err(JavaError::Thread(format!(
             "cannot attach a thread to the JVM for {what} (JNI error {attached})"
-        ));
+        )));
     }
     // Detached however `call` ends, a panic included (`guarded` catches it above this frame).
     let _detach = Detach(vm);
     // SAFETY: the JNIEnv the attach just gave this thread.
     match unsafe { JNIEnv::from_raw(env.cast()) } {
         Ok(mut env) => call(&mut env),
-        Err(e) => Err(format!("no JNIEnv for {what}: {e}")),
+        Err(e) => Err(JavaError::jni(format!("no JNIEnv for {what}"), e)),
     }
 }
 
@@ -146,5 +196,28 @@ impl VmPointer {
     /// bare pointer field.
     fn get(&self) -> *mut jni::sys::JavaVM {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_java_error_says_the_step_then_its_cause() {
+        let threw = JavaError::Threw {
+            what: "JFR.configure".into(),
+            exception: "java.lang.IllegalStateException".into(),
+        };
+        assert_eq!(
+            threw
+                .in_step("JFR's repository cannot be kept out of java.io.tmpdir")
+                .to_string(),
+            "JFR's repository cannot be kept out of java.io.tmpdir: JFR.configure: java.lang.IllegalStateException"
+        );
+        assert_eq!(
+            JavaError::jni("global reference", "out of memory").to_string(),
+            "global reference: out of memory"
+        );
     }
 }

@@ -181,7 +181,10 @@ pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool)
 /// Runs [`quiet_command`]'s command. A diagnostic command loads management classes and makes
 /// objects in the application's heap, three quarters full by now: the worker has it made on a
 /// thread of its own (`aside.rs`).
-pub(crate) fn quiet_the_jvms_lines(env: &mut jni::JNIEnv, command: &str) -> Result<(), String> {
+pub(crate) fn quiet_the_jvms_lines(
+    env: &mut jni::JNIEnv,
+    command: &str,
+) -> Result<(), crate::aside::JavaError> {
     match crate::census::gc_counts::repository::diagnostic_command(env, command) {
         Ok(_) => info!("the Java heap is three quarters full: the JVM's lines that memcity would cause on stdout are turned off ({command})"),
         Err(e) => crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}"),

@@ -11,6 +11,7 @@
 //! (`-XX:-UsePerfData`, `-XX:+PerfDisableSharedMem`) deaths name no collector.
 
 use std::fs::File;
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -32,17 +33,16 @@ pub struct Collectors {
 
 impl Collectors {
     /// This JVM's performance data, if it publishes it.
-    pub fn open() -> Result<Collectors, String> {
+    pub fn open() -> Result<Collectors, PerfDataError> {
         let path = own_file(Path::new("/tmp"), std::process::id())?;
-        let file = File::open(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let len = file
-            .metadata()
-            .map_err(|e| e.to_string())?
-            .len()
-            .min(MAX_FILE);
+        let read = |source| PerfDataError::Read {
+            path: path.clone(),
+            source,
+        };
+        let file = File::open(&path).map_err(read)?;
+        let len = file.metadata().map_err(read)?.len().min(MAX_FILE);
         let mut data = vec![0; len as usize];
-        file.read_exact_at(&mut data, 0)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        file.read_exact_at(&mut data, 0).map_err(read)?;
         let (little_endian, counters) = parse(&data)?;
         let mut collectors = Collectors {
             file,
@@ -119,41 +119,54 @@ impl Collectors {
     }
 }
 
+/// Why the JVM's performance data cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfDataError {
+    #[error("cannot list {}: {source}", .dir.display())]
+    List { dir: PathBuf, source: io::Error },
+    #[error("the JVM publishes no performance data ({}/hsperfdata_*/{pid}: -XX:-UsePerfData?)", .tmp.display())]
+    NotPublished { tmp: PathBuf, pid: u32 },
+    #[error("cannot read {}: {source}", .path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("performance data not understood: {0}")]
+    NotUnderstood(&'static str),
+}
+
 /// `/tmp/hsperfdata_<user>/<pid>`, for whichever user the JVM runs as: the folder and file of
 /// that user (the JVM's effective one), not links. Anyone can make `/tmp/hsperfdata_x/<pid>`
 /// for another user's pid, and feed its reader counters of their choosing.
-fn own_file(tmp: &Path, pid: u32) -> Result<PathBuf, String> {
+fn own_file(tmp: &Path, pid: u32) -> Result<PathBuf, PerfDataError> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     own_file_of(tmp, pid, me)
 }
 
-fn own_file_of(tmp: &Path, pid: u32, uid: u32) -> Result<PathBuf, String> {
+fn own_file_of(tmp: &Path, pid: u32, uid: u32) -> Result<PathBuf, PerfDataError> {
     use std::os::unix::fs::MetadataExt;
     let owned = |path: &Path, dir: bool| {
         std::fs::symlink_metadata(path)
             .is_ok_and(|m| m.uid() == uid && if dir { m.is_dir() } else { m.is_file() })
     };
-    let entries =
-        std::fs::read_dir(tmp).map_err(|e| format!("cannot list {}: {e}", tmp.display()))?;
+    let entries = std::fs::read_dir(tmp).map_err(|source| PerfDataError::List {
+        dir: tmp.to_path_buf(),
+        source,
+    })?;
     entries
         .flatten()
         .filter(|dir| dir.file_name().to_string_lossy().starts_with("hsperfdata_"))
         .filter(|dir| owned(&dir.path(), true))
         .map(|dir| dir.path().join(pid.to_string()))
         .find(|file| owned(file, false))
-        .ok_or_else(|| {
-            format!(
-                "the JVM publishes no performance data ({}/hsperfdata_*/{pid}: -XX:-UsePerfData?)",
-                tmp.display()
-            )
+        .ok_or_else(|| PerfDataError::NotPublished {
+            tmp: tmp.to_path_buf(),
+            pid,
         })
 }
 
 /// The byte order and each collector's counters (their offsets) in a
 /// performance data file.
-fn parse(data: &[u8]) -> Result<(bool, Vec<Counter>), String> {
-    let bad = |what: &str| format!("performance data not understood: {what}");
+fn parse(data: &[u8]) -> Result<(bool, Vec<Counter>), PerfDataError> {
+    let bad = PerfDataError::NotUnderstood;
     if data.len() < PROLOGUE || u32::from_be_bytes(data[0..4].try_into().unwrap()) != MAGIC {
         return Err(bad("no HotSpot prologue"));
     }
@@ -478,11 +491,14 @@ mod tests {
         assert!(parse(&[0; 8]).is_err());
         let mut data = file(&[("sun.gc.collector.0.invocations", Err(1))]);
         assert!(
-            parse(&data).unwrap_err().contains("no collectors"),
+            parse(&data)
+                .unwrap_err()
+                .to_string()
+                .contains("no collectors"),
             "no name, no collector"
         );
         data[0] = 0;
-        assert!(parse(&data).unwrap_err().contains("prologue"));
+        assert!(parse(&data).unwrap_err().to_string().contains("prologue"));
         // A name or value offset past its entry skips the entry.
         let mut data = file(&[
             (

@@ -26,6 +26,7 @@
 
 pub(crate) mod repository;
 
+use crate::aside::JavaError;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -214,39 +215,65 @@ const CLASS_FILE: Option<&[u8]> = Some(include_bytes!(concat!(
 #[cfg(not(memcity_gc_counts))]
 const CLASS_FILE: Option<&[u8]> = None;
 
-/// Turns a pending Java exception into an error (cleared: nothing is printed).
-fn check(env: &mut JNIEnv, what: &str, result: jni::errors::Result<()>) -> Result<(), String> {
-    if env.exception_check().unwrap_or(false) {
-        let thrown = env.exception_occurred().ok();
-        let _ = env.exception_clear();
-        let name = thrown
-            .and_then(|t| {
-                let class = env.get_object_class(&t).ok()?;
-                let name = env
-                    .call_method(&class, "getName", "()Ljava/lang/String;", &[])
-                    .ok()?
-                    .l()
-                    .ok()?;
-                let _ = env.exception_clear();
-                env.get_string(&JString::from(name)).ok().map(String::from)
-            })
-            .unwrap_or_else(|| "an exception".into());
-        return Err(format!("{what}: {name}"));
+/// The class of the pending Java exception, if one is pending; cleared, so nothing is printed.
+fn pending_exception(env: &mut JNIEnv) -> Option<String> {
+    if !env.exception_check().unwrap_or(false) {
+        return None;
     }
-    result.map_err(|e| format!("{what}: {e}"))
+    let thrown = env.exception_occurred().ok();
+    let _ = env.exception_clear();
+    let name = thrown
+        .and_then(|t| {
+            let class = env.get_object_class(&t).ok()?;
+            let name = env
+                .call_method(&class, "getName", "()Ljava/lang/String;", &[])
+                .ok()?
+                .l()
+                .ok()?;
+            let _ = env.exception_clear();
+            env.get_string(&JString::from(name)).ok().map(String::from)
+        })
+        .unwrap_or_else(|| "an exception".into());
+    Some(name)
+}
+
+/// A JNI call's result with a pending Java exception turned into its error (cleared).
+pub(crate) fn check(
+    env: &mut JNIEnv,
+    what: &str,
+    result: jni::errors::Result<()>,
+) -> Result<(), JavaError> {
+    match pending_exception(env) {
+        Some(exception) => Err(JavaError::Threw {
+            what: what.to_string(),
+            exception,
+        }),
+        None => result.map_err(|e| JavaError::jni(what, e)),
+    }
+}
+
+/// The error of a JNI call that failed: the exception it threw (cleared), else JNI's own.
+pub(crate) fn thrown(env: &mut JNIEnv, what: &str, error: jni::errors::Error) -> JavaError {
+    match pending_exception(env) {
+        Some(exception) => JavaError::Threw {
+            what: what.to_string(),
+            exception,
+        },
+        None => JavaError::jni(what, error),
+    }
 }
 
 impl GcCounts {
     /// Defines the helper class in the system class loader and starts the stream.
-    pub fn start(env: &mut JNIEnv) -> Result<GcCounts, String> {
-        let bytes = CLASS_FILE.ok_or("this agent was built without a JDK (no javac)")?;
+    pub fn start(env: &mut JNIEnv) -> Result<GcCounts, JavaError> {
+        let bytes = CLASS_FILE.ok_or(JavaError::NoHelperClass)?;
         let framed = env.with_local_frame(16, |env| {
             Ok::<_, jni::errors::Error>(Self::start_in_frame(env, bytes))
         });
-        framed.map_err(|e| format!("JNI local frame: {e}"))?
+        framed.map_err(|e| JavaError::jni("JNI local frame", e))?
     }
 
-    fn start_in_frame(env: &mut JNIEnv, bytes: &[u8]) -> Result<GcCounts, String> {
+    fn start_in_frame(env: &mut JNIEnv, bytes: &[u8]) -> Result<GcCounts, JavaError> {
         {
             let loader = env
                 .call_static_method(
@@ -259,15 +286,14 @@ impl GcCounts {
             let loader = match loader {
                 Ok(l) => l,
                 Err(e) => {
-                    check(env, "no system class loader", Err(e))?;
-                    return Err("no system class loader".into());
+                    return Err(thrown(env, "no system class loader", e));
                 }
             };
             // A session before a detach may have defined it already (a class cannot be defined
             // twice in one loader); it is the same class file.
             let name: JObject = env
                 .new_string("memcity.GcCounts")
-                .map_err(|e| format!("JNI: {e}"))?
+                .map_err(|e| JavaError::jni("JNI", e))?
                 .into();
             let defined = env
                 .call_static_method(
@@ -294,8 +320,7 @@ impl GcCounts {
                 Ok(c) => c,
                 Err(e) => {
                     // An old JDK refuses the class file (JFR streaming needs JDK 14).
-                    check(env, "the JVM refused the JFR helper class", Err(e))?;
-                    return Err("the JVM refused the JFR helper class".into());
+                    return Err(thrown(env, "the JVM refused the JFR helper class", e));
                 }
             };
             let natives = [
@@ -321,9 +346,8 @@ impl GcCounts {
                 },
             ];
             // Before the stream starts: a killed JVM would leave its first chunk in /tmp.
-            let repository = repository::place(env).map_err(|e| {
-                format!("JFR's repository cannot be kept out of java.io.tmpdir: {e}")
-            })?;
+            let repository = repository::place(env)
+                .map_err(|e| e.in_step("JFR's repository cannot be kept out of java.io.tmpdir"))?;
             crate::log::debug!("the GC counts' JFR repository: {repository}");
             let registered = env.register_native_methods(&class, &natives);
             check(env, "cannot register the JFR callbacks", registered)?;
@@ -331,16 +355,15 @@ impl GcCounts {
             let stream = match started.and_then(|v| v.l()) {
                 Ok(stream) => stream,
                 Err(e) => {
-                    check(env, "JFR did not start", Err(e))?;
-                    return Err("JFR did not start".into());
+                    return Err(thrown(env, "JFR did not start", e));
                 }
             };
             let class = env
                 .new_global_ref(&class)
-                .map_err(|e| format!("global reference: {e}"))?;
+                .map_err(|e| JavaError::jni("global reference", e))?;
             let stream = env
                 .new_global_ref(stream)
-                .map_err(|e| format!("global reference: {e}"))?;
+                .map_err(|e| JavaError::jni("global reference", e))?;
             Ok(GcCounts {
                 class,
                 stream,
@@ -350,7 +373,7 @@ impl GcCounts {
     }
 
     /// Closes the stream (its thread ends); for a detach.
-    pub fn stop(&mut self, env: &mut JNIEnv) -> Result<(), String> {
+    pub fn stop(&mut self, env: &mut JNIEnv) -> Result<(), JavaError> {
         let class: &JClass = self.class.as_obj().into();
         let stream: &JObject = self.stream.as_obj();
         let result = env
@@ -370,7 +393,7 @@ impl GcCounts {
 
     /// Turns counting on or off for the following GCs; [`switched`](Self::switched) records it
     /// once done (the call may be made on another thread, from a clone).
-    pub fn set_enabled(&self, env: &mut JNIEnv, on: bool) -> Result<(), String> {
+    pub fn set_enabled(&self, env: &mut JNIEnv, on: bool) -> Result<(), JavaError> {
         let class: &JClass = self.class.as_obj().into();
         let stream: &JObject = self.stream.as_obj();
         let result = env

@@ -53,14 +53,20 @@
 //! rest between each other so that on average they keep to the `paths=` share of a core
 //! (`Schedule`). What a search could not finish is said in `Found::incomplete`.
 
+mod classes;
 pub(crate) mod distinct;
+mod finish;
 mod found;
+mod roots;
 mod schedule;
+mod traverse;
 mod visit;
 pub(crate) mod vthreads;
 
 use found::Merge;
 pub use found::*;
+use roots::Wanted;
+pub use roots::{ClassFacts, Listing};
 pub use schedule::*;
 use visit::{visit_key, Met, Visit};
 
@@ -69,13 +75,10 @@ use std::hash::BuildHasherDefault;
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use jni::sys::{jclass, jfieldID, jint, jlong, jobject, jsize, JNIEnv};
+use jni::sys::{jclass, jfieldID, jint, jlong, jobject, JNIEnv};
 
-use crate::census::fields::holds_only_leaves;
 use crate::intmap::{IntHasher, IntMap};
-use crate::jvmti::sys;
-use crate::jvmti::{Jvmti, LocalFrame, RootKind};
-use crate::sampling::{is_memcity_class, is_memcity_thread};
+use crate::jvmti::{Jvmti, LocalFrame};
 use distinct::Distinct;
 
 /// Live samples looked for at most (MAT's leak suspects sample up to 10,000 instances).
@@ -88,6 +91,9 @@ pub const MAX_DEPTH: usize = 1 << 16;
 /// The roots' enumeration is abandoned (the search then starts from statics and threads only)
 /// past this.
 const ROOTS_LIMIT: Duration = Duration::from_millis(500);
+
+/// Roots a search that ended early looks at for `Node::also`, at most: a JNI call or two each.
+const MAX_ROOTS_NOTED: usize = 100_000;
 
 const NONE: u32 = u32::MAX;
 /// Sampled classes counted per root node at most, and the count of one that gives a root with
@@ -331,157 +337,6 @@ pub struct Sample {
     pub settled: bool,
 }
 
-/// What the roots' enumeration callback collects.
-struct RootsState {
-    roots: Vec<RawRoot>,
-    /// Objects marked so far.
-    objects: usize,
-    /// Thread markers from this index on are virtual threads'.
-    first_virtual: usize,
-    /// The enumeration has reported every root and walks into the virtual threads.
-    in_virtual: bool,
-    deadline: Instant,
-    calls: u64,
-    aborted: bool,
-}
-
-impl RootsState {
-    /// A virtual thread's marker, mounted or not.
-    fn is_virtual(&self, tag: jlong) -> bool {
-        marker_index(tag).is_some_and(|(thread, i)| thread && i >= self.first_virtual)
-    }
-}
-
-struct RawRoot {
-    kind: RootKind,
-    thread: Option<usize>,
-    method: usize,
-    location: i64,
-    /// Object index (into `RootsState::old_tags`), or a thread's index with `is_thread`.
-    object: usize,
-    is_thread: bool,
-}
-
-impl RootsState {
-    fn on_root(&mut self, kind: RootKind, frame: (jlong, usize, i64), tag_ptr: *mut jlong) {
-        if tag_ptr.is_null() {
-            return;
-        }
-        // SAFETY: JVMTI passes a valid, writable pointer to the referee's tag; the VM stores a
-        // changed tag after the callback returns.
-        let tag = unsafe { *tag_ptr };
-        let (is_thread, object) = match marker_index(tag) {
-            Some(marked) => marked,
-            None => {
-                let index = self.objects;
-                self.objects += 1;
-                // SAFETY: as above.
-                unsafe { *tag_ptr = object_marker(index) };
-                (false, index)
-            }
-        };
-        let thread = marker_index(frame.0).filter(|m| m.0).map(|m| m.1);
-        self.roots.push(RawRoot {
-            kind,
-            thread: if kind == RootKind::Thread && is_thread {
-                Some(object)
-            } else {
-                thread
-            },
-            method: frame.1,
-            location: frame.2,
-            object,
-            is_thread,
-        });
-    }
-}
-
-unsafe extern "C" fn roots_callback(
-    kind: sys::jvmtiHeapReferenceKind,
-    info: *const sys::jvmtiHeapReferenceInfo,
-    _class_tag: jlong,
-    _referrer_class_tag: jlong,
-    _size: jlong,
-    tag_ptr: *mut jlong,
-    referrer_tag_ptr: *mut jlong,
-    _length: jint,
-    user_data: *mut c_void,
-) -> jint {
-    // SAFETY: `user_data` is the `RootsState` that `Search::start` passed to
-    // `follow_references`; the VM calls us from one thread at a time.
-    let state = unsafe { &mut *user_data.cast::<RootsState>() };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        state.calls += 1;
-        if state.calls & 0x3ff == 0 && Instant::now() > state.deadline {
-            state.aborted = true;
-            return sys::JVMTI_VISIT_ABORT as jint;
-        }
-        // SAFETY: JVMTI passes valid pointers to the tags, or null.
-        let tag = unsafe { tag_ptr.as_ref() }.copied().unwrap_or(0);
-        // The walk goes into the array of virtual threads and, from it, into each parked one,
-        // whose frames HotSpot then reports as stack locals; into nothing else.
-        match kind {
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_JNI_GLOBAL if tag == VIRTUAL_ARRAY => {
-                state.in_virtual = true;
-                return sys::JVMTI_VISIT_OBJECTS as jint;
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => {
-                // SAFETY: as above.
-                let referrer = unsafe { referrer_tag_ptr.as_ref() }.copied().unwrap_or(0);
-                let parked = state.is_virtual(tag) && tag & MOUNTED == 0;
-                return if referrer == VIRTUAL_ARRAY && parked {
-                    sys::JVMTI_VISIT_OBJECTS as jint
-                } else {
-                    0
-                };
-            }
-            sys::jvmtiHeapReferenceKind_JVMTI_HEAP_REFERENCE_OTHER if state.is_virtual(tag) => {
-                // A mounted virtual thread, reported before its frames on its carrier's stack.
-                // SAFETY: `tag` came from this pointer, so it is not null.
-                unsafe { *tag_ptr = tag | MOUNTED };
-                return 0;
-            }
-            _ => {}
-        }
-        // System classes (their statics are read through JNI) and, were anything followed,
-        // object references: not roots.
-        let Some(root) = crate::jvmti::root_kind(kind) else {
-            return 0;
-        };
-        let frame = match root {
-            RootKind::StackLocal if !info.is_null() => {
-                // SAFETY: for stack locals JVMTI passes the `stack_local` member.
-                let local = unsafe { (*info).stack_local.as_ref() };
-                (local.thread_tag, local.method as usize, local.location)
-            }
-            RootKind::JniLocal if !info.is_null() => {
-                // SAFETY: for JNI locals JVMTI passes the `jni_local` member.
-                let local = unsafe { (*info).jni_local.as_ref() };
-                (local.thread_tag, local.method as usize, 0)
-            }
-            _ => (0, 0, 0),
-        };
-        state.on_root(root, frame, tag_ptr);
-        // No JVMTI_VISIT_OBJECTS: nothing is followed, so the stop is the roots' enumeration.
-        0
-    }));
-    outcome.unwrap_or_else(|_| {
-        state.aborted = true;
-        sys::JVMTI_VISIT_ABORT as jint
-    })
-}
-
-use std::ffi::c_void;
-
-/// A JVMTI environment disposed when dropped.
-struct TempEnv(Jvmti);
-
-impl Drop for TempEnv {
-    fn drop(&mut self) {
-        let _ = self.0.dispose();
-    }
-}
-
 /// Deletes a frame's reference, local or weak global (null: nothing).
 /// A stack that outlives the slice's local frame (the search's, between slices, or a root left
 /// dry) holds its objects by weak global references: a global one would keep what the
@@ -509,38 +364,11 @@ fn release(jni: *mut JNIEnv, object: jobject, global: bool) {
     }
 }
 
-/// What `Search::start` needs to know of the classes (the worker's class table).
-pub struct ClassFacts<'a> {
-    pub names: &'a [String],
-    pub application: &'a [bool],
-}
-
 /// Other roots named per node at most (`Node::also`): enough to say where else a holder is
 /// held, few enough for a node on every path.
 const MAX_ALSO_ROOTS: usize = 4;
-/// Roots a search that ended early looks at for `Node::also`, at most: a JNI call or two each.
-const MAX_ROOTS_NOTED: usize = 100_000;
-
 /// Objects by identity hash (see `Search::locals`).
 pub type Identities = HashSet<u32, BuildHasherDefault<IntHasher>>;
-
-/// What a search may do about the roots only a stop lists (frames' locals, JNI references,
-/// monitors): whether it may stop the JVM to list them at all (the agent's budget for stops
-/// decides: JDK 17 and 18 go over the whole heap after the listing), and what such roots held
-/// at the last listing.
-pub struct Listing<'a> {
-    pub allowed: bool,
-    pub lasting: &'a Identities,
-}
-
-/// Whether a root of this kind holds its object for a moment rather than for the JVM's life:
-/// a frame's local, a native method's JNI local, a monitor held.
-fn is_transient(kind: RootKind) -> bool {
-    matches!(
-        kind,
-        RootKind::StackLocal | RootKind::JniLocal | RootKind::Monitor
-    )
-}
 
 impl Search {
     /// Enumerates the roots (the one stop), reads the threads' names and the statics, and
@@ -551,7 +379,8 @@ impl Search {
     /// are searched; any but `Full` makes a focused search (see `gone_dry`). `listing`: whether
     /// it may list the roots (without, it searches the statics and threads and says what it
     /// left out), and the objects frames, JNI locals and monitors held at the last listing
-    /// (its `locals`): such a root is entered only if its object is one of them (see below).
+    /// (its `locals`): such a root is entered only if its object is one of them
+    /// (`listed_roots`).
     pub fn start(
         env: &mut Env,
         facts: &ClassFacts<'_>,
@@ -561,38 +390,61 @@ impl Search {
         scope: Scope,
         listing: Listing<'_>,
     ) -> Option<Search> {
-        let lasting = listing.lasting;
         let started = Instant::now();
         let jni = env.jni;
-        let jvmti = env.jvmti;
-        let global = |local: jobject| -> jobject {
-            if local.is_null() {
-                ptr::null_mut()
-            } else {
-                jni!(jni, NewGlobalRef, local)
-            }
+        let mut search = Search::new(jni, live_objects, started);
+        // SAFETY: the worker's own JNIEnv; the frame frees every local reference made here.
+        let _frame = unsafe { LocalFrame::push(jni, 256) }?;
+        let wanted = Wanted { scope, preferred };
+        let enumerate = wanted.listing() && listing.allowed;
+        if wanted.listing() && !listing.allowed {
+            search.incomplete = "the GC roots were not listed (the stop to list them, predicted from the last, would pass the agent's budget for stops): locals and JNI references were not searched".into();
+        }
+        let marks = if enumerate {
+            Some(roots::markers_env(jni)?)
+        } else {
+            None
         };
-        let weak = |local: jobject| -> jobject {
-            if local.is_null() {
-                ptr::null_mut()
-            } else {
-                jni!(jni, NewWeakGlobalRef, local)
-            }
+        let threads = env.jvmti.all_threads().ok()?;
+        let (virtuals, more_virtual) = if enumerate {
+            // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
+            unsafe { vthreads::list(jni) }
+        } else {
+            (Vec::new(), false)
         };
-        let find = |name: &std::ffi::CStr| -> jobject {
-            let local = jni!(jni, FindClass, name.as_ptr());
-            if local.is_null() {
-                jni!(jni, ExceptionClear);
-                return ptr::null_mut();
+        search.name_threads(env, threads.as_slice(), &virtuals, marks.as_ref());
+        let enumerated = marks.map(|marks| search.enumerate_roots(env, marks, &virtuals));
+        for &global in &virtuals {
+            if !global.is_null() {
+                jni!(jni, DeleteGlobalRef, global);
             }
-            let g = global(local);
-            jni!(jni, DeleteLocalRef, local);
-            g
-        };
-        let class_class = find(c"java/lang/Class");
-        let thread_class = find(c"java/lang/Thread");
-        let reference_class = find(c"java/lang/ref/Reference");
-        let mut search = Search {
+        }
+        search.say_listing(enumerated.as_ref(), (virtuals.len(), more_virtual));
+        let mut roots = Vec::new();
+        search.thread_roots(jni, threads.as_slice(), &wanted, &mut roots);
+        if let Some(enumerated) = &enumerated {
+            search.listed_roots(
+                env,
+                enumerated,
+                facts,
+                (listing.lasting, &wanted),
+                &mut roots,
+            );
+        }
+        search.static_roots(env, facts, &wanted, &mut roots);
+        search.order_roots(roots, preferred);
+        // A focused search (the caller gives it the samples born since the last search) left
+        // the other roots by design: its misses judge nothing (`Found::missed_samples`).
+        search.scope = scope;
+        search.stopped_early = search.focused();
+        search.add_targets(jni, samples);
+        search.cpu = started.elapsed();
+        Some(search)
+    }
+
+    /// A search with nothing listed yet, its memory sized for `live_objects`.
+    fn new(jni: *mut JNIEnv, live_objects: u64, started: Instant) -> Search {
+        Search {
             roots: Vec::new(),
             next_root: 0,
             threads: Vec::new(),
@@ -636,345 +488,15 @@ impl Search {
             transient_locals: 0,
             via: ptr::null_mut(),
             recent: Vec::with_capacity(RECENT_CLASSES),
-            class_class,
-            thread_class,
-            reference_class,
-        };
-        // SAFETY: the worker's own JNIEnv; the frame frees every local reference made here.
-        let _frame = unsafe { LocalFrame::push(jni, 256) }?;
-        let is_app = |id: u32| facts.application.get(id as usize).copied().unwrap_or(false);
-        let name_of = |id: u32| facts.names.get(id as usize).map_or("", String::as_str);
+            class_class: roots::find_class(jni, c"java/lang/Class"),
+            thread_class: roots::find_class(jni, c"java/lang/Thread"),
+            reference_class: roots::find_class(jni, c"java/lang/ref/Reference"),
+        }
+    }
 
-        let wants_listing = match scope {
-            Scope::Full => true,
-            Scope::Preferred => preferred.iter().any(|root| root.enumerated),
-            Scope::StaticsAndThreads => false,
-        };
-        let enumerate = wants_listing && listing.allowed;
-        if wants_listing && !listing.allowed {
-            search.incomplete = "the GC roots were not listed (the stop to list them, predicted from the last, would pass the agent's budget for stops): locals and JNI references were not searched".into();
-        }
-        // The enumeration's markers go in an environment of its own, disposed with its tags
-        // right after: the agent's own tags (classes, samples, walks) are never touched, and
-        // nothing needs restoring.
-        let marks = if enumerate {
-            let mut vm: *mut jni::sys::JavaVM = ptr::null_mut();
-            if jni!(jni, GetJavaVM, &mut vm) != 0 || vm.is_null() {
-                return None;
-            }
-            // SAFETY: `vm` is this process's JavaVM, from the worker's JNIEnv.
-            let marks = TempEnv(unsafe { crate::jvmti::get_env(vm) }?);
-            let mut caps = crate::jvmti::empty_capabilities();
-            caps.set_can_tag_objects(1);
-            marks.0.add_capabilities(&caps).ok()?;
-            Some(marks)
-        } else {
-            None
-        };
-        // Threads: marked so that the enumeration tells whose stack a local is on.
-        let threads = jvmti.all_threads().ok()?;
-        for (i, &thread) in threads.as_slice().iter().enumerate() {
-            let name = jvmti
-                .thread_info(thread)
-                .map(|info| info.name)
-                .unwrap_or_else(|_| "(unnamed thread)".into());
-            search.threads.push(name);
-            if let Some(marks) = &marks {
-                let _ = marks.0.set_tag(thread, thread_marker(i));
-            }
-        }
-        // Virtual threads: their own markers, and an array of them the enumeration walks into.
-        let first_virtual = search.threads.len();
-        let (virtuals, more_virtual) = if enumerate {
-            // SAFETY: the worker's own JNIEnv, on a Java thread that may run Java code.
-            unsafe { vthreads::list(jni) }
-        } else {
-            (Vec::new(), false)
-        };
-        for (i, &thread) in virtuals.iter().enumerate() {
-            let name = jvmti
-                .thread_info(thread)
-                .map(|info| info.name)
-                .ok()
-                .filter(|name| !name.is_empty())
-                // SAFETY: as above; `thread` is a global reference.
-                .or_else(|| unsafe { vthreads::id(jni, thread) }.map(|id| format!("#{id}")))
-                .unwrap_or_else(|| "(unnamed)".into());
-            search.threads.push(name);
-            if let Some(marks) = &marks {
-                let _ = marks.0.set_tag(thread, thread_marker(first_virtual + i));
-            }
-        }
-        search.first_virtual = first_virtual;
-        let mut state = RootsState {
-            roots: Vec::new(),
-            objects: 0,
-            first_virtual,
-            in_virtual: false,
-            deadline: Instant::now() + ROOTS_LIMIT,
-            calls: 0,
-            aborted: false,
-        };
-        let mut objects: Vec<jobject> = Vec::new();
-        let mut identities: Vec<u32> = Vec::new();
-        let mut failed = false;
-        if let Some(marks) = marks {
-            // SAFETY: as above.
-            let virtual_array = unsafe { vthreads::as_array(jni, &virtuals) };
-            if !virtual_array.is_null() {
-                let _ = marks.0.set_tag(virtual_array, VIRTUAL_ARRAY);
-            }
-            // SAFETY: the struct is all optional function pointers, for which zero means `None`.
-            let mut callbacks: sys::jvmtiHeapCallbacks = unsafe { std::mem::zeroed() };
-            callbacks.heap_reference_callback = Some(roots_callback);
-            let stop = Instant::now();
-            // SAFETY: the callback takes `RootsState` as user data, which outlives the call.
-            failed = unsafe {
-                marks
-                    .0
-                    .follow_references(&callbacks, (&mut state as *mut RootsState).cast::<c_void>())
-            }
-            .is_err();
-            search.roots_pause = stop.elapsed();
-            let markers: Vec<jlong> = (0..state.objects).map(object_marker).collect();
-            objects = vec![ptr::null_mut(); state.objects];
-            identities = vec![0; state.objects];
-            for chunk in markers.chunks(1024) {
-                if let Ok((found, found_tags)) = marks.0.objects_with_tags(chunk) {
-                    for (&object, &tag) in found.as_slice().iter().zip(found_tags.as_slice()) {
-                        if let Some((false, index)) = marker_index(tag) {
-                            if let Some(slot) = objects.get_mut(index) {
-                                *slot = weak(object);
-                                identities[index] =
-                                    env.jvmti.object_hash(object).unwrap_or(0) as u32;
-                            }
-                        }
-                        jni!(jni, DeleteLocalRef, object);
-                    }
-                }
-            }
-            drop(marks);
-            if !virtual_array.is_null() {
-                jni!(jni, DeleteGlobalRef, virtual_array);
-            }
-        }
-        for &global in &virtuals {
-            if !global.is_null() {
-                jni!(jni, DeleteGlobalRef, global);
-            }
-        }
-        if enumerate && !failed && !state.aborted {
-            search.locals = Some(Identities::default());
-        }
-        if failed || state.aborted {
-            search.incomplete = format!(
-                "the GC roots' enumeration {} after {} ms: {} not searched",
-                if state.aborted {
-                    "was abandoned"
-                } else {
-                    "failed"
-                },
-                search.roots_pause.as_millis(),
-                if state.in_virtual {
-                    "some virtual threads' frames were"
-                } else {
-                    "locals and JNI references were"
-                }
-            );
-        } else if more_virtual {
-            search.incomplete = format!(
-                "the frames of {} virtual threads were searched, not of the others",
-                virtuals.len()
-            );
-        }
-        let memcity_thread = |t: Option<usize>| {
-            t.and_then(|i| search.threads.get(i))
-                .is_some_and(|n| is_memcity_thread(n))
-        };
-        let wanted = |root: &PathRoot| match scope {
-            Scope::Full => true,
-            Scope::Preferred => {
-                let key = root.key(&search.threads);
-                preferred.iter().any(|p| p.key == key)
-            }
-            // The application's statics and the threads: the JDK's statics hold a growth
-            // rarely, and a few new samples in their lazily filled caches would be taken for
-            // where the growth is (the full search still goes through them).
-            Scope::StaticsAndThreads => {
-                matches!(root.order, RootOrder::ApplicationStatic | RootOrder::Thread)
-            }
-        };
-        let mut roots: Vec<(PathRoot, RootObject)> = Vec::new();
-        // Threads in full, whether or not the enumeration reported them.
-        for (i, &thread) in threads.as_slice().iter().enumerate() {
-            let order = if memcity_thread(Some(i)) {
-                RootOrder::Memcity
-            } else {
-                RootOrder::Thread
-            };
-            let root = PathRoot {
-                kind: RootKind::Thread,
-                order,
-                thread: Some(i),
-                method: 0,
-                location: 0,
-                class: 0,
-                field: String::new(),
-            };
-            if wanted(&root) {
-                roots.push((root, RootObject::Held(weak(thread))));
-            }
-        }
-        // The enumeration's objects that a root keeps: the others' references go at once.
-        let mut kept = vec![false; objects.len()];
-        for raw in &state.roots {
-            if raw.is_thread || raw.kind == RootKind::Thread {
-                continue; // every thread is a root above
-            }
-            let object = objects.get(raw.object).copied().unwrap_or(ptr::null_mut());
-            if object.is_null() {
-                continue;
-            }
-            let application_frame = raw.method != 0
-                && jvmti
-                    .method_declaring_class(raw.method as jni::sys::jmethodID)
-                    .ok()
-                    .and_then(|class| {
-                        let id = (env.class_id)(class);
-                        jni!(jni, DeleteLocalRef, class);
-                        id
-                    })
-                    .is_some_and(is_app);
-            let order = if memcity_thread(raw.thread) {
-                RootOrder::Memcity
-            } else {
-                match raw.kind {
-                    RootKind::StackLocal if application_frame => RootOrder::ApplicationLocal,
-                    RootKind::StackLocal | RootKind::JniLocal | RootKind::Monitor => {
-                        RootOrder::OtherLocal
-                    }
-                    _ => RootOrder::JniGlobal,
-                }
-            };
-            // A frame's local that held another object at the last enumeration (seconds ago)
-            // is a moment's: a request's objects, a map just built and dropped again. A leak
-            // lasts, and so does a frame that holds one (a loop that never returns): that
-            // object was there the last time too. Entered, a moment's graph stays in the heap
-            // while the search is inside it (its local references are roots to the GC, and
-            // ZGC, Shenandoah and G1 keep what a weak one yields while they mark): a
-            // million-entry map the application dropped, for seconds.
-            if is_transient(raw.kind) && order != RootOrder::Memcity {
-                let identity = identities.get(raw.object).copied().unwrap_or(0);
-                if let Some(locals) = search.locals.as_mut() {
-                    if locals.len() < MAX_ROOTS_NOTED {
-                        locals.insert(identity);
-                    }
-                }
-                if !lasting.contains(&identity) {
-                    search.transient_locals += 1;
-                    continue;
-                }
-            }
-            let root = PathRoot {
-                kind: raw.kind,
-                order,
-                thread: raw.thread,
-                method: raw.method,
-                location: raw.location,
-                class: 0,
-                field: String::new(),
-            };
-            if wanted(&root) {
-                kept[raw.object] = true;
-                // Shared with other roots of the same object: released once, when the search
-                // has come to the last of them (`let_go_of_root`) or at its end.
-                roots.push((root, RootObject::Held(object)));
-            }
-        }
-        for (object, kept) in objects.iter().zip(&kept) {
-            if !kept && !object.is_null() {
-                jni!(jni, DeleteWeakGlobalRef, *object);
-            }
-        }
-        // Static fields of the loaded, initialized classes.
-        if let Ok(classes) = jvmti.loaded_classes() {
-            for &class in classes.as_slice() {
-                let initialized = jvmti
-                    .class_status(class)
-                    .is_ok_and(|s| s & sys::JVMTI_CLASS_STATUS_INITIALIZED as jint != 0);
-                let Some(id) = (initialized).then(|| (env.class_id)(class)).flatten() else {
-                    continue;
-                };
-                let Ok(fields) = jvmti.class_fields(class) else {
-                    continue;
-                };
-                let name = name_of(id);
-                let order = if is_memcity_class(name) {
-                    RootOrder::Memcity
-                } else if is_app(id) {
-                    RootOrder::ApplicationStatic
-                } else {
-                    RootOrder::JdkStatic
-                };
-                let mut held: jobject = ptr::null_mut();
-                for &field in fields.as_slice() {
-                    let statik = jvmti
-                        .field_modifiers(class, field)
-                        .is_ok_and(|m| m & ACC_STATIC != 0);
-                    if !statik {
-                        continue;
-                    }
-                    let Ok((field_name, signature)) = jvmti.field_name(class, field) else {
-                        continue;
-                    };
-                    let signature = signature.to_string_lossy();
-                    if !(signature.starts_with('L') || signature.starts_with('[')) {
-                        continue;
-                    }
-                    let root = PathRoot {
-                        kind: RootKind::StaticField,
-                        order,
-                        thread: None,
-                        method: 0,
-                        location: 0,
-                        class: id,
-                        field: field_name.to_string_lossy(),
-                    };
-                    if !wanted(&root) {
-                        continue;
-                    }
-                    if held.is_null() {
-                        held = global(class);
-                    }
-                    roots.push((root, RootObject::Static(held, field)));
-                }
-                jni!(jni, DeleteLocalRef, class);
-            }
-        }
-        // Stable: within an order, the JVM's own order (threads as listed, locals top frame
-        // first, classes as loaded). Preferred roots first within their order, never before a
-        // root of an earlier one: what a root finds first it is credited with, and a frame's
-        // local that held the leak once (a request loop touching a static deque) must not
-        // claim it from the static field in every later search.
-        let threads = &search.threads;
-        roots.sort_by_cached_key(|(root, _)| {
-            let key = root.key(threads);
-            (
-                root.order,
-                preferred
-                    .iter()
-                    .position(|p| p.key == key)
-                    .unwrap_or(usize::MAX),
-            )
-        });
-        search.roots = roots;
-        // A focused search (the caller gives it the samples born since the last search) left
-        // the other roots by design: its misses judge nothing (`Found::missed_samples`).
-        search.scope = scope;
-        search.stopped_early = search.focused();
-
-        // Targets: every live sample, or an even selection of them, with weights scaled to
-        // stand for all.
+    /// The targets: every live sample, or an even selection of them, with weights scaled to
+    /// stand for all; and how many roots share each held object.
+    fn add_targets(&mut self, jni: *mut JNIEnv, samples: &[Sample]) {
         let step = samples.len().div_ceil(MAX_TARGETS).max(1);
         let scale = step as f64;
         for sample in samples.iter().step_by(step) {
@@ -984,9 +506,9 @@ impl Search {
             if sample.identity == 0 || died {
                 continue;
             }
-            let index = search.targets.len() as u32;
-            search.distinct.entry(sample.class).or_default();
-            search.targets.push(Target {
+            let index = self.targets.len() as u32;
+            self.distinct.entry(sample.class).or_default();
+            self.targets.push(Target {
                 slot: sample.slot,
                 born: sample.born,
                 holder: None,
@@ -1001,999 +523,15 @@ impl Search {
                 depth: 0,
                 node: NONE,
             });
-            search
-                .by_hash
-                .entry(sample.identity)
-                .or_default()
-                .push(index);
-            search.settled += u64::from(sample.settled);
+            self.by_hash.entry(sample.identity).or_default().push(index);
+            self.settled += u64::from(sample.settled);
         }
-        for (_, object) in &search.roots {
+        for (_, object) in &self.roots {
             if let RootObject::Held(weak) = *object {
                 if !weak.is_null() {
-                    *search.root_holds.entry(weak as usize).or_default() += 1;
+                    *self.root_holds.entry(weak as usize).or_default() += 1;
                 }
             }
-        }
-        search.cpu = started.elapsed();
-        Some(search)
-    }
-
-    fn field_id(&mut self, name: String) -> u32 {
-        if let Some(&id) = self.field_ids.get(&name) {
-            return id;
-        }
-        let id = self.fields.len() as u32;
-        self.fields.push(name.clone());
-        self.field_ids.insert(name, id);
-        id
-    }
-
-    /// The class id and what the search knows of `class` (learned on first sight).
-    fn class_info(&mut self, env: &mut Env, class: jclass) -> Option<(u32, Kind)> {
-        // The classes met last: a list's nodes, a map's entries, an array's elements come in
-        // runs, and `IsSameObject` is cheaper than the tag map's lock and lookup.
-        let jni = env.jni;
-        for i in 0..self.recent.len() {
-            let (mirror, id, kind) = self.recent[i];
-            if jni!(jni, IsSameObject, mirror, class) == jni::sys::JNI_TRUE {
-                self.recent[..=i].rotate_right(1);
-                return Some((id, kind));
-            }
-        }
-        let (id, kind) = self.class_info_slow(env, class)?;
-        let evicted = if self.recent.len() == RECENT_CLASSES {
-            self.recent.pop().map(|r| r.0)
-        } else {
-            None
-        };
-        if let Some(mirror) = evicted {
-            jni!(jni, DeleteGlobalRef, mirror);
-        }
-        let mirror = jni!(jni, NewGlobalRef, class);
-        if !mirror.is_null() {
-            self.recent.insert(0, (mirror, id, kind));
-        }
-        Some((id, kind))
-    }
-
-    fn class_info_slow(&mut self, env: &mut Env, class: jclass) -> Option<(u32, Kind)> {
-        let id = (env.class_id)(class)?;
-        if let Some(Some(info)) = self.classes.get(id as usize) {
-            return Some((id, info.kind));
-        }
-        let info = self.learn(env, class);
-        let kind = info.kind;
-        if self.classes.len() <= id as usize {
-            self.classes.resize_with(id as usize + 1, || None);
-        }
-        self.classes[id as usize] = Some(info);
-        Some((id, kind))
-    }
-
-    fn learn(&mut self, env: &mut Env, class: jclass) -> ClassInfo {
-        let jni = env.jni;
-        let jvmti = env.jvmti;
-        let leaf = ClassInfo {
-            kind: Kind::Leaf,
-            fields: Vec::new(),
-            terminal: true,
-        };
-        let Ok(signature) = jvmti.class_signature(class) else {
-            return leaf;
-        };
-        let signature = signature.to_string_lossy();
-        if let Some(element) = signature.strip_prefix('[') {
-            return ClassInfo {
-                kind: if element.starts_with('L') || element.starts_with('[') {
-                    Kind::ObjectArray
-                } else {
-                    Kind::Leaf
-                },
-                fields: Vec::new(),
-                // An array of Strings may hold the same String twice, but an array of arrays
-                // or objects may hold itself: only primitive arrays are leaves.
-                terminal: !(element.starts_with('L') || element.starts_with('[')),
-            };
-        }
-        if jni!(jni, IsSameObject, class, self.class_class) == jni::sys::JNI_TRUE {
-            return ClassInfo {
-                kind: Kind::Mirror,
-                fields: Vec::new(),
-                terminal: false,
-            };
-        }
-        let is_thread = !self.thread_class.is_null()
-            && jni!(jni, IsAssignableFrom, class, self.thread_class) == jni::sys::JNI_TRUE;
-        let mut own = Vec::new();
-        let mut other = Vec::new();
-        let mut terminal = true;
-        // SAFETY: the worker's JNIEnv; the frame frees the superclass references.
-        let Some(_frame) = (unsafe { LocalFrame::push(jni, 16) }) else {
-            return leaf;
-        };
-        let mut current = jni!(jni, NewLocalRef, class);
-        while !current.is_null() {
-            let is_reference =
-                jni!(jni, IsSameObject, current, self.reference_class) == jni::sys::JNI_TRUE;
-            if let Ok(fields) = jvmti.class_fields(current) {
-                for &field in fields.as_slice() {
-                    if jvmti
-                        .field_modifiers(current, field)
-                        .is_ok_and(|m| m & ACC_STATIC != 0)
-                    {
-                        continue;
-                    }
-                    let Ok((name, field_signature)) = jvmti.field_name(current, field) else {
-                        continue;
-                    };
-                    let field_signature = field_signature.to_string_lossy();
-                    if !(field_signature.starts_with('L') || field_signature.starts_with('[')) {
-                        continue;
-                    }
-                    let name = name.to_string_lossy();
-                    // A referent is not held by its reference (weak, soft, phantom: the GC
-                    // clears it; final: the finalizer queue only runs it).
-                    if is_reference && name == "referent" {
-                        continue;
-                    }
-                    terminal &= holds_only_leaves(&field_signature);
-                    let id = self.field_id(name);
-                    if field_signature == signature {
-                        own.push((field, id));
-                    } else {
-                        other.push((field, id));
-                    }
-                }
-            }
-            current = jni!(jni, GetSuperclass, current);
-        }
-        other.extend(own);
-        ClassInfo {
-            kind: if is_thread {
-                Kind::Thread
-            } else if other.is_empty() {
-                Kind::Leaf
-            } else {
-                Kind::Instance
-            },
-            fields: other,
-            terminal: terminal && !is_thread,
-        }
-    }
-
-    /// Runs the search for about `slice`; true when it is done.
-    pub fn run(&mut self, env: &mut Env, slice: Duration) -> bool {
-        let start = Instant::now();
-        let deadline = start + slice;
-        // SAFETY: the worker's own JNIEnv; the frame frees the slice's local references.
-        let Some(_frame) = (unsafe { LocalFrame::push(env.jni, 64) }) else {
-            self.incomplete = "no JNI local frame".into();
-            return true;
-        };
-        // Frames come back from their weak references; one whose object the GC freed meanwhile
-        // (the application dropped it) has nothing left to search.
-        let jni = env.jni;
-        if self.stack.is_empty() && self.next_root >= self.roots.len() && self.may_resume() {
-            self.resume_deferred();
-        }
-        jni!(
-            jni,
-            EnsureLocalCapacity,
-            (2 * self.stack.len() + 64) as jint
-        );
-        for frame in &mut self.stack {
-            for (object, global) in [
-                (&mut frame.object, &mut frame.global),
-                (&mut frame.pending, &mut frame.pending_global),
-            ] {
-                if *global && !object.is_null() {
-                    let local = jni!(jni, NewLocalRef, *object);
-                    jni!(jni, DeleteWeakGlobalRef, *object);
-                    *object = local;
-                    *global = false;
-                }
-            }
-            if frame.object.is_null() {
-                frame.cursor = frame.length;
-            }
-        }
-        // An array its holder has replaced since the last slice (a list or map that grew) is
-        // garbage: searching on through it would keep it alive, since ZGC and Shenandoah keep
-        // what a weak reference yields during their marking, and the estimates would count it.
-        // It is finished now; popping it reads the field again and searches the new array.
-        for i in 1..self.stack.len() {
-            let (below, above) = self.stack.split_at_mut(i);
-            let (parent, frame) = (&below[i - 1], &mut above[0]);
-            if frame.via.is_null() || parent.object.is_null() || frame.object.is_null() {
-                continue;
-            }
-            let now = jni!(jni, GetObjectField, parent.object, frame.via);
-            if jni!(jni, IsSameObject, now, frame.object) == jni::sys::JNI_FALSE {
-                frame.cursor = frame.length;
-            }
-            if !now.is_null() {
-                jni!(jni, DeleteLocalRef, now);
-            }
-        }
-        let mut steps = 0u32;
-        let done = loop {
-            steps += 1;
-            if steps & 0xff == 0 && Instant::now() >= deadline {
-                break false;
-            }
-            // Between roots only: the rest of a root may still shorten paths found in it. A
-            // search through every static and thread is after where the growth is, not yet
-            // its shortest paths (see `PREFERRED_DRY_FLOOR`).
-            let enough = self.found as f64 >= ENOUGH_FOUND * self.targets.len() as f64;
-            if enough && (self.stack.is_empty() || self.scope == Scope::StaticsAndThreads) {
-                self.stopped_early = true;
-                break true;
-            }
-            if self.focused()
-                && !self.stack.is_empty()
-                && gone_dry(
-                    self.met - self.met_at_root,
-                    self.met_at_find.max(self.met_at_root) - self.met_at_root,
-                    self.root_floor,
-                )
-            {
-                self.defer_root(jni);
-            }
-            // A root left dry resumes at the next slice's start, where the stack's references
-            // become local ones again.
-            if self.stack.is_empty() && self.next_root >= self.roots.len() && self.may_resume() {
-                break false;
-            }
-            if !self.step(env) {
-                // The last roots may have entered nothing (a static holding null, a thread
-                // gone): the ones left dry are still to come back to.
-                break !self.may_resume();
-            }
-        };
-        if jni!(env.jni, ExceptionCheck) == jni::sys::JNI_TRUE {
-            jni!(env.jni, ExceptionClear);
-        }
-        hold_weakly(jni, &mut self.stack);
-        self.cpu += start.elapsed();
-        done
-    }
-
-    /// One reference of the search; false when there is nothing left to do.
-    fn step(&mut self, env: &mut Env) -> bool {
-        let jni = env.jni;
-        let Some(top) = self.stack.last_mut() else {
-            return self.next_root(env);
-        };
-        if top.cursor >= top.length {
-            if top.pending.is_null() {
-                let frame = self.stack.pop().expect("a top frame");
-                if self.revisit_from == self.stack.len() {
-                    self.revisit_from = usize::MAX;
-                }
-                let replaced = match self.stack.last() {
-                    // A parent the GC freed between slices (its weak reference came back null)
-                    // has no field to read again: JNI would dereference null and crash the JVM.
-                    Some(parent) if !frame.via.is_null() && !parent.object.is_null() => {
-                        let now = jni!(jni, GetObjectField, parent.object, frame.via);
-                        if !now.is_null()
-                            && jni!(jni, IsSameObject, now, frame.object) == jni::sys::JNI_FALSE
-                        {
-                            Some(now)
-                        } else {
-                            if !now.is_null() {
-                                jni!(jni, DeleteLocalRef, now);
-                            }
-                            None
-                        }
-                    }
-                    _ => None,
-                };
-                release(jni, frame.object, frame.global);
-                if let Some(now) = replaced {
-                    if !self.reach(env, now, frame.via_name, true) {
-                        jni!(jni, DeleteLocalRef, now);
-                    }
-                }
-            } else {
-                release(jni, top.object, top.global);
-                // The chain's next link takes the frame's place (a tail call).
-                top.object = std::mem::replace(&mut top.pending, ptr::null_mut());
-                top.global = top.pending_global;
-                top.length = top.pending_length;
-                top.cursor = 0;
-                top.run += 1;
-            }
-            return true;
-        }
-        // Newest first in a focused search (see `gone_dry`).
-        let cursor = if self.scope != Scope::Full {
-            top.length - 1 - top.cursor
-        } else {
-            top.cursor
-        };
-        top.cursor += 1;
-        let (object, field) = match self.classes[top.class as usize].as_ref().map(|c| c.kind) {
-            Some(Kind::ObjectArray) => (
-                jni!(jni, GetObjectArrayElement, top.object, cursor as jsize),
-                ELEMENTS_FIELD,
-            ),
-            _ => {
-                let info = self.classes[top.class as usize]
-                    .as_ref()
-                    .expect("a known class");
-                let (id, name) = info.fields[cursor as usize];
-                self.via = id;
-                (jni!(jni, GetObjectField, top.object, id), name)
-            }
-        };
-        if !object.is_null() && !self.reach(env, object, field, true) {
-            jni!(jni, DeleteLocalRef, object);
-        }
-        self.via = ptr::null_mut();
-        true
-    }
-
-    /// Not through every root (see `scope`).
-    fn focused(&self) -> bool {
-        self.scope != Scope::Full
-    }
-
-    /// Leaves the rest of the current root unsearched (a focused search gone dry in it), or
-    /// the search's stack (its end).
-    fn leave_root(&mut self, jni: *mut JNIEnv) {
-        for frame in self.stack.drain(..) {
-            release(jni, frame.object, frame.global);
-            release(jni, frame.pending, frame.pending_global);
-        }
-        self.revisit_from = usize::MAX;
-    }
-
-    /// Leaves the current root gone dry: for good through the preferred roots (where the
-    /// growth was, its newest objects come first), or, through every static and thread, for
-    /// now. A growth no search has placed yet may lie past a root's first `DRY_FLOOR`
-    /// objects (a server's sessions, deep in the server's graph behind its connectors, pools
-    /// and handlers), and a search that finds too few of its samples elsewhere comes back for
-    /// it (`may_resume`).
-    fn defer_root(&mut self, jni: *mut JNIEnv) {
-        if self.scope != Scope::StaticsAndThreads {
-            self.leave_root(jni);
-            return;
-        }
-        let mut stack = std::mem::take(&mut self.stack);
-        hold_weakly(jni, &mut stack);
-        self.deferred.push_back(Deferred {
-            root: self.current_root,
-            stack,
-            revisit_from: std::mem::replace(&mut self.revisit_from, usize::MAX),
-            met: self.met - self.met_at_root,
-            met_at_find: self.met_at_find.max(self.met_at_root) - self.met_at_root,
-        });
-    }
-
-    /// Whether the search, past its last root, goes back to a root it left dry: while it has
-    /// found fewer than `ENOUGH_TO_SHOW` (too few to be kept: the worker's `keep_found`), or
-    /// fewer than half of its targets that survived a GC. Those are mostly alive, so the
-    /// roots it has been through so far hold a growth of them only if it found them there;
-    /// a few new objects in some static's cache are not where the heap grows. Its youngest
-    /// targets are not counted: many are garbage, which no root reaches.
-    fn may_resume(&self) -> bool {
-        !self.deferred.is_empty()
-            && self.visited.len() < MAX_VISITED
-            && self.incomplete.is_empty()
-            && (self.found < ENOUGH_TO_SHOW || 2 * self.settled_found < self.settled)
-    }
-
-    /// Resumes the root left dry longest ago where it was left, its allowance past its last
-    /// find raised to twice the objects it had met: each round costs a few times what the
-    /// search had spent on it at most.
-    fn resume_deferred(&mut self) {
-        let Some(root) = self.deferred.pop_front() else {
-            return;
-        };
-        self.current_root = root.root;
-        self.stack = root.stack;
-        self.revisit_from = root.revisit_from;
-        self.met_at_root = self.met - root.met;
-        self.met_at_find = self.met_at_root + root.met_at_find;
-        self.root_floor = 2 * root.met;
-    }
-
-    /// Starts the next root's frame; false when none is left.
-    fn next_root(&mut self, env: &mut Env) -> bool {
-        let jni = env.jni;
-        while self.next_root < self.roots.len() {
-            let index = self.next_root;
-            self.next_root += 1;
-            self.current_root = index as u32;
-            self.met_at_root = self.met;
-            self.root_floor = self.scope.dry_floor();
-            let object = match self.roots[index].1 {
-                RootObject::Held(weak) => {
-                    let object = jni!(jni, NewLocalRef, weak);
-                    self.let_go_of_root(jni, index);
-                    object
-                }
-                RootObject::Static(class, field) => {
-                    jni!(jni, GetStaticObjectField, class, field)
-                }
-            };
-            if object.is_null() {
-                continue; // a static holding nothing, or a local's object gone since
-            }
-            if !self.reach(env, object, index as u32, true) {
-                jni!(jni, DeleteLocalRef, object);
-            }
-            if !self.stack.is_empty() || self.visited.len() >= MAX_VISITED {
-                return self.visited.len() <= MAX_VISITED;
-            }
-        }
-        false
-    }
-
-    /// Root `index` is being come to: its weak reference is no longer the search's to keep
-    /// (the root's frame holds the object from here on, as long as it is searched). Deleted
-    /// once no root still to come shares it. Held to the search's end, every local of every
-    /// thread at the enumeration stayed in the heap that long on generational ZGC, whose young
-    /// collections keep what a weak reference holds: a map of a million entries the
-    /// application had dropped, for seconds.
-    fn let_go_of_root(&mut self, jni: *mut JNIEnv, index: usize) {
-        let RootObject::Held(weak) =
-            std::mem::replace(&mut self.roots[index].1, RootObject::Held(ptr::null_mut()))
-        else {
-            return;
-        };
-        if weak.is_null() {
-            return;
-        }
-        let holds = self.root_holds.entry(weak as usize).or_insert(1);
-        *holds -= 1;
-        if *holds == 0 {
-            self.root_holds.remove(&(weak as usize));
-            jni!(jni, DeleteWeakGlobalRef, weak);
-        }
-    }
-
-    /// `object` is referenced by the top frame through `field` (or is a root's object, `field`
-    /// then the root's index): count it if it is a target, and enter it if it is new. An `owned`
-    /// local reference is kept by a frame it enters (returns true) instead of copied.
-    fn reach(&mut self, env: &mut Env, object: jobject, field: u32, owned: bool) -> bool {
-        let jni = env.jni;
-        self.met += 1;
-        let class = jni!(jni, GetObjectClass, object);
-        let info = self.class_info(env, class);
-        jni!(jni, DeleteLocalRef, class);
-        let Some((class, kind)) = info else {
-            return false;
-        };
-        if kind == Kind::Mirror {
-            return false;
-        }
-        let Ok(identity) = env.jvmti.object_hash(object) else {
-            return false;
-        };
-        let identity = identity as u32;
-        let depth = self.stack.len();
-        if let Some(candidates) = self.by_hash.get(&identity) {
-            let root = self.current_root;
-            let hit = candidates.iter().copied().find(|&t| {
-                let target = &self.targets[t as usize];
-                // Found already, it moves only to a shorter path from its own root.
-                (!target.found || (target.root == root && (depth as u32) < target.depth))
-                    && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
-            });
-            if let Some(t) = hit {
-                self.found_target(t, identity, class, field);
-            }
-        }
-        if self.stack.is_empty() {
-            self.root_objects
-                .insert(self.current_root, (identity, class));
-        }
-        let revisiting = self.revisit_from != usize::MAX;
-        let entering = match kind {
-            Kind::Leaf | Kind::Mirror => {
-                if !revisiting {
-                    *self.reached.entry((self.current_root, class)).or_default() += 1;
-                }
-                if let Some(distinct) = self.distinct.get_mut(&class) {
-                    distinct.insert(identity);
-                }
-                false
-            }
-            // A live thread is a root of its own; enter it only as that (not from another
-            // root, nor as a local's object: `main` holding a worker's `Thread` does not hold
-            // the worker's thread-locals).
-            Kind::Thread => {
-                self.stack.is_empty()
-                    && self
-                        .roots
-                        .get(self.current_root as usize)
-                        .is_some_and(|r| r.0.kind == RootKind::Thread)
-            }
-            Kind::Instance | Kind::ObjectArray => true,
-        };
-        if !entering {
-            return false;
-        }
-        let terminal = self.classes[class as usize]
-            .as_ref()
-            .is_some_and(|c| c.terminal);
-        let (length, second) = if kind == Kind::ObjectArray {
-            let length = jni!(jni, GetArrayLength, object).max(0) as u32;
-            (length, length)
-        } else if terminal {
-            // No key: entering it twice costs its few fields, and nothing below it can lead
-            // back (a catalog's millions of products would otherwise fill `MAX_VISITED`).
-            let info = self.classes[class as usize]
-                .as_ref()
-                .expect("a known class");
-            (info.fields.len() as u32, 0)
-        } else {
-            let info = self.classes[class as usize]
-                .as_ref()
-                .expect("a known class");
-            let length = info.fields.len() as u32;
-            let second = info
-                .fields
-                .first()
-                .map(|&(id, _)| jni!(jni, GetObjectField, object, id))
-                .filter(|o| !o.is_null())
-                .map_or(0, |o| {
-                    let h = env.jvmti.object_hash(o).unwrap_or(0) as u32;
-                    jni!(jni, DeleteLocalRef, o);
-                    h
-                });
-            (length, second)
-        };
-        let met = if terminal {
-            Met::New
-        } else {
-            self.visit(visit_key(identity, class, second), depth)
-        };
-        // Below a frame entered again everything was counted once; a terminal object has no
-        // key to tell, an object new even there (the application linked it since) has.
-        let counted = match met {
-            Met::Seen => return false,
-            Met::Shorter => false,
-            Met::New => !(terminal && revisiting),
-        };
-        if counted {
-            self.visited_count += 1;
-            *self.reached.entry((self.current_root, class)).or_default() += 1;
-        }
-        if terminal {
-            if let Some(distinct) = self.distinct.get_mut(&class) {
-                distinct.insert(identity);
-            }
-        }
-        if self.visited.len() >= MAX_VISITED {
-            self.incomplete =
-                format!("the search kept track of {MAX_VISITED} objects, its limit, and stopped");
-            self.next_root = self.roots.len();
-            return false;
-        }
-        let chained = self.stack.last().is_some_and(|top| top.class == class);
-        if chained {
-            let top = self.stack.last_mut().expect("a top frame");
-            if top.pending.is_null() {
-                // The chain's next link: entered once this frame is done (see `Frame::pending`).
-                top.pending = if owned {
-                    object
-                } else {
-                    jni!(jni, NewLocalRef, object)
-                };
-                top.pending_global = false;
-                top.pending_length = length;
-                if met == Met::Shorter {
-                    self.revisit_from = self.revisit_from.min(self.stack.len() - 1);
-                }
-                return owned;
-            }
-        }
-        if self.stack.len() >= MAX_DEPTH {
-            self.too_deep += 1;
-            return false;
-        }
-        let (run, first_identity, first_field) = match self.stack.last() {
-            Some(top) if chained => (top.run + 1, top.identity, top.field),
-            _ => (1, identity, field),
-        };
-        if met == Met::Shorter {
-            self.revisit_from = self.revisit_from.min(self.stack.len());
-        }
-        if self.stack.len() % 64 == 63 {
-            // Room for the slice's local references (a frame each; -Xcheck:jni counts them).
-            jni!(jni, EnsureLocalCapacity, (self.stack.len() + 128) as jint);
-        }
-        self.stack.push(Frame {
-            object: if owned {
-                object
-            } else {
-                jni!(jni, NewLocalRef, object)
-            },
-            global: false,
-            pending: ptr::null_mut(),
-            pending_global: false,
-            pending_length: 0,
-            class,
-            cursor: 0,
-            length,
-            node: NONE,
-            run,
-            identity: first_identity,
-            field: first_field,
-            chained,
-            via: if kind == Kind::ObjectArray {
-                self.via
-            } else {
-                ptr::null_mut()
-            },
-            via_name: field,
-        });
-        owned
-    }
-
-    /// Gives every frame of the stack its merged node; returns the top's.
-    fn materialize(&mut self) -> u32 {
-        for i in 0..self.stack.len() {
-            if self.stack[i].node == NONE {
-                let node = if self.stack[i].chained {
-                    self.stack[i - 1].node
-                } else {
-                    let parent = if i == 0 {
-                        0
-                    } else {
-                        self.stack[i - 1].node + 1
-                    };
-                    let f = &self.stack[i];
-                    self.merge.node(parent, f.identity, f.class, f.field)
-                };
-                self.stack[i].node = node;
-            }
-            let (node, run) = (self.stack[i].node, self.stack[i].run);
-            let array = self.classes[self.stack[i].class as usize]
-                .as_ref()
-                .is_some_and(|c| c.kind == Kind::ObjectArray);
-            let merged = &mut self.merge.nodes[node as usize];
-            merged.chain = merged.chain.max(run);
-            if array {
-                merged.length = merged.length.max(u64::from(self.stack[i].length));
-            }
-        }
-        self.stack.last().map_or(NONE, |f| f.node)
-    }
-
-    /// Whether to enter an object with this key met at this depth (see `Visit`).
-    fn visit(&mut self, key: u64, depth: usize) -> Met {
-        let visit = Visit::new(key, self.current_root, depth);
-        if self.visited.insert(visit) {
-            return Met::New;
-        }
-        let seen = *self.visited.get(&visit).expect("a visited key");
-        if !visit.shortens(seen) {
-            return Met::Seen;
-        }
-        if self.revisits >= self.visited_count {
-            if self.revisits == self.visited_count {
-                self.revisits += 1;
-                crate::log::once!(
-                    Info,
-                    "path search: {} objects entered again by shorter paths, as many as \
-                     entered once; the paths found first stand for the rest",
-                    self.visited_count
-                );
-            }
-            return Met::Seen;
-        }
-        self.revisits += 1;
-        self.visited.replace(visit);
-        Met::Shorter
-    }
-
-    /// Counts a target at the top of the stack, or moves it there from a longer path.
-    fn found_target(&mut self, target: u32, identity: u32, class: u32, field: u32) {
-        let t = &self.targets[target as usize];
-        if t.found {
-            let (node, class, weight, born_s) = (t.node, t.class, t.weight, t.born_s);
-            self.merge.uncount(node, class, weight, born_s);
-        } else {
-            if t.recent {
-                *self.found_by_root.entry(self.current_root).or_default() += 1;
-            }
-            self.found += 1;
-            if t.settled {
-                self.settled_found += 1;
-            }
-            self.met_at_find = self.met;
-        }
-        let node = match self.stack.last() {
-            None => self.merge.node(0, identity, class, field),
-            // An object of the chain's own class is one more link of it: counted at the chain.
-            Some(top) if top.class == class => self.materialize(),
-            Some(_) => {
-                let parent = self.materialize() + 1;
-                self.merge.node(parent, identity, class, field)
-            }
-        };
-        let holder = self
-            .stack
-            .last()
-            .map(|top| (top.class, field, Instant::now()));
-        let t = &mut self.targets[target as usize];
-        t.found = true;
-        t.holder = holder;
-        t.root = self.current_root;
-        t.depth = self.stack.len() as u32;
-        t.node = node;
-        let (tclass, weight, born_s) = (t.class, t.weight, t.born_s);
-        self.merge.count(node, tclass, weight, born_s);
-    }
-
-    /// The roots a search that ended early (every target found) did not come to: notes those
-    /// whose own object is on a path, for `also_roots`. One identity hash per root, at most
-    /// [`MAX_ROOTS_NOTED`] of them, outside any stop.
-    fn note_unvisited_roots(&mut self, env: &mut Env) {
-        let jni = env.jni;
-        let on_paths: HashSet<(u32, u32)> = self
-            .merge
-            .nodes
-            .iter()
-            .map(|n| (n.identity, n.class))
-            .collect();
-        let end = self.roots.len().min(self.next_root + MAX_ROOTS_NOTED);
-        for index in self.next_root..end {
-            let object = match self.roots[index].1 {
-                RootObject::Held(weak) if !weak.is_null() => jni!(jni, NewLocalRef, weak),
-                RootObject::Static(class, field) if !class.is_null() => {
-                    jni!(jni, GetStaticObjectField, class, field)
-                }
-                _ => continue,
-            };
-            if object.is_null() {
-                continue;
-            }
-            let class = jni!(jni, GetObjectClass, object);
-            let info = self.class_info(env, class);
-            jni!(jni, DeleteLocalRef, class);
-            let identity = env.jvmti.object_hash(object).ok();
-            jni!(jni, DeleteLocalRef, object);
-            if let (Some((class, _)), Some(identity)) = (info, identity) {
-                let key = (identity as u32, class);
-                if on_paths.contains(&key) {
-                    self.root_objects.insert(index as u32, key);
-                }
-            }
-        }
-    }
-
-    /// Notes on each node the other roots whose own object it is (`Node::also`). A root whose
-    /// object an earlier root had reached adds no path of its own (the object is met already),
-    /// yet it holds that object too: a static list that the request loop also keeps in a local,
-    /// or in a lambda's frame. The path names the lasting root (roots are searched in
-    /// `RootOrder`); these are the others, for "also reached from". Objects are told apart by
-    /// identity hash and type, as the merged paths do.
-    fn also_roots(&mut self) {
-        let mut by_object: HashMap<(u32, u32), Vec<u32>> = HashMap::default();
-        for (&root, &(identity, class)) in &self.root_objects {
-            by_object.entry((identity, class)).or_default().push(root);
-        }
-        // Each node's own root: a root's object carries its index in `field`; parents come
-        // before their children.
-        let mut own_root = vec![0u32; self.merge.nodes.len()];
-        for i in 0..self.merge.nodes.len() {
-            let node = &self.merge.nodes[i];
-            own_root[i] = match node.parent {
-                0 => node.field,
-                parent => own_root[parent as usize - 1],
-            };
-            let Some(roots) = by_object.get(&(node.identity, node.class)) else {
-                continue;
-            };
-            let mut also: Vec<u32> = roots
-                .iter()
-                .copied()
-                .filter(|&r| r != own_root[i])
-                .collect();
-            also.sort_unstable();
-            also.truncate(MAX_ALSO_ROOTS);
-            self.merge.nodes[i].also = also;
-        }
-    }
-
-    /// How many targets it has reached so far.
-    /// How long listing the roots stopped the JVM (zero without a listing).
-    pub fn roots_pause(&self) -> Duration {
-        self.roots_pause
-    }
-
-    pub fn found_so_far(&self) -> u64 {
-        self.found
-    }
-
-    /// Says why the search ends before it is done (its finds so far still count).
-    pub fn interrupt(&mut self, why: String) {
-        if self.incomplete.is_empty() {
-            self.incomplete = why;
-        }
-    }
-
-    /// Releases every reference the search holds and hands over what it found.
-    pub fn finish(mut self, env: &mut Env) -> Found {
-        let jni = env.jni;
-        self.leave_root(jni);
-        while let Some(root) = self.deferred.pop_front() {
-            self.stack = root.stack;
-            self.leave_root(jni);
-        }
-        self.note_unvisited_roots(env);
-        let mut released: HashSet<usize> = HashSet::new();
-        for (_, object) in &self.roots {
-            match *object {
-                RootObject::Held(weak) if !weak.is_null() && released.insert(weak as usize) => {
-                    jni!(jni, DeleteWeakGlobalRef, weak);
-                }
-                RootObject::Static(class, _)
-                    if !class.is_null() && released.insert(class as usize) =>
-                {
-                    jni!(jni, DeleteGlobalRef, class);
-                }
-                _ => {}
-            }
-        }
-        let mut missed: IntMap<u32, (u64, f64)> = IntMap::default();
-        let holders = self
-            .targets
-            .iter()
-            .filter_map(|t| {
-                t.holder.map(|(class, field, at)| Held {
-                    slot: t.slot,
-                    born: t.born,
-                    class,
-                    field,
-                    at,
-                })
-            })
-            .collect();
-        let mut targeted: IntMap<u32, (u64, f64)> = IntMap::default();
-        let complete = self.incomplete.is_empty() && !self.stopped_early;
-        let mut missed_samples = Vec::new();
-        let mut found_samples = Vec::new();
-        let add = |counts: &mut IntMap<u32, (u64, f64)>, target: &Target| {
-            let entry = counts.entry(target.class).or_default();
-            entry.0 += 1;
-            entry.1 += target.weight;
-        };
-        for target in &self.targets {
-            add(&mut targeted, target);
-            if target.found {
-                found_samples.push((target.slot, target.born));
-            } else {
-                add(&mut missed, target);
-                if complete {
-                    missed_samples.push((target.slot, target.born));
-                }
-            }
-        }
-        let by_count = |counts: IntMap<u32, (u64, f64)>| {
-            let mut counts: Vec<(u32, u64, f64)> = counts
-                .into_iter()
-                .map(|(class, (n, weight))| (class, n, weight))
-                .collect();
-            counts.sort_by_key(|&(class, n, _)| (std::cmp::Reverse(n), class));
-            counts
-        };
-        let missed = by_count(missed);
-        let targeted = by_count(targeted);
-        for (mirror, _, _) in self.recent.drain(..) {
-            jni!(jni, DeleteGlobalRef, mirror);
-        }
-        for global in [self.class_class, self.thread_class, self.reference_class] {
-            if !global.is_null() {
-                jni!(jni, DeleteGlobalRef, global);
-            }
-        }
-        // Per root, the counts of the classes sampled: on its node, made for a root that holds
-        // many of them though no sampled path went through it.
-        let sampled: std::collections::HashSet<u32> =
-            self.targets.iter().map(|t| t.class).collect();
-        let mut by_root: IntMap<u32, Vec<(u32, u64)>> = IntMap::default();
-        let mut counted: IntMap<u32, u64> = IntMap::default();
-        for (&(root, class), &n) in &self.reached {
-            if sampled.contains(&class) {
-                by_root.entry(root).or_default().push((class, n));
-                *counted.entry(class).or_default() += n;
-            }
-        }
-        // Objects with no key were counted once per reference to them: their distinct
-        // number instead, and its variance.
-        let mut counted: Vec<(u32, u64, f64)> = counted
-            .into_iter()
-            .map(|(class, n)| match self.distinct.get(&class) {
-                Some(distinct) if !distinct.is_empty() => {
-                    let n = distinct.count();
-                    (class, n, distinct::variance(n))
-                }
-                _ => (class, n, 0.0),
-            })
-            .collect();
-        counted.sort_unstable_by_key(|&(class, n, _)| (class, n));
-        for (root, mut counts) in by_root {
-            let Some(&(identity, class)) = self.root_objects.get(&root) else {
-                continue;
-            };
-            counts.sort_by_key(|&(c, n)| (std::cmp::Reverse(n), c));
-            counts.truncate(MAX_REACHED_TYPES);
-            let key = (0, identity, class, root);
-            let node = match self.merge.index.get(&key) {
-                Some(&node) => node,
-                None if counts[0].1 >= REACHED_FLOOR => self.merge.node(0, identity, class, root),
-                None => continue,
-            };
-            self.merge.nodes[node as usize].reached = counts;
-        }
-        let total_recent: u64 = self.found_by_root.values().sum();
-        let mut by_root: Vec<(u32, u64)> =
-            self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
-        by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
-        // A root that the roots' enumeration alone finds (a frame's local) holds a growth no
-        // search without that stop can see: named among the preferred roots with a growth's
-        // own evidence (`ENOUGH_TO_KEEP` finds), not only with a tenth of them, or the focused
-        // searches after it look through the statics and threads for it in vain until the
-        // next full search (a leak in `main`'s local beside a bigger static history filled at
-        // start-up, whose finds outnumber it). Not with fewer: a server's request frames each
-        // hold a session or two for a moment, and made the stops many and their roots first.
-        let top_roots: Vec<RootKey> = by_root
-            .iter()
-            .filter_map(|&(r, n)| Some((self.roots.get(r as usize)?, n)))
-            .map(|((root, _), n)| {
-                let enumerated = !matches!(root.kind, RootKind::StaticField | RootKind::Thread);
-                (root, n, enumerated)
-            })
-            .filter(|&(_, n, enumerated)| {
-                n * 10 >= total_recent.max(1) || (enumerated && n >= ENOUGH_TO_KEEP)
-            })
-            .map(|(root, _, enumerated)| RootKey {
-                key: root.key(&self.threads),
-                enumerated,
-            })
-            .collect();
-        self.also_roots();
-        if self.incomplete.is_empty() && self.too_deep > 0 {
-            self.incomplete = format!(
-                "{} objects deeper than {MAX_DEPTH} references were not entered",
-                self.too_deep
-            );
-        }
-        // Through every root, the counts are of every live object of the class; otherwise of
-        // those the search happened to pass, which say nothing of the rest.
-        if !self.incomplete.is_empty() || self.stopped_early {
-            counted.clear();
-        }
-        Found {
-            counted,
-            nodes: self.merge.into_nodes(),
-            roots: self.roots.into_iter().map(|(root, _)| root).collect(),
-            threads: self.threads,
-            first_virtual: self.first_virtual,
-            fields: self.fields,
-            holders,
-            started: Some(self.started),
-            finished: Some(Instant::now()),
-            targets: self.targets.len() as u64,
-            found: self.found,
-            visited: self.visited_count,
-            cpu: self.cpu,
-            roots_pause: self.roots_pause,
-            incomplete: self.incomplete,
-            transient_locals: self.transient_locals,
-            stopped_early: self.stopped_early,
-            top_roots,
-            focused: self.scope != Scope::Full,
-            missed,
-            targeted,
-            missed_samples,
-            found_samples,
         }
     }
 }

@@ -23,12 +23,40 @@ use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
 use crate::ports::hub::{log_refusal, Hub, MAX_SUBSCRIBERS};
 
+/// Why a snapshot asked for was not walked: what the viewer's `memcity snapshot` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum WalkRefused {
+    #[error("an exact walk would stop the application for about {predicted_ms} ms ({live_objects} live objects at {ns_per_object:.0} ns each), past max_pause={max_pause_ms} ms; estimates continue at every GC. Pass --force to walk anyway")]
+    PastMaxPause {
+        predicted_ms: u128,
+        live_objects: u64,
+        ns_per_object: f64,
+        max_pause_ms: u128,
+    },
+    #[error("the pause budget ({budget_percent}% of wall time) has not yet earned this walk's predicted {predicted_ms} ms; retry in {retry_s:.1} s, or pass --force")]
+    NotEarned {
+        budget_percent: f64,
+        predicted_ms: u128,
+        retry_s: f64,
+    },
+    #[error("a forced walk ran {since_s:.1} s ago: forced walks are limited to one every {every_s} s so that no client can keep the application stopped; retry in {retry_s:.1} s")]
+    ForcedTooSoon {
+        since_s: f64,
+        every_s: u64,
+        retry_s: f64,
+    },
+    #[error("the walk ran past its limit and was aborted (the heap grew faster than predicted); retry, or raise max_pause=")]
+    Aborted,
+    #[error("the walk failed (see the JVM's stderr)")]
+    Failed,
+}
+
 /// Work the server hands to the agent thread.
 pub enum Request {
     Snapshot {
         /// Walk even past `max_pause` or the budget.
         force: bool,
-        reply: oneshot::Sender<Result<SnapshotReply, String>>,
+        reply: oneshot::Sender<Result<SnapshotReply, WalkRefused>>,
     },
     Classifiers(Vec<Classifier>),
 }
@@ -125,7 +153,7 @@ impl MemCity for Service {
         })?;
         match tokio::time::timeout(SNAPSHOT_TIMEOUT, rx).await {
             Ok(Ok(Ok(reply))) => Ok(Response::new(reply)),
-            Ok(Ok(Err(why))) => Err(Status::failed_precondition(why)),
+            Ok(Ok(Err(why))) => Err(Status::failed_precondition(why.to_string())),
             Ok(Err(_)) => Err(Status::unavailable(
                 "the agent stopped before taking the snapshot",
             )),
@@ -457,4 +485,28 @@ impl tonic::service::Interceptor for TokenCheck {
 /// a shared folder is replaced, never written through (`memcity_proto::files::replace`).
 fn write_portfile(path: &Path, port: u16) -> std::io::Result<()> {
     memcity_proto::files::replace(path, format!("{port}\n").as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_walk_says_why_and_what_to_do() {
+        let refused = WalkRefused::NotEarned {
+            budget_percent: 2.0,
+            predicted_ms: 340,
+            retry_s: 4.25,
+        };
+        assert_eq!(
+            refused.to_string(),
+            "the pause budget (2% of wall time) has not yet earned this walk's predicted 340 ms; retry in 4.2 s, or pass --force"
+        );
+        let forced = WalkRefused::ForcedTooSoon {
+            since_s: 3.0,
+            every_s: 10,
+            retry_s: 7.0,
+        };
+        assert!(forced.to_string().ends_with("retry in 7.0 s"));
+    }
 }

@@ -21,23 +21,13 @@ use crate::census::tree;
 use crate::census::walk::{self, ClassFacts, WalkError, WalkResult};
 use crate::jvmti::tags;
 use crate::log::debug;
+use crate::ports::server::WalkRefused;
 
 /// Why an exact walk did not happen.
 pub(super) enum WalkFailure {
     Aborted,
     /// The VM is shutting down, or JVMTI failed (logged).
     Failed,
-}
-
-impl WalkFailure {
-    fn message(self) -> String {
-        match self {
-            WalkFailure::Aborted => {
-                "the walk ran past its limit and was aborted (the heap grew faster than predicted); retry, or raise max_pause=".to_string()
-            }
-            WalkFailure::Failed => "the walk failed (see the JVM's stderr)".to_string(),
-        }
-    }
 }
 
 /// A walk requested with `force` is aborted only past this, or twice `max_pause` if larger.
@@ -49,37 +39,34 @@ const ESTIMATE_REFRESH: Duration = Duration::from_secs(10);
 impl Worker {
     /// A snapshot asked for over gRPC: an exact walk when it fits `max_pause` and the budget,
     /// or when forced.
-    pub(super) fn requested(&mut self, force: bool) -> Result<SnapshotReply, String> {
+    pub(super) fn requested(&mut self, force: bool) -> Result<SnapshotReply, WalkRefused> {
         let predicted = self.predicted_walk();
         let max_pause = self.agent.options.max_pause;
         if !force {
             if !self.clock.budget.fits(predicted) {
-                return Err(format!(
-                    "an exact walk would stop the application for about {} ms ({} live objects at {:.0} ns each), past max_pause={} ms; estimates continue at every GC. Pass --force to walk anyway",
-                    predicted.as_millis(),
-                    self.live_objects(),
-                    self.clock.budget.ns_per_object(),
-                    max_pause.as_millis()
-                ));
+                return Err(WalkRefused::PastMaxPause {
+                    predicted_ms: predicted.as_millis(),
+                    live_objects: self.live_objects(),
+                    ns_per_object: self.clock.budget.ns_per_object(),
+                    max_pause_ms: max_pause.as_millis(),
+                });
             }
             let wait = self.clock.budget.wait_for_credit(Instant::now(), predicted);
             if !wait.is_zero() {
-                return Err(format!(
-                    "the pause budget ({}% of wall time) has not yet earned this walk's predicted {} ms; retry in {:.1} s, or pass --force",
-                    self.agent.options.budget * 100.0,
-                    predicted.as_millis(),
-                    wait.as_secs_f64()
-                ));
+                return Err(WalkRefused::NotEarned {
+                    budget_percent: self.agent.options.budget * 100.0,
+                    predicted_ms: predicted.as_millis(),
+                    retry_s: wait.as_secs_f64(),
+                });
             }
         }
         if force {
             if let Err(since) = self.clock.force_walk(Instant::now()) {
-                return Err(format!(
-                    "a forced walk ran {:.1} s ago: forced walks are limited to one every {} s so that no client can keep the application stopped; retry in {:.1} s",
-                    since.as_secs_f64(),
-                    FORCED_WALK_EVERY.as_secs(),
-                    (FORCED_WALK_EVERY - since).as_secs_f64()
-                ));
+                return Err(WalkRefused::ForcedTooSoon {
+                    since_s: since.as_secs_f64(),
+                    every_s: FORCED_WALK_EVERY.as_secs(),
+                    retry_s: (FORCED_WALK_EVERY - since).as_secs_f64(),
+                });
             }
         }
         let limit = if force {
@@ -88,7 +75,10 @@ impl Worker {
             max_pause
         };
         self.walk_snapshot(Trigger::Request, limit)
-            .map_err(WalkFailure::message)
+            .map_err(|failure| match failure {
+                WalkFailure::Aborted => WalkRefused::Aborted,
+                WalkFailure::Failed => WalkRefused::Failed,
+            })
     }
 
     /// The last snapshot, at VM death: an estimate from the last walk and the samples since. Not

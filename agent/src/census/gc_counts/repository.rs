@@ -33,7 +33,8 @@ use std::sync::OnceLock;
 use jni::objects::{JObject, JString, JValue};
 use jni::JNIEnv;
 
-use super::check;
+use super::{check, thrown};
+use crate::aside::JavaError;
 
 /// The file a JVM's directory holds locked while the JVM lives.
 const OWNER: &str = ".owner";
@@ -84,20 +85,28 @@ fn clear_stale_in(base: &Path) -> usize {
 
 /// This JVM's directory, made and locked once and kept for the JVM's life: JFR keeps its
 /// repository after the stream closes (a detach), and closing the file would drop the lock.
-static OWN: OnceLock<Result<(PathBuf, File), String>> = OnceLock::new();
+static OWN: OnceLock<Result<(PathBuf, File), JavaError>> = OnceLock::new();
 
-fn own() -> Result<&'static Path, String> {
+fn own() -> Result<&'static Path, JavaError> {
     let own = OWN.get_or_init(|| {
         let run = memcity_proto::registry::private_run_dir()
-            .map_err(|e| format!("memcity's run directory: {e}"))?;
+            .map_err(|e| answer("memcity's run directory", e))?;
         let base = run.join("jfr");
-        create_private_dir(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+        create_private_dir(&base).map_err(|e| answer(base.display(), e))?;
         clear_stale_in(&base);
-        own_dir(&base, std::process::id()).map_err(|e| format!("{}: {e}", base.display()))
+        own_dir(&base, std::process::id()).map_err(|e| answer(base.display(), e))
     });
     own.as_ref()
         .map(|(dir, _)| dir.as_path())
         .map_err(Clone::clone)
+}
+
+/// What a directory or file operation answered.
+fn answer(asked: impl std::fmt::Display, answer: impl std::fmt::Display) -> JavaError {
+    JavaError::Answer {
+        asked: asked.to_string(),
+        answer: answer.to_string(),
+    }
 }
 
 /// Makes and locks a directory of `base` for this JVM.
@@ -192,10 +201,10 @@ fn parse(output: &str) -> Option<Configuration> {
 
 /// Puts JFR's repository in this JVM's directory unless someone else chose it; says where it
 /// is. An error means the stream must not start (it would write to `java.io.tmpdir`).
-pub(super) fn place(env: &mut JNIEnv) -> Result<String, String> {
+pub(super) fn place(env: &mut JNIEnv) -> Result<String, JavaError> {
     let query = |env: &mut JNIEnv| {
         let output = diagnostic_command(env, "JFR.configure")?;
-        parse(&output).ok_or_else(|| format!("JFR.configure said: {}", output.trim()))
+        parse(&output).ok_or_else(|| answer("JFR.configure", output.trim()))
     };
     let current = query(env)?;
     if let Some(repository) = current.repository {
@@ -216,12 +225,13 @@ pub(super) fn place(env: &mut JNIEnv) -> Result<String, String> {
     let path = dir
         .to_str()
         .filter(|p| !p.contains(|c: char| c.is_whitespace() || c == '"' || c == '\''))
-        .ok_or_else(|| format!("{} cannot be given to JFR.configure", dir.display()))?;
+        .ok_or_else(|| answer(dir.display(), "cannot be given to JFR.configure"))?;
     diagnostic_command(env, &format!("JFR.configure repositorypath={path}"))?;
     match query(env)?.repository {
         Some(repository) if Path::new(&repository).starts_with(dir) => Ok(repository),
-        other => Err(format!(
-            "JFR did not take {path} as its repository (it reports {other:?})"
+        other => Err(answer(
+            format!("JFR.configure repositorypath={path}"),
+            format!("not taken (JFR reports {other:?})"),
         )),
     }
 }
@@ -237,19 +247,19 @@ pub(super) fn place(env: &mut JNIEnv) -> Result<String, String> {
 /// module boundary, and its library (`libmanagement_ext`) is loaded by the initializer of the
 /// module's `PlatformMBeanProviderImpl`. The same from JDK 11 to 25 (2026-11-25: javap on 11, 17,
 /// 21 and 25); a JDK without them throws here, which is returned as an error.
-pub(crate) fn diagnostic_command(env: &mut JNIEnv, command: &str) -> Result<String, String> {
+pub(crate) fn diagnostic_command(env: &mut JNIEnv, command: &str) -> Result<String, JavaError> {
     let framed = env.with_local_frame(8, |env| {
         Ok::<_, jni::errors::Error>(diagnostic_command_in_frame(env, command))
     });
-    framed.map_err(|e| format!("JNI local frame: {e}"))?
+    framed.map_err(|e| JavaError::jni("JNI local frame", e))?
 }
 
-fn diagnostic_command_in_frame(env: &mut JNIEnv, command: &str) -> Result<String, String> {
+fn diagnostic_command_in_frame(env: &mut JNIEnv, command: &str) -> Result<String, JavaError> {
     const NO_MANAGEMENT: &str = "no jdk.management module to run JFR.configure";
     let provider = env.find_class("com/sun/management/internal/PlatformMBeanProviderImpl");
     let provider = match provider {
         Ok(class) => class,
-        Err(e) => return Err(check(env, NO_MANAGEMENT, Err(e)).err().unwrap_or_default()),
+        Err(e) => return Err(thrown(env, NO_MANAGEMENT, e)),
     };
     // Looking up a method initializes the class (JNI), which loads the library.
     let initialized = env.get_method_id(&provider, "<init>", "()V").map(|_| ());
@@ -257,17 +267,17 @@ fn diagnostic_command_in_frame(env: &mut JNIEnv, command: &str) -> Result<String
     let class = env.find_class("com/sun/management/internal/DiagnosticCommandImpl");
     let class = match class {
         Ok(class) => class,
-        Err(e) => return Err(check(env, NO_MANAGEMENT, Err(e)).err().unwrap_or_default()),
+        Err(e) => return Err(thrown(env, NO_MANAGEMENT, e)),
     };
     // No constructor: it wants the JDK's VM management object, and the method reads nothing
     // of its receiver.
     let receiver = match env.alloc_object(&class) {
         Ok(object) => object,
-        Err(e) => return Err(check(env, NO_MANAGEMENT, Err(e)).err().unwrap_or_default()),
+        Err(e) => return Err(thrown(env, NO_MANAGEMENT, e)),
     };
     let text: JObject = env
         .new_string(command)
-        .map_err(|e| format!("JNI: {e}"))?
+        .map_err(|e| JavaError::jni("JNI", e))?
         .into();
     let output = env
         .call_method(
@@ -279,12 +289,12 @@ fn diagnostic_command_in_frame(env: &mut JNIEnv, command: &str) -> Result<String
         .and_then(|v| v.l());
     let output = match output {
         Ok(output) if !output.is_null() => output,
-        Ok(_) => return Err(format!("{command}: no output")),
-        Err(e) => return Err(check(env, command, Err(e)).err().unwrap_or_default()),
+        Ok(_) => return Err(answer(command, "no output")),
+        Err(e) => return Err(thrown(env, command, e)),
     };
     env.get_string(&JString::from(output))
         .map(String::from)
-        .map_err(|e| format!("{command}: {e}"))
+        .map_err(|e| JavaError::jni(command, e))
 }
 
 #[cfg(test)]
