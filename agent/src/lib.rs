@@ -293,6 +293,37 @@ unsafe fn option_text(options: *const c_char) -> Option<String> {
     )
 }
 
+/// Why the agent could not start: it stays off, and the application continues.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("cannot {doing}: {source}")]
+    Jvmti {
+        doing: &'static str,
+        source: jvmti::JvmtiError,
+    },
+    #[error("this JVM cannot tag objects or report GCs to agents")]
+    CannotTag,
+    #[error("memcity is loaded twice; the second copy stays off")]
+    LoadedTwice,
+    #[error("cannot enable event {event}: {source}")]
+    EnableEvent {
+        event: sys::jvmtiEvent,
+        source: jvmti::JvmtiError,
+    },
+    #[error("request channel already closed")]
+    RequestsClosed,
+    #[error("no JNIEnv: {0}")]
+    NoJniEnv(jni::errors::Error),
+    #[error("cannot create the worker thread object: {0}")]
+    WorkerThreadObject(jni::errors::Error),
+}
+
+impl StartError {
+    fn jvmti(doing: &'static str) -> impl FnOnce(jvmti::JvmtiError) -> StartError {
+        move |source| StartError::Jvmti { doing, source }
+    }
+}
+
 /// When the agent starts: with the JVM (VMInit starts the threads) or into a running one.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Loaded {
@@ -395,7 +426,7 @@ unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
     };
     // SAFETY: `jni` is this thread's JNIEnv.
     if let Err(why) = unsafe { start(agent, jni) } {
-        agent.disable(&why);
+        agent.disable(&why.to_string());
         agent.detach();
         return attach_code::NO_JVMTI;
     }
@@ -417,15 +448,15 @@ unsafe fn jni_env(vm: *mut JavaVM) -> Option<*mut JNIEnv> {
 /// sampling is asked for on its own: in a running JVM another agent (async-profiler's alloc
 /// mode, say) may hold it, since only one environment can, and `AddCapabilities` grants all or
 /// nothing. Without it memcity still walks, and says what is missing.
-fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agent, String> {
+fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agent, StartError> {
     let potential = jvmti
         .potential_capabilities()
-        .map_err(|e| format!("cannot read JVMTI capabilities: {e}"))?;
+        .map_err(StartError::jvmti("read JVMTI capabilities"))?;
     let mut caps = jvmti::empty_capabilities();
     caps.set_can_tag_objects(1);
     caps.set_can_generate_garbage_collection_events(1);
     if potential.can_tag_objects() == 0 || potential.can_generate_garbage_collection_events() == 0 {
-        return Err("this JVM cannot tag objects or report GCs to agents".into());
+        return Err(StartError::CannotTag);
     }
     caps.set_can_get_line_numbers(potential.can_get_line_numbers());
     caps.set_can_get_source_file_name(potential.can_get_source_file_name());
@@ -435,7 +466,7 @@ fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agen
     caps.set_can_generate_resource_exhaustion_heap_events(u32::from(heap_exhaustion));
     jvmti
         .add_capabilities(&caps)
-        .map_err(|e| format!("cannot add JVMTI capabilities: {e}"))?;
+        .map_err(StartError::jvmti("add JVMTI capabilities"))?;
     let sampling = options.sampling.filter(|_| {
         if potential.can_generate_sampled_object_alloc_events() == 0 {
             if loaded == Loaded::Attach {
@@ -469,14 +500,14 @@ fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agen
     }
     jvmti
         .set_event_callbacks(&callbacks)
-        .map_err(|e| format!("cannot set event callbacks: {e}"))?;
+        .map_err(StartError::jvmti("set event callbacks"))?;
     let monitor = jvmti
         .create_raw_monitor(c"memcity-worker")
-        .map_err(|e| format!("cannot create a raw monitor: {e}"))?;
+        .map_err(StartError::jvmti("create a raw monitor"))?;
     if let Some(interval) = sampling {
         jvmti
             .set_heap_sampling_interval(interval as jint)
-            .map_err(|e| format!("cannot set the sampling interval: {e}"))?;
+            .map_err(StartError::jvmti("set the sampling interval"))?;
     }
     let (tx, rx) = mpsc::sync_channel(server::REQUEST_QUEUE);
     let now = SystemTime::now();
@@ -526,7 +557,7 @@ fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agen
         )
         .is_err()
     {
-        return Err("memcity is loaded twice; the second copy stays off".into());
+        return Err(StartError::LoadedTwice);
     }
     let mut events = vec![
         sys::jvmtiEvent_JVMTI_EVENT_VM_DEATH,
@@ -544,7 +575,7 @@ fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agen
     for event in events {
         if let Err(e) = jvmti.enable_event(event) {
             AGENT.store(std::ptr::null_mut(), Ordering::SeqCst);
-            return Err(format!("cannot enable event {event}: {e}"));
+            return Err(StartError::EnableEvent { event, source: e });
         }
     }
     Ok(agent)
@@ -560,13 +591,13 @@ unsafe extern "C" fn on_vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _t
         }
         // SAFETY: `jni` is this thread's JNIEnv, given by the VM for this callback.
         if let Err(why) = unsafe { start(agent, jni) } {
-            agent.disable(&why);
+            agent.disable(&why.to_string());
         }
     });
 }
 
 /// Starts recording, the server and the worker once the VM can run Java threads.
-unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
+unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), StartError> {
     log::new_session();
     worker::say_collector(agent);
     // Whatever killed JVMs left in memcity's run directory goes with the next agent that starts.
@@ -605,7 +636,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or("request channel already closed")?;
+            .ok_or(StartError::RequestsClosed)?;
         let addr = std::net::SocketAddr::new(agent.options.bind, port);
         match server::spawn(
             addr,
@@ -637,7 +668,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
         }
     }
     // SAFETY: `jni` is the current thread's JNIEnv.
-    let mut env = unsafe { jni::JNIEnv::from_raw(jni) }.map_err(|e| format!("no JNIEnv: {e}"))?;
+    let mut env = unsafe { jni::JNIEnv::from_raw(jni) }.map_err(StartError::NoJniEnv)?;
     let thread = env
         .new_string("memcity-worker")
         .and_then(|name| {
@@ -649,7 +680,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
         })
         .map_err(|e| {
             let _ = env.exception_clear();
-            format!("cannot create the worker thread object: {e}")
+            StartError::WorkerThreadObject(e)
         })?;
     // SAFETY: `thread` is a fresh java.lang.Thread; the start function matches JVMTI's contract.
     unsafe {
@@ -657,7 +688,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
             .jvmti
             .run_agent_thread(thread.as_raw(), Some(worker_main), std::ptr::null())
     }
-    .map_err(|e| format!("cannot start the worker thread: {e}"))
+    .map_err(StartError::jvmti("start the worker thread"))
 }
 
 unsafe extern "C" fn worker_main(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {

@@ -2,6 +2,7 @@
 //! server (`server.rs`), the page (`page.rs`), Prometheus metrics (`metrics/`) and the
 //! Pyroscope push (`pyroscope.rs`).
 
+pub(crate) mod error;
 pub(crate) mod hub;
 pub mod metrics;
 pub(crate) mod page;

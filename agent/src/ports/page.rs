@@ -20,6 +20,7 @@ use memcity_page::Page;
 use memcity_proto::v1::StreamMessage;
 use tokio_stream::StreamExt;
 
+use crate::ports::error::PortError;
 use crate::ports::hub::Hub;
 use crate::ports::hub::MAX_SUBSCRIBERS;
 
@@ -32,7 +33,7 @@ pub async fn prepare(
     tls: Option<&(PathBuf, PathBuf)>,
     token: &str,
     hub: Arc<Hub>,
-) -> Result<memcity_page::Ready, String> {
+) -> Result<memcity_page::Ready, PortError> {
     let mut candidates = Vec::new();
     match web {
         Some(dir) => candidates.push(dir.to_owned()),
@@ -45,8 +46,7 @@ pub async fn prepare(
             }
         }
     }
-    let dir = memcity_page::find_web_dir(&candidates)
-        .map_err(|e| format!("{e}; or give their folder with web=PATH"))?;
+    let dir = memcity_page::find_web_dir(&candidates).map_err(PortError::NoPageFiles)?;
     let page = Page::read(
         &dir,
         &serde_json::json!({ "kind": "live", "url": "stream" }),

@@ -85,6 +85,25 @@ pub fn multipart(boundary: &str, profile: &[u8]) -> Vec<u8> {
     body
 }
 
+/// Why a push got no answer.
+#[derive(Debug, thiserror::Error)]
+enum PushError {
+    #[error("cannot connect to {host}:{port}: {source}")]
+    Connect {
+        host: String,
+        port: u16,
+        source: std::io::Error,
+    },
+    #[error("sending: {0}")]
+    Send(std::io::Error),
+    #[error("reading the answer: {0}")]
+    Read(std::io::Error),
+    #[error("not an HTTP answer: {0:?}")]
+    NotHttp(String),
+    #[error("no answer within {0:?}")]
+    NoAnswer(Duration),
+}
+
 /// POSTs `body` and returns the response's status, or why there is none within `limit`.
 async fn post(
     target: &PushUrl,
@@ -92,11 +111,15 @@ async fn post(
     boundary: &str,
     body: &[u8],
     limit: Duration,
-) -> Result<u16, String> {
+) -> Result<u16, PushError> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
             .await
-            .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
+            .map_err(|source| PushError::Connect {
+                host: target.host.clone(),
+                port: target.port,
+                source,
+            })?;
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: memcity/{}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             target.authority(),
@@ -106,19 +129,13 @@ async fn post(
         stream
             .write_all(head.as_bytes())
             .await
-            .map_err(|e| format!("sending: {e}"))?;
-        stream
-            .write_all(body)
-            .await
-            .map_err(|e| format!("sending: {e}"))?;
+            .map_err(PushError::Send)?;
+        stream.write_all(body).await.map_err(PushError::Send)?;
         // The status line is all memcity reads of the answer.
         let mut answer = Vec::new();
         let mut buf = [0u8; 1024];
         while !answer.contains(&b'\n') && answer.len() < 4096 {
-            let n = stream
-                .read(&mut buf)
-                .await
-                .map_err(|e| format!("reading the answer: {e}"))?;
+            let n = stream.read(&mut buf).await.map_err(PushError::Read)?;
             if n == 0 {
                 break;
             }
@@ -128,16 +145,11 @@ async fn post(
         line.split(' ')
             .nth(1)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                format!(
-                    "not an HTTP answer: {:?}",
-                    line.lines().next().unwrap_or("")
-                )
-            })
+            .ok_or_else(|| PushError::NotHttp(line.lines().next().unwrap_or("").to_string()))
     };
     tokio::time::timeout(limit, exchange)
         .await
-        .map_err(|_| format!("no answer within {limit:?}"))?
+        .map_err(|_| PushError::NoAnswer(limit))?
 }
 
 /// Pushes every `every` until the runtime stops.
@@ -179,7 +191,7 @@ pub async fn run(target: PushUrl, every: Duration, service: String, shared: Arc<
                 if !failing {
                     let why = match outcome {
                         Ok(status) => format!("it answered HTTP {status}"),
-                        Err(e) => e,
+                        Err(e) => e.to_string(),
                     };
                     warning!(
                         "cannot push the live heap to Pyroscope at {target}: {why}; retrying every {every:?}, said once"
@@ -223,11 +235,11 @@ mod tests {
             });
             let target = PushUrl::parse(&format!("http://127.0.0.1:{port}")).unwrap();
             let outcome = post(&target, "/ingest", "B", b"x", Duration::from_millis(300)).await;
-            assert_eq!(outcome, Err("no answer within 300ms".to_string()));
+            assert_eq!(outcome.unwrap_err().to_string(), "no answer within 300ms");
             // Nobody listening: said as such.
             let closed = PushUrl::parse("http://127.0.0.1:1").unwrap();
             let outcome = post(&closed, "/ingest", "B", b"x", Duration::from_secs(5)).await;
-            assert!(outcome.unwrap_err().contains("cannot connect"));
+            assert!(outcome.unwrap_err().to_string().contains("cannot connect"));
         });
     }
 

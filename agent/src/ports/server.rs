@@ -21,6 +21,7 @@ use tonic::{Request as GrpcRequest, Response, Status};
 
 use crate::log::{debug, error, info, warning};
 use crate::options::{parse_classifiers, Classifier};
+use crate::ports::error::PortError;
 use crate::ports::hub::{log_refusal, Hub, MAX_SUBSCRIBERS};
 
 /// Why a snapshot asked for was not walked: what the viewer's `memcity snapshot` prints.
@@ -272,12 +273,15 @@ fn serve(
     hub: Arc<Hub>,
     requests: std_mpsc::SyncSender<Request>,
     stopped: tokio::sync::oneshot::Receiver<()>,
-) -> Result<(), String> {
+) -> Result<(), PortError> {
     let tls_files = tls.clone();
     let tls = match tls {
         Some((cert, key)) => {
             let read = |path: &Path| {
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+                std::fs::read(path).map_err(|source| PortError::Read {
+                    path: path.to_owned(),
+                    source,
+                })
             };
             let identity = tonic::transport::Identity::from_pem(read(&cert)?, read(&key)?);
             Some(tonic::transport::ServerTlsConfig::new().identity(identity))
@@ -286,31 +290,29 @@ fn serve(
     };
     if !addr.ip().is_loopback() && tls.is_none() {
         if !insecure {
-            return Err(format!(
-                "not serving on {addr}: a non-loopback address would put the heap's structure, class and thread names on the network without TLS. Give tls_cert= and tls_key=, or serve on 127.0.0.1 and forward it (ssh -L), or pass insecure=true to serve it anyway (clients then need the token from {})",
-                registry::run_dir_in_use().display()
-            ));
+            return Err(PortError::NeedsTls {
+                addr,
+                run_dir: registry::run_dir_in_use(),
+            });
         }
         warning!(
             "SERVING WITHOUT TLS ON {addr} (insecure=true): anyone on the network who has the token (in {}) can read the heap's structure and request walks",
             registry::run_dir_in_use().display()
         );
     }
-    let token = registry::new_token().map_err(|e| format!("cannot make an access token: {e}"))?;
+    let token = registry::new_token().map_err(PortError::system("make an access token"))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_name("memcity-grpc-rt")
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(PortError::system("start the async runtime"))?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-            format!(
-                "cannot listen on {addr}: {e} (another JVM with memcity on this port? pass port=0 for a free port, or port=N)"
-            )
-        })?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| PortError::Listen { addr, source })?;
         let local = listener
             .local_addr()
-            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+            .map_err(PortError::system("read the bound address"))?;
         // The page is optional: what keeps it from serving is said, and the gRPC port serves on.
         let page = match page {
             Some(options) => crate::ports::page::prepare(
@@ -369,9 +371,9 @@ fn serve(
             page: page.as_ref().map(|p| p.url.clone()),
             metrics: metrics.as_ref().map(|m| m.url.clone()),
         };
-        let registered = registry::register(&registration).map_err(|e| {
-            format!("cannot write the access token for local clients: {e}")
-        })?;
+        let registered = registry::register(&registration).map_err(PortError::system(
+            "write the access token for local clients",
+        ))?;
         if let Some(why) = registry::run_dir_refused() {
             warning!(
                 "{why}; this JVM registers in {} instead (memcity list finds it there)",
@@ -380,7 +382,10 @@ fn serve(
         }
         if let Some(path) = portfile {
             write_portfile(path, local.port())
-                .map_err(|e| format!("cannot write portfile {}: {e}", path.display()))?;
+                .map_err(|source| PortError::Portfile {
+                    path: path.to_owned(),
+                    source,
+                })?;
         }
         info!(
             "listening on {local}{} (memcity protocol {PROTOCOL_VERSION}); clients of this user find the token in {}",
@@ -420,7 +425,7 @@ fn serve(
         if let Some(tls) = tls {
             builder = builder
                 .tls_config(tls)
-                .map_err(|e| format!("cannot serve TLS with tls_cert/tls_key: {e}"))?;
+                .map_err(PortError::Tls)?;
         }
         let serving = builder
             .http2_keepalive_interval(Some(KEEPALIVE))
@@ -428,12 +433,12 @@ fn serve(
             .add_service(service)
             .serve_with_incoming(
                 memcity_page::conn::incoming(listener, log_refusal)
-                    .map_err(|e| format!("cannot read the bound address: {e}"))?,
+                    .map_err(PortError::system("read the bound address"))?,
             );
         // A detach drops the server (and with the runtime every connection): streams to
         // viewers never end by themselves, so a graceful shutdown would wait for them forever.
         tokio::select! {
-            served = serving => served.map_err(|e| format!("server error: {e}")),
+            served = serving => served.map_err(PortError::Served),
             _ = stopped => Ok(()),
         }
     })

@@ -10,6 +10,8 @@ use std::sync::Mutex;
 
 use axum::http::{header, HeaderMap, StatusCode};
 
+use crate::ports::error::PortError;
+
 #[derive(Debug)]
 pub struct Access {
     /// The token file, and the token last read from it.
@@ -17,26 +19,23 @@ pub struct Access {
 }
 
 /// The token in `path`, trimmed of its line end; an error says what to do.
-fn read_token(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read metrics_token {}: {e} (a file holding the token Prometheus sends)",
-            path.display()
-        )
+fn read_token(path: &Path) -> Result<String, PortError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PortError::ReadToken {
+        path: path.to_owned(),
+        source,
     })?;
     let token = text.trim().to_string();
     if token.is_empty() {
-        return Err(format!(
-            "metrics_token {} is empty: write the token Prometheus sends into it",
-            path.display()
-        ));
+        return Err(PortError::EmptyToken {
+            path: path.to_owned(),
+        });
     }
     Ok(token)
 }
 
 impl Access {
     /// Reads the token file (`metrics_token`) once, to refuse a missing or empty one at start.
-    pub fn new(token_file: Option<&Path>) -> Result<Access, String> {
+    pub fn new(token_file: Option<&Path>) -> Result<Access, PortError> {
         let token = match token_file {
             Some(path) => Some((path.to_owned(), Mutex::new(read_token(path)?))),
             None => None,
@@ -169,8 +168,11 @@ mod tests {
         assert_eq!(read_token(&file).unwrap(), "abc");
         assert!(Access::new(Some(&file)).unwrap().has_token());
         std::fs::write(&file, "\n").unwrap();
-        assert!(Access::new(Some(&file)).unwrap_err().contains("is empty"));
+        let e = Access::new(Some(&file)).unwrap_err();
+        assert!(matches!(e, PortError::EmptyToken { .. }), "{e}");
+        assert!(e.to_string().contains("is empty"));
         let e = Access::new(Some(&dir.path().join("missing"))).unwrap_err();
-        assert!(e.contains("cannot read metrics_token"), "{e}");
+        assert!(matches!(e, PortError::ReadToken { .. }), "{e}");
+        assert!(e.to_string().contains("cannot read metrics_token"), "{e}");
     }
 }

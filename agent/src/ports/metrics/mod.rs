@@ -33,6 +33,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::log::warning;
+use crate::ports::error::PortError;
 use crate::ports::hub::Hub;
 use access::Access;
 
@@ -834,12 +835,10 @@ pub async fn prepare(
     tls: Option<&(PathBuf, PathBuf)>,
     token_file: Option<&Path>,
     shared: Arc<Shared>,
-) -> Result<memcity_page::Ready, String> {
+) -> Result<memcity_page::Ready, PortError> {
     let access = Access::new(token_file)?;
     if !bind.is_loopback() && !access.has_token() {
-        return Err(format!(
-            "not serving metrics on {bind}: off loopback they need metrics_token=FILE (the bearer token Prometheus sends), so that the heap's class names are not anyone's to read"
-        ));
+        return Err(PortError::NeedsToken { bind });
     }
     let listening = memcity_page::Listening::bind(
         SocketAddr::new(bind, port),
