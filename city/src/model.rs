@@ -15,6 +15,8 @@ use memcity_proto::v1::{
 };
 use memcity_proto::version_mismatch_hint;
 
+use crate::leak::roots::RootRef;
+
 /// A node's identity across snapshots: an index into the model's node table, assigned the first
 /// time its key path appears. Never its position in a snapshot.
 pub type NodeId = u32;
@@ -120,8 +122,6 @@ pub struct FieldRef {
     pub max_length: u64,
 }
 
-pub use crate::roots::{root_kind_label, RootKind, RootRef};
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedRef {
     /// Index into `Graph::roots`.
@@ -165,7 +165,7 @@ pub struct Frame {
     pub graph: Option<std::sync::Arc<Graph>>,
     /// Object-level paths to sampled objects, on the snapshot that carried a finished search
     /// (`Snapshot.paths`); `CityModel::paths_at` finds the newest one at a time.
-    pub paths: Option<std::sync::Arc<crate::holders::Paths>>,
+    pub paths: Option<std::sync::Arc<crate::leak::paths::Paths>>,
     /// The Java heap's used and maximum bytes when it was taken (`Snapshot.heap`).
     pub heap: Option<memcity_proto::v1::HeapUsage>,
     /// Set on the snapshot taken when the Java heap ran out (`Snapshot.out_of_memory`).
@@ -208,7 +208,7 @@ impl Frame {
                 + g.owned.len() * (std::mem::size_of::<OwnedRef>() + 64)
         });
         let paths = self.paths.as_ref().map_or(0, |p| {
-            p.nodes.len() * (std::mem::size_of::<crate::holders::PathNode>() + 128)
+            p.nodes.len() * (std::mem::size_of::<crate::leak::paths::PathNode>() + 128)
         });
         graph
             + paths
@@ -998,7 +998,7 @@ impl CityModel {
                 let graph = (!snapshot.fields.is_empty() || !snapshot.roots.is_empty())
                     .then(|| std::sync::Arc::new(self.graph(snapshot)));
                 let paths = snapshot.paths.as_ref().map(|tree| {
-                    std::sync::Arc::new(crate::holders::from_proto(
+                    std::sync::Arc::new(crate::leak::paths::from_proto(
                         tree,
                         |id| self.strings.resolve(id).to_string(),
                         |r| self.root_ref(r),
@@ -1075,13 +1075,16 @@ impl CityModel {
     pub fn paths_at(
         &self,
         index: usize,
-    ) -> Option<(usize, &std::sync::Arc<crate::holders::Paths>)> {
+    ) -> Option<(usize, &std::sync::Arc<crate::leak::paths::Paths>)> {
         self.newest_paths(index, |_| true)
     }
 
     /// The newest paths at or before `index` from a search of every root (not a focused one,
     /// which goes through the roots that held the last finds alone).
-    pub fn full_paths_at(&self, index: usize) -> Option<&std::sync::Arc<crate::holders::Paths>> {
+    pub fn full_paths_at(
+        &self,
+        index: usize,
+    ) -> Option<&std::sync::Arc<crate::leak::paths::Paths>> {
         self.newest_paths(index, |p| !p.focused).map(|(_, p)| p)
     }
 
@@ -1183,8 +1186,8 @@ impl CityModel {
     fn newest_paths(
         &self,
         index: usize,
-        wanted: impl Fn(&crate::holders::Paths) -> bool,
-    ) -> Option<(usize, &std::sync::Arc<crate::holders::Paths>)> {
+        wanted: impl Fn(&crate::leak::paths::Paths) -> bool,
+    ) -> Option<(usize, &std::sync::Arc<crate::leak::paths::Paths>)> {
         let end = index.min(self.frames.len().checked_sub(1)?);
         (0..=end).rev().find_map(|i| {
             self.frames[i]
@@ -1753,18 +1756,20 @@ pub(crate) mod tests {
         // Each side keeps the object paths its recording carried up to that snapshot, so a
         // comparison names holders as the recording does.
         assert!(m.paths_at(1).is_none());
-        Arc::make_mut(&mut b.frames[0]).paths =
-            Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        Arc::make_mut(&mut b.frames[0]).paths = Some(std::sync::Arc::new(
+            crate::leak::paths::Paths::new(Vec::new()),
+        ));
         let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
         assert_eq!(m.paths_at(1).map(|(at, _)| at), Some(1));
         // The first recording's paths say nothing of what holds the second's objects: its
         // full search must not judge the second's rises.
-        Arc::make_mut(&mut a.frames[0]).paths =
-            Some(std::sync::Arc::new(crate::holders::Paths::new(Vec::new())));
+        Arc::make_mut(&mut a.frames[0]).paths = Some(std::sync::Arc::new(
+            crate::leak::paths::Paths::new(Vec::new()),
+        ));
         let m = CityModel::comparison(&a, 0, &b, 0).unwrap();
         assert!(m.frames[0].paths.is_none());
         // Under a focused search at the second's end, its last full one stands beside it.
-        let focused = crate::holders::Paths {
+        let focused = crate::leak::paths::Paths {
             focused: true,
             ..Default::default()
         };
@@ -2291,18 +2296,18 @@ pub(crate) mod tests {
             assert_eq!(m.max_growth(metric), whole.max_growth(metric));
         }
         assert_eq!(
-            crate::suspects::suspects(&m)
+            crate::leak::suspects::suspects(&m)
                 .iter()
                 .map(|s| (s.leaking.clone(), s.growth, s.confirmed))
                 .collect::<Vec<_>>(),
-            crate::suspects::suspects(&whole)
+            crate::leak::suspects::suspects(&whole)
                 .iter()
                 .map(|s| (s.leaking.clone(), s.growth, s.confirmed))
                 .collect::<Vec<_>>(),
         );
         let (thin, full) = (
-            crate::suspects::trend_of(&m, &[leak], Metric::Objects).unwrap(),
-            crate::suspects::trend_of(
+            crate::leak::trends::trend_of(&m, &[leak], Metric::Objects).unwrap(),
+            crate::leak::trends::trend_of(
                 &whole,
                 &[whole.find(&["p", "Leak"]).unwrap()],
                 Metric::Objects,

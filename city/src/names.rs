@@ -188,7 +188,7 @@ pub fn is_internal(type_name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::stable_thread_name;
+    use super::{is_internal, stable_thread_name};
 
     #[test]
     fn jetty_acceptor_loses_port_address_and_hashes() {
@@ -299,5 +299,14 @@ mod tests {
         // Not a port: too large, or followed by more of the token.
         assert_eq!(stable_thread_name("at 10.0.0.1:99999"), "at #.#.#.#:#");
         assert_eq!(stable_thread_name("at 10.0.0.1:80ab"), "at #.#.#.#:#ab");
+    }
+
+    #[test]
+    fn internals_are_collection_insides() {
+        assert!(is_internal("java.util.HashMap$Node[]"));
+        assert!(is_internal("java.util.LinkedList$Node"));
+        assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
+        assert!(!is_internal("java.util.HashMap"));
+        assert!(!is_internal("App$Node"));
     }
 }

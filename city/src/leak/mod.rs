@@ -1,31 +1,32 @@
-//! A leak suspect as plain data: what `suspects.rs` finds, and what the details panel, the
-//! report and the holders' search (`holders.rs` rates a `Confidence`) read. It lives apart from
-//! the code that finds suspects so the panel (`details.rs`) can take them without depending on
-//! that code; `suspects.rs` re-exports these types under their old paths.
+//! The leak analysis, window-free, in the stages MAT's leak suspects report separates: find the
+//! suspects, find each one's accumulation point, report them. Each stage is a module that reads
+//! only the stages before it.
+//!
+//! 1. What the agent sent: the GC roots (`roots.rs`), and the paths its search found from them
+//!    to sampled objects (`paths.rs`).
+//! 2. Find the suspects: every type's trend over the window (`trends.rs`), and of those the
+//!    types growing by a leak's worth beyond the estimates' doubt (`growers.rs`).
+//! 3. The accumulation point: for the growing types, the object their sampled paths share, with
+//!    a collection's insides folded into the collection (`holders.rs`), and how sure the paths
+//!    make it (`evidence.rs`).
+//! 4. The report: each holder with its trace, what it keeps alive and its evidence, as a
+//!    `Suspect`, ranked (`suspects.rs`), named across runs by its signature.
+//!
+//! A suspect's data is defined here, apart from the code that finds it, so the details panel
+//! (`details.rs`) and the report read it without depending on that code.
 
-use crate::roots::RootKind;
+pub mod evidence;
+pub mod growers;
+pub mod holders;
+pub mod paths;
+pub mod roots;
+pub mod suspects;
+#[cfg(test)]
+mod testing;
+pub mod trends;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Confidence {
-    /// The sampled paths agree: 80 % of the leak's weight passes through the holder (and a
-    /// pool's co-holders), on enough samples or on counts that back them.
-    Exact,
-    /// The paths split, and the holder's branch holds most of them.
-    Likely,
-    /// Too few paths, or no branch holds most: the alternatives are named.
-    #[default]
-    Ambiguous,
-}
-
-impl Confidence {
-    pub fn label(self) -> &'static str {
-        match self {
-            Confidence::Exact => "exact",
-            Confidence::Likely => "likely",
-            Confidence::Ambiguous => "ambiguous",
-        }
-    }
-}
+use crate::leak::evidence::{Confidence, Evidence};
+use crate::leak::roots::RootKind;
 
 /// One step of a leak trace, from the root down.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,37 +166,6 @@ impl Suspect {
             (bytes - quadrature(|h| h.bytes_error) - unconfirmed_bytes).max(0),
         )
     }
-}
-
-/// The object-level evidence behind a suspect (see `holders.rs`).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Evidence {
-    /// Sampled objects of the leaking type the paths reached, and how many of them pass
-    /// through the holder.
-    pub samples: u64,
-    pub through_holder: u64,
-    /// Share of the type's sampled weight through the holder (co-holders included).
-    pub share: f64,
-    /// How the paths split over roots ("83 % through ..., 17 % through ..."), empty when one
-    /// root holds them all.
-    pub split: String,
-    /// When the search that found the paths finished (ms since the session's start), and how
-    /// much older that is than the window's end.
-    pub witnessed_ms: u64,
-    pub age_ms: u64,
-    /// Growth of the leaking type since the paths were found; when it is more than the type
-    /// had then, the holder is not known to hold the new objects (`stale`).
-    pub growth_since: i64,
-    pub stale: bool,
-    /// Objects of the leaking types the search counted one by one, and those it reached from
-    /// the holder's root (and co-holders): counts, not samples.
-    pub counted: u64,
-    pub counted_through: u64,
-    /// Identity hash of the holder instance (tells two instances of one type apart).
-    pub holder_identity: u32,
-    /// The holder's field in the object above it, `Type.field`, or the root for a root's
-    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
-    pub holder_in: String,
 }
 
 #[cfg(test)]
