@@ -179,16 +179,9 @@ pub fn thread_family(name: &str) -> String {
     out
 }
 
-/// Whether a type is a collection's internals rather than a place a fix goes.
-pub fn is_internal(type_name: &str) -> bool {
-    let base = type_name.trim_end_matches("[]");
-    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
-        && base.contains('$')
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{is_internal, stable_thread_name};
+    use super::stable_thread_name;
 
     #[test]
     fn jetty_acceptor_loses_port_address_and_hashes() {
@@ -299,14 +292,5 @@ mod tests {
         // Not a port: too large, or followed by more of the token.
         assert_eq!(stable_thread_name("at 10.0.0.1:99999"), "at #.#.#.#:#");
         assert_eq!(stable_thread_name("at 10.0.0.1:80ab"), "at #.#.#.#:#ab");
-    }
-
-    #[test]
-    fn internals_are_collection_insides() {
-        assert!(is_internal("java.util.HashMap$Node[]"));
-        assert!(is_internal("java.util.LinkedList$Node"));
-        assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
-        assert!(!is_internal("java.util.HashMap"));
-        assert!(!is_internal("App$Node"));
     }
 }

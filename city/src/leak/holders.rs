@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use crate::leak::evidence::{Alternative, Confidence};
 use crate::leak::paths::Paths;
 use crate::leak::roots::RootRef;
-use crate::names::{is_internal, thread_family};
+use crate::names::thread_family;
 
 /// One root's branch (and each step below) must hold this share of its parent's weight for the
 /// descent to go on (MAT's leak suspects use 80 %).
@@ -309,15 +309,25 @@ impl Paths {
     /// `ArrayList`'s array), or `node` itself.
     fn fold(&self, mut node: usize) -> usize {
         while let Some(parent) = self.nodes[node].parent {
-            let n = &self.nodes[node];
-            let array_of_collection = n.type_name.ends_with("[]")
-                && self.nodes[parent].type_name.starts_with("java.util.");
-            if !(is_internal(&n.type_name) || array_of_collection) {
+            if !self.is_collection_inside(node) {
                 break;
             }
             node = parent;
         }
         node
+    }
+
+    /// Whether `node` is a collection's insides rather than a place a fix goes: an object of a
+    /// collection's own internal class (a `HashMap$Node[]`, a `LinkedList$Node`, a thread-local
+    /// map's entries), or an array a `java.util` class holds (an `ArrayList`'s `Object[]`). The
+    /// holder climbs above such objects to the collection that owns them (`fold`), and a trace
+    /// shows them as the collection's content (`Step::content`).
+    pub fn is_collection_inside(&self, node: usize) -> bool {
+        let n = &self.nodes[node];
+        let array_of_collection = n.type_name.ends_with("[]")
+            && n.parent
+                .is_some_and(|p| self.nodes[p].type_name.starts_with("java.util."));
+        is_internal(&n.type_name) || array_of_collection
     }
 
     /// The root objects of a holding's co-holders (a pool's other threads).
@@ -593,6 +603,13 @@ fn same_family(a: Option<&RootRef>, b: Option<&RootRef>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a type is a collection's internals rather than a place a fix goes.
+fn is_internal(type_name: &str) -> bool {
+    let base = type_name.trim_end_matches("[]");
+    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
+        && base.contains('$')
 }
 
 /// Where growing types' sampled paths lead (see `Paths::leaks`).
@@ -1166,5 +1183,57 @@ mod tests {
         assert_eq!(p.nodes[h.holder].field, "byName");
         assert_eq!(h.chain, vec![0, 1]);
         assert_eq!(p.nodes[h.below[0]].type_name, "java.util.HashMap$Node[]");
+    }
+
+    /// The one rule that both the holder's climb (`fold`) and a trace's content follow: a
+    /// collection's own classes, and an array a `java.util` class holds, are insides; the
+    /// application's types, an array it holds, and an array a root holds are not.
+    #[test]
+    fn collection_insides_are_one_rule_for_the_holder_and_the_trace() {
+        let rows: Vec<Row<'_>> = vec![
+            (None, "java.util.ArrayList", "", Some("static A.LIST"), &[]),
+            (Some(0), "java.lang.Object[]", "elementData", None, &[]),
+            (Some(1), "App$Item", "[]", None, &[]),
+            (Some(2), "App$Item[]", "children", None, &[]),
+            (None, "java.lang.Object[]", "", Some("static A.ARRAY"), &[]),
+            (None, "java.util.HashMap", "", Some("static A.MAP"), &[]),
+            (Some(5), "java.util.HashMap$Node[]", "table", None, &[]),
+            (Some(6), "java.util.HashMap$Node", "[]", None, &[]),
+            (Some(7), "App$Node", "value", None, &[]),
+            (
+                None,
+                "java.lang.ThreadLocal$ThreadLocalMap",
+                "",
+                Some("thread \"w\""),
+                &[],
+            ),
+            (
+                Some(9),
+                "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+                "table",
+                None,
+                &[],
+            ),
+        ];
+        let p = tree(&rows);
+        let inside: Vec<usize> = (0..p.nodes.len())
+            .filter(|&n| p.is_collection_inside(n))
+            .collect();
+        assert_eq!(inside, [1, 6, 7, 9, 10]);
+        // The holder climbs out of the insides to the collection that owns them, and no
+        // further than the first object that is none.
+        assert_eq!(p.fold(1), 0);
+        assert_eq!(p.fold(7), 5);
+        assert_eq!(p.fold(10), 9);
+        assert_eq!((p.fold(2), p.fold(3), p.fold(4), p.fold(8)), (2, 3, 4, 8));
+    }
+
+    #[test]
+    fn internals_are_collection_insides() {
+        assert!(is_internal("java.util.HashMap$Node[]"));
+        assert!(is_internal("java.util.LinkedList$Node"));
+        assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
+        assert!(!is_internal("java.util.HashMap"));
+        assert!(!is_internal("App$Node"));
     }
 }

@@ -25,7 +25,6 @@ use crate::leak::trends::{
 };
 use crate::leak::{Held, Step, Suspect};
 use crate::model::{CityModel, Metric, Role};
-use crate::names::is_internal;
 
 /// Suspects named at most.
 const MAX_SUSPECTS: usize = 5;
@@ -357,11 +356,6 @@ fn suspects_from_paths(
             .root
             .as_ref()
             .map_or((String::new(), None), |r| (r.name.clone(), Some(r.kind)));
-        let content = |node: &PathNode, parent: Option<&PathNode>| {
-            is_internal(&node.type_name)
-                || (node.type_name.ends_with("[]")
-                    && parent.is_some_and(|p| p.type_name.starts_with("java.util.")))
-        };
         let mut steps: Vec<Step> = h
             .chain
             .iter()
@@ -371,9 +365,11 @@ fn suspects_from_paths(
             first.field.clear();
         }
         for (i, &n) in h.below.iter().enumerate() {
-            let node = &paths.nodes[n];
-            let parent = node.parent.map(|p| &paths.nodes[p]);
-            steps.push(step_of(node, content(node, parent), i == 0));
+            steps.push(step_of(
+                &paths.nodes[n],
+                paths.is_collection_inside(n),
+                i == 0,
+            ));
         }
         let suspect_reference = h.below.first().map_or(String::new(), |&n| {
             let node = &paths.nodes[n];
