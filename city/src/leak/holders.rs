@@ -375,20 +375,40 @@ impl Paths {
         if total <= 0.0 {
             return Vec::new();
         }
-        let per_type: Vec<(&str, Vec<f64>, Vec<u64>)> = types
+        let per_type: Vec<TypeWeights<'_>> = types
             .iter()
-            .map(|&t| {
-                let (w, s) = self.weights(&[t]);
-                (t, w, s)
+            .map(|&name| {
+                let (weight, samples) = self.weights(&[name]);
+                TypeWeights {
+                    name,
+                    weight,
+                    samples,
+                }
             })
             .collect();
-        let type_total = |i: usize| -> (f64, u64) {
-            let (_, w, s) = &per_type[i];
-            (
-                self.tops.iter().map(|&t| w[t]).sum(),
-                self.tops.iter().map(|&t| s[t]).sum(),
-            )
-        };
+        let found = self.accumulation_points(types, (&weight, &samples), total, &per_type);
+        let mut out = self.holdings(found, &per_type);
+        for h in &mut out {
+            self.add_co_holders_by_counts(h);
+        }
+        for h in &mut out {
+            self.rate(h);
+        }
+        out.sort_by(|a, b| b.shared_weight.total_cmp(&a.shared_weight));
+        out
+    }
+
+    /// Where the growth accumulates, branch by branch (heaviest first): from each root's
+    /// branch with `BRANCH_SHARE` of the `total` weight (or a small one that may be a pool's
+    /// other thread), down the part the types share, then each type on its own to its holder,
+    /// folded out of a collection's insides. Types that reach one holder are one point.
+    fn accumulation_points(
+        &self,
+        types: &[&str],
+        (weight, samples): (&[f64], &[u64]),
+        total: f64,
+        per_type: &[TypeWeights<'_>],
+    ) -> Vec<Found> {
         let mut branches: Vec<usize> = self
             .tops
             .iter()
@@ -396,8 +416,7 @@ impl Paths {
             .filter(|&t| weight[t] > 0.0)
             .collect();
         branches.sort_by(|&a, &b| weight[b].total_cmp(&weight[a]).then(a.cmp(&b)));
-        // (holder, explained type indices, branch)
-        let mut found: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         let first_root = branches.first().and_then(|&b| self.nodes[b].root.as_ref());
         for (rank, &branch) in branches.iter().enumerate() {
             // Small branches are searched only when they may be a pool's other threads.
@@ -405,27 +424,43 @@ impl Paths {
             if small && !same_family(first_root, self.nodes[branch].root.as_ref()) {
                 continue;
             }
-            let common = self.descend(branch, types, &weight, &samples);
-            for (i, (t, w, s)) in per_type.iter().enumerate() {
-                if w[common] <= 0.0 {
+            let common = self.descend(branch, types, weight, samples);
+            for (i, t) in per_type.iter().enumerate() {
+                if t.weight[common] <= 0.0 {
                     continue;
                 }
-                let holder = self.fold(self.descend(common, &[t], w, s));
-                match found.iter_mut().find(|f| f.0 == holder) {
-                    Some(f) => f.1.push(i),
-                    None => found.push((holder, vec![i], branch)),
+                let holder = self.fold(self.descend(common, &[t.name], &t.weight, &t.samples));
+                match found.iter_mut().find(|f| f.holder == holder) {
+                    Some(f) => f.explained.push(i),
+                    None => found.push(Found {
+                        holder,
+                        explained: vec![i],
+                        branch,
+                    }),
                 }
             }
         }
+        found
+    }
+
+    /// A holding per accumulation point, in the order found, with the route below it; a
+    /// pool's threads each holding the same structure share one holding, the later ones as
+    /// its co-holders. Shares and confidence come once co-holders are pooled (`rate`).
+    fn holdings(&self, found: Vec<Found>, per_type: &[TypeWeights<'_>]) -> Vec<Holding> {
+        let type_total = |t: &TypeWeights<'_>| -> (f64, u64) {
+            (
+                self.tops.iter().map(|&top| t.weight[top]).sum(),
+                self.tops.iter().map(|&top| t.samples[top]).sum(),
+            )
+        };
         let mut out: Vec<Holding> = Vec::new();
-        for (holder, explained, branch) in found {
-            let names: Vec<&str> = explained.iter().map(|&i| per_type[i].0).collect();
-            let (w, s) = self.weights(&names);
-            let (all_w, all_s) = explained.iter().fold((0.0, 0), |acc, &i| {
-                let (tw, ts) = type_total(i);
-                (acc.0 + tw, acc.1 + ts)
-            });
-            // A pool's threads each holding the same structure share one holding.
+        for Found {
+            holder,
+            explained,
+            branch,
+        } in found
+        {
+            let names: Vec<&str> = explained.iter().map(|&i| per_type[i].name).collect();
             let root = self.nodes[branch].root.as_ref();
             let holder_type = &self.nodes[holder].type_name;
             if let Some(known) = out.iter_mut().find(|h| {
@@ -442,32 +477,16 @@ impl Paths {
                 }
                 continue;
             }
-            // Below the holder, the route the first (most grown) type's paths take most, then
-            // on through the other explained types' paths to where they end (the list's node,
-            // the element, its strings, their bytes).
-            let (first_w, _) = self.weights(&names[..1]);
-            let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].1[..]).collect();
-            let mut below = Vec::new();
-            // How many steps below each node the explained types' sampled paths go on (a
-            // child's index is above its parent's).
-            let mut reach = vec![0u32; self.nodes.len()];
-            for i in (0..self.nodes.len()).rev() {
-                if let (Some(p), true) = (self.nodes[i].parent, w[i] > 0.0) {
-                    reach[p] = reach[p].max(reach[i] + 1);
-                }
-            }
-            let mut at = holder;
-            while let Some(child) = self.next_below(at, (&first_w, &w), &type_ws, &reach) {
-                below.push(child);
-                at = child;
-                if below.len() >= MAX_BELOW {
-                    break;
-                }
-            }
+            let (w, s) = self.weights(&names);
+            let (all_w, all_s) = explained.iter().fold((0.0, 0), |acc, &i| {
+                let (tw, ts) = type_total(&per_type[i]);
+                (acc.0 + tw, acc.1 + ts)
+            });
+            let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].weight[..]).collect();
             out.push(Holding {
                 chain: self.chain_to(holder),
                 holder,
-                below,
+                below: self.route_below(holder, &names, &w, &type_ws),
                 types: names.iter().map(|s| s.to_string()).collect(),
                 samples: all_s,
                 holder_samples: s[holder],
@@ -481,115 +500,146 @@ impl Paths {
                 confidence: Confidence::Ambiguous,
             });
         }
-        // A pool's threads whose lists no sample happened to land in: their counted objects say
-        // they hold the same.
-        for h in &mut out {
-            let top = self.chain_to(h.holder)[0];
-            let root = self.nodes[top].root.as_ref();
-            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
-            let mine = self.reached(top, &names);
-            if mine == 0 {
+        out
+    }
+
+    /// Below `holder`, the route the first (most grown) of `names` takes most, then on through
+    /// the other explained types' paths to where they end (the list's node, the element, its
+    /// strings, their bytes), `MAX_BELOW` steps at most. `w`: the explained types' weights
+    /// together; `type_ws`: each one's.
+    fn route_below(
+        &self,
+        holder: usize,
+        names: &[&str],
+        w: &[f64],
+        type_ws: &[&[f64]],
+    ) -> Vec<usize> {
+        let (first_w, _) = self.weights(&names[..1]);
+        // How many steps below each node the explained types' sampled paths go on (a
+        // child's index is above its parent's).
+        let mut reach = vec![0u32; self.nodes.len()];
+        for i in (0..self.nodes.len()).rev() {
+            if let (Some(p), true) = (self.nodes[i].parent, w[i] > 0.0) {
+                reach[p] = reach[p].max(reach[i] + 1);
+            }
+        }
+        let mut below = Vec::new();
+        let mut at = holder;
+        while let Some(child) = self.next_below(at, (&first_w, w), type_ws, &reach) {
+            below.push(child);
+            at = child;
+            if below.len() >= MAX_BELOW {
+                break;
+            }
+        }
+        below
+    }
+
+    /// A pool's threads whose lists no sample happened to land in: their counted objects say
+    /// they hold the same (`CO_HOLDER_SHARE` of what the holder's own thread reached).
+    fn add_co_holders_by_counts(&self, h: &mut Holding) {
+        let top = self.chain_to(h.holder)[0];
+        let root = self.nodes[top].root.as_ref();
+        let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+        let mine = self.reached(top, &names);
+        if mine == 0 {
+            return;
+        }
+        for &other in &self.tops {
+            let r = self.nodes[other].root.as_ref();
+            if other == top
+                || !same_family(root, r)
+                || r.is_some_and(|r| h.co_holders.contains(&r.name))
+            {
                 continue;
             }
-            for &other in &self.tops {
-                let r = self.nodes[other].root.as_ref();
-                if other == top
-                    || !same_family(root, r)
-                    || r.is_some_and(|r| h.co_holders.contains(&r.name))
-                {
-                    continue;
-                }
-                if self.reached(other, &names) as f64 >= CO_HOLDER_SHARE * mine as f64 {
-                    h.co_holders
-                        .push(r.map_or(String::new(), |r| r.name.clone()));
-                }
+            if self.reached(other, &names) as f64 >= CO_HOLDER_SHARE * mine as f64 {
+                h.co_holders
+                    .push(r.map_or(String::new(), |r| r.name.clone()));
             }
         }
-        // Shares, alternatives and confidence once co-holders are pooled.
-        for h in &mut out {
-            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
-            let (w, s) = self.weights(&names);
-            h.weight = self.tops.iter().map(|&t| w[t]).sum();
-            h.samples = self.tops.iter().map(|&t| s[t]).sum();
-            (h.shared_weight, h.holder_samples) = self.through_object(h.holder, &w, &s);
-            let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
-            for top in co_tops {
-                h.shared_weight += w[top];
-                h.holder_samples += s[top];
-            }
-            // A co-holder's top can share samples with the holder's own (two roots of one
-            // thread naming one object): the evidence never counts more paths than were
-            // sampled ("220 of 110").
-            h.holder_samples = h.holder_samples.min(h.samples);
-            h.shared_weight = h.shared_weight.min(h.weight);
-            h.share = if h.weight > 0.0 {
-                h.shared_weight / h.weight
-            } else {
-                0.0
-            };
-            let own_top = self.chain_to(h.holder)[0];
-            let co: Vec<&str> = h.co_holders.iter().map(String::as_str).collect();
-            let mut alternatives: Vec<Alternative> = self
-                .tops
-                .iter()
-                .copied()
-                .filter(|&t| t != own_top && w[t] > 0.0)
-                .filter(|&t| {
-                    self.nodes[t]
-                        .root
-                        .as_ref()
-                        .is_none_or(|r| !co.contains(&r.name.as_str()))
-                })
-                .map(|t| Alternative {
-                    root: self.nodes[t]
-                        .root
-                        .as_ref()
-                        .map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
-                    share: w[t] / h.weight.max(f64::MIN_POSITIVE),
-                    samples: s[t],
-                })
-                .collect();
-            alternatives.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.root.cmp(&b.root)));
-            h.alternatives = alternatives;
-            // The counts: the objects of these types the holder's root (and co-holders)
-            // reached, against all that the search counted.
-            let counted: u64 = self.tops.iter().map(|&t| self.reached(t, &names)).sum();
-            let ours: u64 = self
-                .tops
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    t == own_top
-                        || self.nodes[t]
-                            .root
-                            .as_ref()
-                            .is_some_and(|r| h.co_holders.contains(&r.name))
-                })
-                .map(|t| self.reached(t, &names))
-                .sum();
-            h.counted = counted;
-            h.counted_through = ours;
-            let count_share = if counted > 0 {
-                ours as f64 / counted as f64
-            } else {
-                0.0
-            };
-            let agreed = h.share >= DESCEND_SHARE;
-            h.confidence = if agreed
-                && (h.holder_samples >= MIN_SAMPLES
-                    || (h.holder_samples >= SHARED_BY && count_share >= DESCEND_SHARE))
-            {
-                Confidence::Exact
-            } else if h.holder_samples >= 1
-                && (h.share >= LIKELY_SHARE || count_share >= LIKELY_SHARE)
-            {
-                Confidence::Likely
-            } else {
-                Confidence::Ambiguous
-            };
+    }
+
+    /// The holding's weights, share, alternatives, counts and confidence, once its co-holders
+    /// are pooled.
+    fn rate(&self, h: &mut Holding) {
+        let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+        let (w, s) = self.weights(&names);
+        h.weight = self.tops.iter().map(|&t| w[t]).sum();
+        h.samples = self.tops.iter().map(|&t| s[t]).sum();
+        (h.shared_weight, h.holder_samples) = self.through_object(h.holder, &w, &s);
+        let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
+        for top in co_tops {
+            h.shared_weight += w[top];
+            h.holder_samples += s[top];
         }
-        out.sort_by(|a, b| b.shared_weight.total_cmp(&a.shared_weight));
-        out
+        // A co-holder's top can share samples with the holder's own (two roots of one
+        // thread naming one object): the evidence never counts more paths than were
+        // sampled ("220 of 110").
+        h.holder_samples = h.holder_samples.min(h.samples);
+        h.shared_weight = h.shared_weight.min(h.weight);
+        h.share = if h.weight > 0.0 {
+            h.shared_weight / h.weight
+        } else {
+            0.0
+        };
+        let own_top = self.chain_to(h.holder)[0];
+        h.alternatives = self.alternatives(h, own_top, &w, &s);
+        (h.counted, h.counted_through) = self.counted_through(h, own_top, &names);
+        let count_share = if h.counted > 0 {
+            h.counted_through as f64 / h.counted as f64
+        } else {
+            0.0
+        };
+        h.confidence = h.confidence_at(count_share);
+    }
+
+    /// The other roots' branches that hold some of the holding's weight `w` (samples `s`),
+    /// heaviest first: neither the holder's own root (at `own_top`) nor a co-holder.
+    fn alternatives(&self, h: &Holding, own_top: usize, w: &[f64], s: &[u64]) -> Vec<Alternative> {
+        let co: Vec<&str> = h.co_holders.iter().map(String::as_str).collect();
+        let mut alternatives: Vec<Alternative> = self
+            .tops
+            .iter()
+            .copied()
+            .filter(|&t| t != own_top && w[t] > 0.0)
+            .filter(|&t| {
+                self.nodes[t]
+                    .root
+                    .as_ref()
+                    .is_none_or(|r| !co.contains(&r.name.as_str()))
+            })
+            .map(|t| Alternative {
+                root: self.nodes[t]
+                    .root
+                    .as_ref()
+                    .map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
+                share: w[t] / h.weight.max(f64::MIN_POSITIVE),
+                samples: s[t],
+            })
+            .collect();
+        alternatives.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.root.cmp(&b.root)));
+        alternatives
+    }
+
+    /// The counts: the objects of `names` the search counted from every root, and of those
+    /// from the holder's own root (at `own_top`) and its co-holders.
+    fn counted_through(&self, h: &Holding, own_top: usize, names: &[&str]) -> (u64, u64) {
+        let counted: u64 = self.tops.iter().map(|&t| self.reached(t, names)).sum();
+        let ours: u64 = self
+            .tops
+            .iter()
+            .copied()
+            .filter(|&t| {
+                t == own_top
+                    || self.nodes[t]
+                        .root
+                        .as_ref()
+                        .is_some_and(|r| h.co_holders.contains(&r.name))
+            })
+            .map(|t| self.reached(t, names))
+            .sum();
+        (counted, ours)
     }
 }
 
@@ -640,6 +690,43 @@ pub struct Holding {
     /// Other roots' branches, heaviest first.
     pub alternatives: Vec<Alternative>,
     pub confidence: Confidence,
+}
+
+impl Holding {
+    /// How sure the paths make the holder, with `count_share` of the counted objects through
+    /// it: *exact* when `DESCEND_SHARE` of the weight passes through it on `MIN_SAMPLES`
+    /// samples (or on `SHARED_BY` that the counts back), *likely* when one sample does and
+    /// the weight or the counts give it `LIKELY_SHARE`, else *ambiguous*.
+    fn confidence_at(&self, count_share: f64) -> Confidence {
+        let agreed = self.share >= DESCEND_SHARE;
+        if agreed
+            && (self.holder_samples >= MIN_SAMPLES
+                || (self.holder_samples >= SHARED_BY && count_share >= DESCEND_SHARE))
+        {
+            Confidence::Exact
+        } else if self.holder_samples >= 1
+            && (self.share >= LIKELY_SHARE || count_share >= LIKELY_SHARE)
+        {
+            Confidence::Likely
+        } else {
+            Confidence::Ambiguous
+        }
+    }
+}
+
+/// One growing type's weight and samples per node (`Paths::weights` of it alone).
+struct TypeWeights<'a> {
+    name: &'a str,
+    weight: Vec<f64>,
+    samples: Vec<u64>,
+}
+
+/// An accumulation point the descent found (`Paths::accumulation_points`): the holder, the
+/// types it explains (indices into the per-type weights) and the root's branch it is in.
+struct Found {
+    holder: usize,
+    explained: Vec<usize>,
+    branch: usize,
 }
 
 #[cfg(test)]

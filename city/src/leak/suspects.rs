@@ -17,14 +17,14 @@ use std::collections::{HashMap, HashSet};
 
 use crate::leak::evidence::{describe_split, Confidence, Evidence};
 use crate::leak::growers::{backed_growth, byte_candidates, growers, objects_at, BytesTrends};
-use crate::leak::holders::{MIN_SAMPLES, SHARED_BY};
+use crate::leak::holders::{Holding, MIN_SAMPLES, SHARED_BY};
 use crate::leak::paths::{same_chain, PathNode, Paths};
 use crate::leak::roots::stable_root;
 use crate::leak::trends::{
     sort_by_growth, trend_of, trend_snapshots, trends_of, trends_of_few_rows, type_nodes, Trend,
 };
 use crate::leak::{Held, Step, Suspect};
-use crate::model::{CityModel, Metric, Role};
+use crate::model::{CityModel, Metric, Role, Window};
 
 /// Suspects named at most.
 const MAX_SUSPECTS: usize = 5;
@@ -276,67 +276,106 @@ fn suspects_from_paths(
     all: Vec<(String, Trend)>,
     in_bytes: Option<&BytesTrends>,
 ) -> Vec<Suspect> {
-    let w = model.window();
-    let frames = model.frames();
     let (growers, floor) = growers(model, types, all, in_bytes);
-    let trends: HashMap<&str, &Trend> = growers.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let end_ms = frames[w.end].time_ms;
-    let backed = |name: &str, index: usize| backed_growth(model, types, name, index);
-    // A step's counts are the group table's, read from the model: a type no sample lands on
-    // (the one list holding a leak) has no trend to read them from. A type on a path exists
-    // though no walk counted it (the only walk came before it was made): one at least.
-    let step_of = |node: &PathNode, content: bool, suspect: bool| {
-        let ids = types.get(node.type_name.as_str());
-        let (first, last) = (
-            objects_at(model, ids, w.start),
-            objects_at(model, ids, w.end),
-        );
-        Step {
-            type_name: node.type_name.clone(),
-            field: node.field.clone(),
-            objects: last.max(1),
-            growth: if last == 0 {
-                0
-            } else {
-                crate::units::growth(first, last)
-            },
-            content,
-            suspect,
-            size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
-        }
-    };
     let names: Vec<&str> = growers
         .iter()
         .take(MAX_SUSPECTS * 4)
         .map(|(n, _)| n.as_str())
         .collect();
-    let since = |name: &str| -> (i64, u64) {
-        let then = objects_at(model, types.get(name), at);
-        let now = objects_at(model, types.get(name), w.end);
-        (now as i64 - then as i64, then)
-    };
-    // The growth's own objects: samples taken in the window's second half (a steady rise
-    // has them, a one-off jump at its start does not), where each type has enough of them.
-    let mut paths = paths.clone();
-    let start_ms = frames[w.start].time_ms;
-    let mid_ms = start_ms + end_ms.saturating_sub(start_ms) / 2;
-    paths.weigh_growth_from(
-        &names,
-        start_ms.div_ceil(1000) as u32,
-        (mid_ms / 1000) as u32,
-    );
-    let paths = &paths;
+    let from = FromPaths::new(model, types, &growers, floor, (at, paths), &names);
     let mut out: Vec<Suspect> = Vec::new();
     let mut explained: HashSet<String> = HashSet::new();
-    for h in paths.leaks(&names) {
-        let name = h.types[0].as_str();
+    for h in from.paths.leaks(&names) {
         explained.extend(h.types.iter().cloned());
-        let shares = paths.type_shares(&h);
+        out.push(from.suspect(&h));
+    }
+    absorb_thin_leaks(&mut out);
+    // Growing types no sampled path reached: a trace that passes through one explains it
+    // (a leak's strings may be sampled too rarely to weigh); else say so, not guess.
+    for &name in &names {
+        if !explained.contains(name) {
+            from.add_unexplained(name, &mut out);
+        }
+    }
+    rank(out, &from.trends)
+}
+
+/// What the suspects named from one search's paths are worked out from: the model's window,
+/// the growing types' trends and the leak's floor, and the paths, weighed by the growth's own
+/// samples.
+struct FromPaths<'a> {
+    model: &'a CityModel,
+    types: &'a HashMap<&'a str, Vec<u32>>,
+    trends: HashMap<&'a str, &'a Trend>,
+    floor: f64,
+    window: Window,
+    end_ms: u64,
+    /// The snapshot that carried the paths.
+    at: usize,
+    paths: Paths,
+}
+
+impl<'a> FromPaths<'a> {
+    fn new(
+        model: &'a CityModel,
+        types: &'a HashMap<&'a str, Vec<u32>>,
+        growers: &'a [(String, Trend)],
+        floor: f64,
+        (at, paths): (usize, &Paths),
+        names: &[&str],
+    ) -> Self {
+        let window = model.window();
+        let frames = model.frames();
+        let end_ms = frames[window.end].time_ms;
+        // The growth's own objects: samples taken in the window's second half (a steady rise
+        // has them, a one-off jump at its start does not), where each type has enough of them.
+        let mut paths = paths.clone();
+        let start_ms = frames[window.start].time_ms;
+        let mid_ms = start_ms + end_ms.saturating_sub(start_ms) / 2;
+        paths.weigh_growth_from(
+            names,
+            start_ms.div_ceil(1000) as u32,
+            (mid_ms / 1000) as u32,
+        );
+        FromPaths {
+            model,
+            types,
+            trends: growers.iter().map(|(n, t)| (n.as_str(), t)).collect(),
+            floor,
+            window,
+            end_ms,
+            at,
+            paths,
+        }
+    }
+
+    /// Of `name`'s rise to snapshot `index`, what the numbers back (`backed_growth`).
+    fn backed(&self, name: &str, index: usize) -> f64 {
+        backed_growth(self.model, self.types, name, index)
+    }
+
+    /// `name`'s growth since the paths were found, and its objects then.
+    fn since(&self, name: &str) -> (i64, u64) {
+        let then = objects_at(self.model, self.types.get(name), self.at);
+        let now = objects_at(self.model, self.types.get(name), self.window.end);
+        (now as i64 - then as i64, then)
+    }
+
+    /// How much older the paths are than the window's end.
+    fn age_ms(&self) -> u64 {
+        self.end_ms.saturating_sub(self.paths.finished_ms)
+    }
+
+    /// The suspect a holding names: its trace, what it keeps alive, and what backs it.
+    fn suspect(&self, h: &Holding) -> Suspect {
+        let (model, paths, w) = (self.model, &self.paths, self.window);
+        let name = h.types[0].as_str();
+        let shares = paths.type_shares(h);
         let holds: Vec<Held> = h
             .types
             .iter()
             .zip(&shares)
-            .map(|(t, &share)| held(model, types, t, share))
+            .map(|(t, &share)| held(model, self.types, t, share))
             .collect();
         // What the numbers back of the whole leak (each type's backed rise, its share), not of
         // its first type alone: a leak of a dozen small types each within its estimate's error
@@ -345,32 +384,15 @@ fn suspects_from_paths(
             .types
             .iter()
             .zip(&shares)
-            .map(|(t, &share)| backed(t, w.end) * share)
+            .map(|(t, &share)| self.backed(t, w.end) * share)
             .sum();
-        let trend = trends[name];
-        let backed_growth = backed(name, w.end);
-        let (growth_since, then) = since(name);
+        let backed_growth = self.backed(name, w.end);
+        let (growth_since, then) = self.since(name);
         let holder = &paths.nodes[h.holder];
-        let top = &paths.nodes[h.chain[0]];
-        let (root, root_kind) = top
+        let (root, root_kind) = paths.nodes[h.chain[0]]
             .root
             .as_ref()
             .map_or((String::new(), None), |r| (r.name.clone(), Some(r.kind)));
-        let mut steps: Vec<Step> = h
-            .chain
-            .iter()
-            .map(|&n| step_of(&paths.nodes[n], false, false))
-            .collect();
-        if let Some(first) = steps.first_mut() {
-            first.field.clear();
-        }
-        for (i, &n) in h.below.iter().enumerate() {
-            steps.push(step_of(
-                &paths.nodes[n],
-                paths.is_collection_inside(n),
-                i == 0,
-            ));
-        }
         let suspect_reference = h.below.first().map_or(String::new(), |&n| {
             let node = &paths.nodes[n];
             format!("{}.{} -> {}", holder.type_name, node.field, node.type_name)
@@ -391,7 +413,7 @@ fn suspects_from_paths(
         );
         // Stale: more of the type appeared since the paths were found than existed then, so
         // the holder is not known to hold the new objects.
-        let stale = growth_since > (then as i64).max(floor as i64);
+        let stale = growth_since > (then as i64).max(self.floor as i64);
         let mut confidence = h.confidence;
         if stale && confidence == Confidence::Exact {
             confidence = Confidence::Likely;
@@ -401,15 +423,94 @@ fn suspects_from_paths(
         } else {
             describe_split(&root, h.share, &h.alternatives)
         };
-        // Roots that hold an object on the chain to the holder themselves, the holder's own
-        // root and its pool's other threads aside.
+        Suspect {
+            also_reached_from: self.also_reached_from(h, &root),
+            root_kind,
+            root,
+            steps: self.steps(h),
+            holder: holder.type_name.clone(),
+            suspect_reference,
+            leaking: h.types.clone(),
+            growth: self.trends[name].growth.round() as i64,
+            backed_growth: backed_growth.round() as i64,
+            confirmed: (backed_growth >= self.floor || leak_backed >= self.floor) && !stale,
+            confidence,
+            co_holders: h.co_holders.clone(),
+            signature,
+            walk_seq: model.frames()[self.at].seq,
+            walk_age_ms: self.age_ms(),
+            sites: top_sites(model, name, w.end, 3),
+            evidence: Some(Evidence {
+                samples: h.samples,
+                through_holder: h.holder_samples,
+                share: h.share,
+                split,
+                witnessed_ms: paths.finished_ms,
+                age_ms: self.age_ms(),
+                growth_since,
+                stale,
+                counted: h.counted,
+                counted_through: h.counted_through,
+                holder_identity: holder.identity,
+                holder_in,
+            }),
+            holds,
+        }
+    }
+
+    /// A holding's trace: its chain from the root's object to the holder, then the route
+    /// below it, the first step below reached through the suspect reference.
+    fn steps(&self, h: &Holding) -> Vec<Step> {
+        let paths = &self.paths;
+        let mut steps: Vec<Step> = h
+            .chain
+            .iter()
+            .map(|&n| self.step(&paths.nodes[n], false, false))
+            .collect();
+        if let Some(first) = steps.first_mut() {
+            first.field.clear();
+        }
+        for (i, &n) in h.below.iter().enumerate() {
+            steps.push(self.step(&paths.nodes[n], paths.is_collection_inside(n), i == 0));
+        }
+        steps
+    }
+
+    /// A step's counts are the group table's, read from the model: a type no sample lands on
+    /// (the one list holding a leak) has no trend to read them from. A type on a path exists
+    /// though no walk counted it (the only walk came before it was made): one at least.
+    fn step(&self, node: &PathNode, content: bool, suspect: bool) -> Step {
+        let ids = self.types.get(node.type_name.as_str());
+        let (first, last) = (
+            objects_at(self.model, ids, self.window.start),
+            objects_at(self.model, ids, self.window.end),
+        );
+        Step {
+            type_name: node.type_name.clone(),
+            field: node.field.clone(),
+            objects: last.max(1),
+            growth: if last == 0 {
+                0
+            } else {
+                crate::units::growth(first, last)
+            },
+            content,
+            suspect,
+            size: node.length.max(if node.chain > 1 { node.chain } else { 0 }),
+        }
+    }
+
+    /// Roots that hold an object on the chain to the holder themselves, the holder's own
+    /// `root` and its pool's other threads aside.
+    fn also_reached_from(&self, h: &Holding, root: &str) -> Vec<String> {
         let mut also_reached_from: Vec<String> = Vec::new();
-        let chain: Vec<&PathNode> = h.chain.iter().map(|&n| &paths.nodes[n]).collect();
+        let chain: Vec<&PathNode> = h.chain.iter().map(|&n| &self.paths.nodes[n]).collect();
         // A focused search went through the roots that held the last finds alone: what other
         // roots hold on the same chain, the last full search says.
-        let full = paths
+        let full = self
+            .paths
             .focused
-            .then(|| model.full_paths_at(at))
+            .then(|| self.model.full_paths_at(self.at))
             .flatten()
             .map(|full| same_chain(full, &chain))
             .unwrap_or_default();
@@ -423,44 +524,72 @@ fn suspects_from_paths(
                 }
             }
         }
-        out.push(Suspect {
-            also_reached_from,
-            root_kind,
-            root,
-            steps,
-            holder: holder.type_name.clone(),
-            suspect_reference,
-            leaking: h.types.clone(),
-            growth: trend.growth.round() as i64,
-            backed_growth: backed_growth.round() as i64,
-            confirmed: (backed_growth >= floor || leak_backed >= floor) && !stale,
-            confidence,
-            co_holders: h.co_holders.clone(),
-            signature,
-            walk_seq: frames[at].seq,
-            walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
-            sites: top_sites(model, name, w.end, 3),
-            evidence: Some(Evidence {
-                samples: h.samples,
-                through_holder: h.holder_samples,
-                share: h.share,
-                split,
-                witnessed_ms: paths.finished_ms,
-                age_ms: end_ms.saturating_sub(paths.finished_ms),
-                growth_since,
-                stale,
-                counted: h.counted,
-                counted_through: h.counted_through,
-                holder_identity: holder.identity,
-                holder_in,
-            }),
-            holds,
-        });
+        also_reached_from
     }
-    // A leak of one sampled path names no holder of its own (one path cannot show where
-    // paths part), and its confidence is a guess: a trace that passes through its type with
-    // enough paths of its own explains it (a server's sessions, met once, below the session
-    // cache that 40 paths of their maps and data name).
+
+    /// A growing type no holding explains: absorbed by a trace that passes through it, else
+    /// named apart, as a holder not seen yet, while there is room.
+    fn add_unexplained(&self, name: &str, out: &mut Vec<Suspect>) {
+        if let Some(j) = trace_through(out, name, 0) {
+            absorb(
+                &mut out[j],
+                name.to_string(),
+                held(self.model, self.types, name, 1.0),
+            );
+            return;
+        }
+        if out.len() >= MAX_SUSPECTS {
+            return;
+        }
+        // Every sampled object of the type that a complete search looked for, unreached:
+        // garbage awaiting a marking, whatever the estimates say, and no suspect (its row in
+        // the growth table says so).
+        if self.model.all_unreachable_at(self.at, name).is_some() {
+            return;
+        }
+        out.push(self.not_seen(name));
+    }
+
+    /// A growing type whose holder the paths do not show.
+    fn not_seen(&self, name: &str) -> Suspect {
+        let (growth_since, _) = self.since(name);
+        let backed_now = self.backed(name, self.window.end);
+        Suspect {
+            also_reached_from: Vec::new(),
+            root_kind: None,
+            root: String::new(),
+            steps: Vec::new(),
+            holder: String::new(),
+            suspect_reference: String::new(),
+            leaking: vec![name.to_string()],
+            growth: self.trends[name].growth.round() as i64,
+            backed_growth: backed_now.round() as i64,
+            // A rise beyond the estimates' doubt is a leak whose holder is not seen yet;
+            // within it, one that may be garbage (`Suspect::is_backed`).
+            confirmed: backed_now >= self.floor,
+            confidence: Confidence::Ambiguous,
+            co_holders: Vec::new(),
+            signature: format!("(not seen) | {name}"),
+            walk_seq: self.model.frames()[self.at].seq,
+            walk_age_ms: self.age_ms(),
+            sites: top_sites(self.model, name, self.window.end, 3),
+            evidence: Some(Evidence {
+                witnessed_ms: self.paths.finished_ms,
+                age_ms: self.age_ms(),
+                growth_since,
+                stale: true,
+                ..Default::default()
+            }),
+            holds: vec![held(self.model, self.types, name, 1.0)],
+        }
+    }
+}
+
+/// A leak of one sampled path names no holder of its own (one path cannot show where paths
+/// part), and its confidence is a guess: a trace that passes through its type with enough
+/// paths of its own explains it (a server's sessions, met once, below the session cache that
+/// 40 paths of their maps and data name), and takes its types in.
+fn absorb_thin_leaks(out: &mut Vec<Suspect>) {
     let mut i = 0;
     while i < out.len() {
         let thin = out[i]
@@ -468,7 +597,7 @@ fn suspects_from_paths(
             .as_ref()
             .is_some_and(|e| e.through_holder < SHARED_BY);
         let explains = thin
-            .then(|| trace_through(&out, &out[i].leaking[0], MIN_SAMPLES))
+            .then(|| trace_through(out, &out[i].leaking[0], MIN_SAMPLES))
             .flatten();
         match explains {
             Some(j) => {
@@ -481,63 +610,18 @@ fn suspects_from_paths(
             None => i += 1,
         }
     }
-    // Growing types no sampled path reached: a trace that passes through one explains it
-    // (a leak's strings may be sampled too rarely to weigh); else say so, not guess.
-    for &name in &names {
-        if explained.contains(name) {
-            continue;
-        }
-        if let Some(j) = trace_through(&out, name, 0) {
-            absorb(&mut out[j], name.to_string(), held(model, types, name, 1.0));
-            continue;
-        }
-        if out.len() >= MAX_SUSPECTS {
-            continue;
-        }
-        // Every sampled object of the type that a complete search looked for, unreached:
-        // garbage awaiting a marking, whatever the estimates say, and no suspect (its row in
-        // the growth table says so).
-        if model.all_unreachable_at(at, name).is_some() {
-            continue;
-        }
-        let (growth_since, _) = since(name);
-        let backed_now = backed(name, w.end);
-        out.push(Suspect {
-            also_reached_from: Vec::new(),
-            root_kind: None,
-            root: String::new(),
-            steps: Vec::new(),
-            holder: String::new(),
-            suspect_reference: String::new(),
-            leaking: vec![name.to_string()],
-            growth: trends[name].growth.round() as i64,
-            backed_growth: backed_now.round() as i64,
-            // A rise beyond the estimates' doubt is a leak whose holder is not seen yet;
-            // within it, one that may be garbage (`Suspect::is_backed`).
-            confirmed: backed_now >= floor,
-            confidence: Confidence::Ambiguous,
-            co_holders: Vec::new(),
-            signature: format!("(not seen) | {name}"),
-            walk_seq: frames[at].seq,
-            walk_age_ms: end_ms.saturating_sub(paths.finished_ms),
-            sites: top_sites(model, name, w.end, 3),
-            evidence: Some(Evidence {
-                witnessed_ms: paths.finished_ms,
-                age_ms: end_ms.saturating_sub(paths.finished_ms),
-                growth_since,
-                stale: true,
-                ..Default::default()
-            }),
-            holds: vec![held(model, types, name, 1.0)],
-        });
-    }
+}
+
+/// The suspects worth naming (`worth_naming`, `beyond_garbage`, by their first type's trend in
+/// `trends`), `MAX_SUSPECTS` at most: named holders first, then the confirmed; within each
+/// part, leaks by what they surely keep alive (bytes, then objects), not by their first type's
+/// growth.
+fn rank(mut out: Vec<Suspect>, trends: &HashMap<&str, &Trend>) -> Vec<Suspect> {
     out.retain(|s| {
         let trend = trends[s.leaking[0].as_str()];
         worth_naming(s, trend) && beyond_garbage(s, trend)
     });
     out.truncate(MAX_SUSPECTS);
-    // Named holders first, then the confirmed; within each part, leaks by what they surely
-    // keep alive (bytes, then objects), not by their first type's growth.
     for s in &mut out {
         sort_held(&mut s.holds);
     }
