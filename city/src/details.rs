@@ -77,8 +77,8 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
     Some(Trace {
         root: format!(
             "{}{}",
-            s.root,
-            crate::leak::roots::more_threads(&s.root, s.co_holders.len())
+            s.root_name(),
+            crate::leak::roots::more_threads(s.root_name(), s.co_holders.len())
         ),
         confidence: s.confidence.label(),
         confirmed: s.confirmed,

@@ -711,7 +711,7 @@ mod tests {
         assert!(!model.lifetimes().is_empty(), "lifetimes");
         let suspects = crate::leak::suspects::suspects(&model);
         assert_eq!(
-            suspects.first().map(|s| s.root.as_str()),
+            suspects.first().map(|s| s.root_name()),
             Some("static LinkedListLeak.PEOPLE"),
             "{suspects:#?}"
         );

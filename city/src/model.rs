@@ -1060,15 +1060,7 @@ impl CityModel {
     }
 
     fn root_ref(&self, r: &memcity_proto::v1::Root) -> RootRef {
-        RootRef {
-            kind: r.kind(),
-            name: self.strings.resolve(r.name).to_string(),
-            thread: if r.thread == 0 {
-                String::new()
-            } else {
-                self.strings.resolve(r.thread).to_string()
-            },
-        }
+        RootRef::from_proto(r, |id| self.strings.resolve(id).to_string())
     }
 
     /// The newest paths carried at or before snapshot `index`, with the index that carried them.

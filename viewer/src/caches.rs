@@ -151,12 +151,12 @@ fn suspects_cache(model: &CityModel, key: (usize, Window), all: Vec<Suspect>) ->
                     "{}. {} in {}{}: {}, {} ({}{})",
                     i + 1,
                     short_type(&s.holder),
-                    if s.root.is_empty() {
+                    if s.root.is_none() {
                         "root unknown"
                     } else {
-                        s.root.as_str()
+                        s.root_name()
                     },
-                    memcity_city::leak::roots::more_threads(&s.root, s.co_holders.len()),
+                    memcity_city::leak::roots::more_threads(s.root_name(), s.co_holders.len()),
                     units::signed_amount(bytes, Metric::Bytes),
                     units::signed_amount(objects, Metric::Objects),
                     s.confidence.label(),

@@ -392,6 +392,11 @@ pub struct StepJson {
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         let (held_objects, held_bytes) = s.held();
+        let root_kind = s
+            .root
+            .as_ref()
+            .map_or_else(String::new, |r| root_kind_label(r.kind).to_string());
+        let root = s.root_name().to_string();
         SuspectJson {
             backed: s.is_backed(),
             held_objects,
@@ -407,10 +412,8 @@ impl From<Suspect> for SuspectJson {
                     bytes_error: h.bytes_error,
                 })
                 .collect(),
-            root_kind: s
-                .root_kind
-                .map_or_else(String::new, |k| root_kind_label(k).to_string()),
-            root: s.root,
+            root_kind,
+            root,
             holder: s.holder,
             suspect_reference: s.suspect_reference,
             leaking: s.leaking,

@@ -734,7 +734,7 @@ mod tests {
     use super::*;
     use crate::leak::evidence::describe_split;
     use crate::leak::paths::PathNode;
-    use memcity_proto::v1::root::Kind;
+    use crate::leak::testing::named_root;
 
     /// `(parent, type, field, root, targets)`: one node of a test tree.
     type Row<'a> = (
@@ -753,19 +753,7 @@ mod tests {
                     parent,
                     type_name: type_name.into(),
                     field: field.into(),
-                    root: root.map(|r| RootRef {
-                        kind: if r.starts_with("thread") {
-                            Kind::Thread
-                        } else {
-                            Kind::StaticField
-                        },
-                        name: r.into(),
-                        thread: if r.starts_with("thread") {
-                            r.trim_start_matches("thread ").trim_matches('"').into()
-                        } else {
-                            String::new()
-                        },
-                    }),
+                    root: root.map(named_root),
                     chain: 1,
                     length: 0,
                     identity: 0,

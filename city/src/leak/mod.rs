@@ -2,8 +2,9 @@
 //! suspects, find each one's accumulation point, report them. Each stage is a module that reads
 //! only the stages before it.
 //!
-//! 1. What the agent sent: the GC roots (`roots.rs`), and the paths its search found from them
-//!    to sampled objects (`paths.rs`).
+//! 1. What the agent sent: the GC roots, their kind, thread, class, field and frame kept apart
+//!    as the protocol sends them (`roots.rs`), and the paths its search found from them to
+//!    sampled objects (`paths.rs`).
 //! 2. Find the suspects: every type's trend over the window (`trends.rs`), and of those the
 //!    types growing by a leak's worth beyond the estimates' doubt (`growers.rs`).
 //! 3. The accumulation point: for the growing types, the object their sampled paths share, with
@@ -26,7 +27,7 @@ mod testing;
 pub mod trends;
 
 use crate::leak::evidence::{Confidence, Evidence};
-use crate::leak::roots::RootKind;
+use crate::leak::roots::RootRef;
 
 /// One step of a leak trace, from the root down.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,12 +49,9 @@ pub struct Step {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Suspect {
-    /// What kind of GC root `root` is (`model::root_kind_label` names it for the report); `None`
-    /// when no root was found.
-    pub root_kind: Option<RootKind>,
-    /// `static CacheKeyLeak.CACHE`, `thread "worker"`, `local in ... of thread "main"`; empty
-    /// when no root was found.
-    pub root: String,
+    /// The GC root the trace starts at, as the wire gave it (its kind and parts; the report
+    /// names it, `root_kind_label` its kind); `None` when no root was found.
+    pub root: Option<RootRef>,
     pub steps: Vec<Step>,
     /// The accumulation point: the collection (or object) whose content grows.
     pub holder: String,
@@ -120,6 +118,11 @@ pub struct Held {
 }
 
 impl Suspect {
+    /// The readable name of the root the trace starts at, empty when no root was found.
+    pub fn root_name(&self) -> &str {
+        self.root.as_ref().map_or("", |r| r.name.as_str())
+    }
+
     /// Whether LEAK SUSPECTS lists it: a rise the numbers back (`confirmed`: beyond the
     /// estimates' error and what may be garbage), or a holder the paths named that surely
     /// keeps some growth alive (beyond the error of what it holds). The rest rose only

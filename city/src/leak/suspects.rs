@@ -19,7 +19,7 @@ use crate::leak::evidence::{describe_split, Confidence, Evidence};
 use crate::leak::growers::{backed_growth, byte_candidates, growers, objects_at, BytesTrends};
 use crate::leak::holders::{Holding, MIN_SAMPLES, SHARED_BY};
 use crate::leak::paths::{same_chain, PathNode, Paths};
-use crate::leak::roots::stable_root;
+use crate::leak::roots::RootRef;
 use crate::leak::trends::{
     sort_by_growth, trend_of, trend_snapshots, trends_of, trends_of_few_rows, type_nodes, Trend,
 };
@@ -218,8 +218,7 @@ fn suspects_given(
             let backed = backed_growth(model, types, name, w.end);
             let suspect = Suspect {
                 also_reached_from: Vec::new(),
-                root_kind: None,
-                root: String::new(),
+                root: None,
                 steps: Vec::new(),
                 holder: String::new(),
                 suspect_reference: String::new(),
@@ -389,27 +388,29 @@ impl<'a> FromPaths<'a> {
         let backed_growth = self.backed(name, w.end);
         let (growth_since, then) = self.since(name);
         let holder = &paths.nodes[h.holder];
-        let (root, root_kind) = paths.nodes[h.chain[0]]
-            .root
-            .as_ref()
-            .map_or((String::new(), None), |r| (r.name.clone(), Some(r.kind)));
+        let root = paths.nodes[h.chain[0]].root.as_ref();
+        let root_name = root.map_or("", |r| r.name.as_str());
         let suspect_reference = h.below.first().map_or(String::new(), |&n| {
             let node = &paths.nodes[n];
             format!("{}.{} -> {}", holder.type_name, node.field, node.type_name)
         });
         let holder_in = match holder.parent {
             Some(p) => format!("{}.{}", paths.nodes[p].type_name, holder.field),
-            None => root.clone(),
+            None => root_name.to_string(),
         };
         // What names the leak and stays the same across runs: the root, the holder's type and
         // where it sits (not which of its insides a run's samples happened to pass), with a
         // thread named by its family (a Jetty acceptor's name carries its port and a hash; a
         // pool's holding thread varies).
+        let stable_root = root.map_or(String::new(), RootRef::stable_name);
         let signature = format!(
             "{} | {} | {}",
-            stable_root(&root),
+            stable_root,
             holder.type_name,
-            stable_root(&holder_in)
+            match holder.parent {
+                Some(_) => &holder_in,
+                None => &stable_root,
+            }
         );
         // Stale: more of the type appeared since the paths were found than existed then, so
         // the holder is not known to hold the new objects.
@@ -421,12 +422,11 @@ impl<'a> FromPaths<'a> {
         let split = if h.alternatives.is_empty() {
             String::new()
         } else {
-            describe_split(&root, h.share, &h.alternatives)
+            describe_split(root_name, h.share, &h.alternatives)
         };
         Suspect {
-            also_reached_from: self.also_reached_from(h, &root),
-            root_kind,
-            root,
+            also_reached_from: self.also_reached_from(h, root_name),
+            root: root.cloned(),
             steps: self.steps(h),
             holder: holder.type_name.clone(),
             suspect_reference,
@@ -556,8 +556,7 @@ impl<'a> FromPaths<'a> {
         let backed_now = self.backed(name, self.window.end);
         Suspect {
             also_reached_from: Vec::new(),
-            root_kind: None,
-            root: String::new(),
+            root: None,
             steps: Vec::new(),
             holder: String::new(),
             suspect_reference: String::new(),
@@ -671,7 +670,10 @@ mod tests {
     use super::*;
     use crate::leak::paths::{PathNode, Paths};
     use crate::leak::roots::{root_kind_label, RootKind, RootRef};
-    use crate::leak::testing::{map_paths, node, session, snapshots_of, MAP_LEAK_TYPES};
+    use crate::leak::testing::{
+        local_root, map_paths, node, session, snapshots_of, static_root, MAP_LEAK_TYPES,
+    };
+
     use crate::leak::trends::type_trends;
     use crate::model::DeadRise;
 
@@ -819,21 +821,21 @@ mod tests {
         let mut paths = map_paths();
         // The request loop's frame holds the cached map in a local too: the search came to it
         // from the static first, and noted the frame on the map's node.
-        let local = RootRef {
-            kind: RootKind::StackLocal,
-            name: "local in App.serve(App.java:40) of thread \"main\"".into(),
-            thread: "main".into(),
-        };
+        let local = local_root("App.serve(App.java:40)", "thread", "main");
+        assert_eq!(
+            local.name,
+            "local in App.serve(App.java:40) of thread \"main\""
+        );
         paths.nodes[0].also = vec![local.clone()];
         // A root on a branch the suspect does not take is none of its.
         paths.nodes[2].also = vec![RootRef {
             name: "JNI global".into(),
             kind: RootKind::JniGlobal,
-            thread: String::new(),
+            ..static_root("", "")
         }];
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(paths));
         let s = suspects(&m);
-        assert_eq!(s[0].root, "static App.CACHE");
+        assert_eq!(s[0].root_name(), "static App.CACHE");
         assert_eq!(s[0].confidence, Confidence::Exact);
         assert_eq!(s[0].also_reached_from, [local.name]);
     }
@@ -841,11 +843,11 @@ mod tests {
     #[test]
     fn a_focused_search_keeps_the_other_roots_the_last_full_one_saw() {
         let mut m = session(MAP_LEAK_TYPES);
-        let local = RootRef {
-            kind: RootKind::StackLocal,
-            name: "local in App.serve(App.java:40) of thread \"main\"".into(),
-            thread: "main".into(),
-        };
+        let local = local_root("App.serve(App.java:40)", "thread", "main");
+        assert_eq!(
+            local.name,
+            "local in App.serve(App.java:40) of thread \"main\""
+        );
         let mut full = map_paths();
         full.nodes[0].also = vec![local.clone()];
         m.frames_mut_for_tests(1).paths = Some(std::sync::Arc::new(full));
@@ -854,7 +856,7 @@ mod tests {
         focused.focused = true;
         m.frames_mut_for_tests(2).paths = Some(std::sync::Arc::new(focused.clone()));
         let s = suspects(&m);
-        assert_eq!(s[0].root, "static App.CACHE");
+        assert_eq!(s[0].root_name(), "static App.CACHE");
         assert_eq!(s[0].also_reached_from, [local.name]);
         // A full search that saw no other root says so: nothing older is carried over.
         focused.focused = false;
@@ -934,8 +936,11 @@ mod tests {
         let s = suspects(&m);
         assert_eq!(s.len(), 1, "{s:#?}");
         let s = &s[0];
-        assert_eq!(s.root, "static App.CACHE");
-        assert_eq!(s.root_kind.map(root_kind_label), Some("static field"));
+        assert_eq!(s.root_name(), "static App.CACHE");
+        assert_eq!(
+            s.root.as_ref().map(|r| root_kind_label(r.kind)),
+            Some("static field")
+        );
         assert_eq!(s.holder, "java.util.HashMap");
         assert_eq!(
             s.suspect_reference,

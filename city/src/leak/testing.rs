@@ -48,11 +48,7 @@ pub(crate) fn node(
         parent,
         type_name: type_name.into(),
         field: field.into(),
-        root: root.map(|r| RootRef {
-            kind: RootKind::StaticField,
-            name: r.into(),
-            thread: String::new(),
-        }),
+        root: root.map(named_root),
         chain: 1,
         length: 0,
         identity: 7,
@@ -87,4 +83,56 @@ pub(crate) fn map_paths() -> Paths {
     item.targets = vec![("Item".into(), 2, 20.0, 2)];
     nodes.push(item);
     Paths::new(nodes)
+}
+
+/// A static field's root, named as the agent names it.
+pub(crate) fn static_root(holder_type: &str, field: &str) -> RootRef {
+    RootRef {
+        kind: RootKind::StaticField,
+        name: format!("static {holder_type}.{field}"),
+        thread: String::new(),
+        holder_type: holder_type.into(),
+        field: field.into(),
+        frame: String::new(),
+    }
+}
+
+/// A thread's root.
+pub(crate) fn thread_root(thread: &str) -> RootRef {
+    RootRef {
+        kind: RootKind::Thread,
+        name: format!("thread \"{thread}\""),
+        thread: thread.into(),
+        holder_type: String::new(),
+        field: String::new(),
+        frame: String::new(),
+    }
+}
+
+/// A stack local's root in `frame` of a thread, `of` saying which kind (`thread`, `virtual
+/// thread`).
+pub(crate) fn local_root(frame: &str, of: &str, thread: &str) -> RootRef {
+    RootRef {
+        kind: RootKind::StackLocal,
+        name: format!("local in {frame} of {of} \"{thread}\""),
+        thread: thread.into(),
+        holder_type: String::new(),
+        field: String::new(),
+        frame: frame.into(),
+    }
+}
+
+/// A root of a test's table by its name: `thread "..."` or `static Class.FIELD`.
+pub(crate) fn named_root(name: &str) -> RootRef {
+    if let Some(thread) = name
+        .strip_prefix("thread \"")
+        .and_then(|t| t.strip_suffix('"'))
+    {
+        return thread_root(thread);
+    }
+    let path = name
+        .strip_prefix("static ")
+        .expect("a static field or a thread");
+    let (holder_type, field) = path.rsplit_once('.').expect("Class.FIELD");
+    static_root(holder_type, field)
 }

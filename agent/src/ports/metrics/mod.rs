@@ -22,7 +22,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use memcity_city::leak::{growers, roots, suspects};
+use memcity_city::leak::roots::RootRef;
+use memcity_city::leak::{growers, suspects};
 use memcity_city::model::{CityModel, Metric, Window, ROOT};
 use memcity_proto::v1::{stream_message::Kind, StreamMessage, WalkCost};
 use prometheus_client::collector::Collector;
@@ -333,7 +334,7 @@ impl Feed {
             }
             suspects.push(SuspectFigures {
                 id,
-                root: roots::stable_root(&s.root),
+                root: s.root.as_ref().map_or(String::new(), RootRef::stable_name),
                 holder: s.holder.clone(),
                 objects_per_second: per_second(objects as f64),
                 bytes_per_second: per_second(bytes as f64),
