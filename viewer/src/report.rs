@@ -392,13 +392,28 @@ pub struct StepJson {
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         let (held_objects, held_bytes) = s.held();
+        let backed = s.is_backed();
         let root_kind = s
             .root
             .as_ref()
             .map_or_else(String::new, |r| root_kind_label(r.kind).to_string());
         let root = s.root_name().to_string();
+        let evidence = s.evidence.map(|e| EvidenceJson {
+            samples: e.samples,
+            through_holder: e.through_holder,
+            share: e.share,
+            split: e.split,
+            witnessed_ms: e.witnessed_ms,
+            age_ms: e.age_ms,
+            growth_since: e.growth_since,
+            stale: e.stale,
+            counted: e.counted,
+            counted_through: e.counted_through,
+            holder_identity: format!("{:08x}", e.holder_identity),
+            holder_in: e.holder_in.name(&root),
+        });
         SuspectJson {
-            backed: s.is_backed(),
+            backed,
             held_objects,
             held_bytes,
             holds: s
@@ -423,23 +438,10 @@ impl From<Suspect> for SuspectJson {
             confidence: s.confidence.label().to_string(),
             co_holders: s.co_holders,
             also_reached_from: s.also_reached_from,
-            signature: s.signature,
+            signature: s.signature.to_string(),
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
-            evidence: s.evidence.map(|e| EvidenceJson {
-                samples: e.samples,
-                through_holder: e.through_holder,
-                share: e.share,
-                split: e.split,
-                witnessed_ms: e.witnessed_ms,
-                age_ms: e.age_ms,
-                growth_since: e.growth_since,
-                stale: e.stale,
-                counted: e.counted,
-                counted_through: e.counted_through,
-                holder_identity: format!("{:08x}", e.holder_identity),
-                holder_in: e.holder_in,
-            }),
+            evidence,
             sites: s
                 .sites
                 .into_iter()

@@ -2,6 +2,8 @@
 //! roots (`Alternative`, `describe_split`), and the object-level `Evidence` a suspect carries
 //! into the report.
 
+use crate::leak::paths::HolderIn;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Confidence {
     /// The sampled paths agree: 80 % of the leak's weight passes through the holder (and a
@@ -50,9 +52,9 @@ pub struct Evidence {
     pub counted_through: u64,
     /// Identity hash of the holder instance (tells two instances of one type apart).
     pub holder_identity: u32,
-    /// The holder's field in the object above it, `Type.field`, or the root for a root's
-    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
-    pub holder_in: String,
+    /// Where the holder sits: the field of the object above it, or the root for a root's own
+    /// object ("the `ConcurrentHashMap` in `DefaultSessionCache._sessions`").
+    pub holder_in: HolderIn,
 }
 
 #[derive(Debug, Clone, PartialEq)]

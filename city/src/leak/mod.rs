@@ -11,7 +11,7 @@
 //!    a collection's insides folded into the collection (`holders.rs`), and how sure the paths
 //!    make it (`evidence.rs`).
 //! 4. The report: each holder with its trace, what it keeps alive and its evidence, as a
-//!    `Suspect`, ranked (`suspects.rs`), named across runs by its signature.
+//!    `Suspect`, ranked (`suspects.rs`), named across runs by its signature (`signature.rs`).
 //!
 //! A suspect's data is defined here, apart from the code that finds it, so the details panel
 //! (`details.rs`) and the report read it without depending on that code.
@@ -21,6 +21,7 @@ pub mod growers;
 pub mod holders;
 pub mod paths;
 pub mod roots;
+pub mod signature;
 pub mod suspects;
 #[cfg(test)]
 mod testing;
@@ -28,6 +29,7 @@ pub mod trends;
 
 use crate::leak::evidence::{Confidence, Evidence};
 use crate::leak::roots::RootRef;
+use crate::leak::signature::Signature;
 
 /// One step of a leak trace, from the root down.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,10 +81,10 @@ pub struct Suspect {
     /// holding the static list), named as roots are: the path came from `root`, which holds it
     /// longest (`RootOrder`); these hold it too, for as long as they last.
     pub also_reached_from: Vec<String>,
-    /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
-    /// the leaking type it leads to). With co-holders the root is named by its thread family
-    /// (`thread "pool-#-thread-#"`), since which of them holds most varies.
-    pub signature: String,
+    /// Stable across snapshots and runs: the root, the holder's type and where it sits, with a
+    /// thread named by its family (`thread "pool-#-thread-#"`), since which of a pool's threads
+    /// holds most varies; or the growing type whose holder was not named.
+    pub signature: Signature,
     /// The walk the trace comes from, and how much older it is than the window's end.
     pub walk_seq: u64,
     pub walk_age_ms: u64,

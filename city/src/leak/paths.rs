@@ -76,6 +76,29 @@ pub struct PathNode {
     pub also: Vec<RootRef>,
 }
 
+/// Where a holder sits: in a field of the object above it, or as a root's own object. What
+/// names a leak's place (`Signature`) and what the report says holds it ("the
+/// `ConcurrentHashMap` in `DefaultSessionCache._sessions`").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HolderIn {
+    /// The type of the object above and the field that references the holder.
+    Field { owner_type: String, field: String },
+    /// A GC root references the holder itself (the root the trace starts at).
+    #[default]
+    Root,
+}
+
+impl HolderIn {
+    /// As the report names it: `Type.field`, or `root` (the root's name) for a root's own
+    /// object.
+    pub fn name(&self, root: &str) -> String {
+        match self {
+            HolderIn::Field { owner_type, field } => format!("{owner_type}.{field}"),
+            HolderIn::Root => root.to_string(),
+        }
+    }
+}
+
 impl Paths {
     /// Whether the search went through every root: then a sample it did not reach is garbage.
     pub fn complete(&self) -> bool {
@@ -159,6 +182,18 @@ impl Paths {
         }
         chain.reverse();
         chain
+    }
+
+    /// Where `node`'s object sits: the field of its parent's object, or a root's own object.
+    pub fn holder_in(&self, node: usize) -> HolderIn {
+        let n = &self.nodes[node];
+        match n.parent {
+            Some(p) => HolderIn::Field {
+                owner_type: self.nodes[p].type_name.clone(),
+                field: n.field.clone(),
+            },
+            None => HolderIn::Root,
+        }
     }
 
     /// The root of the branch `node` is in.

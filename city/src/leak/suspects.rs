@@ -20,6 +20,7 @@ use crate::leak::growers::{backed_growth, byte_candidates, growers, objects_at, 
 use crate::leak::holders::{Holding, MIN_SAMPLES, SHARED_BY};
 use crate::leak::paths::{same_chain, PathNode, Paths};
 use crate::leak::roots::RootRef;
+use crate::leak::signature::Signature;
 use crate::leak::trends::{
     sort_by_growth, trend_of, trend_snapshots, trends_of, trends_of_few_rows, type_nodes, Trend,
 };
@@ -228,7 +229,9 @@ fn suspects_given(
                 confirmed: backed >= floor,
                 confidence: Confidence::Ambiguous,
                 co_holders: Vec::new(),
-                signature: format!("(no paths) | {name}"),
+                signature: Signature::NoPaths {
+                    type_name: name.clone(),
+                },
                 walk_seq: 0,
                 walk_age_ms: 0,
                 sites: top_sites(model, name, w.end, 3),
@@ -386,46 +389,19 @@ impl<'a> FromPaths<'a> {
             .map(|(t, &share)| self.backed(t, w.end) * share)
             .sum();
         let backed_growth = self.backed(name, w.end);
-        let (growth_since, then) = self.since(name);
         let holder = &paths.nodes[h.holder];
         let root = paths.nodes[h.chain[0]].root.as_ref();
-        let root_name = root.map_or("", |r| r.name.as_str());
         let suspect_reference = h.below.first().map_or(String::new(), |&n| {
             let node = &paths.nodes[n];
             format!("{}.{} -> {}", holder.type_name, node.field, node.type_name)
         });
-        let holder_in = match holder.parent {
-            Some(p) => format!("{}.{}", paths.nodes[p].type_name, holder.field),
-            None => root_name.to_string(),
-        };
-        // What names the leak and stays the same across runs: the root, the holder's type and
-        // where it sits (not which of its insides a run's samples happened to pass), with a
-        // thread named by its family (a Jetty acceptor's name carries its port and a hash; a
-        // pool's holding thread varies).
-        let stable_root = root.map_or(String::new(), RootRef::stable_name);
-        let signature = format!(
-            "{} | {} | {}",
-            stable_root,
-            holder.type_name,
-            match holder.parent {
-                Some(_) => &holder_in,
-                None => &stable_root,
-            }
-        );
-        // Stale: more of the type appeared since the paths were found than existed then, so
-        // the holder is not known to hold the new objects.
-        let stale = growth_since > (then as i64).max(self.floor as i64);
+        let evidence = self.evidence(h, root);
         let mut confidence = h.confidence;
-        if stale && confidence == Confidence::Exact {
+        if evidence.stale && confidence == Confidence::Exact {
             confidence = Confidence::Likely;
         }
-        let split = if h.alternatives.is_empty() {
-            String::new()
-        } else {
-            describe_split(root_name, h.share, &h.alternatives)
-        };
         Suspect {
-            also_reached_from: self.also_reached_from(h, root_name),
+            also_reached_from: self.also_reached_from(h, root.map_or("", |r| r.name.as_str())),
             root: root.cloned(),
             steps: self.steps(h),
             holder: holder.type_name.clone(),
@@ -433,28 +409,47 @@ impl<'a> FromPaths<'a> {
             leaking: h.types.clone(),
             growth: self.trends[name].growth.round() as i64,
             backed_growth: backed_growth.round() as i64,
-            confirmed: (backed_growth >= self.floor || leak_backed >= self.floor) && !stale,
+            confirmed: (backed_growth >= self.floor || leak_backed >= self.floor)
+                && !evidence.stale,
             confidence,
             co_holders: h.co_holders.clone(),
-            signature,
+            signature: Signature::held(root, &holder.type_name, evidence.holder_in.clone()),
             walk_seq: model.frames()[self.at].seq,
             walk_age_ms: self.age_ms(),
             sites: top_sites(model, name, w.end, 3),
-            evidence: Some(Evidence {
-                samples: h.samples,
-                through_holder: h.holder_samples,
-                share: h.share,
-                split,
-                witnessed_ms: paths.finished_ms,
-                age_ms: self.age_ms(),
-                growth_since,
-                stale,
-                counted: h.counted,
-                counted_through: h.counted_through,
-                holder_identity: holder.identity,
-                holder_in,
-            }),
+            evidence: Some(evidence),
             holds,
+        }
+    }
+
+    /// What a holding rests on: its samples and counts, how its paths split over the roots
+    /// (`root`, the holder's own, first), and how old they are against the growth since.
+    fn evidence(&self, h: &Holding, root: Option<&RootRef>) -> Evidence {
+        let (growth_since, then) = self.since(&h.types[0]);
+        let split = if h.alternatives.is_empty() {
+            String::new()
+        } else {
+            describe_split(
+                root.map_or("", |r| r.name.as_str()),
+                h.share,
+                &h.alternatives,
+            )
+        };
+        Evidence {
+            samples: h.samples,
+            through_holder: h.holder_samples,
+            share: h.share,
+            split,
+            witnessed_ms: self.paths.finished_ms,
+            age_ms: self.age_ms(),
+            growth_since,
+            // Stale: more of the type appeared since the paths were found than existed then,
+            // so the holder is not known to hold the new objects.
+            stale: growth_since > (then as i64).max(self.floor as i64),
+            counted: h.counted,
+            counted_through: h.counted_through,
+            holder_identity: self.paths.nodes[h.holder].identity,
+            holder_in: self.paths.holder_in(h.holder),
         }
     }
 
@@ -568,7 +563,9 @@ impl<'a> FromPaths<'a> {
             confirmed: backed_now >= self.floor,
             confidence: Confidence::Ambiguous,
             co_holders: Vec::new(),
-            signature: format!("(not seen) | {name}"),
+            signature: Signature::NotSeen {
+                type_name: name.to_string(),
+            },
             walk_seq: self.model.frames()[self.at].seq,
             walk_age_ms: self.age_ms(),
             sites: top_sites(self.model, name, self.window.end, 3),
@@ -668,7 +665,7 @@ fn top_sites(model: &CityModel, type_name: &str, index: usize, n: usize) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leak::paths::{PathNode, Paths};
+    use crate::leak::paths::{HolderIn, PathNode, Paths};
     use crate::leak::roots::{root_kind_label, RootKind, RootRef};
     use crate::leak::testing::{
         local_root, map_paths, node, session, snapshots_of, static_root, MAP_LEAK_TYPES,
@@ -954,6 +951,14 @@ mod tests {
         );
         assert_eq!(
             s.signature,
+            Signature::Held {
+                root: "static App.CACHE".into(),
+                holder_type: "java.util.HashMap".into(),
+                holder_in: HolderIn::Root,
+            }
+        );
+        assert_eq!(
+            s.signature.to_string(),
             "static App.CACHE | java.util.HashMap | static App.CACHE"
         );
         let e = s.evidence.as_ref().unwrap();

@@ -322,7 +322,7 @@ impl Feed {
             .filter(|s| s.is_backed())
         {
             let (objects, bytes) = s.held();
-            let id = signature_id(&s.signature);
+            let id = signature_id(&s.signature.to_string());
             if let Some(same) = suspects.iter_mut().find(|x| x.id == id) {
                 same.objects_per_second += per_second(objects as f64);
                 same.bytes_per_second += per_second(bytes as f64);
