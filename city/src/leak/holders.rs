@@ -215,7 +215,7 @@ impl Paths {
     /// The nearest object below `at` that branches parting there meet again at, holding
     /// `DESCEND_SHARE` of `at`'s weight between its nodes: its heaviest node (the shallowest
     /// of equals). The search enters an object again when it meets it by a shorter way
-    /// (`paths.rs`), so the samples found before that go by the long way and the rest by the
+    /// (agent/src/paths/), so the samples found before that go by the long way and the rest by the
     /// short one: Jetty's session handler, reached through its context's list of beans and
     /// then through its field, split a session cache's paths in two at the context, which was
     /// named the holder.
