@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::units::{bytes as human_bytes, count, signed_count};
-use memcity_city::model::{root_kind_label, CityModel, DeadRise, Reference};
-use memcity_city::suspects::{suspects, Suspect};
+use memcity_city::leak::roots::root_kind_label;
+use memcity_city::leak::suspects::suspects;
+use memcity_city::leak::Suspect;
+use memcity_city::model::{CityModel, DeadRise, Reference};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct GroupGrowth {
@@ -167,7 +169,7 @@ pub struct Report {
     /// The window growth is measured over: snapshot indices (0 is the first; the text and the
     /// viewer number them from 1) and their times.
     pub window: WindowJson,
-    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`),
+    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::leak`),
     /// those with a holder or a rise the numbers back (`Suspect::is_backed`).
     pub suspects: Vec<SuspectJson>,
     /// Types that rose only within the estimates' doubt and no search explained: rising, not
@@ -337,7 +339,7 @@ pub struct SuspectJson {
     /// The growth the holder keeps alive, summed over `holds` (what suspects are ranked by).
     pub held_objects: i64,
     pub held_bytes: i64,
-    /// Per growing type (see `memcity_city::suspects::Held`), most bytes first.
+    /// Per growing type (see `memcity_city::leak::Held`), most bytes first.
     pub holds: Vec<HeldJson>,
 }
 
@@ -352,7 +354,7 @@ pub struct HeldJson {
     pub bytes_error: i64,
 }
 
-/// See `memcity_city::suspects::Evidence`.
+/// See `memcity_city::leak::evidence::Evidence`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EvidenceJson {
     pub samples: u64,
@@ -390,8 +392,28 @@ pub struct StepJson {
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         let (held_objects, held_bytes) = s.held();
+        let backed = s.is_backed();
+        let root_kind = s
+            .root
+            .as_ref()
+            .map_or_else(String::new, |r| root_kind_label(r.kind).to_string());
+        let root = s.root_name().to_string();
+        let evidence = s.evidence.map(|e| EvidenceJson {
+            samples: e.samples,
+            through_holder: e.through_holder,
+            share: e.share,
+            split: e.split,
+            witnessed_ms: e.witnessed_ms,
+            age_ms: e.age_ms,
+            growth_since: e.growth_since,
+            stale: e.stale,
+            counted: e.counted,
+            counted_through: e.counted_through,
+            holder_identity: format!("{:08x}", e.holder_identity),
+            holder_in: e.holder_in.name(&root),
+        });
         SuspectJson {
-            backed: s.is_backed(),
+            backed,
             held_objects,
             held_bytes,
             holds: s
@@ -405,10 +427,8 @@ impl From<Suspect> for SuspectJson {
                     bytes_error: h.bytes_error,
                 })
                 .collect(),
-            root_kind: s
-                .root_kind
-                .map_or_else(String::new, |k| root_kind_label(k).to_string()),
-            root: s.root,
+            root_kind,
+            root,
             holder: s.holder,
             suspect_reference: s.suspect_reference,
             leaking: s.leaking,
@@ -418,23 +438,10 @@ impl From<Suspect> for SuspectJson {
             confidence: s.confidence.label().to_string(),
             co_holders: s.co_holders,
             also_reached_from: s.also_reached_from,
-            signature: s.signature,
+            signature: s.signature.to_string(),
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
-            evidence: s.evidence.map(|e| EvidenceJson {
-                samples: e.samples,
-                through_holder: e.through_holder,
-                share: e.share,
-                split: e.split,
-                witnessed_ms: e.witnessed_ms,
-                age_ms: e.age_ms,
-                growth_since: e.growth_since,
-                stale: e.stale,
-                counted: e.counted,
-                counted_through: e.counted_through,
-                holder_identity: format!("{:08x}", e.holder_identity),
-                holder_in: e.holder_in,
-            }),
+            evidence,
             sites: s
                 .sites
                 .into_iter()
@@ -529,7 +536,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         .iter()
         .map(|id| id.as_ref().map_or(&[][..], std::slice::from_ref))
         .collect();
-    let trends = memcity_city::suspects::trends_of_rows(
+    let trends = memcity_city::leak::trends::trends_of_rows(
         session,
         &rows,
         memcity_city::model::Metric::Objects,
@@ -566,7 +573,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             let ours = g
                 .path
                 .first()
-                .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
+                .is_some_and(|p| p == memcity_city::model::MEMCITY);
             let steady = match g.unreachable {
                 Some(_) => 0.0,
                 None => steady_of,
@@ -654,7 +661,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         },
         suspects: backed.into_iter().map(SuspectJson::from).collect(),
         rising: rising.into_iter().map(SuspectJson::from).collect(),
-        walks_in_window: memcity_city::suspects::walks_in_window(session),
+        walks_in_window: memcity_city::leak::suspects::walks_in_window(session),
         out_of_memory: out_of_memory(session),
         compared: session.is_comparison(),
         unsampled_bound_bytes,
@@ -835,7 +842,7 @@ fn render_suspects(
             } else {
                 &s.root
             },
-            memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
+            memcity_city::leak::roots::more_threads(&s.root, s.co_holders.len()),
             s.confidence,
             signed_count(s.held_objects),
             memcity_city::units::signed_amount(s.held_bytes, memcity_city::model::Metric::Bytes),

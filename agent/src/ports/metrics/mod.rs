@@ -4,7 +4,7 @@
 //!
 //! The metrics follow the session as a viewer does: the agent's own reader of its stream
 //! ([`Hub::subscribe_internal`]) feeds a city model of the last `metrics_window`, and leak
-//! suspects come from the same code the viewer names them with (`memcity_city::suspects`). A
+//! suspects come from the same code the viewer names them with (`memcity_city::leak`). A
 //! scrape renders that model once per snapshot and answers from the cache until the next one;
 //! it runs on the gRPC server's thread, never on an application thread, and stops nothing.
 //!
@@ -22,8 +22,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use memcity_city::leak::roots::RootRef;
+use memcity_city::leak::{growers, suspects};
 use memcity_city::model::{CityModel, Metric, Window, ROOT};
-use memcity_city::suspects;
 use memcity_proto::v1::{stream_message::Kind, StreamMessage};
 use prometheus_client::registry::Registry;
 
@@ -296,7 +297,7 @@ impl Feed {
             _ => 0.0,
         };
         let per_second = |rise: f64| if span_s > 0.0 { rise / span_s } else { 0.0 };
-        let growing = suspects::growing_types(model, top)
+        let growing = growers::growing_types(model, top)
             .into_iter()
             .map(|g| Growing {
                 now: Group {
@@ -320,7 +321,7 @@ impl Feed {
             .filter(|s| s.is_backed())
         {
             let (objects, bytes) = s.held();
-            let id = signature_id(&s.signature);
+            let id = signature_id(&s.signature.to_string());
             if let Some(same) = suspects.iter_mut().find(|x| x.id == id) {
                 same.objects_per_second += per_second(objects as f64);
                 same.bytes_per_second += per_second(bytes as f64);
@@ -332,7 +333,7 @@ impl Feed {
             }
             suspects.push(SuspectFigures {
                 id,
-                root: suspects::stable_root(&s.root),
+                root: s.root.as_ref().map_or(String::new(), RootRef::stable_name),
                 holder: s.holder.clone(),
                 objects_per_second: per_second(objects as f64),
                 bytes_per_second: per_second(bytes as f64),
@@ -392,7 +393,7 @@ fn top_groups(
         |mut sum, g| {
             sum.objects += g.objects;
             sum.bytes += g.bytes;
-            // An upper bound (see `suspects::Growing`).
+            // An upper bound (see `leak::growers::Growing`).
             sum.objects_error += g.objects_error;
             sum.bytes_error += g.bytes_error;
             sum
