@@ -119,105 +119,150 @@ pub fn build(
         }
     }
     let mut root = Group::default();
-    let mut path = Vec::with_capacity(chain.len());
+    let mut namer = Namer {
+        chain,
+        names,
+        estimated_types,
+        path: Vec::with_capacity(chain.len()),
+    };
     for (class, &objects) in walk.objects.iter().enumerate() {
         if objects == 0 {
             continue;
         }
-        let class = class as u32;
-        let bytes = walk.bytes[class as usize];
-        let type_variance = walk
-            .variance
-            .get(class as usize)
-            .copied()
-            .unwrap_or_default();
-        let type_unconfirmed = walk
-            .unconfirmed
-            .get(class as usize)
-            .copied()
-            .unwrap_or_default();
-        let class_name = names.class(class);
-        let mut name_path =
-            |site: Option<u32>, thread: Option<u32>, strings: &mut StringInterner| {
-                path.clear();
-                let mut estimated = estimated_types;
-                for classifier in chain {
-                    estimated |= classifier.is_sampled();
-                    let name = match classifier {
-                        Classifier::Package => names.package(class),
-                        Classifier::Type => class_name,
-                        Classifier::Site => site.map_or(UNSAMPLED, |s| names.site(s)),
-                        Classifier::Thread => thread.map_or(UNSAMPLED, |t| names.thread(t)),
-                    };
-                    path.push((strings.intern(name), estimated));
-                }
-                path.clone()
-            };
-        let samples = samples_by_class.get_mut(&class);
-        let Some(samples) = samples.filter(|s| !s.is_empty()) else {
-            let p = name_path(None, None, strings);
-            root.add(
-                &p,
-                Part {
-                    objects,
-                    bytes,
-                    variance: type_variance,
-                    unconfirmed: type_unconfirmed,
-                },
-            );
-            continue;
+        let whole = Part {
+            objects,
+            bytes: walk.bytes[class],
+            variance: walk.variance.get(class).copied().unwrap_or_default(),
+            unconfirmed: walk.unconfirmed.get(class).copied().unwrap_or_default(),
         };
-        samples.sort_by_key(|(key, _)| *key);
-        let estimate: f64 = samples.iter().map(|(_, c)| c.weight).sum();
-        let covered = (estimate.round() as u64).min(objects);
-        let mut weights: Vec<f64> = samples.iter().map(|(_, c)| c.weight).collect();
-        let object_parts = apportion(covered, &weights);
-        // Bytes follow objects: the same split with the unsampled rest as one more part.
-        let mut byte_weights: Vec<f64> = object_parts.iter().map(|&o| o as f64).collect();
-        byte_weights.push((objects - covered) as f64);
-        let byte_parts = apportion(bytes, &byte_weights);
-        weights.clear();
-        for (i, (key, _)) in samples.iter().enumerate() {
-            if object_parts[i] == 0 {
-                continue;
+        let class = class as u32;
+        match samples_by_class.get_mut(&class) {
+            Some(samples) if !samples.is_empty() => {
+                samples.sort_by_key(|(key, _)| *key);
+                add_split(&mut root, &mut namer, strings, class, whole, samples);
             }
-            let p = name_path(
-                Some(tags::key_site(*key)),
-                Some(tags::key_thread(*key)),
-                strings,
-            );
-            // A split's variance is its samples' (scaled like its count); bytes follow objects.
-            let scale = object_parts[i] as f64 / samples[i].1.weight.max(1.0);
-            let var_objects = samples[i].1.variance * scale * scale;
-            let per_object = byte_parts[i] as f64 / object_parts[i] as f64;
-            root.add(
-                &p,
-                Part {
-                    objects: object_parts[i],
-                    bytes: byte_parts[i],
-                    variance: (var_objects, var_objects * per_object * per_object),
-                    unconfirmed: (
-                        samples[i].1.unconfirmed * scale,
-                        samples[i].1.unconfirmed * scale * per_object,
-                    ),
-                },
-            );
-        }
-        if objects > covered {
-            let p = name_path(None, None, strings);
-            // The rest carries the type's own uncertainty.
-            root.add(
-                &p,
-                Part {
-                    objects: objects - covered,
-                    bytes: byte_parts[samples.len()],
-                    variance: type_variance,
-                    // Every unconfirmed object is a sample's, counted in the splits above.
-                    unconfirmed: (0.0, 0.0),
-                },
-            );
+            _ => root.add(&namer.path_of(class, None, None, strings), whole),
         }
     }
+    Built {
+        root: root.into_node(0),
+        references: references(walk, names, strings),
+        exactness: Exactness {
+            types_exact: !estimated_types,
+            sites_estimated: sampled_chain,
+            sampled_live_objects: sampled_live,
+            source: if estimated_types {
+                Source::Estimate
+            } else {
+                Source::Walk
+            } as i32,
+            ..Default::default()
+        },
+    }
+}
+
+/// Names a class's groups down the classifier chain, each level marked estimated from the
+/// first sampled classifier on (or all of them, when the types are estimated).
+struct Namer<'a> {
+    chain: &'a [Classifier],
+    names: &'a dyn NameSource,
+    estimated_types: bool,
+    path: Vec<(u32, bool)>,
+}
+
+impl Namer<'_> {
+    fn path_of(
+        &mut self,
+        class: u32,
+        site: Option<u32>,
+        thread: Option<u32>,
+        strings: &mut StringInterner,
+    ) -> Vec<(u32, bool)> {
+        self.path.clear();
+        let mut estimated = self.estimated_types;
+        for classifier in self.chain {
+            estimated |= classifier.is_sampled();
+            let name = match classifier {
+                Classifier::Package => self.names.package(class),
+                Classifier::Type => self.names.class(class),
+                Classifier::Site => site.map_or(UNSAMPLED, |s| self.names.site(s)),
+                Classifier::Thread => thread.map_or(UNSAMPLED, |t| self.names.thread(t)),
+            };
+            self.path.push((strings.intern(name), estimated));
+        }
+        self.path.clone()
+    }
+}
+
+/// A sampled class split by its samples' sites and threads: each sample key's share of the
+/// class's objects (its samples' weight, at most the whole), bytes following objects, and the
+/// rest the samples do not cover as one unsampled group.
+fn add_split(
+    root: &mut Group,
+    namer: &mut Namer<'_>,
+    strings: &mut StringInterner,
+    class: u32,
+    whole: Part,
+    samples: &[(u64, SampleCount)],
+) {
+    let objects = whole.objects;
+    let estimate: f64 = samples.iter().map(|(_, c)| c.weight).sum();
+    let covered = (estimate.round() as u64).min(objects);
+    let weights: Vec<f64> = samples.iter().map(|(_, c)| c.weight).collect();
+    let object_parts = apportion(covered, &weights);
+    // Bytes follow objects: the same split with the unsampled rest as one more part.
+    let mut byte_weights: Vec<f64> = object_parts.iter().map(|&o| o as f64).collect();
+    byte_weights.push((objects - covered) as f64);
+    let byte_parts = apportion(whole.bytes, &byte_weights);
+    for (i, (key, count)) in samples.iter().enumerate() {
+        if object_parts[i] == 0 {
+            continue;
+        }
+        let p = namer.path_of(
+            class,
+            Some(tags::key_site(*key)),
+            Some(tags::key_thread(*key)),
+            strings,
+        );
+        // A split's variance is its samples' (scaled like its count); bytes follow objects.
+        let scale = object_parts[i] as f64 / count.weight.max(1.0);
+        let var_objects = count.variance * scale * scale;
+        let per_object = byte_parts[i] as f64 / object_parts[i] as f64;
+        root.add(
+            &p,
+            Part {
+                objects: object_parts[i],
+                bytes: byte_parts[i],
+                variance: (var_objects, var_objects * per_object * per_object),
+                unconfirmed: (
+                    count.unconfirmed * scale,
+                    count.unconfirmed * scale * per_object,
+                ),
+            },
+        );
+    }
+    if objects > covered {
+        let p = namer.path_of(class, None, None, strings);
+        // The rest carries the type's own uncertainty.
+        root.add(
+            &p,
+            Part {
+                objects: objects - covered,
+                bytes: byte_parts[samples.len()],
+                variance: whole.variance,
+                // Every unconfirmed object is a sample's, counted in the splits above.
+                unconfirmed: (0.0, 0.0),
+            },
+        );
+    }
+}
+
+/// The type-level references, most first.
+fn references(
+    walk: &WalkResult,
+    names: &dyn NameSource,
+    strings: &mut StringInterner,
+) -> Vec<Reference> {
     let mut references: Vec<Reference> = walk
         .references
         .iter()
@@ -234,21 +279,7 @@ pub fn build(
             .then(a.from_type.cmp(&b.from_type))
             .then(a.to_type.cmp(&b.to_type))
     });
-    Built {
-        root: root.into_node(0),
-        references,
-        exactness: Exactness {
-            types_exact: !estimated_types,
-            sites_estimated: sampled_chain,
-            sampled_live_objects: sampled_live,
-            source: if estimated_types {
-                Source::Estimate
-            } else {
-                Source::Walk
-            } as i32,
-            ..Default::default()
-        },
-    }
+    references
 }
 
 #[cfg(test)]

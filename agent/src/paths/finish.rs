@@ -106,6 +106,65 @@ impl Search {
             self.leave_root(jni);
         }
         self.note_unvisited_roots(env);
+        self.release_globals(jni);
+        let holders = self
+            .targets
+            .iter()
+            .filter_map(|t| {
+                t.holder.map(|(class, field, at)| Held {
+                    slot: t.slot,
+                    born: t.born,
+                    class,
+                    field,
+                    at,
+                })
+            })
+            .collect();
+        let tally = self.tally_targets();
+        let mut counted = self.count_reached();
+        let top_roots = self.top_roots();
+        self.also_roots();
+        if self.incomplete.is_empty() && self.too_deep > 0 {
+            self.incomplete = format!(
+                "{} objects deeper than {MAX_DEPTH} references were not entered",
+                self.too_deep
+            );
+        }
+        // Through every root, the counts are of every live object of the class; otherwise of
+        // those the search happened to pass, which say nothing of the rest.
+        if !self.incomplete.is_empty() || self.stopped_early {
+            counted.clear();
+        }
+        Found {
+            counted,
+            nodes: self.merge.into_nodes(),
+            roots: self.roots.into_iter().map(|(root, _)| root).collect(),
+            threads: self.threads,
+            first_virtual: self.first_virtual,
+            fields: self.fields,
+            holders,
+            started: Some(self.started),
+            finished: Some(Instant::now()),
+            targets: self.targets.len() as u64,
+            found: self.found,
+            visited: self.visited_count,
+            cpu: self.cpu,
+            roots_pause: self.roots_pause,
+            incomplete: self.incomplete,
+            transient_locals: self.transient_locals,
+            stopped_early: self.stopped_early,
+            top_roots,
+            focused: self.scope != Scope::Full,
+            missed: tally.missed,
+            targeted: tally.targeted,
+            missed_samples: tally.missed_samples,
+            found_samples: tally.found_samples,
+        }
+    }
+
+    /// Deletes the roots' references (each shared one once), the class cache's and the search's
+    /// own classes'.
+    fn release_globals(&mut self, jni: *mut JNIEnv) {
         let mut released: HashSet<usize> = HashSet::new();
         for (_, object) in &self.roots {
             match *object {
@@ -120,20 +179,20 @@ impl Search {
                 _ => {}
             }
         }
+        for (mirror, _, _) in self.recent.drain(..) {
+            jni!(jni, DeleteGlobalRef, mirror);
+        }
+        for global in [self.class_class, self.thread_class, self.reference_class] {
+            if !global.is_null() {
+                jni!(jni, DeleteGlobalRef, global);
+            }
+        }
+    }
+
+    /// The targets by class, and those it missed, with the samples missed (only a complete
+    /// search's misses judge them) and found.
+    fn tally_targets(&self) -> Tally {
         let mut missed: IntMap<u32, (u64, f64)> = IntMap::default();
-        let holders = self
-            .targets
-            .iter()
-            .filter_map(|t| {
-                t.holder.map(|(class, field, at)| Held {
-                    slot: t.slot,
-                    born: t.born,
-                    class,
-                    field,
-                    at,
-                })
-            })
-            .collect();
         let mut targeted: IntMap<u32, (u64, f64)> = IntMap::default();
         let complete = self.incomplete.is_empty() && !self.stopped_early;
         let mut missed_samples = Vec::new();
@@ -162,18 +221,18 @@ impl Search {
             counts.sort_by_key(|&(class, n, _)| (std::cmp::Reverse(n), class));
             counts
         };
-        let missed = by_count(missed);
-        let targeted = by_count(targeted);
-        for (mirror, _, _) in self.recent.drain(..) {
-            jni!(jni, DeleteGlobalRef, mirror);
+        Tally {
+            missed: by_count(missed),
+            targeted: by_count(targeted),
+            missed_samples,
+            found_samples,
         }
-        for global in [self.class_class, self.thread_class, self.reference_class] {
-            if !global.is_null() {
-                jni!(jni, DeleteGlobalRef, global);
-            }
-        }
-        // Per root, the counts of the classes sampled: on its node, made for a root that holds
-        // many of them though no sampled path went through it.
+    }
+
+    /// Each sampled class's objects the search reached, and per root the counts of the
+    /// classes sampled: on its node, made for a root that holds many of them though no sampled
+    /// path went through it.
+    fn count_reached(&mut self) -> Vec<(u32, u64, f64)> {
         let sampled: std::collections::HashSet<u32> =
             self.targets.iter().map(|t| t.class).collect();
         let mut by_root: IntMap<u32, Vec<(u32, u64)>> = IntMap::default();
@@ -211,18 +270,23 @@ impl Search {
             };
             self.merge.nodes[node as usize].reached = counts;
         }
+        counted
+    }
+
+    /// The roots the next search prefers: where a tenth or more of the recent targets were
+    /// found. A root that the roots' enumeration alone finds (a frame's local) holds a growth
+    /// no search without that stop can see: named among the preferred roots with a growth's
+    /// own evidence (`ENOUGH_TO_KEEP` finds), not only with a tenth of them, or the focused
+    /// searches after it look through the statics and threads for it in vain until the next
+    /// full search (a leak in `main`'s local beside a bigger static history filled at
+    /// start-up, whose finds outnumber it). Not with fewer: a server's request frames each
+    /// hold a session or two for a moment, and made the stops many and their roots first.
+    fn top_roots(&self) -> Vec<RootKey> {
         let total_recent: u64 = self.found_by_root.values().sum();
         let mut by_root: Vec<(u32, u64)> =
             self.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
         by_root.sort_by_key(|&(r, n)| (std::cmp::Reverse(n), r));
-        // A root that the roots' enumeration alone finds (a frame's local) holds a growth no
-        // search without that stop can see: named among the preferred roots with a growth's
-        // own evidence (`ENOUGH_TO_KEEP` finds), not only with a tenth of them, or the focused
-        // searches after it look through the statics and threads for it in vain until the
-        // next full search (a leak in `main`'s local beside a bigger static history filled at
-        // start-up, whose finds outnumber it). Not with fewer: a server's request frames each
-        // hold a session or two for a moment, and made the stops many and their roots first.
-        let top_roots: Vec<RootKey> = by_root
+        by_root
             .iter()
             .filter_map(|&(r, n)| Some((self.roots.get(r as usize)?, n)))
             .map(|((root, _), n)| {
@@ -236,43 +300,14 @@ impl Search {
                 key: root.key(&self.threads),
                 enumerated,
             })
-            .collect();
-        self.also_roots();
-        if self.incomplete.is_empty() && self.too_deep > 0 {
-            self.incomplete = format!(
-                "{} objects deeper than {MAX_DEPTH} references were not entered",
-                self.too_deep
-            );
-        }
-        // Through every root, the counts are of every live object of the class; otherwise of
-        // those the search happened to pass, which say nothing of the rest.
-        if !self.incomplete.is_empty() || self.stopped_early {
-            counted.clear();
-        }
-        Found {
-            counted,
-            nodes: self.merge.into_nodes(),
-            roots: self.roots.into_iter().map(|(root, _)| root).collect(),
-            threads: self.threads,
-            first_virtual: self.first_virtual,
-            fields: self.fields,
-            holders,
-            started: Some(self.started),
-            finished: Some(Instant::now()),
-            targets: self.targets.len() as u64,
-            found: self.found,
-            visited: self.visited_count,
-            cpu: self.cpu,
-            roots_pause: self.roots_pause,
-            incomplete: self.incomplete,
-            transient_locals: self.transient_locals,
-            stopped_early: self.stopped_early,
-            top_roots,
-            focused: self.scope != Scope::Full,
-            missed,
-            targeted,
-            missed_samples,
-            found_samples,
-        }
+            .collect()
     }
+}
+
+/// The search's targets by class, as `Found` reports them.
+struct Tally {
+    missed: Vec<(u32, u64, f64)>,
+    targeted: Vec<(u32, u64, f64)>,
+    missed_samples: Vec<(u32, u64)>,
+    found_samples: Vec<(u32, u64)>,
 }

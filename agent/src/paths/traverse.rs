@@ -329,78 +329,19 @@ impl Search {
         };
         let identity = identity as u32;
         let depth = self.stack.len();
-        if let Some(candidates) = self.by_hash.get(&identity) {
-            let root = self.current_root;
-            let hit = candidates.iter().copied().find(|&t| {
-                let target = &self.targets[t as usize];
-                // Found already, it moves only to a shorter path from its own root.
-                (!target.found || (target.root == root && (depth as u32) < target.depth))
-                    && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
-            });
-            if let Some(t) = hit {
-                self.found_target(t, identity, class, field);
-            }
-        }
+        self.check_target(jni, object, identity, class, field);
         if self.stack.is_empty() {
             self.root_objects
                 .insert(self.current_root, (identity, class));
         }
         let revisiting = self.revisit_from != usize::MAX;
-        let entering = match kind {
-            Kind::Leaf | Kind::Mirror => {
-                if !revisiting {
-                    *self.reached.entry((self.current_root, class)).or_default() += 1;
-                }
-                if let Some(distinct) = self.distinct.get_mut(&class) {
-                    distinct.insert(identity);
-                }
-                false
-            }
-            // A live thread is a root of its own; enter it only as that (not from another
-            // root, nor as a local's object: `main` holding a worker's `Thread` does not hold
-            // the worker's thread-locals).
-            Kind::Thread => {
-                self.stack.is_empty()
-                    && self
-                        .roots
-                        .get(self.current_root as usize)
-                        .is_some_and(|r| r.0.kind == RootKind::Thread)
-            }
-            Kind::Instance | Kind::ObjectArray => true,
-        };
-        if !entering {
+        if !self.enters(kind, class, identity, revisiting) {
             return false;
         }
         let terminal = self.classes[class as usize]
             .as_ref()
             .is_some_and(|c| c.terminal);
-        let (length, second) = if kind == Kind::ObjectArray {
-            let length = jni!(jni, GetArrayLength, object).max(0) as u32;
-            (length, length)
-        } else if terminal {
-            // No key: entering it twice costs its few fields, and nothing below it can lead
-            // back (a catalog's millions of products would otherwise fill `MAX_VISITED`).
-            let info = self.classes[class as usize]
-                .as_ref()
-                .expect("a known class");
-            (info.fields.len() as u32, 0)
-        } else {
-            let info = self.classes[class as usize]
-                .as_ref()
-                .expect("a known class");
-            let length = info.fields.len() as u32;
-            let second = info
-                .fields
-                .first()
-                .map(|&(id, _)| jni!(jni, GetObjectField, object, id))
-                .filter(|o| !o.is_null())
-                .map_or(0, |o| {
-                    let h = env.jvmti.object_hash(o).unwrap_or(0) as u32;
-                    jni!(jni, DeleteLocalRef, o);
-                    h
-                });
-            (length, second)
-        };
+        let (length, second) = self.length_and_second(env, object, class, kind, terminal);
         let met = if terminal {
             Met::New
         } else {
@@ -428,22 +369,126 @@ impl Search {
             self.next_root = self.roots.len();
             return false;
         }
-        let chained = self.stack.last().is_some_and(|top| top.class == class);
+        let entered = Entered {
+            object,
+            owned,
+            class,
+            kind,
+            length,
+            identity,
+            field,
+            met,
+        };
+        self.enter(jni, entered)
+    }
+
+    /// Counts `object` as found if it is one of the targets not yet found, or found by a longer
+    /// path from this root.
+    fn check_target(
+        &mut self,
+        jni: *mut JNIEnv,
+        object: jobject,
+        identity: u32,
+        class: u32,
+        field: u32,
+    ) {
+        let Some(candidates) = self.by_hash.get(&identity) else {
+            return;
+        };
+        let (root, depth) = (self.current_root, self.stack.len() as u32);
+        let hit = candidates.iter().copied().find(|&t| {
+            let target = &self.targets[t as usize];
+            // Found already, it moves only to a shorter path from its own root.
+            (!target.found || (target.root == root && depth < target.depth))
+                && jni!(jni, IsSameObject, target.weak, object) == jni::sys::JNI_TRUE
+        });
+        if let Some(t) = hit {
+            self.found_target(t, identity, class, field);
+        }
+    }
+
+    /// Whether an object of this kind is entered; a leaf is only counted.
+    fn enters(&mut self, kind: Kind, class: u32, identity: u32, revisiting: bool) -> bool {
+        match kind {
+            Kind::Leaf | Kind::Mirror => {
+                if !revisiting {
+                    *self.reached.entry((self.current_root, class)).or_default() += 1;
+                }
+                if let Some(distinct) = self.distinct.get_mut(&class) {
+                    distinct.insert(identity);
+                }
+                false
+            }
+            // A live thread is a root of its own; enter it only as that (not from another
+            // root, nor as a local's object: `main` holding a worker's `Thread` does not hold
+            // the worker's thread-locals).
+            Kind::Thread => {
+                self.stack.is_empty()
+                    && self
+                        .roots
+                        .get(self.current_root as usize)
+                        .is_some_and(|r| r.0.kind == RootKind::Thread)
+            }
+            Kind::Instance | Kind::ObjectArray => true,
+        }
+    }
+
+    /// The references an object entered has (an array's length, an instance's reference
+    /// fields), and the identity hash of what its first one holds, which its visit key takes.
+    fn length_and_second(
+        &mut self,
+        env: &mut Env,
+        object: jobject,
+        class: u32,
+        kind: Kind,
+        terminal: bool,
+    ) -> (u32, u32) {
+        let jni = env.jni;
+        if kind == Kind::ObjectArray {
+            let length = jni!(jni, GetArrayLength, object).max(0) as u32;
+            return (length, length);
+        }
+        let info = self.classes[class as usize]
+            .as_ref()
+            .expect("a known class");
+        if terminal {
+            // No key: entering it twice costs its few fields, and nothing below it can lead
+            // back (a catalog's millions of products would otherwise fill `MAX_VISITED`).
+            return (info.fields.len() as u32, 0);
+        }
+        let length = info.fields.len() as u32;
+        let second = info
+            .fields
+            .first()
+            .map(|&(id, _)| jni!(jni, GetObjectField, object, id))
+            .filter(|o| !o.is_null())
+            .map_or(0, |o| {
+                let h = env.jvmti.object_hash(o).unwrap_or(0) as u32;
+                jni!(jni, DeleteLocalRef, o);
+                h
+            });
+        (length, second)
+    }
+
+    /// Enters an object: as the top frame's chain's next link (entered once that frame is done)
+    /// or as a new frame. Returns whether its `owned` reference was kept.
+    fn enter(&mut self, jni: *mut JNIEnv, e: Entered) -> bool {
+        let chained = self.stack.last().is_some_and(|top| top.class == e.class);
         if chained {
             let top = self.stack.last_mut().expect("a top frame");
             if top.pending.is_null() {
                 // The chain's next link: entered once this frame is done (see `Frame::pending`).
-                top.pending = if owned {
-                    object
+                top.pending = if e.owned {
+                    e.object
                 } else {
-                    jni!(jni, NewLocalRef, object)
+                    jni!(jni, NewLocalRef, e.object)
                 };
                 top.pending_global = false;
-                top.pending_length = length;
-                if met == Met::Shorter {
+                top.pending_length = e.length;
+                if e.met == Met::Shorter {
                     self.revisit_from = self.revisit_from.min(self.stack.len() - 1);
                 }
-                return owned;
+                return e.owned;
             }
         }
         if self.stack.len() >= MAX_DEPTH {
@@ -452,9 +497,9 @@ impl Search {
         }
         let (run, first_identity, first_field) = match self.stack.last() {
             Some(top) if chained => (top.run + 1, top.identity, top.field),
-            _ => (1, identity, field),
+            _ => (1, e.identity, e.field),
         };
-        if met == Met::Shorter {
+        if e.met == Met::Shorter {
             self.revisit_from = self.revisit_from.min(self.stack.len());
         }
         if self.stack.len() % 64 == 63 {
@@ -462,31 +507,31 @@ impl Search {
             jni!(jni, EnsureLocalCapacity, (self.stack.len() + 128) as jint);
         }
         self.stack.push(Frame {
-            object: if owned {
-                object
+            object: if e.owned {
+                e.object
             } else {
-                jni!(jni, NewLocalRef, object)
+                jni!(jni, NewLocalRef, e.object)
             },
             global: false,
             pending: ptr::null_mut(),
             pending_global: false,
             pending_length: 0,
-            class,
+            class: e.class,
             cursor: 0,
-            length,
+            length: e.length,
             node: NONE,
             run,
             identity: first_identity,
             field: first_field,
             chained,
-            via: if kind == Kind::ObjectArray {
+            via: if e.kind == Kind::ObjectArray {
                 self.via
             } else {
                 ptr::null_mut()
             },
-            via_name: field,
+            via_name: e.field,
         });
-        owned
+        e.owned
     }
 
     /// Gives every frame of the stack its merged node; returns the top's.
@@ -584,4 +629,16 @@ impl Search {
         let (tclass, weight, born_s) = (t.class, t.weight, t.born_s);
         self.merge.count(node, tclass, weight, born_s);
     }
+}
+
+/// An object `reach` enters, with what it learned of it.
+struct Entered {
+    object: jobject,
+    owned: bool,
+    class: u32,
+    kind: Kind,
+    length: u32,
+    identity: u32,
+    field: u32,
+    met: Met,
 }

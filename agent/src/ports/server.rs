@@ -275,19 +275,7 @@ fn serve(
     stopped: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<(), PortError> {
     let tls_files = tls.clone();
-    let tls = match tls {
-        Some((cert, key)) => {
-            let read = |path: &Path| {
-                std::fs::read(path).map_err(|source| PortError::Read {
-                    path: path.to_owned(),
-                    source,
-                })
-            };
-            let identity = tonic::transport::Identity::from_pem(read(&cert)?, read(&key)?);
-            Some(tonic::transport::ServerTlsConfig::new().identity(identity))
-        }
-        None => None,
-    };
+    let tls = tls.map(|(cert, key)| tls_config(&cert, &key)).transpose()?;
     if !addr.ip().is_loopback() && tls.is_none() {
         if !insecure {
             return Err(PortError::NeedsTls {
@@ -329,64 +317,20 @@ fn serve(
             None => None,
         };
         // Likewise the metrics and the push.
-        let mut metrics = None;
-        if let Some(fleet) = fleet {
-            let shared = crate::ports::metrics::follow_session(
-                hub.clone(),
-                crate::ports::metrics::Settings {
-                    top: fleet.top,
-                    window: fleet.window,
-                    agent: crate::ports::metrics::agent_address(local),
-                    service: fleet.service.clone(),
-                    page: page
-                        .as_ref()
-                        .map(|p| crate::ports::metrics::reachable_url(&p.url)),
-                },
-            );
-            if let Some(port) = fleet.metrics {
-                metrics = crate::ports::metrics::prepare(
-                    addr.ip(),
-                    port,
-                    tls_files.as_ref(),
-                    fleet.token.as_deref(),
-                    shared.clone(),
-                )
-                .await
-                .map_err(|why| warning!("no metrics: {why}"))
-                .ok();
+        let metrics = match fleet {
+            Some(fleet) => {
+                let page = page.as_ref().map(|p| p.url.as_str());
+                serve_fleet(fleet, hub.clone(), (addr, local), tls_files.as_ref(), page).await
             }
-            if let Some(target) = fleet.pyroscope {
-                tokio::spawn(crate::ports::pyroscope::run(
-                    target,
-                    fleet.pyroscope_every,
-                    fleet.service,
-                    shared,
-                ));
-            }
-        }
-        let registration = registry::Registration {
-            pid: std::process::id(),
-            port: local.port(),
-            token: token.clone(),
-            page: page.as_ref().map(|p| p.url.clone()),
-            metrics: metrics.as_ref().map(|m| m.url.clone()),
+            None => None,
         };
-        let registered = registry::register(&registration).map_err(PortError::system(
-            "write the access token for local clients",
-        ))?;
-        if let Some(why) = registry::run_dir_refused() {
-            warning!(
-                "{why}; this JVM registers in {} instead (memcity list finds it there)",
-                registered.parent().unwrap_or(&registered).display()
-            );
-        }
-        if let Some(path) = portfile {
-            write_portfile(path, local.port())
-                .map_err(|source| PortError::Portfile {
-                    path: path.to_owned(),
-                    source,
-                })?;
-        }
+        let registered = register_locally(
+            local.port(),
+            &token,
+            page.as_ref().map(|p| p.url.clone()),
+            metrics.as_ref().map(|m| m.url.clone()),
+            portfile,
+        )?;
         info!(
             "listening on {local}{} (memcity protocol {PROTOCOL_VERSION}); clients of this user find the token in {}",
             if tls.is_some() { " with TLS" } else { "" },
@@ -442,6 +386,96 @@ fn serve(
             _ = stopped => Ok(()),
         }
     })
+}
+
+/// The server's TLS identity from its certificate and key files (PEM).
+fn tls_config(cert: &Path, key: &Path) -> Result<tonic::transport::ServerTlsConfig, PortError> {
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|source| PortError::Read {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    let identity = tonic::transport::Identity::from_pem(read(cert)?, read(key)?);
+    Ok(tonic::transport::ServerTlsConfig::new().identity(identity))
+}
+
+/// A fleet's ports beside the gRPC one, from one follower of the session: the metrics, if
+/// asked for, whose answer is returned (`None` when not asked for, or when what keeps them
+/// from serving was said), and the push to Pyroscope.
+async fn serve_fleet(
+    fleet: FleetOptions,
+    hub: Arc<Hub>,
+    (addr, local): (SocketAddr, SocketAddr),
+    tls_files: Option<&(std::path::PathBuf, std::path::PathBuf)>,
+    page_url: Option<&str>,
+) -> Option<memcity_page::Ready> {
+    let shared = crate::ports::metrics::follow_session(
+        hub,
+        crate::ports::metrics::Settings {
+            top: fleet.top,
+            window: fleet.window,
+            agent: crate::ports::metrics::agent_address(local),
+            service: fleet.service.clone(),
+            page: page_url.map(crate::ports::metrics::reachable_url),
+        },
+    );
+    let mut metrics = None;
+    if let Some(port) = fleet.metrics {
+        metrics = crate::ports::metrics::prepare(
+            addr.ip(),
+            port,
+            tls_files,
+            fleet.token.as_deref(),
+            shared.clone(),
+        )
+        .await
+        .map_err(|why| warning!("no metrics: {why}"))
+        .ok();
+    }
+    if let Some(target) = fleet.pyroscope {
+        tokio::spawn(crate::ports::pyroscope::run(
+            target,
+            fleet.pyroscope_every,
+            fleet.service,
+            shared,
+        ));
+    }
+    metrics
+}
+
+/// Registers this JVM for local clients (its port, token and other ports' URLs) and writes
+/// the port file if asked for; returns where the registration is.
+fn register_locally(
+    port: u16,
+    token: &str,
+    page: Option<String>,
+    metrics: Option<String>,
+    portfile: Option<&Path>,
+) -> Result<std::path::PathBuf, PortError> {
+    let registration = registry::Registration {
+        pid: std::process::id(),
+        port,
+        token: token.to_string(),
+        page,
+        metrics,
+    };
+    let registered = registry::register(&registration).map_err(PortError::system(
+        "write the access token for local clients",
+    ))?;
+    if let Some(why) = registry::run_dir_refused() {
+        warning!(
+            "{why}; this JVM registers in {} instead (memcity list finds it there)",
+            registered.parent().unwrap_or(&registered).display()
+        );
+    }
+    if let Some(path) = portfile {
+        write_portfile(path, port).map_err(|source| PortError::Portfile {
+            path: path.to_owned(),
+            source,
+        })?;
+    }
+    Ok(registered)
 }
 
 /// Lets through only requests that carry the agent's token (`registry::TOKEN_HEADER`).

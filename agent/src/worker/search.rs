@@ -89,69 +89,7 @@ impl Worker {
         }
         let now = Instant::now();
         if self.searches.current.is_none() {
-            let live = sampler.tracker.in_use() as usize;
-            // A full search due (its rest over, or the heap doubled) goes first; else a
-            // refocus comes at once.
-            // A full search instead of a focused one, to list the roots again and see which of
-            // the locals the last left out lasted (see `keep_found`): once, whatever it finds.
-            let mut relisting = false;
-            let due = match (
-                std::mem::take(&mut self.searches.refocus),
-                self.searches
-                    .schedule
-                    .due(now, live, self.live_objects_published),
-            ) {
-                (_, Some(paths::Due::Full)) => Some(paths::Due::Full),
-                (true, _) => Some(paths::Due::Focused),
-                (false, Some(_)) if self.searches.relist => {
-                    relisting = true;
-                    Some(paths::Due::Full)
-                }
-                (false, due) => due,
-            };
-            // The estimates have moved far from the last count (generational ZGC, where they
-            // rest on it): count again, whatever the rest left.
-            let moved = if due != Some(paths::Due::Full)
-                && sampler.tracker.hold_limited()
-                && self.searches.schedule.recount_allowed(now, live)
-            {
-                self.estimator.births_since_count(&sampler.tracker)
-            } else {
-                0.0
-            };
-            let recount = moved >= crate::census::estimate::RECOUNT_SHARE;
-            if recount {
-                debug!(
-                    "path search: a full one to count again: births since the last count add {:.0} % to a class's",
-                    moved * 100.0
-                );
-            }
-            let due = if recount { Some(paths::Due::Full) } else { due };
-            self.searches.recounting = recount;
-            if due == Some(paths::Due::Full) {
-                self.searches.relist = false;
-                self.searches.relisting = relisting;
-            }
-            let Some(due) = due else {
-                return self
-                    .searches
-                    .schedule
-                    .next_in(now)
-                    .unwrap_or(POLL)
-                    .clamp(Duration::from_millis(1), POLL);
-            };
-            self.refresh_classes();
-            self.searches
-                .schedule
-                .started(now, self.live_objects_published, self.filling());
-            self.searches.current = self.start_search(sampler, due, false);
-            self.searches.schedule.sliced(Instant::now());
-            if self.searches.current.is_none() {
-                self.searches
-                    .schedule
-                    .ended(Instant::now(), Duration::ZERO, due);
-            }
-            return paths::SLICE_REST;
+            return self.start_due_search(sampler, now);
         }
         if let Some(wait) = self.searches.schedule.slice_wait(now) {
             return wait;
@@ -175,89 +113,161 @@ impl Worker {
             );
         }
         if outgrown || search.run(&mut env, paths::SLICE) {
-            if crate::log::enabled(crate::log::Level::Debug) {
-                let mut by: Vec<(u32, u64)> =
-                    search.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
-                by.sort_by_key(|&(r, _)| r);
-                debug!("path search: found per root (in search order): {by:?}");
-            }
-            let found = self
-                .searches
-                .current
-                .take()
-                .expect("a search under way")
-                .finish(&mut env);
-            self.delete_released(sampler);
-            self.searches
-                .schedule
-                .ended(Instant::now(), found.cpu, found.kind());
-            debug!(
-                "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots; {} locals left out as a moment's){}",
-                found.found,
-                found.targets,
-                found.visited,
-                found.cpu.as_millis(),
-                found.roots_pause.as_millis(),
-                found.transient_locals,
-                if found.incomplete.is_empty() { String::new() } else { format!("; {}", found.incomplete) }
-            );
-            if crate::log::enabled(crate::log::Level::Debug) {
-                let missed: Vec<String> = found
-                    .missed
-                    .iter()
-                    .take(6)
-                    .map(|&(c, n, _)| {
-                        format!(
-                            "{n} {}",
-                            self.classes
-                                .names
-                                .get(c as usize)
-                                .map_or("?", String::as_str)
-                        )
-                    })
-                    .collect();
-                debug!("path search: not reached: {}", missed.join(", "));
-            }
-            if !found.counted.is_empty() {
-                let verdicts = search_verdicts(&sampler.tracker, &found, self.searches.counted_gen);
-                // A generation of its own: births from here on are the count's births since
-                // (with no GC between two searches, the generation would not have moved, and
-                // the count's own objects counted again as births).
-                self.searches.counted_gen = sampler.tracker.advance();
-                if crate::log::enabled(crate::log::Level::Debug) {
-                    let said: Vec<String> = found
-                        .counted
-                        .iter()
-                        .map(|&(class, n, _)| {
-                            let v = crate::census::estimate::Fates::pooled(
-                                verdicts.get(class as usize).into_iter().flatten(),
-                            );
-                            format!(
-                                "{} {n} (births since the last count: {:.0} alive, {:.0} dead, {} samples)",
-                                self.classes.names.get(class as usize).map_or("?", String::as_str),
-                                v.alive,
-                                v.dead,
-                                v.samples
-                            )
-                        })
-                        .collect();
-                    debug!("path search: counted {}", said.join(", "));
-                }
-                self.estimator.set_search_count(
-                    &found.counted,
-                    self.searches.gen,
-                    self.searches.counted_gen,
-                    verdicts,
-                );
-            }
-            self.keep_found(found, paths::ENOUGH_TO_KEEP);
-            // Published with the next snapshot: an estimate soon, when estimates run.
-            self.clock.estimate_pending = true;
+            self.search_done(sampler, &mut env);
             POLL
         } else {
             self.searches.schedule.sliced(Instant::now());
             paths::SLICE_REST
         }
+    }
+
+    /// Which search is due now, if any: a full one (its rest over, or the heap doubled) first;
+    /// else a refocus at once; a full one instead of a focused one to list the roots again and
+    /// see which of the locals the last left out lasted (see `keep_found`), once, whatever it
+    /// finds; and a full one to count again where the estimates rest on the last count and
+    /// have moved far from it (generational ZGC). Starts it; returns how long to rest.
+    fn start_due_search(&mut self, sampler: &'static Sampler, now: Instant) -> Duration {
+        let live = sampler.tracker.in_use() as usize;
+        let mut relisting = false;
+        let due = match (
+            std::mem::take(&mut self.searches.refocus),
+            self.searches
+                .schedule
+                .due(now, live, self.live_objects_published),
+        ) {
+            (_, Some(paths::Due::Full)) => Some(paths::Due::Full),
+            (true, _) => Some(paths::Due::Focused),
+            (false, Some(_)) if self.searches.relist => {
+                relisting = true;
+                Some(paths::Due::Full)
+            }
+            (false, due) => due,
+        };
+        let moved = if due != Some(paths::Due::Full)
+            && sampler.tracker.hold_limited()
+            && self.searches.schedule.recount_allowed(now, live)
+        {
+            self.estimator.births_since_count(&sampler.tracker)
+        } else {
+            0.0
+        };
+        let recount = moved >= crate::census::estimate::RECOUNT_SHARE;
+        if recount {
+            debug!(
+                "path search: a full one to count again: births since the last count add {:.0} % to a class's",
+                moved * 100.0
+            );
+        }
+        let due = if recount { Some(paths::Due::Full) } else { due };
+        self.searches.recounting = recount;
+        if due == Some(paths::Due::Full) {
+            self.searches.relist = false;
+            self.searches.relisting = relisting;
+        }
+        let Some(due) = due else {
+            return self
+                .searches
+                .schedule
+                .next_in(now)
+                .unwrap_or(POLL)
+                .clamp(Duration::from_millis(1), POLL);
+        };
+        self.refresh_classes();
+        self.searches
+            .schedule
+            .started(now, self.live_objects_published, self.filling());
+        self.searches.current = self.start_search(sampler, due, false);
+        self.searches.schedule.sliced(Instant::now());
+        if self.searches.current.is_none() {
+            self.searches
+                .schedule
+                .ended(Instant::now(), Duration::ZERO, due);
+        }
+        paths::SLICE_REST
+    }
+
+    /// The search under way is done: what it found is kept, its counts go to the estimator,
+    /// and the next snapshot carries it.
+    fn search_done(&mut self, sampler: &'static Sampler, env: &mut paths::Env) {
+        let search = self.searches.current.take().expect("a search under way");
+        if crate::log::enabled(crate::log::Level::Debug) {
+            let mut by: Vec<(u32, u64)> =
+                search.found_by_root.iter().map(|(&r, &n)| (r, n)).collect();
+            by.sort_by_key(|&(r, _)| r);
+            debug!("path search: found per root (in search order): {by:?}");
+        }
+        let found = search.finish(env);
+        self.delete_released(sampler);
+        self.searches
+            .schedule
+            .ended(Instant::now(), found.cpu, found.kind());
+        debug!(
+            "path search: {} of {} samples reached through {} objects in {} ms on the worker ({} ms stopped for the roots; {} locals left out as a moment's){}",
+            found.found,
+            found.targets,
+            found.visited,
+            found.cpu.as_millis(),
+            found.roots_pause.as_millis(),
+            found.transient_locals,
+            if found.incomplete.is_empty() { String::new() } else { format!("; {}", found.incomplete) }
+        );
+        if crate::log::enabled(crate::log::Level::Debug) {
+            let missed: Vec<String> = found
+                .missed
+                .iter()
+                .take(6)
+                .map(|&(c, n, _)| format!("{n} {}", self.class_label(c)))
+                .collect();
+            debug!("path search: not reached: {}", missed.join(", "));
+        }
+        if !found.counted.is_empty() {
+            self.take_search_counts(sampler, &found);
+        }
+        self.keep_found(found, paths::ENOUGH_TO_KEEP);
+        // Published with the next snapshot: an estimate soon, when estimates run.
+        self.clock.estimate_pending = true;
+    }
+
+    fn class_label(&self, class: u32) -> &str {
+        self.classes
+            .names
+            .get(class as usize)
+            .map_or("?", String::as_str)
+    }
+
+    /// A complete search's counts of classes become the estimator's base, with its verdicts on
+    /// the births since the last count.
+    fn take_search_counts(&mut self, sampler: &'static Sampler, found: &paths::Found) {
+        let verdicts = search_verdicts(&sampler.tracker, found, self.searches.counted_gen);
+        // A generation of its own: births from here on are the count's births since (with no
+        // GC between two searches, the generation would not have moved, and the count's own
+        // objects counted again as births).
+        self.searches.counted_gen = sampler.tracker.advance();
+        if crate::log::enabled(crate::log::Level::Debug) {
+            let said: Vec<String> = found
+                .counted
+                .iter()
+                .map(|&(class, n, _)| {
+                    let v = crate::census::estimate::Fates::pooled(
+                        verdicts.get(class as usize).into_iter().flatten(),
+                    );
+                    format!(
+                        "{} {n} (births since the last count: {:.0} alive, {:.0} dead, {} samples)",
+                        self.class_label(class),
+                        v.alive,
+                        v.dead,
+                        v.samples
+                    )
+                })
+                .collect();
+            debug!("path search: counted {}", said.join(", "));
+        }
+        self.estimator.set_search_count(
+            &found.counted,
+            self.searches.gen,
+            self.searches.counted_gen,
+            verdicts,
+        );
     }
 
     /// A search's finds become the newest paths: the next snapshot carries them, the next
