@@ -197,44 +197,10 @@ unsafe fn jni_env(vm: *mut JavaVM) -> Option<*mut JNIEnv> {
 /// mode, say) may hold it, since only one environment can, and `AddCapabilities` grants all or
 /// nothing. Without it memcity still walks, and says what is missing.
 fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agent, StartError> {
-    let potential = jvmti
-        .potential_capabilities()
-        .map_err(StartError::jvmti("read JVMTI capabilities"))?;
-    let mut caps = jvmti::empty_capabilities();
-    caps.set_can_tag_objects(1);
-    caps.set_can_generate_garbage_collection_events(1);
-    if potential.can_tag_objects() == 0 || potential.can_generate_garbage_collection_events() == 0 {
-        return Err(StartError::CannotTag);
-    }
-    caps.set_can_get_line_numbers(potential.can_get_line_numbers());
-    caps.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // The Java heap running out (`oom.rs`); JVMs grant it at any phase.
-    let heap_exhaustion =
-        options.oom_wait.is_some() && potential.can_generate_resource_exhaustion_heap_events() != 0;
-    caps.set_can_generate_resource_exhaustion_heap_events(u32::from(heap_exhaustion));
-    jvmti
-        .add_capabilities(&caps)
-        .map_err(StartError::jvmti("add JVMTI capabilities"))?;
-    let sampling = options.sampling.filter(|_| {
-        if potential.can_generate_sampled_object_alloc_events() == 0 {
-            if loaded == Loaded::Attach {
-                warning!("allocation sampling is not available to memcity: another agent in this JVM holds it (only one can, e.g. async-profiler in alloc mode); memcity walks the heap but shows no sites or threads and no estimates between walks");
-            } else {
-                warning!("this JVM has no allocation sampling (JDK 11+ needed): site and thread groups stay unsampled");
-            }
-            return false;
-        }
-        let mut sampling = jvmti::empty_capabilities();
-        sampling.set_can_generate_sampled_object_alloc_events(1);
-        match jvmti.add_capabilities(&sampling) {
-            Ok(()) => true,
-            Err(e) => {
-                warning!("cannot take allocation sampling ({e}): memcity walks the heap but shows no sites or threads and no estimates between walks");
-                false
-            }
-        }
-    });
-
+    let Granted {
+        heap_exhaustion,
+        sampling,
+    } = ask_capabilities(&jvmti, &options, loaded)?;
     // SAFETY: all optional function pointers; zero is `None`.
     let mut callbacks: sys::jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
     callbacks.VMInit = Some(on_vm_init);
@@ -327,6 +293,65 @@ fn setup(jvmti: Jvmti, options: Options, loaded: Loaded) -> Result<&'static Agen
         }
     }
     Ok(agent)
+}
+
+/// What the JVM granted beyond what memcity cannot do without.
+struct Granted {
+    /// `ResourceExhausted` for the heap (`oom.rs`).
+    heap_exhaustion: bool,
+    /// Allocation sampling, at this interval.
+    sampling: Option<u64>,
+}
+
+/// Asks for tagging and GC events (refused: no memcity), line numbers and source files, the
+/// heap's exhaustion when `oom_wait` asks for it, and allocation sampling on its own.
+fn ask_capabilities(
+    jvmti: &Jvmti,
+    options: &Options,
+    loaded: Loaded,
+) -> Result<Granted, StartError> {
+    let potential = jvmti
+        .potential_capabilities()
+        .map_err(StartError::jvmti("read JVMTI capabilities"))?;
+    let mut caps = jvmti::empty_capabilities();
+    caps.set_can_tag_objects(1);
+    caps.set_can_generate_garbage_collection_events(1);
+    if potential.can_tag_objects() == 0 || potential.can_generate_garbage_collection_events() == 0 {
+        return Err(StartError::CannotTag);
+    }
+    caps.set_can_get_line_numbers(potential.can_get_line_numbers());
+    caps.set_can_get_source_file_name(potential.can_get_source_file_name());
+    // The Java heap running out (`oom.rs`); JVMs grant it at any phase.
+    let heap_exhaustion =
+        options.oom_wait.is_some() && potential.can_generate_resource_exhaustion_heap_events() != 0;
+    caps.set_can_generate_resource_exhaustion_heap_events(u32::from(heap_exhaustion));
+    jvmti
+        .add_capabilities(&caps)
+        .map_err(StartError::jvmti("add JVMTI capabilities"))?;
+    let sampling = options.sampling.filter(|_| {
+        if potential.can_generate_sampled_object_alloc_events() == 0 {
+            if loaded == Loaded::Attach {
+                warning!("allocation sampling is not available to memcity: another agent in this JVM holds it (only one can, e.g. async-profiler in alloc mode); memcity walks the heap but shows no sites or threads and no estimates between walks");
+            } else {
+                warning!("this JVM has no allocation sampling (JDK 11+ needed): site and thread groups stay unsampled");
+            }
+            return false;
+        }
+        let mut sampling = jvmti::empty_capabilities();
+        sampling.set_can_generate_sampled_object_alloc_events(1);
+        match jvmti.add_capabilities(&sampling) {
+            Ok(()) => true,
+            Err(e) => {
+                warning!("cannot take allocation sampling ({e}): memcity walks the heap but shows no sites or threads and no estimates between walks");
+                false
+            }
+        }
+    });
+
+    Ok(Granted {
+        heap_exhaustion,
+        sampling,
+    })
 }
 
 unsafe extern "C" fn on_vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {

@@ -334,35 +334,12 @@ impl Worker {
         due: paths::Due,
         or_full: bool,
     ) -> Option<paths::Search> {
-        let ours = sampler.memcity_threads();
-        let (mut young, mut survivors, mut recent) = (Vec::new(), Vec::new(), Vec::new());
         let last_gc = sampler.tracker.last_gc();
-        let from_gen = self.searches.from_gen;
-        sampler.tracker.for_each_live(|slot, sample, weak| {
-            if crate::sampling::is_memcity(&ours, sample.thread) {
-                return;
-            }
-            let target = paths::Sample {
-                slot,
-                born: sample.birth.allocated,
-                weak,
-                identity: sample.identity,
-                class: sample.class,
-                weight: sample.weight,
-                born_s: self.searches.born_at.seconds(sample.born),
-                recent: sample.born >= from_gen,
-                settled: sample.born < last_gc,
-            };
-            // Samples born since the last GC are often garbage no GC has met yet, which no
-            // path reaches and which would keep the search from stopping early.
-            if !target.settled {
-                young.push(target);
-            } else if sample.born >= from_gen {
-                recent.push(target);
-            } else {
-                survivors.push(target);
-            }
-        });
+        let LiveTargets {
+            young,
+            mut survivors,
+            mut recent,
+        } = self.live_targets(sampler);
         let focused = due == paths::Due::Focused && recent.len() >= paths::MIN_TARGETS;
         if due == paths::Due::Focused && !focused && !or_full {
             return None;
@@ -419,18 +396,8 @@ impl Worker {
             names: &self.classes.names,
             application: &self.classes.application,
         };
-        // Listing the roots stops the JVM: within the agent's budget for stops, as walks are,
-        // except when the heap ran out (`or_full`), whose holder is the answer most wanted.
         let used = self.heap_used();
-        let predicted = used.and_then(|used| self.clock.roots_stop.predict(used));
-        let allowed =
-            or_full || predicted.is_none_or(|cost| self.clock.budget.affords(Instant::now(), cost));
-        if !allowed {
-            debug!(
-                "path search: the roots not listed: predicted {} ms, credit short or past max_pause",
-                predicted.unwrap_or_default().as_millis()
-            );
-        }
+        let allowed = or_full || self.may_list_roots(used);
         let mut search = paths::Search::start(
             &mut env,
             &facts,
@@ -452,6 +419,54 @@ impl Worker {
             self.clock.roots_stop.record(pause, used.unwrap_or(0));
         }
         Some(search)
+    }
+
+    /// The live samples as targets, memcity's own left out: born since the last GC (often
+    /// garbage no GC has met yet, which no path reaches and which would keep the search from
+    /// stopping early), born since the last kept search, and the older survivors.
+    fn live_targets(&self, sampler: &'static Sampler) -> LiveTargets {
+        let ours = sampler.memcity_threads();
+        let mut targets = LiveTargets::default();
+        let last_gc = sampler.tracker.last_gc();
+        let from_gen = self.searches.from_gen;
+        sampler.tracker.for_each_live(|slot, sample, weak| {
+            if crate::sampling::is_memcity(&ours, sample.thread) {
+                return;
+            }
+            let target = paths::Sample {
+                slot,
+                born: sample.birth.allocated,
+                weak,
+                identity: sample.identity,
+                class: sample.class,
+                weight: sample.weight,
+                born_s: self.searches.born_at.seconds(sample.born),
+                recent: sample.born >= from_gen,
+                settled: sample.born < last_gc,
+            };
+            if !target.settled {
+                targets.young.push(target);
+            } else if sample.born >= from_gen {
+                targets.recent.push(target);
+            } else {
+                targets.survivors.push(target);
+            }
+        });
+        targets
+    }
+
+    /// Whether this search may list the roots: that stops the JVM, so only within the agent's
+    /// budget for stops, as walks are (`used`: the heap's used bytes, which predict the stop).
+    fn may_list_roots(&self, used: Option<u64>) -> bool {
+        let predicted = used.and_then(|used| self.clock.roots_stop.predict(used));
+        let allowed = predicted.is_none_or(|cost| self.clock.budget.affords(Instant::now(), cost));
+        if !allowed {
+            debug!(
+                "path search: the roots not listed: predicted {} ms, credit short or past max_pause",
+                predicted.unwrap_or_default().as_millis()
+            );
+        }
+        allowed
     }
 
     /// Ends a search under way (the session ends): its references go, its findings too.
@@ -599,4 +614,12 @@ fn search_verdicts(
         }
     }
     verdicts
+}
+
+/// The live samples a search may look for, by age (see `Worker::live_targets`).
+#[derive(Default)]
+struct LiveTargets {
+    young: Vec<paths::Sample>,
+    survivors: Vec<paths::Sample>,
+    recent: Vec<paths::Sample>,
 }
