@@ -336,25 +336,7 @@ fn serve(
             if tls.is_some() { " with TLS" } else { "" },
             registered.display()
         );
-        if let Some(page) = page {
-            info!(
-                "serving the web page on {} (open the URL `memcity list` shows for this JVM)",
-                page.url
-            );
-            tokio::spawn(async move {
-                if let Err(why) = page.serve().await {
-                    warning!("the page's server stopped: {why}; the gRPC port serves on");
-                }
-            });
-        }
-        if let Some(metrics) = metrics {
-            info!("serving Prometheus metrics on {}", metrics.url);
-            tokio::spawn(async move {
-                if let Err(why) = metrics.serve().await {
-                    warning!("the metrics' server stopped: {why}; the gRPC port serves on");
-                }
-            });
-        }
+        serve_beside(page, metrics);
         let service = MemCityServer::new(Service {
             hub,
             requests: Mutex::new(requests),
@@ -386,6 +368,30 @@ fn serve(
             _ = stopped => Ok(()),
         }
     })
+}
+
+/// Serves the page and the metrics, each on a task of its own: the gRPC port serves on
+/// whatever becomes of them.
+fn serve_beside(page: Option<memcity_page::Ready>, metrics: Option<memcity_page::Ready>) {
+    if let Some(page) = page {
+        info!(
+            "serving the web page on {} (open the URL `memcity list` shows for this JVM)",
+            page.url
+        );
+        tokio::spawn(async move {
+            if let Err(why) = page.serve().await {
+                warning!("the page's server stopped: {why}; the gRPC port serves on");
+            }
+        });
+    }
+    if let Some(metrics) = metrics {
+        info!("serving Prometheus metrics on {}", metrics.url);
+        tokio::spawn(async move {
+            if let Err(why) = metrics.serve().await {
+                warning!("the metrics' server stopped: {why}; the gRPC port serves on");
+            }
+        });
+    }
 }
 
 /// The server's TLS identity from its certificate and key files (PEM).
