@@ -1,6 +1,6 @@
-//! The heap's census at each GC: exact walks where they fit the budget (`walk.rs`, naming the
+//! The heap's census at each GC: exact walks where they fit the budget (`census/walk/`, naming the
 //! walk's field numbers with `fields.rs`), estimates from the tracked samples between them
-//! (`estimate.rs`), told when the old generation was marked by canaries and the collectors'
+//! (`census/estimate/`), told when the old generation was marked by canaries and the collectors'
 //! counters (`canary.rs`, `collectors.rs`), and checked against the GC's own type counts
 //! (`gc_counts.rs`); what a walk would stop the JVM for (`budget.rs`); the grouping tree a
 //! snapshot carries (`tree.rs`).

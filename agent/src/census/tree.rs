@@ -39,7 +39,7 @@ struct Group {
     estimated: bool,
     /// Variances of `objects` and `bytes` (independent parts add up).
     variance: (f64, f64),
-    /// Unconfirmed parts of `objects` and `bytes` (see `estimate.rs`).
+    /// Unconfirmed parts of `objects` and `bytes` (see `census/estimate/`).
     unconfirmed: (f64, f64),
     children: HashMap<u32, Group>,
 }

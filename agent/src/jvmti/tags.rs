@@ -11,11 +11,11 @@
 //! walk can tell which samples are alive and where. Object arrays additionally carry the epoch
 //! of the last walk that counted their bytes: arrays vary in size and the walk may report one
 //! array several times, so the epoch makes each count once. The objects a GC root holds directly
-//! and the few below them (`walk.rs`, owners) carry the number of that root, valid in the walk
+//! and the few below them (`census/walk/`, owners) carry the number of that root, valid in the walk
 //! whose epoch they carry: that is how a walk tells which static field, thread or stack frame
 //! owns the one collection that grows, where per-class counts mix it with every other. Tags are
 //! only ever set on sampled objects, classes, object arrays, those few owned objects and
-//! memcity's own (its JFR stream's metadata and parser, `walk.rs`), never on every object (a tag
+//! memcity's own (its JFR stream's metadata and parser, `census/walk/`), never on every object (a tag
 //! costs the VM tens of bytes and slows later walks). memcity's reuse the owner bits with a
 //! depth no owner reaches, so an owner number is never read from them.
 

@@ -134,7 +134,7 @@ impl Lifetimes {
 
     /// Survivors born since the last GC (age 0) have not been judged by one: each (class,
     /// site) of them counts at `share(class, site)`, the share of such births expected alive
-    /// (the estimates' own, `estimate.rs`), not whole, which would count the garbage made since.
+    /// (the estimates' own, `census/estimate/`), not whole, which would count the garbage made since.
     pub fn expect_pending(&mut self, share: impl Fn(u32, u32) -> f64) {
         self.survivors.retain(|&(class, site), ages| {
             ages[0] *= share(class, site);

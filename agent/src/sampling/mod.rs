@@ -521,7 +521,7 @@ impl Sampler {
             // Taken now, while the event holds the object: the path search knows its targets
             // by this hash, and to take it later it would have to resolve the weak reference,
             // which on a concurrent collector keeps an object that died alive through the
-            // marking under way, with all it references (see `paths.rs`).
+            // marking under way, with all it references (see `paths/`).
             let identity = jvmti.object_hash(object).map_or(0, |hash| hash as u32);
             let tracked = self.tracker.track(
                 class,

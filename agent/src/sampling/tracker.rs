@@ -4,7 +4,7 @@
 //! sampling weight, size) and a JNI weak global reference to the object. The worker asks the
 //! references which objects the GC has cleared (`poll_deaths`), books those deaths and reuses the
 //! slots; so after any GC it knows the surviving samples, and from them estimates the live heap
-//! (`estimate.rs`) with no walk and no stop. This is the technique of JFR's `OldObjectSample` and
+//! (`census/estimate/`) with no walk and no stop. This is the technique of JFR's `OldObjectSample` and
 //! async-profiler's `--live`.
 //!
 //! Why weak references and not tags with `ObjectFree`: a tag is an insert into the VM's tag map
@@ -127,7 +127,7 @@ struct Slot {
     /// The JNI weak global reference to the object (a `jweak`).
     weak: AtomicUsize,
     /// The object's identity hash, taken with the sample (0: none), so that the path search
-    /// can know the object when it meets it without resolving `weak` (see `paths.rs`).
+    /// can know the object when it meets it without resolving `weak` (see `paths/`).
     identity: AtomicU32,
     born_ms: AtomicU32,
     born_gcs: AtomicU32,
@@ -147,7 +147,7 @@ pub struct Tracker {
     free: Mutex<Vec<u32>>,
     /// Samples not tracked because every slot was taken.
     untracked: AtomicU64,
-    /// Bumped before and after every walk and at the end of every GC (see `estimate.rs`).
+    /// Bumped before and after every walk and at the end of every GC (see `census/estimate/`).
     generation: AtomicU32,
     /// The generation the last GC ended with: samples born before it have survived a GC.
     last_gc: AtomicU32,

@@ -314,7 +314,7 @@ impl Worker {
         if self.gc_counts.recent.len() == RECENT {
             self.gc_counts.recent.pop_front();
         }
-        // A GC's count is the heap that GC left, without the births since (`estimate.rs`).
+        // A GC's count is the heap that GC left, without the births since (`census/estimate/`).
         let (objects, bytes, variance) = crate::census::estimate::at_last_gc(counts);
         self.gc_counts.recent.push_back(Recent {
             unix_ms: crate::unix_ms(std::time::SystemTime::now()),

@@ -410,7 +410,7 @@ impl Worker {
     }
 
     /// Deletes the weak references of the samples the tracker freed, unless a search under
-    /// way holds them as targets (it compares objects with them: `paths.rs`); then they wait
+    /// way holds them as targets (it compares objects with them: `paths/`); then they wait
     /// for its end, which calls this again.
     pub(super) fn delete_released(&mut self, sampler: &Sampler) {
         self.searches

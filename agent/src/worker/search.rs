@@ -1,4 +1,4 @@
-//! Driving the path search (`paths.rs`): starting one when it is due (full, or focused on the
+//! Driving the path search (`paths/`): starting one when it is due (full, or focused on the
 //! growth since the last), running it in slices between the worker's other work, ending it,
 //! and running it to a deadline when the Java heap ran out. Separate because it has its own
 //! schedule (`paths::Schedule`) beside the snapshots'.

@@ -102,7 +102,7 @@ impl Worker {
         self.epoch = tags::next_epoch(self.epoch);
         let tracker = self.sampler().map(|s| &s.tracker);
         // The walk's generation: samples born from here on and not reached were garbage at the
-        // walk (see estimate.rs).
+        // walk (see census/estimate/).
         let generation = tracker.map_or(0, |t| t.advance());
         // Deaths since the last poll first: tagging finds the objects gone and ends their samples,
         // which lifetimes would then never hear of.

@@ -223,7 +223,7 @@ pub fn outside_tlab_bound(weight: f64) -> f64 {
     loss / (1.0 - loss)
 }
 
-// `Pending` is carried by a walk's result (`walk.rs`); how it is predicted is the estimates'.
+// `Pending` is carried by a walk's result (`census/walk/`); how it is predicted is the estimates'.
 impl Pending {
     /// Pending births `p` at survival share `m`: each one's fate is a coin of that share
     /// (`m (1 - m) w^2`), and the share itself is uncertain (`var_m P^2`).

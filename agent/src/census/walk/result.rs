@@ -144,7 +144,7 @@ pub struct SampleCount {
     pub weight: f64,
     /// Sum of `w * (w - 1)`: the variance of `weight` as an estimate (see `Exactness`).
     pub variance: f64,
-    /// The part of `weight` no old-generation marking has confirmed (see `estimate.rs`).
+    /// The part of `weight` no old-generation marking has confirmed (see `census/estimate/`).
     pub unconfirmed: f64,
 }
 
@@ -173,10 +173,10 @@ pub struct WalkResult {
     /// walk's exact counts.
     pub variance: Vec<(f64, f64)>,
     /// Per class, the part of `(objects, bytes)` estimated from samples no old-generation
-    /// marking has confirmed yet (see `estimate.rs`); empty for a walk.
+    /// marking has confirmed yet (see `census/estimate/`); empty for a walk.
     pub unconfirmed: Vec<(f64, f64)>,
     /// Per class, the part of an estimate that stands for births no GC has judged yet (see
-    /// `estimate.rs`); empty for a walk.
+    /// `census/estimate/`); empty for a walk.
     pub pending: Vec<Pending>,
     /// For estimates: the tracker's `last_gc` they were made at (births before it counted).
     pub last_gc: u32,
