@@ -36,6 +36,7 @@ pub(super) const GC_COUNTS_FROM_WALK: Duration = Duration::from_millis(200);
 pub(super) const GC_COUNTS_FROM_OBJECTS: u64 = 1_000_000;
 
 /// What became of a GC count.
+#[derive(Debug, PartialEq, Eq)]
 enum Reconciled {
     Done,
     /// No snapshot after its GC yet: try again.
@@ -78,6 +79,47 @@ pub(super) struct GcCountState {
 }
 
 impl GcCountState {
+    /// Keeps a published snapshot's per-class numbers, the last [`RECENT`] of them.
+    fn remember(&mut self, counts: &WalkResult, unix_ms: u64) {
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        // A GC's count is the heap that GC left, without the births since (`census/estimate/`).
+        let (objects, bytes, variance) = crate::census::estimate::at_last_gc(counts);
+        self.recent.push_back(Recent {
+            unix_ms,
+            last_gc: counts.last_gc,
+            objects,
+            bytes,
+            variance,
+        });
+    }
+
+    /// The first snapshot kept that was taken once the counted GC's deaths were in; else
+    /// whether to wait for it (the count arrived within the estimates' interval) or give up
+    /// (so old that the GC's snapshot went).
+    fn snapshot_after(&self, counted_ms: u64, now_ms: u64) -> Result<usize, Reconciled> {
+        let settled = counted_ms + GC_SETTLE.as_millis() as u64;
+        match self.recent.iter().position(|r| r.unix_ms >= settled) {
+            Some(then) => Ok(then),
+            None if now_ms.saturating_sub(counted_ms) < COUNT_PATIENCE.as_millis() as u64 => {
+                Err(Reconciled::NotYet)
+            }
+            None => Err(Reconciled::Never),
+        }
+    }
+
+    /// What the count added to its GC's pause (`phase_ns`, when reported), per live object of
+    /// snapshot `then` once that is enough objects to measure by.
+    fn measured(&mut self, phase_ns: Option<u64>, then: usize) {
+        let Some(ns) = phase_ns else { return };
+        self.last_pause_ns = ns;
+        let live_then: u64 = self.recent[then].objects.iter().sum();
+        if live_then > 100_000 {
+            self.ns_per_object = ns as f64 / live_then as f64;
+        }
+    }
+
     pub(super) fn new(collector_counts_types: bool) -> GcCountState {
         GcCountState {
             stream: None,
@@ -204,30 +246,12 @@ impl Worker {
     /// `Estimator::shift_by`), comparing with the first snapshot published after the GC; a count
     /// that is only an upper bound (a G1 remark's) lowers the estimates above it.
     fn reconcile(&mut self, count: &GcCount) -> Reconciled {
-        // The first snapshot taken once that GC's ObjectFree events were in.
-        let settled = count.time_unix_ms + GC_SETTLE.as_millis() as u64;
-        let Some(then) = self
-            .gc_counts
-            .recent
-            .iter()
-            .position(|r| r.unix_ms >= settled)
-        else {
-            // The estimate after that GC is still to come (the count arrived within the
-            // coalescing interval), unless it is so old that the GC's snapshot was dropped.
-            let now = crate::unix_ms(std::time::SystemTime::now());
-            return if now.saturating_sub(count.time_unix_ms) < COUNT_PATIENCE.as_millis() as u64 {
-                Reconciled::NotYet
-            } else {
-                Reconciled::Never
-            };
+        let now = crate::unix_ms(std::time::SystemTime::now());
+        let then = match self.gc_counts.snapshot_after(count.time_unix_ms, now) {
+            Ok(then) => then,
+            Err(not) => return not,
         };
-        let live_then: u64 = self.gc_counts.recent[then].objects.iter().sum();
-        if let Some(ns) = count.phase_ns {
-            self.gc_counts.last_pause_ns = ns;
-            if live_then > 100_000 {
-                self.gc_counts.ns_per_object = ns as f64 / live_then as f64;
-            }
-        }
+        self.gc_counts.measured(count.phase_ns, then);
         if self.estimator.anchor().is_none() || !self.can_estimate() {
             return Reconciled::Never;
         }
@@ -308,21 +332,10 @@ impl Worker {
 
     /// Keeps a snapshot's per-class numbers for [`reconcile`](Self::reconcile).
     pub(super) fn remember(&mut self, counts: &WalkResult) {
-        if self.gc_counts.stream.is_none() {
-            return;
+        if self.gc_counts.stream.is_some() {
+            let now = crate::unix_ms(std::time::SystemTime::now());
+            self.gc_counts.remember(counts, now);
         }
-        if self.gc_counts.recent.len() == RECENT {
-            self.gc_counts.recent.pop_front();
-        }
-        // A GC's count is the heap that GC left, without the births since (`census/estimate/`).
-        let (objects, bytes, variance) = crate::census::estimate::at_last_gc(counts);
-        self.gc_counts.recent.push_back(Recent {
-            unix_ms: crate::unix_ms(std::time::SystemTime::now()),
-            last_gc: counts.last_gc,
-            objects,
-            bytes,
-            variance,
-        });
     }
 
     /// Turns the GC's counting off while it is predicted to add more than `gc_counts` to a
@@ -357,5 +370,63 @@ impl Worker {
         let counts = counts.clone();
         let call = crate::aside::spawn(vm, "jfr-switch", move |env| counts.set_enabled(env, on));
         self.gc_counts.switching = Some((on, call));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walked(objects: Vec<u64>) -> WalkResult {
+        WalkResult {
+            bytes: objects.iter().map(|o| o * 16).collect(),
+            objects,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_count_is_reconciled_with_the_first_snapshot_after_its_gc_settled() {
+        let mut state = GcCountState::new(true);
+        let settle = GC_SETTLE.as_millis() as u64;
+        state.remember(&walked(vec![1]), 1_000);
+        state.remember(&walked(vec![2]), 1_000 + settle + 5);
+        state.remember(&walked(vec![3]), 1_000 + settle + 50);
+        assert_eq!(state.snapshot_after(1_000, 1_100), Ok(1));
+        // A count of a GC no snapshot followed yet waits, then is given up.
+        let later = 1_000 + settle + 60;
+        assert_eq!(state.snapshot_after(later, later), Err(Reconciled::NotYet));
+        let patience = COUNT_PATIENCE.as_millis() as u64;
+        assert_eq!(
+            state.snapshot_after(later, later + patience),
+            Err(Reconciled::Never)
+        );
+    }
+
+    #[test]
+    fn only_the_last_snapshots_are_kept() {
+        let mut state = GcCountState::new(true);
+        for i in 0..RECENT as u64 + 5 {
+            state.remember(&walked(vec![i]), i);
+        }
+        assert_eq!(state.recent.len(), RECENT);
+        assert_eq!(state.recent.front().map(|r| r.unix_ms), Some(5));
+    }
+
+    #[test]
+    fn counting_is_measured_per_live_object_only_on_a_heap_big_enough() {
+        let mut state = GcCountState::new(true);
+        state.remember(&walked(vec![50_000]), 0);
+        state.remember(&walked(vec![400_000, 100_000]), 10);
+        state.measured(Some(1_000_000), 0);
+        assert_eq!(state.last_pause_ns, 1_000_000);
+        assert_eq!(
+            state.ns_per_object, DEFAULT_COUNT_NS_PER_OBJECT,
+            "too few objects"
+        );
+        state.measured(Some(2_500_000), 1);
+        assert_eq!(state.ns_per_object, 5.0);
+        state.measured(None, 1);
+        assert_eq!(state.last_pause_ns, 2_500_000, "no phase, nothing learned");
     }
 }
