@@ -23,7 +23,10 @@ struct Line {
 
 /// The details panel of the selected group (rows placed by `controls::details_rows`; a click on
 /// a reference line is `controls::link_at`).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the panel, its content and the frame's snapshot, window, metric and pointer, as the overlay holds them"
+)]
 pub fn details(
     area: Area,
     close: Area,
