@@ -184,7 +184,7 @@ pub(crate) fn quiet_command(agent: &Agent, command_line: &str, jfr_stream: bool)
 pub(crate) fn quiet_the_jvms_lines(
     env: &mut jni::JNIEnv,
     command: &str,
-) -> Result<(), crate::aside::JavaError> {
+) -> Result<(), crate::jvmti::JavaError> {
     match crate::census::gc_counts::repository::diagnostic_command(env, command) {
         Ok(_) => info!("the Java heap is three quarters full: the JVM's lines that memcity would cause on stdout are turned off ({command})"),
         Err(e) => crate::log::debug!("cannot quiet the JVM's lines on stdout ({command}): {e}"),

@@ -47,11 +47,11 @@ fn main() {
         let copy = std::hint::black_box(model.clone());
         copies.push(t.elapsed());
         let t = Instant::now();
-        let found = std::hint::black_box(memcity_city::suspects::suspects(&copy));
+        let found = std::hint::black_box(memcity_city::leak::suspects::suspects(&copy));
         suspects.push(t.elapsed());
         // The page's way, in steps of the viewer's `STEP_CELLS` (a frame takes as many as fit
         // in 4 ms): the largest step bounds what a frame pays beyond that.
-        let mut steps = memcity_city::suspects::SuspectsInSteps::new(copy);
+        let mut steps = memcity_city::leak::suspects::SuspectsInSteps::new(copy);
         let (started, mut largest, mut count) = (Instant::now(), Duration::ZERO, 0);
         let stepped = loop {
             let t = Instant::now();

@@ -3,8 +3,8 @@
 //! judges them by.
 //! `cargo run --release -p memcity-city --example series -- FILE TYPE...`
 
+use memcity_city::leak::trends::Trend;
 use memcity_city::model::Metric;
-use memcity_city::suspects::Trend;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,7 +65,7 @@ fn main() {
                 t.steady()
             );
         }
-        if let Some(t) = memcity_city::suspects::trend_of(&model, &ids, Metric::Objects) {
+        if let Some(t) = memcity_city::leak::trends::trend_of(&model, &ids, Metric::Objects) {
             println!("as judged: {t:?}, steady {:.0}", t.steady());
         }
         let objects = |i: usize| {

@@ -77,8 +77,8 @@ pub fn trace_through(model: &CityModel, suspects: &[Suspect], type_name: &str) -
     Some(Trace {
         root: format!(
             "{}{}",
-            s.root,
-            crate::suspects::more_threads(&s.root, s.co_holders.len())
+            s.root_name(),
+            crate::leak::roots::more_threads(s.root_name(), s.co_holders.len())
         ),
         confidence: s.confidence.label(),
         confirmed: s.confirmed,
@@ -133,7 +133,7 @@ pub struct Link {
 }
 
 /// The details of `node` at snapshot `index`. `suspects`: the window's leak suspects
-/// (`suspects::suspects`), computed once by the caller; the panel shows the trace through this
+/// (`leak::suspects::suspects`), computed once by the caller; the panel shows the trace through this
 /// group's type.
 pub fn details(
     model: &CityModel,

@@ -75,7 +75,7 @@ pub fn json_bytes(data: &[u8]) {
 }
 
 fn exercise(model: &CityModel) {
-    let _ = crate::suspects::suspects(model);
+    let _ = crate::leak::suspects::suspects(model);
     let _ = model.top_growers(Metric::Objects, 10);
     let config = LayoutConfig::default();
     let city = layout(model, &config);

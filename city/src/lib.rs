@@ -8,7 +8,6 @@ pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hive;
-pub mod holders;
 pub mod layout;
 pub mod leak;
 pub mod lifetimes;
@@ -17,9 +16,7 @@ pub mod mapping;
 pub mod model;
 pub mod names;
 pub mod pprof;
-pub mod roots;
 pub mod scene;
-pub mod suspects;
 pub mod timeline;
 pub mod timetravel;
 pub mod tree2d;

@@ -709,9 +709,9 @@ mod tests {
         let model = recording(&path).unwrap();
         assert!(model.warnings.is_empty(), "{:?}", model.warnings);
         assert!(!model.lifetimes().is_empty(), "lifetimes");
-        let suspects = crate::suspects::suspects(&model);
+        let suspects = crate::leak::suspects::suspects(&model);
         assert_eq!(
-            suspects.first().map(|s| s.root.as_str()),
+            suspects.first().map(|s| s.root_name()),
             Some("static LinkedListLeak.PEOPLE"),
             "{suspects:#?}"
         );
@@ -1099,7 +1099,7 @@ mod tests {
             None,
         );
         assert_eq!(scene.buildings.len(), 1);
-        assert!(crate::suspects::suspects(&model).is_empty());
+        assert!(crate::leak::suspects::suspects(&model).is_empty());
     }
 
     #[test]

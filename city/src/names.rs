@@ -179,13 +179,6 @@ pub fn thread_family(name: &str) -> String {
     out
 }
 
-/// Whether a type is a collection's internals rather than a place a fix goes.
-pub fn is_internal(type_name: &str) -> bool {
-    let base = type_name.trim_end_matches("[]");
-    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
-        && base.contains('$')
-}
-
 #[cfg(test)]
 mod tests {
     use super::stable_thread_name;

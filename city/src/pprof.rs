@@ -738,7 +738,7 @@ mod tests {
         NEW_STRING,
         "main",
         "worker-1",
-        crate::suspects::MEMCITY,
+        crate::model::MEMCITY,
     ];
 
     fn id(name: &str) -> u32 {
@@ -1134,7 +1134,7 @@ mod tests {
             &[
                 (&["app", "app.Person"], 1_000_000, 20_000),
                 (&["java.lang", "java.lang.String"], 500_000, 0),
-                (&[crate::suspects::MEMCITY, "java.lang.String"], 2_000, 0),
+                (&[crate::model::MEMCITY, "java.lang.String"], 2_000, 0),
             ],
         );
         s.lifetimes = Some(lifetimes);

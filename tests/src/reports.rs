@@ -72,7 +72,7 @@ pub fn application_groups(report: &serde_json::Value) -> Vec<(Vec<&str>, &serde_
                 .collect();
             (path, g)
         })
-        .filter(|(path, _)| path.first() != Some(&memcity_city::suspects::MEMCITY))
+        .filter(|(path, _)| path.first() != Some(&memcity_city::model::MEMCITY))
         .collect()
 }
 
@@ -80,7 +80,7 @@ pub fn application_groups(report: &serde_json::Value) -> Vec<(Vec<&str>, &serde_
 /// estimate leaves in doubt, by a leak's worth: its `continuing` rise past its 95 % error and
 /// its unconfirmed part, with a little slack for the noise of a line fitted to a steady,
 /// churning count (2 % of the group, at least 200 objects), and, in bytes, past the share of
-/// the heap that memcity calls the least leak (`suspects::MIN_GROWTH_BYTES_SHARE`: a few
+/// the heap that memcity calls the least leak (`leak::growers::MIN_GROWTH_BYTES_SHARE`: a few
 /// hundred of a pool's closed sockets waiting for their cleaner until the next old collection,
 /// which walks count, are really there, and are a wobble). Wants the report of every group
 /// (`--top 0`, as `report_json` asks), whose bytes sum to the heap's.
@@ -91,7 +91,7 @@ pub fn assert_no_group_keeps_rising(report: &serde_json::Value) {
         .iter()
         .map(|g| g["bytes_last"].as_i64().unwrap_or(0))
         .sum();
-    let least_bytes = heap_bytes as f64 * memcity_city::suspects::MIN_GROWTH_BYTES_SHARE;
+    let least_bytes = heap_bytes as f64 * memcity_city::leak::growers::MIN_GROWTH_BYTES_SHARE;
     for (path, g) in application_groups(report) {
         let number = |key: &str| g[key].as_i64().unwrap_or_else(|| panic!("{key} in {g}"));
         let doubt = number("objects_last_error") + number("objects_last_unconfirmed");

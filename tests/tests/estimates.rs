@@ -361,7 +361,7 @@ fn gc_counts_make_estimates_exact(jdk: &Jdk, gc: &str) {
     let total_objects = model.value(0, walk, Metric::Objects) as f64;
     let whole_of =
         |package: &str, type_name: &str, index: usize, of: &dyn Fn(u32, usize) -> u64| {
-            [package, memcity_city::suspects::MEMCITY]
+            [package, memcity_city::model::MEMCITY]
                 .iter()
                 .filter_map(|group| model.find(&[group, type_name]))
                 .map(|node| of(node, index))

@@ -146,7 +146,7 @@ fn linked_list_leak_with_the_jfr_stream_running_names_people() {
         .expect("no walk after the JFR stream started");
     let ours = |type_name: &str| {
         model
-            .find(&[memcity_city::suspects::MEMCITY, type_name])
+            .find(&[memcity_city::model::MEMCITY, type_name])
             .map_or(0, |n| {
                 model.value(n, walk, memcity_city::model::Metric::Objects)
             })

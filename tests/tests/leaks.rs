@@ -206,7 +206,7 @@ fn steady_state_shows_no_group_growing() {
         // type sampled on its threads) are one labelled group, not the application's growth.
         for leaf in last
             .iter()
-            .filter(|l| l.path.first().map(String::as_str) != Some(memcity_city::suspects::MEMCITY))
+            .filter(|l| l.path.first().map(String::as_str) != Some(memcity_city::model::MEMCITY))
         {
             let before = baseline
                 .iter()

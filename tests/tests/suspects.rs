@@ -279,7 +279,7 @@ fn a_leak_in_virtual_threads_frames_names_the_frame_and_the_threads() {
         );
         eprintln!(
             "JDK {major}: {root}{}",
-            memcity_city::suspects::more_threads(&root, co.len())
+            memcity_city::leak::roots::more_threads(&root, co.len())
         );
     }
 }

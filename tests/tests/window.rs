@@ -537,7 +537,7 @@ fn details_panel_shows_the_leak_suspect_trace() {
     let model = load::recording(&file).unwrap();
     let names: Vec<&str> = select.split('/').collect();
     let person = model.find(&names).unwrap();
-    let suspects = memcity_city::suspects::suspects(&model);
+    let suspects = memcity_city::leak::suspects::suspects(&model);
     let d =
         memcity_city::details::details(&model, person, model.len() - 1, Metric::Objects, &suspects);
     // What the session said, for a failure's message: CI shows only the output, and this

@@ -8,10 +8,11 @@ use std::collections::HashSet;
 
 use memcity_city::details::{self, Accuracy, Details};
 use memcity_city::hive::Hive;
+use memcity_city::leak::suspects::SuspectsInSteps;
+use memcity_city::leak::Suspect;
 use memcity_city::lifetimes::{Filter, Lives};
 use memcity_city::model::{CityModel, Metric, NodeId, Window, ROOT};
 use memcity_city::scene::{self, Scene, ViewSettings};
-use memcity_city::suspects::{Suspect, SuspectsInSteps};
 use memcity_city::tree2d::{self, Partition, PartitionOptions, SortBy, TreeOrder};
 use memcity_city::units;
 
@@ -96,7 +97,7 @@ fn work_beside(model: &CityModel, key: (usize, Window), steps_only: bool) -> Wor
     let made = std::thread::Builder::new()
         .name("memcity-suspects".into())
         .spawn(move || {
-            let _ = send.send(memcity_city::suspects::suspects(&copy));
+            let _ = send.send(memcity_city::leak::suspects::suspects(&copy));
         });
     match made {
         Ok(_) => Working {
@@ -150,12 +151,12 @@ fn suspects_cache(model: &CityModel, key: (usize, Window), all: Vec<Suspect>) ->
                     "{}. {} in {}{}: {}, {} ({}{})",
                     i + 1,
                     short_type(&s.holder),
-                    if s.root.is_empty() {
+                    if s.root.is_none() {
                         "root unknown"
                     } else {
-                        s.root.as_str()
+                        s.root_name()
                     },
-                    memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
+                    memcity_city::leak::roots::more_threads(s.root_name(), s.co_holders.len()),
                     units::signed_amount(bytes, Metric::Bytes),
                     units::signed_amount(objects, Metric::Objects),
                     s.confidence.label(),
@@ -179,7 +180,7 @@ fn suspects_cache(model: &CityModel, key: (usize, Window), all: Vec<Suspect>) ->
 
 /// Trend cells (groups times the snapshots a trend reads) the suspects may cost per live
 /// snapshot, on average: about 45 ms on this project's 2-core machine. Working them out costs
-/// every type's trend over up to [`memcity_city::suspects::MAX_TREND_POINTS`] snapshots, 270 ms
+/// every type's trend over up to [`memcity_city::leak::trends::MAX_TREND_POINTS`] snapshots, 270 ms
 /// at 3,000 groups, which at every snapshot of a session with two a second kept the viewer busy
 /// half the time; past this, live snapshots are taken in several at a time.
 const LIVE_CELLS_PER_SNAPSHOT: usize = 1 << 20;
@@ -188,7 +189,7 @@ const LIVE_CELLS_PER_SNAPSHOT: usize = 1 << 20;
 /// 1 for a session of a few hundred groups, 6 for 3,000 groups over 2,048 snapshots.
 fn live_every(model: &CityModel) -> usize {
     let w = model.window();
-    let points = (w.end + 1 - w.start.min(w.end)).min(memcity_city::suspects::MAX_TREND_POINTS);
+    let points = (w.end + 1 - w.start.min(w.end)).min(memcity_city::leak::trends::MAX_TREND_POINTS);
     (model.nodes().len() * points)
         .div_ceil(LIVE_CELLS_PER_SNAPSHOT)
         .max(1)
@@ -486,7 +487,7 @@ impl Caches {
             // The user's own move (or the first): answered at once, and a computation for
             // an older window is dropped.
             self.working = None;
-            let all = memcity_city::suspects::suspects(model);
+            let all = memcity_city::leak::suspects::suspects(model);
             self.suspects = Some(suspects_cache(model, key, all));
         }
         self.suspects.as_ref().map_or(&[], |c| &c.lines)

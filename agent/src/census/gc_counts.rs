@@ -26,7 +26,7 @@
 
 pub(crate) mod repository;
 
-use crate::aside::JavaError;
+use crate::jvmti::JavaError;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;

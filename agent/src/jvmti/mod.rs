@@ -7,6 +7,9 @@ pub(crate) mod sys;
 mod sys_layout;
 pub(crate) mod tags;
 
+mod java_error;
+pub(crate) use java_error::JavaError;
+
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::fmt;
 use std::ptr;

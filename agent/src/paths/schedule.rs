@@ -21,11 +21,11 @@ pub const ENOUGH_FOUND: f64 = 0.95;
 /// Fewer live samples than this are not worth a search (the merge needs numbers to agree).
 pub const MIN_TARGETS: usize = 20;
 /// A search cut short (`Schedule::outgrown`) ends once it has found this many: the fewest
-/// through which the viewer names a holder (`memcity_city::holders::MIN_SAMPLES`); fewer would
+/// through which the viewer names a holder (`memcity_city::leak::holders::MIN_SAMPLES`); fewer would
 /// replace the last paths with too few to name one.
 pub const ENOUGH_TO_SHOW: u64 = 5;
 /// A focused search replaces the last paths once it has found this many (the samples that make
-/// a growth's own evidence, `memcity_city::holders::GROWTH_SAMPLES`): a holder named from four
+/// a growth's own evidence, `memcity_city::leak::holders::GROWTH_SAMPLES`): a holder named from four
 /// or six new samples was "likely", or stopped where two fields lead to the same object (Jetty's
 /// handler under both `_handler` and `_sessionHandler`). Fewer are looked for again by the next.
 pub const ENOUGH_TO_KEEP: u64 = 20;

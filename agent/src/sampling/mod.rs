@@ -7,12 +7,17 @@
 //! `tracker.rs`). Method and thread names are resolved later, on the agent's own thread. Each
 //! step is timed (`SampleCost`), so the cost is measured where it is paid, not guessed.
 
+mod class_cache;
 pub(crate) mod lifetimes;
+mod sites;
 pub(crate) mod tracker;
+
+use class_cache::ClassCache;
+pub use sites::{site_name, MethodNames};
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -638,13 +643,7 @@ impl Sampler {
     /// detach, once no sample is taken any more.
     pub fn release_references(&self, mut delete: impl FnMut(usize)) {
         self.tracker.release_references(&mut delete);
-        for entry in self.classes.entries() {
-            let reference = entry.reference.swap(0, Ordering::AcqRel);
-            entry.hash.store(0, Ordering::Release);
-            if reference != 0 {
-                delete(reference);
-            }
-        }
+        self.classes.release_references(&mut delete);
     }
 
     /// Frames of sites `from..` (ids), for the agent thread to resolve.
@@ -672,119 +671,6 @@ impl Sampler {
     }
 }
 
-/// Class ids by the identity hash of the class's mirror, so a sample finds its class without the
-/// VM's tag map (a lock, and after every GC a rehash; about 450 ns per sample in `CatalogLeak`
-/// on JDK 17, against about 60 ns for the hash and one `IsSameObject`). Open addressing over a
-/// fixed table, read without a lock: an entry's reference and id are written before its key is
-/// published, and entries are never removed. The reference is weak so that the cache never keeps
-/// a class from being unloaded; an unloaded class's entry then matches nothing. Hashes collide
-/// (31 bits), so a hit is confirmed with `IsSameObject`. When the table is full, classes beyond
-/// it take the tag path.
-struct ClassCache {
-    /// [`CLASS_CACHE`] entries, or null once a detach gave them back (`release_memory`): the
-    /// sampler outlives its session (`Agent`), and 256 KiB a session added up over attaches.
-    entries: AtomicPtr<ClassEntry>,
-}
-
-#[derive(Default)]
-struct ClassEntry {
-    /// The mirror's identity hash; 0 for an empty entry (HotSpot never hands out 0).
-    hash: AtomicU32,
-    id: AtomicU32,
-    reference: AtomicUsize,
-}
-
-impl Drop for ClassCache {
-    fn drop(&mut self) {
-        // SAFETY: `&mut self`: nothing else uses the cache.
-        unsafe { self.release_memory() }
-    }
-}
-
-/// Entries in the class cache (and the most classes it holds): more than the classes most
-/// applications allocate from.
-const CLASS_CACHE: usize = 1 << 14;
-/// Entries probed before a lookup gives up.
-const CLASS_PROBES: usize = 16;
-
-impl ClassCache {
-    fn new() -> Self {
-        let entries: Box<[ClassEntry]> = (0..CLASS_CACHE).map(|_| ClassEntry::default()).collect();
-        Self {
-            entries: AtomicPtr::new(Box::into_raw(entries).cast::<ClassEntry>()),
-        }
-    }
-
-    fn entries(&self) -> &[ClassEntry] {
-        let entries = self.entries.load(Ordering::Acquire);
-        if entries.is_null() {
-            return &[];
-        }
-        // SAFETY: a box of `CLASS_CACHE` entries from `new`, freed only by `release_memory`,
-        // whose caller guarantees that nothing uses the cache any more.
-        unsafe { std::slice::from_raw_parts(entries, CLASS_CACHE) }
-    }
-
-    /// Frees the entries; the cache is empty from then on.
-    ///
-    /// # Safety
-    /// Nothing uses the cache now or later: sampling is off and its callbacks drained.
-    unsafe fn release_memory(&self) {
-        let entries = self.entries.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        if !entries.is_null() {
-            // SAFETY: the box `new` made, taken out of the pointer once; per contract unused.
-            drop(unsafe {
-                Box::from_raw(std::ptr::slice_from_raw_parts_mut(entries, CLASS_CACHE))
-            });
-        }
-    }
-
-    fn probe(hash: i32) -> impl Iterator<Item = usize> {
-        // Fibonacci hashing spreads the VM's hashes (sequential on some JDKs) over the table.
-        let start = ((hash as u32).wrapping_mul(0x9E37_79B9) >> (32 - CLASS_CACHE.trailing_zeros()))
-            as usize;
-        (0..CLASS_PROBES).map(move |i| (start + i) % CLASS_CACHE)
-    }
-
-    /// The id of the class with this hash for which `same(reference)` holds.
-    fn get(&self, hash: i32, mut same: impl FnMut(usize) -> bool) -> Option<u32> {
-        let entries = self.entries();
-        if hash == 0 || entries.is_empty() {
-            return None;
-        }
-        for i in Self::probe(hash) {
-            let entry = &entries[i];
-            match entry.hash.load(Ordering::Acquire) {
-                0 => return None,
-                h if h == hash as u32 && same(entry.reference.load(Ordering::Relaxed)) => {
-                    return Some(entry.id.load(Ordering::Relaxed));
-                }
-                _ => {}
-            }
-        }
-        None
-    }
-
-    /// Adds a class; false when its probe window is full. Callers serialize inserts.
-    fn insert(&self, hash: i32, id: u32, reference: usize) -> bool {
-        let entries = self.entries();
-        if hash == 0 || entries.is_empty() {
-            return false;
-        }
-        for i in Self::probe(hash) {
-            let entry = &entries[i];
-            if entry.hash.load(Ordering::Acquire) == 0 {
-                entry.reference.store(reference, Ordering::Relaxed);
-                entry.id.store(id, Ordering::Relaxed);
-                // Release: whoever sees the hash sees the reference and id.
-                entry.hash.store(hash as u32, Ordering::Release);
-                return true;
-            }
-        }
-        false
-    }
-}
-
 /// Longest time one sample (or one of its steps) is charged. Every JVMTI call in the callback
 /// waits while a safepoint is in progress (the thread goes from native into the VM), so a sample
 /// taken as a GC starts can take the whole pause; that wait is the GC's, not the sample's, and
@@ -796,92 +682,9 @@ fn charged(elapsed: Duration) -> u64 {
     elapsed.min(MAX_CHARGED).as_nanos() as u64
 }
 
-/// A site's name: its top `naming` frames, and if those are all library code, the first
-/// application frame below them, so a `String` built by `StringConcatHelper` still says which
-/// application line made it.
-pub fn site_name(frames: &[String], naming: usize) -> String {
-    let top = &frames[..naming.min(frames.len())];
-    let mut name = top.join(" <- ");
-    if top.iter().all(|f| is_library_frame(f)) {
-        if let Some(app) = frames[top.len()..].iter().find(|f| !is_library_frame(f)) {
-            name.push_str(" <- ... <- ");
-            name.push_str(app);
-        }
-    }
-    name
-}
-
-/// What naming a frame needs of its method, fetched once per method.
-struct MethodInfo {
-    class: String,
-    name: String,
-    file: Option<String>,
-    /// `(start bytecode index, line)` pairs.
-    lines: Vec<(i64, i32)>,
-}
-
-/// Resolves methods to names on the agent thread, caching per method.
-pub struct MethodNames {
-    cache: HashMap<usize, MethodInfo>,
-}
-
-impl MethodNames {
-    pub fn new() -> Self {
-        Self {
-            cache: HashMap::new(),
-        }
-    }
-
-    /// `Class.method(File.java:line)` for one frame. Needs a JNI local frame around it (the
-    /// declaring class comes back as a local reference).
-    pub fn frame(&mut self, jvmti: &Jvmti, (method, bci): Frame) -> String {
-        let entry = self.cache.entry(method).or_insert_with(|| {
-            let id = method as jmethodID;
-            let name = jvmti
-                .method_name(id)
-                .map(|s| s.to_string_lossy())
-                .unwrap_or_else(|_| "<unknown method>".into());
-            let (class, file) = match jvmti.method_declaring_class(id) {
-                Ok(class) => (
-                    jvmti
-                        .class_signature(class)
-                        .map(|s| crate::names::java_name(&s.to_string_lossy()))
-                        .unwrap_or_else(|_| "<unknown class>".into()),
-                    jvmti
-                        .source_file_name(class)
-                        .ok()
-                        .map(|s| s.to_string_lossy()),
-                ),
-                Err(_) => ("<unloaded class>".into(), None),
-            };
-            let lines = jvmti
-                .line_number_table(id)
-                .map(|t| {
-                    t.as_slice()
-                        .iter()
-                        .map(|e| (e.start_location, e.line_number))
-                        .collect()
-                })
-                .unwrap_or_default();
-            MethodInfo {
-                class,
-                name,
-                file,
-                lines,
-            }
-        });
-        let line = crate::names::line_of(&entry.lines, bci);
-        crate::names::frame_name(&entry.class, &entry.name, entry.file.as_deref(), line)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn frames(names: &[&str]) -> Vec<String> {
-        names.iter().map(|s| s.to_string()).collect()
-    }
 
     /// What generational ZGC may follow: what holding keeps no more than itself.
     #[test]
@@ -900,50 +703,6 @@ mod tests {
         ] {
             assert!(!crate::census::fields::holds_only_leaves(graph), "{graph}");
         }
-    }
-
-    #[test]
-    fn the_class_cache_confirms_hits_and_survives_collisions() {
-        let cache = ClassCache::new();
-        assert_eq!(cache.get(77, |_| true), None, "empty");
-        assert!(cache.insert(77, 5, 0x500));
-        // Another class with the same identity hash: the reference decides.
-        assert!(cache.insert(77, 6, 0x600));
-        assert_eq!(cache.get(77, |r| r == 0x500), Some(5));
-        assert_eq!(cache.get(77, |r| r == 0x600), Some(6));
-        assert_eq!(
-            cache.get(77, |_| false),
-            None,
-            "an unloaded class matches nothing"
-        );
-        assert_eq!(cache.get(78, |_| true), None);
-        assert!(!cache.insert(0, 1, 0x100), "0 is no hash");
-        assert_eq!(cache.get(0, |_| true), None);
-        // A full probe window refuses (the class takes the tag path) instead of evicting.
-        for i in 0..CLASS_PROBES as u32 - 2 {
-            assert!(cache.insert(77, 10 + i, 0x1000 + i as usize));
-        }
-        assert!(!cache.insert(77, 99, 0x9900));
-        assert_eq!(cache.get(77, |r| r == 0x1000), Some(10));
-    }
-
-    #[test]
-    fn site_names_reach_the_application() {
-        let stack = frames(&[
-            "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387)",
-            "java.lang.invoke.DirectMethodHandle$Holder.invokeStatic(DirectMethodHandle$Holder)",
-            "LinkedListLeak.main(LinkedListLeak.java:33)",
-        ]);
-        assert_eq!(
-            site_name(&stack, 1),
-            "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387) <- ... <- LinkedListLeak.main(LinkedListLeak.java:33)"
-        );
-        assert_eq!(
-            site_name(&stack[2..], 1),
-            "LinkedListLeak.main(LinkedListLeak.java:33)"
-        );
-        assert_eq!(site_name(&stack, 3), stack.join(" <- "));
-        assert_eq!(site_name(&stack[..2], 1), stack[0]);
     }
 
     #[test]

@@ -179,7 +179,7 @@ fn steady_rises(session: &CityModel, groups: &[GroupGrowth]) -> Vec<f64> {
         .iter()
         .map(|id| id.as_ref().map_or(&[][..], std::slice::from_ref))
         .collect();
-    let trends = memcity_city::suspects::trends_of_rows(
+    let trends = memcity_city::leak::trends::trends_of_rows(
         session,
         &rows,
         memcity_city::model::Metric::Objects,
@@ -226,7 +226,7 @@ fn rank(groups: Vec<GroupGrowth>, steady_of: Vec<f64>, top: usize) -> Vec<GroupG
             let ours = g
                 .path
                 .first()
-                .is_some_and(|p| p == memcity_city::suspects::MEMCITY);
+                .is_some_and(|p| p == memcity_city::model::MEMCITY);
             let steady = match g.unreachable {
                 Some(_) => 0.0,
                 None => steady_of,

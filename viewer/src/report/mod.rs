@@ -13,8 +13,9 @@ mod window;
 
 use serde::Serialize;
 
+use memcity_city::leak::suspects::suspects;
+use memcity_city::leak::Suspect;
 use memcity_city::model::{CityModel, Reference};
-use memcity_city::suspects::{suspects, Suspect};
 
 pub use groups::{GroupGrowth, UnreachableJson};
 pub use oom::OutOfMemoryJson;
@@ -74,7 +75,7 @@ pub struct Report {
     /// The window growth is measured over: snapshot indices (0 is the first; the text and the
     /// viewer number them from 1) and their times.
     pub window: WindowJson,
-    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::suspects`),
+    /// Leak suspects: from the GC root down to the growing group (see `memcity_city::leak`),
     /// those with a holder or a rise the numbers back (`Suspect::is_backed`).
     pub suspects: Vec<SuspectJson>,
     /// Types that rose only within the estimates' doubt and no search explained: rising, not
@@ -183,7 +184,7 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         },
         suspects: backed.into_iter().map(SuspectJson::from).collect(),
         rising: rising.into_iter().map(SuspectJson::from).collect(),
-        walks_in_window: memcity_city::suspects::walks_in_window(session),
+        walks_in_window: memcity_city::leak::suspects::walks_in_window(session),
         out_of_memory: oom::out_of_memory(session),
         compared: session.is_comparison(),
         unsampled_bound_bytes,

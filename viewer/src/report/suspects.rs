@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::units::{count, signed_count};
-use memcity_city::model::root_kind_label;
-use memcity_city::suspects::Suspect;
+use memcity_city::leak::roots::root_kind_label;
+use memcity_city::leak::Suspect;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SuspectJson {
@@ -44,7 +44,7 @@ pub struct SuspectJson {
     /// The growth the holder keeps alive, summed over `holds` (what suspects are ranked by).
     pub held_objects: i64,
     pub held_bytes: i64,
-    /// Per growing type (see `memcity_city::suspects::Held`), most bytes first.
+    /// Per growing type (see `memcity_city::leak::Held`), most bytes first.
     pub holds: Vec<HeldJson>,
 }
 
@@ -59,7 +59,7 @@ pub struct HeldJson {
     pub bytes_error: i64,
 }
 
-/// See `memcity_city::suspects::Evidence`.
+/// See `memcity_city::leak::evidence::Evidence`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EvidenceJson {
     pub samples: u64,
@@ -97,8 +97,28 @@ pub struct StepJson {
 impl From<Suspect> for SuspectJson {
     fn from(s: Suspect) -> Self {
         let (held_objects, held_bytes) = s.held();
+        let backed = s.is_backed();
+        let root_kind = s
+            .root
+            .as_ref()
+            .map_or_else(String::new, |r| root_kind_label(r.kind).to_string());
+        let root = s.root_name().to_string();
+        let evidence = s.evidence.map(|e| EvidenceJson {
+            samples: e.samples,
+            through_holder: e.through_holder,
+            share: e.share,
+            split: e.split,
+            witnessed_ms: e.witnessed_ms,
+            age_ms: e.age_ms,
+            growth_since: e.growth_since,
+            stale: e.stale,
+            counted: e.counted,
+            counted_through: e.counted_through,
+            holder_identity: format!("{:08x}", e.holder_identity),
+            holder_in: e.holder_in.name(&root),
+        });
         SuspectJson {
-            backed: s.is_backed(),
+            backed,
             held_objects,
             held_bytes,
             holds: s
@@ -112,10 +132,8 @@ impl From<Suspect> for SuspectJson {
                     bytes_error: h.bytes_error,
                 })
                 .collect(),
-            root_kind: s
-                .root_kind
-                .map_or_else(String::new, |k| root_kind_label(k).to_string()),
-            root: s.root,
+            root_kind,
+            root,
             holder: s.holder,
             suspect_reference: s.suspect_reference,
             leaking: s.leaking,
@@ -125,23 +143,10 @@ impl From<Suspect> for SuspectJson {
             confidence: s.confidence.label().to_string(),
             co_holders: s.co_holders,
             also_reached_from: s.also_reached_from,
-            signature: s.signature,
+            signature: s.signature.to_string(),
             walk_seq: s.walk_seq,
             walk_age_ms: s.walk_age_ms,
-            evidence: s.evidence.map(|e| EvidenceJson {
-                samples: e.samples,
-                through_holder: e.through_holder,
-                share: e.share,
-                split: e.split,
-                witnessed_ms: e.witnessed_ms,
-                age_ms: e.age_ms,
-                growth_since: e.growth_since,
-                stale: e.stale,
-                counted: e.counted,
-                counted_through: e.counted_through,
-                holder_identity: format!("{:08x}", e.holder_identity),
-                holder_in: e.holder_in,
-            }),
+            evidence,
             sites: s
                 .sites
                 .into_iter()
@@ -281,7 +286,7 @@ fn render_held(out: &mut String, number: usize, s: &SuspectJson) {
         } else {
             &s.root
         },
-        memcity_city::suspects::more_threads(&s.root, s.co_holders.len()),
+        memcity_city::leak::roots::more_threads(&s.root, s.co_holders.len()),
         s.confidence,
         signed_count(s.held_objects),
         memcity_city::units::signed_amount(s.held_bytes, memcity_city::model::Metric::Bytes),

@@ -34,7 +34,7 @@ use jni::objects::{JObject, JString, JValue};
 use jni::JNIEnv;
 
 use super::{check, thrown};
-use crate::aside::JavaError;
+use crate::jvmti::JavaError;
 
 /// The file a JVM's directory holds locked while the JVM lives.
 const OWNER: &str = ".owner";

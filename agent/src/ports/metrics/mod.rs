@@ -4,7 +4,7 @@
 //!
 //! The metrics follow the session as a viewer does: the agent's own reader of its stream
 //! ([`Hub::subscribe_internal`]) feeds a city model of the last `metrics_window`, and leak
-//! suspects come from the same code the viewer names them with (`memcity_city::suspects`). A
+//! suspects come from the same code the viewer names them with (`memcity_city::leak`). A
 //! scrape renders that model once per snapshot and answers from the cache until the next one;
 //! it runs on the gRPC server's thread, never on an application thread, and stops nothing.
 //!
@@ -22,15 +22,11 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use memcity_city::leak::roots::RootRef;
+use memcity_city::leak::{growers, suspects};
 use memcity_city::model::{CityModel, Metric, Window, ROOT};
-use memcity_city::suspects;
-use memcity_proto::v1::{stream_message::Kind, StreamMessage, WalkCost};
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::{Registry, Unit};
+use memcity_proto::v1::{stream_message::Kind, StreamMessage};
+use prometheus_client::registry::Registry;
 
 use crate::log::warning;
 use crate::ports::error::PortError;
@@ -38,6 +34,9 @@ use crate::ports::hub::Hub;
 use access::Access;
 
 mod access;
+mod figures;
+
+use figures::{Figures, Group, Growing, SuspectFigures};
 
 /// The two formats a scrape may get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,7 +297,7 @@ impl Feed {
             _ => 0.0,
         };
         let per_second = |rise: f64| if span_s > 0.0 { rise / span_s } else { 0.0 };
-        let growing = suspects::growing_types(model, top)
+        let growing = growers::growing_types(model, top)
             .into_iter()
             .map(|g| Growing {
                 now: Group {
@@ -322,7 +321,7 @@ impl Feed {
             .filter(|s| s.is_backed())
         {
             let (objects, bytes) = s.held();
-            let id = signature_id(&s.signature);
+            let id = signature_id(&s.signature.to_string());
             if let Some(same) = suspects.iter_mut().find(|x| x.id == id) {
                 same.objects_per_second += per_second(objects as f64);
                 same.bytes_per_second += per_second(bytes as f64);
@@ -334,7 +333,7 @@ impl Feed {
             }
             suspects.push(SuspectFigures {
                 id,
-                root: suspects::stable_root(&s.root),
+                root: s.root.as_ref().map_or(String::new(), RootRef::stable_name),
                 holder: s.holder.clone(),
                 objects_per_second: per_second(objects as f64),
                 bytes_per_second: per_second(bytes as f64),
@@ -394,7 +393,7 @@ fn top_groups(
         |mut sum, g| {
             sum.objects += g.objects;
             sum.bytes += g.bytes;
-            // An upper bound (see `suspects::Growing`).
+            // An upper bound (see `leak::growers::Growing`).
             sum.objects_error += g.objects_error;
             sum.bytes_error += g.bytes_error;
             sum
@@ -410,363 +409,6 @@ fn signature_id(signature: &str) -> String {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
     format!("{hash:016x}")
-}
-
-#[derive(Debug, Clone, Default)]
-struct Group {
-    name: String,
-    objects: u64,
-    bytes: u64,
-    objects_error: u64,
-    bytes_error: u64,
-}
-
-#[derive(Debug)]
-struct Growing {
-    now: Group,
-    objects_per_second: f64,
-    bytes_per_second: f64,
-}
-
-#[derive(Debug)]
-struct SuspectFigures {
-    id: String,
-    root: String,
-    holder: String,
-    objects_per_second: f64,
-    bytes_per_second: f64,
-    confirmed: bool,
-}
-
-/// One scrape's numbers, encoded by `prometheus-client` (a collector: the families are
-/// made at each render from the model, not kept as live metrics).
-#[derive(Debug)]
-struct Figures {
-    settings: Settings,
-    pid: u32,
-    jvm: String,
-    gc: String,
-    /// The first level of the grouping (`Package`), the groups' `level` label.
-    level: String,
-    heap: Option<Group>,
-    estimated: bool,
-    latest_ms: Option<u64>,
-    window_s: f64,
-    groups: Vec<Group>,
-    growing: Vec<Growing>,
-    suspects: Vec<SuspectFigures>,
-    cost: WalkCost,
-    totals: Totals,
-    render: Duration,
-}
-
-fn objects() -> Unit {
-    Unit::Other("objects".into())
-}
-
-fn per_second(what: &str) -> Unit {
-    Unit::Other(format!("{what}_per_second"))
-}
-
-/// One family: a descriptor and its series, each a label set and a value.
-fn family<L: prometheus_client::encoding::EncodeLabelSet>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    unit: Option<&Unit>,
-    series: impl IntoIterator<Item = (L, f64)>,
-) -> std::fmt::Result {
-    let mut family = encoder.encode_descriptor(name, help, unit, MetricType::Gauge)?;
-    for (labels, value) in series {
-        ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
-    }
-    Ok(())
-}
-
-fn counter(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    unit: Option<&Unit>,
-    value: f64,
-) -> std::fmt::Result {
-    let counter = ConstCounter::new(value);
-    counter.encode(encoder.encode_descriptor(name, help, unit, counter.metric_type())?)
-}
-
-fn gauge(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    unit: Option<&Unit>,
-    value: f64,
-) -> std::fmt::Result {
-    ConstGauge::new(value).encode(encoder.encode_descriptor(name, help, unit, MetricType::Gauge)?)
-}
-
-impl Collector for Figures {
-    fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
-        let (objects, bytes, seconds) = (objects(), Unit::Bytes, Unit::Seconds);
-        let s = &self.settings;
-        let pid = self.pid.to_string();
-        let info = [
-            ("agent", s.agent.as_str()),
-            ("service", s.service.as_str()),
-            ("pid", pid.as_str()),
-            ("jvm", self.jvm.as_str()),
-            ("gc", self.gc.as_str()),
-            ("version", env!("CARGO_PKG_VERSION")),
-            ("page", s.page.as_deref().unwrap_or("")),
-        ];
-        let info = prometheus_client::metrics::info::Info::new(info.to_vec());
-        info.encode(e.encode_descriptor(
-            "agent",
-            "The JVM memcity watches; `memcity view` takes the agent label's address.",
-            None,
-            info.metric_type(),
-        )?)?;
-
-        // The whole heap.
-        if let Some(heap) = &self.heap {
-            let area = || [("area", "heap")];
-            for (name, help, unit, value) in [
-                ("heap_live", "Live objects in the Java heap at the latest snapshot (after a GC).", &objects, heap.objects),
-                ("heap_live", "Live bytes in the Java heap at the latest snapshot (after a GC), reachable objects only (the JVM's used-after-GC figure also counts what a young GC left unreachable in the old generation).", &bytes, heap.bytes),
-                ("heap_live_error", "The 95 % error of memcity_heap_live_objects when estimated from allocation samples (0 when walked).", &objects, heap.objects_error),
-                ("heap_live_error", "The 95 % error of memcity_heap_live_bytes when estimated from allocation samples (0 when walked).", &bytes, heap.bytes_error),
-            ] {
-                family(&mut e, name, help, Some(unit), [(area(), value as f64)])?;
-            }
-        }
-        gauge(
-            &mut e,
-            "snapshot_estimated",
-            "1 when the latest snapshot was estimated from allocation samples, 0 when the heap was walked.",
-            None,
-            f64::from(u8::from(self.estimated)),
-        )?;
-        if let Some(ms) = self.latest_ms {
-            gauge(
-                &mut e,
-                "snapshot_timestamp",
-                "When the latest snapshot was taken (Unix time).",
-                Some(&seconds),
-                ms as f64 / 1000.0,
-            )?;
-        }
-
-        // The first level's largest groups.
-        let level = self.level.as_str();
-        let groups = |value: fn(&Group) -> u64| {
-            self.groups.iter().map(move |g| {
-                (
-                    [("level", level), ("group", g.name.as_str())],
-                    value(g) as f64,
-                )
-            })
-        };
-        family(&mut e, "group_live", "Live objects of the largest first-level groups (packages by default); past metrics_top, the rest as group=\"(others)\".", Some(&objects), groups(|g| g.objects))?;
-        family(
-            &mut e,
-            "group_live",
-            "Live bytes of the largest first-level groups.",
-            Some(&bytes),
-            groups(|g| g.bytes),
-        )?;
-        family(
-            &mut e,
-            "group_live_error",
-            "The 95 % error of memcity_group_live_objects (0 when walked).",
-            Some(&objects),
-            groups(|g| g.objects_error),
-        )?;
-        family(
-            &mut e,
-            "group_live_error",
-            "The 95 % error of memcity_group_live_bytes (0 when walked).",
-            Some(&bytes),
-            groups(|g| g.bytes_error),
-        )?;
-
-        // The types that grew most over the window.
-        let growing = |value: fn(&Growing) -> f64| {
-            self.growing
-                .iter()
-                .map(move |g| ([("type", g.now.name.as_str())], value(g)))
-        };
-        family(
-            &mut e,
-            "growing_type_live",
-            "Live objects of the metrics_top types that grew most over metrics_window.",
-            Some(&objects),
-            growing(|g| g.now.objects as f64),
-        )?;
-        family(
-            &mut e,
-            "growing_type_live",
-            "Live bytes of the types that grew most.",
-            Some(&bytes),
-            growing(|g| g.now.bytes as f64),
-        )?;
-        family(
-            &mut e,
-            "growing_type_live_error",
-            "The 95 % error of memcity_growing_type_live_objects (0 when walked).",
-            Some(&objects),
-            growing(|g| g.now.objects_error as f64),
-        )?;
-        family(
-            &mut e,
-            "growing_type_live_error",
-            "The 95 % error of memcity_growing_type_live_bytes (0 when walked).",
-            Some(&bytes),
-            growing(|g| g.now.bytes_error as f64),
-        )?;
-        family(
-            &mut e,
-            "growing_type_growth",
-            "How fast the type's live objects rose over metrics_window (least-squares slope).",
-            Some(&per_second("objects")),
-            growing(|g| g.objects_per_second),
-        )?;
-        family(
-            &mut e,
-            "growing_type_growth",
-            "How fast the type's live bytes rose over metrics_window (least-squares slope).",
-            Some(&per_second("bytes")),
-            growing(|g| g.bytes_per_second),
-        )?;
-
-        // Leak suspects, as memcity names them.
-        let suspect = |value: fn(&SuspectFigures) -> f64| {
-            self.suspects.iter().map(move |x| {
-                (
-                    [
-                        ("suspect", x.id.as_str()),
-                        ("root", x.root.as_str()),
-                        ("holder", x.holder.as_str()),
-                        ("agent", s.agent.as_str()),
-                    ],
-                    value(x),
-                )
-            })
-        };
-        family(&mut e, "leak_suspect_growth", "What the suspect's holder keeps alive of the growth over metrics_window, per second. suspect is a stable id of the leak (its root and holder); agent is the address to open with memcity view.", Some(&per_second("bytes")), suspect(|x| x.bytes_per_second))?;
-        family(
-            &mut e,
-            "leak_suspect_growth",
-            "The suspect's growth in objects per second.",
-            Some(&per_second("objects")),
-            suspect(|x| x.objects_per_second),
-        )?;
-        family(&mut e, "leak_suspect_confirmed", "1 when the suspect's growth is backed by a walk or an old-generation marking, 0 while it rose only in estimates since.", None, suspect(|x| f64::from(u8::from(x.confirmed))))?;
-        gauge(
-            &mut e,
-            "leak_suspects",
-            "Leak suspects memcity names now.",
-            None,
-            self.suspects.len() as f64,
-        )?;
-        gauge(
-            &mut e,
-            "window",
-            "The span growth and suspects are fitted over now (up to metrics_window).",
-            Some(&seconds),
-            self.window_s,
-        )?;
-
-        // What memcity costs the JVM.
-        let c = &self.cost;
-        let t = &self.totals;
-        counter(
-            &mut e,
-            "stopped",
-            "Time the application was stopped for memcity's heap walks.",
-            Some(&seconds),
-            c.total_pause_ns as f64 / 1e9,
-        )?;
-        counter(
-            &mut e,
-            "sampling",
-            "Time application threads spent in memcity's allocation-sampling callback.",
-            Some(&seconds),
-            c.sampling_ns as f64 / 1e9,
-        )?;
-        counter(
-            &mut e,
-            "allocation_samples",
-            "Allocation samples taken.",
-            None,
-            c.samples as f64,
-        )?;
-        counter(
-            &mut e,
-            "walks_refused",
-            "Walks not started because their predicted stop was past max_pause.",
-            None,
-            t.refused_walks as f64,
-        )?;
-        counter(
-            &mut e,
-            "walks_aborted",
-            "Walks aborted for running far over budget.",
-            None,
-            t.aborted_walks as f64,
-        )?;
-        counter(
-            &mut e,
-            "gcs_skipped",
-            "GCs after which no snapshot was taken (budget, interval or coalescing).",
-            None,
-            t.skipped_gcs as f64,
-        )?;
-        counter(
-            &mut e,
-            "snapshots",
-            "Snapshots these metrics have seen.",
-            None,
-            t.snapshots as f64,
-        )?;
-        counter(
-            &mut e,
-            "snapshots_dropped",
-            "Snapshots lost to slow readers of the agent's stream: viewers, and these metrics (whose walk and GC counters then miss that snapshot's).",
-            None,
-            c.dropped_snapshots as f64,
-        )?;
-        gauge(
-            &mut e,
-            "sampling_interval",
-            "The allocation sampling interval in force.",
-            Some(&bytes),
-            c.sampling_interval as f64,
-        )?;
-        gauge(
-            &mut e,
-            "tracked_samples",
-            "Allocation samples tracked now.",
-            None,
-            c.tracked_samples as f64,
-        )?;
-        family(
-            &mut e,
-            "tracking",
-            "Memory the tracking of samples takes, in the agent and in the JVM.",
-            Some(&bytes),
-            [
-                ([("in", "agent")], c.tracking_agent_bytes as f64),
-                ([("in", "jvm")], c.tracking_jvm_bytes as f64),
-            ],
-        )?;
-        gauge(
-            &mut e,
-            "metrics_render",
-            "What rendering the previous answer to a scrape took (on memcity's server thread).",
-            Some(&seconds),
-            self.render.as_secs_f64(),
-        )?;
-        Ok(())
-    }
 }
 
 /// `host:port` for the agent's gRPC port bound at `local`: a wildcard bind is reached by the

@@ -1,31 +1,35 @@
-//! A leak suspect as plain data: what `suspects.rs` finds, and what the details panel, the
-//! report and the holders' search (`holders.rs` rates a `Confidence`) read. It lives apart from
-//! the code that finds suspects so the panel (`details.rs`) can take them without depending on
-//! that code; `suspects.rs` re-exports these types under their old paths.
+//! The leak analysis, window-free, in the stages MAT's leak suspects report separates: find the
+//! suspects, find each one's accumulation point, report them. Each stage is a module that reads
+//! only the stages before it.
+//!
+//! 1. What the agent sent: the GC roots, their kind, thread, class, field and frame kept apart
+//!    as the protocol sends them (`roots.rs`), and the paths its search found from them to
+//!    sampled objects (`paths.rs`).
+//! 2. Find the suspects: every type's trend over the window (`trends.rs`), and of those the
+//!    types growing by a leak's worth beyond the estimates' doubt (`growers.rs`).
+//! 3. The accumulation point: for the growing types, the object their sampled paths share, with
+//!    a collection's insides folded into the collection (`holders.rs`), and how sure the paths
+//!    make it (`evidence.rs`).
+//! 4. The report: each holder with its trace, what it keeps alive and its evidence, as a
+//!    `Suspect`, ranked (`suspects.rs`), named across runs by its signature (`signature.rs`).
+//!
+//! A suspect's data is defined here, apart from the code that finds it, so the details panel
+//! (`details.rs`) and the report read it without depending on that code.
 
-use crate::roots::RootKind;
+pub mod evidence;
+pub mod growers;
+pub mod holders;
+pub mod paths;
+pub mod roots;
+pub mod signature;
+pub mod suspects;
+#[cfg(test)]
+mod testing;
+pub mod trends;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Confidence {
-    /// The sampled paths agree: 80 % of the leak's weight passes through the holder (and a
-    /// pool's co-holders), on enough samples or on counts that back them.
-    Exact,
-    /// The paths split, and the holder's branch holds most of them.
-    Likely,
-    /// Too few paths, or no branch holds most: the alternatives are named.
-    #[default]
-    Ambiguous,
-}
-
-impl Confidence {
-    pub fn label(self) -> &'static str {
-        match self {
-            Confidence::Exact => "exact",
-            Confidence::Likely => "likely",
-            Confidence::Ambiguous => "ambiguous",
-        }
-    }
-}
+use crate::leak::evidence::{Confidence, Evidence};
+use crate::leak::roots::RootRef;
+use crate::leak::signature::Signature;
 
 /// One step of a leak trace, from the root down.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,12 +51,9 @@ pub struct Step {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Suspect {
-    /// What kind of GC root `root` is (`model::root_kind_label` names it for the report); `None`
-    /// when no root was found.
-    pub root_kind: Option<RootKind>,
-    /// `static CacheKeyLeak.CACHE`, `thread "worker"`, `local in ... of thread "main"`; empty
-    /// when no root was found.
-    pub root: String,
+    /// The GC root the trace starts at, as the wire gave it (its kind and parts; the report
+    /// names it, `root_kind_label` its kind); `None` when no root was found.
+    pub root: Option<RootRef>,
     pub steps: Vec<Step>,
     /// The accumulation point: the collection (or object) whose content grows.
     pub holder: String,
@@ -80,10 +81,10 @@ pub struct Suspect {
     /// holding the static list), named as roots are: the path came from `root`, which holds it
     /// longest (`RootOrder`); these hold it too, for as long as they last.
     pub also_reached_from: Vec<String>,
-    /// Stable across snapshots and runs: root, holder, and the suspect reference (which names
-    /// the leaking type it leads to). With co-holders the root is named by its thread family
-    /// (`thread "pool-#-thread-#"`), since which of them holds most varies.
-    pub signature: String,
+    /// Stable across snapshots and runs: the root, the holder's type and where it sits, with a
+    /// thread named by its family (`thread "pool-#-thread-#"`), since which of a pool's threads
+    /// holds most varies; or the growing type whose holder was not named.
+    pub signature: Signature,
     /// The walk the trace comes from, and how much older it is than the window's end.
     pub walk_seq: u64,
     pub walk_age_ms: u64,
@@ -119,6 +120,11 @@ pub struct Held {
 }
 
 impl Suspect {
+    /// The readable name of the root the trace starts at, empty when no root was found.
+    pub fn root_name(&self) -> &str {
+        self.root.as_ref().map_or("", |r| r.name.as_str())
+    }
+
     /// Whether LEAK SUSPECTS lists it: a rise the numbers back (`confirmed`: beyond the
     /// estimates' error and what may be garbage), or a holder the paths named that surely
     /// keeps some growth alive (beyond the error of what it holds). The rest rose only
@@ -165,37 +171,6 @@ impl Suspect {
             (bytes - quadrature(|h| h.bytes_error) - unconfirmed_bytes).max(0),
         )
     }
-}
-
-/// The object-level evidence behind a suspect (see `holders.rs`).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Evidence {
-    /// Sampled objects of the leaking type the paths reached, and how many of them pass
-    /// through the holder.
-    pub samples: u64,
-    pub through_holder: u64,
-    /// Share of the type's sampled weight through the holder (co-holders included).
-    pub share: f64,
-    /// How the paths split over roots ("83 % through ..., 17 % through ..."), empty when one
-    /// root holds them all.
-    pub split: String,
-    /// When the search that found the paths finished (ms since the session's start), and how
-    /// much older that is than the window's end.
-    pub witnessed_ms: u64,
-    pub age_ms: u64,
-    /// Growth of the leaking type since the paths were found; when it is more than the type
-    /// had then, the holder is not known to hold the new objects (`stale`).
-    pub growth_since: i64,
-    pub stale: bool,
-    /// Objects of the leaking types the search counted one by one, and those it reached from
-    /// the holder's root (and co-holders): counts, not samples.
-    pub counted: u64,
-    pub counted_through: u64,
-    /// Identity hash of the holder instance (tells two instances of one type apart).
-    pub holder_identity: u32,
-    /// The holder's field in the object above it, `Type.field`, or the root for a root's
-    /// object: "the `ConcurrentHashMap` in `DefaultSessionCache._sessions`".
-    pub holder_in: String,
 }
 
 #[cfg(test)]

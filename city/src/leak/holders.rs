@@ -18,171 +18,39 @@
 
 use std::collections::HashMap;
 
-use crate::leak::Confidence;
-use crate::names::{is_internal, thread_family};
-use crate::roots::RootRef;
+use crate::leak::evidence::{Alternative, Confidence};
+use crate::leak::paths::Paths;
+use crate::leak::roots::RootRef;
+use crate::names::thread_family;
 
 /// One root's branch (and each step below) must hold this share of its parent's weight for the
 /// descent to go on (MAT's leak suspects use 80 %).
 pub const DESCEND_SHARE: f64 = 0.8;
+
 /// New samples (of all growing types together) that make a growth's own evidence.
 pub const GROWTH_SAMPLES: u64 = 20;
+
 /// Fewer samples through a holder than this name it with no confidence.
 pub const MIN_SAMPLES: u64 = 5;
+
 /// The descent enters only nodes shared by at least this many sampled paths: one path alone
 /// says nothing of where paths part (it would lead to the sample's own parent).
 pub const SHARED_BY: u64 = 2;
+
 /// A split's largest branch names the holder as *likely* from this share.
 pub const LIKELY_SHARE: f64 = 0.5;
+
 /// A same-family thread holding this share of the named root's counted objects is a co-holder.
 pub const CO_HOLDER_SHARE: f64 = 0.25;
+
 /// Steps shown below a holder at most.
 const MAX_BELOW: usize = 12;
+
 /// Roots' branches holding at least this share of the growing types' weight are searched for
 /// holders of their own (the heaviest always is).
 pub const BRANCH_SHARE: f64 = 0.1;
 
-/// Paths from GC roots to sampled objects, names resolved (see `PathTree` in the proto).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Paths {
-    pub started_ms: u64,
-    pub finished_ms: u64,
-    pub targets: u64,
-    pub found: u64,
-    pub objects_visited: u64,
-    pub search_ns: u64,
-    pub roots_pause_ns: u64,
-    pub incomplete: String,
-    pub stopped_early: bool,
-    pub focused: bool,
-    pub nodes: Vec<PathNode>,
-    /// Children of each node, and the root objects (nodes without a parent).
-    pub children: Vec<Vec<usize>>,
-    pub tops: Vec<usize>,
-    /// Per type, the second from which its samples count (`weigh_growth_from`); others count
-    /// all.
-    pub growth_from: Vec<(String, u32)>,
-    /// Per type, the samples looked for and those no root reached (`PathTree.targeted`,
-    /// `unreached`).
-    pub targeted: Vec<(String, u64)>,
-    pub unreached: Vec<(String, u64)>,
-    /// The same, as the objects those samples stand for (their weights summed); empty from an
-    /// agent before them (`TypeCount.weight`).
-    pub targeted_weight: Vec<(String, f64)>,
-    pub unreached_weight: Vec<(String, f64)>,
-    /// After a complete search, per targeted type, every object of it the search reached
-    /// (`PathTree.counted`); empty otherwise, or from an agent before it.
-    pub counted: Vec<(String, u64)>,
-}
-
-/// `type_name`'s count (or weight) in per-type `counts` (`Paths::targeted`, `unreached`,
-/// `counted` and their weights), `None` when absent.
-fn find_count<T: Copy>(counts: &[(String, T)], type_name: &str) -> Option<T> {
-    counts.iter().find(|(t, _)| t == type_name).map(|&(_, n)| n)
-}
-
-/// The same, 0 when absent.
-fn count_of<T: Copy + Default>(counts: &[(String, T)], type_name: &str) -> T {
-    find_count(counts, type_name).unwrap_or_default()
-}
-
-/// Sampled objects of a type a search looked for, at least this many, all unreached: the
-/// type's rise is of dead objects (with fewer, one search's chance).
-pub const MIN_UNREACHED: u64 = 3;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PathNode {
-    pub parent: Option<usize>,
-    pub type_name: String,
-    /// The parent's field referencing it (`[]` for elements); empty for a root's object.
-    pub field: String,
-    pub root: Option<RootRef>,
-    pub chain: u64,
-    pub length: u64,
-    pub identity: u32,
-    /// `(type, samples, weight, born_s)` of the sampled objects whose own node this is, by the
-    /// second they were taken in (0: unknown).
-    pub targets: Vec<(String, u64, f64, u32)>,
-    /// On a root's object: objects of sampled types reached from the root, counted.
-    pub reached: Vec<(String, u64)>,
-    /// Other roots whose own object this is: the path came from the lasting one, these hold
-    /// it too ("also reached from").
-    pub also: Vec<RootRef>,
-}
-
 impl Paths {
-    /// Whether the search went through every root: then a sample it did not reach is garbage.
-    pub fn complete(&self) -> bool {
-        self.incomplete.is_empty() && !self.stopped_early
-    }
-
-    /// `(unreached, looked for)` of `type_name`'s samples when a complete search reached none
-    /// of at least [`MIN_UNREACHED`]: the type's live count rises with objects no root reaches,
-    /// dead in the old generation until a marking frees them.
-    pub fn all_unreachable(&self, type_name: &str) -> Option<(u64, u64)> {
-        self.unreachable(type_name)
-            .filter(|&(unreached, targeted)| unreached == targeted)
-    }
-
-    /// `(unreached, looked for)` of `type_name`'s samples when a complete search looked for
-    /// at least [`MIN_UNREACHED`] and missed some.
-    pub fn unreachable(&self, type_name: &str) -> Option<(u64, u64)> {
-        if !self.complete() {
-            return None;
-        }
-        let of = |counts: &[(String, u64)]| count_of(counts, type_name);
-        let (unreached, targeted) = (of(&self.unreached), of(&self.targeted));
-        (targeted >= MIN_UNREACHED && unreached > 0).then_some((unreached, targeted))
-    }
-
-    /// The share of the objects `type_name`'s looked-for samples stand for that the search
-    /// reached: by weight, as sampling by bytes picks a type's big objects far more often than
-    /// its small ones (a leak's small names among big garbage arrays, both `byte[]`). `None`
-    /// without weights (an older agent) or targets of the type.
-    pub fn reached_weight_share(&self, type_name: &str) -> Option<f64> {
-        let of = |weights: &[(String, f64)]| count_of(weights, type_name);
-        let targeted = of(&self.targeted_weight);
-        (targeted > 0.0).then(|| (1.0 - of(&self.unreached_weight) / targeted).clamp(0.0, 1.0))
-    }
-
-    /// Every object of `type_name` the search reached from any root, when it went through
-    /// every root and counted the type (`PathTree.counted`).
-    pub fn counted_of(&self, type_name: &str) -> Option<u64> {
-        if !self.complete() {
-            return None;
-        }
-        find_count(&self.counted, type_name)
-    }
-
-    /// Whether this search reached any of `type_name`'s samples it looked for.
-    pub fn reached_any(&self, type_name: &str) -> bool {
-        let of = |counts: &[(String, u64)]| count_of(counts, type_name);
-        of(&self.targeted) > of(&self.unreached)
-    }
-
-    /// Builds the child lists; nodes whose parent is out of range (a damaged file) become tops.
-    pub fn new(mut nodes: Vec<PathNode>) -> Paths {
-        let n = nodes.len();
-        let mut children = vec![Vec::new(); n];
-        let mut tops = Vec::new();
-        for (i, node) in nodes.iter_mut().enumerate() {
-            // Parents come first: anything else is damage, and would allow a cycle.
-            match node.parent.filter(|&p| p < i) {
-                Some(p) => children[p].push(i),
-                None => {
-                    node.parent = None;
-                    tops.push(i);
-                }
-            }
-        }
-        Paths {
-            nodes,
-            children,
-            tops,
-            ..Default::default()
-        }
-    }
-
     /// Per node, the weight of the sampled objects of `types` in its subtree, and their count,
     /// counting only the samples taken from each type's second on (see `Paths::leaks`).
     fn weights(&self, types: &[&str]) -> (Vec<f64>, Vec<u64>) {
@@ -255,25 +123,6 @@ impl Paths {
             }
         }
         from
-    }
-
-    /// The nodes from a root's object down to `node`.
-    pub fn chain_to(&self, node: usize) -> Vec<usize> {
-        let mut chain = vec![node];
-        let mut at = node;
-        while let Some(p) = self.nodes[at].parent {
-            chain.push(p);
-            at = p;
-        }
-        chain.reverse();
-        chain
-    }
-
-    /// The root of the branch `node` is in.
-    pub fn root_of(&self, node: usize) -> Option<&RootRef> {
-        self.chain_to(node)
-            .first()
-            .and_then(|&top| self.nodes[top].root.as_ref())
     }
 
     fn heaviest(&self, of: &[usize], weight: &[f64]) -> Option<usize> {
@@ -366,7 +215,7 @@ impl Paths {
     /// The nearest object below `at` that branches parting there meet again at, holding
     /// `DESCEND_SHARE` of `at`'s weight between its nodes: its heaviest node (the shallowest
     /// of equals). The search enters an object again when it meets it by a shorter way
-    /// (`paths.rs`), so the samples found before that go by the long way and the rest by the
+    /// (agent/src/paths/), so the samples found before that go by the long way and the rest by the
     /// short one: Jetty's session handler, reached through its context's list of beans and
     /// then through its field, split a session cache's paths in two at the context, which was
     /// named the holder.
@@ -460,15 +309,25 @@ impl Paths {
     /// `ArrayList`'s array), or `node` itself.
     fn fold(&self, mut node: usize) -> usize {
         while let Some(parent) = self.nodes[node].parent {
-            let n = &self.nodes[node];
-            let array_of_collection = n.type_name.ends_with("[]")
-                && self.nodes[parent].type_name.starts_with("java.util.");
-            if !(is_internal(&n.type_name) || array_of_collection) {
+            if !self.is_collection_inside(node) {
                 break;
             }
             node = parent;
         }
         node
+    }
+
+    /// Whether `node` is a collection's insides rather than a place a fix goes: an object of a
+    /// collection's own internal class (a `HashMap$Node[]`, a `LinkedList$Node`, a thread-local
+    /// map's entries), or an array a `java.util` class holds (an `ArrayList`'s `Object[]`). The
+    /// holder climbs above such objects to the collection that owns them (`fold`), and a trace
+    /// shows them as the collection's content (`Step::content`).
+    pub fn is_collection_inside(&self, node: usize) -> bool {
+        let n = &self.nodes[node];
+        let array_of_collection = n.type_name.ends_with("[]")
+            && n.parent
+                .is_some_and(|p| self.nodes[p].type_name.starts_with("java.util."));
+        is_internal(&n.type_name) || array_of_collection
     }
 
     /// The root objects of a holding's co-holders (a pool's other threads).
@@ -516,20 +375,40 @@ impl Paths {
         if total <= 0.0 {
             return Vec::new();
         }
-        let per_type: Vec<(&str, Vec<f64>, Vec<u64>)> = types
+        let per_type: Vec<TypeWeights<'_>> = types
             .iter()
-            .map(|&t| {
-                let (w, s) = self.weights(&[t]);
-                (t, w, s)
+            .map(|&name| {
+                let (weight, samples) = self.weights(&[name]);
+                TypeWeights {
+                    name,
+                    weight,
+                    samples,
+                }
             })
             .collect();
-        let type_total = |i: usize| -> (f64, u64) {
-            let (_, w, s) = &per_type[i];
-            (
-                self.tops.iter().map(|&t| w[t]).sum(),
-                self.tops.iter().map(|&t| s[t]).sum(),
-            )
-        };
+        let found = self.accumulation_points(types, (&weight, &samples), total, &per_type);
+        let mut out = self.holdings(found, &per_type);
+        for h in &mut out {
+            self.add_co_holders_by_counts(h);
+        }
+        for h in &mut out {
+            self.rate(h);
+        }
+        out.sort_by(|a, b| b.shared_weight.total_cmp(&a.shared_weight));
+        out
+    }
+
+    /// Where the growth accumulates, branch by branch (heaviest first): from each root's
+    /// branch with `BRANCH_SHARE` of the `total` weight (or a small one that may be a pool's
+    /// other thread), down the part the types share, then each type on its own to its holder,
+    /// folded out of a collection's insides. Types that reach one holder are one point.
+    fn accumulation_points(
+        &self,
+        types: &[&str],
+        (weight, samples): (&[f64], &[u64]),
+        total: f64,
+        per_type: &[TypeWeights<'_>],
+    ) -> Vec<Found> {
         let mut branches: Vec<usize> = self
             .tops
             .iter()
@@ -537,8 +416,7 @@ impl Paths {
             .filter(|&t| weight[t] > 0.0)
             .collect();
         branches.sort_by(|&a, &b| weight[b].total_cmp(&weight[a]).then(a.cmp(&b)));
-        // (holder, explained type indices, branch)
-        let mut found: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         let first_root = branches.first().and_then(|&b| self.nodes[b].root.as_ref());
         for (rank, &branch) in branches.iter().enumerate() {
             // Small branches are searched only when they may be a pool's other threads.
@@ -546,27 +424,43 @@ impl Paths {
             if small && !same_family(first_root, self.nodes[branch].root.as_ref()) {
                 continue;
             }
-            let common = self.descend(branch, types, &weight, &samples);
-            for (i, (t, w, s)) in per_type.iter().enumerate() {
-                if w[common] <= 0.0 {
+            let common = self.descend(branch, types, weight, samples);
+            for (i, t) in per_type.iter().enumerate() {
+                if t.weight[common] <= 0.0 {
                     continue;
                 }
-                let holder = self.fold(self.descend(common, &[t], w, s));
-                match found.iter_mut().find(|f| f.0 == holder) {
-                    Some(f) => f.1.push(i),
-                    None => found.push((holder, vec![i], branch)),
+                let holder = self.fold(self.descend(common, &[t.name], &t.weight, &t.samples));
+                match found.iter_mut().find(|f| f.holder == holder) {
+                    Some(f) => f.explained.push(i),
+                    None => found.push(Found {
+                        holder,
+                        explained: vec![i],
+                        branch,
+                    }),
                 }
             }
         }
+        found
+    }
+
+    /// A holding per accumulation point, in the order found, with the route below it; a
+    /// pool's threads each holding the same structure share one holding, the later ones as
+    /// its co-holders. Shares and confidence come once co-holders are pooled (`rate`).
+    fn holdings(&self, found: Vec<Found>, per_type: &[TypeWeights<'_>]) -> Vec<Holding> {
+        let type_total = |t: &TypeWeights<'_>| -> (f64, u64) {
+            (
+                self.tops.iter().map(|&top| t.weight[top]).sum(),
+                self.tops.iter().map(|&top| t.samples[top]).sum(),
+            )
+        };
         let mut out: Vec<Holding> = Vec::new();
-        for (holder, explained, branch) in found {
-            let names: Vec<&str> = explained.iter().map(|&i| per_type[i].0).collect();
-            let (w, s) = self.weights(&names);
-            let (all_w, all_s) = explained.iter().fold((0.0, 0), |acc, &i| {
-                let (tw, ts) = type_total(i);
-                (acc.0 + tw, acc.1 + ts)
-            });
-            // A pool's threads each holding the same structure share one holding.
+        for Found {
+            holder,
+            explained,
+            branch,
+        } in found
+        {
+            let names: Vec<&str> = explained.iter().map(|&i| per_type[i].name).collect();
             let root = self.nodes[branch].root.as_ref();
             let holder_type = &self.nodes[holder].type_name;
             if let Some(known) = out.iter_mut().find(|h| {
@@ -583,32 +477,16 @@ impl Paths {
                 }
                 continue;
             }
-            // Below the holder, the route the first (most grown) type's paths take most, then
-            // on through the other explained types' paths to where they end (the list's node,
-            // the element, its strings, their bytes).
-            let (first_w, _) = self.weights(&names[..1]);
-            let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].1[..]).collect();
-            let mut below = Vec::new();
-            // How many steps below each node the explained types' sampled paths go on (a
-            // child's index is above its parent's).
-            let mut reach = vec![0u32; self.nodes.len()];
-            for i in (0..self.nodes.len()).rev() {
-                if let (Some(p), true) = (self.nodes[i].parent, w[i] > 0.0) {
-                    reach[p] = reach[p].max(reach[i] + 1);
-                }
-            }
-            let mut at = holder;
-            while let Some(child) = self.next_below(at, (&first_w, &w), &type_ws, &reach) {
-                below.push(child);
-                at = child;
-                if below.len() >= MAX_BELOW {
-                    break;
-                }
-            }
+            let (w, s) = self.weights(&names);
+            let (all_w, all_s) = explained.iter().fold((0.0, 0), |acc, &i| {
+                let (tw, ts) = type_total(&per_type[i]);
+                (acc.0 + tw, acc.1 + ts)
+            });
+            let type_ws: Vec<&[f64]> = explained.iter().map(|&i| &per_type[i].weight[..]).collect();
             out.push(Holding {
                 chain: self.chain_to(holder),
                 holder,
-                below,
+                below: self.route_below(holder, &names, &w, &type_ws),
                 types: names.iter().map(|s| s.to_string()).collect(),
                 samples: all_s,
                 holder_samples: s[holder],
@@ -622,115 +500,146 @@ impl Paths {
                 confidence: Confidence::Ambiguous,
             });
         }
-        // A pool's threads whose lists no sample happened to land in: their counted objects say
-        // they hold the same.
-        for h in &mut out {
-            let top = self.chain_to(h.holder)[0];
-            let root = self.nodes[top].root.as_ref();
-            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
-            let mine = self.reached(top, &names);
-            if mine == 0 {
+        out
+    }
+
+    /// Below `holder`, the route the first (most grown) of `names` takes most, then on through
+    /// the other explained types' paths to where they end (the list's node, the element, its
+    /// strings, their bytes), `MAX_BELOW` steps at most. `w`: the explained types' weights
+    /// together; `type_ws`: each one's.
+    fn route_below(
+        &self,
+        holder: usize,
+        names: &[&str],
+        w: &[f64],
+        type_ws: &[&[f64]],
+    ) -> Vec<usize> {
+        let (first_w, _) = self.weights(&names[..1]);
+        // How many steps below each node the explained types' sampled paths go on (a
+        // child's index is above its parent's).
+        let mut reach = vec![0u32; self.nodes.len()];
+        for i in (0..self.nodes.len()).rev() {
+            if let (Some(p), true) = (self.nodes[i].parent, w[i] > 0.0) {
+                reach[p] = reach[p].max(reach[i] + 1);
+            }
+        }
+        let mut below = Vec::new();
+        let mut at = holder;
+        while let Some(child) = self.next_below(at, (&first_w, w), type_ws, &reach) {
+            below.push(child);
+            at = child;
+            if below.len() >= MAX_BELOW {
+                break;
+            }
+        }
+        below
+    }
+
+    /// A pool's threads whose lists no sample happened to land in: their counted objects say
+    /// they hold the same (`CO_HOLDER_SHARE` of what the holder's own thread reached).
+    fn add_co_holders_by_counts(&self, h: &mut Holding) {
+        let top = self.chain_to(h.holder)[0];
+        let root = self.nodes[top].root.as_ref();
+        let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+        let mine = self.reached(top, &names);
+        if mine == 0 {
+            return;
+        }
+        for &other in &self.tops {
+            let r = self.nodes[other].root.as_ref();
+            if other == top
+                || !same_family(root, r)
+                || r.is_some_and(|r| h.co_holders.contains(&r.name))
+            {
                 continue;
             }
-            for &other in &self.tops {
-                let r = self.nodes[other].root.as_ref();
-                if other == top
-                    || !same_family(root, r)
-                    || r.is_some_and(|r| h.co_holders.contains(&r.name))
-                {
-                    continue;
-                }
-                if self.reached(other, &names) as f64 >= CO_HOLDER_SHARE * mine as f64 {
-                    h.co_holders
-                        .push(r.map_or(String::new(), |r| r.name.clone()));
-                }
+            if self.reached(other, &names) as f64 >= CO_HOLDER_SHARE * mine as f64 {
+                h.co_holders
+                    .push(r.map_or(String::new(), |r| r.name.clone()));
             }
         }
-        // Shares, alternatives and confidence once co-holders are pooled.
-        for h in &mut out {
-            let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
-            let (w, s) = self.weights(&names);
-            h.weight = self.tops.iter().map(|&t| w[t]).sum();
-            h.samples = self.tops.iter().map(|&t| s[t]).sum();
-            (h.shared_weight, h.holder_samples) = self.through_object(h.holder, &w, &s);
-            let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
-            for top in co_tops {
-                h.shared_weight += w[top];
-                h.holder_samples += s[top];
-            }
-            // A co-holder's top can share samples with the holder's own (two roots of one
-            // thread naming one object): the evidence never counts more paths than were
-            // sampled ("220 of 110").
-            h.holder_samples = h.holder_samples.min(h.samples);
-            h.shared_weight = h.shared_weight.min(h.weight);
-            h.share = if h.weight > 0.0 {
-                h.shared_weight / h.weight
-            } else {
-                0.0
-            };
-            let own_top = self.chain_to(h.holder)[0];
-            let co: Vec<&str> = h.co_holders.iter().map(String::as_str).collect();
-            let mut alternatives: Vec<Alternative> = self
-                .tops
-                .iter()
-                .copied()
-                .filter(|&t| t != own_top && w[t] > 0.0)
-                .filter(|&t| {
-                    self.nodes[t]
-                        .root
-                        .as_ref()
-                        .is_none_or(|r| !co.contains(&r.name.as_str()))
-                })
-                .map(|t| Alternative {
-                    root: self.nodes[t]
-                        .root
-                        .as_ref()
-                        .map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
-                    share: w[t] / h.weight.max(f64::MIN_POSITIVE),
-                    samples: s[t],
-                })
-                .collect();
-            alternatives.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.root.cmp(&b.root)));
-            h.alternatives = alternatives;
-            // The counts: the objects of these types the holder's root (and co-holders)
-            // reached, against all that the search counted.
-            let counted: u64 = self.tops.iter().map(|&t| self.reached(t, &names)).sum();
-            let ours: u64 = self
-                .tops
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    t == own_top
-                        || self.nodes[t]
-                            .root
-                            .as_ref()
-                            .is_some_and(|r| h.co_holders.contains(&r.name))
-                })
-                .map(|t| self.reached(t, &names))
-                .sum();
-            h.counted = counted;
-            h.counted_through = ours;
-            let count_share = if counted > 0 {
-                ours as f64 / counted as f64
-            } else {
-                0.0
-            };
-            let agreed = h.share >= DESCEND_SHARE;
-            h.confidence = if agreed
-                && (h.holder_samples >= MIN_SAMPLES
-                    || (h.holder_samples >= SHARED_BY && count_share >= DESCEND_SHARE))
-            {
-                Confidence::Exact
-            } else if h.holder_samples >= 1
-                && (h.share >= LIKELY_SHARE || count_share >= LIKELY_SHARE)
-            {
-                Confidence::Likely
-            } else {
-                Confidence::Ambiguous
-            };
+    }
+
+    /// The holding's weights, share, alternatives, counts and confidence, once its co-holders
+    /// are pooled.
+    fn rate(&self, h: &mut Holding) {
+        let names: Vec<&str> = h.types.iter().map(String::as_str).collect();
+        let (w, s) = self.weights(&names);
+        h.weight = self.tops.iter().map(|&t| w[t]).sum();
+        h.samples = self.tops.iter().map(|&t| s[t]).sum();
+        (h.shared_weight, h.holder_samples) = self.through_object(h.holder, &w, &s);
+        let co_tops: Vec<usize> = self.co_holder_tops(h).collect();
+        for top in co_tops {
+            h.shared_weight += w[top];
+            h.holder_samples += s[top];
         }
-        out.sort_by(|a, b| b.shared_weight.total_cmp(&a.shared_weight));
-        out
+        // A co-holder's top can share samples with the holder's own (two roots of one
+        // thread naming one object): the evidence never counts more paths than were
+        // sampled ("220 of 110").
+        h.holder_samples = h.holder_samples.min(h.samples);
+        h.shared_weight = h.shared_weight.min(h.weight);
+        h.share = if h.weight > 0.0 {
+            h.shared_weight / h.weight
+        } else {
+            0.0
+        };
+        let own_top = self.chain_to(h.holder)[0];
+        h.alternatives = self.alternatives(h, own_top, &w, &s);
+        (h.counted, h.counted_through) = self.counted_through(h, own_top, &names);
+        let count_share = if h.counted > 0 {
+            h.counted_through as f64 / h.counted as f64
+        } else {
+            0.0
+        };
+        h.confidence = h.confidence_at(count_share);
+    }
+
+    /// The other roots' branches that hold some of the holding's weight `w` (samples `s`),
+    /// heaviest first: neither the holder's own root (at `own_top`) nor a co-holder.
+    fn alternatives(&self, h: &Holding, own_top: usize, w: &[f64], s: &[u64]) -> Vec<Alternative> {
+        let co: Vec<&str> = h.co_holders.iter().map(String::as_str).collect();
+        let mut alternatives: Vec<Alternative> = self
+            .tops
+            .iter()
+            .copied()
+            .filter(|&t| t != own_top && w[t] > 0.0)
+            .filter(|&t| {
+                self.nodes[t]
+                    .root
+                    .as_ref()
+                    .is_none_or(|r| !co.contains(&r.name.as_str()))
+            })
+            .map(|t| Alternative {
+                root: self.nodes[t]
+                    .root
+                    .as_ref()
+                    .map_or_else(|| "(unknown root)".into(), |r| r.name.clone()),
+                share: w[t] / h.weight.max(f64::MIN_POSITIVE),
+                samples: s[t],
+            })
+            .collect();
+        alternatives.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.root.cmp(&b.root)));
+        alternatives
+    }
+
+    /// The counts: the objects of `names` the search counted from every root, and of those
+    /// from the holder's own root (at `own_top`) and its co-holders.
+    fn counted_through(&self, h: &Holding, own_top: usize, names: &[&str]) -> (u64, u64) {
+        let counted: u64 = self.tops.iter().map(|&t| self.reached(t, names)).sum();
+        let ours: u64 = self
+            .tops
+            .iter()
+            .copied()
+            .filter(|&t| {
+                t == own_top
+                    || self.nodes[t]
+                        .root
+                        .as_ref()
+                        .is_some_and(|r| h.co_holders.contains(&r.name))
+            })
+            .map(|t| self.reached(t, names))
+            .sum();
+        (counted, ours)
     }
 }
 
@@ -744,6 +653,13 @@ fn same_family(a: Option<&RootRef>, b: Option<&RootRef>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a type is a collection's internals rather than a place a fix goes.
+fn is_internal(type_name: &str) -> bool {
+    let base = type_name.trim_end_matches("[]");
+    (base.starts_with("java.util.") || base.starts_with("java.lang.ThreadLocal$"))
+        && base.contains('$')
 }
 
 /// Where growing types' sampled paths lead (see `Paths::leaks`).
@@ -776,138 +692,49 @@ pub struct Holding {
     pub confidence: Confidence,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Alternative {
-    pub root: String,
-    pub share: f64,
-    pub samples: u64,
-}
-
-/// The nodes of `paths` along the same chain as `chain` (a root's object first): the same
-/// root, then at each step the same type through the same field; as far as they agree.
-pub fn same_chain<'a>(paths: &'a Paths, chain: &[&PathNode]) -> Vec<&'a PathNode> {
-    let Some(first) = chain.first() else {
-        return Vec::new();
-    };
-    let root_name = first.root.as_ref().map(|r| r.name.as_str());
-    let mut at = paths.tops.iter().copied().find(|&t| {
-        let node = &paths.nodes[t];
-        node.type_name == first.type_name
-            && root_name.is_some()
-            && node.root.as_ref().map(|r| r.name.as_str()) == root_name
-    });
-    let mut out = Vec::new();
-    for step in chain.iter().skip(1) {
-        let Some(node) = at else { break };
-        out.push(&paths.nodes[node]);
-        at = paths.children[node].iter().copied().find(|&c| {
-            let child = &paths.nodes[c];
-            child.type_name == step.type_name && child.field == step.field
-        });
-    }
-    if let Some(node) = at {
-        out.push(&paths.nodes[node]);
-    }
-    out
-}
-
-/// A short, stable rendering of how a type's paths split: "83 % through static A.B, 17 %
-/// through thread \"w\"".
-pub fn describe_split(main_root: &str, main_share: f64, alternatives: &[Alternative]) -> String {
-    let mut parts = vec![format!("{:.0} % through {main_root}", main_share * 100.0)];
-    for a in alternatives.iter().take(3) {
-        parts.push(format!("{:.0} % through {}", a.share * 100.0, a.root));
-    }
-    if alternatives.len() > 3 {
-        let rest: f64 = alternatives[3..].iter().map(|a| a.share).sum();
-        parts.push(format!(
-            "{:.0} % through {} more roots",
-            rest * 100.0,
-            alternatives.len() - 3
-        ));
-    }
-    parts.join(", ")
-}
-
-/// Resolved names of a path tree from the protocol.
-pub fn from_proto(
-    tree: &memcity_proto::v1::PathTree,
-    name: impl Fn(u32) -> String,
-    root: impl Fn(&memcity_proto::v1::Root) -> RootRef,
-) -> Paths {
-    let nodes = tree
-        .nodes
-        .iter()
-        .map(|n| PathNode {
-            parent: (n.parent as usize).checked_sub(1),
-            type_name: name(n.r#type),
-            field: if n.parent == 0 {
-                String::new()
-            } else {
-                name(n.field)
-            },
-            root: n.root.as_ref().map(&root),
-            chain: n.chain,
-            length: n.length,
-            identity: n.identity,
-            targets: n
-                .targets
-                .iter()
-                .map(|t| (name(t.r#type), t.samples, t.weight, t.born_s))
-                .collect(),
-            reached: n
-                .reached
-                .iter()
-                .map(|r| (name(r.r#type), r.objects))
-                .collect(),
-            also: n.also.iter().map(&root).collect(),
-        })
-        .collect();
-    let mut paths = Paths::new(nodes);
-    paths.started_ms = tree.started_ms;
-    paths.finished_ms = tree.finished_ms;
-    paths.targets = tree.targets;
-    paths.found = tree.found;
-    paths.objects_visited = tree.objects_visited;
-    paths.search_ns = tree.search_ns;
-    paths.roots_pause_ns = tree.roots_pause_ns;
-    paths.incomplete = tree.incomplete.clone();
-    paths.stopped_early = tree.stopped_early;
-    paths.focused = tree.focused;
-    let counts = |list: &[memcity_proto::v1::TypeCount]| {
-        list.iter()
-            .map(|c| (name(c.r#type), c.objects))
-            .collect::<Vec<_>>()
-    };
-    paths.targeted = counts(&tree.targeted);
-    paths.unreached = counts(&tree.unreached);
-    paths.counted = counts(&tree.counted);
-    let weights = |list: &[memcity_proto::v1::TypeCount]| {
-        list.iter()
-            .filter(|c| c.weight > 0.0)
-            .map(|c| (name(c.r#type), c.weight))
-            .collect::<Vec<_>>()
-    };
-    paths.targeted_weight = weights(&tree.targeted);
-    paths.unreached_weight = weights(&tree.unreached);
-    paths
-}
-
-/// Per type, the samples the paths reached (for "how many samples the chain rests on").
-pub fn samples_by_type(paths: &Paths) -> HashMap<&str, u64> {
-    let mut out: HashMap<&str, u64> = HashMap::new();
-    for node in &paths.nodes {
-        for (t, s, _, _) in &node.targets {
-            *out.entry(t.as_str()).or_default() += s;
+impl Holding {
+    /// How sure the paths make the holder, with `count_share` of the counted objects through
+    /// it: *exact* when `DESCEND_SHARE` of the weight passes through it on `MIN_SAMPLES`
+    /// samples (or on `SHARED_BY` that the counts back), *likely* when one sample does and
+    /// the weight or the counts give it `LIKELY_SHARE`, else *ambiguous*.
+    fn confidence_at(&self, count_share: f64) -> Confidence {
+        let agreed = self.share >= DESCEND_SHARE;
+        if agreed
+            && (self.holder_samples >= MIN_SAMPLES
+                || (self.holder_samples >= SHARED_BY && count_share >= DESCEND_SHARE))
+        {
+            Confidence::Exact
+        } else if self.holder_samples >= 1
+            && (self.share >= LIKELY_SHARE || count_share >= LIKELY_SHARE)
+        {
+            Confidence::Likely
+        } else {
+            Confidence::Ambiguous
         }
     }
-    out
+}
+
+/// One growing type's weight and samples per node (`Paths::weights` of it alone).
+struct TypeWeights<'a> {
+    name: &'a str,
+    weight: Vec<f64>,
+    samples: Vec<u64>,
+}
+
+/// An accumulation point the descent found (`Paths::accumulation_points`): the holder, the
+/// types it explains (indices into the per-type weights) and the root's branch it is in.
+struct Found {
+    holder: usize,
+    explained: Vec<usize>,
+    branch: usize,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memcity_proto::v1::root::Kind;
+    use crate::leak::evidence::describe_split;
+    use crate::leak::paths::PathNode;
+    use crate::leak::testing::named_root;
 
     /// `(parent, type, field, root, targets)`: one node of a test tree.
     type Row<'a> = (
@@ -926,19 +753,7 @@ mod tests {
                     parent,
                     type_name: type_name.into(),
                     field: field.into(),
-                    root: root.map(|r| RootRef {
-                        kind: if r.starts_with("thread") {
-                            Kind::Thread
-                        } else {
-                            Kind::StaticField
-                        },
-                        name: r.into(),
-                        thread: if r.starts_with("thread") {
-                            r.trim_start_matches("thread ").trim_matches('"').into()
-                        } else {
-                            String::new()
-                        },
-                    }),
+                    root: root.map(named_root),
                     chain: 1,
                     length: 0,
                     identity: 0,
@@ -1443,5 +1258,57 @@ mod tests {
         assert_eq!(p.nodes[h.holder].field, "byName");
         assert_eq!(h.chain, vec![0, 1]);
         assert_eq!(p.nodes[h.below[0]].type_name, "java.util.HashMap$Node[]");
+    }
+
+    /// The one rule that both the holder's climb (`fold`) and a trace's content follow: a
+    /// collection's own classes, and an array a `java.util` class holds, are insides; the
+    /// application's types, an array it holds, and an array a root holds are not.
+    #[test]
+    fn collection_insides_are_one_rule_for_the_holder_and_the_trace() {
+        let rows: Vec<Row<'_>> = vec![
+            (None, "java.util.ArrayList", "", Some("static A.LIST"), &[]),
+            (Some(0), "java.lang.Object[]", "elementData", None, &[]),
+            (Some(1), "App$Item", "[]", None, &[]),
+            (Some(2), "App$Item[]", "children", None, &[]),
+            (None, "java.lang.Object[]", "", Some("static A.ARRAY"), &[]),
+            (None, "java.util.HashMap", "", Some("static A.MAP"), &[]),
+            (Some(5), "java.util.HashMap$Node[]", "table", None, &[]),
+            (Some(6), "java.util.HashMap$Node", "[]", None, &[]),
+            (Some(7), "App$Node", "value", None, &[]),
+            (
+                None,
+                "java.lang.ThreadLocal$ThreadLocalMap",
+                "",
+                Some("thread \"w\""),
+                &[],
+            ),
+            (
+                Some(9),
+                "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+                "table",
+                None,
+                &[],
+            ),
+        ];
+        let p = tree(&rows);
+        let inside: Vec<usize> = (0..p.nodes.len())
+            .filter(|&n| p.is_collection_inside(n))
+            .collect();
+        assert_eq!(inside, [1, 6, 7, 9, 10]);
+        // The holder climbs out of the insides to the collection that owns them, and no
+        // further than the first object that is none.
+        assert_eq!(p.fold(1), 0);
+        assert_eq!(p.fold(7), 5);
+        assert_eq!(p.fold(10), 9);
+        assert_eq!((p.fold(2), p.fold(3), p.fold(4), p.fold(8)), (2, 3, 4, 8));
+    }
+
+    #[test]
+    fn internals_are_collection_insides() {
+        assert!(is_internal("java.util.HashMap$Node[]"));
+        assert!(is_internal("java.util.LinkedList$Node"));
+        assert!(is_internal("java.lang.ThreadLocal$ThreadLocalMap$Entry"));
+        assert!(!is_internal("java.util.HashMap"));
+        assert!(!is_internal("App$Node"));
     }
 }
