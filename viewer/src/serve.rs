@@ -148,15 +148,7 @@ fn page_config(session: &Session) -> serde_json::Value {
 
 /// Serves until the process is stopped. Prints the URL to open on stdout.
 pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
-    if !options.bind.is_loopback() && options.tls.is_none() && !options.insecure {
-        anyhow::bail!(
-            "--bind {}: a page served beyond loopback would put the heap's structure on the network in clear. \
-             Give --tls-cert and --tls-key, or reach it through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST \
-             (then memcity serve there, on loopback), or pass --insecure to serve it anyway",
-            options.bind,
-            port = if options.port == 0 { 8080 } else { options.port }
-        );
-    }
+    refuse_clear_text_beyond_loopback(&options)?;
     let acceptor = match &options.tls {
         Some((cert, key)) => Some(
             memcity_page::tls::acceptor(cert, key, "--tls-cert", "--tls-key")
@@ -164,29 +156,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let what = match &options.session {
-        Session::Recording(path) => {
-            // A file that is no recording is refused now, not in the browser.
-            RecordingReader::open(path)?;
-            path.display().to_string()
-        }
-        Session::Folder(path) => {
-            // Loaded once here so a folder the page cannot open is refused now, with the
-            // loader's own words; the page loads it again from the files served.
-            let model = memcity_city::load::memory_cities_json(path)?;
-            if model.is_empty() {
-                anyhow::bail!("{} holds no snapshot to show", path.display());
-            }
-            format!("the Memory Cities export {}", path.display())
-        }
-        Session::Live(addr) => {
-            client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
-            format!(
-                "the agent at {}",
-                addr.as_deref().unwrap_or(memcity_proto::DEFAULT_ADDR)
-            )
-        }
-    };
+    let what = checked(&options.session)?;
     let dir = web_dir(options.web_dir.as_deref())?;
     let folder_files = match &options.session {
         Session::Folder(path) => json_files(path)
@@ -228,26 +198,9 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             "open the whole URL memcity serve printed (it ends in ?token=...)".into(),
         ));
         let app = memcity_page::guarded(routes, access.clone());
-        let scheme = if acceptor.is_some() { "https" } else { "http" };
-        if !addr.ip().is_loopback() && acceptor.is_none() {
-            eprintln!(
-                "memcity: SERVING WITHOUT TLS ON {addr} (--insecure): anyone on the way can read the page and its token"
-            );
-        }
-        println!(
-            "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
-            access.query()
-        );
+        announce(addr, &access, acceptor.is_some(), &what);
         if let Some(addr) = live {
-            // A page with no agent behind it would sit at "connecting..." and say nothing
-            // here: the terminal that started the server says what to start.
-            tokio::spawn(async move {
-                if let Err(why) = client::connect(addr.as_deref(), Duration::from_secs(3)).await {
-                    eprintln!(
-                        "memcity: nothing answers yet: {why} (`memcity attach PID` loads the agent into a running JVM). The page keeps trying, and shows the city once the agent answers"
-                    );
-                }
-            });
+            say_if_no_agent_answers(addr);
         }
         let incoming = memcity_page::conn::incoming(listener, |peer, refused| {
             if refused % 1000 == 1 {
@@ -261,6 +214,76 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
             .await
             .context("the server stopped")
     })
+}
+
+/// A bind beyond loopback without TLS is refused unless `--insecure` says so: the page would
+/// put the heap's structure on the network in clear.
+fn refuse_clear_text_beyond_loopback(options: &ServeOptions) -> anyhow::Result<()> {
+    if !options.bind.is_loopback() && options.tls.is_none() && !options.insecure {
+        anyhow::bail!(
+            "--bind {}: a page served beyond loopback would put the heap's structure on the network in clear. \
+             Give --tls-cert and --tls-key, or reach it through an SSH tunnel: ssh -L {port}:127.0.0.1:{port} HOST \
+             (then memcity serve there, on loopback), or pass --insecure to serve it anyway",
+            options.bind,
+            port = if options.port == 0 { 8080 } else { options.port }
+        );
+    }
+    Ok(())
+}
+
+/// What is served, as the URL's line names it, once checked: a session the page could not open
+/// is refused now, not in the browser.
+fn checked(session: &Session) -> anyhow::Result<String> {
+    Ok(match session {
+        Session::Recording(path) => {
+            // A file that is no recording is refused now, not in the browser.
+            RecordingReader::open(path)?;
+            path.display().to_string()
+        }
+        Session::Folder(path) => {
+            // Loaded once here so a folder the page cannot open is refused now, with the
+            // loader's own words; the page loads it again from the files served.
+            let model = memcity_city::load::memory_cities_json(path)?;
+            if model.is_empty() {
+                anyhow::bail!("{} holds no snapshot to show", path.display());
+            }
+            format!("the Memory Cities export {}", path.display())
+        }
+        Session::Live(addr) => {
+            client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
+            format!(
+                "the agent at {}",
+                addr.as_deref().unwrap_or(memcity_proto::DEFAULT_ADDR)
+            )
+        }
+    })
+}
+
+/// The URL to open, on stdout, and a warning where the page and its token go in clear.
+fn announce(addr: SocketAddr, access: &Access, tls: bool, what: &str) {
+    let scheme = if tls { "https" } else { "http" };
+    if !addr.ip().is_loopback() && !tls {
+        eprintln!(
+            "memcity: SERVING WITHOUT TLS ON {addr} (--insecure): anyone on the way can read the page and its token"
+        );
+    }
+    println!(
+        "memcity: serving {what} at {scheme}://{addr}/{} (open it in a browser; Ctrl-C stops)",
+        access.query()
+    );
+}
+
+/// A page with no agent behind it would sit at "connecting..." and say nothing here: the
+/// terminal that started the server says what to start, when the agent at `addr` does not
+/// answer.
+fn say_if_no_agent_answers(addr: Option<String>) {
+    tokio::spawn(async move {
+        if let Err(why) = client::connect(addr.as_deref(), Duration::from_secs(3)).await {
+            eprintln!(
+                "memcity: nothing answers yet: {why} (`memcity attach PID` loads the agent into a running JVM). The page keeps trying, and shows the city once the agent answers"
+            );
+        }
+    });
 }
 
 /// The most of a recording the page is handed: it holds the file whole in the browser's memory,

@@ -201,79 +201,104 @@ impl ViewerState {
             Action::DrillUp => {
                 self.drill = self.city.model.node(self.drill).parent.unwrap_or(ROOT);
             }
-            Action::DrillTo(node) => {
-                // A leaf has nothing below it to show: drilling stops at its parent.
-                let node = if self.city.model.node(node).is_leaf() {
-                    self.city.model.node(node).parent.unwrap_or(ROOT)
-                } else {
-                    node
-                };
-                self.drill = node;
-            }
+            Action::DrillTo(node) => self.drill_to(node),
             Action::Select(node) => self.select(node, now),
             Action::Follow(node) => self.follow(node, now),
-            Action::TogglePick(index) if index < len => match self.picks.binary_search(&index) {
-                Ok(at) => {
-                    self.picks.remove(at);
-                }
-                Err(at) => self.picks.insert(at, index),
-            },
+            Action::TogglePick(index) if index < len => self.toggle_pick(index),
             Action::TogglePick(_) => {}
-            Action::ComparePicks => {
-                let current = self.travel.index();
-                let (start, end) = match (self.picks.first(), self.picks.last()) {
-                    (Some(&a), Some(&b)) if a != b => (a, b),
-                    (Some(&a), _) => (a.min(current), a.max(current)),
-                    _ => return,
-                };
-                if start < end {
-                    self.city.model.set_window(Some(Window { start, end }));
-                    self.travel.jump(end, len);
-                }
-            }
+            Action::ComparePicks => self.compare_picks(),
             Action::SetWindow(window) => self.city.model.set_window(window),
-            Action::StripClick(index) => {
-                if now - self.last_strip_click < DOUBLE_CLICK {
-                    self.city.model.set_window(None);
-                }
-                self.last_strip_click = now;
-                self.travel.jump(index, len);
-            }
+            Action::StripClick(index) => self.strip_click(index, now),
             Action::Jump(index) => {
                 if index != self.travel.index() {
                     self.travel.jump(index, len);
                 }
             }
-            Action::MinAge(dir) => {
-                let floors = (0..GC_AGE_BUCKETS).map(gc_age_floor);
-                let at = floors
-                    .clone()
-                    .position(|f| f >= self.min_gc_age)
-                    .unwrap_or(0);
-                let to = at
-                    .saturating_add_signed(dir as isize)
-                    .min(GC_AGE_BUCKETS - 1);
-                self.min_gc_age = gc_age_floor(to);
+            Action::MinAge(dir) => self.step_min_age(dir),
+            Action::SelectContext(index) => self.select_context(index, now),
+        }
+    }
+
+    /// Drills down into `node`. A leaf has nothing below it to show: drilling stops at its
+    /// parent.
+    fn drill_to(&mut self, node: NodeId) {
+        let node = if self.city.model.node(node).is_leaf() {
+            self.city.model.node(node).parent.unwrap_or(ROOT)
+        } else {
+            node
+        };
+        self.drill = node;
+    }
+
+    /// Picks snapshot `index` for the timeline view, or unpicks it; the picks stay in order.
+    fn toggle_pick(&mut self, index: usize) {
+        match self.picks.binary_search(&index) {
+            Ok(at) => {
+                self.picks.remove(at);
             }
-            Action::SelectContext(index) => {
-                let Some(name) = self
-                    .lifetimes()
-                    .hive
-                    .nodes
-                    .get(index)
-                    .map(|n| n.name.clone())
-                else {
-                    return;
-                };
-                let model = self.model();
-                let node = model
-                    .node_named(&name)
-                    .filter(|&n| model.node(n).role == memcity_city::model::Role::Type);
-                self.context = Some(name);
-                if node.is_some() {
-                    self.select(node, now);
-                }
-            }
+            Err(at) => self.picks.insert(at, index),
+        }
+    }
+
+    /// The growth window from the first pick to the last (with one pick, between it and the
+    /// snapshot shown), shown at its end.
+    fn compare_picks(&mut self) {
+        let len = self.len();
+        let current = self.travel.index();
+        let (start, end) = match (self.picks.first(), self.picks.last()) {
+            (Some(&a), Some(&b)) if a != b => (a, b),
+            (Some(&a), _) => (a.min(current), a.max(current)),
+            _ => return,
+        };
+        if start < end {
+            self.city.model.set_window(Some(Window { start, end }));
+            self.travel.jump(end, len);
+        }
+    }
+
+    /// A click on the heap strip at snapshot `index`, at clock time `now`: there; a double
+    /// click also resets the growth window.
+    fn strip_click(&mut self, index: usize, now: f64) {
+        let len = self.len();
+        if now - self.last_strip_click < DOUBLE_CLICK {
+            self.city.model.set_window(None);
+        }
+        self.last_strip_click = now;
+        self.travel.jump(index, len);
+    }
+
+    /// The lifetimes view's least age one bucket up (`dir` +1) or down (-1).
+    fn step_min_age(&mut self, dir: i32) {
+        let floors = (0..GC_AGE_BUCKETS).map(gc_age_floor);
+        let at = floors
+            .clone()
+            .position(|f| f >= self.min_gc_age)
+            .unwrap_or(0);
+        let to = at
+            .saturating_add_signed(dir as isize)
+            .min(GC_AGE_BUCKETS - 1);
+        self.min_gc_age = gc_age_floor(to);
+    }
+
+    /// Keeps the lifetimes view's allocation context `index` in focus, and selects its type
+    /// where the city has it.
+    fn select_context(&mut self, index: usize, now: f64) {
+        let Some(name) = self
+            .lifetimes()
+            .hive
+            .nodes
+            .get(index)
+            .map(|n| n.name.clone())
+        else {
+            return;
+        };
+        let model = self.model();
+        let node = model
+            .node_named(&name)
+            .filter(|&n| model.node(n).role == memcity_city::model::Role::Type);
+        self.context = Some(name);
+        if node.is_some() {
+            self.select(node, now);
         }
     }
 
