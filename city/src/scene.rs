@@ -193,20 +193,7 @@ pub fn build(
     };
     let last = model.len() - 1;
     let t = t.clamp(0.0, last as f64);
-    let i = t.floor() as usize;
-    let frac = t - i as f64;
-    let next = (i + 1).min(last);
-    let start = model.window().start;
-    let mut before = Cursor::new(model.values(i), metric);
-    let mut after = Cursor::new(model.values(next), metric);
-    let mut first = Cursor::new(model.values(start), metric);
-    // What the numbers cannot back (`CityModel::significant_growth`), tweened like the values.
-    let mut before_error = Cursor::new(model.errors(i), metric);
-    let mut after_error = Cursor::new(model.errors(next), metric);
-    let mut first_error = Cursor::new(model.errors(start), metric);
-    let mut before_doubt = Cursor::new(model.unconfirmed_values(i), metric);
-    let mut after_doubt = Cursor::new(model.unconfirmed_values(next), metric);
-    let mut first_doubt = Cursor::new(model.unconfirmed_values(start), metric);
+    let mut tween = Tween::new(model, t, metric);
     for (node, lot) in lots {
         let info = model.node(node);
         if !info.is_leaf() {
@@ -219,21 +206,12 @@ pub fn build(
             });
             continue;
         }
-        let tween = |a: u64, b: u64| a as f64 + (b as f64 - a as f64) * frac;
-        let value = tween(before.get(node), after.get(node));
-        let first = first.get(node) as f64;
-        // Growth the numbers back: less the errors of both ends and, for a rise, what may be
-        // garbage no marking has seen at its end (for a fall, at its start).
-        let error_now = tween(before_error.get(node), after_error.get(node));
-        let error = error_now + first_error.get(node) as f64;
-        let doubt_now = tween(before_doubt.get(node), after_doubt.get(node));
-        let doubt_first = first_doubt.get(node) as f64;
-        let growth = value - first;
-        let backed = if growth > 0.0 {
-            (growth - error - doubt_now).max(0.0)
-        } else {
-            (growth + error + doubt_first).min(0.0)
-        };
+        let Tweened {
+            value,
+            backed,
+            error_now,
+            doubt_now,
+        } = tween.at(node);
         if value <= 0.0 {
             continue;
         }
@@ -267,6 +245,79 @@ pub fn build(
         scene.frustums = frustums(model, &scene, t.round() as usize, selected);
     }
     scene
+}
+
+/// A leaf's numbers at a fractional time, read by merging the snapshots around it and the
+/// window's start in node order.
+struct Tween<'a> {
+    frac: f64,
+    before: Cursor<'a>,
+    after: Cursor<'a>,
+    first: Cursor<'a>,
+    // What the numbers cannot back (`CityModel::significant_growth`), tweened like the values.
+    before_error: Cursor<'a>,
+    after_error: Cursor<'a>,
+    first_error: Cursor<'a>,
+    before_doubt: Cursor<'a>,
+    after_doubt: Cursor<'a>,
+    first_doubt: Cursor<'a>,
+}
+
+/// What `Tween::at` gives of a leaf.
+struct Tweened {
+    value: f64,
+    /// Growth since the window's start that the numbers back.
+    backed: f64,
+    /// The value's error and what of it may be garbage no marking has seen.
+    error_now: f64,
+    doubt_now: f64,
+}
+
+impl<'a> Tween<'a> {
+    fn new(model: &'a CityModel, t: f64, metric: Metric) -> Tween<'a> {
+        let last = model.len() - 1;
+        let i = t.floor() as usize;
+        let next = (i + 1).min(last);
+        let start = model.window().start;
+        Tween {
+            frac: t - i as f64,
+            before: Cursor::new(model.values(i), metric),
+            after: Cursor::new(model.values(next), metric),
+            first: Cursor::new(model.values(start), metric),
+            before_error: Cursor::new(model.errors(i), metric),
+            after_error: Cursor::new(model.errors(next), metric),
+            first_error: Cursor::new(model.errors(start), metric),
+            before_doubt: Cursor::new(model.unconfirmed_values(i), metric),
+            after_doubt: Cursor::new(model.unconfirmed_values(next), metric),
+            first_doubt: Cursor::new(model.unconfirmed_values(start), metric),
+        }
+    }
+
+    /// `node`'s numbers; nodes are asked for in node order.
+    fn at(&mut self, node: NodeId) -> Tweened {
+        let frac = self.frac;
+        let tween = |a: u64, b: u64| a as f64 + (b as f64 - a as f64) * frac;
+        let value = tween(self.before.get(node), self.after.get(node));
+        let first = self.first.get(node) as f64;
+        // Growth the numbers back: less the errors of both ends and, for a rise, what may be
+        // garbage no marking has seen at its end (for a fall, at its start).
+        let error_now = tween(self.before_error.get(node), self.after_error.get(node));
+        let error = error_now + self.first_error.get(node) as f64;
+        let doubt_now = tween(self.before_doubt.get(node), self.after_doubt.get(node));
+        let doubt_first = self.first_doubt.get(node) as f64;
+        let growth = value - first;
+        let backed = if growth > 0.0 {
+            (growth - error - doubt_now).max(0.0)
+        } else {
+            (growth + error + doubt_first).min(0.0)
+        };
+        Tweened {
+            value,
+            backed,
+            error_now,
+            doubt_now,
+        }
+    }
 }
 
 /// One end of a frustum: a building's roof, or for a district, the point above its tallest

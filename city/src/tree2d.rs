@@ -182,6 +182,24 @@ impl Partition {
     }
 }
 
+/// How much of the view the root spans: all of it, or, `scaled`, its value's share of its
+/// largest in the window (so a heap that shrank draws shorter).
+fn extent(model: &CityModel, root: NodeId, root_value: f64, metric: Metric, scaled: bool) -> f64 {
+    if !scaled {
+        return if root_value > 0.0 { 1.0 } else { 0.0 };
+    }
+    let window = model.window();
+    let largest = (window.start..=window.end)
+        .map(|i| model.value(root, i, metric))
+        .max()
+        .unwrap_or(0) as f64;
+    if largest > 0.0 {
+        (root_value / largest).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Partitions the tree below `root` at time `t` (see `TimeTravel::t`): each child takes the
 /// share of its parent's span its value has of the parent's, in the fixed order. A parent may
 /// hold more than its children list (groups below the agent's limits): that part stays empty,
@@ -205,22 +223,7 @@ pub fn partition(
     let metric = order.metric;
     let index = t.round().clamp(0.0, (model.len() - 1) as f64) as usize;
     let root_value = model.value_at(root, t, metric);
-    out.extent = if options.scaled {
-        let window = model.window();
-        let largest = (window.start..=window.end)
-            .map(|i| model.value(root, i, metric))
-            .max()
-            .unwrap_or(0) as f64;
-        if largest > 0.0 {
-            (root_value / largest).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
-    } else if root_value > 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    out.extent = extent(model, root, root_value, metric, options.scaled);
     if root_value <= 0.0 {
         return out;
     }

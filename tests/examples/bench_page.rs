@@ -83,54 +83,11 @@ fn main() {
     let started = std::time::Instant::now();
     let mut browser = Browser::open_with(url, w, h, &flags);
     if open_time {
-        // From the browser's start to the page's first frame of the session (fetched, loaded
-        // into its model and laid out): what a user waits for.
-        browser.wait_for(
-            "window.memcity_page && memcity_page.opened > 0",
-            Duration::from_secs(600),
-            "the page opens its session",
-        );
-        let opened = started.elapsed().as_secs_f64();
-        // Where the renderer's memory is: the WebAssembly memory (never given back: its most
-        // since the start) and the JavaScript heap.
-        let wasm = browser
-            .eval("wasm_memory.buffer.byteLength")
-            .as_u64()
-            .unwrap_or(0);
-        let js = browser
-            .eval("performance.memory ? performance.memory.totalJSHeapSize : 0")
-            .as_u64()
-            .unwrap_or(0);
-        println!(
-            "opened in {opened:.2} s, renderer peak {} MB (WebAssembly {} MB, JavaScript heap {} MB)",
-            browser.renderers_peak_kib() / 1024,
-            wasm >> 20,
-            js >> 20
-        );
+        print_open_time(&mut browser, started);
         return;
     }
     if count_gl {
-        browser.wait_for(
-            "window.memcity_page && memcity_page.opened > 0",
-            Duration::from_secs(120),
-            "the page opens its session",
-        );
-        std::thread::sleep(Duration::from_secs(3));
-        // Counts the WebGL calls the page makes per frame, by method.
-        browser.eval(
-            "(() => { window.gl_calls = {}; for (const proto of [WebGL2RenderingContext.prototype, WebGLRenderingContext.prototype]) { \
-               for (const name of Object.getOwnPropertyNames(proto)) { \
-                 const d = Object.getOwnPropertyDescriptor(proto, name); \
-                 if (typeof d.value !== 'function') continue; \
-                 const f = d.value; proto[name] = function (...a) { gl_calls[name] = (gl_calls[name] || 0) + 1; return f.apply(this, a); }; } } \
-               window.gl_frames = 0; const tick = () => { gl_frames += 1; requestAnimationFrame(tick); }; \
-               requestAnimationFrame(tick); return true; })()",
-        );
-        std::thread::sleep(Duration::from_secs(3));
-        let counts = browser.eval(
-            "(() => { const n = gl_frames; const out = {}; for (const k in gl_calls) out[k] = gl_calls[k] / n; return JSON.stringify({frames: n, per_frame: out}); })()",
-        );
-        println!("WebGL calls per frame: {}", counts.as_str().unwrap());
+        print_gl_calls(&mut browser);
         return;
     }
     if profile {
@@ -141,6 +98,67 @@ fn main() {
         );
         browser.call("Profiler.start", serde_json::json!({}));
     }
+    print_bench(&mut browser, live);
+    if profile {
+        let stopped = browser.call("Profiler.stop", serde_json::json!({}));
+        print_profile(&stopped["profile"]);
+    }
+}
+
+/// From the browser's start to the page's first frame of the session (fetched, loaded into its
+/// model and laid out): what a user waits for, with the renderer's memory.
+fn print_open_time(browser: &mut Browser, started: std::time::Instant) {
+    browser.wait_for(
+        "window.memcity_page && memcity_page.opened > 0",
+        Duration::from_secs(600),
+        "the page opens its session",
+    );
+    let opened = started.elapsed().as_secs_f64();
+    // Where the renderer's memory is: the WebAssembly memory (never given back: its most
+    // since the start) and the JavaScript heap.
+    let wasm = browser
+        .eval("wasm_memory.buffer.byteLength")
+        .as_u64()
+        .unwrap_or(0);
+    let js = browser
+        .eval("performance.memory ? performance.memory.totalJSHeapSize : 0")
+        .as_u64()
+        .unwrap_or(0);
+    println!(
+        "opened in {opened:.2} s, renderer peak {} MB (WebAssembly {} MB, JavaScript heap {} MB)",
+        browser.renderers_peak_kib() / 1024,
+        wasm >> 20,
+        js >> 20
+    );
+}
+
+/// The WebGL calls the page makes per frame, by method.
+fn print_gl_calls(browser: &mut Browser) {
+    browser.wait_for(
+        "window.memcity_page && memcity_page.opened > 0",
+        Duration::from_secs(120),
+        "the page opens its session",
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    // Counts the WebGL calls the page makes per frame, by method.
+    browser.eval(
+        "(() => { window.gl_calls = {}; for (const proto of [WebGL2RenderingContext.prototype, WebGLRenderingContext.prototype]) { \
+           for (const name of Object.getOwnPropertyNames(proto)) { \
+             const d = Object.getOwnPropertyDescriptor(proto, name); \
+             if (typeof d.value !== 'function') continue; \
+             const f = d.value; proto[name] = function (...a) { gl_calls[name] = (gl_calls[name] || 0) + 1; return f.apply(this, a); }; } } \
+           window.gl_frames = 0; const tick = () => { gl_frames += 1; requestAnimationFrame(tick); }; \
+           requestAnimationFrame(tick); return true; })()",
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let counts = browser.eval(
+        "(() => { const n = gl_frames; const out = {}; for (const k in gl_calls) out[k] = gl_calls[k] / n; return JSON.stringify({frames: n, per_frame: out}); })()",
+    );
+    println!("WebGL calls per frame: {}", counts.as_str().unwrap());
+}
+
+/// The page's own benchmark, or with `live` snapshots, their latency to the screen.
+fn print_bench(browser: &mut Browser, live: Option<usize>) {
     match live {
         None => {
             browser.wait_for(
@@ -165,15 +183,11 @@ fn main() {
                 .collect();
             ms.sort_by(f64::total_cmp);
             println!(
-                "{} live snapshots: from arrival to the first frame showing it, median {:.1} ms, worst {:.1} ms",
-                ms.len(),
-                ms[ms.len() / 2],
-                ms[ms.len() - 1]
-            );
+            "{} live snapshots: from arrival to the first frame showing it, median {:.1} ms, worst {:.1} ms",
+            ms.len(),
+            ms[ms.len() / 2],
+            ms[ms.len() - 1]
+        );
         }
-    }
-    if profile {
-        let stopped = browser.call("Profiler.stop", serde_json::json!({}));
-        print_profile(&stopped["profile"]);
     }
 }
