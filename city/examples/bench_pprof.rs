@@ -94,8 +94,12 @@ fn session(deep: bool) -> CityModel {
         ..Default::default()
     })))
     .unwrap();
-    m.apply(&msg(Kind::Strings(StringTable { first_id: 1, names })))
-        .unwrap();
+    m.apply(&msg(Kind::Strings(StringTable {
+        sites: Vec::new(),
+        first_id: 1,
+        names,
+    })))
+    .unwrap();
     for seq in 0..2u64 {
         let mut root = Node::default();
         for p in 0..packages {

@@ -38,7 +38,11 @@ fn main() -> std::io::Result<()> {
         names.push(format!("com.example.p{}.Type{b}", b / 100));
     }
     w.write(&StreamMessage {
-        kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+        kind: Some(Kind::Strings(StringTable {
+            sites: Vec::new(),
+            first_id: 1,
+            names,
+        })),
     })?;
     for seq in 0..snapshots {
         let error = error_percent.filter(|_| seq > 0);

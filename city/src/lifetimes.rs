@@ -12,6 +12,7 @@
 //! usually far fewer, and they answer any time window of death and any minimum age. Survivors
 //! are kept from the newest snapshot only: they are the censored part of the survival curves.
 
+use memcity_proto::sites::{self, SiteFrames};
 use std::collections::HashMap;
 
 use memcity_proto::frames::is_library_frame;
@@ -80,11 +81,16 @@ pub fn frame_class(frame: &str) -> &str {
     method.rsplit_once('.').map_or(method, |(class, _)| class)
 }
 
-/// The allocation context of a site name: frames joined by ` <- `, possibly with `...` where the
-/// agent skipped library frames; the first application frame, else the first frame, trimmed to
-/// its class (the paper trims contexts to one method, then groups methods by class).
+/// The allocation context of a site name (its frames as the name lists them, for a name with
+/// no site table: `memcity_proto::sites::split`).
 pub fn allocation_context(site: &str) -> &str {
-    let mut frames = site.split(" <- ").filter(|f| f.trim() != "...");
+    context_of(&sites::split(site))
+}
+
+/// The allocation context of a site: the first application frame, else the first frame, trimmed
+/// to its class (the paper trims contexts to one method, then groups methods by class).
+pub fn context_of<'a>(site: &SiteFrames<&'a str>) -> &'a str {
+    let mut frames = site.frames.iter().copied();
     let Some(first) = frames.next() else {
         return UNKNOWN_SITE;
     };
@@ -309,9 +315,21 @@ impl Lifetimes {
         lifetimes: &v1::Lifetimes,
         name: impl Fn(u32) -> &'a str,
     ) {
+        self.add_with_sites(time_ms, lifetimes, name, sites::split);
+    }
+
+    /// As [`add`](Self::add), with `frames` giving a site's frames by its name (the session's
+    /// string table's sites; a name's split for recordings without them).
+    pub fn add_with_sites<'a>(
+        &mut self,
+        time_ms: u64,
+        lifetimes: &v1::Lifetimes,
+        name: impl Fn(u32) -> &'a str,
+        frames: impl Fn(&'a str) -> SiteFrames<&'a str>,
+    ) {
         let mut cells: HashMap<CellKey, (f64, u32)> = HashMap::new();
         for death in &lifetimes.deaths {
-            let site = self.site(death.site, &name);
+            let site = self.site(death.site, &name, &frames);
             let holder = match death.holder_type {
                 0 => DIED_UNSEEN,
                 id => name(id),
@@ -353,7 +371,7 @@ impl Lifetimes {
         });
         self.alive.clear();
         for survivors in &lifetimes.alive {
-            let site = self.site(survivors.site, &name);
+            let site = self.site(survivors.site, &name, &frames);
             let ages = self.alive.entry(site).or_insert([0.0; GC_AGE_BUCKETS]);
             for (bucket, &weight) in survivors.by_gc_age.iter().enumerate() {
                 ages[bucket.min(GC_AGE_BUCKETS - 1)] += weight;
@@ -382,7 +400,12 @@ impl Lifetimes {
         id
     }
 
-    fn site<'a>(&mut self, id: u32, name: &impl Fn(u32) -> &'a str) -> u32 {
+    fn site<'a>(
+        &mut self,
+        id: u32,
+        name: &impl Fn(u32) -> &'a str,
+        frames: &impl Fn(&'a str) -> SiteFrames<&'a str>,
+    ) -> u32 {
         let site = match id {
             0 => UNKNOWN_SITE,
             id => name(id),
@@ -392,7 +415,7 @@ impl Lifetimes {
         }
         let context = match id {
             0 => self.context(UNKNOWN_SITE),
-            _ => self.context(allocation_context(site)),
+            _ => self.context(context_of(&frames(site))),
         };
         let id = self.sites.len() as u32;
         self.sites.push(Site {

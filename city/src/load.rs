@@ -991,6 +991,7 @@ mod tests {
         let mut w = RecordingWriter::create(&file, &header).unwrap();
         w.write(&StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id: 1,
                 names: vec!["Person".into(), "main()".into(), "String".into()],
             })),

@@ -34,6 +34,7 @@
 //! ([`HeapProfile::errors`]) and summed up in the profile's comment (`go tool pprof -comments`):
 //! the largest stack's error and the mean relative error weighted by objects.
 
+use memcity_proto::sites::SiteFrames;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
@@ -121,9 +122,10 @@ pub struct SiteFrame<'a> {
     pub line: Option<u32>,
 }
 
-/// The frames of a site's name, top (the allocating method) first.
-pub fn site_frames(site: &str) -> Vec<SiteFrame<'_>> {
-    site.split(" <- ").map(frame).collect()
+/// The frames of a site, top (the allocating method) first, `...` where library frames were
+/// skipped.
+pub fn site_frames<'a>(site: &SiteFrames<&'a str>) -> Vec<SiteFrame<'a>> {
+    site.listed().into_iter().map(frame).collect()
 }
 
 fn frame(text: &str) -> SiteFrame<'_> {
@@ -416,7 +418,8 @@ pub fn heap_profile(
         if let Some(ty) = key.ty {
             locations.push(builder.location(ty, None, None, MappingKind::Types));
         }
-        for f in key.site.map(site_frames).unwrap_or_default() {
+        let frames = key.site.map(|name| site_frames(&model.site(name)));
+        for f in frames.unwrap_or_default() {
             locations.push(builder.location(f.function, f.file, f.line, MappingKind::Java));
         }
         stacks.insert(locations.clone());
@@ -707,6 +710,11 @@ pub fn encode_gzipped(profile: &Profile) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    /// A site's frames from its name, as a recording without site tables gives them.
+    fn site_frames_of(name: &str) -> Vec<SiteFrame<'_>> {
+        site_frames(&memcity_proto::sites::split(name))
+    }
+
     use super::*;
     use memcity_proto::v1::{
         exactness, stream_message::Kind, Exactness, Handshake, Lifetimes, Node, Snapshot,
@@ -806,6 +814,7 @@ mod tests {
         })))
         .unwrap();
         m.apply(&msg(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: NAMES.iter().map(|n| n.to_string()).collect(),
         })))
@@ -905,7 +914,7 @@ mod tests {
             line,
         };
         assert_eq!(
-            site_frames(LINK_LAST),
+            site_frames_of(LINK_LAST),
             [
                 f(
                     "java.util.LinkedList.linkLast",
@@ -919,14 +928,14 @@ mod tests {
         // The agent's other spellings (`agent/src/names.rs` `frame_name`): no line numbers, no
         // source file, a hidden class's frame, constructors and lambdas.
         assert_eq!(
-            site_frames("a.B.<init>(B.java) <- a.B.lambda$run$0(Unknown Source)"),
+            site_frames_of("a.B.<init>(B.java) <- a.B.lambda$run$0(Unknown Source)"),
             [
                 f("a.B.<init>", Some("B.java"), None),
                 f("a.B.lambda$run$0", None, None)
             ]
         );
         assert_eq!(
-            site_frames(
+            site_frames_of(
                 "java.lang.invoke.DirectMethodHandle$Holder.invokeStatic(DirectMethodHandle$Holder)"
             ),
             [f(
@@ -937,7 +946,7 @@ mod tests {
         );
         // memcity's names for what is no frame stay whole.
         for name in [UNSAMPLED, "(other sites)", "(site not recorded)"] {
-            assert_eq!(site_frames(name), [f(name, None, None)]);
+            assert_eq!(site_frames_of(name), [f(name, None, None)]);
         }
     }
 

@@ -288,6 +288,7 @@ pub(crate) mod tests {
         })))
         .unwrap();
         m.apply(&msg(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: vec!["app".into(), "Leak".into(), "Person".into()],
         })))

@@ -480,6 +480,7 @@ mod tests {
         let mut w = CappedWriter::create(&path, &RecordingHeader::default(), max).unwrap();
         let strings = |first_id: u32| StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id,
                 names: vec![format!("name{first_id}")],
             })),

@@ -16,6 +16,7 @@ pub mod recording;
 #[cfg(unix)]
 pub mod registry;
 pub mod sampled;
+pub mod sites;
 pub mod strings;
 pub mod thinning;
 

@@ -695,6 +695,7 @@ mod tests {
         let mut w = RecordingWriter::new(Vec::new(), &header()).unwrap();
         w.write(&StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id: 1,
                 names: vec!["java.lang".into()],
             })),
@@ -956,6 +957,7 @@ mod tests {
         assert_eq!(after_header, w.bytes(), "the header is flushed at once");
         w.write(&StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id: 1,
                 names: vec!["app.Leak".into()],
             })),

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use crate::v1::StringTable;
+use crate::sites::SiteFrames;
+use crate::v1::{Site, StringTable};
 
 /// Assigns ids to names on the sending side and hands out what is new since the last call.
 #[derive(Debug, Default)]
@@ -11,6 +12,10 @@ pub struct StringInterner {
     names: Vec<String>,
     /// Index into `names` of the first entry not yet handed out by [`StringInterner::take_new`].
     sent: usize,
+    /// The allocation sites named, in the order their names were assigned, and the first not
+    /// yet handed out.
+    sites: Vec<Site>,
+    sites_sent: usize,
 }
 
 impl StringInterner {
@@ -26,6 +31,27 @@ impl StringInterner {
         self.names.push(name.to_owned());
         let id = self.names.len() as u32;
         self.ids.insert(name.to_owned(), id);
+        id
+    }
+
+    /// The id of an allocation site's name, assigning its frames and name if it is new; a new
+    /// site travels with the names (`StringTable.sites`), its frames as ids.
+    pub fn intern_site(&mut self, site: &SiteFrames<impl AsRef<str>>) -> u32 {
+        let name = site.name();
+        if let Some(&id) = self.ids.get(&name) {
+            return id;
+        }
+        let frames = site
+            .frames
+            .iter()
+            .map(|f| self.intern(f.as_ref()))
+            .collect();
+        let id = self.intern(&name);
+        self.sites.push(Site {
+            name: id,
+            frames,
+            skipped: site.skipped,
+        });
         id
     }
 
@@ -51,8 +77,10 @@ impl StringInterner {
         let table = StringTable {
             first_id: self.sent as u32 + 1,
             names: self.names[self.sent..].to_vec(),
+            sites: self.sites[self.sites_sent..].to_vec(),
         };
         self.sent = self.names.len();
+        self.sites_sent = self.sites.len();
         Some(table)
     }
 
@@ -61,6 +89,7 @@ impl StringInterner {
         StringTable {
             first_id: 1,
             names: self.names.clone(),
+            sites: self.sites.clone(),
         }
     }
 }
@@ -70,6 +99,8 @@ impl StringInterner {
 pub struct StringResolver {
     /// `None`: an id no table gave (a lost frame's), shown as a placeholder.
     names: Vec<Option<String>>,
+    /// Allocation sites by name, their frames resolved (`StringTable.sites`).
+    sites: HashMap<String, SiteFrames<String>>,
 }
 
 /// Ids a table may skip past what is known. A lost frame skips the names one snapshot
@@ -78,6 +109,9 @@ pub struct StringResolver {
 pub const MAX_ID_GAP: usize = 1 << 20;
 /// Names a session may hold in all.
 pub const MAX_NAMES: usize = 1 << 26;
+/// Allocation sites a session may hold the frames of; past it, the rest's names are split
+/// (the agent names at most `tags::MAX_SITE` sites, far fewer).
+pub const MAX_SITES: usize = 1 << 20;
 
 /// A string table this side refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,7 +153,46 @@ impl StringResolver {
                 self.names.push(Some(name.clone()));
             }
         }
+        for site in &table.sites {
+            self.add_site(site);
+        }
         Ok(())
+    }
+
+    /// Keeps a site's frames under its name, once every id resolves (a site naming ids no
+    /// table gave is left to the name's split).
+    fn add_site(&mut self, site: &Site) {
+        if self.sites.len() >= MAX_SITES || !self.knows(site.name) {
+            return;
+        }
+        if !site.frames.iter().all(|&f| self.knows(f)) || site.frames.is_empty() {
+            return;
+        }
+        let frames = site
+            .frames
+            .iter()
+            .map(|&f| self.resolve(f).to_string())
+            .collect();
+        let name = self.resolve(site.name).to_string();
+        self.sites.insert(
+            name,
+            SiteFrames {
+                frames,
+                skipped: site.skipped,
+            },
+        );
+    }
+
+    /// An allocation site's frames: as its string table gave them, else its name split (an
+    /// older recording's, or a name memcity gives such as `(unsampled)`).
+    pub fn site<'a>(&'a self, name: &'a str) -> SiteFrames<&'a str> {
+        match self.sites.get(name) {
+            Some(site) => SiteFrames {
+                frames: site.frames.iter().map(String::as_str).collect(),
+                skipped: site.skipped,
+            },
+            None => crate::sites::split(name),
+        }
     }
 
     /// The name behind `id`; unknown ids resolve to a visible placeholder rather than failing,
@@ -189,6 +262,66 @@ mod tests {
     }
 
     #[test]
+    fn sites_travel_with_their_names_and_resolve_to_their_frames() {
+        let mut s = StringInterner::new();
+        s.intern("java.lang.String");
+        let site = SiteFrames {
+            frames: vec![
+                "java.util.Arrays.copyOf(Arrays.java:3)",
+                "App.run(App.java:12)",
+            ],
+            skipped: true,
+        };
+        let id = s.intern_site(&site);
+        assert_eq!(s.intern_site(&site), id, "a site is named once");
+        assert_eq!(s.name(id), Some(site.name().as_str()));
+        let table = s.take_new().unwrap();
+        assert_eq!(table.sites.len(), 1);
+        assert_eq!(table.sites[0].name, id);
+        assert!(s.take_new().is_none());
+        let mut r = StringResolver::new();
+        r.apply(&table).unwrap();
+        assert_eq!(r.site(r.resolve(id)), site);
+        // Older recordings carry no sites: the name is split.
+        let mut old = table.clone();
+        old.sites.clear();
+        let mut r = StringResolver::new();
+        r.apply(&old).unwrap();
+        assert_eq!(r.site(r.resolve(id)), site);
+        // A late joiner's full table carries every site.
+        assert_eq!(s.full_table().sites, table.sites);
+        // The frames are the table's, not the name's split: one with the separator in it
+        // stays one.
+        let odd = SiteFrames {
+            frames: vec!["a <- b", "c"],
+            skipped: false,
+        };
+        let id = s.intern_site(&odd);
+        r.apply(&s.take_new().unwrap()).unwrap();
+        assert_eq!(r.site(r.resolve(id)), odd);
+        assert_eq!(crate::sites::split(r.resolve(id)).frames, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_site_naming_ids_no_table_gave_is_left_to_its_name() {
+        let table = StringTable {
+            first_id: 1,
+            names: vec!["a.B.c(B.java:1) <- d.E.f(E.java:2)".into()],
+            sites: vec![Site {
+                name: 1,
+                frames: vec![7, 9],
+                skipped: false,
+            }],
+        };
+        let mut r = StringResolver::new();
+        r.apply(&table).unwrap();
+        assert_eq!(
+            r.site(r.resolve(1)).frames,
+            ["a.B.c(B.java:1)", "d.E.f(E.java:2)"]
+        );
+    }
+
+    #[test]
     fn resolver_accepts_full_table_then_overlapping_delta() {
         let mut s = StringInterner::new();
         s.intern("a");
@@ -206,6 +339,7 @@ mod tests {
     fn resolver_fills_a_gap_with_placeholders() {
         let mut r = StringResolver::new();
         r.apply(&StringTable {
+            sites: Vec::new(),
             first_id: 3,
             names: vec!["c".into()],
         })
@@ -219,6 +353,7 @@ mod tests {
         let mut r = StringResolver::new();
         let err = r
             .apply(&StringTable {
+                sites: Vec::new(),
                 first_id: 4_000_000_000,
                 names: vec!["x".into()],
             })
@@ -227,6 +362,7 @@ mod tests {
         assert!(r.is_empty(), "nothing was filled");
         assert!(r
             .apply(&StringTable {
+                sites: Vec::new(),
                 first_id: (MAX_ID_GAP + 1) as u32,
                 names: vec!["y".into()],
             })

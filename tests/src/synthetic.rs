@@ -57,6 +57,7 @@ pub fn lifetimes_recording(path: &Path) -> std::io::Result<()> {
     ];
     w.write(&StreamMessage {
         kind: Some(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: names.iter().map(|n| n.to_string()).collect(),
         })),
@@ -160,7 +161,11 @@ pub fn long_recording(path: &Path, snapshots: u64, types: u32) -> std::io::Resul
     let mut names = vec!["app".to_string(), "app.Leak".to_string()];
     names.extend((0..types).map(|t| format!("app.T{t}")));
     w.write(&StreamMessage {
-        kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+        kind: Some(Kind::Strings(StringTable {
+            sites: Vec::new(),
+            first_id: 1,
+            names,
+        })),
     })?;
     for seq in 0..snapshots {
         let leaf = |name, objects: u64| Node {

@@ -850,7 +850,11 @@ fn doubt_recording(path: &Path, error_percent: u64) {
     let mut names = vec!["app".to_string()];
     names.extend((0..12).map(|i| format!("app.T{i}")));
     w.write(&StreamMessage {
-        kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+        kind: Some(Kind::Strings(StringTable {
+            sites: Vec::new(),
+            first_id: 1,
+            names,
+        })),
     })
     .unwrap();
     let objects = |i: u32| 1000 + 100 * u64::from(i);

@@ -295,6 +295,7 @@ mod tests {
         let mut m = CityModel::new();
         let mut apply = |kind| m.apply(&StreamMessage { kind: Some(kind) }).unwrap();
         apply(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: vec!["app.Cache".into(), "app.Loader.load(Loader.java:9)".into()],
         }));

@@ -15,7 +15,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use memcity_proto::v1::{stream_message::Kind, Handshake, Notice, StreamMessage, StringTable};
+use memcity_proto::v1::{
+    stream_message::Kind, Handshake, Notice, Site, StreamMessage, StringTable,
+};
 use prost::Message;
 use tokio::sync::mpsc;
 
@@ -50,10 +52,48 @@ struct Subscriber {
     internal: bool,
 }
 
+/// Every name the session gave, and the allocation sites among them, to send a subscriber what
+/// it lacks from any position.
+#[derive(Default)]
+struct Names {
+    names: Vec<String>,
+    /// By their names' ids, ascending.
+    sites: Vec<Site>,
+}
+
+impl Names {
+    /// Takes in a published table (which may name ids already known again).
+    fn apply(&mut self, table: &StringTable) {
+        let first = table.first_id.max(1);
+        self.names.truncate(first as usize - 1);
+        self.names.extend(table.names.iter().cloned());
+        self.sites.retain(|site| site.name < first);
+        self.sites.extend(table.sites.iter().cloned());
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The names from id `first_id` on, with their sites.
+    fn from(&self, first_id: u32) -> StringTable {
+        StringTable {
+            first_id,
+            names: self.names[first_id as usize - 1..].to_vec(),
+            sites: self
+                .sites
+                .iter()
+                .filter(|site| site.name >= first_id)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     handshake: Option<Handshake>,
-    strings: Vec<String>,
+    strings: Names,
     first: Option<Item>,
     history: VecDeque<(Item, u64)>,
     history_bytes: u64,
@@ -121,11 +161,7 @@ impl Hub {
         let mut state = self.lock();
         let item = Arc::new(message);
         match &item.kind {
-            Some(Kind::Strings(table)) => {
-                let first = table.first_id.max(1) as usize - 1;
-                state.strings.truncate(first);
-                state.strings.extend(table.names.iter().cloned());
-            }
+            Some(Kind::Strings(table)) => state.strings.apply(table),
             Some(Kind::Snapshot(_)) => {
                 if state.first.is_none() {
                     state.first = Some(item.clone());
@@ -188,12 +224,9 @@ impl Hub {
                 kind: Some(Kind::Handshake(handshake.clone())),
             }));
         }
-        if !state.strings.is_empty() {
+        if !state.strings.names.is_empty() {
             backlog.push(Arc::new(StreamMessage {
-                kind: Some(Kind::Strings(StringTable {
-                    first_id: 1,
-                    names: state.strings.clone(),
-                })),
+                kind: Some(Kind::Strings(state.strings.from(1))),
             }));
         }
         if let Some(first) = &state.first {
@@ -243,7 +276,7 @@ fn try_send(sub: &Subscriber, item: Item) -> Sent {
 
 /// Sends `item`, preceded by whatever the subscriber still lacks: names it missed and a notice
 /// of lost snapshots.
-fn send(sub: &mut Subscriber, item: &Item, strings: &[String]) -> Sent {
+fn send(sub: &mut Subscriber, item: &Item, strings: &Names) -> Sent {
     let known = strings.len() as u32;
     if let Some(Kind::Strings(_)) = item.kind {
         // Names are sent from the subscriber's own position, so a missed table is never a gap.
@@ -252,10 +285,7 @@ fn send(sub: &mut Subscriber, item: &Item, strings: &[String]) -> Sent {
         }
     }
     if sub.strings_from <= known {
-        let table = StringTable {
-            first_id: sub.strings_from,
-            names: strings[sub.strings_from as usize - 1..].to_vec(),
-        };
+        let table = strings.from(sub.strings_from);
         match try_send(
             sub,
             Arc::new(StreamMessage {
@@ -308,6 +338,7 @@ mod tests {
     fn strings(first_id: u32, names: &[&str]) -> StreamMessage {
         StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id,
                 names: names.iter().map(|s| s.to_string()).collect(),
             })),
@@ -354,6 +385,52 @@ mod tests {
             kind: Some(Kind::End(SessionEnd::default())),
         });
         assert_eq!(kinds(&drain(&mut rx)), ["names4+1", "snap2", "end"]);
+    }
+
+    #[test]
+    fn sites_reach_late_subscribers_and_those_that_missed_their_table() {
+        use memcity_proto::sites::SiteFrames;
+        use memcity_proto::strings::{StringInterner, StringResolver};
+        // A frame with the separator in it: its name's split would give three frames, so two
+        // come only from the site's own table.
+        let site = SiteFrames {
+            frames: vec!["a.B.c <- odd", "App.run(App.java:2)"],
+            skipped: false,
+        };
+        let mut names = StringInterner::new();
+        names.intern("java.lang.String");
+        let first = names.take_new().expect("a table");
+        let id = names.intern_site(&site);
+        let second = names.take_new().expect("a table");
+        let hub = Hub::new(1 << 20);
+        let (_, mut slow) = hub.subscribe();
+        for seq in 0..SUBSCRIBER_QUEUE as u64 {
+            hub.publish(snap(seq));
+        }
+        for table in [first, second] {
+            hub.publish(StreamMessage {
+                kind: Some(Kind::Strings(table)),
+            });
+        }
+        let resolved = |items: &[Item]| {
+            let mut r = StringResolver::new();
+            for item in items {
+                if let Some(Kind::Strings(t)) = &item.kind {
+                    r.apply(t).unwrap();
+                }
+            }
+            let name = r.resolve(id).to_string();
+            r.site(&name)
+                .frames
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+        };
+        let (backlog, _late) = hub.subscribe();
+        assert_eq!(resolved(&backlog), site.frames);
+        drain(&mut slow);
+        hub.publish(snap(100));
+        assert_eq!(resolved(&drain(&mut slow)), site.frames);
     }
 
     #[test]

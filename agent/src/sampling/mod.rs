@@ -13,7 +13,7 @@ mod sites;
 pub(crate) mod tracker;
 
 use class_cache::ClassCache;
-pub use sites::{site_name, MethodNames};
+pub use sites::{site_of, MethodNames};
 
 use std::collections::HashMap;
 use std::ffi::c_void;

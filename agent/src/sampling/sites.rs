@@ -3,21 +3,26 @@
 
 use std::collections::HashMap;
 
+use memcity_proto::sites::SiteFrames;
+
 use super::*;
 
-/// A site's name: its top `naming` frames, and if those are all library code, the first
-/// application frame below them, so a `String` built by `StringConcatHelper` still says which
-/// application line made it.
-pub fn site_name(frames: &[String], naming: usize) -> String {
+/// A site: its top `naming` frames, and if those are all library code, the first application
+/// frame below them, so a `String` built by `StringConcatHelper` still says which application
+/// line made it (its name joins them: `memcity_proto::sites`).
+pub fn site_of(frames: &[String], naming: usize) -> SiteFrames<&str> {
     let top = &frames[..naming.min(frames.len())];
-    let mut name = top.join(" <- ");
+    let mut site = SiteFrames {
+        frames: top.iter().map(String::as_str).collect(),
+        skipped: false,
+    };
     if top.iter().all(|f| is_library_frame(f)) {
         if let Some(app) = frames[top.len()..].iter().find(|f| !is_library_frame(f)) {
-            name.push_str(" <- ... <- ");
-            name.push_str(app);
+            site.frames.push(app);
+            site.skipped = true;
         }
     }
-    name
+    site
 }
 
 /// What naming a frame needs of its method, fetched once per method.
@@ -100,14 +105,18 @@ mod tests {
             "LinkedListLeak.main(LinkedListLeak.java:33)",
         ]);
         assert_eq!(
-            site_name(&stack, 1),
+            site_of(&stack, 1).name(),
             "java.lang.StringConcatHelper.newString(StringConcatHelper.java:387) <- ... <- LinkedListLeak.main(LinkedListLeak.java:33)"
         );
         assert_eq!(
-            site_name(&stack[2..], 1),
+            site_of(&stack[2..], 1).name(),
             "LinkedListLeak.main(LinkedListLeak.java:33)"
         );
-        assert_eq!(site_name(&stack, 3), stack.join(" <- "));
-        assert_eq!(site_name(&stack[..2], 1), stack[0]);
+        assert_eq!(site_of(&stack, 3).name(), stack.join(" <- "));
+        assert_eq!(site_of(&stack[..2], 1).name(), stack[0]);
+        // The frames themselves, as they travel.
+        let site = site_of(&stack, 1);
+        assert_eq!(site.frames, [stack[0].as_str(), stack[2].as_str()]);
+        assert!(site.skipped);
     }
 }

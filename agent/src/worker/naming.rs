@@ -420,9 +420,10 @@ impl Worker {
                     .iter()
                     .map(|&frame| self.naming.methods.frame(&jvmti, frame))
                     .collect();
-                self.naming
-                    .site_names
-                    .push(crate::sampling::site_name(&named, sampler.naming_frames()));
+                // The site's frames travel as ids with the names (`StringTable.sites`).
+                let site = crate::sampling::site_of(&named, sampler.naming_frames());
+                self.naming.strings.intern_site(&site);
+                self.naming.site_names.push(site.name());
             }
         }
         while let Some(name) = sampler.thread_name(self.naming.thread_names.len() as u32) {

@@ -241,8 +241,12 @@ impl CityModel {
         }
         if let Some(lifetimes) = snapshot.lifetimes.as_ref().filter(|_| !self.skip_lifetimes) {
             let strings = &self.strings;
-            self.lifetimes
-                .add(snapshot.time_ms, lifetimes, |id| strings.resolve(id));
+            self.lifetimes.add_with_sites(
+                snapshot.time_ms,
+                lifetimes,
+                |id| strings.resolve(id),
+                |name| strings.site(name),
+            );
         }
         let Some(root) = &snapshot.root else {
             return;
@@ -529,6 +533,7 @@ mod tests {
         use memcity_proto::v1::{Death, Lifetimes, Snapshot, StringTable};
         let mut s = CityModel::new();
         s.apply(&msg(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: vec!["app.Cache".into(), "app.Loader.load(Loader.java:9)".into()],
         })))
@@ -565,6 +570,53 @@ mod tests {
     }
 
     #[test]
+    fn a_sites_frames_and_context_come_from_its_table_not_its_names_split() {
+        use memcity_proto::v1::{Death, Lifetimes, Site, Snapshot, StringTable};
+        // The agent's names join frames with " <- "; a frame with that in it would split wrong,
+        // so what is read from the table shows the frames were taken from it.
+        let (odd, app) = (
+            "java.util.Odd.x <- y(Odd.java:1)",
+            "app.Loader.load(Loader.java:9)",
+        );
+        let name = format!("{odd} <- ... <- {app}");
+        let mut s = CityModel::new();
+        s.apply(&msg(Kind::Strings(StringTable {
+            first_id: 1,
+            names: vec![odd.into(), app.into(), name.clone(), "app.Cache".into()],
+            sites: vec![Site {
+                name: 3,
+                frames: vec![1, 2],
+                skipped: true,
+            }],
+        })))
+        .unwrap();
+        let site = s.site(&name);
+        assert_eq!(site.frames, [odd, app]);
+        assert!(site.skipped);
+        assert_eq!(memcity_proto::sites::split(&name).frames.len(), 3);
+        let snapshot = Snapshot {
+            root: Some(node(0, 1, vec![])),
+            lifetimes: Some(Lifetimes {
+                deaths: vec![Death {
+                    site: 3,
+                    holder_type: 4,
+                    weight: 1.0,
+                    ..Default::default()
+                }],
+                deaths_booked: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        s.apply(&msg(Kind::Snapshot(snapshot))).unwrap();
+        let pairs = s.lifetimes().pairs(&Default::default());
+        assert_eq!(
+            pairs[0].alloc, "app.Loader",
+            "the first application frame's class"
+        );
+    }
+
+    #[test]
     fn apply_builds_leaves_with_names() {
         use memcity_proto::v1::{Snapshot, StringTable};
         let mut s = CityModel::new();
@@ -574,6 +626,7 @@ mod tests {
         })))
         .unwrap();
         s.apply(&msg(Kind::Strings(StringTable {
+            sites: Vec::new(),
             first_id: 1,
             names: vec![
                 "java.util".into(),

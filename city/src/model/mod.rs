@@ -197,6 +197,12 @@ impl std::fmt::Display for Role {
 }
 
 impl CityModel {
+    /// An allocation site's frames by its name: as the session's string table gave them, else
+    /// the name split (a recording from before sites travelled, a name memcity gives).
+    pub fn site<'a>(&'a self, name: &'a str) -> memcity_proto::sites::SiteFrames<&'a str> {
+        self.strings.site(name)
+    }
+
     pub fn new() -> Self {
         let budget = detail_budget_for_new_models();
         let mut model = Self {

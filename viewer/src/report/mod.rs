@@ -224,6 +224,7 @@ mod tests {
         let mut s = CityModel::new();
         s.apply(&StreamMessage {
             kind: Some(Kind::Strings(StringTable {
+                sites: Vec::new(),
                 first_id: 1,
                 names: ["p", "A", "B", "C"].map(String::from).to_vec(),
             })),

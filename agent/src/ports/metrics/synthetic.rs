@@ -32,7 +32,11 @@ impl Session {
                 })),
             },
             StreamMessage {
-                kind: Some(Kind::Strings(StringTable { first_id: 1, names })),
+                kind: Some(Kind::Strings(StringTable {
+                    sites: Vec::new(),
+                    first_id: 1,
+                    names,
+                })),
             },
         ];
         for seq in 0..snapshots {
