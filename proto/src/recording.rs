@@ -31,6 +31,10 @@ pub const MAGIC: [u8; 8] = *b"\x89MEMCITY";
 ///   survivors), the estimates' errors and unconfirmed parts, the heap's use and an
 ///   OutOfMemoryError. Its messages are version 1's with more fields: a version-1 file reads
 ///   as one whose snapshots carry none of them (`proto/tests/data/golden-v1.mcrec`).
+///
+/// Not a version of its own: string tables may carry their sites' frames as ids
+/// (`StringTable.sites`, 2026-12-07), which a reader that drops them still has in the sites'
+/// names (`sites::split`).
 pub const FORMAT_VERSION: u32 = 2;
 /// Customary file extension.
 pub const EXTENSION: &str = "mcrec";
