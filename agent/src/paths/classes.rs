@@ -19,6 +19,7 @@ impl Search {
     }
 
     /// The class id and what the search knows of `class` (learned on first sight).
+    #[inline]
     pub(super) fn class_info(&mut self, env: &mut Env, class: jclass) -> Option<(u32, Kind)> {
         // The classes met last: a list's nodes, a map's entries, an array's elements come in
         // runs, and `IsSameObject` is cheaper than the tag map's lock and lookup.

@@ -60,6 +60,7 @@ impl ClassCache {
         }
     }
 
+    #[inline]
     fn entries(&self) -> &[ClassEntry] {
         let entries = self.entries.load(Ordering::Acquire);
         if entries.is_null() {
@@ -84,6 +85,7 @@ impl ClassCache {
         }
     }
 
+    #[inline]
     pub(super) fn probe(hash: i32) -> impl Iterator<Item = usize> {
         // Fibonacci hashing spreads the VM's hashes (sequential on some JDKs) over the table.
         let start = ((hash as u32).wrapping_mul(0x9E37_79B9) >> (32 - CLASS_CACHE.trailing_zeros()))
@@ -111,6 +113,7 @@ impl ClassCache {
     }
 
     /// Adds a class; false when its probe window is full. Callers serialize inserts.
+    #[inline]
     pub(super) fn insert(&self, hash: i32, id: u32, reference: usize) -> bool {
         let entries = self.entries();
         if hash == 0 || entries.is_empty() {

@@ -389,6 +389,7 @@ impl<'a> State<'a> {
 
     /// A new visit starts (JVMTI reports an object's class first): the referrer is one more
     /// live object, and a sample if it carries a sample's tag.
+    #[inline]
     pub(super) fn start_visit(
         &mut self,
         referrer_class_tag: jlong,
@@ -434,6 +435,7 @@ impl<'a> State<'a> {
 
     /// A static field's reference, reported from its class mirror's visit.
     #[allow(clippy::too_many_arguments)] // the JVMTI callback's, as `on_reference`
+    #[inline]
     pub(super) fn static_field(
         &mut self,
         field_index: jint,
@@ -476,6 +478,7 @@ impl<'a> State<'a> {
     }
 
     #[allow(clippy::too_many_arguments)] // mirrors the JVMTI callback signature
+    #[inline]
     pub(super) fn on_reference(
         &mut self,
         kind: sys::jvmtiHeapReferenceKind,
