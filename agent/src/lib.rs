@@ -66,7 +66,7 @@ pub(crate) struct Agent {
     /// Hands out class ids (the tags of class mirrors): the class table, the sampling callback
     /// and the walk all tag classes, and an id must never be handed out twice.
     next_class: AtomicU32,
-    /// Where the session stands: running, detaching, stopping, off (`phase.rs`).
+    /// Where the session stands: stopping, detaching, off, each only ever set (`phase.rs`).
     phase: AgentPhase,
     /// Loaded into a running JVM: what it allocated before was never sampled.
     attached: bool,

@@ -130,7 +130,7 @@ pub fn site_frames<'a>(site: &SiteFrames<&'a str>) -> Vec<SiteFrame<'a>> {
 
 fn frame(text: &str) -> SiteFrame<'_> {
     let text = text.trim();
-    if text == "..." {
+    if text == memcity_proto::sites::SKIPPED {
         return SiteFrame {
             function: LIBRARY_FRAMES,
             file: None,

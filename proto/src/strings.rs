@@ -1,6 +1,7 @@
 //! The string table: class, package, site and thread names travel once and are referenced by id.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use crate::sites::SiteFrames;
 use crate::v1::{Site, StringTable};
@@ -12,10 +13,11 @@ pub struct StringInterner {
     names: Vec<String>,
     /// Index into `names` of the first entry not yet handed out by [`StringInterner::take_new`].
     sent: usize,
-    /// The allocation sites named, in the order their names were assigned, and the first not
-    /// yet handed out.
+    /// The allocation sites named, in the order they were named, and the first not yet handed
+    /// out; the ids of the names that have one.
     sites: Vec<Site>,
     sites_sent: usize,
+    site_names: HashSet<u32>,
 }
 
 impl StringInterner {
@@ -37,21 +39,21 @@ impl StringInterner {
     /// The id of an allocation site's name, assigning its frames and name if it is new; a new
     /// site travels with the names (`StringTable.sites`), its frames as ids.
     pub fn intern_site(&mut self, site: &SiteFrames<impl AsRef<str>>) -> u32 {
-        let name = site.name();
-        if let Some(&id) = self.ids.get(&name) {
-            return id;
-        }
         let frames = site
             .frames
             .iter()
             .map(|f| self.intern(f.as_ref()))
             .collect();
-        let id = self.intern(&name);
-        self.sites.push(Site {
-            name: id,
-            frames,
-            skipped: site.skipped,
-        });
+        // The name may be known already (one frame's site, named as another's frame): its
+        // frames are recorded all the same, once.
+        let id = self.intern(&site.name());
+        if self.site_names.insert(id) {
+            self.sites.push(Site {
+                name: id,
+                frames,
+                skipped: site.skipped,
+            });
+        }
         id
     }
 
@@ -71,7 +73,7 @@ impl StringInterner {
 
     /// Entries assigned since the previous call, or `None` if there are none.
     pub fn take_new(&mut self) -> Option<StringTable> {
-        if self.sent == self.names.len() {
+        if self.sent == self.names.len() && self.sites_sent == self.sites.len() {
             return None;
         }
         let table = StringTable {
@@ -99,8 +101,18 @@ impl StringInterner {
 pub struct StringResolver {
     /// `None`: an id no table gave (a lost frame's), shown as a placeholder.
     names: Vec<Option<String>>,
-    /// Allocation sites by name, their frames resolved (`StringTable.sites`).
-    sites: HashMap<String, SiteFrames<String>>,
+    /// Allocation sites by the hash of their names (`StringTable.sites`): the name's id, its
+    /// frames' ids and whether frames were skipped. Ids, not strings: a crafted table naming
+    /// one long string many times costs its ids alone.
+    sites: HashMap<u64, Vec<(u32, Vec<u32>, bool)>>,
+    /// Frame ids kept in all (against [`MAX_SITE_IDS`]).
+    site_ids: usize,
+}
+
+fn name_hash(name: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Ids a table may skip past what is known. A lost frame skips the names one snapshot
@@ -109,9 +121,11 @@ pub struct StringResolver {
 pub const MAX_ID_GAP: usize = 1 << 20;
 /// Names a session may hold in all.
 pub const MAX_NAMES: usize = 1 << 26;
-/// Allocation sites a session may hold the frames of; past it, the rest's names are split
-/// (the agent names at most `tags::MAX_SITE` sites, far fewer).
-pub const MAX_SITES: usize = 1 << 20;
+/// Frames a site may have; a site with more is left to its name's split (the agent names a
+/// site by a few frames, `site_frames=` at most).
+pub const MAX_SITE_FRAMES: usize = 256;
+/// Frame ids a session's sites may hold in all (16 MiB); past it, the rest's names are split.
+pub const MAX_SITE_IDS: usize = 1 << 22;
 
 /// A string table this side refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,37 +173,35 @@ impl StringResolver {
         Ok(())
     }
 
-    /// Keeps a site's frames under its name, once every id resolves (a site naming ids no
-    /// table gave is left to the name's split).
+    /// Keeps a site's frames by its name's hash; one naming more frames than a site has, or
+    /// past what a session's sites may hold, is left to its name's split.
     fn add_site(&mut self, site: &Site) {
-        if self.sites.len() >= MAX_SITES || !self.knows(site.name) {
+        let frames = site.frames.len();
+        if frames == 0 || frames > MAX_SITE_FRAMES || self.site_ids + frames > MAX_SITE_IDS {
             return;
         }
-        if !site.frames.iter().all(|&f| self.knows(f)) || site.frames.is_empty() {
+        let Some(Some(name)) = self.names.get((site.name as usize).wrapping_sub(1)) else {
             return;
-        }
-        let frames = site
-            .frames
-            .iter()
-            .map(|&f| self.resolve(f).to_string())
-            .collect();
-        let name = self.resolve(site.name).to_string();
-        self.sites.insert(
-            name,
-            SiteFrames {
-                frames,
-                skipped: site.skipped,
-            },
-        );
+        };
+        let same = self.sites.entry(name_hash(name)).or_default();
+        same.retain(|(id, _, _)| *id != site.name);
+        same.push((site.name, site.frames.clone(), site.skipped));
+        self.site_ids += frames;
     }
 
     /// An allocation site's frames: as its string table gave them, else its name split (an
-    /// older recording's, or a name memcity gives such as `(unsampled)`).
+    /// older recording's, a site whose frames name ids no table gave, or a name memcity gives
+    /// such as `(unsampled)`).
     pub fn site<'a>(&'a self, name: &'a str) -> SiteFrames<&'a str> {
-        match self.sites.get(name) {
-            Some(site) => SiteFrames {
-                frames: site.frames.iter().map(String::as_str).collect(),
-                skipped: site.skipped,
+        let given = self.sites.get(&name_hash(name)).and_then(|same| {
+            same.iter().find(|(id, frames, _)| {
+                self.resolve(*id) == name && frames.iter().all(|&f| self.knows(f))
+            })
+        });
+        match given {
+            Some((_, frames, skipped)) => SiteFrames {
+                frames: frames.iter().map(|&f| self.resolve(f)).collect(),
+                skipped: *skipped,
             },
             None => crate::sites::split(name),
         }
@@ -300,6 +312,72 @@ mod tests {
         r.apply(&s.take_new().unwrap()).unwrap();
         assert_eq!(r.site(r.resolve(id)), odd);
         assert_eq!(crate::sites::split(r.resolve(id)).frames, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_site_whose_name_is_known_already_still_travels_once() {
+        let mut s = StringInterner::new();
+        // A one-frame site's name is the frame, named earlier as another site's frame.
+        let two = SiteFrames {
+            frames: vec!["a.B.c(B.java:1)", "d.E.f(E.java:2)"],
+            skipped: false,
+        };
+        s.intern_site(&two);
+        let first = s.take_new().unwrap();
+        let one = SiteFrames {
+            frames: vec!["a.B.c(B.java:1)"],
+            skipped: false,
+        };
+        let id = s.intern_site(&one);
+        let second = s.take_new().expect("the site, though no name is new");
+        assert!(second.names.is_empty());
+        assert_eq!(second.sites.len(), 1);
+        assert_eq!(second.sites[0].name, id);
+        s.intern_site(&one);
+        assert!(s.take_new().is_none(), "once");
+        let mut r = StringResolver::new();
+        r.apply(&first).unwrap();
+        r.apply(&second).unwrap();
+        assert_eq!(r.site(r.resolve(id)), one);
+    }
+
+    #[test]
+    fn a_crafted_site_costs_its_ids_and_past_the_limits_is_left_to_its_name() {
+        let long = "x <- y".repeat(1 << 16);
+        let table = StringTable {
+            first_id: 1,
+            names: vec![long.clone()],
+            sites: vec![
+                Site {
+                    name: 1,
+                    frames: vec![1; MAX_SITE_FRAMES + 1],
+                    skipped: false,
+                },
+                Site {
+                    name: 1,
+                    frames: vec![],
+                    skipped: false,
+                },
+            ],
+        };
+        let mut r = StringResolver::new();
+        r.apply(&table).unwrap();
+        assert_eq!(r.site_ids, 0, "too many frames, or none: not kept");
+        assert_eq!(r.site(&long), crate::sites::split(&long));
+        let within = Site {
+            name: 1,
+            frames: vec![1; MAX_SITE_FRAMES],
+            skipped: false,
+        };
+        for _ in 0..3 {
+            r.apply(&StringTable {
+                first_id: 1,
+                names: vec![long.clone()],
+                sites: vec![within.clone()],
+            })
+            .unwrap();
+        }
+        assert_eq!(r.site(&long).frames.len(), MAX_SITE_FRAMES, "kept once, as ids");
     }
 
     #[test]

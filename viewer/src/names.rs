@@ -39,7 +39,9 @@ pub fn label(model: &CityModel, node: NodeId) -> String {
 /// `java.util.LinkedList.linkLast(LinkedList.java:146)` -> `LinkedList.linkLast:146` (`m()`
 /// without a line); names that are not frames (`(unsampled)`, a thread) as they are.
 pub fn short_site(name: &str) -> String {
-    let Some((method, rest)) = name.split_once('(') else {
+    // A site may be a chain of frames (`a(A.java:1) <- ... <- b(B.java:2)`): the first names it.
+    let first = memcity_proto::sites::split(name).frames[0];
+    let Some((method, rest)) = first.split_once('(') else {
         return name.to_string();
     };
     if method.is_empty() {
@@ -47,8 +49,6 @@ pub fn short_site(name: &str) -> String {
     }
     let mut parts = method.rsplitn(3, '.');
     let (m, class) = (parts.next().unwrap_or(method), parts.next());
-    // A site may be a chain of frames (`a(A.java:1) <- ... <- b(B.java:2)`): the line is the
-    // first frame's.
     let line = rest
         .split(')')
         .next()

@@ -17,6 +17,9 @@ pub(crate) enum JavaError {
     /// The call answered, but not what memcity asked for.
     #[error("{asked}: {answer}")]
     Answer { asked: String, answer: String },
+    /// The JVM would not do what was asked, said in full.
+    #[error("{0}")]
+    Refused(String),
     /// This agent was built without a JDK, so it carries no Java helper class.
     #[error("this agent was built without a JDK (no javac)")]
     NoHelperClass,

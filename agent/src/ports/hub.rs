@@ -46,8 +46,9 @@ struct Subscriber {
     tx: mpsc::Sender<Item>,
     /// Snapshots lost since the last notice.
     dropped: u64,
-    /// First string id this subscriber has not received.
+    /// First string id this subscriber has not received, and the first site (`Names::sites`).
     strings_from: u32,
+    sites_from: usize,
     /// The agent's own reader (its metrics), not a viewer: it takes no viewer's place.
     internal: bool,
 }
@@ -57,7 +58,9 @@ struct Subscriber {
 #[derive(Default)]
 struct Names {
     names: Vec<String>,
-    /// By their names' ids, ascending.
+    /// In the order they came; a site's name may be older than the table that carried it (a
+    /// one-frame site named as another's frame), so a subscriber's sites are counted apart
+    /// from its names (`Subscriber::sites_from`).
     sites: Vec<Site>,
 }
 
@@ -67,7 +70,6 @@ impl Names {
         let first = table.first_id.max(1);
         self.names.truncate(first as usize - 1);
         self.names.extend(table.names.iter().cloned());
-        self.sites.retain(|site| site.name < first);
         self.sites.extend(table.sites.iter().cloned());
     }
 
@@ -75,18 +77,19 @@ impl Names {
         self.names.len()
     }
 
-    /// The names from id `first_id` on, with their sites.
-    fn from(&self, first_id: u32) -> StringTable {
+    /// What a subscriber lacks: the names from id `first_id` on, and the sites from the
+    /// `sites_from`-th on.
+    fn from(&self, first_id: u32, sites_from: usize) -> StringTable {
         StringTable {
             first_id,
             names: self.names[first_id as usize - 1..].to_vec(),
-            sites: self
-                .sites
-                .iter()
-                .filter(|site| site.name >= first_id)
-                .cloned()
-                .collect(),
+            sites: self.sites[sites_from.min(self.sites.len())..].to_vec(),
         }
+    }
+
+    /// Whether a subscriber at these positions lacks anything.
+    fn lacks(&self, strings_from: u32, sites_from: usize) -> bool {
+        strings_from as usize <= self.names.len() || sites_from < self.sites.len()
     }
 }
 
@@ -226,7 +229,7 @@ impl Hub {
         }
         if !state.strings.names.is_empty() {
             backlog.push(Arc::new(StreamMessage {
-                kind: Some(Kind::Strings(state.strings.from(1))),
+                kind: Some(Kind::Strings(state.strings.from(1, 0))),
             }));
         }
         if let Some(first) = &state.first {
@@ -250,10 +253,12 @@ impl Hub {
         }
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
         let strings_from = state.strings.len() as u32 + 1;
+        let sites_from = state.strings.sites.len();
         state.subscribers.push(Subscriber {
             tx,
             dropped: 0,
             strings_from,
+            sites_from,
             internal,
         });
         (backlog, rx)
@@ -278,26 +283,25 @@ fn try_send(sub: &Subscriber, item: Item) -> Sent {
 /// of lost snapshots.
 fn send(sub: &mut Subscriber, item: &Item, strings: &Names) -> Sent {
     let known = strings.len() as u32;
-    if let Some(Kind::Strings(_)) = item.kind {
-        // Names are sent from the subscriber's own position, so a missed table is never a gap.
-        if sub.strings_from > known {
-            return Sent::Yes;
-        }
-    }
-    if sub.strings_from <= known {
-        let table = strings.from(sub.strings_from);
+    // Names and sites are sent from the subscriber's own position, so a missed table is never
+    // a gap; a table is never passed on as it came.
+    if strings.lacks(sub.strings_from, sub.sites_from) {
+        let table = strings.from(sub.strings_from, sub.sites_from);
         match try_send(
             sub,
             Arc::new(StreamMessage {
                 kind: Some(Kind::Strings(table)),
             }),
         ) {
-            Sent::Yes => sub.strings_from = known + 1,
+            Sent::Yes => {
+                sub.strings_from = known + 1;
+                sub.sites_from = strings.sites.len();
+            }
             other => return other,
         }
-        if let Some(Kind::Strings(_)) = item.kind {
-            return Sent::Yes;
-        }
+    }
+    if let Some(Kind::Strings(_)) = item.kind {
+        return Sent::Yes;
     }
     if sub.dropped > 0 {
         let notice = Notice {
@@ -426,11 +430,32 @@ mod tests {
                 .map(|f| f.to_string())
                 .collect::<Vec<_>>()
         };
-        let (backlog, _late) = hub.subscribe();
+        let (backlog, mut late) = hub.subscribe();
         assert_eq!(resolved(&backlog), site.frames);
         drain(&mut slow);
         hub.publish(snap(100));
-        assert_eq!(resolved(&drain(&mut slow)), site.frames);
+        let lagged = drain(&mut slow);
+        assert_eq!(resolved(&lagged), site.frames);
+        // A site whose name is known already comes in a table of no new names: it reaches a
+        // subscriber that has every name as well as one that lags.
+        let one = SiteFrames {
+            frames: vec!["a.B.c <- odd"],
+            skipped: false,
+        };
+        let one_id = names.intern_site(&one);
+        let third = names.take_new().expect("a table of the site alone");
+        hub.publish(StreamMessage {
+            kind: Some(Kind::Strings(third)),
+        });
+        let got = drain(&mut late);
+        let mut r = StringResolver::new();
+        for item in backlog.iter().chain(&got) {
+            if let Some(Kind::Strings(t)) = &item.kind {
+                r.apply(t).unwrap();
+            }
+        }
+        let name = r.resolve(one_id).to_string();
+        assert_eq!(r.site(&name).frames, one.frames);
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub unsafe fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         if let Ok(guard) = agent.monitor.enter() {
             // Re-check under the monitor so a GC that finished meanwhile is not slept through.
             if agent.gc_finished.load(Ordering::Acquire) == worker.clock.gc_seen
-                && !agent.phase.get().worker_stops()
+                && !agent.phase.get().stopping()
             {
                 let _ = guard.wait(wait.as_millis().max(1) as i64);
             }

@@ -339,7 +339,7 @@ impl Worker {
             young,
             mut survivors,
             mut recent,
-        } = self.live_targets(sampler);
+        } = self.live_targets(sampler, last_gc);
         let focused = due == paths::Due::Focused && recent.len() >= paths::MIN_TARGETS;
         if due == paths::Due::Focused && !focused && !or_full {
             return None;
@@ -424,10 +424,11 @@ impl Worker {
     /// The live samples as targets, memcity's own left out: born since the last GC (often
     /// garbage no GC has met yet, which no path reaches and which would keep the search from
     /// stopping early), born since the last kept search, and the older survivors.
-    fn live_targets(&self, sampler: &'static Sampler) -> LiveTargets {
+    /// `last_gc`: the tracker's generation at the last GC, read once for the search (it is also
+    /// where the search's own look ends, `Searches::started_gen`).
+    fn live_targets(&self, sampler: &'static Sampler, last_gc: u32) -> LiveTargets {
         let ours = sampler.memcity_threads();
         let mut targets = LiveTargets::default();
-        let last_gc = sampler.tracker.last_gc();
         let from_gen = self.searches.from_gen;
         sampler.tracker.for_each_live(|slot, sample, weak| {
             if crate::sampling::is_memcity(&ours, sample.thread) {
@@ -498,7 +499,7 @@ impl Worker {
         let mut search_finished = false;
         if let (Some(sampler), Some(_)) = (self.sampler(), self.agent.options.paths) {
             // A JVM exiting meanwhile gets the paths found by then, not a new search.
-            if self.searches.current.is_none() && !self.agent.phase.get().worker_stops() {
+            if self.searches.current.is_none() && !self.agent.phase.get().stopping() {
                 self.refresh_classes();
                 // The quickest answer: the roots that held the growth, if any; else all.
                 let due = if self.searches.preferred_roots.is_empty() {
@@ -512,7 +513,7 @@ impl Worker {
             if let Some(mut search) = self.searches.current.take() {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if self.agent.phase.get().worker_stops() {
+                    if self.agent.phase.get().stopping() {
                         search.interrupt(
                             "the search stopped as the JVM exited (another thread's uncaught OutOfMemoryError)"
                                 .to_string(),

@@ -279,6 +279,8 @@ impl Worker {
         let gc_count = self.agent.gc_finished.load(Ordering::Acquire);
         let skipped = self.clock.published(trigger, basis, gc_count, now);
         let exactness = self.exactness(built.exactness, basis);
+        // Read before the graph is named, as the snapshot's moment.
+        let tracking = self.tracking();
         let (fields, roots, owned) = self.graph_of(counts, basis);
         self.remember(counts);
         self.switch_gc_counts(built.root.objects);
@@ -292,7 +294,7 @@ impl Worker {
             classifiers: self.chain.iter().map(|c| c.name().to_string()).collect(),
             root: Some(built.root),
             references: built.references,
-            cost: Some(self.cost(counts, predicted, skipped, now)),
+            cost: Some(self.cost(counts, tracking, (predicted, skipped), now)),
             exactness: Some(exactness),
             fields,
             roots,
@@ -374,20 +376,32 @@ impl Worker {
         self.graph(counts)
     }
 
-    /// What the snapshot cost the JVM and the agent: the stop, the budget, sampling and
-    /// tracking, and what was skipped, refused or dropped since the last.
-    fn cost(
-        &mut self,
-        counts: &WalkResult,
-        predicted: Duration,
-        skipped: u64,
-        now: Instant,
-    ) -> WalkCost {
+    /// What sampling and tracking cost so far, and the interval in force.
+    fn tracking(&self) -> Tracking {
         let sampler = self.sampler();
         let (samples, sampling_ns) = sampler.map_or((0, 0), |s| s.cost());
         let (agent_bytes, mut jvm_bytes) = sampler.map_or((0, 0), |s| s.tracker.memory());
         let (held, let_go) = self.markings.canaries.held();
         jvm_bytes += (held + let_go) as u64 * crate::census::canary::JVM_BYTES_PER_CANARY;
+        Tracking {
+            samples,
+            sampling_ns,
+            agent_bytes,
+            jvm_bytes,
+            interval: sampler.map_or(0, |s| s.current_interval()),
+        }
+    }
+
+    /// What the snapshot cost the JVM and the agent: the stop, the budget, sampling and
+    /// tracking, and what was skipped, refused or dropped since the last.
+    fn cost(
+        &mut self,
+        counts: &WalkResult,
+        t: Tracking,
+        (predicted, skipped): (Duration, u64),
+        now: Instant,
+    ) -> WalkCost {
+        let sampler = self.sampler();
         WalkCost {
             pause_ns: counts.pause.as_nanos() as u64,
             objects_visited: counts.visited,
@@ -396,21 +410,17 @@ impl Worker {
             total_pause_ns: self.clock.budget.spent().as_nanos() as u64,
             wall_ns: self.clock.budget.wall(now).as_nanos() as u64,
             dropped_snapshots: self.agent.hub.dropped_total(),
-            samples,
-            sampling_ns,
-            sampling_interval: sampler.map_or(0, |s| s.current_interval()),
+            samples: t.samples,
+            sampling_ns: t.sampling_ns,
+            sampling_interval: t.interval,
             tracked_samples: sampler.map_or(0, |s| s.tracker.in_use()),
             untracked_samples: sampler.map_or(0, |s| s.tracker.untracked()),
             unheld_samples: sampler.map_or(0, |s| s.tracker.unheld()),
-            tracking_agent_bytes: agent_bytes,
-            tracking_jvm_bytes: jvm_bytes,
+            tracking_agent_bytes: t.agent_bytes,
+            tracking_jvm_bytes: t.jvm_bytes,
             predicted_walk_ns: predicted.as_nanos() as u64,
             refused_walks: std::mem::take(&mut self.clock.refused_since),
-            gc_counts_on: self
-                .gc_counts
-                .stream
-                .as_ref()
-                .is_some_and(GcCounts::enabled),
+            gc_counts_on: self.gc_counts.stream.as_ref().is_some_and(GcCounts::enabled),
             gc_count_pause_ns: self.gc_counts.last_pause_ns,
         }
     }
@@ -439,4 +449,14 @@ impl Worker {
         self.agent.snapshots.fetch_add(1, Ordering::Relaxed);
         self.clock.seq += 1;
     }
+}
+
+/// Sampling's and tracking's figures at a snapshot (`Worker::tracking`).
+#[derive(Clone, Copy)]
+struct Tracking {
+    samples: u64,
+    sampling_ns: u64,
+    agent_bytes: u64,
+    jvm_bytes: u64,
+    interval: u64,
 }

@@ -204,7 +204,7 @@ fn parse(output: &str) -> Option<Configuration> {
 pub(super) fn place(env: &mut JNIEnv) -> Result<String, JavaError> {
     let query = |env: &mut JNIEnv| {
         let output = diagnostic_command(env, "JFR.configure")?;
-        parse(&output).ok_or_else(|| answer("JFR.configure", output.trim()))
+        parse(&output).ok_or_else(|| answer("JFR.configure said", output.trim()))
     };
     let current = query(env)?;
     if let Some(repository) = current.repository {
@@ -225,14 +225,13 @@ pub(super) fn place(env: &mut JNIEnv) -> Result<String, JavaError> {
     let path = dir
         .to_str()
         .filter(|p| !p.contains(|c: char| c.is_whitespace() || c == '"' || c == '\''))
-        .ok_or_else(|| answer(dir.display(), "cannot be given to JFR.configure"))?;
+        .ok_or_else(|| JavaError::Refused(format!("{} cannot be given to JFR.configure", dir.display())))?;
     diagnostic_command(env, &format!("JFR.configure repositorypath={path}"))?;
     match query(env)?.repository {
         Some(repository) if Path::new(&repository).starts_with(dir) => Ok(repository),
-        other => Err(answer(
-            format!("JFR.configure repositorypath={path}"),
-            format!("not taken (JFR reports {other:?})"),
-        )),
+        other => Err(JavaError::Refused(format!(
+            "JFR did not take {path} as its repository (it reports {other:?})"
+        ))),
     }
 }
 
