@@ -90,7 +90,10 @@ mod tests {
         assert!(phase.get().samples() && !phase.get().worker_stops());
         phase.begin_detach();
         assert!(!phase.get().samples(), "no new sample once a detach began");
-        assert!(!phase.get().worker_stops(), "the worker runs until callbacks drain");
+        assert!(
+            !phase.get().worker_stops(),
+            "the worker runs until callbacks drain"
+        );
         phase.stop();
         let now = phase.get();
         assert!(now.worker_stops() && now.releases() && now.active());
@@ -106,7 +109,10 @@ mod tests {
         assert!(now.samples() && now.worker_stops() && now.stopping());
         assert!(!now.releases());
         phase.begin_detach();
-        assert!(phase.get().releases() && !phase.get().samples(), "a detach as the VM dies");
+        assert!(
+            phase.get().releases() && !phase.get().samples(),
+            "a detach as the VM dies"
+        );
     }
 
     #[test]
@@ -117,7 +123,10 @@ mod tests {
         assert!(!phase.turn_off(), "reported once");
         let now = phase.get();
         assert!(!now.active() && now.worker_stops() && !now.samples());
-        assert!(now.releases(), "an error during a detach keeps the detach's hand-back");
+        assert!(
+            now.releases(),
+            "an error during a detach keeps the detach's hand-back"
+        );
         assert!(!now.stopping(), "off is not the VM going away");
     }
 

@@ -377,7 +377,11 @@ mod tests {
             })
             .unwrap();
         }
-        assert_eq!(r.site(&long).frames.len(), MAX_SITE_FRAMES, "kept once, as ids");
+        assert_eq!(
+            r.site(&long).frames.len(),
+            MAX_SITE_FRAMES,
+            "kept once, as ids"
+        );
     }
 
     #[test]

@@ -420,7 +420,11 @@ impl Worker {
             tracking_jvm_bytes: t.jvm_bytes,
             predicted_walk_ns: predicted.as_nanos() as u64,
             refused_walks: std::mem::take(&mut self.clock.refused_since),
-            gc_counts_on: self.gc_counts.stream.as_ref().is_some_and(GcCounts::enabled),
+            gc_counts_on: self
+                .gc_counts
+                .stream
+                .as_ref()
+                .is_some_and(GcCounts::enabled),
             gc_count_pause_ns: self.gc_counts.last_pause_ns,
         }
     }

@@ -225,7 +225,12 @@ pub(super) fn place(env: &mut JNIEnv) -> Result<String, JavaError> {
     let path = dir
         .to_str()
         .filter(|p| !p.contains(|c: char| c.is_whitespace() || c == '"' || c == '\''))
-        .ok_or_else(|| JavaError::Refused(format!("{} cannot be given to JFR.configure", dir.display())))?;
+        .ok_or_else(|| {
+            JavaError::Refused(format!(
+                "{} cannot be given to JFR.configure",
+                dir.display()
+            ))
+        })?;
     diagnostic_command(env, &format!("JFR.configure repositorypath={path}"))?;
     match query(env)?.repository {
         Some(repository) if Path::new(&repository).starts_with(dir) => Ok(repository),
