@@ -42,6 +42,38 @@ pub fn handshake(agent: &Agent) -> Handshake {
     }
 }
 
+/// What the worker needs to know of this JVM to judge its samples: its command line, its
+/// collector and its version, read once.
+pub(super) struct JvmFacts {
+    pub(super) command_line: String,
+    /// `G1`, `Parallel`, `Z`... (`gc_name`).
+    pub(super) gc: String,
+    pub(super) major: Option<u32>,
+}
+
+impl JvmFacts {
+    pub(super) fn read(agent: &Agent) -> JvmFacts {
+        let command_line = command_line();
+        JvmFacts {
+            gc: gc_name(&command_line),
+            major: java_major(
+                &agent
+                    .jvmti
+                    // A VM property, so JVMTI has it (`java.specification.version` is the
+                    // library's).
+                    .system_property("java.vm.specification.version")
+                    .unwrap_or_default(),
+            ),
+            command_line,
+        }
+    }
+
+    /// Every collection marks the whole heap (`every_gc_marks_all`).
+    pub(super) fn every_gc_marks_all(&self) -> bool {
+        every_gc_marks_all(&self.gc, self.major, &jvm_flags(&self.command_line))
+    }
+}
+
 /// The first JDK whose sampler charges allocations outside TLABs correctly (JDK-8356372).
 pub(super) const FIRST_EXACT_OUTSIDE_TLAB_SAMPLING: u32 = 25;
 

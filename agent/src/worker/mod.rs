@@ -43,10 +43,7 @@ use classes::{ClassTable, MemcityShare};
 use clock::Clock;
 use counts::GcCountState;
 pub use jvm::handshake;
-use jvm::{
-    command_line, every_gc_marks_all, gc_counts_types, gc_name, java_major, jvm_flags,
-    FIRST_EXACT_OUTSIDE_TLAB_SAMPLING,
-};
+use jvm::{gc_counts_types, JvmFacts, FIRST_EXACT_OUTSIDE_TLAB_SAMPLING};
 use markings::Markings;
 use naming::Naming;
 use schedule::POLL;
@@ -147,21 +144,14 @@ impl Worker {
     /// `jni` must be the calling agent thread's JNIEnv.
     unsafe fn new(agent: &'static Agent, jni: *mut JNIEnv) -> Worker {
         let options = &agent.options;
-        let command_line = command_line();
-        let gc = gc_name(&command_line);
-        let major = java_major(
-            &agent
-                .jvmti
-                // A VM property, so JVMTI has it (`java.specification.version` is the library's).
-                .system_property("java.vm.specification.version")
-                .unwrap_or_default(),
-        );
-        let collector_counts_types = gc_counts_types(&gc);
+        let jvm = JvmFacts::read(agent);
+        let (gc, major) = (&jvm.gc, jvm.major);
+        let collector_counts_types = gc_counts_types(gc);
         if !collector_counts_types && options.gc_counts.is_some() {
             debug!("{gc}: no GC counts (its collections count no types); estimates rest on walks and samples alone");
         }
         let mut markings = Markings::default();
-        if every_gc_marks_all(&gc, major, &jvm_flags(&command_line)) {
+        if jvm.every_gc_marks_all() {
             markings.canaries.every_gc_marks_all();
             debug!("{gc}: every GC marks the whole heap; canaries are let go at once");
         }
@@ -199,7 +189,7 @@ impl Worker {
             heap: unsafe { HeapGauge::new(jni) },
             heap_after_gc: None,
             out_of_memory: None,
-            command_line,
+            command_line: jvm.command_line,
             quieted: false,
         }
     }
@@ -688,18 +678,10 @@ pub(crate) fn say_collector(agent: &Agent) {
     let (names, generational_zgc) = match Collectors::open() {
         Ok(collectors) => (collectors.names().join(", "), collectors.generational_zgc()),
         Err(e) => {
-            let command_line = command_line();
-            let gc = gc_name(&command_line);
-            let major = java_major(
-                &agent
-                    .jvmti
-                    .system_property("java.vm.specification.version")
-                    .unwrap_or_default(),
-            );
-            let one_generation = every_gc_marks_all(&gc, major, &jvm_flags(&command_line));
+            let jvm = JvmFacts::read(agent);
             (
-                format!("{gc}, by its flags ({e})"),
-                gc == "Z" && !one_generation,
+                format!("{}, by its flags ({e})", jvm.gc),
+                jvm.gc == "Z" && !jvm.every_gc_marks_all(),
             )
         }
     };
