@@ -170,6 +170,11 @@ fn label<'a>(series: &'a Value, name: &str) -> &'a str {
     series["metric"][name].as_str().unwrap_or("")
 }
 
+/// The port of a metrics target, `host:port`.
+fn steady_port(target: &str) -> u16 {
+    target.rsplit(':').next().unwrap().parse().unwrap()
+}
+
 fn number(series: &Value) -> f64 {
     series["value"][1].as_str().unwrap().parse().unwrap()
 }
@@ -200,8 +205,13 @@ fn prometheus_finds_the_leaking_jvm_and_the_docs_rule_alerts_on_it_alone() {
         .spawn();
     // The steady JVM serves its page too: its address reaches the metrics, for a dashboard's
     // link. It exports 3 series per family at most: the JDK's dozens of packages must fold.
+    // It records its session too: a suspect named on it fails with the report of what it saw.
+    let steady_recording = dir.path().join("steady.mcrec");
     let steady = AppSpec::new(&jdk, "SteadyState", 300.0)
-        .agent("port=0,metrics=0,http=0,metrics_top=3")
+        .agent(format!(
+            "port=0,metrics=0,http=0,metrics_top=3,record={}",
+            steady_recording.display()
+        ))
         .spawn();
     leak.wait_for_line("READY", Duration::from_secs(60));
     steady.wait_for_line("READY", Duration::from_secs(60));
@@ -302,8 +312,18 @@ rule_files:",
         },
     );
     let growth = server.query("memcity_leak_suspect_growth_bytes_per_second");
-    for series in &growth {
-        assert_eq!(label(series, "job"), "memcity", "{series}");
+    if let Some(series) = growth.iter().find(|s| label(s, "job") != "memcity") {
+        let metrics = http_get(steady_port(&steady_target), "/metrics").map(|(_, text)| text);
+        drop(steady);
+        let report = memcity(
+            &["report", &steady_recording.display().to_string()],
+            Duration::from_secs(120),
+        );
+        panic!(
+            "a suspect on the steady JVM: {series}\nits metrics: {metrics:?}\nthe report of its recording:\n{}{}",
+            String::from_utf8_lossy(&report.stdout),
+            String::from_utf8_lossy(&report.stderr)
+        );
     }
     let leak_series = &growth[0];
     assert_eq!(label(leak_series, "holder"), "java.util.LinkedList");
@@ -317,8 +337,7 @@ rule_files:",
     assert_eq!(suspects.first().map(number), Some(0.0), "{suspects:?}");
     // A client that does not ask for OpenMetrics gets Prometheus's text format, which
     // Prometheus's own linter passes.
-    let steady_port: u16 = steady_target.rsplit(':').next().unwrap().parse().unwrap();
-    let (status, text) = http_get(steady_port, "/metrics").unwrap();
+    let (status, text) = http_get(steady_port(&steady_target), "/metrics").unwrap();
     assert_eq!(status, 200, "{text}");
     assert!(!text.contains("# EOF"), "{text}");
     let promtool = prometheus.with_file_name("promtool");
