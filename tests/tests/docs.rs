@@ -48,9 +48,12 @@ fn readme_demo_command_runs_and_shows_the_leak() {
     let mut demo = std::process::Command::new(root().join("scripts/demo.sh"));
     // The script builds with cargo: not with this test's per-crate variables (see `cargo`).
     without_test_crate_env(&mut demo);
-    // As the README runs it: no arguments, 20 s of LinkedListLeak.
+    // As the README runs it: no arguments, 20 s of LinkedListLeak. Its recording and logs go
+    // to a folder of the test's: the user's own demo under target/demo stays as it was.
+    let out_dir = tempfile::tempdir().unwrap();
     let out = demo
         .env("MEMCITY_PROFILE", "debug")
+        .env("MEMCITY_DEMO_DIR", out_dir.path())
         // The text path (the window path is `memcity demo`, tested under Xvfb in window.rs); on
         // a desktop a display would otherwise open a window that waits for its user.
         .env_remove("DISPLAY")
@@ -63,6 +66,10 @@ fn readme_demo_command_runs_and_shows_the_leak() {
     assert!(
         stderr.contains("snapshots"),
         "the live record step ran: {stderr}"
+    );
+    assert!(
+        out_dir.path().join("demo.mcrec").is_file(),
+        "the demo recorded into MEMCITY_DEMO_DIR: {stdout}"
     );
     // The growth table's row (the suspects above it mention the type too).
     let person = stdout

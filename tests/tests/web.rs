@@ -6,11 +6,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use memcity_e2e::browser::{chromium_path, http_get, Browser, HttpResponse};
+use memcity_e2e::browser::{chromium_path, http_get, Browser};
+use memcity_e2e::serve::Serve;
 use memcity_e2e::*;
 
 const W: u32 = 1280;
@@ -37,90 +38,6 @@ fn page_ready(what: &str) -> bool {
         return false;
     }
     true
-}
-
-/// `memcity serve ARGS --port 0`, killed on drop; its URL.
-struct Serve {
-    child: Child,
-    url: String,
-    port: u16,
-    token: String,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        ensure_built();
-        let mut child = Command::new(memcity_bin())
-            .arg("serve")
-            .args(args)
-            .args(["--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start memcity serve");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = child.kill();
-                let out = child.wait_with_output().unwrap();
-                panic!(
-                    "memcity serve printed no URL: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-        };
-        // What the README shows it print.
-        assert!(line.starts_with("memcity: serving "), "{line}");
-        assert!(
-            line.ends_with(" (open it in a browser; Ctrl-C stops)"),
-            "{line}"
-        );
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http"))
-            .expect("a URL")
-            .to_string();
-        let (address, token) = url
-            .split_once("/?token=")
-            .unwrap_or_else(|| panic!("{url}: the URL carries the token"));
-        assert_eq!(token.len(), 32, "{url}");
-        let port = address.rsplit(':').next().unwrap().parse().unwrap();
-        let token = token.to_string();
-        Serve {
-            child,
-            url,
-            port,
-            token,
-        }
-    }
-
-    fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// GET with the token, as a script would send it.
-    fn get(&self, path: &str) -> HttpResponse {
-        http_get(
-            self.port,
-            path,
-            &[&format!("Authorization: Bearer {}", self.token)],
-        )
-        .unwrap_or_else(|| panic!("GET {path}: no answer"))
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {

@@ -19,17 +19,20 @@ impl Drop for Jvm {
     }
 }
 
+/// The agent this binary loads: `libmemcity.so` beside it (a build: `target/release/`) or in
+/// `../lib` (the release archive's `bin/` and `lib/`).
 pub(crate) fn agent_library() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let dir = exe.parent().unwrap_or(Path::new("."));
-    let lib = dir.join("libmemcity.so");
-    if lib.exists() {
-        Ok(lib)
-    } else {
-        anyhow::bail!(
-            "the agent {} is missing: build it with `cargo build --release` (it sits beside the memcity binary)",
-            lib.display()
-        )
+    let candidates = [dir.join("libmemcity.so"), dir.join("../lib/libmemcity.so")];
+    match candidates.iter().find(|lib| lib.is_file()) {
+        // Resolved: the JVM is handed an absolute path without `..`, as its log shows it.
+        Some(lib) => Ok(lib.canonicalize().unwrap_or_else(|_| lib.clone())),
+        None => anyhow::bail!(
+            "the agent libmemcity.so is missing: looked for {} and {}. Build it with scripts/build.sh (it sits beside the memcity binary), or keep the release archive's bin/ and lib/ together (`memcity attach --lib` takes one from elsewhere)",
+            candidates[0].display(),
+            candidates[1].display()
+        ),
     }
 }
 
