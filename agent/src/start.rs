@@ -9,6 +9,7 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
 use jni::sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use memcity_proto::command::Launched;
 use memcity_proto::options::attach_code;
 use memcity_proto::v1::RecordingHeader;
 
@@ -80,7 +81,14 @@ enum Loaded {
 }
 
 fn parse_options(text: Option<&str>) -> Option<Options> {
-    match options::parse(text) {
+    report_options(options::parse(text))
+}
+
+/// The options parsed, their warnings and errors logged (and the log level set).
+fn report_options(
+    parsed: Result<(Options, Vec<String>), options::OptionsError>,
+) -> Option<Options> {
+    match parsed {
         Ok((options, warnings)) => {
             log::set_level(options.log);
             for warning in warnings {
@@ -107,12 +115,6 @@ fn read_failpoint() {
 }
 
 pub(crate) unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
-    // Refusing the load stops the JVM: better than running without what the user asked.
-    let Some(options) = parse_options(text) else {
-        error!("the JVM will not start with these options; fix or drop the value");
-        return JNI_ERR;
-    };
-    read_failpoint();
     // SAFETY: `vm` is the JavaVM given to Agent_OnLoad.
     let Some(jvmti) = (unsafe { jvmti::get_env(vm) }) else {
         error!(
@@ -120,6 +122,27 @@ pub(crate) unsafe fn on_load(vm: *mut JavaVM, text: Option<&str>) -> jint {
         );
         return JNI_OK;
     };
+    // Given to every JVM of a host at once (`JAVA_TOOL_OPTIONS`), the agent leaves alone those
+    // it was not meant for, without a word and without a port: `java -version`, the JDK's
+    // tools, and whatever `only=` does not name. Even options that do not parse: a typo must
+    // not stop `jcmd` from running.
+    let launched = Launched::of(jvmti.system_property("sun.java.command").as_deref());
+    let parsed = options::parse(text);
+    let stays = match parsed.as_ref().ok().and_then(|(o, _)| o.only.as_ref()) {
+        Some(only) => only.matches(&launched),
+        None => matches!(launched, Launched::Application(_)),
+    };
+    if !stays {
+        let _ = jvmti.dispose();
+        return JNI_OK;
+    }
+    // Refusing the load stops the JVM: better than running without what the user asked.
+    let Some(options) = report_options(parsed) else {
+        error!("the JVM will not start with these options; fix or drop the value");
+        let _ = jvmti.dispose();
+        return JNI_ERR;
+    };
+    read_failpoint();
     match setup(jvmti, options, Loaded::OnLoad) {
         Ok(_) => {
             oom::watch_process_exit(vm);
@@ -139,10 +162,13 @@ pub(crate) unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
         if command == "stop" {
             return agent.detach();
         }
+        if command == "listen" {
+            return listen(agent);
+        }
         warning!("memcity is already running in this JVM; an attach with options '{command}' changes nothing (stop it first: memcity detach PID)");
         return attach_code::ALREADY_RUNNING;
     }
-    if command == "stop" {
+    if command == "stop" || command == "listen" {
         return attach_code::NOT_RUNNING;
     }
     let Some(options) = parse_options(text) else {
@@ -179,6 +205,73 @@ pub(crate) unsafe fn on_attach(vm: *mut JavaVM, text: Option<&str>) -> jint {
         return attach_code::NO_JVMTI;
     }
     attach_code::OK
+}
+
+/// Starts the gRPC server on `port` (and the page and metrics beside it, as the options ask),
+/// on a thread of its own; a port it cannot bind is logged there.
+fn spawn_server(agent: &'static Agent, port: u16) -> Result<(), StartError> {
+    let tx = agent
+        .requests_tx
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or(StartError::RequestsClosed)?;
+    let addr = std::net::SocketAddr::new(agent.options.bind, port);
+    match server::spawn(
+        addr,
+        agent.options.insecure,
+        agent.options.tls.clone(),
+        agent.options.portfile.clone(),
+        agent.options.http.map(|port| server::PageOptions {
+            port,
+            web: agent.options.web.clone(),
+        }),
+        (agent.options.metrics.is_some() || agent.options.pyroscope.is_some()).then(|| {
+            server::FleetOptions {
+                metrics: agent.options.metrics,
+                token: agent.options.metrics_token.clone(),
+                top: agent.options.metrics_top,
+                window: agent.options.metrics_window,
+                service: metrics::service_name(agent.options.service.as_deref()),
+                pyroscope: agent.options.pyroscope.clone(),
+                pyroscope_every: agent.options.pyroscope_every,
+            }
+        }),
+        agent.hub.clone(),
+        tx,
+    ) {
+        Ok(handle) => *agent.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
+        Err(e) => error!(
+            "cannot start the gRPC thread: {e}; the application continues without live viewers"
+        ),
+    }
+    Ok(())
+}
+
+/// `listen`, sent by `--pid` commands: an agent that runs but does not listen (`port=off`, or a
+/// fixed port another process held) starts its server on a free port, which it registers for
+/// local clients; one that listens already changes nothing.
+pub(crate) fn listen(agent: &'static Agent) -> jint {
+    if !agent.phase.get().active() {
+        return attach_code::NOT_RUNNING;
+    }
+    let listening = agent
+        .server
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .is_some_and(server::ServerHandle::is_running);
+    if listening {
+        return attach_code::OK;
+    }
+    info!("asked to listen: serving on a free port");
+    match spawn_server(agent, 0) {
+        Ok(()) => attach_code::OK,
+        Err(why) => {
+            error!("{why}");
+            attach_code::NO_JVMTI
+        }
+    }
 }
 
 /// The current thread's JNIEnv.
@@ -404,41 +497,7 @@ unsafe fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), StartErro
         }
     }
     if let Some(port) = agent.options.port {
-        let tx = agent
-            .requests_tx
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(StartError::RequestsClosed)?;
-        let addr = std::net::SocketAddr::new(agent.options.bind, port);
-        match server::spawn(
-            addr,
-            agent.options.insecure,
-            agent.options.tls.clone(),
-            agent.options.portfile.clone(),
-            agent.options.http.map(|port| server::PageOptions {
-                port,
-                web: agent.options.web.clone(),
-            }),
-            (agent.options.metrics.is_some() || agent.options.pyroscope.is_some()).then(|| {
-                server::FleetOptions {
-                    metrics: agent.options.metrics,
-                    token: agent.options.metrics_token.clone(),
-                    top: agent.options.metrics_top,
-                    window: agent.options.metrics_window,
-                    service: metrics::service_name(agent.options.service.as_deref()),
-                    pyroscope: agent.options.pyroscope.clone(),
-                    pyroscope_every: agent.options.pyroscope_every,
-                }
-            }),
-            agent.hub.clone(),
-            tx,
-        ) {
-            Ok(handle) => *agent.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
-            Err(e) => error!(
-                "cannot start the gRPC thread: {e}; the application continues without live viewers"
-            ),
-        }
+        spawn_server(agent, port)?;
     }
     // SAFETY: `jni` is the current thread's JNIEnv.
     let mut env = unsafe { jni::JNIEnv::from_raw(jni) }.map_err(StartError::NoJniEnv)?;

@@ -56,9 +56,91 @@ pub fn main_of(args: &[String]) -> String {
     "(unknown main)".into()
 }
 
+/// What a JVM was launched to run, from its `sun.java.command` property: the launcher sets it
+/// to the main class or jar and the arguments; a JDK tool's launcher to `module/class`
+/// (`jdk.jcmd/sun.tools.jcmd.JCmd`); `java -version` sets none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launched {
+    /// No main: `java -version`, `java -help`, a JVM made by JNI's invocation API.
+    Nothing,
+    /// One of the JDK's own tools (jcmd, jps, javac, jshell, jfr, keytool...), as
+    /// `module/class` in a `jdk.*` or `java.*` module.
+    JdkTool(String),
+    /// An application: its main class, jar (as given) or `module/class`.
+    Application(String),
+}
+
+impl Launched {
+    /// Of the `sun.java.command` property's value (`None` when the JVM has none).
+    pub fn of(command: Option<&str>) -> Launched {
+        // A jar's path may hold spaces; its first word is what identifies it all the same.
+        let Some(first) = command.and_then(|c| c.split_whitespace().next()) else {
+            return Launched::Nothing;
+        };
+        let jdk_module = first
+            .split_once('/')
+            .filter(|_| !first.ends_with(".jar"))
+            .is_some_and(|(module, _)| module.starts_with("jdk.") || module.starts_with("java."));
+        if jdk_module {
+            Launched::JdkTool(first.to_string())
+        } else {
+            Launched::Application(first.to_string())
+        }
+    }
+
+    /// The names a pattern may match: the main as given, and its last part (a jar's file
+    /// name, a module's class).
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Launched::Nothing => Vec::new(),
+            Launched::JdkTool(main) | Launched::Application(main) => {
+                let last = main.rsplit('/').next().unwrap_or(main);
+                if last == main {
+                    vec![main.as_str()]
+                } else {
+                    vec![main.as_str(), last]
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_jvm_was_launched_for() {
+        assert_eq!(Launched::of(None), Launched::Nothing);
+        assert_eq!(Launched::of(Some("  ")), Launched::Nothing);
+        assert_eq!(
+            Launched::of(Some("jdk.jcmd/sun.tools.jcmd.JCmd 4242 VM.version")),
+            Launched::JdkTool("jdk.jcmd/sun.tools.jcmd.JCmd".into())
+        );
+        assert_eq!(
+            Launched::of(Some("java.base/sun.security.tools.keytool.Main -list")),
+            Launched::JdkTool("java.base/sun.security.tools.keytool.Main".into())
+        );
+        assert_eq!(
+            Launched::of(Some("com.acme.Main --port 8080")),
+            Launched::Application("com.acme.Main".into())
+        );
+        // An application's own module, and jars wherever they are (even under a folder
+        // named like a JDK module).
+        assert_eq!(
+            Launched::of(Some("com.acme/com.acme.Main")),
+            Launched::Application("com.acme/com.acme.Main".into())
+        );
+        assert_eq!(
+            Launched::of(Some("jdk.apps/checkout.jar")),
+            Launched::Application("jdk.apps/checkout.jar".into())
+        );
+        assert_eq!(
+            Launched::of(Some("/opt/app/checkout.jar")).names(),
+            ["/opt/app/checkout.jar", "checkout.jar"]
+        );
+        assert_eq!(Launched::of(Some("Main")).names(), ["Main"]);
+    }
 
     fn args(line: &str) -> Vec<String> {
         line.split(' ').map(String::from).collect()

@@ -341,3 +341,98 @@ fn the_archives_agent_loads_by_agentpath_and_serves_its_page() {
     assert!(said.contains("snapshots"), "{said}");
     app.kill();
 }
+
+/// The agent baked into a container image (`JAVA_TOOL_OPTIONS=-agentpath:/opt/memcity/lib/
+/// libmemcity.so`, the archive unpacked at /opt/memcity), the JVM pid 1 of its own pid
+/// namespace with a /tmp of its own, as in a container that shares the host's network: from
+/// the host, `memcity list` finds it listening and `memcity record --pid` records it by its
+/// host pid, through the container's root.
+#[test]
+fn the_archives_agent_baked_into_a_container_is_recorded_from_the_host() {
+    let Some((_dir, top)) = unpacked() else {
+        return;
+    };
+    let probe = Command::new("unshare")
+        .args(["-m", "-p", "-f", "--mount-proc", "--kill-child", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        skip(
+            "unshare",
+            "no permission for mount and pid namespaces (unshare -m -p)",
+        );
+        return;
+    }
+    let classes = public_classes();
+    let image = [
+        "unshare",
+        "-m",
+        "-p",
+        "-f",
+        "--mount-proc",
+        "--kill-child=SIGTERM",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        // The image's /opt/memcity, then its own /tmp (which hides the host's, where the
+        // classes are: the shell holds their folder as its working directory).
+        "archive=\"$1\"; shift; cd \"$1\" && shift \
+         && mount -t tmpfs tmpfs /opt && mkdir /opt/memcity && cp -R \"$archive\"/. /opt/memcity \
+         && mount -t tmpfs tmpfs /tmp && mkdir /tmp/memcity-classes && cp -R . /tmp/memcity-classes \
+         && export JAVA_TOOL_OPTIONS=-agentpath:/opt/memcity/lib/libmemcity.so \
+         && cd / && exec \"$@\"",
+        "sh",
+        top.to_str().unwrap(),
+        classes.path().to_str().unwrap(),
+    ];
+    let app = Wrapped::spawn(&image, Path::new("/tmp/memcity-classes"), 60);
+    let unshare = app.child.id();
+    let children = std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children"))
+        .unwrap_or_default();
+    let pid: u32 = children
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no child of unshare {unshare}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let list = memcity(&["list"], Duration::from_secs(30));
+        let list = String::from_utf8_lossy(&list.stdout).into_owned();
+        let line = list
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&pid.to_string()));
+        if line.is_some_and(|l| l.contains("listening on ")) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} not listed as listening: {list}\nJVM: {}",
+            app.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let recording = top.join("container.mcrec");
+    let out = memcity(
+        &[
+            "record",
+            "--pid",
+            &pid.to_string(),
+            "-o",
+            recording.to_str().unwrap(),
+            "--duration",
+            "4",
+        ],
+        Duration::from_secs(60),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}\nJVM: {}", app.stderr());
+    // It was listening already: nothing was attached.
+    assert!(!said.contains("attached to"), "{said}");
+    let model = load_recording(&recording).unwrap();
+    assert!(model.len() >= 2, "{said}");
+    assert!(
+        app.stderr().contains("[memcity] INFO memcity "),
+        "{}",
+        app.stderr()
+    );
+}

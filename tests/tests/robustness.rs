@@ -558,7 +558,7 @@ fn cli_options_are_checked_and_consistent() {
         let help = memcity(&[command, "--help"], Duration::from_secs(30));
         let text = String::from_utf8_lossy(&help.stdout);
         assert!(
-            text.contains("[ADDR]") && text.contains("default 127.0.0.1:7788"),
+            text.contains("[ADDR]") && text.contains("default: this user's one local agent"),
             "{command}: {text}"
         );
     }

@@ -149,7 +149,7 @@ pub async fn connect(addr: Option<&str>, wait: Duration) -> Result<Client, Strin
                         .last()
                         .map_or_else(|| e.to_string(), |cause| cause.to_string());
                 return Err(format!(
-                    "cannot connect to a memcity agent at {}: {detail}. Is the JVM running with -agentpath:/path/to/libmemcity.so, and on this port (agent option port=, default 7788)?",
+                    "cannot connect to a memcity agent at {}: {detail}. Is the JVM running with -agentpath:/path/to/libmemcity.so, and on this port? (`memcity list` shows the ports of the local agents; --pid PID finds one by its JVM)",
                     uri.trim_start_matches("https://").trim_start_matches("http://")
                 ));
             }

@@ -209,7 +209,8 @@ pub fn print_list() {
 }
 
 /// The agent options for an attach: checked here (the JVM would only log the error), with a
-/// free port unless one was given, so that attaching never collides with another agent's 7788.
+/// free port unless one was given, as the agent's own default: an attach never collides with another
+/// agent's port.
 pub fn attach_options(options: Option<&str>) -> anyhow::Result<String> {
     let given = options.unwrap_or_default().trim();
     if given == "stop" {
@@ -349,16 +350,20 @@ pub fn detach(pid: u32) -> anyhow::Result<()> {
 /// the client.
 pub fn address_of(pid: u32) -> anyhow::Result<String> {
     let target = Target::inspect(pid)?;
+    let loaded = attach::loaded_libraries(pid);
     let registered = match attach::registration(&target) {
-        Some(r) if !attach::loaded_libraries(pid).is_empty() => Registered {
+        Some(r) if !loaded.is_empty() => Registered {
             port: Some(r.port),
             token: Some(r.token),
         },
-        _ => {
-            let registered = attach(pid, None, None)?;
-            print_attached(pid, &registered, None);
-            registered
-        }
+        _ => match ask_to_listen(&target, &loaded)? {
+            Some(registered) => registered,
+            None => {
+                let registered = attach(pid, None, None)?;
+                print_attached(pid, &registered, None);
+                registered
+            }
+        },
     };
     let Some(port) = registered.port else {
         anyhow::bail!("memcity runs in {pid} without a port (port=off)");
@@ -367,6 +372,77 @@ pub fn address_of(pid: u32) -> anyhow::Result<String> {
         memcity_viewer::client::set_token(token);
     }
     Ok(format!("127.0.0.1:{port}"))
+}
+
+/// An agent loaded in `target` that runs but does not listen (`port=off`, or a fixed port that
+/// another process held) is asked to listen on a free port; its registration once it does.
+/// `None` when no copy of the library runs a session (never loaded, detached, or loaded by
+/// `JAVA_TOOL_OPTIONS` into a JVM `only=` or the JDK-tool rule left alone): an attach starts one.
+fn ask_to_listen(target: &Target, loaded: &[String]) -> anyhow::Result<Option<Registered>> {
+    if loaded.is_empty() {
+        return Ok(None);
+    }
+    target.check_credentials()?;
+    let socket = target.listener()?;
+    for library in loaded {
+        match attach::load(target, &socket, library, "listen")? {
+            Reply::Returned(code::OK) => {
+                let Some(r) = attach::wait_for_registration(target, REGISTER_WAIT) else {
+                    anyhow::bail!(
+                        "memcity runs in {} and was asked to listen, but no port was registered within {} s; the JVM's stderr says why",
+                        target.pid,
+                        REGISTER_WAIT.as_secs()
+                    );
+                };
+                eprintln!(
+                    "memcity: the agent in {} was not listening; it listens now on 127.0.0.1:{}",
+                    target.pid, r.port
+                );
+                return Ok(Some(Registered {
+                    port: Some(r.port),
+                    token: Some(r.token),
+                }));
+            }
+            Reply::Returned(code::NOT_RUNNING) => continue,
+            Reply::Returned(other) => anyhow::bail!("{}", attach::start_failure(other, target.pid)),
+            Reply::Refused(message) => anyhow::bail!("{}", refused(target.pid, &message)),
+        }
+    }
+    Ok(None)
+}
+
+/// The agent a command talks to when given neither an address nor a pid: the one agent of this
+/// user on this machine. With several, which is for the user to say.
+pub fn default_address() -> anyhow::Result<String> {
+    let mut agents = memcity_proto::registry::registrations();
+    agents.sort_by_key(|r| r.pid);
+    match agents.as_slice() {
+        [one] => {
+            memcity_viewer::client::set_token(one.token.clone());
+            Ok(format!("127.0.0.1:{}", one.port))
+        }
+        [] => anyhow::bail!(
+            "no memcity agent of this user runs on this machine: start the JVM with -agentpath:/path/to/libmemcity.so, or load it into a running one with `memcity attach PID` (`memcity list` shows the JVMs); an agent elsewhere is HOST:PORT"
+        ),
+        several => {
+            let jvms = list();
+            let lines: Vec<String> = several
+                .iter()
+                .map(|r| {
+                    let main = jvms
+                        .iter()
+                        .find(|j| j.pid == r.pid)
+                        .map_or("?", |j| j.main.as_str());
+                    format!("  --pid {:<8} {main} (port {})", r.pid, r.port)
+                })
+                .collect();
+            anyhow::bail!(
+                "{} memcity agents run on this machine; say which with --pid PID (or its HOST:PORT):\n{}",
+                several.len(),
+                lines.join("\n")
+            )
+        }
+    }
 }
 
 #[cfg(test)]

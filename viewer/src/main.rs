@@ -31,7 +31,7 @@ use memcity_viewer::client;
     long_about = "Watch a Java application's heap as a memory city.\n\n\
 Start the JVM with the agent:   java -agentpath:/path/to/libmemcity.so -jar app.jar\n\
 then record and report:         memcity record -o app.mcrec --duration 60 && memcity report app.mcrec",
-    after_help = "ADDR is the agent's HOST:PORT (default 127.0.0.1:7788; a bare port means 127.0.0.1). Agents want a token: memcity reads a local agent's from its run directory, $TMPDIR/memcity-<uid>; give a remote one's with --token or MEMCITY_TOKEN."
+    after_help = "ADDR is the agent's HOST:PORT (a bare port means 127.0.0.1; default: the one agent of this user on this machine, as `memcity list` shows it, or --pid PID). Agents want a token: memcity reads a local agent's from its run directory, $TMPDIR/memcity-<uid>; give a remote one's with --token or MEMCITY_TOKEN."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -247,6 +247,11 @@ pub struct ServerHandle {
 const STOP_WAIT: Duration = Duration::from_secs(2);
 
 impl ServerHandle {
+    /// Whether the server still serves: its thread ends when it cannot bind its port.
+    pub fn is_running(&self) -> bool {
+        !self.thread.is_finished()
+    }
+
     /// Closes the listening socket and every connection (the runtime ends with its tasks).
     pub fn stop(self) {
         let _ = self.stop.send(());

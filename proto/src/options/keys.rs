@@ -74,8 +74,8 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "port",
-        "7788",
-        "gRPC port (0 = pick a free one; off = no server)",
+        "0",
+        "gRPC port: 0, the default, picks a free one (memcity list and --pid find it); a number fixes it; off = no server",
     ),
     ("bind", "127.0.0.1", "gRPC bind address"),
     (
@@ -145,6 +145,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "history",
         "64m",
         "memory cap of the history kept for late viewers",
+    ),
+    (
+        "only",
+        "com.acme.*|checkout*.jar",
+        "stay only in JVMs whose main class or jar matches (* any text, | or; * alone: every JVM); by default every application, never the JDK's tools (jcmd, javac, java -version)",
     ),
     (
         "log",

@@ -8,6 +8,7 @@
 //! the Pyroscope server's URL in `push_url.rs`.
 
 mod keys;
+mod only;
 mod parse;
 mod push_url;
 mod values;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use keys::KEYS;
+pub use only::Only;
 pub use parse::{parse, OptionsError};
 pub use push_url::PushUrl;
 pub use values::{parse_bytes, parse_bytes_at_least, parse_duration, parse_max_size};
@@ -79,8 +81,10 @@ pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(1000);
 pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
 /// Default hard cap on one walk's stopped time; a walk past it is aborted.
 pub const DEFAULT_MAX_PAUSE: Duration = Duration::from_millis(2000);
-/// Default gRPC port.
-pub const DEFAULT_PORT: u16 = 7788;
+/// Default gRPC port: a free one, found by `memcity list` and `--pid` through the registry
+/// (`registry.rs`), so that any number of JVMs on one host, each given the agent by the same
+/// `JAVA_TOOL_OPTIONS`, listen side by side. A fixed port only when asked (`port=7788`).
+pub const DEFAULT_PORT: u16 = 0;
 /// Default bind address: loopback only; heap contents are not for the network unless asked.
 pub const DEFAULT_BIND: &str = "127.0.0.1";
 /// Default memory cap for the history kept for late-joining viewers.
@@ -196,6 +200,9 @@ pub struct Options {
     pub max_pause: Duration,
     /// Longest time without a snapshot; `None`: snapshots only at GCs.
     pub period: Option<Duration>,
+    /// Which JVMs the agent stays in (`only=`), by main class or jar; `None`: applications,
+    /// not the JDK's tools.
+    pub only: Option<Only>,
     /// `None`: no gRPC server.
     pub port: Option<u16>,
     /// The web page's port, beside the gRPC server; `None`: no page.
@@ -244,6 +251,7 @@ impl Default for Options {
             min_interval: DEFAULT_MIN_INTERVAL,
             max_pause: DEFAULT_MAX_PAUSE,
             period: Some(DEFAULT_PERIOD),
+            only: None,
             port: Some(DEFAULT_PORT),
             http: None,
             web: None,

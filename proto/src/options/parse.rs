@@ -10,7 +10,9 @@ use super::values::{
     non_empty_path, parse_bytes, parse_count, parse_duration, parse_max_size, parse_percent,
     parse_port_or_off, parse_share_or_off, parse_switch,
 };
-use super::{parse_classifiers, Level, Options, PushUrl, KEYS, MAX_METRICS_TOP, MAX_SITE_FRAMES};
+use super::{
+    parse_classifiers, Level, Only, Options, PushUrl, KEYS, MAX_METRICS_TOP, MAX_SITE_FRAMES,
+};
 
 /// What went wrong, with the key it concerns; rendered with the table of valid keys.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,6 +248,7 @@ fn set_kept(options: &mut Options, key: &str, value: &str) -> Result<bool, Strin
         "record" => options.record = Some(non_empty_path(value)?),
         "record_max" => options.record_max = Some(parse_max_size(value)?),
         "history" => options.history_bytes = parse_bytes(value)?,
+        "only" => options.only = Some(Only::parse(value)?),
         "log" => {
             options.log = Level::parse(value)
                 .ok_or_else(|| "expected error, warn, info, debug or off".to_string())?
@@ -303,7 +306,9 @@ mod tests {
         assert_eq!(o.sampling, Some(512 * 1024));
         assert_eq!(o.sampling_floor, 32 * 1024);
         assert_eq!(o.budget, 0.02);
-        assert_eq!(o.port, Some(7788));
+        // A free port: any number of JVMs on one host, found through the registry.
+        assert_eq!(o.port, Some(0));
+        assert_eq!(o.only, None);
         assert_eq!(o.bind.to_string(), "127.0.0.1");
         assert_eq!(o.history_bytes, 64 << 20);
         assert_eq!(parse(Some("  ")).unwrap().0, Options::default());

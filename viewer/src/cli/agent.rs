@@ -14,7 +14,7 @@ use crate::jvms;
 /// its JVM (found, or attached to, by `jvms::address_of`).
 #[derive(clap::Args)]
 pub struct Agent {
-    /// Agent address, HOST:PORT (default 127.0.0.1:7788)
+    /// Agent address, HOST:PORT (default: this user's one local agent, from the registry)
     pub addr: Option<String>,
     /// Use the JVM with this pid instead, attaching memcity first if it is not running
     #[arg(long, conflicts_with = "addr")]
@@ -22,12 +22,13 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// The address to connect to (`None`: the default one); for `--pid`, the address of the
-    /// agent in that JVM, loaded there first if needed.
+    /// The address to connect to: the one given; for `--pid`, the address of the agent in that
+    /// JVM, loaded there first if needed; with neither, this user's one local agent.
     pub fn address(self) -> anyhow::Result<Option<String>> {
-        match self.pid {
-            Some(pid) => jvms::address_of(pid).map(Some),
-            None => Ok(self.addr),
+        match (self.pid, self.addr) {
+            (Some(pid), _) => jvms::address_of(pid).map(Some),
+            (None, Some(addr)) => Ok(Some(addr)),
+            (None, None) => jvms::default_address().map(Some),
         }
     }
 }

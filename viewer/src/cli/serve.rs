@@ -11,7 +11,7 @@ use super::agent::Agent;
 #[derive(clap::Args)]
 #[command(mut_arg("addr", |arg| arg.value_name("SOURCE").help(
     "A recording (.mcrec), a Memory Cities export folder, or the agent's address HOST:PORT \
-     (default: the agent at 127.0.0.1:7788)"
+     (default: the one agent of this user on this machine)"
 )))]
 pub struct ServeArgs {
     #[command(flatten)]
