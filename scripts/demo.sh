@@ -13,7 +13,7 @@ seconds=${1:-20}
 app=${2:-LinkedListLeak}
 # MEMCITY_PROFILE=debug reuses the test build (the docs test runs this script that way).
 profile=${MEMCITY_PROFILE:-release}
-scripts/setup.sh
+scripts/setup.sh demo
 if [ "$profile" = release ]; then
   scripts/build.sh --native
 else
