@@ -48,24 +48,114 @@ pub fn version_line(package_version: &str) -> String {
     format!("{package_version} (commit {COMMIT}, memcity protocol {PROTOCOL_VERSION})")
 }
 
-/// The agent's default gRPC address; `memcity record` and `memcity view` connect here when given
-/// no address.
+/// Where a client of this library given no address connects: the conventional fixed port, for an
+/// agent started with `port=7788`. (The `memcity` commands given no address find the local agent
+/// in the registry instead, since agents listen on free ports by default.)
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7788";
 
 /// Largest message either end accepts. tonic's default is 4 MiB; a snapshot of a heap with tens of
 /// thousands of types and sites can exceed that, so both ends raise it to this, deliberately.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Explains a protocol version mismatch in words that say what to upgrade.
-pub fn version_mismatch_hint(peer_version: u32) -> Option<String> {
+/// The other end of a version check.
+#[derive(Debug, Clone, Copy)]
+pub enum Peer<'a> {
+    /// An agent, or the recording of one, by its handshake: its protocol and `agent_version`.
+    Agent { protocol: u32, version: &'a str },
+    /// A viewer, by its request: its protocol and its `client` text (`memcity-record 0.1.0`).
+    Viewer { protocol: u32, client: &'a str },
+}
+
+/// Explains a protocol version mismatch with `peer` in words that name both ends' versions and
+/// say which to upgrade; `None` when both speak this protocol.
+pub fn version_mismatch_hint(peer: Peer<'_>) -> Option<String> {
     use std::cmp::Ordering;
-    match peer_version.cmp(&PROTOCOL_VERSION) {
-        Ordering::Equal => None,
-        Ordering::Greater => Some(format!(
-            "the agent speaks memcity protocol {peer_version}, this memcity only {PROTOCOL_VERSION}: upgrade the memcity viewer"
-        )),
-        Ordering::Less => Some(format!(
-            "the agent speaks memcity protocol {peer_version}, this memcity needs {PROTOCOL_VERSION}: upgrade the agent (libmemcity.so)"
-        )),
+    let ours = env!("CARGO_PKG_VERSION");
+    let protocol = match peer {
+        Peer::Agent { protocol, .. } | Peer::Viewer { protocol, .. } => protocol,
+    };
+    let newer = match protocol.cmp(&PROTOCOL_VERSION) {
+        Ordering::Equal => return None,
+        Ordering::Greater => true,
+        Ordering::Less => false,
+    };
+    Some(match peer {
+        Peer::Agent { version, .. } => {
+            let theirs = if version.is_empty() {
+                format!("a memcity of protocol {protocol}")
+            } else {
+                format!("memcity {version} (protocol {protocol})")
+            };
+            if newer {
+                format!("the agent is {theirs}; this memcity {ours} speaks protocol {PROTOCOL_VERSION}: upgrade this memcity to the agent's version")
+            } else {
+                format!("the agent is {theirs}; this memcity {ours} needs protocol {PROTOCOL_VERSION}: upgrade the agent (libmemcity.so) to memcity {ours}, or watch it with a memcity of its version")
+            }
+        }
+        Peer::Viewer { client, .. } => {
+            let theirs = if client.is_empty() {
+                format!("the viewer speaks protocol {protocol}")
+            } else {
+                format!("the viewer ({client}) speaks protocol {protocol}")
+            };
+            if newer {
+                format!("this agent is memcity {ours} (protocol {PROTOCOL_VERSION}); {theirs}: upgrade the agent (libmemcity.so) to the viewer's version, or connect with memcity {ours}")
+            } else {
+                format!("this agent is memcity {ours} (protocol {PROTOCOL_VERSION}); {theirs}: upgrade the viewer to memcity {ours}")
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each end's version named, and the right one to upgrade, from either side.
+    #[test]
+    fn a_version_mismatch_says_which_end_to_upgrade() {
+        let ours = env!("CARGO_PKG_VERSION");
+        let same = Peer::Agent {
+            protocol: PROTOCOL_VERSION,
+            version: "9.9.9",
+        };
+        assert_eq!(version_mismatch_hint(same), None);
+        let newer_agent = version_mismatch_hint(Peer::Agent {
+            protocol: PROTOCOL_VERSION + 1,
+            version: "0.2.0",
+        })
+        .unwrap();
+        assert!(newer_agent.starts_with(&format!(
+            "the agent is memcity 0.2.0 (protocol {}); this memcity {ours} speaks protocol {PROTOCOL_VERSION}: upgrade this memcity",
+            PROTOCOL_VERSION + 1
+        )), "{newer_agent}");
+        let older_agent = version_mismatch_hint(Peer::Agent {
+            protocol: PROTOCOL_VERSION.saturating_sub(1),
+            version: "",
+        })
+        .unwrap();
+        assert!(
+            older_agent.contains("upgrade the agent (libmemcity.so) to memcity"),
+            "{older_agent}"
+        );
+        let newer_viewer = version_mismatch_hint(Peer::Viewer {
+            protocol: PROTOCOL_VERSION + 1,
+            client: "memcity-record 0.2.0",
+        })
+        .unwrap();
+        assert!(
+            newer_viewer.contains("the viewer (memcity-record 0.2.0) speaks protocol")
+                && newer_viewer.contains("upgrade the agent (libmemcity.so)"),
+            "{newer_viewer}"
+        );
+        let older_viewer = version_mismatch_hint(Peer::Viewer {
+            protocol: PROTOCOL_VERSION.saturating_sub(1),
+            client: "",
+        })
+        .unwrap();
+        assert!(
+            older_viewer.ends_with(&format!("upgrade the viewer to memcity {ours}")),
+            "{older_viewer}"
+        );
     }
 }

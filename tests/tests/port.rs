@@ -346,3 +346,37 @@ fn tls_serves_a_network_bind_to_clients_that_check_the_certificate() {
     assert!(!out.status.success());
     app.kill();
 }
+
+/// A viewer of a newer protocol is refused with both ends' versions and what to upgrade; the
+/// port serves on.
+#[test]
+fn a_viewer_of_another_protocol_is_told_which_end_to_upgrade() {
+    let jdk = jdk17();
+    let (mut app, port, _dir) = start(&jdk, 120.0);
+    let rt = runtime();
+    let refused = rt.block_on(async {
+        let mut client = client::connect(Some(&port), Duration::from_secs(10))
+            .await
+            .expect("connect");
+        client
+            .subscribe(memcity_proto::v1::SubscribeRequest {
+                protocol_version: memcity_proto::PROTOCOL_VERSION + 1,
+                client: "memcity-record 9.0.0".into(),
+            })
+            .await
+            .expect_err("a newer protocol is refused")
+    });
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        refused.message(),
+        format!(
+            "this agent is memcity {} (protocol {}); the viewer (memcity-record 9.0.0) speaks protocol {}: upgrade the agent (libmemcity.so) to the viewer's version, or connect with memcity {}",
+            env!("CARGO_PKG_VERSION"),
+            memcity_proto::PROTOCOL_VERSION,
+            memcity_proto::PROTOCOL_VERSION + 1,
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    still_served(&port);
+    app.kill();
+}

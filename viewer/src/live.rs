@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use memcity_city::model::CityModel;
 use memcity_proto::v1::{stream_message::Kind, StreamMessage};
-use memcity_proto::version_mismatch_hint;
+use memcity_proto::{version_mismatch_hint, Peer};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -61,7 +61,10 @@ impl Sessions {
     pub fn events(&mut self, message: StreamMessage) -> Vec<Event> {
         let mut events = Vec::with_capacity(2);
         if let Some(Kind::Handshake(h)) = &message.kind {
-            if let Some(hint) = version_mismatch_hint(h.protocol_version) {
+            if let Some(hint) = version_mismatch_hint(Peer::Agent {
+                protocol: h.protocol_version,
+                version: &h.agent_version,
+            }) {
                 events.push(Event::Status(Status::Failed(hint)));
                 return events;
             }

@@ -8,7 +8,7 @@ use memcity_proto::capped::CappedWriter;
 use memcity_proto::v1::{
     stream_message::Kind, Handshake, Snapshot, StreamMessage, SubscribeRequest,
 };
-use memcity_proto::{version_mismatch_hint, PROTOCOL_VERSION};
+use memcity_proto::{version_mismatch_hint, Peer, PROTOCOL_VERSION};
 
 use crate::client;
 use crate::units;
@@ -107,7 +107,10 @@ async fn subscribe(
         Ok(None) => anyhow::bail!("the agent closed the stream before its handshake"),
         Err(s) => anyhow::bail!("the stream failed before its handshake: {}", s.message()),
     };
-    if let Some(hint) = version_mismatch_hint(handshake.protocol_version) {
+    if let Some(hint) = version_mismatch_hint(Peer::Agent {
+        protocol: handshake.protocol_version,
+        version: &handshake.agent_version,
+    }) {
         anyhow::bail!(hint);
     }
     Ok((stream, handshake))

@@ -14,7 +14,7 @@ use memcity_proto::v1::{
     SetClassifiersReply, SetClassifiersRequest, SnapshotReply, SnapshotRequest, StreamMessage,
     SubscribeRequest,
 };
-use memcity_proto::{version_mismatch_hint, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+use memcity_proto::{version_mismatch_hint, Peer, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
 use tokio::sync::oneshot;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request as GrpcRequest, Response, Status};
@@ -113,9 +113,9 @@ impl MemCity for Service {
         let request = request.into_inner();
         // Version 0 means the field was not set; accept it and let the handshake speak.
         if request.protocol_version != 0 {
-            if let Some(hint) = version_mismatch_hint(request.protocol_version).map(|h| {
-                // The hint is phrased from the viewer's side; swap roles for a client's version.
-                h.replace("the agent speaks", "the viewer speaks")
+            if let Some(hint) = version_mismatch_hint(Peer::Viewer {
+                protocol: request.protocol_version,
+                client: &request.client,
             }) {
                 return Err(Status::failed_precondition(hint));
             }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use memcity_proto::v1::{stream_message::Kind, Node, Snapshot, StreamMessage};
-use memcity_proto::version_mismatch_hint;
+use memcity_proto::{version_mismatch_hint, Peer};
 
 use super::{CityModel, FieldRef, Frame, Graph, NodeId, OwnedRef, Reference, Role, Window, ROOT};
 use crate::leak::roots::RootRef;
@@ -197,7 +197,10 @@ impl CityModel {
     pub fn apply(&mut self, message: &StreamMessage) -> Result<(), ProtocolError> {
         match &message.kind {
             Some(Kind::Handshake(h)) => {
-                if let Some(hint) = version_mismatch_hint(h.protocol_version) {
+                if let Some(hint) = version_mismatch_hint(Peer::Agent {
+                    protocol: h.protocol_version,
+                    version: &h.agent_version,
+                }) {
                     return Err(ProtocolError(hint));
                 }
                 self.classifiers = h.classifiers.clone();
@@ -682,7 +685,8 @@ mod tests {
             })))
             .unwrap_err();
         assert!(
-            err.to_string().contains("upgrade the memcity viewer"),
+            err.to_string()
+                .contains("upgrade this memcity to the agent's version"),
             "{err}"
         );
     }
