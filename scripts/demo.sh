@@ -14,6 +14,7 @@ app=${2:-LinkedListLeak}
 # MEMCITY_PROFILE=debug reuses the test build (the docs test runs this script that way).
 profile=${MEMCITY_PROFILE:-release}
 scripts/setup.sh demo
+. scripts/setup-env.sh
 if [ "$profile" = release ]; then
   scripts/build.sh --native
 else

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a memcity command needs on a fresh Debian machine, nothing twice and nothing
-# more: Debian packages without their recommended ones (a JDK's recommends alone pull in a
-# hundred packages: udev, avahi, CUPS helpers...), and the Rust components. Safe to re-run.
+# more: Debian packages without their recommended ones (with them, the test set came to 183
+# packages: a systemd upgrade, udev, avahi-daemon, smartmontools, CUPS helpers...), Rust by
+# rustup where there is none, and its components. Safe to re-run.
 #
 # Usage: scripts/setup.sh [demo|test]    (default: test, everything)
 #   demo   what scripts/demo.sh needs: a JDK 17 (javac, jcmd, jvmti.h), a C compiler for the
@@ -45,12 +46,26 @@ else
   command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
   command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 fi
+# Rust itself, where there is none: rustup's own installer, from the Rust project's servers.
+have_cargo() { command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ]; }
+have_cargo || command -v curl >/dev/null 2>&1 || need_apt+=(curl ca-certificates)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
+if ! have_cargo; then
+  echo "setup: installing Rust (rustup, the stable toolchain's minimal profile)"
+  init=$(mktemp)
+  curl --proto '=https' --tlsv1.2 -sSf -o "$init" \
+    "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+  chmod +x "$init"
+  "$init" -y --no-modify-path --profile minimal
+  rm -f "$init"
+fi
+# The scripts that run this one find cargo there too (`. scripts/setup-env.sh`).
+export PATH="$HOME/.cargo/bin:$PATH"
 if [ "$mode" = test ]; then
   if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
     rustup component add rustfmt clippy

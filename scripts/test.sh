@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+. scripts/setup-env.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
