@@ -125,6 +125,30 @@ fn every_jvm_given_the_agent_by_java_tool_options_listens_on_a_port_of_its_own()
     for jvm in &jvms {
         record_by_pid(jvm.pid(), dir.path());
     }
+    // Viewed by --pid too, in a real window: the first and the last.
+    match find_on_path("xvfb-run") {
+        Some(xvfb_run) => {
+            for jvm in [&jvms[0], &jvms[9]] {
+                let shot = dir.path().join(format!("{}.png", jvm.pid()));
+                let out = Command::new(&xvfb_run)
+                    .args(["-a", "-s", "-screen 0 1280x720x24"])
+                    .arg(memcity_bin())
+                    .args(["view", "--pid", &jvm.pid().to_string(), "--exit-after", "2"])
+                    .arg("--screenshot")
+                    .arg(&shot)
+                    .output()
+                    .expect("run xvfb-run");
+                let said = String::from_utf8_lossy(&out.stderr);
+                assert!(out.status.success(), "view --pid {}: {said}", jvm.pid());
+                assert!(said.contains("received 2 snapshots"), "{said}");
+                assert!(shot.is_file(), "no screenshot: {said}");
+            }
+        }
+        None => skip(
+            "xvfb",
+            "view --pid: no xvfb-run (scripts/setup.sh installs it)",
+        ),
+    }
     // Given no agent, a command does not guess among ten.
     let out = memcity(&["snapshot"], Duration::from_secs(60));
     let said = String::from_utf8_lossy(&out.stderr);
