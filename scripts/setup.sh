@@ -57,12 +57,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 if ! have_cargo; then
   echo "setup: installing Rust (rustup, the stable toolchain's minimal profile)"
-  init=$(mktemp)
-  curl --proto '=https' --tlsv1.2 -sSf -o "$init" \
+  # Named rustup-init: rustup tells what it is run as by its file name.
+  dir=$(mktemp -d)
+  curl --proto '=https' --tlsv1.2 -sSf -o "$dir/rustup-init" \
     "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
-  chmod +x "$init"
-  "$init" -y --no-modify-path --profile minimal
-  rm -f "$init"
+  chmod +x "$dir/rustup-init"
+  "$dir/rustup-init" -y --no-modify-path --profile minimal
+  rm -rf "$dir"
 fi
 # The scripts that run this one find cargo there too (`. scripts/setup-env.sh`).
 export PATH="$HOME/.cargo/bin:$PATH"
