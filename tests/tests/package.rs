@@ -436,3 +436,31 @@ fn the_archives_agent_baked_into_a_container_is_recorded_from_the_host() {
         app.stderr()
     );
 }
+
+/// The README's build command (`scripts/build.sh`, which the test command runs from CI's fresh
+/// clone) leaves a `memcity` whose `serve` finds the page it built, with nothing more to run:
+/// the page is served and a real browser draws the recording.
+#[test]
+fn the_readme_build_leaves_a_memcity_that_serves_its_page() {
+    let memcity = target_dir().join("release/memcity");
+    if !memcity.is_file() || !target_dir().join("web/memcity-web.wasm").is_file() {
+        skip(
+            "release",
+            "the release build and its page are not built (scripts/build.sh builds them)",
+        );
+        return;
+    }
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let serve = Serve::start_with(&memcity, &[golden.to_str().unwrap()]);
+    assert_eq!(serve.get("/").status, 200);
+    if chromium_path().is_none() {
+        skip("chromium", "the release build's page: no chromium to draw it");
+        return;
+    }
+    let mut browser = Browser::open(&serve.url, 1280, 720);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 5 && memcity_page.drawn > 5",
+        Duration::from_secs(120),
+        "the release build's page draws the golden recording",
+    );
+}
