@@ -551,7 +551,7 @@ pub fn start_failure(code: i32, pid: u32) -> String {
     match code {
         code::BAD_OPTIONS => "the agent refused the options (the JVM's stderr says why)".into(),
         code::ALREADY_RUNNING => format!(
-            "memcity is already running in process {pid}; `memcity detach {pid}` stops it, then attach again to change options"
+            "memcity is already running in process {pid}: `memcity view --pid {pid}` (or record, serve) watches it, and asks it to listen if it does not; `memcity detach {pid}` stops it, then attach again to change options"
         ),
         code::NO_JVMTI => "the JVM could not give memcity what it needs (JVMTI); its stderr says why".into(),
         other => format!("the agent's Agent_OnAttach returned {other}"),
