@@ -307,12 +307,14 @@ fn a_user_selects_steps_changes_settings_and_quits() {
     // Two steps back: the timeline's marker moves from the newest snapshot to the third. Each
     // step is awaited: a slow frame sees two quick presses of one key as one.
     x.key("r"); // references off: frustums would cross the roofs watched below
+                // The marker runs under the strip's label band.
     let marker = |index: usize| {
         let cx = screen.strip.x_of(index, model.len());
         move |img: &Image| {
             let red = (0..5)
                 .filter(|i| {
-                    let seen = img.at(cx, screen.strip.y + 6.0 + 8.0 * *i as f32);
+                    let top = screen.strip.y + memcity_city::timeline::LABEL_BAND;
+                    let seen = img.at(cx, top + 4.0 + 7.0 * *i as f32);
                     seen[0] > 180 && seen[1] < 80 && seen[2] < 80
                 })
                 .count();

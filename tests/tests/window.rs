@@ -380,7 +380,7 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     // The heap's disc in the middle of the main area, in the darkest district blue.
     let img = read_png(&sunburst);
     let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None)
-        .with_suspects_in_sidebar(0)
+        .with_suspects_in_sidebar(&[])
         .with_views();
     let (cx, cy) = memcity_city::tree2d::Sunburst::new(
         memcity_viewer::views::tree_rect(memcity_viewer::views::main_area(&screen)),
@@ -1416,5 +1416,95 @@ fn the_readme_path_shows_the_leak_confirmed_and_red() {
     assert!(
         roof[0] > 180 && roof[1] < 70 && roof[2] < 70,
         "roof of {name} at {px},{py} is {roof:?}"
+    );
+}
+
+/// `memcity replay SOURCE ARGS --hud --screenshot` in an Xvfb of `size`: the picture and the
+/// layout its frame recorded (`MEMCITY_LAYOUT`).
+fn hud_layout(
+    xvfb: &Path,
+    source: &Path,
+    args: &[&str],
+    (w, h): (u32, u32),
+    dir: &Path,
+    name: &str,
+) -> ((u32, u32, Vec<u8>), serde_json::Value) {
+    let shot = dir.join(format!("{name}.png"));
+    let layout = dir.join(format!("{name}.json"));
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {w}x{h}x24")])
+        .arg(memcity_bin())
+        .arg("replay")
+        .arg(source)
+        .args(args)
+        .args(["--size", &format!("{w}x{h}"), "--hud", "--screenshot"])
+        .arg(&shot)
+        .env("MEMCITY_LAYOUT", &layout)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (read_png(&shot), memcity_e2e::layout::read_layout(&layout))
+}
+
+/// The panels' text as a new user meets it, in every view at 1280x720 and at 1920x1080, with the
+/// details panel open and with the settings: each text inside its panel, no text over another
+/// panel's or under a chart's line, the panels apart; and nothing cut that has room to be said
+/// whole: the key hints all there, the status bar and the leak suspects' lines not cut short.
+#[test]
+fn the_hud_keeps_every_text_inside_its_panel_and_says_it_whole() {
+    use memcity_e2e::layout::{problems, texts_of};
+    use memcity_viewer::controls::ViewKind;
+
+    let Some(xvfb) = xvfb("HUD layout") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let golden = root().join("proto/tests/data/golden-v2.mcrec");
+    let select = ["--select", "(default package)/LinkedListLeak$Person"];
+    // Every case's problems, so that one run shows them all.
+    let mut failures = Vec::new();
+    for size in [(1280, 720), (1920, 1080)] {
+        for view in ViewKind::ALL {
+            for extra in [&[][..], &select[..], &["--settings"][..]] {
+                if !extra.is_empty() && size.0 > 1280 {
+                    continue;
+                }
+                let what = format!("--view {} {extra:?} at {}x{}", view.label(), size.0, size.1);
+                let mut args = vec!["--view", view.label()];
+                args.extend(extra);
+                let name = format!("{}-{}-{}", view.label(), size.0, extra.len());
+                let (_, layout) = hud_layout(&xvfb, &golden, &args, size, dir.path(), &name);
+                let mut fail = |problem: String| failures.push(format!("{what}: {problem}"));
+                problems(&layout, &[]).into_iter().for_each(&mut fail);
+                let hints = texts_of(&layout, "hints").join("  ");
+                let wanted = memcity_viewer::keys::key_hints(view);
+                if hints != wanted {
+                    fail(format!("the key hints drawn are {hints:?}, not {wanted:?}"));
+                }
+                let cut: Vec<String> = ["status", "suspects", "hints", "legend", "strip"]
+                    .iter()
+                    .flat_map(|panel| texts_of(&layout, panel))
+                    .filter(|t| t.ends_with("..."))
+                    .collect();
+                if !cut.is_empty() {
+                    fail(format!("cut short: {cut:?}"));
+                }
+                let status = texts_of(&layout, "status").join(" ");
+                let deaths = view != ViewKind::Lifetimes || status.contains("deaths");
+                if !status.contains("snapshot 13/13") || !deaths {
+                    fail(format!("the status bar says {status:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} layout problems:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }

@@ -167,6 +167,11 @@ pub struct LifetimesLayout {
     pub caption: Area,
 }
 
+/// Room left and right of the hive plots for the names past their axes' ends ("died", "both:
+/// died"), which would otherwise run out of the main area or under the survival panel.
+const HIVE_LEFT: f32 = 24.0;
+const HIVE_RIGHT: f32 = 56.0;
+
 pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
     let n = panels.max(1);
     let height = (area.h - CAPTION_HEIGHT).max(20.0);
@@ -176,7 +181,11 @@ pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
         SURVIVAL_WIDTH.min(area.w),
         height,
     );
-    let room = ((area.w - SURVIVAL_WIDTH - GAP).max(20.0), height);
+    let left = area.x + HIVE_LEFT;
+    let room = (
+        (area.w - SURVIVAL_WIDTH - GAP - HIVE_LEFT - HIVE_RIGHT).max(20.0),
+        height,
+    );
     let (columns, side) = (1..=n)
         .map(|columns| {
             let rows = n.div_ceil(columns);
@@ -189,7 +198,7 @@ pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
         .map(|i| {
             let (column, row) = (i % columns, i / columns);
             Rect::new(
-                (area.x + column as f32 * side) as f64,
+                (left + column as f32 * side) as f64,
                 (area.y + row as f32 * side) as f64,
                 (side - GAP / 2.0).max(10.0) as f64,
                 (side - GAP / 2.0).max(10.0) as f64,
@@ -303,17 +312,19 @@ mod tests {
         let one = lifetimes_layout(area, 1);
         assert_eq!(one.plots.len(), 1);
         let p = one.plots[0];
-        assert_eq!((p.x, p.y, p.w, p.h), (400.0, 50.0, 494.0, 494.0));
+        assert_eq!((p.x, p.y, p.w, p.h), (424.0, 50.0, 494.0, 494.0));
         assert_eq!(one.survival, Area::new(1000.0, 50.0, SURVIVAL_WIDTH, 500.0));
         assert_eq!(one.caption.y, 550.0);
-        // Four panels in 588 x 500: two by two (side 250) beats four in a row (147).
+        // Room past the axes' ends for their names, before the survival panel.
+        assert!(p.x + p.w + HIVE_RIGHT as f64 <= one.survival.x as f64);
+        // Four panels in 508 x 500: two by two (side 250) beats four in a row (127).
         let four = lifetimes_layout(area, 4);
         let corners: Vec<(f64, f64)> = four.plots.iter().map(|r| (r.x, r.y)).collect();
         assert_eq!(
             corners,
-            [(400.0, 50.0), (650.0, 50.0), (400.0, 300.0), (650.0, 300.0)]
+            [(424.0, 50.0), (674.0, 50.0), (424.0, 300.0), (674.0, 300.0)]
         );
-        assert_eq!(hive_point(p, (0.5, 0.25)), (647.0, 173.5));
+        assert_eq!(hive_point(p, (0.5, 0.25)), (671.0, 173.5));
     }
     use super::*;
     use memcity_city::model::{CityModel, Metric, ROOT};
@@ -346,7 +357,8 @@ mod tests {
         let plain = main_area(&screen());
         assert!(plain.y >= TOP && plain.y + plain.h <= screen().strip.y);
         // Selecting (the details panel) or suspects (the sidebar) do not move the tree.
-        let busy = Screen::new(1280.0, 720.0, false, Some(300.0)).with_suspects_in_sidebar(5);
+        let busy =
+            Screen::new(1280.0, 720.0, false, Some(300.0)).with_suspects_in_sidebar(&["a"; 5]);
         assert_eq!(main_area(&busy), plain);
         let (details, _) = busy.details.unwrap();
         let (suspects, rows) = busy.suspects.clone().unwrap();
@@ -359,7 +371,8 @@ mod tests {
             "the list under the details"
         );
         // A long list is cut to the room above the strip.
-        let long = Screen::new(1280.0, 720.0, false, Some(200.0)).with_suspects_in_sidebar(50);
+        let long =
+            Screen::new(1280.0, 720.0, false, Some(200.0)).with_suspects_in_sidebar(&["a"; 50]);
         let (list, _) = long.suspects.unwrap();
         assert!(list.y + list.h <= long.strip.y);
     }

@@ -47,6 +47,7 @@ pub(super) fn tree(
     clear_background(render::sky());
     render::hud_camera(size.w, size.h);
     let area = views::main_area(screen);
+    hud::layout::view_panel("view", area);
     let rect = views::tree_rect(area);
     let crumbs = state.breadcrumb();
     let crumbs = tree_view::breadcrumb(area, &crumbs, mouse);
@@ -68,6 +69,7 @@ pub(super) fn tree(
             global.w as f32 + 8.0,
             global.h as f32 + 24.0,
         );
+        hud::layout::view_panel("whole heap", frame);
         hud::panel(frame);
         hud::text(
             "whole heap",
@@ -91,6 +93,7 @@ pub(super) fn lifetimes(state: &mut ViewerState, screen: &Screen, size: Size, mo
     clear_background(render::sky());
     render::hud_camera(size.w, size.h);
     let area = views::main_area(screen);
+    hud::layout::view_panel("view", area);
     let empty = lifetimes_missing(state);
     let over_panel = screen.hit(mouse.0, mouse.1).is_some();
     let kept = state.context.clone();
@@ -135,7 +138,9 @@ pub(super) fn timeline(state: &mut ViewerState, screen: &Screen, size: Size) {
     render::hud_camera(size.w, size.h);
     let layout = views::timeline_in(screen, &state.picks, state.travel.index());
     let metric = state.settings.metric;
-    let chart = layout.chart.chart(state.model(), metric);
+    let chart = layout
+        .chart
+        .chart_under_labels(state.model(), metric, hud::CHART_DOT);
     hud::chart(
         &layout.chart,
         &chart,
@@ -144,6 +149,7 @@ pub(super) fn timeline(state: &mut ViewerState, screen: &Screen, size: Size) {
         state.travel.index(),
         &state.picks,
     );
+    hud::layout::view_panel("view", views::main_area(screen));
     for &(index, rect) in &layout.trees {
         let mut small = rect;
         small.y += 20.0;
