@@ -1508,3 +1508,30 @@ fn the_hud_keeps_every_text_inside_its_panel_and_says_it_whole() {
         failures.join("\n")
     );
 }
+
+/// The application's `String`s and `byte[]`s and memcity's own (its JFR stream's, under the
+/// `(memcity)` group) are told apart on the city's labels: `memcity: String` beside `String`.
+#[test]
+fn the_city_labels_memcitys_own_objects_apart_from_the_applications() {
+    use memcity_e2e::layout::{assert_laid_out, texts_of};
+
+    let Some(xvfb) = xvfb("own labels") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("own.mcrec");
+    memcity_e2e::synthetic::own_and_app_recording(&file).unwrap();
+    let (_, layout) = hud_layout(&xvfb, &file, &[], (W, H), dir.path(), "own");
+    assert_laid_out(&layout, &[], "the city of own and application objects");
+    let labels = texts_of(&layout, "label");
+    for wanted in ["String", "byte[]", "memcity: String", "memcity: byte[]"] {
+        assert!(
+            labels.iter().any(|l| l == wanted),
+            "no label {wanted:?} among {labels:?}"
+        );
+    }
+    let mut unique = labels.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), labels.len(), "labels alike: {labels:?}");
+}
