@@ -411,6 +411,8 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     assert!(session.len() >= 3, "{}", session.len());
 }
 
+/// `memcity demo` shows the bundled leaking app live; `--hud` draws the panels into its
+/// screenshot, as `view` and `replay` do.
 #[test]
 fn demo_launches_the_bundled_app_and_shows_it_live() {
     let Some(xvfb) = xvfb("demo window") else {
@@ -418,14 +420,17 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
     };
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("demo.png");
+    let layout = dir.path().join("demo.json");
     let out = memcity_in_xvfb(&xvfb)
         .args([
             "demo",
             "--exit-after",
             "2",
+            "--hud",
             "--screenshot",
             shot.to_str().unwrap(),
         ])
+        .env("MEMCITY_LAYOUT", &layout)
         .env(
             "PATH",
             format!(
@@ -443,6 +448,11 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
         "{stderr}"
     );
     assert!(shot.exists());
+    // The panels are in the picture: the status bar says the session is live.
+    let layout = memcity_e2e::layout::read_layout(&layout);
+    let status = memcity_e2e::layout::texts_of(&layout, "status").join(" ");
+    assert!(status.starts_with("LIVE"), "the status bar says {status:?}");
+    memcity_e2e::layout::assert_laid_out(&layout, &[], "memcity demo --hud");
 }
 
 #[test]
