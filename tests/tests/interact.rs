@@ -439,7 +439,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     x.key("v");
     state.apply(Action::SetView(ViewKind::Icicle), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     let icicle = Icicle::new(rect, &p);
     // The largest type-level cell with room to click and probe.
@@ -470,7 +470,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     state.apply(Action::Select(Some(target.node)), 0.0);
     state.apply(Action::DrillTo(target.node), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     assert_eq!(p.root, target.node);
     let root = Icicle::new(rect, &p).rect(&p.cells[0]);
@@ -490,7 +490,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     x.key("v");
     state.apply(Action::SetView(ViewKind::Sunburst), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     let sun = Sunburst::new(rect, &p);
     let cell = p

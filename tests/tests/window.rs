@@ -379,11 +379,11 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     );
     // The heap's disc in the middle of the main area, in the darkest district blue.
     let img = read_png(&sunburst);
-    let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None)
-        .with_suspects_in_sidebar(&[])
-        .with_views();
+    // Without the HUD, the sunburst has the whole picture.
+    let screen =
+        memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None).without_hud();
     let (cx, cy) = memcity_city::tree2d::Sunburst::new(
-        memcity_viewer::views::tree_rect(memcity_viewer::views::main_area(&screen)),
+        memcity_viewer::views::tree_rect(&screen),
         &Default::default(),
     )
     .center;
@@ -751,6 +751,8 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
         let mut state = ViewerState::replay(model.clone(), Settings::default(), None);
         state.apply(Action::SetView(kind), 0.0);
         state.apply(Action::TogglePick(0), 0.0);
+        // Screenshots without --hud: the view has the whole picture.
+        state.hud = false;
         let faded = state.settings.opacity.faded;
         let screen = state.screen(W as f32, H as f32);
         let area = views::main_area(&screen);
@@ -772,7 +774,7 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
         match kind {
             ViewKind::Icicle => {
                 let p = state.partition().clone();
-                let icicle = Icicle::new(views::tree_rect(area), &p);
+                let icicle = Icicle::new(views::tree_rect(&screen), &p);
                 for cell in &p.cells {
                     let r = icicle.rect(cell);
                     if r.w < 20.0 || r.h < 40.0 {
@@ -789,7 +791,7 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
             }
             ViewKind::Sunburst => {
                 let p = state.partition().clone();
-                let sun = Sunburst::new(views::tree_rect(area), &p);
+                let sun = Sunburst::new(views::tree_rect(&screen), &p);
                 for cell in &p.cells {
                     let a = sun.arc(cell);
                     let ring = a.outer - a.inner;
@@ -1079,8 +1081,9 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
         };
         let mut state = ViewerState::replay(model.clone(), settings, Some(1));
         state.apply(Action::SetView(kind), 0.0);
+        state.hud = false;
         let screen = state.screen(W as f32, H as f32);
-        let rect = views::tree_rect(views::main_area(&screen));
+        let rect = views::tree_rect(&screen);
         let p = state.partition().clone();
         // Per type cell (all ±30 %): points in the body and in the band.
         let mut probes: Vec<Probe> = Vec::new();
@@ -1202,6 +1205,7 @@ fn the_lifetimes_view_draws_the_hive_where_the_geometry_says() {
     let model = load::recording(&file).unwrap();
     let mut state = ViewerState::replay(model, Settings::default(), None);
     state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    state.hud = false;
     let screen = state.screen(W as f32, H as f32);
     let area = views::main_area(&screen);
     let hive = state.lifetimes().hive.clone();
@@ -1270,6 +1274,7 @@ fn the_lifetimes_view_shows_the_survival_of_the_context_in_focus() {
     let model = load::recording(std::path::Path::new(file)).unwrap();
     let mut state = ViewerState::replay(model, Settings::default(), None);
     state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    state.hud = false;
     let screen = state.screen(W as f32, H as f32);
     let hive = state.lifetimes().hive.clone();
     let layout = views::lifetimes_layout(views::main_area(&screen), hive.panels.len());
@@ -1544,4 +1549,51 @@ fn the_city_labels_memcitys_own_objects_apart_from_the_applications() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), labels.len(), "labels alike: {labels:?}");
+}
+
+/// A screenshot of a 2D view without `--hud` is the view alone, and the view has the whole
+/// picture: no strip left blank where the sidebar and the bottom bars would be, the sunburst
+/// in the middle.
+#[test]
+fn screenshots_of_the_2d_views_have_the_whole_picture() {
+    let Some(xvfb) = xvfb("2D screenshots") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sky = over_sky([0.93, 0.95, 0.98], 1.0);
+    let drawn = |img: &(u32, u32, Vec<u8>), xs: std::ops::Range<u32>, ys: std::ops::Range<u32>| {
+        let all = (xs.end - xs.start) * (ys.end - ys.start);
+        let drawn = ys
+            .flat_map(|y| xs.clone().map(move |x| (x, y)))
+            .filter(|&(x, y)| !near(pixel(img, x as f32, y as f32), sky))
+            .count();
+        drawn as f32 / all as f32
+    };
+    for view in ["icicle", "sunburst", "timeline"] {
+        let img = replay_screenshot(
+            &xvfb,
+            &[golden().to_str().unwrap(), "--view", view],
+            dir.path(),
+            &format!("{view}.png"),
+        );
+        // Where the sidebar and the legend, strip and bars of the HUD would be.
+        let left = drawn(&img, 10..400, 10..H - 10);
+        let bottom = drawn(&img, 10..W - 10, H - 170..H - 10);
+        assert!(
+            left > 0.1 && bottom > 0.1,
+            "--view {view}: the view draws on {:.0} % of the left 400 columns and {:.0} % of the \
+             bottom 170 rows",
+            left * 100.0,
+            bottom * 100.0
+        );
+        if view == "sunburst" {
+            // The heap's disc in the middle, in the darkest district blue.
+            let seen = pixel(&img, W as f32 / 2.0, H as f32 / 2.0);
+            let dark = memcity_city::mapping::DISTRICT_DARK.map(|c| (c * 255.0).round() as i32);
+            assert!(
+                near(seen, dark),
+                "the middle of the sunburst's picture is {seen:?}, not the heap's {dark:?}"
+            );
+        }
+    }
 }

@@ -68,6 +68,9 @@ pub struct ViewerState {
     /// When the selection changed (for its jump).
     selected_at: f64,
     pub settings_open: bool,
+    /// Whether the panels and bars are drawn (all but a screenshot without `--hud`): without
+    /// them the view has the whole picture.
+    pub hud: bool,
     pub view: ViewKind,
     /// The 2D views' local root (paper 4.2: drill-down); `ROOT` is the whole heap.
     pub drill: NodeId,
@@ -129,6 +132,7 @@ impl ViewerState {
             selected: None,
             selected_at: f64::NEG_INFINITY,
             settings_open: false,
+            hud: true,
             view: ViewKind::City,
             drill: ROOT,
             scaled: false,
@@ -572,10 +576,15 @@ impl ViewerState {
             .map(|l| l.text.as_str())
             .collect();
         let screen = crate::controls::Screen::new(w, h, settings_open, details);
-        if view.is_2d() {
+        let screen = if view.is_2d() {
             screen.with_suspects_in_sidebar(&lines).with_views()
         } else {
             screen.with_suspects(&lines).with_views()
+        };
+        if self.hud {
+            screen
+        } else {
+            screen.without_hud()
         }
     }
 

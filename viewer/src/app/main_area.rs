@@ -48,9 +48,13 @@ pub(super) fn tree(
     render::hud_camera(size.w, size.h);
     let area = views::main_area(screen);
     hud::layout::view_panel("view", area);
-    let rect = views::tree_rect(area);
-    let crumbs = state.breadcrumb();
-    let crumbs = tree_view::breadcrumb(area, &crumbs, mouse);
+    let rect = views::tree_rect(screen);
+    // The breadcrumb is the HUD's: a picture without it is the tree alone.
+    let crumbs = if screen.hud {
+        tree_view::breadcrumb(area, &state.breadcrumb(), mouse)
+    } else {
+        Vec::new()
+    };
     let icicle = state.view == ViewKind::Icicle;
     let (model, partition) = state.tree(Tree::Main);
     if icicle {
@@ -59,7 +63,7 @@ pub(super) fn tree(
         tree_view::sunburst(model, partition, rect, faded, hovered, true);
     }
     if state.drill != memcity_city::model::ROOT {
-        let global = views::global_rect(area);
+        let global = views::global_rect(screen);
         let (model, whole) = state.tree(Tree::Global {
             min_span: 0.5 / global.h,
         });

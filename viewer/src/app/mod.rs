@@ -256,6 +256,8 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
             return modes::bench(&renderer, &mut window, n).await;
         }
         if let Some(path) = &options.screenshot {
+            // Without the panels, the view has the whole picture.
+            window.state.hud = options.hud;
             return modes::screenshot(&renderer, &mut window, path, options.hud).await;
         }
     }

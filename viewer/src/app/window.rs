@@ -139,7 +139,7 @@ impl Window {
             return None;
         }
         let (x, y) = (mouse.0 as f64, mouse.1 as f64);
-        let rect = views::tree_rect(views::main_area(screen));
+        let rect = views::tree_rect(screen);
         match self.state.view {
             ViewKind::City => {
                 let (w, h) = size.pixels;

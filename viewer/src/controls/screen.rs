@@ -230,6 +230,9 @@ pub struct Screen {
     /// The status bar's right end that something else covers (the page's own bar), where its
     /// text does not go (see `reserving_status_end`).
     pub status_reserved: f32,
+    /// Whether the panels and bars are drawn: a screenshot without `--hud` is the view alone,
+    /// which then has the whole picture (see `without_hud`).
+    pub hud: bool,
 }
 
 impl Screen {
@@ -306,7 +309,24 @@ impl Screen {
                 LEGEND.1,
             ),
             status_reserved: 0.0,
+            hud: true,
         }
+    }
+
+    /// The screen of a picture with no panels or bars (a screenshot without `--hud`): nothing
+    /// to click, and the view's main area is all of it (`views::main_area`).
+    pub fn without_hud(mut self) -> Self {
+        self.hud = false;
+        self.settings = None;
+        self.details = None;
+        self.suspects = None;
+        self.views.clear();
+        self
+    }
+
+    /// The picture's width and height.
+    pub fn size(&self) -> (f32, f32) {
+        (self.status.w, self.status.y + self.status.h)
     }
 
     /// Leaves the status bar's last `width` units to what covers them: the page lays its file
@@ -395,6 +415,9 @@ impl Screen {
 
     /// What a click at `(x, y)` lands on; `None` is the city.
     pub fn hit(&self, x: f32, y: f32) -> Option<Hit> {
+        if !self.hud {
+            return None;
+        }
         if let Some((panel, rows)) = &self.settings {
             for &SettingRow {
                 setting,
@@ -599,5 +622,9 @@ mod tests {
         let bare = Screen::new(1280.0, 720.0, false, None);
         assert_eq!(bare.hit(panel.center().0, panel.center().1), None);
         assert_eq!(bare.hit(details.center().0, details.center().1), None);
+        // A picture without the HUD has nothing to click.
+        let view_alone = screen.clone().without_hud();
+        assert_eq!(view_alone.hit(close.center().0, close.center().1), None);
+        assert_eq!(view_alone.size(), (1280.0, 720.0));
     }
 }
