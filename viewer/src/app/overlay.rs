@@ -142,9 +142,19 @@ pub(super) fn draw(
     let right = screen.views.first().map_or(screen.gear.x, |v| v.1.x) - 10.0;
     hud::hints(&key_hints(state.view), Area::new(0.0, 0.0, right, 28.0));
     if !state.notes.is_empty() {
+        let widest = state
+            .notes
+            .iter()
+            .map(|n| measure_text(n, None, 16, 1.0).width)
+            .fold(0.0, f32::max);
         hud::layout::panel(
             "notes",
-            Area::new(0.0, 32.0, size.w, state.notes.len() as f32 * 18.0 + 18.0),
+            Area::new(
+                0.0,
+                32.0,
+                widest + 16.0,
+                state.notes.len() as f32 * 18.0 + 18.0,
+            ),
         );
     }
     for (i, note) in state.notes.iter().enumerate() {
