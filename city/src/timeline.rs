@@ -85,7 +85,7 @@ pub const DOT_SPACING: f32 = 8.0;
 /// Height of the tick under a walk and under an estimate, up from the strip's bottom edge.
 pub const WALK_TICK: f32 = 8.0;
 /// The band at a chart's top kept for its labels (the largest total, what the marks mean),
-/// which the line would otherwise run through.
+/// which the line, its dots and the position marker keep out of.
 pub const LABEL_BAND: f32 = 14.0;
 pub const ESTIMATE_TICK: f32 = 4.0;
 
@@ -179,9 +179,16 @@ impl Strip {
         (t * (len - 1) as f32).round() as usize
     }
 
-    /// The chart: one point per snapshot, the heap total scaled to the strip's height (the
-    /// largest total touches the label band at the top), marked by what each snapshot rests on.
+    /// The chart: one point per snapshot, the heap total scaled to the strip's height, marked
+    /// by what each snapshot rests on. The largest total sits a dot's radius under the label
+    /// band at the top, so no dot or line reaches the labels.
     pub fn chart(&self, model: &CityModel, metric: Metric) -> Chart {
+        self.chart_under_labels(model, metric, DOT_RADIUS)
+    }
+
+    /// [`Strip::chart`] whose largest dot is `dot` in radius: its points keep that far under
+    /// the label band.
+    pub fn chart_under_labels(&self, model: &CityModel, metric: Metric, dot: f32) -> Chart {
         let len = model.len();
         let totals: Vec<u64> = (0..len).map(|i| model.value(ROOT, i, metric)).collect();
         let max = totals.iter().copied().max().unwrap_or(0).max(1) as f32;
@@ -191,7 +198,7 @@ impl Strip {
             .enumerate()
             .map(|(i, (&v, frame))| ChartPoint {
                 x: self.x_of(i, len),
-                y: self.y + self.h - (self.h - LABEL_BAND).max(0.0) * v as f32 / max,
+                y: self.y + self.h - (self.h - LABEL_BAND - dot).max(0.0) * v as f32 / max,
                 estimated: frame.is_estimated(),
             })
             .collect();
@@ -368,9 +375,13 @@ pub(crate) mod tests {
         let p = &chart.points;
         assert_eq!(p.len(), 3);
         // Totals 60, 550, 1045: the last is the largest.
-        let top = 10.0 + LABEL_BAND;
+        // A dot's radius under the label band: the dot stays out of it.
+        let top = 10.0 + LABEL_BAND + DOT_RADIUS;
         assert_eq!((p[2].x, p[2].y), (300.0, top));
-        assert!((p[0].y - (60.0 - (50.0 - LABEL_BAND) * 60.0 / 1045.0)).abs() < 1e-4);
+        let plot = 50.0 - LABEL_BAND - DOT_RADIUS;
+        assert!((p[0].y - (60.0 - plot * 60.0 / 1045.0)).abs() < 1e-4);
+        let larger = STRIP.chart_under_labels(&m, Metric::Objects, 6.0);
+        assert_eq!(larger.points[2].y, 10.0 + LABEL_BAND + 6.0);
         assert!(p[0].y > p[1].y && p[1].y > p[2].y);
         // Trees pushed without exactness are walks: one solid piece per step, tall ticks.
         assert!(!chart.any_estimate);

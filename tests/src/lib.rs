@@ -8,6 +8,7 @@
 //! (`reports.rs`). Everything is at the crate's root, as the tests name it.
 
 pub mod browser;
+pub mod layout;
 pub mod serve;
 pub mod synthetic;
 

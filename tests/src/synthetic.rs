@@ -209,3 +209,80 @@ pub fn long_recording(path: &Path, snapshots: u64, types: u32) -> std::io::Resul
     })?;
     w.finish().map(drop)
 }
+
+/// The types memcity's own objects and the application's share, in [`own_and_app_recording`]:
+/// the application's under their packages, memcity's under its top-level `(memcity)` group.
+pub const SHARED_TYPES: [&str; 2] = ["java.lang.String", "byte[]"];
+
+/// Writes a session of three snapshots, a second apart, each a walk, where the application and
+/// memcity hold objects of the same types (`java.lang.String` under `java.lang`, `byte[]` under
+/// `(primitive arrays)`, both again under `(memcity)`), all four the city's tallest buildings
+/// among a package of smaller types: what a user sees of an application beside memcity's own
+/// JFR stream.
+pub fn own_and_app_recording(path: &Path) -> std::io::Result<()> {
+    const OTHERS: u32 = 24;
+    let mut w = RecordingWriter::create(path, &header("memcity-e2e own and app"))?;
+    let mut names: Vec<String> = [
+        "java.lang",
+        SHARED_TYPES[0],
+        "(primitive arrays)",
+        SHARED_TYPES[1],
+        "(memcity)",
+        "java.util",
+    ]
+    .map(String::from)
+    .to_vec();
+    names.extend((0..OTHERS).map(|t| format!("java.util.T{t}")));
+    w.write(&StreamMessage {
+        kind: Some(Kind::Strings(StringTable {
+            sites: Vec::new(),
+            first_id: 1,
+            names,
+        })),
+    })?;
+    let snapshots = 3;
+    for seq in 0..snapshots {
+        let node = |name, children: Vec<Node>| {
+            let objects = children.iter().map(|c: &Node| c.objects).sum();
+            Node {
+                name,
+                objects,
+                bytes: objects * 24,
+                children,
+                ..Default::default()
+            }
+        };
+        let leaf = |name, objects: u64| Node {
+            name,
+            objects,
+            bytes: objects * 24,
+            ..Default::default()
+        };
+        let grown = |objects: u64| objects + seq * objects / 10;
+        let others = (0..OTHERS).map(|t| leaf(7 + t, 800 + 10 * u64::from(t)));
+        let top = vec![
+            node(1, vec![leaf(2, grown(4_000))]),
+            node(3, vec![leaf(4, grown(3_400))]),
+            node(5, vec![leaf(2, 3_000), leaf(4, 2_600)]),
+            node(6, others.collect()),
+        ];
+        w.write(&StreamMessage {
+            kind: Some(Kind::Snapshot(Snapshot {
+                seq,
+                time_ms: seq * 1000,
+                gc_count: seq,
+                trigger: memcity_proto::v1::snapshot::Trigger::Gc as i32,
+                classifiers: package_and_type(),
+                root: Some(node(0, top)),
+                ..Default::default()
+            })),
+        })?;
+    }
+    w.write(&StreamMessage {
+        kind: Some(Kind::End(SessionEnd {
+            reason: "the synthetic session ended".into(),
+            snapshots,
+        })),
+    })?;
+    w.finish().map(drop)
+}

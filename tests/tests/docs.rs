@@ -24,6 +24,25 @@ fn readme_commands() -> Vec<String> {
         .collect()
 }
 
+/// The page's address parameters the README's browser section lists are those the page takes.
+#[test]
+fn readme_lists_the_pages_address_parameters() {
+    let text = readme();
+    let section = &text[text
+        .find("**In the browser.**")
+        .expect("the browser section")..];
+    let table = &section[section
+        .find("| Parameter |")
+        .expect("the parameters' table")..];
+    let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+    let documented: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .map(|l| &l[..l.find('`').unwrap()])
+        .collect();
+    assert_eq!(documented, memcity_viewer::page_look::KEYS);
+}
+
 #[test]
 fn readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one() {
     let commands = readme_commands();

@@ -307,12 +307,14 @@ fn a_user_selects_steps_changes_settings_and_quits() {
     // Two steps back: the timeline's marker moves from the newest snapshot to the third. Each
     // step is awaited: a slow frame sees two quick presses of one key as one.
     x.key("r"); // references off: frustums would cross the roofs watched below
+                // The marker runs under the strip's label band.
     let marker = |index: usize| {
         let cx = screen.strip.x_of(index, model.len());
         move |img: &Image| {
             let red = (0..5)
                 .filter(|i| {
-                    let seen = img.at(cx, screen.strip.y + 6.0 + 8.0 * *i as f32);
+                    let top = screen.strip.y + memcity_city::timeline::LABEL_BAND;
+                    let seen = img.at(cx, top + 4.0 + 7.0 * *i as f32);
                     seen[0] > 180 && seen[1] < 80 && seen[2] < 80
                 })
                 .count();
@@ -437,7 +439,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     x.key("v");
     state.apply(Action::SetView(ViewKind::Icicle), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     let icicle = Icicle::new(rect, &p);
     // The largest type-level cell with room to click and probe.
@@ -468,7 +470,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     state.apply(Action::Select(Some(target.node)), 0.0);
     state.apply(Action::DrillTo(target.node), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     assert_eq!(p.root, target.node);
     let root = Icicle::new(rect, &p).rect(&p.cells[0]);
@@ -488,7 +490,7 @@ fn a_user_switches_to_the_icicle_drills_down_and_back() {
     x.key("v");
     state.apply(Action::SetView(ViewKind::Sunburst), 0.0);
     let screen = state.screen(W as f32, H as f32);
-    let rect = views::tree_rect(views::main_area(&screen));
+    let rect = views::tree_rect(&screen);
     let p = state.partition().clone();
     let sun = Sunburst::new(rect, &p);
     let cell = p

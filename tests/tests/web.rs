@@ -836,3 +836,91 @@ fn serve_says_when_no_agent_answers_and_what_to_start() {
     // Still serving: the page is there for when the agent comes.
     assert_eq!(serve.get("/").status, 200);
 }
+
+/// The page as it stands once its session is drawn: its layout (`memcity_page.layout`) and the
+/// rectangles of its own bar's parts over the status bar (the file name, the open buttons), in
+/// the layout's units.
+fn page_layout(browser: &mut Browser, what: &str) -> (serde_json::Value, Vec<(String, [f32; 4])>) {
+    browser.wait_for(
+        "window.memcity_page && memcity_page.drawn > 30 && memcity_page.layout !== null",
+        Duration::from_secs(120),
+        what,
+    );
+    let layout = browser.eval("memcity_page.layout");
+    let scale = layout["scale"].as_f64().unwrap_or(1.0) as f32;
+    let parts = browser.eval(
+        "['memcity-source', 'memcity-open', 'memcity-open-folder'].map(id => { \
+           const r = document.getElementById(id).getBoundingClientRect(); \
+           return [id, r.x, r.y, r.width, r.height]; })",
+    );
+    let foreign = parts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let n = |i: usize| p[i].as_f64().unwrap_or(f64::NAN) as f32 / scale;
+            (
+                p[0].as_str().unwrap_or("?").to_string(),
+                [n(1), n(2), n(3), n(4)],
+            )
+        })
+        .collect();
+    (layout, foreign)
+}
+
+/// The page at 1280x720 and 1920x1080: the status line keeps left of the page's own bar (its
+/// file name and open buttons over the bar's right end), says what it has to say there without
+/// being cut, and every text of the HUD is inside its panel and clear of the others'.
+#[test]
+fn the_pages_status_line_keeps_clear_of_its_own_bar() {
+    use memcity_e2e::layout::{assert_laid_out, texts_of};
+    if !page_ready("web status bar") {
+        return;
+    }
+    let golden = root().join("proto/tests/data/golden-v2.mcrec");
+    let serve = Serve::start(&[golden.to_str().unwrap()]);
+    for ((w, h), view) in [
+        ((1280, 720), "city"),
+        ((1280, 720), "lifetimes"),
+        ((1920, 1080), "city"),
+    ] {
+        let what = format!("the page's {view} view at {w}x{h}");
+        let mut browser = Browser::open(&format!("{}&view={view}", serve.url), w, h);
+        let (layout, bar) = page_layout(&mut browser, &what);
+        assert_eq!(browser.eval("memcity_page.snapshots"), 13, "{what}");
+        assert_eq!(bar.len(), 3, "{what}: {bar:?}");
+        assert_laid_out(&layout, &bar, &what);
+        let status = texts_of(&layout, "status").join(" ");
+        assert!(
+            status.contains("snapshot 13/13") && !status.ends_with("..."),
+            "{what}: the status line says {status:?}"
+        );
+        if view == "lifetimes" {
+            assert!(status.contains("deaths"), "{what}: {status:?}");
+        }
+    }
+}
+
+/// In the page as in the window, memcity's own objects are labelled apart from the
+/// application's of the same types.
+#[test]
+fn the_page_labels_memcitys_own_objects_apart_from_the_applications() {
+    use memcity_e2e::layout::{assert_laid_out, texts_of};
+    if !page_ready("web own labels") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("own.mcrec");
+    memcity_e2e::synthetic::own_and_app_recording(&file).unwrap();
+    let serve = Serve::start(&[file.to_str().unwrap()]);
+    let mut browser = Browser::open(&serve.url, 1280, 720);
+    let (layout, bar) = page_layout(&mut browser, "the page of own and application objects");
+    assert_laid_out(&layout, &bar, "the page of own and application objects");
+    let labels = texts_of(&layout, "label");
+    for wanted in ["String", "byte[]", "memcity: String", "memcity: byte[]"] {
+        assert!(
+            labels.iter().any(|l| l == wanted),
+            "no label {wanted:?} among {labels:?}"
+        );
+    }
+}

@@ -379,11 +379,11 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     );
     // The heap's disc in the middle of the main area, in the darkest district blue.
     let img = read_png(&sunburst);
-    let screen = memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None)
-        .with_suspects_in_sidebar(0)
-        .with_views();
+    // Without the HUD, the sunburst has the whole picture.
+    let screen =
+        memcity_viewer::controls::Screen::new(W as f32, H as f32, false, None).without_hud();
     let (cx, cy) = memcity_city::tree2d::Sunburst::new(
-        memcity_viewer::views::tree_rect(memcity_viewer::views::main_area(&screen)),
+        memcity_viewer::views::tree_rect(&screen),
         &Default::default(),
     )
     .center;
@@ -411,6 +411,8 @@ fn live_view_receives_snapshots_from_a_real_agent() {
     assert!(session.len() >= 3, "{}", session.len());
 }
 
+/// `memcity demo` shows the bundled leaking app live; `--hud` draws the panels into its
+/// screenshot, as `view` and `replay` do.
 #[test]
 fn demo_launches_the_bundled_app_and_shows_it_live() {
     let Some(xvfb) = xvfb("demo window") else {
@@ -418,14 +420,17 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
     };
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("demo.png");
+    let layout = dir.path().join("demo.json");
     let out = memcity_in_xvfb(&xvfb)
         .args([
             "demo",
             "--exit-after",
             "2",
+            "--hud",
             "--screenshot",
             shot.to_str().unwrap(),
         ])
+        .env("MEMCITY_LAYOUT", &layout)
         .env(
             "PATH",
             format!(
@@ -443,6 +448,11 @@ fn demo_launches_the_bundled_app_and_shows_it_live() {
         "{stderr}"
     );
     assert!(shot.exists());
+    // The panels are in the picture: the status bar says the session is live.
+    let layout = memcity_e2e::layout::read_layout(&layout);
+    let status = memcity_e2e::layout::texts_of(&layout, "status").join(" ");
+    assert!(status.starts_with("LIVE"), "the status bar says {status:?}");
+    memcity_e2e::layout::assert_laid_out(&layout, &[], "memcity demo --hud");
 }
 
 #[test]
@@ -741,6 +751,8 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
         let mut state = ViewerState::replay(model.clone(), Settings::default(), None);
         state.apply(Action::SetView(kind), 0.0);
         state.apply(Action::TogglePick(0), 0.0);
+        // Screenshots without --hud: the view has the whole picture.
+        state.hud = false;
         let faded = state.settings.opacity.faded;
         let screen = state.screen(W as f32, H as f32);
         let area = views::main_area(&screen);
@@ -762,7 +774,7 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
         match kind {
             ViewKind::Icicle => {
                 let p = state.partition().clone();
-                let icicle = Icicle::new(views::tree_rect(area), &p);
+                let icicle = Icicle::new(views::tree_rect(&screen), &p);
                 for cell in &p.cells {
                     let r = icicle.rect(cell);
                     if r.w < 20.0 || r.h < 40.0 {
@@ -779,7 +791,7 @@ fn the_2d_views_draw_cells_where_the_geometry_says() {
             }
             ViewKind::Sunburst => {
                 let p = state.partition().clone();
-                let sun = Sunburst::new(views::tree_rect(area), &p);
+                let sun = Sunburst::new(views::tree_rect(&screen), &p);
                 for cell in &p.cells {
                     let a = sun.arc(cell);
                     let ring = a.outer - a.inner;
@@ -1069,8 +1081,9 @@ fn the_2d_views_draw_an_estimates_doubt_at_the_end_of_each_span() {
         };
         let mut state = ViewerState::replay(model.clone(), settings, Some(1));
         state.apply(Action::SetView(kind), 0.0);
+        state.hud = false;
         let screen = state.screen(W as f32, H as f32);
-        let rect = views::tree_rect(views::main_area(&screen));
+        let rect = views::tree_rect(&screen);
         let p = state.partition().clone();
         // Per type cell (all ±30 %): points in the body and in the band.
         let mut probes: Vec<Probe> = Vec::new();
@@ -1192,6 +1205,7 @@ fn the_lifetimes_view_draws_the_hive_where_the_geometry_says() {
     let model = load::recording(&file).unwrap();
     let mut state = ViewerState::replay(model, Settings::default(), None);
     state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    state.hud = false;
     let screen = state.screen(W as f32, H as f32);
     let area = views::main_area(&screen);
     let hive = state.lifetimes().hive.clone();
@@ -1260,6 +1274,7 @@ fn the_lifetimes_view_shows_the_survival_of_the_context_in_focus() {
     let model = load::recording(std::path::Path::new(file)).unwrap();
     let mut state = ViewerState::replay(model, Settings::default(), None);
     state.apply(Action::SetView(ViewKind::Lifetimes), 0.0);
+    state.hud = false;
     let screen = state.screen(W as f32, H as f32);
     let hive = state.lifetimes().hive.clone();
     let layout = views::lifetimes_layout(views::main_area(&screen), hive.panels.len());
@@ -1292,16 +1307,23 @@ fn the_lifetimes_view_shows_the_survival_of_the_context_in_focus() {
     let axis = loader.role.axes()[0];
     let (x, y) = views::hive_point(layout.plots[0], axis_point(axis, loader.t));
     let ring = memcity_viewer::hive_view::DOT + 3.0;
-    let dark = (0..16)
-        .map(|k| std::f32::consts::TAU * k as f32 / 16.0)
-        .filter(|a| {
-            let p = pixel(&focused, x + ring * a.cos(), y + ring * a.sin());
-            p.iter().all(|&c| c < 110)
-        })
-        .count();
+    // The ring is 2 pixels wide, a polygon: where it falls between pixel centres depends on the
+    // dot's place, so each probe looks a pixel in and out too.
+    let ringed = |img: &(u32, u32, Vec<u8>)| {
+        (0..16)
+            .map(|k| std::f32::consts::TAU * k as f32 / 16.0)
+            .filter(|a| {
+                [ring - 1.0, ring, ring + 1.0].iter().any(|r| {
+                    let p = pixel(img, x + r * a.cos(), y + r * a.sin());
+                    p.iter().all(|&c| c < 110)
+                })
+            })
+            .count()
+    };
+    let (dark, before) = (ringed(&focused), ringed(&plain));
     assert!(
-        dark >= 8,
-        "app.Loader's dot at {x},{y} is ringed at only {dark} of 16 points"
+        dark >= 8 && before < 8,
+        "app.Loader's dot at {x},{y} is ringed at only {dark} of 16 points ({before} before)"
     );
 
     let out = memcity_in_xvfb(&xvfb)
@@ -1417,4 +1439,168 @@ fn the_readme_path_shows_the_leak_confirmed_and_red() {
         roof[0] > 180 && roof[1] < 70 && roof[2] < 70,
         "roof of {name} at {px},{py} is {roof:?}"
     );
+}
+
+/// `memcity replay SOURCE ARGS --hud --screenshot` in an Xvfb of `size`: the picture and the
+/// layout its frame recorded (`MEMCITY_LAYOUT`).
+fn hud_layout(
+    xvfb: &Path,
+    source: &Path,
+    args: &[&str],
+    (w, h): (u32, u32),
+    dir: &Path,
+    name: &str,
+) -> ((u32, u32, Vec<u8>), serde_json::Value) {
+    let shot = dir.join(format!("{name}.png"));
+    let layout = dir.join(format!("{name}.json"));
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", &format!("-screen 0 {w}x{h}x24")])
+        .arg(memcity_bin())
+        .arg("replay")
+        .arg(source)
+        .args(args)
+        .args(["--size", &format!("{w}x{h}"), "--hud", "--screenshot"])
+        .arg(&shot)
+        .env("MEMCITY_LAYOUT", &layout)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "replay {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (read_png(&shot), memcity_e2e::layout::read_layout(&layout))
+}
+
+/// The panels' text as a new user meets it, in every view at 1280x720 and at 1920x1080, with the
+/// details panel open and with the settings: each text inside its panel, no text over another
+/// panel's or under a chart's line, the panels apart; and nothing cut that has room to be said
+/// whole: the key hints all there, the status bar and the leak suspects' lines not cut short.
+#[test]
+fn the_hud_keeps_every_text_inside_its_panel_and_says_it_whole() {
+    use memcity_e2e::layout::{problems, texts_of};
+    use memcity_viewer::controls::ViewKind;
+
+    let Some(xvfb) = xvfb("HUD layout") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let golden = root().join("proto/tests/data/golden-v2.mcrec");
+    let select = ["--select", "(default package)/LinkedListLeak$Person"];
+    // Every case's problems, so that one run shows them all.
+    let mut failures = Vec::new();
+    for size in [(1280, 720), (1920, 1080)] {
+        for view in ViewKind::ALL {
+            for extra in [&[][..], &select[..], &["--settings"][..]] {
+                if !extra.is_empty() && size.0 > 1280 {
+                    continue;
+                }
+                let what = format!("--view {} {extra:?} at {}x{}", view.label(), size.0, size.1);
+                let mut args = vec!["--view", view.label()];
+                args.extend(extra);
+                let name = format!("{}-{}-{}", view.label(), size.0, extra.len());
+                let (_, layout) = hud_layout(&xvfb, &golden, &args, size, dir.path(), &name);
+                let mut fail = |problem: String| failures.push(format!("{what}: {problem}"));
+                problems(&layout, &[]).into_iter().for_each(&mut fail);
+                let hints = texts_of(&layout, "hints").join("  ");
+                let wanted = memcity_viewer::keys::key_hints(view);
+                if hints != wanted {
+                    fail(format!("the key hints drawn are {hints:?}, not {wanted:?}"));
+                }
+                let cut: Vec<String> = ["status", "suspects", "hints", "legend", "strip"]
+                    .iter()
+                    .flat_map(|panel| texts_of(&layout, panel))
+                    .filter(|t| t.ends_with("..."))
+                    .collect();
+                if !cut.is_empty() {
+                    fail(format!("cut short: {cut:?}"));
+                }
+                let status = texts_of(&layout, "status").join(" ");
+                let deaths = view != ViewKind::Lifetimes || status.contains("deaths");
+                if !status.contains("snapshot 13/13") || !deaths {
+                    fail(format!("the status bar says {status:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} layout problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The application's `String`s and `byte[]`s and memcity's own (its JFR stream's, under the
+/// `(memcity)` group) are told apart on the city's labels: `memcity: String` beside `String`.
+#[test]
+fn the_city_labels_memcitys_own_objects_apart_from_the_applications() {
+    use memcity_e2e::layout::{assert_laid_out, texts_of};
+
+    let Some(xvfb) = xvfb("own labels") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("own.mcrec");
+    memcity_e2e::synthetic::own_and_app_recording(&file).unwrap();
+    let (_, layout) = hud_layout(&xvfb, &file, &[], (W, H), dir.path(), "own");
+    assert_laid_out(&layout, &[], "the city of own and application objects");
+    let labels = texts_of(&layout, "label");
+    for wanted in ["String", "byte[]", "memcity: String", "memcity: byte[]"] {
+        assert!(
+            labels.iter().any(|l| l == wanted),
+            "no label {wanted:?} among {labels:?}"
+        );
+    }
+    let mut unique = labels.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), labels.len(), "labels alike: {labels:?}");
+}
+
+/// A screenshot of a 2D view without `--hud` is the view alone, and the view has the whole
+/// picture: no strip left blank where the sidebar and the bottom bars would be, the sunburst
+/// in the middle.
+#[test]
+fn screenshots_of_the_2d_views_have_the_whole_picture() {
+    let Some(xvfb) = xvfb("2D screenshots") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sky = over_sky([0.93, 0.95, 0.98], 1.0);
+    let drawn = |img: &(u32, u32, Vec<u8>), xs: std::ops::Range<u32>, ys: std::ops::Range<u32>| {
+        let all = (xs.end - xs.start) * (ys.end - ys.start);
+        let drawn = ys
+            .flat_map(|y| xs.clone().map(move |x| (x, y)))
+            .filter(|&(x, y)| !near(pixel(img, x as f32, y as f32), sky))
+            .count();
+        drawn as f32 / all as f32
+    };
+    for view in ["icicle", "sunburst", "timeline"] {
+        let img = replay_screenshot(
+            &xvfb,
+            &[golden().to_str().unwrap(), "--view", view],
+            dir.path(),
+            &format!("{view}.png"),
+        );
+        // Where the sidebar and the legend, strip and bars of the HUD would be.
+        let left = drawn(&img, 10..400, 10..H - 10);
+        let bottom = drawn(&img, 10..W - 10, H - 170..H - 10);
+        assert!(
+            left > 0.1 && bottom > 0.1,
+            "--view {view}: the view draws on {:.0} % of the left 400 columns and {:.0} % of the \
+             bottom 170 rows",
+            left * 100.0,
+            bottom * 100.0
+        );
+        if view == "sunburst" {
+            // The heap's disc in the middle, in the darkest district blue.
+            let seen = pixel(&img, W as f32 / 2.0, H as f32 / 2.0);
+            let dark = memcity_city::mapping::DISTRICT_DARK.map(|c| (c * 255.0).round() as i32);
+            assert!(
+                near(seen, dark),
+                "the middle of the sunburst's picture is {seen:?}, not the heap's {dark:?}"
+            );
+        }
+    }
 }

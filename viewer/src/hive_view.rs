@@ -59,6 +59,7 @@ pub fn draw(
         focus.map(|i| &hive.nodes[i].name[..]),
     );
     let caption = layout.caption;
+    hud::layout::view_panel("caption", caption);
     hud::text_within(
         "north: only allocates   west: objects only die there   south, cloned east: both   \
          green: died in the class that made it",
@@ -215,6 +216,7 @@ pub fn tooltip(hive: &Hive, node: usize, mouse: (f32, f32), bounds: Area) {
 /// nothing sampled): its shares, then the Kaplan-Meier curve over age in GCs above the
 /// histogram of its deaths' ages.
 fn survival_panel(shown: &LifetimesShown, area: Area, name: Option<&str>) {
+    hud::layout::view_panel("survival", area);
     hud::panel(area);
     let (x, w) = (area.x + 10.0, area.w - 20.0);
     let mut y = area.y + 20.0;

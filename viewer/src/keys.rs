@@ -101,12 +101,28 @@ pub fn key_action(key: KeyCode) -> Option<Action> {
     BINDINGS.iter().find(|b| b.0 == key).map(|b| b.1)
 }
 
-/// The hint bar: the bound keys, then the mouse and held keys of the view.
+/// Whether the hint bar names `action` in `view`: only what does something there, so that the
+/// bar says all of it in two lines (the keys work in every view all the same).
+fn hinted_in(action: Action, view: ViewKind) -> bool {
+    match action {
+        Action::BirdsEye | Action::Overview | Action::ToggleReferences | Action::FlyTrace => {
+            view == ViewKind::City
+        }
+        Action::ToggleScaled | Action::DrillUp => {
+            matches!(view, ViewKind::Icicle | ViewKind::Sunburst)
+        }
+        Action::ComparePicks => view == ViewKind::Timeline,
+        Action::MinAge(_) => view == ViewKind::Lifetimes,
+        _ => true,
+    }
+}
+
+/// The hint bar: the keys bound to what the view does, then its mouse and held keys.
 pub fn key_hints(view: ViewKind) -> String {
     let keys: Vec<&str> = BINDINGS
         .iter()
+        .filter(|b| !b.2.is_empty() && hinted_in(b.1, view))
         .map(|b| b.2)
-        .filter(|h| !h.is_empty())
         .collect();
     let mouse = match view {
         ViewKind::City => {
@@ -164,13 +180,31 @@ mod tests {
         for hint in [
             "arrows step",
             "V view",
-            "H heap-scaled",
-            "Backspace up",
+            "B/C bird's eye/overview",
             "M objects/bytes",
+            "PgUp/PgDn tilt",
         ] {
             assert!(hints.contains(hint), "{hint} missing from {hints}");
         }
-        assert!(key_hints(ViewKind::Icicle).contains("double-click drill down"));
+        // Each view names what does something there.
+        assert!(!hints.contains("Backspace up") && !hints.contains(", . min age"));
+        let icicle = key_hints(ViewKind::Icicle);
+        for hint in ["H heap-scaled", "Backspace up", "double-click drill down"] {
+            assert!(icicle.contains(hint), "{hint} missing from {icicle}");
+        }
+        assert!(!icicle.contains("R references"));
+        assert!(key_hints(ViewKind::Timeline).contains("G growth between picks"));
+        assert!(key_hints(ViewKind::Lifetimes).contains(", . min age"));
+        // Every hint is in some view's bar.
+        for binding in BINDINGS.iter().filter(|b| !b.2.is_empty()) {
+            assert!(
+                ViewKind::ALL
+                    .iter()
+                    .any(|&v| key_hints(v).contains(binding.2)),
+                "{} in no view's hints",
+                binding.2
+            );
+        }
     }
 
     /// The keys the hint bar names ask for what it says (what each action does to the state

@@ -29,6 +29,7 @@ pub mod report;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
 pub mod state;
+pub mod status_bar;
 #[cfg(test)]
 mod testing;
 pub mod tree_view;

@@ -14,14 +14,28 @@ pub fn short_type(name: &str) -> &str {
     }
 }
 
+/// What a label of memcity's own objects (its JFR stream, its helpers, under the top-level
+/// `(memcity)` group) starts with: the application has `String`s and `byte[]`s too.
+pub const OWN_PREFIX: &str = "memcity: ";
+
 /// A group's name as a label on screen, short enough to read at a glance and telling groups
 /// apart: types without their package (`LinkedList$Node`), allocation sites as their class,
 /// method and line after their type (`byte[] Unsafe.allocateUninitializedArray:1375`), and
-/// other levels as they are.
+/// other levels as they are; memcity's own after [`OWN_PREFIX`] (`memcity: String`).
 pub fn label(model: &CityModel, node: NodeId) -> String {
     if node == ROOT {
         return "Heap".into();
     }
+    let name = application_label(model, node);
+    // The `(memcity)` group says so itself.
+    if model.is_own(node) && model.node(node).name != memcity_city::model::MEMCITY {
+        format!("{OWN_PREFIX}{name}")
+    } else {
+        name
+    }
+}
+
+fn application_label(model: &CityModel, node: NodeId) -> String {
     let info = model.node(node);
     if info.role == Role::Type {
         return short_type(&info.name).to_string();
@@ -86,6 +100,31 @@ mod tests {
         assert_eq!(label(&m, m.find(&["app"]).unwrap()), "app");
         assert_eq!(label(&m, ROOT), "Heap");
         assert_eq!(short_type("java.util.LinkedList$Node"), "LinkedList$Node");
+        // memcity's own objects are told apart from the application's of the same type.
+        let mut m = CityModel::new();
+        let row = |path: &[&str]| {
+            (
+                path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "Type".to_string(),
+                10u64,
+                160u64,
+            )
+        };
+        let rows = [
+            row(&["java.lang"]),
+            row(&["java.lang", "java.lang.String"]),
+            row(&[memcity_city::model::MEMCITY]),
+            row(&[memcity_city::model::MEMCITY, "java.lang.String"]),
+        ];
+        m.push_tree(0, (20, 320), &rows, vec![]);
+        let theirs = m.find(&["java.lang", "java.lang.String"]).unwrap();
+        let ours = m
+            .find(&[memcity_city::model::MEMCITY, "java.lang.String"])
+            .unwrap();
+        assert_eq!(label(&m, theirs), "String");
+        assert_eq!(label(&m, ours), "memcity: String");
+        let group = m.find(&[memcity_city::model::MEMCITY]).unwrap();
+        assert_eq!(label(&m, group), "(memcity)");
         assert_eq!(
             short_type("java.util.LinkedList$Node[]"),
             "LinkedList$Node[]"

@@ -7,6 +7,10 @@ use memcity_city::model::Metric;
 use crate::app::ViewKind;
 use crate::controls::Settings;
 
+/// The address's parameters the page takes (besides `token`, the page's own); the README's
+/// browser section documents each.
+pub const KEYS: [&str; 5] = ["view", "metric", "children", "solid", "bench"];
+
 /// The look asked for; what was not asked for is the window's default.
 #[derive(Debug, Default)]
 pub struct PageLook {
@@ -55,7 +59,8 @@ pub fn parse(query: &str) -> (PageLook, Vec<String>) {
             "token" => Ok(()),
             _ => {
                 problems.push(format!(
-                    "the address's {key}= is not an option of the page (view, metric, children, solid, bench); ignored"
+                    "the address's {key}= is not an option of the page ({}); ignored",
+                    KEYS.join(", ")
                 ));
                 continue;
             }

@@ -200,12 +200,12 @@ fn link(screen: &Screen, state: &ViewerState, at: (f32, f32)) -> Option<NodeId> 
 fn in_global_view(screen: &Screen, state: &ViewerState, at: (f32, f32)) -> bool {
     matches!(state.view, ViewKind::Icicle | ViewKind::Sunburst)
         && state.drill != ROOT
-        && views::global_rect(views::main_area(screen)).contains(at.0 as f64, at.1 as f64)
+        && views::global_rect(screen).contains(at.0 as f64, at.1 as f64)
 }
 
 /// The group at `at` in the global view.
 fn global_pick(screen: &Screen, state: &mut ViewerState, at: (f32, f32)) -> Option<NodeId> {
-    let global = views::global_rect(views::main_area(screen));
+    let global = views::global_rect(screen);
     let icicle = state.view == ViewKind::Icicle;
     // As drawn: cells under half a pixel left out.
     let whole = state.global_partition(0.5 / global.h);
@@ -232,7 +232,7 @@ fn view_click(screen: &Screen, state: &mut ViewerState, at: (f32, f32)) -> Vec<A
     let (view, len, selected) = (state.view, state.len(), state.selected);
     views::click(
         view,
-        area,
+        views::tree_rect(screen),
         state.partition(),
         timeline.as_ref(),
         len,
@@ -483,7 +483,7 @@ mod tests {
         let app = node(&s, &["app"]);
         s.apply(Action::DrillTo(node(&s, &["app", "Node"])), 0.0);
         let screen = s.screen(W, H);
-        let global = views::global_rect(views::main_area(&screen));
+        let global = views::global_rect(&screen);
         // The second of the global icicle's four columns, the whole heap's one package.
         let at = (
             (global.x + global.w * 0.375) as f32,
@@ -506,7 +506,7 @@ mod tests {
         s.apply(Action::SetView(ViewKind::Icicle), 0.0);
         let screen = s.screen(W, H);
         let string = node(&s, &["app", "String"]);
-        let rect = views::tree_rect(views::main_area(&screen));
+        let rect = views::tree_rect(&screen);
         let p = s.partition().clone();
         let cell = Icicle::new(rect, &p).rect(p.cell(string).unwrap());
         let at = (cell.x + cell.w / 2.0, cell.y + cell.h / 2.0);

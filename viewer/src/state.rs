@@ -68,6 +68,9 @@ pub struct ViewerState {
     /// When the selection changed (for its jump).
     selected_at: f64,
     pub settings_open: bool,
+    /// Whether the panels and bars are drawn (all but a screenshot without `--hud`): without
+    /// them the view has the whole picture.
+    pub hud: bool,
     pub view: ViewKind,
     /// The 2D views' local root (paper 4.2: drill-down); `ROOT` is the whole heap.
     pub drill: NodeId,
@@ -129,6 +132,7 @@ impl ViewerState {
             selected: None,
             selected_at: f64::NEG_INFINITY,
             settings_open: false,
+            hud: true,
             view: ViewKind::City,
             drill: ROOT,
             scaled: false,
@@ -564,20 +568,23 @@ impl ViewerState {
     /// panel's height follows the selection, the suspects list the session).
     pub fn screen(&mut self, w: f32, h: f32) -> crate::controls::Screen {
         let details = self.refresh_details();
-        let lines = self.suspect_lines();
-        let (suspects, longest) = (
-            lines.len(),
-            lines
-                .iter()
-                .map(|l| l.text.chars().count())
-                .max()
-                .unwrap_or(0),
-        );
-        let screen = crate::controls::Screen::new(w, h, self.settings_open, details);
-        if self.view.is_2d() {
-            screen.with_suspects_in_sidebar(suspects).with_views()
+        let settings_open = self.settings_open;
+        let view = self.view;
+        let lines: Vec<&str> = self
+            .suspect_lines()
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect();
+        let screen = crate::controls::Screen::new(w, h, settings_open, details);
+        let screen = if view.is_2d() {
+            screen.with_suspects_in_sidebar(&lines).with_views()
         } else {
-            screen.with_suspects(suspects, longest).with_views()
+            screen.with_suspects(&lines).with_views()
+        };
+        if self.hud {
+            screen
+        } else {
+            screen.without_hud()
         }
     }
 

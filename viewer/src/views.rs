@@ -20,11 +20,23 @@ const GAP: f32 = 12.0;
 /// The key-hint bar at the top.
 const TOP: f32 = 30.0;
 
+/// Margin around the view in a picture without the HUD.
+const BARE_MARGIN: f32 = 10.0;
+
 /// The main area the 2D views draw in: below the hint bar and the view buttons, above the
 /// legend and the heap strip, right of the sidebar the details panel and the leak suspects use
 /// (kept whether or not they show, so the tree never moves when a cell is selected). The
-/// settings panel, opened for a moment, lies over it.
+/// settings panel, opened for a moment, lies over it. Without the HUD, the whole picture.
 pub fn main_area(screen: &Screen) -> Area {
+    if !screen.hud {
+        let (w, h) = screen.size();
+        return Area::new(
+            BARE_MARGIN,
+            BARE_MARGIN,
+            (w - 2.0 * BARE_MARGIN).max(40.0),
+            (h - 2.0 * BARE_MARGIN).max(40.0),
+        );
+    }
     let top = screen
         .views
         .iter()
@@ -43,8 +55,18 @@ pub fn main_area(screen: &Screen) -> Area {
     )
 }
 
-/// The tree's own rectangle in the main area: under the breadcrumb.
-pub fn tree_rect(area: Area) -> Rect {
+/// The tree's own rectangle in the main area: under the breadcrumb, which the HUD draws (a
+/// picture without it is the tree's alone, a sunburst in its middle).
+pub fn tree_rect(screen: &Screen) -> Rect {
+    let area = main_area(screen);
+    if !screen.hud {
+        return Rect::new(area.x as f64, area.y as f64, area.w as f64, area.h as f64);
+    }
+    under_crumbs(area)
+}
+
+/// `area` less the breadcrumb's room at its top.
+fn under_crumbs(area: Area) -> Rect {
     Rect::new(
         area.x as f64,
         (area.y + CRUMB_HEIGHT) as f64,
@@ -55,8 +77,8 @@ pub fn tree_rect(area: Area) -> Rect {
 
 /// Where the global view sits while drilled down (paper 5.3: the whole tree, the drill-down
 /// branch highlighted, beside the local view): the lower left of the tree's rectangle.
-pub fn global_rect(area: Area) -> Rect {
-    let tree = tree_rect(area);
+pub fn global_rect(screen: &Screen) -> Rect {
+    let tree = tree_rect(screen);
     let side = (tree.w.min(tree.h) * 0.3).clamp(60.0, 220.0);
     Rect::new(tree.x + 6.0, tree.y + tree.h - side - 6.0, side, side)
 }
@@ -114,7 +136,7 @@ pub fn timeline_in(screen: &Screen, picks: &[usize], index: usize) -> TimelineLa
 /// first click selected it).
 pub fn click(
     view: ViewKind,
-    area: Area,
+    tree: Rect,
     partition: &Partition,
     timeline: Option<&TimelineLayout>,
     len: usize,
@@ -130,12 +152,8 @@ pub fn click(
     match view {
         // The city picks in 3D; the lifetimes view in its plot (`hive_pick`).
         ViewKind::City | ViewKind::Lifetimes => Vec::new(),
-        ViewKind::Icicle => {
-            pick_cell(Icicle::new(tree_rect(area), partition).pick(partition, px, py))
-        }
-        ViewKind::Sunburst => {
-            pick_cell(Sunburst::new(tree_rect(area), partition).pick(partition, px, py))
-        }
+        ViewKind::Icicle => pick_cell(Icicle::new(tree, partition).pick(partition, px, py)),
+        ViewKind::Sunburst => pick_cell(Sunburst::new(tree, partition).pick(partition, px, py)),
         ViewKind::Timeline => {
             let Some(layout) = timeline else {
                 return Vec::new();
@@ -167,6 +185,11 @@ pub struct LifetimesLayout {
     pub caption: Area,
 }
 
+/// Room left and right of the hive plots for the names past their axes' ends ("died", "both:
+/// died"), which would otherwise run out of the main area or under the survival panel.
+const HIVE_LEFT: f32 = 24.0;
+const HIVE_RIGHT: f32 = 56.0;
+
 pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
     let n = panels.max(1);
     let height = (area.h - CAPTION_HEIGHT).max(20.0);
@@ -176,7 +199,11 @@ pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
         SURVIVAL_WIDTH.min(area.w),
         height,
     );
-    let room = ((area.w - SURVIVAL_WIDTH - GAP).max(20.0), height);
+    let left = area.x + HIVE_LEFT;
+    let room = (
+        (area.w - SURVIVAL_WIDTH - GAP - HIVE_LEFT - HIVE_RIGHT).max(20.0),
+        height,
+    );
     let (columns, side) = (1..=n)
         .map(|columns| {
             let rows = n.div_ceil(columns);
@@ -189,7 +216,7 @@ pub fn lifetimes_layout(area: Area, panels: usize) -> LifetimesLayout {
         .map(|i| {
             let (column, row) = (i % columns, i / columns);
             Rect::new(
-                (area.x + column as f32 * side) as f64,
+                (left + column as f32 * side) as f64,
                 (area.y + row as f32 * side) as f64,
                 (side - GAP / 2.0).max(10.0) as f64,
                 (side - GAP / 2.0).max(10.0) as f64,
@@ -303,17 +330,19 @@ mod tests {
         let one = lifetimes_layout(area, 1);
         assert_eq!(one.plots.len(), 1);
         let p = one.plots[0];
-        assert_eq!((p.x, p.y, p.w, p.h), (400.0, 50.0, 494.0, 494.0));
+        assert_eq!((p.x, p.y, p.w, p.h), (424.0, 50.0, 494.0, 494.0));
         assert_eq!(one.survival, Area::new(1000.0, 50.0, SURVIVAL_WIDTH, 500.0));
         assert_eq!(one.caption.y, 550.0);
-        // Four panels in 588 x 500: two by two (side 250) beats four in a row (147).
+        // Room past the axes' ends for their names, before the survival panel.
+        assert!(p.x + p.w + HIVE_RIGHT as f64 <= one.survival.x as f64);
+        // Four panels in 508 x 500: two by two (side 250) beats four in a row (127).
         let four = lifetimes_layout(area, 4);
         let corners: Vec<(f64, f64)> = four.plots.iter().map(|r| (r.x, r.y)).collect();
         assert_eq!(
             corners,
-            [(400.0, 50.0), (650.0, 50.0), (400.0, 300.0), (650.0, 300.0)]
+            [(424.0, 50.0), (674.0, 50.0), (424.0, 300.0), (674.0, 300.0)]
         );
-        assert_eq!(hive_point(p, (0.5, 0.25)), (647.0, 173.5));
+        assert_eq!(hive_point(p, (0.5, 0.25)), (671.0, 173.5));
     }
     use super::*;
     use memcity_city::model::{CityModel, Metric, ROOT};
@@ -342,11 +371,31 @@ mod tests {
     }
 
     #[test]
+    fn without_the_hud_the_view_has_the_whole_picture() {
+        let bare = screen().without_hud();
+        let area = main_area(&bare);
+        assert_eq!(area, Area::new(10.0, 10.0, 1260.0, 700.0));
+        // No breadcrumb: the tree is the area, a sunburst in the picture's middle.
+        let tree = tree_rect(&bare);
+        assert_eq!(
+            (tree.x, tree.y, tree.w, tree.h),
+            (10.0, 10.0, 1260.0, 700.0)
+        );
+        let (cx, cy) = tree.center();
+        assert_eq!((cx, cy), (640.0, 360.0));
+        assert!(
+            tree_rect(&screen()).y > main_area(&screen()).y as f64,
+            "under the breadcrumb"
+        );
+    }
+
+    #[test]
     fn the_main_area_keeps_clear_of_the_panels_and_still() {
         let plain = main_area(&screen());
         assert!(plain.y >= TOP && plain.y + plain.h <= screen().strip.y);
         // Selecting (the details panel) or suspects (the sidebar) do not move the tree.
-        let busy = Screen::new(1280.0, 720.0, false, Some(300.0)).with_suspects_in_sidebar(5);
+        let busy =
+            Screen::new(1280.0, 720.0, false, Some(300.0)).with_suspects_in_sidebar(&["a"; 5]);
         assert_eq!(main_area(&busy), plain);
         let (details, _) = busy.details.unwrap();
         let (suspects, rows) = busy.suspects.clone().unwrap();
@@ -359,7 +408,8 @@ mod tests {
             "the list under the details"
         );
         // A long list is cut to the room above the strip.
-        let long = Screen::new(1280.0, 720.0, false, Some(200.0)).with_suspects_in_sidebar(50);
+        let long =
+            Screen::new(1280.0, 720.0, false, Some(200.0)).with_suspects_in_sidebar(&["a"; 50]);
         let (list, _) = long.suspects.unwrap();
         assert!(list.y + list.h <= long.strip.y);
     }
@@ -397,15 +447,16 @@ mod tests {
             None,
         );
         let area = Area::new(0.0, 0.0, 400.0, 400.0 + CRUMB_HEIGHT);
+        let tree = under_crumbs(area);
         let a = m.find(&["a"]).unwrap();
         // The icicle's second column, top: `a` (it grew), 3/4 of the height.
         let (x, y) = (150.0, CRUMB_HEIGHT + 100.0);
         assert_eq!(
-            click(ViewKind::Icicle, area, &p, None, 2, None, (x, y)),
+            click(ViewKind::Icicle, tree, &p, None, 2, None, (x, y)),
             [Action::Select(Some(a))]
         );
         assert_eq!(
-            click(ViewKind::Icicle, area, &p, None, 2, Some(a), (x, y)),
+            click(ViewKind::Icicle, tree, &p, None, 2, Some(a), (x, y)),
             [Action::DrillTo(a)]
         );
         // The sunburst: straight up from the centre in ring 1 is `a` too.
@@ -413,7 +464,7 @@ mod tests {
         assert_eq!(
             click(
                 ViewKind::Sunburst,
-                area,
+                tree,
                 &p,
                 None,
                 2,
@@ -427,7 +478,7 @@ mod tests {
         assert_eq!(
             click(
                 ViewKind::Timeline,
-                area,
+                tree,
                 &p,
                 Some(&layout),
                 2,
@@ -440,7 +491,7 @@ mod tests {
         assert_eq!(
             click(
                 ViewKind::Timeline,
-                area,
+                tree,
                 &p,
                 Some(&layout),
                 2,

@@ -33,6 +33,9 @@
     // Milliseconds from each live message that brought a snapshot to the first frame drawn
     // with it.
     latencies: [],
+    // Where the last frame put its panels and text (the viewer's hud::layout): rectangles
+    // [x, y, w, h] in the viewer's units, CSS pixels divided by `scale`.
+    layout: null,
   });
   // When each live snapshot not drawn yet arrived, oldest first.
   const arrivals = [];
@@ -306,6 +309,22 @@
     });
   }
 
+  // The viewer keeps its status line left of the page's bar (the file name and the buttons over
+  // the status bar's right end): it is told how far from the canvas's right edge the bar
+  // reaches, now and whenever the bar's size changes (a file opened under another name).
+  function reserveBar() {
+    const bar = document.getElementById("memcity-bar");
+    const canvas = document.getElementById("glcanvas");
+    const say = () => {
+      const gap = 8;
+      const width = canvas.getBoundingClientRect().right - bar.getBoundingClientRect().left + gap;
+      wasm_exports.memcity_page_bar(Math.max(0, width));
+    };
+    new ResizeObserver(say).observe(bar);
+    window.addEventListener("resize", say);
+    say();
+  }
+
   miniquad_add_plugin({
     name: "memcity",
     version: 1,
@@ -325,6 +344,9 @@
         page.snapshots = snapshots;
         page.pid = pid;
         page.drawn += 1;
+      };
+      importObject.env.memcity_layout = function (ptr, len) {
+        page.layout = JSON.parse(new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len)));
       };
       importObject.env.memcity_bench = function (ptr, len) {
         page.bench = new TextDecoder().decode(new Uint8Array(wasm_memory.buffer, ptr, len));
@@ -351,6 +373,7 @@
       const [r, rlen] = text(page.renderer);
       wasm_exports.memcity_renderer(r, rlen);
       wireFiles();
+      reserveBar();
       if (config.kind === "recording") {
         fetchRecording(config.url, config.name);
       } else if (config.kind === "folder") {

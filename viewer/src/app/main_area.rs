@@ -47,9 +47,14 @@ pub(super) fn tree(
     clear_background(render::sky());
     render::hud_camera(size.w, size.h);
     let area = views::main_area(screen);
-    let rect = views::tree_rect(area);
-    let crumbs = state.breadcrumb();
-    let crumbs = tree_view::breadcrumb(area, &crumbs, mouse);
+    hud::layout::view_panel("view", area);
+    let rect = views::tree_rect(screen);
+    // The breadcrumb is the HUD's: a picture without it is the tree alone.
+    let crumbs = if screen.hud {
+        tree_view::breadcrumb(area, &state.breadcrumb(), mouse)
+    } else {
+        Vec::new()
+    };
     let icicle = state.view == ViewKind::Icicle;
     let (model, partition) = state.tree(Tree::Main);
     if icicle {
@@ -58,7 +63,7 @@ pub(super) fn tree(
         tree_view::sunburst(model, partition, rect, faded, hovered, true);
     }
     if state.drill != memcity_city::model::ROOT {
-        let global = views::global_rect(area);
+        let global = views::global_rect(screen);
         let (model, whole) = state.tree(Tree::Global {
             min_span: 0.5 / global.h,
         });
@@ -68,6 +73,7 @@ pub(super) fn tree(
             global.w as f32 + 8.0,
             global.h as f32 + 24.0,
         );
+        hud::layout::view_panel("whole heap", frame);
         hud::panel(frame);
         hud::text(
             "whole heap",
@@ -91,6 +97,7 @@ pub(super) fn lifetimes(state: &mut ViewerState, screen: &Screen, size: Size, mo
     clear_background(render::sky());
     render::hud_camera(size.w, size.h);
     let area = views::main_area(screen);
+    hud::layout::view_panel("view", area);
     let empty = lifetimes_missing(state);
     let over_panel = screen.hit(mouse.0, mouse.1).is_some();
     let kept = state.context.clone();
@@ -135,7 +142,9 @@ pub(super) fn timeline(state: &mut ViewerState, screen: &Screen, size: Size) {
     render::hud_camera(size.w, size.h);
     let layout = views::timeline_in(screen, &state.picks, state.travel.index());
     let metric = state.settings.metric;
-    let chart = layout.chart.chart(state.model(), metric);
+    let chart = layout
+        .chart
+        .chart_under_labels(state.model(), metric, hud::CHART_DOT);
     hud::chart(
         &layout.chart,
         &chart,
@@ -144,6 +153,7 @@ pub(super) fn timeline(state: &mut ViewerState, screen: &Screen, size: Size) {
         state.travel.index(),
         &state.picks,
     );
+    hud::layout::view_panel("view", views::main_area(screen));
     for &(index, rect) in &layout.trees {
         let mut small = rect;
         small.y += 20.0;

@@ -246,6 +246,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         drag: None,
         last_mouse: mouse_position(),
         crumbs: Vec::new(),
+        layouts: window::Layouts::new(),
     };
     if options.bench_frames.is_some() || options.screenshot.is_some() {
         modes::wait_for_snapshots(&mut window.state, events.as_ref(), &options).await?;
@@ -255,6 +256,8 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
             return modes::bench(&renderer, &mut window, n).await;
         }
         if let Some(path) = &options.screenshot {
+            // Without the panels, the view has the whole picture.
+            window.state.hud = options.hud;
             return modes::screenshot(&renderer, &mut window, path, options.hud).await;
         }
     }

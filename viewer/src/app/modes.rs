@@ -70,7 +70,7 @@ pub(super) async fn screenshot(
 ) -> anyhow::Result<()> {
     // A few frames first, so the window is mapped and sized before the read-back.
     for pass in 0..4 {
-        window.draw_frame(renderer, hud);
+        window.draw_frame(renderer, hud)?;
         if pass == 3 {
             render::screenshot(path).await?;
         } else {
@@ -111,7 +111,7 @@ pub(super) async fn interactive(
         }
         let size = Size::now();
         let dt = macroquad::time::get_frame_time();
-        let screen = window.screen(size.w, size.h);
+        let screen = window.screen(size);
         let pixel = mouse_position();
         let mouse = size.hud(pixel);
         window.keys(dt);
@@ -120,10 +120,12 @@ pub(super) async fn interactive(
         window.mouse(&screen, mouse, hovered);
         window.state.advance(dt as f64);
         // The panels' layout may have changed with the selection.
-        let screen = window.screen(size.w, size.h);
+        let screen = window.screen(size);
+        window.layouts.begin(size, window.state.view);
         window.draw_view(renderer, &screen, size, hovered, mouse);
         window.draw_hud(&screen, size, mouse, hovered);
         set_default_camera();
+        window.layouts.end()?;
         #[cfg(target_arch = "wasm32")]
         page::drawn(
             window.state.len(),
@@ -192,10 +194,17 @@ impl Latency {
 
 /// The page around the window in the browser (`viewer/web/memcity.js`).
 #[cfg(target_arch = "wasm32")]
-mod page {
+pub(super) mod page {
     extern "C" {
         fn memcity_drawn(snapshots: u32, pid: u32, at: u32, view: u32);
         fn memcity_bench(ptr: *const u8, len: usize);
+        fn memcity_layout(ptr: *const u8, len: usize);
+    }
+
+    /// Where the frame put its text (`hud::layout`, as JSON), for the page to keep.
+    pub fn layout(json: &str) {
+        // SAFETY: the page's function reads `len` bytes at `ptr` at once, while they are alive.
+        unsafe { memcity_layout(json.as_ptr(), json.len()) };
     }
 
     /// The benchmark's result line (`bench=N` in the page's address), for the page to show.
@@ -231,7 +240,7 @@ pub(super) async fn bench(
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let screen = window.screen(size.w, size.h);
+    let screen = window.screen(size);
     let mut still = Vec::with_capacity(n);
     for _ in 0..n {
         let start = now();

@@ -5,88 +5,16 @@
 use macroquad::prelude::{draw_line, draw_rectangle, draw_rectangle_lines, measure_text, Color};
 use memcity_city::model::NodeId;
 use memcity_city::scene;
-use memcity_city::timeline;
 
 use super::window::Size;
 use crate::controls::{Area, Screen, ViewKind, HINTS_HEIGHT};
 use crate::hud;
 use crate::keys::key_hints;
-use crate::live::Status;
 use crate::pointer::Drag;
 use crate::render;
 use crate::state::ViewerState;
+use crate::status_bar;
 use crate::views::{self, LabelWish};
-
-/// The status bar's line: the connection, the snapshot shown and what it rests on, the growth
-/// window, and what the view leaves out or the live session counts.
-fn status_line(s: &ViewerState) -> String {
-    let len = s.len();
-    let index = s.travel.index();
-    let time = s.model().frame(index).map_or(0, |f| f.time_ms);
-    let connection = match &s.status {
-        Status::Connecting => "connecting...".to_string(),
-        Status::Live if s.travel.is_live() => "LIVE (following the newest snapshot)".into(),
-        Status::Live => "live session, viewing the past (L returns to live)".to_string(),
-        Status::Disconnected { retry_in, why } => format!(
-            "disconnected ({why}); retrying in {:.1} s",
-            retry_in.as_secs_f64()
-        ),
-        Status::Ended(why) if s.live => {
-            format!("session ended ({why}); the city stays for replay")
-        }
-        Status::Ended(_) => "replay".to_string(),
-        Status::Failed(why) => why.clone(),
-    };
-    // What the snapshot rests on comes early: a long line is cut at its end.
-    let basis = timeline::basis(s.model(), index)
-        .map(|b| format!(" | {}", b.label()))
-        .unwrap_or_default();
-    let mut line = format!(
-        "{connection} | snapshot {}/{} t={:.1}s{basis}{}",
-        if len == 0 { 0 } else { index + 1 },
-        len,
-        time as f64 / 1000.0,
-        if s.travel.playing {
-            format!(" | playing, {} s per snapshot", s.travel.period)
-        } else {
-            String::new()
-        }
-    );
-    let window = s.model().window();
-    if len > 1 {
-        line.push_str(&format!(
-            " | growth from snapshot {} to {}",
-            window.start + 1,
-            window.end + 1
-        ));
-    }
-    if s.view == ViewKind::Lifetimes {
-        let filter = s.lifetimes_filter();
-        let model = s.model();
-        line.push_str(&format!(
-            " | deaths booked from t={:.1}s to t={:.1}s, at least {} GCs old (, . change)",
-            filter.from_ms as f64 / 1000.0,
-            filter
-                .to_ms
-                .min(model.frames().last().map_or(0, |f| f.time_ms)) as f64
-                / 1000.0,
-            filter.min_gc_age
-        ));
-    }
-    if s.view == ViewKind::City && s.scene().hidden > 0 {
-        line.push_str(&format!(" | {} small groups hidden", s.scene().hidden));
-    }
-    if s.live {
-        line.push_str(&format!(
-            " | received {}, dropped {} | agent stop {:.0} ms, {:.2}% of wall time",
-            s.received,
-            s.dropped,
-            s.last_pause_ms,
-            s.overhead * 100.0
-        ));
-    }
-    line
-}
 
 /// The names of the selection, the tallest buildings and the largest districts, over the
 /// city where they fit.
@@ -130,6 +58,7 @@ fn labels(state: &ViewerState, screen: &Screen, size: Size) {
         let length = (dx * dx + dy * dy).sqrt().max(1.0);
         let stop = ((length - 5.0) / length).max(0.0);
         draw_line(cx, edge_y, cx + dx * stop, edge_y + dy * stop, 1.5, edge);
+        hud::layout::panel("label", area);
         draw_rectangle(
             area.x,
             area.y,
@@ -173,8 +102,15 @@ pub(super) fn draw(
         Some(Drag::Timeline(from)) => Some((from, mouse.0)),
         _ => None,
     };
-    hud::timeline(screen, &chart, window, index, len, dragging);
-    hud::axis(&screen.strip, state.model(), metric);
+    hud::timeline(
+        screen,
+        &chart,
+        state.model(),
+        metric,
+        window,
+        index,
+        dragging,
+    );
     hud::transport(
         screen,
         mouse,
@@ -184,6 +120,7 @@ pub(super) fn draw(
         len,
     );
     let status = screen.status;
+    hud::layout::panel("status", status);
     draw_rectangle(
         status.x,
         status.y,
@@ -191,9 +128,12 @@ pub(super) fn draw(
         status.h,
         Color::new(0.1, 0.12, 0.18, 0.85),
     );
-    let line = status_line(state);
+    // The room the page's own bar leaves (`Screen::status_text`), less a margin each side.
+    let room = screen.status_text().w - 16.0;
+    let fits = |line: &str| measure_text(line, None, 18, 1.0).width <= room;
+    let line = status_bar::line(&status_bar::parts(state), fits);
     hud::text(
-        &hud::fit(&line, status.w - 16.0, 18.0),
+        &hud::fit(&line, room, 18.0),
         8.0,
         status.y + 18.0,
         18.0,
@@ -201,6 +141,22 @@ pub(super) fn draw(
     );
     let right = screen.views.first().map_or(screen.gear.x, |v| v.1.x) - 10.0;
     hud::hints(&key_hints(state.view), Area::new(0.0, 0.0, right, 28.0));
+    if !state.notes.is_empty() {
+        let widest = state
+            .notes
+            .iter()
+            .map(|n| measure_text(n, None, 16, 1.0).width)
+            .fold(0.0, f32::max);
+        hud::layout::panel(
+            "notes",
+            Area::new(
+                0.0,
+                32.0,
+                widest + 16.0,
+                state.notes.len() as f32 * 18.0 + 18.0,
+            ),
+        );
+    }
     for (i, note) in state.notes.iter().enumerate() {
         hud::text(note, 8.0, 46.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
     }
@@ -219,7 +175,8 @@ pub(super) fn draw(
         );
     }
     if let (Some((area, rows)), Some(lines)) = (&screen.suspects, state.cached_suspect_lines()) {
-        hud::suspects(*area, rows, lines, state.selected, mouse);
+        let city = state.view == ViewKind::City;
+        hud::suspects(*area, rows, lines, state.selected, mouse, city);
     }
     hud::settings(screen, &state.settings, mouse);
     hud::gear(screen.gear, state.settings_open, mouse);

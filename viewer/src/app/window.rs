@@ -25,6 +25,62 @@ pub(super) struct Window {
     pub(super) last_mouse: (f32, f32),
     /// The breadcrumb's steps as last drawn, for clicks.
     pub(super) crumbs: Vec<(NodeId, Area)>,
+    /// Where the frames' layouts go, when asked for.
+    pub(super) layouts: Layouts,
+}
+
+/// Where each frame's layout (`hud::layout`) goes: natively to the file `MEMCITY_LAYOUT` names,
+/// if it is set (replaced whole, so a reader never sees half of one); in the page to the page
+/// (`memcity_page.layout`). Only a layout that changed is handed on.
+pub(super) struct Layouts {
+    #[cfg(not(target_arch = "wasm32"))]
+    path: Option<std::path::PathBuf>,
+    last: String,
+}
+
+impl Layouts {
+    pub(super) fn new() -> Self {
+        Self {
+            #[cfg(not(target_arch = "wasm32"))]
+            path: std::env::var_os("MEMCITY_LAYOUT").map(Into::into),
+            last: String::new(),
+        }
+    }
+
+    fn wanted(&self) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.path.is_some();
+        #[cfg(target_arch = "wasm32")]
+        return true;
+    }
+
+    /// A frame of `size` showing `view` begins.
+    pub(super) fn begin(&self, size: Size, view: ViewKind) {
+        if self.wanted() {
+            crate::hud::layout::begin(size.w, size.h, size.scale, view.label());
+        }
+    }
+
+    /// The frame begun is drawn: its layout goes on if it changed.
+    pub(super) fn end(&mut self) -> anyhow::Result<()> {
+        let Some(json) = crate::hud::layout::end() else {
+            return Ok(());
+        };
+        if json == self.last {
+            return Ok(());
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(path) = &self.path {
+            let part = path.with_extension("part");
+            std::fs::write(&part, &json)
+                .and_then(|()| std::fs::rename(&part, path))
+                .map_err(|e| anyhow::anyhow!("MEMCITY_LAYOUT {}: {e}", path.display()))?;
+        }
+        #[cfg(target_arch = "wasm32")]
+        super::modes::page::layout(&json);
+        self.last = json;
+        Ok(())
+    }
 }
 
 /// The window's size in pixels, and in the units the HUD and the 2D views are laid out in: they
@@ -62,8 +118,12 @@ pub(super) fn now() -> f64 {
 }
 
 impl Window {
-    pub(super) fn screen(&mut self, w: f32, h: f32) -> Screen {
-        self.state.screen(w, h)
+    /// Where everything sits in a window of `size`, the status bar's text left of the page's
+    /// own bar (in the browser).
+    pub(super) fn screen(&mut self, size: Size) -> Screen {
+        self.state
+            .screen(size.w, size.h)
+            .reserving_status_end(crate::controls::page_bar() / size.scale)
     }
 
     /// The group under the pointer (`mouse` in HUD units, `pixel` in the window's) in the
@@ -79,7 +139,7 @@ impl Window {
             return None;
         }
         let (x, y) = (mouse.0 as f64, mouse.1 as f64);
-        let rect = views::tree_rect(views::main_area(screen));
+        let rect = views::tree_rect(screen);
         match self.state.view {
             ViewKind::City => {
                 let (w, h) = size.pixels;
@@ -174,14 +234,16 @@ impl Window {
     }
 
     /// One whole frame as a user sees it (no input).
-    pub(super) fn draw_frame(&mut self, renderer: &Renderer, hud: bool) {
+    pub(super) fn draw_frame(&mut self, renderer: &Renderer, hud: bool) -> anyhow::Result<()> {
         let size = Size::now();
-        let screen = self.screen(size.w, size.h);
+        self.layouts.begin(size, self.state.view);
+        let screen = self.screen(size);
         self.draw_view(renderer, &screen, size, None, (-100.0, -100.0));
         if hud {
-            let screen = self.screen(size.w, size.h);
+            let screen = self.screen(size);
             self.draw_hud(&screen, size, (-100.0, -100.0), None);
         }
         set_default_camera();
+        self.layouts.end()
     }
 }

@@ -9,6 +9,8 @@
 //! - a live session, one recording frame per socket message (the first is the recording's
 //!   preamble and header): [`memcity_frame`], and the socket's state: [`memcity_status`].
 //!
+//! - the width of the page's own bar over the status bar's right end: [`memcity_page_bar`].
+//!
 //! Each takes bytes the page wrote into a buffer it asked for with [`memcity_buffer`], and turns
 //! them into the window's events; the window takes them at its next frame, as it takes the
 //! network thread's natively.
@@ -198,6 +200,14 @@ mod page {
         // SAFETY: per contract.
         let name = String::from_utf8_lossy(&unsafe { take(ptr, len) }).into_owned();
         memcity_viewer::render::set_renderer_name(name);
+    }
+
+    /// The page laid its own bar (the file name, the open buttons) over the status bar's right
+    /// end, `pixels` wide from the canvas's right edge: the status line keeps left of it. Said
+    /// again whenever the bar's size changes (a longer file name).
+    #[no_mangle]
+    pub extern "C" fn memcity_page_bar(pixels: f32) {
+        memcity_viewer::controls::set_page_bar(pixels);
     }
 
     /// The plugin's version, checked by miniquad's loader against memcity.js's.

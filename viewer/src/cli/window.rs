@@ -61,6 +61,9 @@ pub struct DemoArgs {
     /// For scripts: exit once this many snapshots arrived
     #[arg(long)]
     exit_after: Option<usize>,
+    /// For --screenshot: draw the panels and bars too, as in the window
+    #[arg(long)]
+    hud: bool,
     #[command(flatten)]
     look: Look,
 }
@@ -115,11 +118,13 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    check_hud(args.screenshot.as_deref(), args.hud)?;
     demo::run(
         args.seconds,
         app::WindowOptions {
             screenshot: args.screenshot,
             exit_after: args.exit_after,
+            hud: args.hud,
             ..args.look.window(Size::DEFAULT)
         },
     )?;

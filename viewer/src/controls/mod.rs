@@ -13,9 +13,10 @@ mod view_kind;
 
 pub use details::{details_rows, link_at, DetailsRow, RowKind, SITES_HINT};
 pub use screen::{
-    slider_index, ui_scale, Hit, Screen, SettingRow, Transport, BUTTON, DETAILS_WIDTH,
-    HINTS_HEIGHT, LEGEND, ROW_HEIGHT, SETTINGS_WIDTH, STATUS_HEIGHT, SUSPECTS_WIDTH, SUSPECT_CHAR,
-    SUSPECT_LINE, TRANSPORT, VIEW_BUTTON,
+    page_bar, set_page_bar, slider_index, suspect_rows, suspect_text_width, ui_scale, Hit, Screen,
+    SettingRow, Transport, BUTTON, DETAILS_WIDTH, HINTS_HEIGHT, LEGEND, ROW_HEIGHT, SETTINGS_WIDTH,
+    STATUS_HEIGHT, SUSPECTS_WIDTH, SUSPECT_CHAR, SUSPECT_LINE, SUSPECT_ROWS, TRANSPORT,
+    VIEW_BUTTON,
 };
 pub use settings::{Change, Setting, Settings, SETTINGS};
 pub use view_kind::ViewKind;

@@ -71,6 +71,23 @@ pub const VIEW_BUTTON: (f32, f32) = (86.0, 28.0);
 /// The colour legend above the heap strip, right-aligned.
 pub const LEGEND: (f32, f32) = (520.0, 42.0);
 
+/// The width in pixels of what the page lays over the status bar's right end (its file name
+/// and buttons), as the page last said (`set_page_bar`); natively nothing covers it.
+static PAGE_BAR: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The page's bar is `pixels` wide, counted from the window's right edge, margins included.
+pub fn set_page_bar(pixels: f32) {
+    PAGE_BAR.store(
+        pixels.max(0.0).to_bits(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// See [`set_page_bar`].
+pub fn page_bar() -> f32 {
+    f32::from_bits(PAGE_BAR.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// How much the HUD and the 2D views are scaled up in a `width` x `height` window: they are laid
 /// out for about 1280x800, so a 1920x1080 window gets 1.2, 2560x1440 1.6 and 4K 2.4; smaller
 /// windows are not scaled down (text under 12 pixels would not read).
@@ -78,25 +95,108 @@ pub fn ui_scale(width: f32, height: f32) -> f32 {
     (height / 900.0).min(width / 1600.0).max(1.0)
 }
 
-/// The leak-suspects list's panel at `(x, y)`, `width` wide, and its `lines` rows.
-fn suspects_list(x: f32, y: f32, width: f32, lines: usize) -> (Area, Vec<Area>) {
+/// Most rows a suspect's line takes in the list; what is left after them is cut.
+pub const SUSPECT_ROWS: usize = 3;
+
+/// A suspect's line in rows of at most `width` pixels (at [`SUSPECT_CHAR`] a character), each
+/// row after the first indented under the line's number; at most [`SUSPECT_ROWS`] of them, the
+/// last cut with "..." if more is left. Rows break after a phrase (at ": " and ", "), so that a
+/// holder and its root, and an amount and its unit, stay on one row; a phrase longer than a row
+/// breaks between words. A holder's root and its numbers read whole on two rows of the 2D
+/// views' sidebar.
+pub fn suspect_rows(text: &str, width: f32) -> Vec<String> {
+    const INDENT: &str = "   ";
+    let chars = ((width / SUSPECT_CHAR).floor() as usize).max(INDENT.len() + 4);
+    let mut units: Vec<String> = Vec::new();
+    let mut phrase = String::new();
+    for word in text.split(' ') {
+        if !phrase.is_empty() {
+            phrase.push(' ');
+        }
+        phrase.push_str(word);
+        if word.ends_with(':') || word.ends_with(',') {
+            units.push(std::mem::take(&mut phrase));
+        }
+    }
+    units.push(phrase);
+    let units: Vec<String> = units
+        .into_iter()
+        .flat_map(|unit| {
+            if unit.chars().count() + INDENT.len() <= chars {
+                vec![unit]
+            } else {
+                unit.split(' ').map(str::to_string).collect()
+            }
+        })
+        .filter(|unit| !unit.is_empty())
+        .collect();
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    for unit in units {
+        let candidate = if row.is_empty() {
+            let lead = if rows.is_empty() { "" } else { INDENT };
+            format!("{lead}{unit}")
+        } else {
+            format!("{row} {unit}")
+        };
+        if candidate.chars().count() <= chars || row.is_empty() {
+            row = candidate;
+        } else {
+            rows.push(std::mem::take(&mut row));
+            row = format!("{INDENT}{unit}");
+        }
+        // A word longer than a row is broken where the row ends.
+        while row.chars().count() > chars {
+            rows.push(row.chars().take(chars).collect());
+            row = format!("{INDENT}{}", row.chars().skip(chars).collect::<String>());
+        }
+    }
+    if !row.trim().is_empty() {
+        rows.push(row);
+    }
+    if rows.len() > SUSPECT_ROWS {
+        rows.truncate(SUSPECT_ROWS);
+        let last = &mut rows[SUSPECT_ROWS - 1];
+        let kept: String = last.chars().take(chars.saturating_sub(3)).collect();
+        *last = format!("{kept}...");
+    }
+    rows
+}
+
+/// The leak-suspects list's panel at `(x, y)`, `width` wide, and its lines' areas, each of its
+/// `rows` (see [`suspect_rows`]).
+fn suspects_list(x: f32, y: f32, width: f32, rows: &[usize]) -> (Area, Vec<Area>) {
+    let total: usize = rows.iter().sum();
     let panel = Area::new(
         x,
         y,
         width,
-        SUSPECTS_TITLE + lines as f32 * SUSPECT_LINE + 6.0,
+        SUSPECTS_TITLE + total as f32 * SUSPECT_LINE + 6.0,
     );
-    let rows = (0..lines)
-        .map(|i| {
-            Area::new(
-                panel.x + 8.0,
-                panel.y + SUSPECTS_TITLE + i as f32 * SUSPECT_LINE,
-                panel.w - 16.0,
-                SUSPECT_LINE,
-            )
+    let mut top = panel.y + SUSPECTS_TITLE;
+    let lines = rows
+        .iter()
+        .map(|&n| {
+            let line = Area::new(panel.x + 8.0, top, panel.w - 16.0, n as f32 * SUSPECT_LINE);
+            top += line.h;
+            line
         })
         .collect();
-    (panel, rows)
+    (panel, lines)
+}
+
+/// The room a line of the suspects list has for its text: its area less the margins.
+pub fn suspect_text_width(line: Area) -> f32 {
+    line.w - 4.0
+}
+
+/// How many rows each of `lines` takes in a suspects list `width` wide.
+fn rows_of(lines: &[&str], width: f32) -> Vec<usize> {
+    let line = suspects_list(0.0, 0.0, width, &[1]).1[0];
+    lines
+        .iter()
+        .map(|l| suspect_rows(l, suspect_text_width(line)).len().max(1))
+        .collect()
 }
 
 /// One row of the settings panel: the whole row and its left and right arrows.
@@ -127,6 +227,12 @@ pub struct Screen {
     pub views: Vec<(ViewKind, Area)>,
     /// The legend of colours and opacity.
     pub legend: Area,
+    /// The status bar's right end that something else covers (the page's own bar), where its
+    /// text does not go (see `reserving_status_end`).
+    pub status_reserved: f32,
+    /// Whether the panels and bars are drawn: a screenshot without `--hud` is the view alone,
+    /// which then has the whole picture (see `without_hud`).
+    pub hud: bool,
 }
 
 impl Screen {
@@ -202,7 +308,39 @@ impl Screen {
                 LEGEND.0.min(width - 20.0),
                 LEGEND.1,
             ),
+            status_reserved: 0.0,
+            hud: true,
         }
+    }
+
+    /// The screen of a picture with no panels or bars (a screenshot without `--hud`): nothing
+    /// to click, and the view's main area is all of it (`views::main_area`).
+    pub fn without_hud(mut self) -> Self {
+        self.hud = false;
+        self.settings = None;
+        self.details = None;
+        self.suspects = None;
+        self.views.clear();
+        self
+    }
+
+    /// The picture's width and height.
+    pub fn size(&self) -> (f32, f32) {
+        (self.status.w, self.status.y + self.status.h)
+    }
+
+    /// Leaves the status bar's last `width` units to what covers them: the page lays its file
+    /// name and its buttons over that end of the bar (`viewer/web/`), and the line says what
+    /// it has to say left of them.
+    pub fn reserving_status_end(mut self, width: f32) -> Self {
+        self.status_reserved = width.clamp(0.0, self.status.w);
+        self
+    }
+
+    /// The part of the status bar its text goes in.
+    pub fn status_text(&self) -> Area {
+        let s = self.status;
+        Area::new(s.x, s.y, s.w - self.status_reserved, s.h)
     }
 
     /// Adds the view buttons (city, icicle, sunburst, timeline) left of the gear.
@@ -218,16 +356,17 @@ impl Screen {
         self
     }
 
-    /// Adds the leak-suspects list (`lines` of it, the longest `longest` characters) under the
-    /// gear, where the settings open: the settings panel hides it while open. Left of the gear,
-    /// it never covers the details panel on a wide window; on a narrow one it keeps clear of
-    /// it. As wide as its longest line where there is room (a holder's root and its numbers
-    /// read whole: "1. ArrayList in static CatalogLeak.SESSIONS: +95.6 MiB, +3,133,186 objects
-    /// (exact)"), at most half the window past `SUSPECTS_WIDTH`.
-    pub fn with_suspects(mut self, lines: usize, longest: usize) -> Self {
-        if lines == 0 || self.settings.is_some() {
+    /// Adds the leak-suspects list (its `lines`) under the gear, where the settings open: the
+    /// settings panel hides it while open. Left of the gear, it never covers the details panel
+    /// on a wide window; on a narrow one it keeps clear of it. As wide as its longest line where
+    /// there is room (a holder's root and its numbers read whole: "1. ArrayList in static
+    /// CatalogLeak.SESSIONS: +95.6 MiB, +3,133,186 objects (exact)"), at most half the window
+    /// past `SUSPECTS_WIDTH`; a line longer still takes more rows.
+    pub fn with_suspects(mut self, lines: &[&str]) -> Self {
+        if lines.is_empty() || self.settings.is_some() {
             return self;
         }
+        let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
         let right = self.gear.x + self.gear.w;
         let left_bound = self
             .details
@@ -239,11 +378,12 @@ impl Screen {
         if width < 160.0 {
             return self;
         }
+        let rows = rows_of(lines, width);
         self.suspects = Some(suspects_list(
             right - width,
             self.gear.y + BUTTON + 6.0,
             width,
-            lines,
+            &rows,
         ));
         self
     }
@@ -251,7 +391,8 @@ impl Screen {
     /// The 2D views' layout of the leak-suspects list: in the left sidebar the tree views keep
     /// for the details panel, under it (or at its top), so no panel ever covers the tree and the
     /// tree never moves when a cell is selected.
-    pub fn with_suspects_in_sidebar(mut self, lines: usize) -> Self {
+    /// The lines that fit are shown whole, each in as many rows as it takes.
+    pub fn with_suspects_in_sidebar(mut self, lines: &[&str]) -> Self {
         let top = self
             .details
             .map_or(HINTS_HEIGHT + 6.0, |(panel, _)| panel.y + panel.h + 8.0);
@@ -259,16 +400,24 @@ impl Screen {
         let fit = ((bottom - top - SUSPECTS_TITLE - 6.0) / SUSPECT_LINE)
             .floor()
             .max(0.0) as usize;
-        let lines = lines.min(fit);
-        if lines == 0 {
+        let mut rows = rows_of(lines, DETAILS_WIDTH);
+        let mut used = 0;
+        rows.retain(|&n| {
+            used += n;
+            used <= fit
+        });
+        if rows.is_empty() {
             return self;
         }
-        self.suspects = Some(suspects_list(10.0, top, DETAILS_WIDTH, lines));
+        self.suspects = Some(suspects_list(10.0, top, DETAILS_WIDTH, &rows));
         self
     }
 
     /// What a click at `(x, y)` lands on; `None` is the city.
     pub fn hit(&self, x: f32, y: f32) -> Option<Hit> {
+        if !self.hud {
+            return None;
+        }
         if let Some((panel, rows)) = &self.settings {
             for &SettingRow {
                 setting,
@@ -359,6 +508,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_suspects_line_is_broken_between_words_into_rows_that_fit() {
+        let line =
+            "1. LinkedList in static LinkedListLeak.PEOPLE: +15.8 MiB, +620,039 objects (exact)";
+        let rows = suspect_rows(line, 364.0 - 4.0);
+        assert_eq!(
+            rows,
+            [
+                "1. LinkedList in static LinkedListLeak.PEOPLE:",
+                "   +15.8 MiB, +620,039 objects (exact)"
+            ]
+        );
+        for row in &rows {
+            assert!(row.chars().count() as f32 * SUSPECT_CHAR <= 360.0, "{row}");
+        }
+        assert_eq!(suspect_rows(line, 1000.0), [line]);
+        // A word longer than a row is broken; past the last row the rest is cut.
+        let rows = suspect_rows(&"x".repeat(30), 10.0 * SUSPECT_CHAR);
+        assert_eq!(rows, ["xxxxxxxxxx", "   xxxxxxx", "   xxxx..."]);
+    }
+
+    #[test]
     fn clicks_land_on_what_is_drawn_there() {
         let screen = Screen::new(1280.0, 720.0, true, Some(5000.0));
         let at = |a: Area| screen.hit(a.center().0, a.center().1);
@@ -413,7 +583,9 @@ mod tests {
         assert_eq!(screen.hit(640.0, 300.0), None);
         // The leak-suspects list sits under the gear, clear of the details panel, each line a
         // suspect; the open settings hide it.
-        let listed = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(3, 40);
+        let forty = "x".repeat(40);
+        let three = [forty.as_str(); 3];
+        let listed = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(&three);
         let (list, lines) = listed.suspects.clone().unwrap();
         assert_eq!(lines.len(), 3);
         for (i, line) in lines.iter().enumerate() {
@@ -425,22 +597,34 @@ mod tests {
         let (details_panel, _) = listed.details.unwrap();
         assert!(list.x > details_panel.x + details_panel.w);
         assert!(list.y > listed.gear.y + listed.gear.h);
-        assert!(screen.clone().with_suspects(3, 40).suspects.is_none());
+        assert!(screen.clone().with_suspects(&three).suspects.is_none());
         // A long line widens the list to read whole, up to half the window, still clear of
         // the details panel and right of the window's middle.
-        let long = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(1, 80);
+        let eighty = "x".repeat(80);
+        let long = Screen::new(1280.0, 720.0, false, Some(400.0)).with_suspects(&[&eighty]);
         let (wide, rows) = long.suspects.unwrap();
         assert!(rows[0].w >= 80.0 * SUSPECT_CHAR, "{wide:?}");
+        assert_eq!(rows[0].h, SUSPECT_LINE, "one row");
         assert!(wide.w <= 640.0 && wide.x > details_panel.x + details_panel.w);
-        let longest = Screen::new(1280.0, 720.0, false, None).with_suspects(1, 400);
-        assert_eq!(longest.suspects.unwrap().0.w, 640.0);
+        // Longer still, it takes more rows, the list at its widest.
+        let words = "word ".repeat(25);
+        let longest = Screen::new(1280.0, 720.0, false, None).with_suspects(&[&words, "short"]);
+        let (list, rows) = longest.suspects.unwrap();
+        assert_eq!(list.w, 640.0);
+        assert_eq!((rows[0].h, rows[1].h), (2.0 * SUSPECT_LINE, SUSPECT_LINE));
+        assert_eq!(rows[1].y, rows[0].y + rows[0].h);
+        assert!(list.y + list.h >= rows[1].y + rows[1].h);
         assert!(Screen::new(1280.0, 720.0, false, None)
-            .with_suspects(0, 0)
+            .with_suspects(&[])
             .suspects
             .is_none());
         // Closed panels take no clicks.
         let bare = Screen::new(1280.0, 720.0, false, None);
         assert_eq!(bare.hit(panel.center().0, panel.center().1), None);
         assert_eq!(bare.hit(details.center().0, details.center().1), None);
+        // A picture without the HUD has nothing to click.
+        let view_alone = screen.clone().without_hud();
+        assert_eq!(view_alone.hit(close.center().0, close.center().1), None);
+        assert_eq!(view_alone.size(), (1280.0, 720.0));
     }
 }

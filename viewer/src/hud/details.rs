@@ -38,6 +38,7 @@ pub fn details(
     metric: Metric,
     mouse: (f32, f32),
 ) {
+    super::layout::panel("details", area);
     panel(area);
     button_face(close, close.contains(mouse.0, mouse.1), false);
     let (cx, cy) = close.center();

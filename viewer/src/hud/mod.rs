@@ -2,6 +2,7 @@
 //! them means is decided in `memcity_viewer::controls`; this module only paints.
 
 mod details;
+pub mod layout;
 
 pub use details::{details, sparkline};
 
@@ -12,12 +13,15 @@ use macroquad::prelude::{
 };
 use memcity_city::mapping;
 use memcity_city::model::{Metric, Window};
-use memcity_city::timeline::{Chart, Strip};
+use memcity_city::timeline::{Chart, Strip, LABEL_BAND};
 use memcity_city::units;
 
 pub const INK: Color = Color::new(0.08, 0.09, 0.13, 1.0);
 pub const MUTED: Color = Color::new(0.35, 0.37, 0.45, 1.0);
 pub const PANEL: Color = Color::new(1.0, 1.0, 1.0, 0.88);
+/// The panels opened for a moment over everything (the settings, a tooltip): opaque, so what
+/// they cover is hidden, not overprinted.
+pub const POPOVER: Color = Color::new(1.0, 1.0, 1.0, 1.0);
 pub const EDGE: Color = Color::new(0.55, 0.6, 0.7, 1.0);
 pub const BUTTON: Color = Color::new(0.9, 0.92, 0.96, 1.0);
 pub const HOVER: Color = Color::new(0.78, 0.85, 1.0, 1.0);
@@ -38,6 +42,7 @@ fn boxed(area: Area, fill: Color) {
 
 pub fn text(s: &str, x: f32, y: f32, size: f32, color: Color) {
     draw_text(s, x, y, size, color);
+    layout::text(s, x, y, size);
 }
 
 /// `s` at the first of `sizes` it fits `width` at, else cut to fit at the last: estimates carry
@@ -62,12 +67,9 @@ pub fn tooltip(lines: &[String], mouse: (f32, f32), bounds: Area, size: f32) {
         .min(bounds.x + bounds.w - width - 16.0)
         .max(4.0);
     let y = (mouse.1 + 10.0).min(bounds.y + bounds.h - 19.0 * lines.len() as f32 - 8.0);
-    panel(Area::new(
-        x - 6.0,
-        y,
-        width + 12.0,
-        lines.len() as f32 * 19.0 + 8.0,
-    ));
+    let area = Area::new(x - 6.0, y, width + 12.0, lines.len() as f32 * 19.0 + 8.0);
+    layout::panel("tooltip", area);
+    boxed(area, POPOVER);
     for (i, line) in lines.iter().enumerate() {
         text(line, x, y + 17.0 + i as f32 * 19.0, size, INK);
     }
@@ -137,6 +139,16 @@ pub fn transport(
     index: usize,
     len: usize,
 ) {
+    let first = screen.transport.first().map_or(screen.slider, |t| t.1);
+    layout::panel(
+        "transport",
+        Area::new(
+            first.x,
+            first.y,
+            screen.slider.x + screen.slider.w - first.x,
+            first.h.max(screen.slider.h),
+        ),
+    );
     for &(t, area) in &screen.transport {
         let hovered = area.contains(mouse.0, mouse.1);
         let active = (t == Transport::Live && live) || (t == Transport::Play && playing);
@@ -190,16 +202,19 @@ pub fn transport(
 }
 
 /// The heap timeline: totals per snapshot (walks solid, estimates hollow and dashed), the growth
-/// window, the position, a drag in progress.
+/// window, the position, a drag in progress; its labels in the band over them.
 pub fn timeline(
     screen: &Screen,
     chart: &Chart,
+    model: &memcity_city::model::CityModel,
+    metric: Metric,
     window: Window,
     index: usize,
-    len: usize,
     dragging: Option<(f32, f32)>,
 ) {
     let strip = screen.strip;
+    let len = model.len();
+    layout::panel("strip", Area::new(strip.x, strip.y, strip.w, strip.h));
     draw_rectangle(
         strip.x,
         strip.y,
@@ -212,16 +227,13 @@ pub fn timeline(
     }
     let (wx0, wx1) = (strip.x_of(window.start, len), strip.x_of(window.end, len));
     draw_rectangle(wx0, strip.y, (wx1 - wx0).max(2.0), strip.h, WINDOW_TINT);
-    if chart.any_estimate {
-        // Top right: the axis's largest value takes the top left.
-        let key = "solid: heap walk   hollow, dashed: estimate";
-        let w = measure_text(key, None, 13, 1.0).width;
-        text(
-            key,
-            strip.x + strip.w - w - 4.0,
-            strip.y + 11.0,
-            13.0,
-            MUTED,
+    if let Some((from, to)) = dragging {
+        draw_rectangle(
+            from.min(to),
+            strip.y,
+            (to - from).abs(),
+            strip.h,
+            Color::new(1.0, 0.55, 0.0, 0.25),
         );
     }
     let bottom = strip.y + strip.h;
@@ -231,7 +243,7 @@ pub fn timeline(
         } else {
             (2.0, ACCENT)
         };
-        draw_line(x, bottom, x, top, width, color);
+        mark_line(x, bottom, x, top, width, color);
     }
     line(chart);
     if chart.dot_radius > 0.0 {
@@ -242,25 +254,28 @@ pub fn timeline(
             } else {
                 draw_circle(p.x, p.y, chart.dot_radius, ACCENT);
             }
+            layout::dot(p.x, p.y, chart.dot_radius);
         }
     }
+    // The position runs under the labels' band, not through its words.
     let cx = strip.x_of(index, len);
-    draw_line(cx, strip.y, cx, strip.y + strip.h, 2.0, LIVE_RED);
-    if let Some((from, to)) = dragging {
-        draw_rectangle(
-            from.min(to),
-            strip.y,
-            (to - from).abs(),
-            strip.h,
-            Color::new(1.0, 0.55, 0.0, 0.25),
-        );
-    }
+    mark_line(cx, strip.y + LABEL_BAND, cx, bottom, 2.0, LIVE_RED);
+    let key = chart
+        .any_estimate
+        .then_some("solid: heap walk   hollow, dashed: estimate");
+    chart_labels(&strip, model, metric, key);
+}
+
+/// A line that text must keep clear of (a chart's), drawn and recorded.
+fn mark_line(x0: f32, y0: f32, x1: f32, y1: f32, width: f32, color: Color) {
+    draw_line(x0, y0, x1, y1, width, color);
+    layout::line(x0, y0, x1, y1, width);
 }
 
 /// A heap chart's line: solid between walks, dashed where estimates are.
 fn line(chart: &Chart) {
     for piece in &chart.pieces {
-        draw_line(
+        mark_line(
             piece.from.0,
             piece.from.1,
             piece.to.0,
@@ -276,7 +291,8 @@ pub fn settings(screen: &Screen, settings: &Settings, mouse: (f32, f32)) {
     let Some((area, rows)) = &screen.settings else {
         return;
     };
-    panel(*area);
+    layout::panel("settings", *area);
+    boxed(*area, POPOVER);
     text("Settings (Tab)", area.x + 10.0, area.y + 19.0, 18.0, INK);
     for &SettingRow {
         setting,
@@ -307,6 +323,7 @@ pub fn settings(screen: &Screen, settings: &Settings, mouse: (f32, f32)) {
 
 /// The gear that opens the settings: three bars, the universal "adjust" sign.
 pub fn gear(area: Area, open: bool, mouse: (f32, f32)) {
+    layout::panel("gear", area);
     button_face(area, area.contains(mouse.0, mouse.1), open);
     let ink = if open {
         Color::new(1.0, 1.0, 1.0, 1.0)
@@ -321,43 +338,48 @@ pub fn gear(area: Area, open: bool, mouse: (f32, f32)) {
     }
 }
 
-/// selected one highlighted).
+/// The leak-suspects list: its title and one line per suspect, each in the rows its area was
+/// laid out for (`controls::suspect_rows`), a link to the growing type (hovered or selected one
+/// highlighted). Flying the trace is the city's alone.
 pub fn suspects(
     area: Area,
     rows: &[Area],
     lines: &[crate::caches::SuspectLine],
     selected: Option<memcity_city::model::NodeId>,
     mouse: (f32, f32),
+    city: bool,
 ) {
+    layout::panel("suspects", area);
     panel(area);
-    text(
-        "Leak suspects (N: next, F: fly the trace)",
-        area.x + 10.0,
-        area.y + 18.0,
-        16.0,
-        LIVE_RED,
-    );
+    let title = if city {
+        "Leak suspects (N: next, F: fly the trace)"
+    } else {
+        "Leak suspects (N: next)"
+    };
+    text(title, area.x + 10.0, area.y + 18.0, 16.0, LIVE_RED);
     for (line, row) in lines.iter().zip(rows) {
         if line.node.is_some() && (row.contains(mouse.0, mouse.1) || line.node == selected) {
             draw_rectangle(row.x, row.y, row.w, row.h, HOVER);
         }
         let color = if line.node.is_some() { LINK } else { INK };
-        text(
-            &fit(&line.text, row.w - 4.0, 15.0),
-            row.x + 2.0,
-            row.y + row.h - 4.0,
-            15.0,
-            color,
-        );
+        let parts =
+            crate::controls::suspect_rows(&line.text, crate::controls::suspect_text_width(*row));
+        for (k, part) in parts.iter().enumerate() {
+            let bottom = row.y + (k + 1) as f32 * crate::controls::SUSPECT_LINE;
+            text(part, row.x + 2.0, bottom - 4.0, 15.0, color);
+        }
     }
 }
-/// line, then smaller, rather than cut.
+
+/// The key hints in the band at the top: `s` (hints apart by two spaces) on one line or two,
+/// broken between hints, at the largest size that takes two lines at most; past that, cut.
 pub fn hints(s: &str, area: Area) {
     let width = area.w - 16.0;
     for size in [15.0f32, 14.0, 13.0, 12.0] {
         let lines = wrap(s, width, size);
         if lines.len() <= 2 || size <= 12.0 {
             let h = lines.len().min(2) as f32 * (size + 3.0) + 8.0;
+            layout::panel("hints", Area::new(area.x, area.y, area.w, h));
             draw_rectangle(area.x, area.y, area.w, h, Color::new(1.0, 1.0, 1.0, 0.82));
             for (i, line) in lines.iter().take(2).enumerate() {
                 text(
@@ -399,6 +421,7 @@ fn wrap(s: &str, width: f32, size: f32) -> Vec<String> {
 /// The view buttons: city, icicle, sunburst, timeline.
 pub fn views(screen: &Screen, current: ViewKind, mouse: (f32, f32)) {
     for &(view, area) in &screen.views {
+        layout::panel(&format!("button:{}", view.label()), area);
         let active = view == current;
         button_face(area, area.contains(mouse.0, mouse.1), active);
         let ink = if active {
@@ -421,6 +444,7 @@ pub fn views(screen: &Screen, current: ViewKind, mouse: (f32, f32)) {
 /// The legend of colours and opacity: two lines, bottom right above the heap strip.
 pub fn legend(screen: &Screen, view: ViewKind, settings: &Settings) {
     let area = screen.legend;
+    layout::panel("legend", area);
     panel(area);
     let x = area.x + 8.0;
     let y = area.y + 16.0;
@@ -477,7 +501,7 @@ pub fn legend(screen: &Screen, view: ViewKind, settings: &Settings) {
     text(&fit(&second, area.w - 16.0, 13.0), x, y + 18.0, 13.0, MUTED);
 }
 
-/// The timeline view's heap chart: the strip's chart, larger, with axis values, the picked
+/// The timeline view's heap chart: the strip's chart, larger, with its labels, the picked
 /// snapshots marked and the current one in red.
 pub fn chart(
     strip: &Strip,
@@ -487,19 +511,16 @@ pub fn chart(
     index: usize,
     picks: &[usize],
 ) {
-    boxed(
-        Area::new(strip.x, strip.y, strip.w, strip.h),
-        Color::new(1.0, 1.0, 1.0, 0.9),
-    );
-    let len = model.len();
-    if len == 0 {
+    let area = Area::new(strip.x, strip.y, strip.w, strip.h);
+    layout::view_panel("chart", area);
+    boxed(area, Color::new(1.0, 1.0, 1.0, 0.9));
+    if model.is_empty() {
         return;
     }
-    axis(strip, model, metric);
     line(chart);
     for (i, p) in chart.points.iter().enumerate() {
         let picked = picks.binary_search(&i).is_ok();
-        let r = if picked || i == index { 6.0 } else { 3.5 };
+        let r = if picked || i == index { CHART_DOT } else { 3.5 };
         let color = if i == index {
             LIVE_RED
         } else if picked {
@@ -508,44 +529,52 @@ pub fn chart(
             ACCENT
         };
         draw_circle(p.x, p.y, r, color);
+        layout::dot(p.x, p.y, r);
     }
-    let hint = "click a point to show or hide its tree";
-    let w = measure_text(hint, None, 13, 1.0).width;
-    text(
-        hint,
-        strip.x + (strip.w - w) / 2.0,
-        strip.y + 14.0,
-        13.0,
-        MUTED,
+    chart_labels(
+        strip,
+        model,
+        metric,
+        Some("click a point to show or hide its tree"),
     );
 }
 
-/// Axis values of a heap chart: the largest total at the top, zero at the bottom, and the
-/// seconds of the first and last snapshots under the ends.
-pub fn axis(strip: &Strip, model: &memcity_city::model::CityModel, metric: Metric) {
+/// The largest dot of the timeline view's chart (a picked snapshot, the current one), which its
+/// points keep room for under the labels (`Strip::chart_under_labels`).
+pub const CHART_DOT: f32 = 6.0;
+
+/// A heap chart's labels, in the band over its plot (`LABEL_BAND`, which no line or dot
+/// enters): on the left the largest total, at the top of the scale, and the time the chart
+/// spans; on the right, where it fits, `right` (what the marks mean, or what a click does).
+fn chart_labels(
+    strip: &Strip,
+    model: &memcity_city::model::CityModel,
+    metric: Metric,
+    right: Option<&str>,
+) {
     let len = model.len();
     let max = (0..len)
         .map(|i| model.value(memcity_city::model::ROOT, i, metric))
         .max()
         .unwrap_or(0);
-    text(
-        &units::amount(max, metric),
-        strip.x + 3.0,
-        strip.y + 12.0,
-        12.0,
-        MUTED,
-    );
-    text("0", strip.x + 3.0, strip.y + strip.h - 3.0, 12.0, MUTED);
     let seconds = |i: usize| model.frame(i).map_or(0.0, |f| f.time_ms as f64 / 1000.0);
+    let mut left = units::amount(max, metric);
     if len > 1 {
-        let last = format!("{:.0} s", seconds(len - 1));
-        let w = measure_text(&last, None, 12, 1.0).width;
-        text(
-            &last,
-            strip.x + strip.w - w - 3.0,
-            strip.y + strip.h - 3.0,
-            12.0,
-            MUTED,
-        );
+        left.push_str(&format!(
+            " at most, t={:.1} to {:.1} s",
+            seconds(0),
+            seconds(len - 1)
+        ));
+    }
+    let baseline = strip.y + LABEL_BAND - 3.0;
+    let left = fit(&left, strip.w - 8.0, 12.0);
+    let left_end = strip.x + 4.0 + measure_text(&left, None, 12, 1.0).width;
+    text(&left, strip.x + 4.0, baseline, 12.0, MUTED);
+    if let Some(right) = right {
+        let w = measure_text(right, None, 13, 1.0).width;
+        let x = strip.x + strip.w - w - 4.0;
+        if x > left_end + 16.0 {
+            text(right, x, baseline, 13.0, MUTED);
+        }
     }
 }
