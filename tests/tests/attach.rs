@@ -143,7 +143,9 @@ fn attach_by_signal_then_by_socket_detach_and_nothing_printed_into_the_applicati
     let (ok, _, err) = run(&["attach", &pid.to_string()]);
     assert!(!ok && err.contains("already running"), "{err}");
     assert!(
-        err.contains(&format!("`memcity view --pid {pid}` (or record, serve) watches it")),
+        err.contains(&format!(
+            "`memcity view --pid {pid}` (or record, serve) watches it"
+        )),
         "the refusal says how to watch it: {err}"
     );
     detach_ok(pid);

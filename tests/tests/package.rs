@@ -454,7 +454,10 @@ fn the_readme_build_leaves_a_memcity_that_serves_its_page() {
     let serve = Serve::start_with(&memcity, &[golden.to_str().unwrap()]);
     assert_eq!(serve.get("/").status, 200);
     if chromium_path().is_none() {
-        skip("chromium", "the release build's page: no chromium to draw it");
+        skip(
+            "chromium",
+            "the release build's page: no chromium to draw it",
+        );
         return;
     }
     let mut browser = Browser::open(&serve.url, 1280, 720);
