@@ -56,6 +56,13 @@ pub fn main_of(args: &[String]) -> String {
     "(unknown main)".into()
 }
 
+/// javac's launcher of single source files (`java App.java`): `Main` to JDK 21, then
+/// `SourceLauncher`.
+const SOURCE_LAUNCHERS: [&str; 2] = [
+    "jdk.compiler/com.sun.tools.javac.launcher.Main",
+    "jdk.compiler/com.sun.tools.javac.launcher.SourceLauncher",
+];
+
 /// What a JVM was launched to run, from its `sun.java.command` property: the launcher sets it
 /// to the main class or jar and the arguments; a JDK tool's launcher to `module/class`
 /// (`jdk.jcmd/sun.tools.jcmd.JCmd`); `java -version` sets none.
@@ -74,9 +81,18 @@ impl Launched {
     /// Of the `sun.java.command` property's value (`None` when the JVM has none).
     pub fn of(command: Option<&str>) -> Launched {
         // A jar's path may hold spaces; its first word is what identifies it all the same.
-        let Some(first) = command.and_then(|c| c.split_whitespace().next()) else {
+        let mut words = command.into_iter().flat_map(str::split_whitespace);
+        let Some(first) = words.next() else {
             return Launched::Nothing;
         };
+        // Source-file mode (`java App.java`) runs in javac's launcher: the application is the
+        // source file that follows it.
+        if SOURCE_LAUNCHERS.contains(&first) {
+            return match words.next() {
+                Some(source) => Launched::Application(source.to_string()),
+                None => Launched::JdkTool(first.to_string()),
+            };
+        }
         let jdk_module = first
             .split_once('/')
             .filter(|_| !first.ends_with(".jar"))
@@ -140,6 +156,20 @@ mod tests {
             ["/opt/app/checkout.jar", "checkout.jar"]
         );
         assert_eq!(Launched::of(Some("Main")).names(), ["Main"]);
+        // A single source file run by javac's launcher is an application (JDK 17, JDK 22+).
+        assert_eq!(
+            Launched::of(Some(
+                "jdk.compiler/com.sun.tools.javac.launcher.Main /tmp/LinkedListLeak.java 60"
+            )),
+            Launched::Application("/tmp/LinkedListLeak.java".into())
+        );
+        assert_eq!(
+            Launched::of(Some(
+                "jdk.compiler/com.sun.tools.javac.launcher.SourceLauncher App.java"
+            ))
+            .names(),
+            ["App.java"]
+        );
     }
 
     fn args(line: &str) -> Vec<String> {

@@ -263,3 +263,26 @@ fn a_pid_command_asks_an_agent_that_does_not_listen_to_listen() {
     }
     drop(held);
 }
+
+/// A single source file run as a program (`java App.java`, javac's launcher in the JDK's
+/// `jdk.compiler` module) is an application, not one of the JDK's tools: the agent stays.
+#[test]
+fn a_source_file_program_is_an_application() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = Command::new(jdk.java())
+        .arg("-Xmx64m")
+        .arg(root().join("jvm-test-apps/src/QuietHeap.java"))
+        .args(["300", "2000"])
+        .env("JAVA_TOOL_OPTIONS", tool_options(""))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run java QuietHeap.java");
+    let port = std::panic::catch_unwind(|| listening_port(app.id(), Duration::from_secs(90)));
+    let _ = app.kill();
+    let _ = app.wait();
+    let port = port.unwrap_or_else(|_| panic!("the agent left a source-file program alone"));
+    eprintln!("java QuietHeap.java: the agent listens on {port}");
+}
