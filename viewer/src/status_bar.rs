@@ -36,36 +36,8 @@ pub fn parts(s: &ViewerState) -> Vec<Part> {
     let len = s.len();
     let index = s.travel.index();
     let time = s.model().frame(index).map_or(0, |f| f.time_ms);
-    let connection = match &s.status {
-        Status::Connecting => part("connecting...".into(), None, KEPT),
-        Status::Live if s.travel.is_live() => part(
-            "LIVE (following the newest snapshot)".into(),
-            "LIVE".to_string(),
-            KEPT,
-        ),
-        Status::Live => part(
-            "live session, viewing the past (L returns to live)".into(),
-            "live, viewing the past (L: live)".to_string(),
-            KEPT,
-        ),
-        Status::Disconnected { retry_in, why } => {
-            let retry = format!("retrying in {:.1} s", retry_in.as_secs_f64());
-            part(
-                format!("disconnected ({why}); {retry}"),
-                format!("disconnected; {retry}"),
-                KEPT,
-            )
-        }
-        Status::Ended(why) if s.live => part(
-            format!("session ended ({why}); the city stays for replay"),
-            "session ended".to_string(),
-            KEPT,
-        ),
-        Status::Ended(_) => part("replay".into(), None, KEPT),
-        Status::Failed(why) => part(why.clone(), None, KEPT),
-    };
     let mut parts = vec![
-        connection,
+        connection(s),
         part(
             format!(
                 "snapshot {}/{} t={:.1}s",
@@ -99,22 +71,7 @@ pub fn parts(s: &ViewerState) -> Vec<Part> {
         ));
     }
     if s.view == ViewKind::Lifetimes {
-        let filter = s.lifetimes_filter();
-        let model = s.model();
-        let from = filter.from_ms as f64 / 1000.0;
-        let to = filter
-            .to_ms
-            .min(model.frames().last().map_or(0, |f| f.time_ms)) as f64
-            / 1000.0;
-        let age = filter.min_gc_age;
-        // The view's own filter: what its plot counts.
-        parts.push(part(
-            format!(
-                "deaths booked from t={from:.1}s to t={to:.1}s, at least {age} GCs old (, . change)"
-            ),
-            format!("deaths t={from:.1}-{to:.1}s, >= {age} GCs old"),
-            7,
-        ));
+        parts.push(lifetimes_filter(s));
     }
     if s.view == ViewKind::City && s.scene().hidden > 0 {
         let hidden = s.scene().hidden;
@@ -125,12 +82,71 @@ pub fn parts(s: &ViewerState) -> Vec<Part> {
         ));
     }
     if s.live {
-        parts.push(part(
+        parts.extend(agent_figures(s));
+    }
+    parts
+}
+
+/// Where the session stands: connecting, live, in the past, disconnected, ended.
+fn connection(s: &ViewerState) -> Part {
+    match &s.status {
+        Status::Connecting => part("connecting...".into(), None, KEPT),
+        Status::Live if s.travel.is_live() => part(
+            "LIVE (following the newest snapshot)".into(),
+            "LIVE".to_string(),
+            KEPT,
+        ),
+        Status::Live => part(
+            "live session, viewing the past (L returns to live)".into(),
+            "live, viewing the past (L: live)".to_string(),
+            KEPT,
+        ),
+        Status::Disconnected { retry_in, why } => {
+            let retry = format!("retrying in {:.1} s", retry_in.as_secs_f64());
+            part(
+                format!("disconnected ({why}); {retry}"),
+                format!("disconnected; {retry}"),
+                KEPT,
+            )
+        }
+        Status::Ended(why) if s.live => part(
+            format!("session ended ({why}); the city stays for replay"),
+            "session ended".to_string(),
+            KEPT,
+        ),
+        Status::Ended(_) => part("replay".into(), None, KEPT),
+        Status::Failed(why) => part(why.clone(), None, KEPT),
+    }
+}
+
+/// The lifetimes view's own filter: what its plot counts.
+fn lifetimes_filter(s: &ViewerState) -> Part {
+    let filter = s.lifetimes_filter();
+    let model = s.model();
+    let from = filter.from_ms as f64 / 1000.0;
+    let to = filter
+        .to_ms
+        .min(model.frames().last().map_or(0, |f| f.time_ms)) as f64
+        / 1000.0;
+    let age = filter.min_gc_age;
+    part(
+        format!(
+            "deaths booked from t={from:.1}s to t={to:.1}s, at least {age} GCs old (, . change)"
+        ),
+        format!("deaths t={from:.1}-{to:.1}s, >= {age} GCs old"),
+        7,
+    )
+}
+
+/// A live session's traffic and the agent's cost.
+fn agent_figures(s: &ViewerState) -> [Part; 2] {
+    [
+        part(
             format!("received {}, dropped {}", s.received, s.dropped),
             format!("dropped {}", s.dropped),
             3,
-        ));
-        parts.push(part(
+        ),
+        part(
             format!(
                 "agent stop {:.0} ms, {:.2}% of wall time",
                 s.last_pause_ms,
@@ -138,9 +154,8 @@ pub fn parts(s: &ViewerState) -> Vec<Part> {
             ),
             format!("agent {:.2}%", s.overhead * 100.0),
             1,
-        ));
-    }
-    parts
+        ),
+    ]
 }
 
 /// The line `parts` make where `fits` says which lines have room: all of them in full if they

@@ -80,6 +80,47 @@ fn labels(state: &ViewerState, screen: &Screen, size: Size) {
     }
 }
 
+/// The status bar and its line, said shorter by its parts' ranks where the room is short.
+fn status_line(state: &ViewerState, screen: &Screen) {
+    let status = screen.status;
+    hud::layout::panel("status", status);
+    draw_rectangle(
+        status.x,
+        status.y,
+        status.w,
+        status.h,
+        Color::new(0.1, 0.12, 0.18, 0.85),
+    );
+    // The room the page's own bar leaves (`Screen::status_text`), less a margin each side.
+    let room = screen.status_text().w - 16.0;
+    let fits = |line: &str| measure_text(line, None, 18, 1.0).width <= room;
+    let line = status_bar::line(&status_bar::parts(state), fits);
+    hud::text(
+        &hud::fit(&line, room, 18.0),
+        8.0,
+        status.y + 18.0,
+        18.0,
+        Color::new(1.0, 1.0, 1.0, 1.0),
+    );
+}
+
+/// The session's notes (warnings), in red under the hints, in a panel of their own.
+fn notes(notes: &[String]) {
+    if !notes.is_empty() {
+        let widest = notes
+            .iter()
+            .map(|n| measure_text(n, None, 16, 1.0).width)
+            .fold(0.0, f32::max);
+        hud::layout::panel(
+            "notes",
+            Area::new(0.0, 32.0, widest + 16.0, notes.len() as f32 * 18.0 + 18.0),
+        );
+    }
+    for (i, note) in notes.iter().enumerate() {
+        hud::text(note, 8.0, 46.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
+    }
+}
+
 /// Everything drawn over the view: the labels over the city, the timeline strip, the status
 /// bar, the hints and notes, the panels, the tooltip.
 pub(super) fn draw(
@@ -119,47 +160,10 @@ pub(super) fn draw(
         index,
         len,
     );
-    let status = screen.status;
-    hud::layout::panel("status", status);
-    draw_rectangle(
-        status.x,
-        status.y,
-        status.w,
-        status.h,
-        Color::new(0.1, 0.12, 0.18, 0.85),
-    );
-    // The room the page's own bar leaves (`Screen::status_text`), less a margin each side.
-    let room = screen.status_text().w - 16.0;
-    let fits = |line: &str| measure_text(line, None, 18, 1.0).width <= room;
-    let line = status_bar::line(&status_bar::parts(state), fits);
-    hud::text(
-        &hud::fit(&line, room, 18.0),
-        8.0,
-        status.y + 18.0,
-        18.0,
-        Color::new(1.0, 1.0, 1.0, 1.0),
-    );
+    status_line(state, screen);
     let right = screen.views.first().map_or(screen.gear.x, |v| v.1.x) - 10.0;
     hud::hints(&key_hints(state.view), Area::new(0.0, 0.0, right, 28.0));
-    if !state.notes.is_empty() {
-        let widest = state
-            .notes
-            .iter()
-            .map(|n| measure_text(n, None, 16, 1.0).width)
-            .fold(0.0, f32::max);
-        hud::layout::panel(
-            "notes",
-            Area::new(
-                0.0,
-                32.0,
-                widest + 16.0,
-                state.notes.len() as f32 * 18.0 + 18.0,
-            ),
-        );
-    }
-    for (i, note) in state.notes.iter().enumerate() {
-        hud::text(note, 8.0, 46.0 + i as f32 * 18.0, 16.0, hud::LIVE_RED);
-    }
+    notes(&state.notes);
     hud::views(screen, state.view, mouse);
     if let (Some(d), Some((area, close))) = (state.details(), screen.details) {
         hud::details(
