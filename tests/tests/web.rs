@@ -885,7 +885,9 @@ fn the_pages_status_line_keeps_clear_of_its_own_bar() {
         ((1920, 1080), "city"),
     ] {
         let what = format!("the page's {view} view at {w}x{h}");
-        let mut browser = Browser::open(&format!("{}&view={view}", serve.url), w, h);
+        // layout=1: the page hands each frame's layout over only when asked.
+        let url = format!("{}&view={view}&layout=1", serve.url);
+        let mut browser = Browser::open(&url, w, h);
         let (layout, bar) = page_layout(&mut browser, &what);
         assert_eq!(browser.eval("memcity_page.snapshots"), 13, "{what}");
         assert_eq!(bar.len(), 3, "{what}: {bar:?}");
@@ -913,7 +915,7 @@ fn the_page_labels_memcitys_own_objects_apart_from_the_applications() {
     let file = dir.path().join("own.mcrec");
     memcity_e2e::synthetic::own_and_app_recording(&file).unwrap();
     let serve = Serve::start(&[file.to_str().unwrap()]);
-    let mut browser = Browser::open(&serve.url, 1280, 720);
+    let mut browser = Browser::open(&format!("{}&layout=1", serve.url), 1280, 720);
     let (layout, bar) = page_layout(&mut browser, "the page of own and application objects");
     assert_laid_out(&layout, &bar, "the page of own and application objects");
     let labels = texts_of(&layout, "label");

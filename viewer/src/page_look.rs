@@ -9,7 +9,7 @@ use crate::controls::Settings;
 
 /// The address's parameters the page takes (besides `token`, the page's own); the README's
 /// browser section documents each.
-pub const KEYS: [&str; 5] = ["view", "metric", "children", "solid", "bench"];
+pub const KEYS: [&str; 6] = ["view", "metric", "children", "solid", "bench", "layout"];
 
 /// The look asked for; what was not asked for is the window's default.
 #[derive(Debug, Default)]
@@ -17,6 +17,9 @@ pub struct PageLook {
     pub view: ViewKind,
     pub settings: Settings,
     pub bench_frames: Option<usize>,
+    /// `layout=1`: hand each frame's layout to the page (`memcity_page.layout`), for tests;
+    /// unasked, a frame records none.
+    pub layout: bool,
 }
 
 /// Reads `query` (`location.search`, with or without its `?`). A key it does not know or a value
@@ -52,6 +55,12 @@ pub fn parse(query: &str) -> (PageLook, Vec<String>) {
                     look.settings.opacity.opaque = n.max(1);
                 })
                 .ok_or("a number of solid growers (0: all solid)"),
+            "layout" => match value.as_str() {
+                "1" => Ok(true),
+                "0" => Ok(false),
+                _ => Err("1 to hand each frame's layout to the page, 0 not to"),
+            }
+            .map(|on| look.layout = on),
             "bench" => count(1)
                 .map(|n| look.bench_frames = Some(n))
                 .ok_or("a number of frames to time, at least 1"),
@@ -103,8 +112,10 @@ mod tests {
 
     #[test]
     fn an_address_sets_the_look_and_says_what_it_cannot_use() {
-        let (look, problems) = parse("?view=icicle&metric=bytes&children=50&solid=0&bench=40");
+        let (look, problems) =
+            parse("?view=icicle&metric=bytes&children=50&solid=0&bench=40&layout=1");
         assert!(problems.is_empty(), "{problems:?}");
+        assert!(look.layout);
         assert_eq!(look.view, ViewKind::Icicle);
         assert_eq!(look.settings.metric, Metric::Bytes);
         assert_eq!(look.settings.children, 50);
@@ -123,6 +134,7 @@ mod tests {
         let (look, problems) = parse("");
         assert!(problems.is_empty());
         assert_eq!(look.bench_frames, None);
+        assert!(!look.layout, "no frame's layout recorded unasked");
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct WindowOptions {
     /// Benchmark: time this many still frames, then as many frames that each step in time, print
     /// the medians and exit.
     pub bench_frames: Option<usize>,
+    /// Hand each frame's layout to the page (the page's `layout=1`; the window writes it where
+    /// `MEMCITY_LAYOUT` says instead): measuring every text and writing it out is work no
+    /// user's frame should pay for.
+    pub page_layout: bool,
     pub width: u32,
     pub height: u32,
 }
@@ -246,7 +250,7 @@ async fn app(source: Source, mut options: WindowOptions) -> anyhow::Result<()> {
         drag: None,
         last_mouse: mouse_position(),
         crumbs: Vec::new(),
-        layouts: window::Layouts::new(),
+        layouts: window::Layouts::new(options.page_layout),
     };
     if options.bench_frames.is_some() || options.screenshot.is_some() {
         modes::wait_for_snapshots(&mut window.state, events.as_ref(), &options).await?;

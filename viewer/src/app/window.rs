@@ -35,14 +35,21 @@ pub(super) struct Window {
 pub(super) struct Layouts {
     #[cfg(not(target_arch = "wasm32"))]
     path: Option<std::path::PathBuf>,
+    /// The page asked for them (`layout=1`).
+    #[cfg(target_arch = "wasm32")]
+    page: bool,
     last: String,
 }
 
 impl Layouts {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(page: bool) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = page;
         Self {
             #[cfg(not(target_arch = "wasm32"))]
             path: std::env::var_os("MEMCITY_LAYOUT").map(Into::into),
+            #[cfg(target_arch = "wasm32")]
+            page,
             last: String::new(),
         }
     }
@@ -51,7 +58,7 @@ impl Layouts {
         #[cfg(not(target_arch = "wasm32"))]
         return self.path.is_some();
         #[cfg(target_arch = "wasm32")]
-        return true;
+        return self.page;
     }
 
     /// A frame of `size` showing `view` begins.

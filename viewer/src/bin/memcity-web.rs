@@ -129,6 +129,7 @@ mod page {
             picks: Vec::new(),
             hud: true,
             bench_frames: look.bench_frames,
+            page_layout: look.layout,
             // The canvas decides the size in the browser.
             width: 1280,
             height: 800,

@@ -95,6 +95,7 @@ impl Look {
             select: None,
             context: None,
             bench_frames: None,
+            page_layout: false,
             settings: self.settings(),
             settings_open: self.settings,
             hud: false,
