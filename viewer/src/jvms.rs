@@ -322,27 +322,41 @@ pub fn print_attached(pid: u32, registered: &Registered, options: Option<&str>) 
 /// Stops the agent in `pid` (whichever copy of the library runs one).
 pub fn detach(pid: u32) -> anyhow::Result<()> {
     let target = Target::inspect(pid)?;
-    target.check_credentials()?;
     let libraries = attach::loaded_libraries(pid);
     if libraries.is_empty() {
         anyhow::bail!("memcity is not loaded in process {pid}");
     }
+    match to_session(&target, &libraries, "stop")? {
+        Some((library, code::OK)) => {
+            attach::remove_staged(&target, library);
+            Ok(())
+        }
+        Some((_, code::STOP_TIMED_OUT)) => anyhow::bail!(
+            "the agent in {pid} is busy (a heap walk); nothing was stopped, try again in a few seconds"
+        ),
+        Some((_, other)) => anyhow::bail!("the agent answered {other} to stop"),
+        None => anyhow::bail!("memcity is loaded in {pid} but not running (already detached)"),
+    }
+}
+
+/// Sends `command` (`stop`, `listen`) to the copy of the library in `target` that runs a session,
+/// trying each loaded copy in turn (`loaded`; a copy with no session answers `NOT_RUNNING`): that
+/// copy and its answer, or `None` when no copy runs one.
+fn to_session<'a>(
+    target: &Target,
+    loaded: &'a [String],
+    command: &str,
+) -> anyhow::Result<Option<(&'a str, i32)>> {
+    target.check_credentials()?;
     let socket = target.listener()?;
-    for library in libraries {
-        match attach::load(&target, &socket, &library, "stop")? {
-            Reply::Returned(code::OK) => {
-                attach::remove_staged(&target, &library);
-                return Ok(());
-            }
+    for library in loaded {
+        match attach::load(target, &socket, library, command)? {
             Reply::Returned(code::NOT_RUNNING) => continue,
-            Reply::Returned(code::STOP_TIMED_OUT) => anyhow::bail!(
-                "the agent in {pid} is busy (a heap walk); nothing was stopped, try again in a few seconds"
-            ),
-            Reply::Returned(other) => anyhow::bail!("the agent answered {other} to stop"),
-            Reply::Refused(message) => anyhow::bail!("{}", refused(pid, &message)),
+            Reply::Returned(answer) => return Ok(Some((library, answer))),
+            Reply::Refused(message) => anyhow::bail!("{}", refused(target.pid, &message)),
         }
     }
-    anyhow::bail!("memcity is loaded in {pid} but not running (already detached)")
+    Ok(None)
 }
 
 /// For `--pid` (`view`, `record`, `serve`, `snapshot`, `classifiers`): the agent's address in
@@ -382,33 +396,27 @@ fn ask_to_listen(target: &Target, loaded: &[String]) -> anyhow::Result<Option<Re
     if loaded.is_empty() {
         return Ok(None);
     }
-    target.check_credentials()?;
-    let socket = target.listener()?;
-    for library in loaded {
-        match attach::load(target, &socket, library, "listen")? {
-            Reply::Returned(code::OK) => {
-                let Some(r) = attach::wait_for_registration(target, REGISTER_WAIT) else {
-                    anyhow::bail!(
-                        "memcity runs in {} and was asked to listen, but no port was registered within {} s; the JVM's stderr says why",
-                        target.pid,
-                        REGISTER_WAIT.as_secs()
-                    );
-                };
-                eprintln!(
-                    "memcity: the agent in {} was not listening; it listens now on 127.0.0.1:{}",
-                    target.pid, r.port
+    match to_session(target, loaded, "listen")? {
+        None => Ok(None),
+        Some((_, code::OK)) => {
+            let Some(r) = attach::wait_for_registration(target, REGISTER_WAIT) else {
+                anyhow::bail!(
+                    "memcity runs in {} and was asked to listen, but no port was registered within {} s; the JVM's stderr says why",
+                    target.pid,
+                    REGISTER_WAIT.as_secs()
                 );
-                return Ok(Some(Registered {
-                    port: Some(r.port),
-                    token: Some(r.token),
-                }));
-            }
-            Reply::Returned(code::NOT_RUNNING) => continue,
-            Reply::Returned(other) => anyhow::bail!("{}", attach::start_failure(other, target.pid)),
-            Reply::Refused(message) => anyhow::bail!("{}", refused(target.pid, &message)),
+            };
+            eprintln!(
+                "memcity: the agent in {} was not listening; it listens now on 127.0.0.1:{}",
+                target.pid, r.port
+            );
+            Ok(Some(Registered {
+                port: Some(r.port),
+                token: Some(r.token),
+            }))
         }
+        Some((_, other)) => anyhow::bail!("{}", attach::start_failure(other, target.pid)),
     }
-    Ok(None)
 }
 
 /// The agent a command talks to when given neither an address nor a pid: the one agent of this
