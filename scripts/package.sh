@@ -26,9 +26,7 @@ command -v javac >/dev/null 2>&1 || { echo "package: no javac: run scripts/setup
 command -v readelf >/dev/null 2>&1 || { echo "package: no readelf: run scripts/setup.sh (binutils)" >&2; exit 1; }
 
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
-version=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c '
-import json, sys
-print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "memcity-viewer"))')
+version=$(scripts/version.sh)
 out="$target/package"
 mkdir -p "$out"
 

@@ -11,9 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
-version=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c '
-import json, sys
-print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "memcity-viewer"))')
+version=$(scripts/version.sh)
 name="memcity-$version-linux-aarch64"
 [ -f "$target/package/$name.tar.gz" ] || scripts/package.sh aarch64
 scripts/build-java.sh

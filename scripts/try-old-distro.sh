@@ -15,9 +15,7 @@ seconds=${2:-20}
 [ "$(id -u)" = 0 ] || { echo "try-old-distro: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 command -v debootstrap >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends debootstrap
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
-version=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c '
-import json, sys
-print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "memcity-viewer"))')
+version=$(scripts/version.sh)
 name="memcity-$version-linux-x86_64"
 archive="$target/package/$name.tar.gz"
 [ -f "$archive" ] || scripts/package.sh x86_64
