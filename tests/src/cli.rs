@@ -46,3 +46,26 @@ pub fn memcity(args: &[&str], timeout: Duration) -> Output {
         stderr: stderr.join().unwrap_or_default(),
     }
 }
+
+/// The port `memcity list` shows the agent in `pid` listening on, once it does.
+pub fn listening_port(pid: u32, timeout: Duration) -> u16 {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let out = memcity(&["list"], Duration::from_secs(60));
+        let list = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = list
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&pid.to_string()));
+        if let Some(port) = line.and_then(|l| {
+            let rest = l.split("listening on ").nth(1)?;
+            rest.split_whitespace().next()?.parse().ok()
+        }) {
+            return port;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{pid} not listed as listening within {timeout:?}: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

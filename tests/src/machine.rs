@@ -32,6 +32,23 @@ pub fn check_skip(required: &str, need: &str, reason: &str) {
     }
 }
 
+/// Whether `unshare ARGS true` may run here (namespaces need privileges), or else a skip of
+/// `what` that fails where `unshare` is required.
+pub fn can_unshare(args: &[&str], what: &str) -> bool {
+    let ran = std::process::Command::new("unshare")
+        .args(args)
+        .arg("true")
+        .status();
+    if ran.is_ok_and(|s| s.success()) {
+        return true;
+    }
+    skip(
+        "unshare",
+        &format!("no permission for unshare {}: {what}", args.join(" ")),
+    );
+    false
+}
+
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()

@@ -558,14 +558,10 @@ fn root_attaches_to_another_users_jvm_with_a_library_it_cannot_read() {
 
 #[test]
 fn a_jvm_with_its_own_tmp_is_attached_through_its_mount_namespace() {
-    let probe = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "true"])
-        .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        skip(
-            "unshare",
-            "no permission for a private mount namespace (unshare -m)",
-        );
+    if !can_unshare(
+        &["-m", "--propagation", "private"],
+        "a JVM with its own /tmp",
+    ) {
         return;
     }
     let classes = public_classes();
@@ -693,14 +689,10 @@ fn another_user_without_root_is_told_to_run_as_the_jvms_user() {
 
 #[test]
 fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
-    let probe = Command::new("unshare")
-        .args(["-p", "-f", "--mount-proc", "--kill-child", "true"])
-        .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        skip(
-            "unshare",
-            "no permission for a pid namespace (unshare -p -f --mount-proc)",
-        );
+    if !can_unshare(
+        &["-p", "-f", "--mount-proc", "--kill-child"],
+        "a JVM in its own pid namespace",
+    ) {
         return;
     }
     let classes = public_classes();
@@ -720,14 +712,7 @@ fn a_jvm_in_its_own_pid_namespace_is_attached_by_its_namespace_pid() {
         classes.path(),
         30,
     );
-    let unshare = app.child.id();
-    let children = std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children"))
-        .unwrap_or_default();
-    let pid: u32 = children
-        .split_whitespace()
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no child of unshare {unshare}"));
+    let pid = app.forked_pid();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     assert!(
         status

@@ -7,7 +7,7 @@
 
 use std::net::TcpListener;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use memcity_e2e::*;
 
@@ -41,25 +41,6 @@ fn listed(pid: u32) -> Option<String> {
         .lines()
         .find(|l| l.split_whitespace().next() == Some(&pid.to_string()))
         .map(str::to_string)
-}
-
-/// The port `memcity list` shows `pid`'s agent listening on, once it does.
-fn listening_port(pid: u32, timeout: Duration) -> u16 {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let line = listed(pid);
-        if let Some(port) = line.as_deref().and_then(|l| {
-            let rest = l.split("listening on ").nth(1)?;
-            rest.split_whitespace().next()?.parse().ok()
-        }) {
-            return port;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{pid} not listed as listening within {timeout:?}: {line:?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 /// `memcity record --pid PID` for two seconds: it must succeed and record snapshots.

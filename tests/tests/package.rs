@@ -352,14 +352,10 @@ fn the_archives_agent_baked_into_a_container_is_recorded_from_the_host() {
     let Some((_dir, top)) = unpacked() else {
         return;
     };
-    let probe = Command::new("unshare")
-        .args(["-m", "-p", "-f", "--mount-proc", "--kill-child", "true"])
-        .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        skip(
-            "unshare",
-            "no permission for mount and pid namespaces (unshare -m -p)",
-        );
+    if !can_unshare(
+        &["-m", "-p", "-f", "--mount-proc", "--kill-child"],
+        "the agent baked into a container",
+    ) {
         return;
     }
     let classes = public_classes();
@@ -386,31 +382,8 @@ fn the_archives_agent_baked_into_a_container_is_recorded_from_the_host() {
         classes.path().to_str().unwrap(),
     ];
     let app = Wrapped::spawn(&image, Path::new("/tmp/memcity-classes"), 60);
-    let unshare = app.child.id();
-    let children = std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children"))
-        .unwrap_or_default();
-    let pid: u32 = children
-        .split_whitespace()
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no child of unshare {unshare}"));
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let list = memcity(&["list"], Duration::from_secs(30));
-        let list = String::from_utf8_lossy(&list.stdout).into_owned();
-        let line = list
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(&pid.to_string()));
-        if line.is_some_and(|l| l.contains("listening on ")) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{pid} not listed as listening: {list}\nJVM: {}",
-            app.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let pid = app.forked_pid();
+    listening_port(pid, Duration::from_secs(60));
     let recording = top.join("container.mcrec");
     let out = memcity(
         &[
