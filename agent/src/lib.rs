@@ -18,7 +18,8 @@ mod log;
 mod jvmti;
 mod census;
 mod intmap;
-mod names;
+// Names are shared with heap dumps, which name the same types (`memcity_proto::names`).
+use memcity_proto::names;
 mod paths;
 mod phase;
 mod sampling;

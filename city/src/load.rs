@@ -34,18 +34,38 @@ pub enum LoadError {
     /// A recording read as it arrives that could not be read on (said when it stopped).
     #[error("{0}")]
     Stopped(String),
+    /// A heap dump that could not be read (the error names the file and the offset).
+    #[error(transparent)]
+    Dump(#[from] memcity_dump::SeriesError),
     #[error("{0} holds no Memory Cities tree files: expected an export root, a classifier folder (with anttracks-format/) or a folder of <time>.json tree files")]
     NoTrees(PathBuf),
 }
 
-/// Loads a session: a memcity recording, or a Memory Cities JSON export when `source` is a
-/// folder. Every command that reads a session takes both.
+/// Loads a session: a memcity recording, a heap dump (`.hprof`, `.hprof.gz`), or a folder of
+/// heap dumps (a series) or of a Memory Cities JSON export. Every command that reads a
+/// session takes them all.
 pub fn session(source: &Path) -> Result<CityModel, LoadError> {
     if source.is_dir() {
-        memory_cities_json(source)
+        let dumps = memcity_dump::dumps_in(source);
+        if dumps.is_empty() {
+            memory_cities_json(source)
+        } else {
+            heap_dumps(&dumps)
+        }
+    } else if memcity_dump::is_dump(source) {
+        heap_dumps(&[source.to_owned()])
     } else {
         recording(source)
     }
+}
+
+/// Loads heap dumps, one snapshot each in the order they were taken.
+pub fn heap_dumps(paths: &[PathBuf]) -> Result<CityModel, LoadError> {
+    let mut model = CityModel::new();
+    for message in memcity_dump::session(paths)? {
+        model.apply(&message)?;
+    }
+    Ok(model)
 }
 
 /// Loads a memcity recording. A damaged tail is not an error; it is described in the model's

@@ -11,6 +11,7 @@ pub mod command;
 #[cfg(unix)]
 pub mod files;
 pub mod frames;
+pub mod names;
 pub mod options;
 pub mod recording;
 #[cfg(unix)]

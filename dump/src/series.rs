@@ -1,0 +1,130 @@
+//! One dump or a series of them as a session: a handshake, then per dump its new names and
+//! its snapshot, in the order the dumps were taken (each header's time), so a series replays
+//! as a recording of a few snapshots does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use memcity_proto::strings::StringInterner;
+use memcity_proto::v1::{stream_message::Kind, DumpInfo, Handshake, StreamMessage};
+
+use crate::snapshot::{self, Analysis};
+use crate::{heap, DumpError};
+
+/// A dump that could not be read, named.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct SeriesError {
+    pub path: PathBuf,
+    #[source]
+    pub source: DumpError,
+}
+
+/// Reads `paths` (dumps, in any order) into a session's messages.
+pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
+    let mut heaps = Vec::with_capacity(paths.len());
+    for path in paths {
+        let at = |source| SeriesError {
+            path: path.clone(),
+            source,
+        };
+        // Read one at a time and keep only the messages: a dump's graph is freed before the
+        // next one is read.
+        let time = dump_time(path).map_err(at)?;
+        heaps.push((time, path.clone()));
+    }
+    heaps.sort_by_key(|(time, _)| *time);
+    let start = heaps.first().map_or(0, |(time, _)| *time);
+    let mut strings = StringInterner::new();
+    let mut messages = vec![StreamMessage {
+        kind: Some(Kind::Handshake(handshake(&heaps, start))),
+    }];
+    for (seq, (time, path)) in heaps.iter().enumerate() {
+        let at = |source| SeriesError {
+            path: path.clone(),
+            source,
+        };
+        let started = Instant::now();
+        let heap = heap::read(path).map_err(at)?;
+        let analysis = Analysis::new(&heap, &HashMap::new()).map_err(at)?;
+        let (unreachable_objects, unreachable_bytes) = analysis.unreachable();
+        let mut info = DumpInfo {
+            file: path.display().to_string(),
+            file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            compressed: heap.compressed,
+            objects: heap.objects() as u64,
+            references: heap.edges.len() as u64,
+            unreachable_objects,
+            unreachable_bytes,
+            layout: analysis.sizes.layout.name.to_owned(),
+            sizes_confirmed: analysis.sizes.confirmed as f64 / heap.objects().max(1) as f64,
+            dangling_references: heap.dangling,
+            read_ms: 0,
+        };
+        let mut snap = snapshot::snapshot(
+            &analysis,
+            &mut strings,
+            seq as u64,
+            time - start,
+            DumpInfo::default(),
+        );
+        info.read_ms = started.elapsed().as_millis() as u64;
+        snap.dump = Some(info);
+        if let Some(table) = strings.take_new() {
+            messages.push(StreamMessage {
+                kind: Some(Kind::Strings(table)),
+            });
+        }
+        messages.push(StreamMessage {
+            kind: Some(Kind::Snapshot(snap)),
+        });
+    }
+    Ok(messages)
+}
+
+fn handshake(heaps: &[(u64, PathBuf)], start: u64) -> Handshake {
+    let files: Vec<String> = heaps.iter().map(|(_, p)| p.display().to_string()).collect();
+    Handshake {
+        protocol_version: memcity_proto::PROTOCOL_VERSION,
+        agent_version: format!("heap dump read by memcity {}", env!("CARGO_PKG_VERSION")),
+        pid: 0,
+        jvm_version: String::new(),
+        jvm_vendor: String::new(),
+        jvm_name: String::new(),
+        gc_name: String::new(),
+        command_line: files.join(" "),
+        classifiers: vec!["package".into(), "type".into()],
+        sampling_interval: 0,
+        start_time_unix_ms: start,
+        pause_budget: 0.0,
+        lifetimes: 0,
+    }
+}
+
+/// The time a dump was taken (its header's), without reading past the header.
+fn dump_time(path: &Path) -> Result<u64, DumpError> {
+    let mut input = crate::input::Input::open(path)?;
+    crate::records::header_time(&mut input)
+}
+
+/// Whether `path` holds a heap dump (plain or gzip-compressed): the commands that open
+/// recordings open dumps too, told apart by their first bytes, not their names.
+pub fn is_dump(path: &Path) -> bool {
+    crate::input::Input::open(path)
+        .and_then(|mut input| Ok(input.bytes(13, "the header")? == b"JAVA PROFILE "))
+        .unwrap_or(false)
+}
+
+/// The dumps of a folder, by name; empty when it holds none.
+pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && is_dump(p))
+        .collect();
+    found.sort();
+    found
+}

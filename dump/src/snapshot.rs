@@ -1,0 +1,706 @@
+//! A read dump as one of memcity's snapshots: the grouping tree (package, type) with exact
+//! counts, inferred sizes and retained sizes, the references per field and per type, the GC
+//! roots, and a `PathTree` of exact shortest paths to objects chosen evenly across the heap,
+//! so the viewer, the report and the leak analysis take a dump as they take a walk.
+
+use std::collections::HashMap;
+
+use memcity_proto::names;
+use memcity_proto::strings::StringInterner;
+use memcity_proto::v1::{
+    exactness::Source, root::Kind, snapshot::Trigger, DumpInfo, Exactness, FieldEdge, HeapUsage,
+    Node, PathNode, PathTarget, PathTree, Reference, Root as ProtoRoot, Snapshot, TypeCount,
+};
+
+use crate::dominators::Dominators;
+use crate::heap::{Heap, Shape, MIRROR, NONE, SLOT_ELEMENT, SLOT_LOADER, SLOT_SUPER};
+use crate::paths::{self, Reach, RootKind};
+use crate::sizes::Sizes;
+
+/// Objects the paths lead to, at most: as many as the agent's searches look for, chosen in
+/// proportion to each type's bytes.
+pub const MAX_TARGETS: usize = 10_000;
+
+/// Everything computed from one dump, before it is named into a snapshot.
+pub struct Analysis<'h> {
+    pub heap: &'h Heap,
+    pub sizes: Sizes,
+    pub reach: Reach,
+    /// Per object: its retained size (0 when no root reaches it).
+    pub retained: Vec<u64>,
+    pub dominators: Dominators,
+    /// Per type name: objects, bytes, and the retained size of those no other object of the
+    /// type dominates.
+    pub types: Vec<TypeTotals>,
+    /// Per package (by name): the same retained size over its types.
+    pub package_retained: HashMap<String, u64>,
+    pub type_of_class: Vec<u32>,
+}
+
+/// The dominator tree's walk: objects of each type and package on the current branch.
+struct Open {
+    types: Vec<u32>,
+    packages: Vec<u32>,
+    type_retained: Vec<u64>,
+    package_retained: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TypeTotals {
+    pub name: String,
+    pub objects: u64,
+    pub bytes: u64,
+    pub retained: u64,
+}
+
+impl<'h> Analysis<'h> {
+    pub fn new(
+        heap: &'h Heap,
+        thread_names: &HashMap<u32, String>,
+    ) -> Result<Self, crate::DumpError> {
+        let sizes = Sizes::infer(heap);
+        let roots = paths::roots(heap, thread_names);
+        let reach = paths::search(heap, roots);
+        let dominators = dominators(heap)?;
+        let retained = dominators.retained(|o| sizes.of(heap, o));
+        // Types by name: one class name loaded twice (two loaders) is one type, as the agent
+        // and the histogram's reader see it.
+        let mut type_by_name: HashMap<&str, u32> = HashMap::new();
+        let mut types = Vec::new();
+        let type_of_class: Vec<u32> = heap
+            .classes
+            .iter()
+            .map(|c| {
+                *type_by_name.entry(c.name.as_str()).or_insert_with(|| {
+                    types.push(TypeTotals {
+                        name: c.name.clone(),
+                        ..Default::default()
+                    });
+                    types.len() as u32 - 1
+                })
+            })
+            .collect();
+        for o in 0..heap.objects() as u32 {
+            let c = heap.class_of[o as usize];
+            if c == NONE {
+                continue;
+            }
+            let t = &mut types[type_of_class[c as usize] as usize];
+            t.objects += 1;
+            t.bytes += sizes.of(heap, o);
+        }
+        let mut analysis = Analysis {
+            heap,
+            sizes,
+            reach,
+            retained,
+            dominators,
+            types,
+            package_retained: HashMap::new(),
+            type_of_class,
+        };
+        analysis.type_retained();
+        Ok(analysis)
+    }
+
+    pub fn type_of(&self, o: u32) -> u32 {
+        let c = self.heap.class_of[o as usize];
+        if c == NONE {
+            NONE
+        } else {
+            self.type_of_class[c as usize]
+        }
+    }
+
+    /// MAT's retained heap of a class: the retained sizes of its objects that have no object of
+    /// the same type above them in the dominator tree (a list's nodes count once, at the first);
+    /// and the same for packages.
+    fn type_retained(&mut self) {
+        let children = self.dominators.children();
+        let mut package_index: HashMap<String, usize> = HashMap::new();
+        let package_of: Vec<usize> = self
+            .types
+            .iter()
+            .map(|t| {
+                let next = package_index.len();
+                *package_index
+                    .entry(names::package_of(&t.name).to_owned())
+                    .or_insert(next)
+            })
+            .collect();
+        let mut open = Open {
+            types: vec![0; self.types.len()],
+            packages: vec![0; package_index.len()],
+            type_retained: vec![0; self.types.len()],
+            package_retained: vec![0; package_index.len()],
+        };
+        // Iterative: the tree of a long linked list is as deep as the list.
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for &top in children.top() {
+            self.enter(top, &package_of, &mut open, 1);
+            stack.push((top, 0));
+            while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+                let kids = children.of(v);
+                if *next < kids.len() {
+                    let child = kids[*next];
+                    *next += 1;
+                    self.enter(child, &package_of, &mut open, 1);
+                    stack.push((child, 0));
+                } else {
+                    stack.pop();
+                    self.enter(v, &package_of, &mut open, -1);
+                }
+            }
+        }
+        for (t, r) in self.types.iter_mut().zip(open.type_retained) {
+            t.retained = r;
+        }
+        self.package_retained = package_index
+            .into_iter()
+            .map(|(name, p)| (name, open.package_retained[p]))
+            .collect();
+    }
+
+    /// Entering (`step` 1) or leaving (-1) `v` in the dominator tree's walk.
+    fn enter(&self, v: u32, package_of: &[usize], open: &mut Open, step: i32) {
+        let t = self.type_of(v);
+        if t == NONE {
+            return;
+        }
+        let p = package_of[t as usize];
+        if step > 0 {
+            if open.types[t as usize] == 0 {
+                open.type_retained[t as usize] += self.retained[v as usize];
+            }
+            if open.packages[p] == 0 {
+                open.package_retained[p] += self.retained[v as usize];
+            }
+            open.types[t as usize] += 1;
+            open.packages[p] += 1;
+        } else {
+            open.types[t as usize] -= 1;
+            open.packages[p] -= 1;
+        }
+    }
+
+    /// Bytes of the objects no root reaches.
+    pub fn unreachable(&self) -> (u64, u64) {
+        let mut objects = 0;
+        let mut bytes = 0;
+        for o in 0..self.heap.objects() as u32 {
+            if self.dominators.idom(o) == crate::dominators::UNREACHED {
+                objects += 1;
+                bytes += self.sizes.of(self.heap, o);
+            }
+        }
+        (objects, bytes)
+    }
+}
+
+/// The dominator tree as MAT builds it: a virtual root over every GC root, and every reference
+/// followed, weak referents included (a referent is retained by its reference until a GC
+/// clears it), plus each instance's reference to its class and a thread's to its locals.
+fn dominators(heap: &Heap) -> Result<Dominators, crate::DumpError> {
+    let mut roots: Vec<u32> = Vec::new();
+    let mut locals: HashMap<u32, Vec<u32>> = HashMap::new();
+    for root in &heap.roots {
+        use crate::records::RootRecord::*;
+        match root.kind {
+            JavaFrame { thread, .. } | JniLocal { thread, .. } => {
+                match heap.thread_objects.get(&thread) {
+                    Some(&t) => locals.entry(t).or_default().push(root.object),
+                    None => roots.push(root.object),
+                }
+            }
+            _ => roots.push(root.object),
+        }
+    }
+    if !heap
+        .roots
+        .iter()
+        .any(|r| matches!(r.kind, crate::records::RootRecord::StickyClass))
+    {
+        // A dump without system classes (cut short before its roots, JDK 11/17 write them
+        // last): every class is a root, as MAT does, so statics still hold what they hold.
+        roots.extend(
+            heap.classes
+                .iter()
+                .filter(|c| c.object != NONE)
+                .map(|c| c.object),
+        );
+    }
+    Dominators::compute(heap.objects(), &roots, |v, push| {
+        let (targets, _) = heap.references(v);
+        for &t in targets {
+            push(t);
+        }
+        if !heap.is_mirror(v) {
+            let c = heap.class_of[v as usize];
+            if c != NONE && heap.classes[c as usize].object != NONE {
+                push(heap.classes[c as usize].object);
+            }
+        }
+        if let Some(locals) = locals.get(&v) {
+            for &l in locals {
+                push(l);
+            }
+        }
+    })
+    .map_err(|e| crate::DumpError::TooBig { objects: e.objects })
+}
+
+/// Names one analysed dump into a snapshot; new names go to `strings`.
+pub fn snapshot(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    seq: u64,
+    time_ms: u64,
+    info: DumpInfo,
+) -> Snapshot {
+    let root = tree(analysis, strings);
+    let (fields, references) = edges(analysis, strings);
+    let roots = analysis
+        .reach
+        .roots
+        .iter()
+        .map(|r| root_proto(&r.kind, strings))
+        .collect();
+    let used: u64 = analysis.types.iter().map(|t| t.bytes).sum();
+    Snapshot {
+        seq,
+        time_ms,
+        gc_count: 0,
+        trigger: Trigger::Dump as i32,
+        classifiers: vec!["package".into(), "type".into()],
+        root: Some(root),
+        references,
+        cost: None,
+        exactness: Some(Exactness {
+            types_exact: true,
+            source: Source::Dump as i32,
+            ..Default::default()
+        }),
+        fields,
+        roots,
+        owned: Vec::new(),
+        paths: Some(path_tree(analysis, strings, time_ms)),
+        heap: Some(HeapUsage {
+            used_bytes: used,
+            max_bytes: 0,
+        }),
+        out_of_memory: None,
+        lifetimes: None,
+        dump: Some(info),
+    }
+}
+
+fn tree(analysis: &Analysis, strings: &mut StringInterner) -> Node {
+    let mut packages: HashMap<&str, Vec<&TypeTotals>> = HashMap::new();
+    for t in analysis.types.iter().filter(|t| t.objects > 0) {
+        packages
+            .entry(names::package_of(&t.name))
+            .or_default()
+            .push(t);
+    }
+    let mut children: Vec<Node> = packages
+        .into_iter()
+        .map(|(package, types)| {
+            let mut nodes: Vec<Node> = types
+                .iter()
+                .map(|t| Node {
+                    name: strings.intern(&t.name),
+                    objects: t.objects,
+                    bytes: t.bytes,
+                    retained_bytes: t.retained,
+                    ..Default::default()
+                })
+                .collect();
+            nodes.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
+            Node {
+                name: strings.intern(package),
+                objects: nodes.iter().map(|n| n.objects).sum(),
+                bytes: nodes.iter().map(|n| n.bytes).sum(),
+                retained_bytes: analysis.package_retained.get(package).copied().unwrap_or(0),
+                children: nodes,
+                ..Default::default()
+            }
+        })
+        .collect();
+    children.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
+    let reachable: u64 = analysis
+        .dominators
+        .children()
+        .top()
+        .iter()
+        .map(|&o| analysis.retained[o as usize])
+        .sum();
+    Node {
+        name: 0,
+        objects: children.iter().map(|n| n.objects).sum(),
+        bytes: children.iter().map(|n| n.bytes).sum(),
+        retained_bytes: reachable,
+        children,
+        ..Default::default()
+    }
+}
+
+#[derive(Default)]
+struct FieldTotals {
+    referrers: u64,
+    references: u64,
+    max_fanout: u64,
+    max_length: u64,
+}
+
+/// References by field and by pair of types, every object's counted once per key.
+fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, Vec<Reference>) {
+    let heap = analysis.heap;
+    // (from type, field name id, static, to type)
+    let mut by_field: HashMap<(u32, u32, bool, u32), FieldTotals> = HashMap::new();
+    let mut by_type: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+    let mut field_names: HashMap<(u32, u8), u32> = HashMap::new();
+    let mut local: Vec<((u32, u32, bool, u32), u64)> = Vec::new();
+    for o in 0..heap.objects() as u32 {
+        let (targets, slots) = heap.references(o);
+        if targets.is_empty() {
+            continue;
+        }
+        let mirror = heap.is_mirror(o);
+        let (from, statik) = if mirror {
+            match heap.mirror_class(o) {
+                Some(c) => (analysis.type_of_class[c as usize], true),
+                None => continue,
+            }
+        } else {
+            (analysis.type_of(o), false)
+        };
+        if from == NONE {
+            continue;
+        }
+        local.clear();
+        for (&t, &slot) in targets.iter().zip(slots) {
+            if mirror && (slot == SLOT_SUPER || slot == SLOT_LOADER) {
+                continue;
+            }
+            let to = analysis.type_of(t);
+            if to == NONE {
+                continue;
+            }
+            let field = if statik {
+                let c = heap.mirror_class(o).expect("checked above");
+                let name = heap.classes[c as usize]
+                    .statics
+                    .iter()
+                    .filter(|s| s.1 == crate::records::TYPE_OBJECT)
+                    .nth(slot as usize)
+                    .map(|s| s.0.clone())
+                    .unwrap_or_else(|| "<static>".into());
+                strings.intern(&name)
+            } else {
+                let class = heap.class_of[o as usize];
+                *field_names
+                    .entry((class, slot))
+                    .or_insert_with(|| strings.intern(&heap.field_name(o, slot)))
+            };
+            let key = (from, field, statik, to);
+            match local.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => local.push((key, 1)),
+            }
+        }
+        let length = heap.length[o as usize];
+        let is_array = !mirror
+            && heap.classes[heap.class_of[o as usize] as usize].shape == Shape::ObjectArray
+            && length != MIRROR;
+        let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
+        for &(key, n) in &local {
+            let f = by_field.entry(key).or_default();
+            f.referrers += 1;
+            f.references += n;
+            f.max_fanout = f.max_fanout.max(n);
+            if is_array {
+                f.max_length = f.max_length.max(length as u64);
+            }
+            match pairs.iter_mut().find(|p| p.0 == key.0 && p.1 == key.3) {
+                Some(p) => p.2 += n,
+                None => pairs.push((key.0, key.3, n)),
+            }
+        }
+        for (a, b, n) in pairs {
+            let r = by_type.entry((a, b)).or_default();
+            r.0 += 1;
+            r.1 += n;
+        }
+    }
+    let type_name =
+        |strings: &mut StringInterner, t: u32| strings.intern(&analysis.types[t as usize].name);
+    let mut fields: Vec<FieldEdge> = by_field
+        .into_iter()
+        .map(|((from, field, is_static, to), f)| FieldEdge {
+            from_type: type_name(strings, from),
+            field,
+            is_static,
+            to_type: type_name(strings, to),
+            referrers: f.referrers,
+            references: f.references,
+            max_fanout: f.max_fanout,
+            max_length: f.max_length,
+        })
+        .collect();
+    fields.sort_by_key(|f| (f.from_type, f.field, f.to_type, f.is_static));
+    let mut references: Vec<Reference> = by_type
+        .into_iter()
+        .map(|((from, to), (referrers, references))| Reference {
+            from_type: type_name(strings, from),
+            to_type: type_name(strings, to),
+            referrers,
+            references,
+        })
+        .collect();
+    references.sort_by_key(|r| (r.from_type, r.to_type));
+    (fields, references)
+}
+
+fn root_proto(kind: &RootKind, strings: &mut StringInterner) -> ProtoRoot {
+    let quoted = |t: &Option<String>| match t {
+        Some(t) => format!("thread \"{t}\""),
+        None => "a thread".to_owned(),
+    };
+    let mut out = ProtoRoot::default();
+    let (kind, name) = match kind {
+        RootKind::Static { holder, field } => {
+            out.holder_type = strings.intern(holder);
+            out.field = strings.intern(field);
+            (Kind::StaticField, format!("static {holder}.{field}"))
+        }
+        RootKind::Thread { thread } => {
+            out.thread = thread.as_deref().map_or(0, |t| strings.intern(t));
+            (Kind::Thread, quoted(thread))
+        }
+        RootKind::Local { frame, thread, jni } => {
+            out.thread = thread.as_deref().map_or(0, |t| strings.intern(t));
+            out.frame = strings.intern(frame);
+            let what = if *jni { "JNI local" } else { "local" };
+            let kind = if *jni {
+                Kind::JniLocal
+            } else {
+                Kind::StackLocal
+            };
+            (kind, format!("{what} in {frame} of {}", quoted(thread)))
+        }
+        RootKind::JniGlobal => (Kind::JniGlobal, "JNI global".to_owned()),
+        RootKind::Monitor => (Kind::Monitor, "monitor".to_owned()),
+        RootKind::Other => (Kind::Other, "VM internal".to_owned()),
+    };
+    out.kind = kind as i32;
+    out.name = strings.intern(&name);
+    out
+}
+
+/// Objects chosen evenly in each type, in proportion to its bytes: the paths' targets.
+fn targets(analysis: &Analysis) -> Vec<(u32, u32, f64)> {
+    let total: u64 = analysis.types.iter().map(|t| t.bytes).sum::<u64>().max(1);
+    let quota: Vec<u64> = analysis
+        .types
+        .iter()
+        .map(|t| {
+            let share = (MAX_TARGETS as f64 * t.bytes as f64 / total as f64).round() as u64;
+            share.max(u64::from(t.objects > 0)).min(t.objects)
+        })
+        .collect();
+    let mut seen = vec![0u64; analysis.types.len()];
+    let mut chosen = Vec::new();
+    for o in 0..analysis.heap.objects() as u32 {
+        let t = analysis.type_of(o);
+        if t == NONE || analysis.heap.is_mirror(o) {
+            continue;
+        }
+        let (count, q) = (analysis.types[t as usize].objects, quota[t as usize]);
+        let k = seen[t as usize];
+        seen[t as usize] += 1;
+        // The k-th object is chosen when it crosses the next of q even steps.
+        if q > 0 && (k * q) / count != ((k + 1) * q) / count {
+            chosen.push((o, t, count as f64 / q as f64));
+        }
+    }
+    chosen
+}
+
+/// The paths to the targets, merged: a run of one type through one field is one node.
+///
+/// Each target's path is climbed only up to the first object an earlier path met, so the work
+/// is the union of the paths (a list's nodes once), not each path's length.
+fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) -> PathTree {
+    let heap = analysis.heap;
+    let reach = &analysis.reach;
+    let chosen = targets(analysis);
+    let mut nodes: Vec<PathNode> = Vec::new();
+    // Per node: the field its run follows (None until its second object), and whether it is a
+    // root's own object (which never starts a run).
+    let mut links: Vec<(Option<u8>, bool)> = Vec::new();
+    // Object -> (its node, its position in the node's run).
+    let mut memo: HashMap<u32, (u32, u64)> = HashMap::new();
+    let mut children: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut targeted: HashMap<u32, (u64, f64)> = HashMap::new();
+    let mut unreached: HashMap<u32, (u64, f64)> = HashMap::new();
+    let mut found = 0;
+    let mut climb = Vec::new();
+    for &(o, t, weight) in &chosen {
+        let e = targeted.entry(t).or_default();
+        e.0 += 1;
+        e.1 += weight;
+        if reach.parent[o as usize] == NONE {
+            let e = unreached.entry(t).or_default();
+            e.0 += 1;
+            e.1 += weight;
+            continue;
+        }
+        found += 1;
+        climb.clear();
+        let mut x = o;
+        while !memo.contains_key(&x) && reach.parent[x as usize] != x {
+            climb.push(x);
+            x = reach.parent[x as usize];
+        }
+        if !memo.contains_key(&x) {
+            nodes.push(path_node(analysis, strings, None, x, 0));
+            links.push((None, true));
+            memo.insert(x, (nodes.len() as u32 - 1, 0));
+        }
+        let mut prev = x;
+        for &y in climb.iter().rev() {
+            let (at, pos) = memo[&prev];
+            let slot = slot_between(heap, prev, y);
+            let same_type = analysis.type_of(y) == analysis.type_of(prev);
+            let (link, is_root) = links[at as usize];
+            if same_type && !is_root && link.is_none_or(|l| l == slot) {
+                links[at as usize].0 = Some(slot);
+                let node = &mut nodes[at as usize];
+                node.chain = node.chain.max(pos + 2);
+                memo.insert(y, (at, pos + 1));
+            } else {
+                let child = *children.entry((at, y)).or_insert_with(|| {
+                    nodes.push(path_node(analysis, strings, Some((prev, slot)), y, at + 1));
+                    links.push((None, false));
+                    nodes.len() as u32 - 1
+                });
+                memo.insert(y, (child, 0));
+            }
+            prev = y;
+        }
+        let node = &mut nodes[memo[&o].0 as usize];
+        let name = strings.intern(&analysis.types[t as usize].name);
+        match node.targets.iter_mut().find(|x| x.r#type == name) {
+            Some(x) => {
+                x.samples += 1;
+                x.weight += weight;
+            }
+            None => node.targets.push(PathTarget {
+                r#type: name,
+                samples: 1,
+                weight,
+                born_s: 0,
+            }),
+        }
+    }
+    let counts = |m: HashMap<u32, (u64, f64)>, strings: &mut StringInterner| {
+        let mut v: Vec<TypeCount> = m
+            .into_iter()
+            .map(|(t, (objects, weight))| TypeCount {
+                r#type: strings.intern(&analysis.types[t as usize].name),
+                objects,
+                weight,
+            })
+            .collect();
+        v.sort_by_key(|c| c.r#type);
+        v
+    };
+    let mut counted: HashMap<u32, u64> = HashMap::new();
+    for o in 0..heap.objects() as u32 {
+        if reach.parent[o as usize] != NONE && !heap.is_mirror(o) {
+            let t = analysis.type_of(o);
+            if targeted.contains_key(&t) {
+                *counted.entry(t).or_default() += 1;
+            }
+        }
+    }
+    let mut counted: Vec<TypeCount> = counted
+        .into_iter()
+        .map(|(t, objects)| TypeCount {
+            r#type: strings.intern(&analysis.types[t as usize].name),
+            objects,
+            weight: 0.0,
+        })
+        .collect();
+    counted.sort_by_key(|c| c.r#type);
+    PathTree {
+        started_ms: time_ms,
+        finished_ms: time_ms,
+        targets: chosen.len() as u64,
+        found,
+        objects_visited: reach.reached,
+        search_ns: 0,
+        roots_pause_ns: 0,
+        incomplete: String::new(),
+        nodes,
+        stopped_early: false,
+        focused: false,
+        targeted: counts(targeted, strings),
+        unreached: counts(unreached, strings),
+        counted,
+    }
+}
+
+/// The slot of the reference from `from` to `to` (the first one, if several).
+fn slot_between(heap: &Heap, from: u32, to: u32) -> u8 {
+    let (targets, slots) = heap.references(from);
+    targets
+        .iter()
+        .zip(slots)
+        .find(|(&t, _)| t == to)
+        .map(|(_, &s)| s)
+        .unwrap_or(SLOT_ELEMENT)
+}
+
+fn path_node(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    from: Option<(u32, u8)>,
+    o: u32,
+    parent: u32,
+) -> PathNode {
+    let heap = analysis.heap;
+    let ty = analysis.type_of(o);
+    let mut node = PathNode {
+        parent,
+        r#type: strings.intern(&analysis.types[ty as usize].name),
+        field: from.map_or(0, |(p, slot)| strings.intern(&heap.field_name(p, slot))),
+        chain: 1,
+        identity: identity(o),
+        retained_bytes: analysis.retained[o as usize],
+        ..Default::default()
+    };
+    let shape = heap.classes[heap.class_of[o as usize] as usize].shape;
+    if shape != Shape::Instance && !heap.is_mirror(o) {
+        node.length = heap.length[o as usize] as u64;
+    }
+    if from.is_none() {
+        let root = analysis.reach.root[o as usize];
+        if root != NONE {
+            node.root = Some(root_proto(
+                &analysis.reach.roots[root as usize].kind,
+                strings,
+            ));
+        }
+    }
+    node
+}
+
+/// A 32-bit stand-in for the identity hash the agent shows: tells two objects of a dump apart
+/// (objects move between dumps, so nothing could tell them apart across a series).
+fn identity(o: u32) -> u32 {
+    (u64::from(o)
+        .wrapping_add(1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        >> 32) as u32
+}
