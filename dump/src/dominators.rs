@@ -24,15 +24,16 @@
 //!
 //! # Memory
 //!
-//! Vertices are numbered in DFS preorder and every working array is a `u32` array indexed by that
+//! Vertices are numbered in DFS preorder and every working array holds `u32`s indexed by that
 //! number, so that an object the roots do not reach (often a large share of a dump) costs only its
 //! entry in the one object-indexed array. The peak, while semidominators are computed, is
 //! **1 u32 per object + 4 u32 per reached object + 1 u32 per reference outside the DFS tree**
-//! (per object: DFS number; per reached object: DFS parent, forest ancestor, best semidominator on
-//! the compressed path, predecessor offsets that become semidominators; per non-tree reference:
-//! its source). The DFS before that holds 1 u32 per object + 2 per reached object and its stack:
-//! 1 u32 per object on the current DFS path plus the references of those not yet followed. The
-//! result keeps 1 u32 per object + 1 per reached object.
+//! (per object: DFS number; per reached object: DFS parent, predecessor offset that becomes the
+//! semidominator, forest ancestor, best semidominator on the compressed path; per non-tree
+//! reference: its source), plus 1 u32 per distinct GC root. Values read together sit side by side
+//! in pairs, for one cache miss instead of two. The DFS before that holds 1 u32 per object + 2 per
+//! reached object and its stack: 1 u32 per object on the current DFS path plus the references of
+//! those not yet followed. The result keeps 1 u32 per object + 1 per reached object.
 
 use std::fmt;
 
@@ -52,13 +53,13 @@ const R: u32 = 1;
 /// that would reach it.
 const END: u32 = u32::MAX;
 
-/// The smallest object count refused: object indices must stay below [`UNREACHED`] and [`END`],
+/// The smallest object count refused: object indices must stay below [`UNREACHED`] and `END`,
 /// and DFS numbers (objects, plus R, plus 0 for "none") must fit a `u32`.
 const MAX_OBJECTS: usize = u32::MAX as usize - 2;
 
 /// Returned when a heap graph does not fit the 32-bit indices that keep memory at a few `u32` per
-/// object: [`MAX_OBJECTS`] objects or more, or more than `u32::MAX` references outside the DFS
-/// tree (whose predecessor offsets would overflow).
+/// object: `u32::MAX - 2` objects or more, or more than `u32::MAX` references outside the DFS tree
+/// (whose predecessor offsets would overflow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooBig {
     /// The number of objects of the refused graph.
@@ -105,7 +106,7 @@ pub struct Children {
 
 impl Children {
     /// The objects that `v` immediately dominates, in DFS preorder: empty for a leaf or an
-    /// unreached object.
+    /// unreached object. Panics if `v` is not one of the objects.
     pub fn of(&self, v: u32) -> &[u32] {
         let v = v as usize;
         &self.list[self.offsets[v] as usize..self.offsets[v + 1] as usize]
@@ -239,9 +240,10 @@ impl Dominators {
         // semidominator anyway, which saves one stored u32 per reached object.
         let mut dfs = Dfs {
             pre: vec![0; n],
-            // Reserved for all objects up front: pages beyond the reached ones are never touched,
-            // so they cost address space, not memory, and the array never moves while growing.
-            vertices: Vec::with_capacity(n + 2),
+            // Grown as objects are reached rather than reserved for all of them, which on a huge
+            // dump with few reached objects could ask for more address space than overcommit
+            // allows. Large blocks grow by remapping, without copying, in glibc.
+            vertices: Vec::new(),
             stack: Vec::new(),
             stored: 0,
         };
@@ -284,9 +286,10 @@ impl Dominators {
         // The highest DFS number; vertices are 2..=last (1 is R).
         let last = vertices.len() - 1;
 
-        // Phase 2: predecessors by DFS number, as CSR. `pos` starts as the exclusive prefix sum
-        // of the counts and each vertex's entry advances as its list fills, ending at the end of
-        // its list: vertex w's predecessors are then pred[pos[w - 1]..pos[w]]. Counting in phase 1
+        // Phase 2: predecessors by DFS number, as CSR. Each `pos` starts as the exclusive prefix
+        // sum of the counts and advances as its vertex's list fills, ending at the end of that
+        // list: vertex w's predecessors are then pred[vertices[w - 1].pos..vertices[w].pos].
+        // Counting in phase 1
         // and filling here keeps the peak at one u32 per stored predecessor, where collecting
         // (vertex, predecessor) pairs and sorting them would take two.
         let mut sum = 0u32;
@@ -360,8 +363,8 @@ impl Dominators {
 
         // Phase 4: the immediate dominator is the nearest common ancestor, in the dominator tree
         // of the smaller vertices, of the DFS parent and the semidominator: walk up from the
-        // parent until at or above the semidominator. Done in place over `parent`, which each
-        // vertex reads only before overwriting it.
+        // parent until at or above the semidominator. Done in place over the `parent` fields,
+        // each read only before being overwritten.
         for w in 2..=last {
             let Vertex { parent, pos: semi } = vertices[w];
             let mut x = parent;
@@ -396,7 +399,8 @@ impl Dominators {
     }
 
     /// The immediate dominator of object `v`: the object nearest to `v` on every path from the GC
-    /// roots to it, [`ROOT`] if no object is, [`UNREACHED`] if no path exists.
+    /// roots to it, [`ROOT`] if no object is, [`UNREACHED`] if no path exists. Panics if `v` is
+    /// not one of the objects.
     pub fn idom(&self, v: u32) -> u32 {
         self.idom[v as usize]
     }
@@ -465,8 +469,8 @@ impl Dominators {
 
 /// The smallest semidominator on the forest path from linked vertex `v` up to, not including, its
 /// forest root, compressing the path so that later queries on it are short. Vertices above `w` are
-/// the linked ones. The path is walked up by reversing its `ancestor` links and back down by
-/// restoring them (pointer reversal) instead of keeping a stack, since it can be millions of
+/// the linked ones. The path is walked up by reversing its `ancestor` links and back down along the
+/// reversed links (pointer reversal), instead of keeping a stack, since it can be millions of
 /// vertices long.
 fn eval(forest: &mut [Forest], v: u32, w: u32) -> u32 {
     // 0, the number no vertex has, ends the reversed links.

@@ -200,12 +200,14 @@ pub fn read(input: &mut Input, visitor: &mut dyn Visitor) -> Result<(), DumpErro
                 ended = true;
             }
             tag if OTHER_KNOWN.contains(&tag) => input.skip(length, "a record")?,
-            tag => return Err(malformed(
-                at,
-                &format!(
+            tag => {
+                return Err(malformed(
+                    at,
+                    &format!(
                     "an unknown record tag 0x{tag:02x} (HotSpot writes 0x01-0x0E, 0x1C and 0x2C)"
                 ),
-            )),
+                ))
+            }
         }
     }
     if !ended {

@@ -61,6 +61,7 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
             sizes_confirmed: analysis.sizes.confirmed as f64 / heap.objects().max(1) as f64,
             dangling_references: heap.dangling,
             read_ms: 0,
+            retainers: Vec::new(),
         };
         let mut snap = snapshot::snapshot(
             &analysis,
@@ -69,6 +70,7 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
             time - start,
             DumpInfo::default(),
         );
+        info.retainers = snapshot::retainers(&analysis, &mut strings);
         info.read_ms = started.elapsed().as_millis() as u64;
         snap.dump = Some(info);
         if let Some(table) = strings.take_new() {

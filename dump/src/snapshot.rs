@@ -9,7 +9,8 @@ use memcity_proto::names;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
     exactness::Source, root::Kind, snapshot::Trigger, DumpInfo, Exactness, FieldEdge, HeapUsage,
-    Node, PathNode, PathTarget, PathTree, Reference, Root as ProtoRoot, Snapshot, TypeCount,
+    Node, PathNode, PathTarget, PathTree, Reference, Retainer, Root as ProtoRoot, Snapshot,
+    TypeCount,
 };
 
 use crate::dominators::Dominators;
@@ -495,6 +496,97 @@ fn root_proto(kind: &RootKind, strings: &mut StringInterner) -> ProtoRoot {
     out.kind = kind as i32;
     out.name = strings.intern(&name);
     out
+}
+
+/// A top-level dominator keeping more than this share of the reachable heap is a suspect (MAT's
+/// leak suspects report's threshold).
+const RETAINER_SHARE: f64 = 0.10;
+/// Descend to the biggest part while it keeps at least this share of its parent's (MAT's
+/// `big_drop_ratio`).
+const BIG_DROP: f64 = 0.7;
+
+/// MAT's leak suspects in one dump: the top-level dominators that keep most, each followed to
+/// its accumulation point.
+pub fn retainers(analysis: &Analysis, strings: &mut StringInterner) -> Vec<Retainer> {
+    let children = analysis.dominators.children();
+    let retained = |o: u32| analysis.retained[o as usize];
+    let reachable: u64 = children.top().iter().map(|&o| retained(o)).sum();
+    let mut tops: Vec<u32> = children
+        .top()
+        .iter()
+        .copied()
+        .filter(|&o| retained(o) as f64 > RETAINER_SHARE * reachable as f64)
+        .collect();
+    tops.sort_by_key(|&o| std::cmp::Reverse(retained(o)));
+    tops.into_iter()
+        .map(|top| {
+            let mut at = top;
+            // Bounded as MAT bounds it; a chain of one type (a singly linked list) ends the
+            // descent at its head, which is where its holder's reference enters.
+            for _ in 0..1000 {
+                let Some(&biggest) = children.of(at).iter().max_by_key(|&&c| retained(c)) else {
+                    break;
+                };
+                if (retained(biggest) as f64) < BIG_DROP * retained(at) as f64
+                    || analysis.type_of(biggest) == analysis.type_of(at)
+                {
+                    break;
+                }
+                at = biggest;
+            }
+            retainer(analysis, strings, &children, at, reachable)
+        })
+        .collect()
+}
+
+fn retainer(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    children: &crate::dominators::Children,
+    at: u32,
+    reachable: u64,
+) -> Retainer {
+    // What it keeps: its dominator subtree, by type.
+    let mut by_type: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut objects = 0u64;
+    let mut stack = vec![at];
+    while let Some(v) = stack.pop() {
+        objects += 1;
+        let e = by_type.entry(analysis.type_of(v)).or_default();
+        e.0 += 1;
+        e.1 += analysis.sizes.of(analysis.heap, v);
+        stack.extend_from_slice(children.of(v));
+    }
+    let mut content: Vec<(u32, (u64, u64))> =
+        by_type.into_iter().filter(|(t, _)| *t != NONE).collect();
+    content.sort_by_key(|&(t, (_, bytes))| (std::cmp::Reverse(bytes), t));
+    content.truncate(5);
+    let content = content
+        .into_iter()
+        .map(|(t, (objects, bytes))| TypeCount {
+            r#type: strings.intern(&analysis.types[t as usize].name),
+            objects,
+            weight: bytes as f64,
+        })
+        .collect();
+    let steps = analysis.reach.path(at);
+    let mut path = Vec::with_capacity(steps.len());
+    for (i, &o) in steps.iter().enumerate() {
+        let from = (i > 0).then(|| (steps[i - 1], slot_between(analysis.heap, steps[i - 1], o)));
+        path.push(path_node(analysis, strings, from, o, 0));
+    }
+    if path.is_empty() {
+        // Reached only through what the paths do not follow (a referent, a class's mirror):
+        // the object alone, unnamed root.
+        path.push(path_node(analysis, strings, None, at, 0));
+    }
+    Retainer {
+        path,
+        retained_bytes: analysis.retained[at as usize],
+        reachable_bytes: reachable,
+        objects,
+        content,
+    }
 }
 
 /// Objects chosen evenly in each type, in proportion to its bytes: the paths' targets.

@@ -22,6 +22,7 @@ struct Collected {
     values: Vec<(NodeId, u64, u64)>,
     estimates: Vec<(NodeId, u64, u64)>,
     unconfirmed: Vec<(NodeId, u64, u64)>,
+    retained: Vec<(NodeId, u64)>,
 }
 
 impl CityModel {
@@ -264,7 +265,9 @@ impl CityModel {
             values,
             estimates,
             unconfirmed,
+            mut retained,
         } = self.collected(snapshot, root);
+        retained.sort_unstable_by_key(|r| r.0);
         let references = snapshot
             .references
             .iter()
@@ -297,6 +300,14 @@ impl CityModel {
             values,
             estimates,
             unconfirmed,
+            retained,
+            dump: snapshot.dump.as_ref().map(|d| {
+                std::sync::Arc::new(super::DumpFacts::from_proto(
+                    d,
+                    |id| self.strings.resolve(id).to_string(),
+                    |r| self.root_ref(r),
+                ))
+            }),
             references,
             heap: snapshot.heap,
             out_of_memory: snapshot.out_of_memory.clone(),
@@ -312,7 +323,11 @@ impl CityModel {
             values: vec![(ROOT, root.objects, root.bytes)],
             estimates: Vec::new(),
             unconfirmed: Vec::new(),
+            retained: Vec::new(),
         };
+        if root.retained_bytes > 0 {
+            collected.retained.push((ROOT, root.retained_bytes));
+        }
         if root.objects_unconfirmed > 0 || root.bytes_unconfirmed > 0 {
             collected
                 .unconfirmed
@@ -368,6 +383,9 @@ impl CityModel {
             };
             self.nodes[child_id as usize].estimated |= child.estimated;
             out.values.push((child_id, child.objects, child.bytes));
+            if child.retained_bytes > 0 {
+                out.retained.push((child_id, child.retained_bytes));
+            }
             if child.estimated {
                 out.estimates
                     .push((child_id, child.objects_error, child.bytes_error));

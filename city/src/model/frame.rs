@@ -80,6 +80,11 @@ pub struct Frame {
     /// `(node, objects, bytes)` no old-generation marking has confirmed (see
     /// `Node.objects_unconfirmed`), sorted by node id, for the nodes that have any.
     pub(super) unconfirmed: Vec<(NodeId, u64, u64)>,
+    /// `(node, retained bytes)`, sorted by node id: what each group keeps alive, for snapshots
+    /// read from heap dumps (`Node.retained_bytes`); empty otherwise.
+    pub(super) retained: Vec<(NodeId, u64)>,
+    /// The heap dump this snapshot was read from (`Snapshot.dump`).
+    pub dump: Option<std::sync::Arc<super::DumpFacts>>,
     pub references: Vec<Reference>,
     /// The walk's graph; `None` for estimates (theirs is their anchor walk's) and sources
     /// without one.
@@ -131,6 +136,7 @@ impl Frame {
             + std::mem::size_of::<Frame>()
             + (self.values.capacity() + self.estimates.capacity() + self.unconfirmed.capacity())
                 * entry
+            + self.retained.capacity() * std::mem::size_of::<(NodeId, u64)>()
             + self.survivors.as_ref().map_or(0, |s| s.capacity() * 16)
             + self
                 .references
@@ -166,6 +172,19 @@ impl Frame {
             .binary_search_by_key(&node, |v| v.0)
             .ok()
             .map_or((0, 0), |i| (self.unconfirmed[i].1, self.unconfirmed[i].2))
+    }
+
+    /// What `node` keeps alive (its retained bytes), for a snapshot read from a heap dump.
+    pub fn retained(&self, node: NodeId) -> Option<u64> {
+        self.retained
+            .binary_search_by_key(&node, |v| v.0)
+            .ok()
+            .map(|i| self.retained[i].1)
+    }
+
+    /// Whether this snapshot carries retained sizes (a heap dump's).
+    pub fn has_retained(&self) -> bool {
+        !self.retained.is_empty()
     }
 
     #[cfg(test)]
@@ -269,6 +288,12 @@ impl CityModel {
                 ((objects, _), Metric::Objects) => objects,
                 ((_, bytes), Metric::Bytes) => bytes,
             })
+    }
+
+    /// What `node` keeps alive at snapshot `index` (retained bytes), where that snapshot was
+    /// read from a heap dump; `None` otherwise.
+    pub fn retained(&self, node: NodeId, index: usize) -> Option<u64> {
+        self.frames.get(index).and_then(|f| f.retained(node))
     }
 
     /// Values of snapshot `index`, `(node, objects, bytes)` sorted by node (empty past the end).

@@ -12,6 +12,7 @@
 //! queries on it are here.
 
 mod apply;
+mod dump;
 mod frame;
 mod growth;
 mod searches;
@@ -24,6 +25,7 @@ use memcity_proto::strings::StringResolver;
 use memcity_proto::v1::{Handshake, SessionEnd};
 
 pub use apply::ProtocolError;
+pub use dump::{DumpFacts, Retainer, RetainerStep};
 pub use frame::{FieldRef, Frame, Graph, Leaf, OwnedRef, Reference};
 pub use growth::Window;
 pub use searches::{DeadRise, MIN_JUDGED_SHARE};

@@ -32,6 +32,10 @@ pub struct GroupGrowth {
     /// to make its rise: dead in the old generation (see `CityModel::dead_rise_at`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable: Option<UnreachableJson>,
+    /// What the group keeps alive at the window's end (its retained bytes), for sessions read
+    /// from heap dumps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retained_last: Option<u64>,
 }
 
 /// What a complete path search said of a group's type: its rise is dead in the old generation
@@ -119,8 +123,25 @@ impl GroupGrowth {
 pub(super) fn ranked(session: &CityModel, top: usize) -> Vec<GroupGrowth> {
     let window = session.window();
     let mut groups = at_ends(session, window.start, window.end);
+    for g in &mut groups {
+        let names: Vec<&str> = g.path.iter().map(String::as_str).collect();
+        g.retained_last = session
+            .find(&names)
+            .and_then(|id| session.retained(id, window.end));
+    }
     let steady_of = steady_rises(session, &groups);
     mark_dead_rises(session, window.start, window.end, &mut groups);
+    if window.start == window.end && groups.iter().any(|g| g.retained_last.is_some()) {
+        // One dump shows no growth: what each group keeps alive ranks it, as MAT's histogram
+        // of retained sizes does.
+        groups.sort_by(|a, b| {
+            b.retained_last
+                .cmp(&a.retained_last)
+                .then(a.path.cmp(&b.path))
+        });
+        groups.truncate(top);
+        return groups;
+    }
     rank(groups, steady_of, top)
 }
 
@@ -148,6 +169,7 @@ fn at_ends(session: &CityModel, start: usize, end: usize) -> Vec<GroupGrowth> {
                 objects_last_unconfirmed: 0,
                 continuing: 0,
                 unreachable: None,
+                retained_last: None,
             });
         entry.estimated |= leaf.estimated;
         if is_first {

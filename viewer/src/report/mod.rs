@@ -5,6 +5,7 @@
 //! it measures over (`window.rs`). Scripts read it as JSON; [`render_text`] (`text.rs`) writes
 //! it as a table for people.
 
+mod dumps;
 mod groups;
 mod oom;
 mod suspects;
@@ -17,6 +18,7 @@ use memcity_city::leak::suspects::suspects;
 use memcity_city::leak::Suspect;
 use memcity_city::model::{CityModel, Reference};
 
+pub use dumps::{ContentJson, DumpJson, RetainerJson};
 pub use groups::{GroupGrowth, UnreachableJson};
 pub use oom::OutOfMemoryJson;
 pub use suspects::{EvidenceJson, HeldJson, SiteJson, StepJson, SuspectJson};
@@ -99,6 +101,12 @@ pub struct Report {
     /// samples since, whose fates are unknown: no bound on their growth holds.
     #[serde(skip_serializing_if = "is_zero")]
     pub unfollowed_samples: u64,
+    /// The heap dumps of the window, when the session was read from dumps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dumps: Vec<DumpJson>,
+    /// What keeps most of the last dump alive (empty for sessions from an agent).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retainers: Vec<RetainerJson>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -189,6 +197,8 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
         compared: session.is_comparison(),
         unsampled_bound_bytes,
         unfollowed_samples,
+        dumps: dumps::dumps(session, window.start, window.end),
+        retainers: dumps::retainers(session, window.start, window.end),
     })
 }
 

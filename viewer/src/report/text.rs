@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::dumps::{render_dumps, render_retainers};
 use super::groups::UNSAMPLED_INTERVALS;
 use super::oom::render_out_of_memory;
 use super::suspects::{render_suspects, Source};
@@ -15,6 +16,9 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     render_header(&mut out, report, source);
     if let Some(oom) = &report.out_of_memory {
         render_out_of_memory(&mut out, oom, &report.suspects);
+    }
+    if !report.dumps.is_empty() {
+        render_retainers(&mut out, &report.retainers, report.dumps.len() > 1);
     }
     // No handshake: a Memory Cities export (as the header says).
     let source = if report.jvm.is_empty() && report.pid == 0 {
@@ -37,7 +41,15 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
 /// What the session is (its JVM, snapshots, overhead), what it is grouped by, the window, and
 /// the warnings.
 fn render_header(out: &mut String, report: &Report, source: &str) {
-    if report.jvm.is_empty() && report.pid == 0 {
+    if !report.dumps.is_empty() {
+        let _ = writeln!(
+            out,
+            "{source}: {} snapshots over {:.1} s, read from heap dumps",
+            report.snapshots,
+            report.duration_ms as f64 / 1000.0,
+        );
+        render_dumps(out, &report.dumps);
+    } else if report.jvm.is_empty() && report.pid == 0 {
         // No JVM in the handshake: a Memory Cities export (a folder) carries none; a recording
         // that names none was written by something other than the agent (a synthetic one) or
         // lost its header.
@@ -65,21 +77,9 @@ fn render_header(out: &mut String, report: &Report, source: &str) {
         report.sampling_overhead * 100.0
     );
     }
-    let _ = writeln!(
-        out,
-        "{} exact (heap walks), {} estimated from allocation samples at GCs{}",
-        report.exact_snapshots,
-        report.estimated_snapshots,
-        match (report.last_estimated, report.last_anchor, report.last_anchor_seq) {
-            // Numbered as the viewer's status bar numbers snapshots (from 1).
-            (true, Some(anchor), _) => format!(
-                "; the last is an estimate reconciled with the walk of snapshot {anchor}, whose references it shows"
-            ),
-            (true, None, Some(_)) => "; the last is an estimate reconciled with an earlier walk, before this recording's history".to_string(),
-            (true, None, None) => "; the last is an estimate with no walk to reconcile with".to_string(),
-            (false, _, _) => String::new(),
-        }
-    );
+    if report.dumps.is_empty() {
+        render_sources(out, report);
+    }
     let _ = writeln!(
         out,
         "grouped by {}; growth over snapshots {} to {} ({:.1} s to {:.1} s)",
@@ -95,13 +95,44 @@ fn render_header(out: &mut String, report: &Report, source: &str) {
     let _ = writeln!(out);
 }
 
+/// How many snapshots are walks and how many estimates.
+fn render_sources(out: &mut String, report: &Report) {
+    let _ = writeln!(
+        out,
+        "{} exact (heap walks), {} estimated from allocation samples at GCs{}",
+        report.exact_snapshots,
+        report.estimated_snapshots,
+        match (report.last_estimated, report.last_anchor, report.last_anchor_seq) {
+            // Numbered as the viewer's status bar numbers snapshots (from 1).
+            (true, Some(anchor), _) => format!(
+                "; the last is an estimate reconciled with the walk of snapshot {anchor}, whose references it shows"
+            ),
+            (true, None, Some(_)) => "; the last is an estimate reconciled with an earlier walk, before this recording's history".to_string(),
+            (true, None, None) => "; the last is an estimate with no walk to reconcile with".to_string(),
+            (false, _, _) => String::new(),
+        }
+    );
+}
+
 /// The groups ranked by growth, each under its parents, then what the estimated rows cannot
 /// show.
 fn render_groups(out: &mut String, report: &Report) {
+    let retained = report.groups.iter().any(|g| g.retained_last.is_some());
+    let order = if retained && report.window.from == report.window.to {
+        "most retained first"
+    } else {
+        "strongest growth first"
+    };
     let _ = writeln!(
         out,
-        "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  GROUP (strongest growth first; ~ = estimate, ± its 95 % error)",
-        "GROWTH", "OBJ FIRST", "OBJ LAST", "±", "BYTES FIRST", "BYTES LAST"
+        "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {}GROUP ({order}; ~ = estimate, ± its 95 % error)",
+        "GROWTH",
+        "OBJ FIRST",
+        "OBJ LAST",
+        "±",
+        "BYTES FIRST",
+        "BYTES LAST",
+        if retained { format!("{:>11}  ", "RETAINED") } else { String::new() }
     );
     // Rows are ranked by growth, not grouped by parent, so a parent is printed again whenever
     // the path changes under it: each row then sits under its own ancestors.
@@ -128,9 +159,14 @@ fn render_groups(out: &mut String, report: &Report) {
         } else {
             String::new()
         };
+        let kept = match (retained, group.retained_last) {
+            (true, Some(r)) => format!("{:>11}  ", human_bytes(r)),
+            (true, None) => format!("{:>11}  ", ""),
+            (false, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {}{}{}{doubt}",
+            "{:>12} {:>12} {:>12} {:>9} {:>11} {:>11}  {kept}{}{}{}{doubt}",
             signed_count(group.objects_growth()),
             count(group.objects_first),
             count(group.objects_last),
