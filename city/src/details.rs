@@ -23,6 +23,8 @@ pub struct Details {
     /// At the snapshot shown.
     pub objects: u64,
     pub bytes: u64,
+    /// What the group keeps alive (its retained bytes), for a snapshot read from a heap dump.
+    pub retained: Option<u64>,
     /// From the growth window's first snapshot to the one shown, in the chosen metric.
     pub growth: i64,
     /// The chosen metric in every snapshot of the session (zero where the group is absent).
@@ -205,6 +207,7 @@ pub fn details(
         path: model.labeled_path(node),
         objects: model.value(node, index, Metric::Objects),
         bytes: model.value(node, index, Metric::Bytes),
+        retained: model.retained(node, index),
         growth: model.relative_growth(node, index, metric),
         unconfirmed: model.frame(index).map_or((0, 0), |f| f.unconfirmed(node)),
         series: (0..model.len())
@@ -244,7 +247,13 @@ impl Accuracy {
     pub fn numbers(&self, d: &Details) -> String {
         let (objects, bytes) = units::numbers(d.objects, d.bytes, self.error);
         let noun = if d.objects == 1 { "object" } else { "objects" };
-        format!("{objects} {noun}   {bytes}")
+        match d.retained {
+            Some(kept) => format!(
+                "{objects} {noun}   {bytes}   keeps {} alive",
+                units::bytes(kept)
+            ),
+            None => format!("{objects} {noun}   {bytes}"),
+        }
     }
 
     /// Where the references listed come from, for their headings: an estimate's are its

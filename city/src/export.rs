@@ -77,7 +77,7 @@ pub fn memory_cities_json(model: &CityModel, dir: &Path) -> std::io::Result<Writ
                 .map(|(i, c)| json!({ "name": c, "id": i }))
                 .collect::<Vec<_>>(),
             "time": frame.time_ms,
-            "root": anttracks_node(model, ROOT, &values, &keys, &ids),
+            "root": anttracks_node(model, ROOT, index, &values, &keys, &ids),
         });
         warm_up(model, index, &mut tree);
         write(&anttracks.join(&name), &tree)?;
@@ -136,6 +136,7 @@ fn full_keys(model: &CityModel) -> Vec<Vec<String>> {
 fn anttracks_node(
     model: &CityModel,
     id: NodeId,
+    index: usize,
     values: &HashMap<NodeId, (u64, u64)>,
     keys: &[Vec<String>],
     classifier_ids: &HashMap<&str, i64>,
@@ -156,12 +157,15 @@ fn anttracks_node(
     out.insert("objects".into(), json!(objects));
     out.insert("bytes".into(), json!(bytes));
     out.insert("transitiveClosureSize".into(), json!(-1));
-    out.insert("retainedSize".into(), json!(-1));
+    // Known for snapshots read from heap dumps (their dominator trees'); -1, the format's
+    // "not computed", otherwise.
+    let retained = model.retained(id, index).map_or(-1, |r| r as i64);
+    out.insert("retainedSize".into(), json!(retained));
     let children: Vec<Value> = node
         .children
         .iter()
         .filter(|c| values.contains_key(c))
-        .map(|&c| anttracks_node(model, c, values, keys, classifier_ids))
+        .map(|&c| anttracks_node(model, c, index, values, keys, classifier_ids))
         .collect();
     if !children.is_empty() {
         out.insert("children".into(), Value::Array(children));

@@ -17,7 +17,7 @@ fn main() {
         row.1 += sizes.of(&heap, o);
     }
     let mut rows: Vec<_> = rows.into_iter().collect();
-    rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1 .1));
     for (name, (count, bytes)) in rows {
         println!("{count} {bytes} {name}");
     }

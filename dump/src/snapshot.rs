@@ -654,10 +654,10 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
             climb.push(x);
             x = reach.parent[x as usize];
         }
-        if !memo.contains_key(&x) {
+        if let std::collections::hash_map::Entry::Vacant(root) = memo.entry(x) {
             nodes.push(path_node(analysis, strings, None, x, 0));
             links.push((None, true));
-            memo.insert(x, (nodes.len() as u32 - 1, 0));
+            root.insert((nodes.len() as u32 - 1, 0));
         }
         let mut prev = x;
         for &y in climb.iter().rev() {

@@ -86,6 +86,8 @@ impl Group {
             bytes_error: error95(self.variance.1),
             objects_unconfirmed: (self.unconfirmed.0.round().max(0.0) as u64).min(self.objects),
             bytes_unconfirmed: (self.unconfirmed.1.round().max(0.0) as u64).min(self.bytes),
+            // Only heap dumps have a dominator tree.
+            retained_bytes: 0,
         }
     }
 }

@@ -294,6 +294,7 @@ impl Worker {
                 reached: self.type_counts(node.reached.iter().map(|&(c, n)| (c, n, 0.0))),
                 also,
                 identity: node.identity,
+                retained_bytes: 0,
                 targets: node
                     .targets
                     .iter()

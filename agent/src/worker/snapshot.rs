@@ -310,6 +310,7 @@ impl Worker {
                 max_bytes,
             }),
             out_of_memory: self.out_of_memory.take(),
+            dump: None,
             lifetimes: self.lifetimes_proto(),
         };
         self.send(snapshot, basis, counts.pause);

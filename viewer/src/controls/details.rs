@@ -164,6 +164,7 @@ mod tests {
             path: vec!["Type: Node".into()],
             objects: 10,
             bytes: 240,
+            retained: None,
             growth: 9,
             series: vec![1, 10],
             estimated: false,

@@ -269,12 +269,15 @@ mod tests {
                     objects_last_unconfirmed: 0,
                     continuing: 1,
                     unreachable: None,
+                    retained_last: None,
                 })
                 .collect(),
             references: vec![],
             overhead: 0.0,
             sampling_overhead: 0.0,
             warnings: vec![],
+            dumps: vec![],
+            retainers: vec![],
         };
         let text = render_text(&report, "f", 0);
         let names: Vec<&str> = text
