@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each fuzz target (fuzz/fuzz_targets: the recording reader, the live stream into the city
-# model, the Memory Cities JSON loader) for SECONDS (default 60) with cargo-fuzz, on nightly,
+# model, the Memory Cities JSON loader, the heap dump reader) for SECONDS (default 60) with cargo-fuzz, on nightly,
 # starting from the committed corpus. A crash fails the run; its input is kept in
 # fuzz/artifacts/<target>/: copy it to fuzz/regressions/<target>/ and fix it (the city crate's
 # unit tests replay that folder on stable). Installs nightly and cargo-fuzz when missing.
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
-for target in recording stream json; do
+for target in recording stream json dump; do
   echo "== fuzz $target for ${seconds} s"
   # A scratch copy of the corpus: what the fuzzer adds stays out of the repository.
   work=$(mktemp -d)

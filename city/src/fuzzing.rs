@@ -58,6 +58,21 @@ pub fn stream_bytes(data: &[u8]) {
     exercise(&model);
 }
 
+/// A heap dump (plain or gzip-compressed) read into a session, then what the report and the
+/// city compute from it.
+pub fn dump_bytes(data: &[u8]) {
+    let Ok(messages) = memcity_dump::session_bytes("fuzz.hprof", data) else {
+        return;
+    };
+    let mut model = CityModel::new();
+    for message in &messages {
+        if model.apply(message).is_err() {
+            return;
+        }
+    }
+    exercise(&model);
+}
+
 /// A Memory Cities export of one tree file holding `data`.
 pub fn json_bytes(data: &[u8]) {
     let Ok(dir) = tempfile::tempdir() else {
@@ -102,6 +117,7 @@ mod tests {
             ("recording", recording_bytes as fn(&[u8])),
             ("stream", stream_bytes),
             ("json", json_bytes),
+            ("dump", dump_bytes),
         ] {
             for dir in ["corpus", "regressions"] {
                 let Ok(entries) = std::fs::read_dir(fuzz.join(dir).join(target)) else {
@@ -115,7 +131,7 @@ mod tests {
             }
         }
         assert!(
-            replayed >= 3,
+            replayed >= 4,
             "the committed corpus is missing ({replayed} inputs)"
         );
     }

@@ -166,13 +166,23 @@ pub const MIRROR: u32 = u32::MAX;
 
 /// Reads a dump from `path`.
 pub fn read(path: &Path) -> Result<Heap, DumpError> {
-    let mut input = Input::open(path)?;
+    read_with(&|| Input::open(path))
+}
+
+/// Reads a dump held in memory (the fuzz targets'; a dump dropped on the page).
+pub fn read_bytes(data: &[u8]) -> Result<Heap, DumpError> {
+    read_with(&|| Ok(Input::from_bytes(data)))
+}
+
+/// Reads the dump `open` gives, twice.
+fn read_with(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpError> {
+    let mut input = open()?;
     let mut scan = Scan::default();
     records::read(&mut input, &mut scan)?;
     let compressed = input.compressed();
     drop(input);
     let mut heap = scan.into_heap(compressed)?;
-    let mut input = Input::open(path)?;
+    let mut input = open()?;
     let mut graph = Graph::new(&mut heap);
     records::read(&mut input, &mut graph)?;
     graph.finish()?;

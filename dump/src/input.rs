@@ -53,6 +53,18 @@ impl Input {
         Ok(Self::new(source, compressed))
     }
 
+    /// A dump held in memory, plain or gzip-compressed.
+    pub fn from_bytes(data: &[u8]) -> Self {
+        let compressed = data.starts_with(&[0x1f, 0x8b]);
+        let bytes = io::Cursor::new(data.to_vec());
+        let source: Box<dyn Read + Send> = if compressed {
+            Box::new(MultiGzDecoder::new(bytes))
+        } else {
+            Box::new(bytes)
+        };
+        Self::new(source, compressed)
+    }
+
     pub fn new(source: Box<dyn Read + Send>, compressed: bool) -> Self {
         Self {
             source,

@@ -14,11 +14,13 @@ mod records;
 mod series;
 mod sizes;
 mod snapshot;
+#[doc(hidden)]
+pub mod synthetic;
 
 use std::path::PathBuf;
 
-pub use heap::{read, Heap};
-pub use series::{dumps_in, is_dump, session, SeriesError};
+pub use heap::{read, read_bytes, Heap};
+pub use series::{dumps_in, is_dump, session, session_bytes, SeriesError};
 pub use sizes::Sizes;
 pub use snapshot::Analysis;
 
@@ -51,3 +53,6 @@ pub enum DumpError {
     #[error("the dump changed while memcity read it ({0}): read a finished dump, or a copy of it")]
     Changed(String),
 }
+
+#[cfg(test)]
+mod tests;

@@ -21,6 +21,71 @@ pub struct SeriesError {
     pub source: DumpError,
 }
 
+/// Reads one dump held in memory into a session's messages (`name` stands for it).
+pub fn session_bytes(name: &str, data: &[u8]) -> Result<Vec<StreamMessage>, DumpError> {
+    let time = crate::records::header_time(&mut crate::input::Input::from_bytes(data))?;
+    let heap = heap::read_bytes(data)?;
+    let mut strings = StringInterner::new();
+    let mut messages = vec![StreamMessage {
+        kind: Some(Kind::Handshake(handshake(
+            &[(time, PathBuf::from(name))],
+            time,
+        ))),
+    }];
+    messages.extend(analysed(
+        &heap,
+        name,
+        data.len() as u64,
+        &mut strings,
+        0,
+        0,
+        Instant::now(),
+    )?);
+    Ok(messages)
+}
+
+/// The messages of one read dump: its new names, then its snapshot.
+fn analysed(
+    heap: &heap::Heap,
+    file: &str,
+    file_bytes: u64,
+    strings: &mut StringInterner,
+    seq: u64,
+    time_ms: u64,
+    started: Instant,
+) -> Result<Vec<StreamMessage>, DumpError> {
+    let analysis = Analysis::new(heap, &HashMap::new())?;
+    let (unreachable_objects, unreachable_bytes) = analysis.unreachable();
+    let mut info = DumpInfo {
+        file: file.to_owned(),
+        file_bytes,
+        compressed: heap.compressed,
+        objects: heap.objects() as u64,
+        references: heap.edges.len() as u64,
+        unreachable_objects,
+        unreachable_bytes,
+        layout: analysis.sizes.layout.name.to_owned(),
+        sizes_confirmed: analysis.sizes.confirmed as f64 / heap.objects().max(1) as f64,
+        dangling_references: heap.dangling,
+        read_ms: 0,
+        retainers: Vec::new(),
+    };
+    let mut snap = snapshot::snapshot(&analysis, strings, seq, time_ms, DumpInfo::default());
+    info.retainers = snapshot::retainers(&analysis, strings);
+    info.read_ms = started.elapsed().as_millis() as u64;
+    snap.dump = Some(info);
+    let mut out = Vec::new();
+    if let Some(table) = strings.take_new() {
+        out.push(StreamMessage {
+            kind: Some(Kind::Strings(table)),
+        });
+    }
+    out.push(StreamMessage {
+        kind: Some(Kind::Snapshot(snap)),
+    });
+    Ok(out)
+}
+
 /// Reads `paths` (dumps, in any order) into a session's messages.
 pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
     let mut heaps = Vec::with_capacity(paths.len());
@@ -47,40 +112,20 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
         };
         let started = Instant::now();
         let heap = heap::read(path).map_err(at)?;
-        let analysis = Analysis::new(&heap, &HashMap::new()).map_err(at)?;
-        let (unreachable_objects, unreachable_bytes) = analysis.unreachable();
-        let mut info = DumpInfo {
-            file: path.display().to_string(),
-            file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-            compressed: heap.compressed,
-            objects: heap.objects() as u64,
-            references: heap.edges.len() as u64,
-            unreachable_objects,
-            unreachable_bytes,
-            layout: analysis.sizes.layout.name.to_owned(),
-            sizes_confirmed: analysis.sizes.confirmed as f64 / heap.objects().max(1) as f64,
-            dangling_references: heap.dangling,
-            read_ms: 0,
-            retainers: Vec::new(),
-        };
-        let mut snap = snapshot::snapshot(
-            &analysis,
-            &mut strings,
-            seq as u64,
-            time - start,
-            DumpInfo::default(),
+        let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let name = path.display().to_string();
+        messages.extend(
+            analysed(
+                &heap,
+                &name,
+                file_bytes,
+                &mut strings,
+                seq as u64,
+                time - start,
+                started,
+            )
+            .map_err(at)?,
         );
-        info.retainers = snapshot::retainers(&analysis, &mut strings);
-        info.read_ms = started.elapsed().as_millis() as u64;
-        snap.dump = Some(info);
-        if let Some(table) = strings.take_new() {
-            messages.push(StreamMessage {
-                kind: Some(Kind::Strings(table)),
-            });
-        }
-        messages.push(StreamMessage {
-            kind: Some(Kind::Snapshot(snap)),
-        });
     }
     Ok(messages)
 }

@@ -1,0 +1,159 @@
+//! The reader, sizes, paths, dominators and snapshot on hand-written dumps
+//! (`synthetic::small_heap`), and what damaged input gets.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::heap::NONE;
+use crate::synthetic::small_heap;
+use crate::{read_bytes, Analysis, DumpError};
+
+fn type_totals<'a>(analysis: &'a Analysis, name: &str) -> &'a crate::snapshot::TypeTotals {
+    analysis
+        .types
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no type {name}"))
+}
+
+#[test]
+fn a_small_heap_reads_with_exact_counts_sizes_and_retained_sizes() {
+    let heap = read_bytes(&small_heap()).unwrap();
+    // 6 mirrors, the holder, 2 arrays, 3 items, 3 long[] and the last object.
+    assert_eq!(heap.objects(), 16);
+    let analysis = Analysis::new(&heap, &HashMap::new()).unwrap();
+    assert_eq!(
+        analysis.sizes.layout.name,
+        "compressed oops and class pointers"
+    );
+    let item = type_totals(&analysis, "Item");
+    assert_eq!((item.objects, item.bytes), (3, 48));
+    let longs = type_totals(&analysis, "long[]");
+    assert_eq!((longs.objects, longs.bytes), (3, 96));
+    let arrays = type_totals(&analysis, "java.lang.Object[]");
+    assert_eq!((arrays.objects, arrays.bytes), (2, 32 + 24));
+    // The holder keeps its array and the two items only it reaches (16 + 32 each); the first
+    // item is also in `SOME`'s array, so the class (both statics' holder) keeps it.
+    let holder = type_totals(&analysis, "Holder");
+    assert_eq!(holder.retained, 16 + 32 + 2 * (16 + 32));
+    // Items: each is the first of its type on its branch of the dominator tree.
+    assert_eq!(item.retained, 3 * (16 + 32));
+    // The last object is no root's.
+    assert_eq!(analysis.unreachable(), (1, 16));
+}
+
+#[test]
+fn paths_start_at_the_static_that_holds_them() {
+    let heap = read_bytes(&small_heap()).unwrap();
+    let analysis = Analysis::new(&heap, &HashMap::new()).unwrap();
+    let third_item = (0..heap.objects() as u32)
+        .filter(|&o| heap.classes[heap.class_of[o as usize] as usize].name == "Item")
+        .nth(2)
+        .unwrap();
+    let path = analysis.reach.path(third_item);
+    let names: Vec<&str> = path
+        .iter()
+        .map(|&o| {
+            heap.classes[heap.class_of[o as usize] as usize]
+                .name
+                .as_str()
+        })
+        .collect();
+    assert_eq!(names, ["Holder", "java.lang.Object[]", "Item"]);
+    let root = &analysis.reach.roots[analysis.reach.root[path[0] as usize] as usize];
+    assert_eq!(
+        root.kind,
+        crate::paths::RootKind::Static {
+            holder: "Holder".into(),
+            field: "ALL".into()
+        }
+    );
+    assert_eq!(heap.field_name(path[0], 0), "items");
+}
+
+#[test]
+fn a_dump_becomes_a_session_of_one_exact_snapshot() {
+    let messages = crate::session_bytes("small.hprof", &small_heap()).unwrap();
+    use memcity_proto::v1::stream_message::Kind;
+    let Some(Kind::Snapshot(snapshot)) = &messages.last().unwrap().kind else {
+        panic!("the last message is the snapshot")
+    };
+    let dump = snapshot.dump.as_ref().unwrap();
+    assert_eq!((dump.objects, dump.unreachable_objects), (16, 1));
+    assert_eq!(snapshot.root.as_ref().unwrap().objects, 16);
+    let paths = snapshot.paths.as_ref().unwrap();
+    assert!(paths.found > 0 && paths.found <= paths.targets);
+    // The holder keeps most of the reachable heap: it is the one retainer.
+    assert!(!dump.retainers.is_empty());
+}
+
+#[test]
+fn every_cut_of_a_dump_is_an_error_never_a_panic() {
+    let whole = small_heap();
+    for cut in 0..whole.len() {
+        match read_bytes(&whole[..cut]) {
+            Err(DumpError::Truncated { offset, .. }) => assert!(offset <= cut as u64),
+            Err(DumpError::NotADump | DumpError::Malformed { .. }) => {}
+            Err(other) => panic!("cut at {cut}: {other}"),
+            Ok(_) => panic!("cut at {cut} read as whole"),
+        }
+    }
+    let message = read_bytes(&whole[..whole.len() - 20])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("cut short"), "{message}");
+    assert!(message.contains("offset"), "{message}");
+}
+
+#[test]
+fn an_unknown_record_is_named_with_its_offset() {
+    let mut dump = small_heap();
+    // The first record follows the 19-byte magic, the id size and the time.
+    dump[31] = 0x99;
+    let message = read_bytes(&dump).err().unwrap().to_string();
+    assert_eq!(
+        message,
+        "the dump is damaged at offset 31: an unknown record tag 0x99 (HotSpot writes 0x01-0x0E, 0x1C and 0x2C)"
+    );
+}
+
+#[test]
+fn a_dump_of_many_gzip_members_reads_whole_and_a_cut_one_says_so() {
+    let whole = small_heap();
+    // As `-gz` writes it: independent members (here of 100 bytes each).
+    let mut gz = Vec::new();
+    for chunk in whole.chunks(100) {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(chunk).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    let plain = read_bytes(&whole).unwrap();
+    let compressed = read_bytes(&gz).unwrap();
+    assert!(compressed.compressed);
+    assert_eq!(plain.objects(), compressed.objects());
+    assert_eq!(plain.edges, compressed.edges);
+    let error = read_bytes(&gz[..gz.len() / 2]).err().unwrap();
+    let message = error.to_string();
+    assert!(
+        message.contains("cut short") || message.contains("gzip"),
+        "{message}"
+    );
+}
+
+#[test]
+fn dangling_references_are_counted_and_left_out() {
+    let mut b = crate::synthetic::Builder::default();
+    b.class(0x100, "java/lang/Object", 0, &[], &[]);
+    b.class(
+        0x200,
+        "Item",
+        0x100,
+        &[("next", crate::synthetic::OBJECT)],
+        &[],
+    );
+    b.instance(0x1000, 0x200, &[(crate::synthetic::OBJECT, 0xdead_0000)]);
+    let heap = read_bytes(&b.finish()).unwrap();
+    assert_eq!(heap.dangling, 1);
+    assert!(heap.edges.iter().all(|&e| e != NONE));
+}
