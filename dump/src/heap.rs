@@ -100,6 +100,8 @@ pub struct Heap {
     pub stacks: HashMap<u32, Vec<FrameName>>,
     /// Thread serial -> the thread object.
     pub thread_objects: HashMap<u32, u32>,
+    /// Thread object -> its name (`Thread.name`).
+    pub thread_names: HashMap<u32, String>,
     /// References to ids that are no object of the dump (CDS objects the dumper masks, or a
     /// damaged dump): left out of the graph.
     pub dangling: u64,
@@ -186,6 +188,7 @@ fn read_with(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpEr
     let mut graph = Graph::new(&mut heap);
     records::read(&mut input, &mut graph)?;
     graph.finish()?;
+    heap.thread_names = crate::threads::thread_names(&heap, open)?;
     Ok(heap)
 }
 
@@ -402,6 +405,7 @@ impl Scan {
             mirrors,
             stacks,
             thread_objects,
+            thread_names: HashMap::new(),
             dangling: 0,
             compressed,
         })

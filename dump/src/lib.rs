@@ -16,6 +16,7 @@ mod sizes;
 mod snapshot;
 #[doc(hidden)]
 pub mod synthetic;
+mod threads;
 
 use std::path::PathBuf;
 

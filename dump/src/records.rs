@@ -134,6 +134,16 @@ pub trait Visitor {
     /// Consecutive elements of the last object array, as raw ids.
     fn elements(&mut self, _ids: &[u8]) {}
     fn primitive_array(&mut self, _id: u64, _ty: u8, _length: u32) {}
+    /// Whether this pass wants the elements of primitive array `id` (at most a MiB of them),
+    /// given to [`Visitor::primitive_data`] before `primitive_array`.
+    fn wants_primitive(&self, _id: u64) -> bool {
+        false
+    }
+    fn primitive_data(&mut self, _id: u64, _data: &[u8]) {}
+    /// Whether this pass has all it wanted: the read ends there.
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// Reads the whole dump through `visitor`.
@@ -194,7 +204,12 @@ pub fn read(input: &mut Input, visitor: &mut dyn Visitor) -> Result<(), DumpErro
                 }
                 visitor.trace(serial, thread, &frames);
             }
-            HEAP_DUMP | HEAP_DUMP_SEGMENT => segment(input, visitor, length)?,
+            HEAP_DUMP | HEAP_DUMP_SEGMENT => {
+                segment(input, visitor, length)?;
+                if visitor.done() {
+                    return Ok(());
+                }
+            }
             HEAP_DUMP_END => {
                 input.skip(length, "the heap dump's end")?;
                 ended = true;
@@ -419,8 +434,16 @@ fn segment(input: &mut Input, visitor: &mut dyn Visitor, length: u64) -> Result<
                         "an array whose elements run past its segment",
                     ));
                 }
-                input.skip(n, "an array's elements")?;
+                if n <= 1 << 20 && visitor.wants_primitive(object) {
+                    let data = input.bytes(n as usize, "an array's elements")?;
+                    visitor.primitive_data(object, data);
+                } else {
+                    input.skip(n, "an array's elements")?;
+                }
                 visitor.primitive_array(object, ty, length);
+                if visitor.done() {
+                    return Ok(());
+                }
             }
             _ => unreachable!("tags are matched above"),
         }

@@ -2,7 +2,6 @@
 //! its snapshot, in the order the dumps were taken (each header's time), so a series replays
 //! as a recording of a few snapshots does.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -54,7 +53,7 @@ fn analysed(
     time_ms: u64,
     started: Instant,
 ) -> Result<Vec<StreamMessage>, DumpError> {
-    let analysis = Analysis::new(heap, &HashMap::new())?;
+    let analysis = Analysis::new(heap)?;
     let (unreachable_objects, unreachable_bytes) = analysis.unreachable();
     let mut info = DumpInfo {
         file: file.to_owned(),

@@ -55,12 +55,9 @@ pub struct TypeTotals {
 }
 
 impl<'h> Analysis<'h> {
-    pub fn new(
-        heap: &'h Heap,
-        thread_names: &HashMap<u32, String>,
-    ) -> Result<Self, crate::DumpError> {
+    pub fn new(heap: &'h Heap) -> Result<Self, crate::DumpError> {
         let sizes = Sizes::infer(heap);
-        let roots = paths::roots(heap, thread_names);
+        let roots = paths::roots(heap, &heap.thread_names);
         let reach = paths::search(heap, roots);
         let dominators = dominators(heap)?;
         let retained = dominators.retained(|o| sizes.of(heap, o));

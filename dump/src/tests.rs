@@ -21,7 +21,7 @@ fn a_small_heap_reads_with_exact_counts_sizes_and_retained_sizes() {
     let heap = read_bytes(&small_heap()).unwrap();
     // 6 mirrors, the holder, 2 arrays, 3 items, 3 long[] and the last object.
     assert_eq!(heap.objects(), 16);
-    let analysis = Analysis::new(&heap, &HashMap::new()).unwrap();
+    let analysis = Analysis::new(&heap).unwrap();
     assert_eq!(
         analysis.sizes.layout.name,
         "compressed oops and class pointers"
@@ -45,7 +45,7 @@ fn a_small_heap_reads_with_exact_counts_sizes_and_retained_sizes() {
 #[test]
 fn paths_start_at_the_static_that_holds_them() {
     let heap = read_bytes(&small_heap()).unwrap();
-    let analysis = Analysis::new(&heap, &HashMap::new()).unwrap();
+    let analysis = Analysis::new(&heap).unwrap();
     let third_item = (0..heap.objects() as u32)
         .filter(|&o| heap.classes[heap.class_of[o as usize] as usize].name == "Item")
         .nth(2)
