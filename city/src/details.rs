@@ -264,7 +264,7 @@ impl Accuracy {
                 Some(format!("walk of snapshot {}", index + 1))
             }
             Basis::Estimate(Anchor::Earlier(_)) => Some("an earlier walk".to_string()),
-            Basis::Estimate(Anchor::Unanchored) | Basis::Walk => None,
+            Basis::Estimate(Anchor::Unanchored) | Basis::Walk | Basis::Dump => None,
         }
     }
 

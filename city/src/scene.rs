@@ -141,7 +141,8 @@ impl<'a> Cursor<'a> {
         match self.values.first() {
             Some(&(n, objects, bytes)) if n == node => match self.metric {
                 Metric::Objects => objects,
-                Metric::Bytes => bytes,
+                // Retained sizes are read from `values_in`'s retained values, shaped alike.
+                Metric::Bytes | Metric::Retained => bytes,
             },
             _ => 0,
         }
@@ -281,9 +282,9 @@ impl<'a> Tween<'a> {
         let start = model.window().start;
         Tween {
             frac: t - i as f64,
-            before: Cursor::new(model.values(i), metric),
-            after: Cursor::new(model.values(next), metric),
-            first: Cursor::new(model.values(start), metric),
+            before: Cursor::new(model.values_in(i, metric), metric),
+            after: Cursor::new(model.values_in(next, metric), metric),
+            first: Cursor::new(model.values_in(start, metric), metric),
             before_error: Cursor::new(model.errors(i), metric),
             after_error: Cursor::new(model.errors(next), metric),
             first_error: Cursor::new(model.errors(start), metric),

@@ -11,6 +11,8 @@ pub enum Basis {
     /// A heap walk: types and packages exact, references counted. Sources that say nothing
     /// (recordings from before estimates, Memory Cities exports of heap dumps) are walks too.
     Walk,
+    /// Read from a heap dump: every object it holds counted, references exact.
+    Dump,
     /// Estimated from allocation samples at a GC; its references are the anchor walk's.
     Estimate(Anchor),
 }
@@ -30,6 +32,9 @@ pub enum Anchor {
 /// What snapshot `index` rests on; `None` past the end.
 pub fn basis(model: &CityModel, index: usize) -> Option<Basis> {
     let frame = model.frame(index)?;
+    if frame.dump.is_some() {
+        return Some(Basis::Dump);
+    }
     if !frame.is_estimated() {
         return Some(Basis::Walk);
     }
@@ -57,6 +62,7 @@ impl Basis {
     pub fn label(&self) -> String {
         match self {
             Basis::Walk => "exact (walk)".to_string(),
+            Basis::Dump => "exact (heap dump)".to_string(),
             Basis::Estimate(anchor) => match anchor.walk() {
                 Some(walk) => format!("estimated, references from {walk}"),
                 None => "estimated, no walk yet (no references)".to_string(),

@@ -39,19 +39,28 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-/// What a group is measured by: its objects or its bytes.
+/// What a group is measured by: its objects, its bytes, or the bytes it keeps alive (its
+/// retained size, which only heap dumps give).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Metric {
     #[default]
     Objects,
     Bytes,
+    Retained,
+}
+
+impl Metric {
+    /// Whether values in this metric are bytes.
+    pub fn is_bytes(self) -> bool {
+        self != Metric::Objects
+    }
 }
 
 /// A size in the chosen metric: `1,234 objects` or `3.4 MiB`.
 pub fn amount(n: u64, metric: Metric) -> String {
     match metric {
         Metric::Objects => format!("{} {}", count(n), if n == 1 { "object" } else { "objects" }),
-        Metric::Bytes => bytes(n),
+        Metric::Bytes | Metric::Retained => bytes(n),
     }
 }
 
@@ -67,7 +76,7 @@ pub fn signed_amount(n: i64, metric: Metric) -> String {
                 "objects"
             }
         ),
-        Metric::Bytes => {
+        Metric::Bytes | Metric::Retained => {
             let sign = if n < 0 { "-" } else { "+" };
             format!("{sign}{}", bytes(n.unsigned_abs()))
         }

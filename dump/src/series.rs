@@ -129,6 +129,33 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
     Ok(messages)
 }
 
+/// The session of `paths` as a recording's bytes (for the page, which reads recordings): the
+/// same messages, framed as `memcity record` frames them, and an end.
+pub fn recording(paths: &[PathBuf]) -> Result<Vec<u8>, SeriesError> {
+    let messages = session(paths)?;
+    let Some(Kind::Handshake(handshake)) = messages.first().and_then(|m| m.kind.clone()) else {
+        unreachable!("a session starts with its handshake")
+    };
+    let header = memcity_proto::recording::header(&handshake, "(heap dumps)");
+    let written = (|| {
+        let mut writer = memcity_proto::recording::RecordingWriter::new(Vec::new(), &header)?;
+        let mut snapshots = 0;
+        for message in &messages[1..] {
+            snapshots += u64::from(matches!(message.kind, Some(Kind::Snapshot(_))));
+            writer.write(message)?;
+        }
+        writer.write(&StreamMessage {
+            kind: Some(Kind::End(memcity_proto::v1::SessionEnd {
+                reason: "the last heap dump".into(),
+                snapshots,
+            })),
+        })?;
+        writer.finish()
+    })();
+    // Writing to memory fails only if memory does.
+    Ok(written.expect("a recording is written to memory"))
+}
+
 fn handshake(heaps: &[(u64, PathBuf)], start: u64) -> Handshake {
     let files: Vec<String> = heaps.iter().map(|(_, p)| p.display().to_string()).collect();
     Handshake {

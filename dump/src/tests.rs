@@ -1,7 +1,6 @@
 //! The reader, sizes, paths, dominators and snapshot on hand-written dumps
 //! (`synthetic::small_heap`), and what damaged input gets.
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use crate::heap::NONE;

@@ -87,7 +87,7 @@ fn field(heap: &Heap, o: u32, name: &str) -> Option<u32> {
 /// UTF-16 is told by its zero high bytes).
 fn decode(bytes: &[u8]) -> String {
     let utf16 = bytes.len() >= 2
-        && bytes.len() % 2 == 0
+        && bytes.len().is_multiple_of(2)
         && bytes.iter().skip(1).step_by(2).all(|&b| b == 0);
     if utf16 {
         let units: Vec<u16> = bytes

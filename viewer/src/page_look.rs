@@ -43,7 +43,8 @@ pub fn parse(query: &str) -> (PageLook, Vec<String>) {
             "metric" => match value.as_str() {
                 "objects" => Ok(Metric::Objects),
                 "bytes" => Ok(Metric::Bytes),
-                _ => Err("objects or bytes"),
+                "retained" => Ok(Metric::Retained),
+                _ => Err("objects, bytes or retained"),
             }
             .map(|metric| look.settings.metric = metric),
             "children" => count(1)

@@ -39,6 +39,36 @@ pub enum Session {
     Folder(PathBuf),
     /// A live agent at this address (`None`: the default).
     Live(Option<String>),
+    /// Heap dumps (one, or a folder's series), read once into a recording's bytes: what the
+    /// page reads.
+    Dumps {
+        name: String,
+        recording: Arc<Vec<u8>>,
+    },
+}
+
+impl Session {
+    /// The heap dumps at `path` (a dump, or a folder of them), read; `None` when it is neither.
+    pub fn dumps(path: &Path) -> anyhow::Result<Option<Session>> {
+        let files = if path.is_dir() {
+            memcity_dump::dumps_in(path)
+        } else if memcity_dump::is_dump(path) {
+            vec![path.to_path_buf()]
+        } else {
+            return Ok(None);
+        };
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let recording = memcity_dump::recording(&files)?;
+        Ok(Some(Session::Dumps {
+            name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            recording: Arc::new(recording),
+        }))
+    }
 }
 
 pub struct ServeOptions {
@@ -143,6 +173,11 @@ fn page_config(session: &Session) -> serde_json::Value {
             "name": folder_name(path),
         }),
         Session::Live(_) => serde_json::json!({ "kind": "live", "url": "stream" }),
+        Session::Dumps { name, .. } => serde_json::json!({
+            "kind": "recording",
+            "url": "session.mcrec",
+            "name": name,
+        }),
     }
 }
 
@@ -249,6 +284,7 @@ fn checked(session: &Session) -> anyhow::Result<String> {
             }
             format!("the Memory Cities export {}", path.display())
         }
+        Session::Dumps { name, .. } => format!("the heap dumps of {name}"),
         Session::Live(addr) => {
             client::endpoint_uri(addr.as_deref()).map_err(anyhow::Error::msg)?;
             format!(
@@ -296,6 +332,9 @@ fn page_recording_bytes() -> u64 {
 }
 
 async fn recording(State(s): State<Arc<Served>>) -> Response {
+    if let Session::Dumps { recording, .. } = &s.session {
+        return file("application/octet-stream", recording.as_ref().clone());
+    }
     let Session::Recording(path) = &s.session else {
         return (StatusCode::NOT_FOUND, "this page follows a live agent").into_response();
     };

@@ -326,7 +326,14 @@ impl ViewerState {
 
     fn apply_setting(&mut self, setting: Setting, dir: i32) {
         use crate::controls::Change;
-        match setting.adjust(&mut self.settings, dir) {
+        let mut change = setting.adjust(&mut self.settings, dir);
+        if self.settings.metric == memcity_city::model::Metric::Retained
+            && !self.city.model.has_retained()
+        {
+            // Only heap dumps carry retained sizes: a live session goes on to the next metric.
+            change = setting.adjust(&mut self.settings, dir);
+        }
+        match change {
             Some(Change::Layout) => self.city.relayout(self.settings.layout_config()),
             Some(Change::Period) => self.travel.period = self.settings.period,
             Some(Change::View) | None => {}

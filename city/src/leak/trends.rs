@@ -489,7 +489,7 @@ fn trend_times(model: &CityModel, at: &[usize]) -> Vec<f64> {
 fn pick(v: &(u32, u64, u64), metric: Metric) -> u64 {
     match metric {
         Metric::Objects => v.1,
-        Metric::Bytes => v.2,
+        Metric::Bytes | Metric::Retained => v.2,
     }
 }
 

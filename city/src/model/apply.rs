@@ -22,7 +22,7 @@ struct Collected {
     values: Vec<(NodeId, u64, u64)>,
     estimates: Vec<(NodeId, u64, u64)>,
     unconfirmed: Vec<(NodeId, u64, u64)>,
-    retained: Vec<(NodeId, u64)>,
+    retained: Vec<(NodeId, u64, u64)>,
 }
 
 impl CityModel {
@@ -76,6 +76,10 @@ impl CityModel {
             let node = &mut self.nodes[id as usize];
             node.max_objects = node.max_objects.max(objects);
             node.max_bytes = node.max_bytes.max(bytes);
+        }
+        for &(id, _, retained) in &frame.retained {
+            let node = &mut self.nodes[id as usize];
+            node.max_retained = node.max_retained.max(retained);
         }
         // Keep frames in time order even if a source delivers one late.
         let at = self.frames.partition_point(|f| f.time_ms <= frame.time_ms);
@@ -326,7 +330,9 @@ impl CityModel {
             retained: Vec::new(),
         };
         if root.retained_bytes > 0 {
-            collected.retained.push((ROOT, root.retained_bytes));
+            collected
+                .retained
+                .push((ROOT, root.objects, root.retained_bytes));
         }
         if root.objects_unconfirmed > 0 || root.bytes_unconfirmed > 0 {
             collected
@@ -384,7 +390,8 @@ impl CityModel {
             self.nodes[child_id as usize].estimated |= child.estimated;
             out.values.push((child_id, child.objects, child.bytes));
             if child.retained_bytes > 0 {
-                out.retained.push((child_id, child.retained_bytes));
+                out.retained
+                    .push((child_id, child.objects, child.retained_bytes));
             }
             if child.estimated {
                 out.estimates

@@ -82,7 +82,7 @@ pub struct Frame {
     pub(super) unconfirmed: Vec<(NodeId, u64, u64)>,
     /// `(node, retained bytes)`, sorted by node id: what each group keeps alive, for snapshots
     /// read from heap dumps (`Node.retained_bytes`); empty otherwise.
-    pub(super) retained: Vec<(NodeId, u64)>,
+    pub(super) retained: Vec<(NodeId, u64, u64)>,
     /// The heap dump this snapshot was read from (`Snapshot.dump`).
     pub dump: Option<std::sync::Arc<super::DumpFacts>>,
     pub references: Vec<Reference>,
@@ -136,7 +136,7 @@ impl Frame {
             + std::mem::size_of::<Frame>()
             + (self.values.capacity() + self.estimates.capacity() + self.unconfirmed.capacity())
                 * entry
-            + self.retained.capacity() * std::mem::size_of::<(NodeId, u64)>()
+            + self.retained.capacity() * entry
             + self.survivors.as_ref().map_or(0, |s| s.capacity() * 16)
             + self
                 .references
@@ -179,7 +179,7 @@ impl Frame {
         self.retained
             .binary_search_by_key(&node, |v| v.0)
             .ok()
-            .map(|i| self.retained[i].1)
+            .map(|i| self.retained[i].2)
     }
 
     /// Whether this snapshot carries retained sizes (a heap dump's).
@@ -224,13 +224,16 @@ impl CityModel {
 
     /// Value of a node in snapshot `index`; a node missing there is zero.
     pub fn value(&self, node: NodeId, index: usize, metric: Metric) -> u64 {
-        self.frames.get(index).and_then(|f| f.get(node)).map_or(
-            0,
-            |(objects, bytes)| match metric {
+        let Some(frame) = self.frames.get(index) else {
+            return 0;
+        };
+        match metric {
+            Metric::Retained => frame.retained(node).unwrap_or(0),
+            _ => frame.get(node).map_or(0, |(objects, bytes)| match metric {
                 Metric::Objects => objects,
-                Metric::Bytes => bytes,
-            },
-        )
+                _ => bytes,
+            }),
+        }
     }
 
     /// Value at fractional time `t` (snapshot index plus fraction), linearly between the two
@@ -276,6 +279,8 @@ impl CityModel {
             .map_or(0, |(objects, bytes)| match metric {
                 Metric::Objects => objects,
                 Metric::Bytes => bytes,
+                // Retained sizes come from dumps, which are exact.
+                Metric::Retained => 0,
             })
     }
 
@@ -287,6 +292,7 @@ impl CityModel {
             .map_or(0, |f| match (f.unconfirmed(node), metric) {
                 ((objects, _), Metric::Objects) => objects,
                 ((_, bytes), Metric::Bytes) => bytes,
+                (_, Metric::Retained) => 0,
             })
     }
 
@@ -294,6 +300,20 @@ impl CityModel {
     /// read from a heap dump; `None` otherwise.
     pub fn retained(&self, node: NodeId, index: usize) -> Option<u64> {
         self.frames.get(index).and_then(|f| f.retained(node))
+    }
+
+    /// Values of snapshot `index` to read in `metric`: `values` for objects and bytes, the
+    /// retained sizes as `(node, 0, retained)` for retained (empty where the snapshot has none).
+    pub fn values_in(&self, index: usize, metric: Metric) -> &[(NodeId, u64, u64)] {
+        match metric {
+            Metric::Retained => self.frames.get(index).map_or(&[], |f| &f.retained),
+            _ => self.values(index),
+        }
+    }
+
+    /// Whether any snapshot carries retained sizes (a session read from heap dumps).
+    pub fn has_retained(&self) -> bool {
+        self.frames.iter().any(|f| f.has_retained())
     }
 
     /// Values of snapshot `index`, `(node, objects, bytes)` sorted by node (empty past the end).

@@ -133,10 +133,12 @@ impl CityModel {
 
     /// The largest absolute growth of any building in the window (at least 1, it divides).
     pub fn max_growth(&self, metric: Metric) -> u64 {
-        let ((objects, bytes), _) = *self.max_growth.get_or_init(|| self.find_max_growth());
+        let ((objects, bytes, retained), _) =
+            *self.max_growth.get_or_init(|| self.find_max_growth());
         match metric {
             Metric::Objects => objects,
             Metric::Bytes => bytes,
+            Metric::Retained => retained,
         }
         .max(1)
     }
@@ -149,15 +151,15 @@ impl CityModel {
     /// Work proportional to the window's last snapshot, whatever the session's length: a
     /// leaf absent from it has 0 there and cannot have grown. Returns the largest growth and
     /// the nodes looked at.
-    fn find_max_growth(&self) -> ((u64, u64), usize) {
+    fn find_max_growth(&self) -> ((u64, u64, u64), usize) {
         // Growth under 2 % of the heap is not worth red: normalizing by the largest growth alone
         // would paint the biggest wobble of a steady heap as red as a leak.
         let end = self.window().end;
         let Some(frame) = self.frames.get(end) else {
-            return ((0, 0), 0);
+            return ((0, 0, 0), 0);
         };
         let heap = frame.get(ROOT).unwrap_or((0, 0));
-        let mut best = (heap.0 / 50, heap.1 / 50);
+        let mut best = (heap.0 / 50, heap.1 / 50, heap.1 / 50);
         for &(id, _, _) in frame.values() {
             if self.nodes[id as usize].is_leaf() {
                 best.0 = best
@@ -166,6 +168,11 @@ impl CityModel {
                 best.1 = best
                     .1
                     .max(self.significant_growth(id, end, Metric::Bytes).max(0) as u64);
+                if frame.has_retained() {
+                    best.2 = best
+                        .2
+                        .max(self.significant_growth(id, end, Metric::Retained).max(0) as u64);
+                }
             }
         }
         (best, frame.values().len())
@@ -184,15 +191,18 @@ impl CityModel {
             return Vec::new();
         }
         let w = self.window();
-        let (start, end) = (&self.frames[w.start.min(w.end)], &self.frames[w.end]);
+        let (start, end) = (
+            self.values_in(w.start.min(w.end), metric),
+            self.values_in(w.end, metric),
+        );
         let pick = |v: &(NodeId, u64, u64)| match metric {
             Metric::Objects => v.1,
-            Metric::Bytes => v.2,
+            Metric::Bytes | Metric::Retained => v.2,
         };
         // Both frames are sorted by node: one merge gives every node's growth.
         let mut growth: Vec<(i64, NodeId)> = Vec::new();
-        let mut before = start.values.iter().peekable();
-        for v in &end.values {
+        let mut before = start.iter().peekable();
+        for v in end {
             while before.next_if(|b| b.0 < v.0).is_some() {}
             let first = before.next_if(|b| b.0 == v.0).map_or(0, pick);
             let g = crate::units::growth(first, pick(v));

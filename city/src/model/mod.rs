@@ -62,6 +62,8 @@ pub struct NodeInfo {
     /// Largest objects and bytes over the whole session (the max tree).
     pub max_objects: u64,
     pub max_bytes: u64,
+    /// The largest retained size over the snapshots that carry one (heap dumps').
+    pub max_retained: u64,
     /// Its numbers are estimates in some snapshot (a site or thread level, scaled from samples).
     pub estimated: bool,
     /// memcity's own: in the top-level [`MEMCITY`] group (set once, when the node is made:
@@ -78,6 +80,7 @@ impl NodeInfo {
         match metric {
             Metric::Objects => self.max_objects,
             Metric::Bytes => self.max_bytes,
+            Metric::Retained => self.max_retained,
         }
     }
 }
@@ -111,7 +114,7 @@ pub struct CityModel {
     /// recording's load pushes thousands and asks once. With the nodes it looked at: the work
     /// of a new snapshot, for the tests that hold it to the snapshot's own size however long
     /// the session.
-    max_growth: std::sync::OnceLock<((u64, u64), usize)>,
+    max_growth: std::sync::OnceLock<((u64, u64, u64), usize)>,
     /// Memory the snapshots' numbers take (`Frame::detail_bytes`), and what it may reach
     /// before older snapshots are thinned (`thin`); `None`: never thinned.
     detail_bytes: usize,
@@ -221,6 +224,7 @@ impl CityModel {
             first_seen: 0,
             max_objects: 0,
             max_bytes: 0,
+            max_retained: 0,
             estimated: false,
             own: false,
         });
@@ -370,6 +374,7 @@ impl CityModel {
             first_seen: frame,
             max_objects: 0,
             max_bytes: 0,
+            max_retained: 0,
             estimated: false,
             own,
         });

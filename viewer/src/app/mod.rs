@@ -143,6 +143,12 @@ pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
     if let Some(at) = options.at {
         at_index(at, model.len(), path)?;
     }
+    if options.settings.metric == memcity_city::model::Metric::Retained && !model.has_retained() {
+        anyhow::bail!(
+            "--metric retained: {} carries no retained sizes (only heap dumps do: .hprof, .hprof.gz); size by objects or bytes",
+            path.display()
+        );
+    }
     for &pick in &options.picks {
         if pick == 0 || pick > model.len() {
             anyhow::bail!(

@@ -10,7 +10,7 @@ use super::values::{lots, period, Size};
 /// How the city is drawn; the settings panel (Tab) changes the same things in the window.
 #[derive(clap::Args, Clone)]
 pub struct Look {
-    /// Size buildings by live objects or by bytes
+    /// Size buildings by live objects, by bytes, or by the bytes they keep alive (retained: heap dumps only)
     #[arg(long, value_enum, default_value = "objects")]
     metric: MetricArg,
     /// How a size maps to an area
@@ -60,6 +60,7 @@ enum OrderArg {
 enum MetricArg {
     Objects,
     Bytes,
+    Retained,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -112,6 +113,7 @@ impl Look {
             metric: match self.metric {
                 MetricArg::Objects => Metric::Objects,
                 MetricArg::Bytes => Metric::Bytes,
+                MetricArg::Retained => Metric::Retained,
             },
             scaling: match self.scaling {
                 ScalingArg::Sqrt => Scaling::Sqrt,

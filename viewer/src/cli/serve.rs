@@ -50,6 +50,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 fn served(source: Agent) -> anyhow::Result<Session> {
     if let Some(given) = &source.addr {
         let path = Path::new(given);
+        if let Some(dumps) = Session::dumps(path)? {
+            return Ok(dumps);
+        }
         if path.is_dir() {
             return Ok(Session::Folder(path.to_path_buf()));
         }

@@ -167,6 +167,7 @@ impl Setting {
             Setting::Metric => match s.metric {
                 Metric::Objects => "objects",
                 Metric::Bytes => "bytes",
+                Metric::Retained => "retained bytes",
             }
             .into(),
             Setting::Scaling => match s.scaling {
@@ -215,9 +216,11 @@ impl Setting {
         let before = *s;
         let change = match self {
             Setting::Metric => {
+                // Retained sizes only where a heap dump gave them (the state skips it otherwise).
                 s.metric = match s.metric {
                     Metric::Objects => Metric::Bytes,
-                    Metric::Bytes => Metric::Objects,
+                    Metric::Bytes => Metric::Retained,
+                    Metric::Retained => Metric::Objects,
                 };
                 Change::Layout
             }
