@@ -178,17 +178,22 @@ pub fn read_bytes(data: &[u8]) -> Result<Heap, DumpError> {
 
 /// Reads the dump `open` gives, twice.
 fn read_with(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpError> {
+    let mut phases = crate::phases::Phases::start();
     let mut input = open()?;
     let mut scan = Scan::default();
     records::read(&mut input, &mut scan)?;
     let compressed = input.compressed();
     drop(input);
+    phases.done("pass 1");
     let mut heap = scan.into_heap(compressed)?;
+    phases.done("ids sorted");
     let mut input = open()?;
     let mut graph = Graph::new(&mut heap);
     records::read(&mut input, &mut graph)?;
     graph.finish()?;
+    phases.done("pass 2");
     heap.thread_names = crate::threads::thread_names(&heap, open)?;
+    phases.done("threads' names");
     Ok(heap)
 }
 

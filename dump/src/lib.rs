@@ -10,6 +10,7 @@ pub mod dominators;
 mod heap;
 mod input;
 mod paths;
+mod phases;
 mod records;
 mod series;
 mod sizes;

@@ -69,8 +69,11 @@ fn analysed(
         read_ms: 0,
         retainers: Vec::new(),
     };
+    let mut phases = crate::phases::Phases::start();
     let mut snap = snapshot::snapshot(&analysis, strings, seq, time_ms, DumpInfo::default());
+    phases.done("snapshot");
     info.retainers = snapshot::retainers(&analysis, strings);
+    phases.done("retainers");
     info.read_ms = started.elapsed().as_millis() as u64;
     snap.dump = Some(info);
     let mut out = Vec::new();

@@ -5,6 +5,9 @@
 
 use std::collections::HashMap;
 
+/// Maps keyed by objects and types, hashed fast: a snapshot makes one lookup per reference.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 use memcity_proto::names;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
@@ -56,11 +59,16 @@ pub struct TypeTotals {
 
 impl<'h> Analysis<'h> {
     pub fn new(heap: &'h Heap) -> Result<Self, crate::DumpError> {
+        let mut phases = crate::phases::Phases::start();
         let sizes = Sizes::infer(heap);
+        phases.done("sizes");
         let roots = paths::roots(heap, &heap.thread_names);
         let reach = paths::search(heap, roots);
+        phases.done("paths");
         let dominators = dominators(heap)?;
+        phases.done("dominators");
         let retained = dominators.retained(|o| sizes.of(heap, o));
+        phases.done("retained sizes");
         // Types by name: one class name loaded twice (two loaders) is one type, as the agent
         // and the histogram's reader see it.
         let mut type_by_name: HashMap<&str, u32> = HashMap::new();
@@ -98,6 +106,7 @@ impl<'h> Analysis<'h> {
             type_of_class,
         };
         analysis.type_retained();
+        phases.done("types");
         Ok(analysis)
     }
 
@@ -255,8 +264,11 @@ pub fn snapshot(
     time_ms: u64,
     info: DumpInfo,
 ) -> Snapshot {
+    let mut phases = crate::phases::Phases::start();
     let root = tree(analysis, strings);
+    phases.done("snapshot: tree");
     let (fields, references) = edges(analysis, strings);
+    phases.done("snapshot: references");
     let roots = analysis
         .reach
         .roots
@@ -264,6 +276,8 @@ pub fn snapshot(
         .map(|r| root_proto(&r.kind, strings))
         .collect();
     let used: u64 = analysis.types.iter().map(|t| t.bytes).sum();
+    let paths = path_tree(analysis, strings, time_ms);
+    phases.done("snapshot: paths");
     Snapshot {
         seq,
         time_ms,
@@ -281,7 +295,7 @@ pub fn snapshot(
         fields,
         roots,
         owned: Vec::new(),
-        paths: Some(path_tree(analysis, strings, time_ms)),
+        paths: Some(paths),
         heap: Some(HeapUsage {
             used_bytes: used,
             max_bytes: 0,
@@ -354,9 +368,9 @@ struct FieldTotals {
 fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, Vec<Reference>) {
     let heap = analysis.heap;
     // (from type, field name id, static, to type)
-    let mut by_field: HashMap<(u32, u32, bool, u32), FieldTotals> = HashMap::new();
-    let mut by_type: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
-    let mut field_names: HashMap<(u32, u8), u32> = HashMap::new();
+    let mut by_field: FastMap<(u32, u32, bool, u32), FieldTotals> = FastMap::default();
+    let mut by_type: FastMap<(u32, u32), (u64, u64)> = FastMap::default();
+    let mut field_names: FastMap<(u32, u8), u32> = FastMap::default();
     let mut local: Vec<((u32, u32, bool, u32), u64)> = Vec::new();
     for o in 0..heap.objects() as u32 {
         let (targets, slots) = heap.references(o);
@@ -627,9 +641,11 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
     // Per node: the field its run follows (None until its second object), and whether it is a
     // root's own object (which never starts a run).
     let mut links: Vec<(Option<u8>, bool)> = Vec::new();
-    // Object -> (its node, its position in the node's run).
-    let mut memo: HashMap<u32, (u32, u64)> = HashMap::new();
-    let mut children: HashMap<(u32, u32), u32> = HashMap::new();
+    // Per object: its node (NONE until a path meets it) and its position in the node's run.
+    // Dense, as a list's every node is met: 8 bytes an object for this phase only.
+    let mut memo_node = vec![NONE; heap.objects()];
+    let mut memo_pos = vec![0u32; heap.objects()];
+    let mut children: FastMap<(u32, u32), u32> = FastMap::default();
     let mut targeted: HashMap<u32, (u64, f64)> = HashMap::new();
     let mut unreached: HashMap<u32, (u64, f64)> = HashMap::new();
     let mut found = 0;
@@ -647,18 +663,18 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
         found += 1;
         climb.clear();
         let mut x = o;
-        while !memo.contains_key(&x) && reach.parent[x as usize] != x {
+        while memo_node[x as usize] == NONE && reach.parent[x as usize] != x {
             climb.push(x);
             x = reach.parent[x as usize];
         }
-        if let std::collections::hash_map::Entry::Vacant(root) = memo.entry(x) {
+        if memo_node[x as usize] == NONE {
             nodes.push(path_node(analysis, strings, None, x, 0));
             links.push((None, true));
-            root.insert((nodes.len() as u32 - 1, 0));
+            memo_node[x as usize] = nodes.len() as u32 - 1;
         }
         let mut prev = x;
         for &y in climb.iter().rev() {
-            let (at, pos) = memo[&prev];
+            let (at, pos) = (memo_node[prev as usize], u64::from(memo_pos[prev as usize]));
             let slot = slot_between(heap, prev, y);
             let same_type = analysis.type_of(y) == analysis.type_of(prev);
             let (link, is_root) = links[at as usize];
@@ -666,18 +682,19 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
                 links[at as usize].0 = Some(slot);
                 let node = &mut nodes[at as usize];
                 node.chain = node.chain.max(pos + 2);
-                memo.insert(y, (at, pos + 1));
+                memo_node[y as usize] = at;
+                memo_pos[y as usize] = (pos + 1).min(u64::from(u32::MAX)) as u32;
             } else {
                 let child = *children.entry((at, y)).or_insert_with(|| {
                     nodes.push(path_node(analysis, strings, Some((prev, slot)), y, at + 1));
                     links.push((None, false));
                     nodes.len() as u32 - 1
                 });
-                memo.insert(y, (child, 0));
+                memo_node[y as usize] = child;
             }
             prev = y;
         }
-        let node = &mut nodes[memo[&o].0 as usize];
+        let node = &mut nodes[memo_node[o as usize] as usize];
         let name = strings.intern(&analysis.types[t as usize].name);
         match node.targets.iter_mut().find(|x| x.r#type == name) {
             Some(x) => {
