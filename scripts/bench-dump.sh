@@ -61,7 +61,7 @@ for m in $heaps; do
   measure "memcity" "$out/memcity.time" "$objects"
   /usr/bin/time -v "$target/release/examples/histogram" "$dump" > /dev/null 2> "$out/shallow.time"
   measure "memcity shallow" "$out/shallow.time" "$objects"
-  /usr/bin/time -v "$tools/bin/hprof-slurp" -i "$dump" > /dev/null 2> "$out/slurp.time" || true
+  /usr/bin/time -v "$tools/bin/hprof-slurp" "$dump" > /dev/null 2> "$out/slurp.time" || true
   measure "hprof-slurp" "$out/slurp.time" "$objects"
   if [ -x "$tools/bin/hprof-analyzer" ]; then
     /usr/bin/time -v "$tools/bin/hprof-analyzer" "$dump" > "$out/analyzer.out" 2> "$out/analyzer.time" || true

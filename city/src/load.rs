@@ -52,7 +52,8 @@ pub fn session(source: &Path) -> Result<CityModel, LoadError> {
         } else {
             heap_dumps(&dumps)
         }
-    } else if memcity_dump::is_dump(source) {
+    } else if memcity_dump::is_dump(source) || memcity_dump::named_as_dump(source) {
+        // A file named as a dump is read as one, so what is wrong with it is said of a dump.
         heap_dumps(&[source.to_owned()])
     } else {
         recording(source)

@@ -102,6 +102,9 @@ pub struct Heap {
     pub thread_objects: HashMap<u32, u32>,
     /// Thread object -> its name (`Thread.name`).
     pub thread_names: HashMap<u32, String>,
+    /// Classes the dump lists (LOAD CLASS) but does not describe: not fully loaded when it was
+    /// taken, so HotSpot skipped them. Their mirrors exist, and the histogram counts them.
+    pub undumped_classes: u64,
     /// References to ids that are no object of the dump (CDS objects the dumper masks, or a
     /// damaged dump): left out of the graph.
     pub dangling: u64,
@@ -394,6 +397,11 @@ impl Scan {
         mirrors.sort_unstable();
         let by_address = order;
         let length = vec![0; objects];
+        let undumped = self
+            .class_names
+            .keys()
+            .filter(|id| !class_by_id.contains_key(id))
+            .count() as u64;
         Ok(Heap {
             id_size: self.id_size,
             time_ms: self.time_ms,
@@ -411,6 +419,7 @@ impl Scan {
             stacks,
             thread_objects,
             thread_names: HashMap::new(),
+            undumped_classes: undumped,
             dangling: 0,
             compressed,
         })

@@ -22,7 +22,9 @@ mod threads;
 use std::path::PathBuf;
 
 pub use heap::{read, read_bytes, Heap};
-pub use series::{dumps_in, is_dump, recording, session, session_bytes, SeriesError};
+pub use series::{
+    dumps_in, is_dump, named_as_dump, recording, session, session_bytes, SeriesError,
+};
 pub use sizes::Sizes;
 pub use snapshot::Analysis;
 

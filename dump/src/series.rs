@@ -13,7 +13,7 @@ use crate::{heap, DumpError};
 
 /// A dump that could not be read, named.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
+#[error("{}", path.display())] // the cause follows as the error's source
 pub struct SeriesError {
     pub path: PathBuf,
     #[source]
@@ -190,6 +190,19 @@ pub fn is_dump(path: &Path) -> bool {
     crate::input::Input::open(path)
         .and_then(|mut input| Ok(input.bytes(13, "the header")? == b"JAVA PROFILE "))
         .unwrap_or(false)
+}
+
+/// Whether `path` is named as HotSpot names dumps (`.hprof`, `.hprof.gz`, and the `.1`, `.2`
+/// of later dumps at an OutOfMemoryError).
+pub fn named_as_dump(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let name = name
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end_matches('.');
+    name.ends_with(".hprof") || name.ends_with(".hprof.gz")
 }
 
 /// The dumps of a folder, by name; empty when it holds none.

@@ -196,6 +196,11 @@ impl Sizes {
         }
     }
 
+    /// The size of a mirror of a class without statics (an array class's).
+    pub fn bare_mirror(&self) -> u64 {
+        self.mirror.iter().copied().min().unwrap_or(96)
+    }
+
     /// The size of object `o` in the JVM.
     pub fn of(&self, heap: &Heap, o: u32) -> u64 {
         let c = heap.class_of[o as usize];

@@ -95,6 +95,11 @@ impl<'h> Analysis<'h> {
             t.objects += 1;
             t.bytes += sizes.of(heap, o);
         }
+        if let Some(&t) = type_of_class.get(heap.class_class as usize) {
+            let mirrors = &mut types[t as usize];
+            mirrors.objects += heap.undumped_classes;
+            mirrors.bytes += heap.undumped_classes * sizes.bare_mirror();
+        }
         let mut analysis = Analysis {
             heap,
             sizes,
@@ -300,10 +305,32 @@ pub fn snapshot(
             used_bytes: used,
             max_bytes: 0,
         }),
-        out_of_memory: None,
+        out_of_memory: out_of_memory(analysis.heap, time_ms),
         lifetimes: None,
         dump: Some(info),
     }
+}
+
+/// A dump HotSpot wrote at an OutOfMemoryError (`-XX:+HeapDumpOnOutOfMemoryError`): the
+/// failing thread's stack starts in the error's constructor. The dump keeps no message.
+fn out_of_memory(heap: &Heap, time_ms: u64) -> Option<memcity_proto::v1::OutOfMemory> {
+    let (serial, _) = heap.stacks.iter().find(|(_, frames)| {
+        frames
+            .first()
+            .is_some_and(|f| f.name.starts_with("java.lang.OutOfMemoryError.<init>"))
+    })?;
+    let thread = heap
+        .thread_objects
+        .get(serial)
+        .and_then(|o| heap.thread_names.get(o))
+        .cloned()
+        .unwrap_or_default();
+    Some(memcity_proto::v1::OutOfMemory {
+        message: "a heap dump taken at the error".into(),
+        thread,
+        search_finished: true,
+        time_ms,
+    })
 }
 
 fn tree(analysis: &Analysis, strings: &mut StringInterner) -> Node {
@@ -459,7 +486,16 @@ fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, 
             max_length: f.max_length,
         })
         .collect();
-    fields.sort_by_key(|f| (f.from_type, f.field, f.to_type, f.is_static));
+    // The most referenced first, as the agent sends them: the report prints the first few.
+    fields.sort_by_key(|f| {
+        (
+            std::cmp::Reverse(f.references),
+            f.from_type,
+            f.field,
+            f.to_type,
+            f.is_static,
+        )
+    });
     let mut references: Vec<Reference> = by_type
         .into_iter()
         .map(|((from, to), (referrers, references))| Reference {
@@ -469,7 +505,7 @@ fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, 
             references,
         })
         .collect();
-    references.sort_by_key(|r| (r.from_type, r.to_type));
+    references.sort_by_key(|r| (std::cmp::Reverse(r.references), r.from_type, r.to_type));
     (fields, references)
 }
 
@@ -529,7 +565,9 @@ pub fn retainers(analysis: &Analysis, strings: &mut StringInterner) -> Vec<Retai
         .filter(|&o| retained(o) as f64 > RETAINER_SHARE * reachable as f64)
         .collect();
     tops.sort_by_key(|&o| std::cmp::Reverse(retained(o)));
-    tops.into_iter()
+    let singles: std::collections::HashSet<u32> = tops.iter().copied().collect();
+    let mut found: Vec<Retainer> = tops
+        .into_iter()
         .map(|top| {
             let mut at = top;
             // Bounded as MAT bounds it; a chain of one type (a singly linked list) ends the
@@ -545,7 +583,107 @@ pub fn retainers(analysis: &Analysis, strings: &mut StringInterner) -> Vec<Retai
                 }
                 at = biggest;
             }
-            retainer(analysis, strings, &children, at, reachable)
+            retainer(analysis, strings, &children, &[at], reachable)
+        })
+        .collect();
+    found.extend(group_retainers(
+        analysis, strings, &children, &singles, reachable,
+    ));
+    found
+}
+
+/// The share of a group's paths that must pass one object for the descent to go on (MAT's
+/// `group_suspects_accumulation_ratio`).
+const GROUP_SHARE: f64 = 0.8;
+
+/// MAT's group suspects: types whose top-level dominators, none a suspect alone, keep more than
+/// a tenth of the reachable heap together; each led to where most of their paths meet.
+fn group_retainers(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    children: &crate::dominators::Children,
+    singles: &std::collections::HashSet<u32>,
+    reachable: u64,
+) -> Vec<Retainer> {
+    let mut by_type: FastMap<u32, (u64, Vec<u32>)> = FastMap::default();
+    for &o in children.top() {
+        let t = analysis.type_of(o);
+        if t == NONE || singles.contains(&o) {
+            continue;
+        }
+        let e = by_type.entry(t).or_default();
+        e.0 += analysis.retained[o as usize];
+        e.1.push(o);
+    }
+    let mut groups: Vec<(u32, u64, Vec<u32>)> = by_type
+        .into_iter()
+        .filter(|(_, (kept, members))| {
+            members.len() > 1 && *kept as f64 > RETAINER_SHARE * reachable as f64
+        })
+        .map(|(t, (kept, members))| (t, kept, members))
+        .collect();
+    groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.0));
+    groups
+        .into_iter()
+        .map(|(t, _, members)| {
+            // At most as many paths as MAT follows, chosen evenly.
+            let step = members.len().div_ceil(MAX_TARGETS).max(1);
+            let paths: Vec<Vec<u32>> = members
+                .iter()
+                .step_by(step)
+                .map(|&o| analysis.reach.path(o))
+                .filter(|p| p.len() > 1)
+                .collect();
+            let meet = meeting_point(&paths);
+            let mut r = retainer(analysis, strings, children, &members, reachable);
+            if let Some(meet) = meet {
+                r.path = path_to(analysis, strings, meet);
+            } else {
+                r.path.clear();
+            }
+            r.group_type = strings.intern(&analysis.types[t as usize].name);
+            r.group_objects = members.len() as u64;
+            r
+        })
+        .collect()
+}
+
+/// The object at which, descending from the root, at least `GROUP_SHARE` of `paths` still
+/// pass, deepest (never a path's own target).
+fn meeting_point(paths: &[Vec<u32>]) -> Option<u32> {
+    let mut alive: Vec<&Vec<u32>> = paths.iter().collect();
+    let total = alive.len() as f64;
+    let mut meet = None;
+    for depth in 0.. {
+        let mut counts: FastMap<u32, usize> = FastMap::default();
+        for p in alive.iter().filter(|p| depth + 1 < p.len()) {
+            *counts.entry(p[depth]).or_default() += 1;
+        }
+        let Some((&best, &n)) = counts
+            .iter()
+            .max_by_key(|(&o, &n)| (n, std::cmp::Reverse(o)))
+        else {
+            break;
+        };
+        if (n as f64) < GROUP_SHARE * total {
+            break;
+        }
+        meet = Some(best);
+        alive.retain(|p| depth + 1 < p.len() && p[depth] == best);
+    }
+    meet
+}
+
+/// The path from a root to `o` as retainer steps.
+fn path_to(analysis: &Analysis, strings: &mut StringInterner, o: u32) -> Vec<PathNode> {
+    let steps = analysis.reach.path(o);
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let from =
+                (i > 0).then(|| (steps[i - 1], slot_between(analysis.heap, steps[i - 1], x)));
+            path_node(analysis, strings, from, x, 0)
         })
         .collect()
 }
@@ -554,13 +692,13 @@ fn retainer(
     analysis: &Analysis,
     strings: &mut StringInterner,
     children: &crate::dominators::Children,
-    at: u32,
+    of: &[u32],
     reachable: u64,
 ) -> Retainer {
     // What it keeps: its dominator subtree, by type.
     let mut by_type: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut objects = 0u64;
-    let mut stack = vec![at];
+    let mut stack = of.to_vec();
     while let Some(v) = stack.pop() {
         objects += 1;
         let e = by_type.entry(analysis.type_of(v)).or_default();
@@ -580,12 +718,8 @@ fn retainer(
             weight: bytes as f64,
         })
         .collect();
-    let steps = analysis.reach.path(at);
-    let mut path = Vec::with_capacity(steps.len());
-    for (i, &o) in steps.iter().enumerate() {
-        let from = (i > 0).then(|| (steps[i - 1], slot_between(analysis.heap, steps[i - 1], o)));
-        path.push(path_node(analysis, strings, from, o, 0));
-    }
+    let at = of[0];
+    let mut path = path_to(analysis, strings, at);
     if path.is_empty() {
         // Reached only through what the paths do not follow (a referent, a class's mirror):
         // the object alone, unnamed root.
@@ -593,10 +727,12 @@ fn retainer(
     }
     Retainer {
         path,
-        retained_bytes: analysis.retained[at as usize],
+        retained_bytes: of.iter().map(|&o| analysis.retained[o as usize]).sum(),
         reachable_bytes: reachable,
         objects,
         content,
+        group_type: 0,
+        group_objects: 0,
     }
 }
 

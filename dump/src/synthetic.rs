@@ -199,3 +199,39 @@ pub fn small_heap() -> Vec<u8> {
     b.instance(base + 216, object, &[]);
     b.finish()
 }
+
+/// A heap taken at `time_ms` whose `Holder.ALL` holds `items` objects, each with a `long[2]`:
+/// a series of them, `items` rising, is a leak.
+pub fn growing_heap(items: u64, time_ms: u64) -> Vec<u8> {
+    let mut b = Builder::new(time_ms);
+    let (object, class, holder, item, array, longs) = (0x100, 0x200, 0x300, 0x400, 0x500, 0x600);
+    b.class(object, "java/lang/Object", 0, &[], &[]);
+    b.class(class, "java/lang/Class", object, &[], &[]);
+    b.class(array, "[Ljava/lang/Object;", object, &[], &[]);
+    b.class(longs, "[J", object, &[], &[]);
+    b.class(item, "com/example/Item", object, &[("values", OBJECT)], &[]);
+    let base = 0x10_0000u64;
+    let (holder_obj, all) = (base, base + 16);
+    let array_size = (16 + 4 * items).div_ceil(8) * 8;
+    let first = all + array_size;
+    let item_at = |i: u64| first + 48 * i;
+    b.class(
+        holder,
+        "com/example/Holder",
+        object,
+        &[("items", OBJECT)],
+        &[("ALL", OBJECT, holder_obj)],
+    );
+    for boot in [object, class, array, longs, holder] {
+        b.sticky_class(boot);
+    }
+    b.instance(holder_obj, holder, &[(OBJECT, all)]);
+    let ids: Vec<u64> = (0..items).map(item_at).collect();
+    b.object_array(all, array, &ids);
+    for &at in &ids {
+        b.instance(at, item, &[(OBJECT, at + 16)]);
+        b.primitive_array(at + 16, LONG, 2);
+    }
+    b.instance(item_at(items), object, &[]);
+    b.finish()
+}

@@ -156,3 +156,74 @@ fn dangling_references_are_counted_and_left_out() {
     assert_eq!(heap.dangling, 1);
     assert!(heap.edges.iter().all(|&e| e != NONE));
 }
+
+/// A doubly linked list of `n` nodes: `List.HEAD` (a static) holds the list object, which
+/// holds the first and the last node; a JNI global also holds the last node, so no one object
+/// dominates the nodes (as when the heap runs out inside `LinkedList.linkLast`).
+fn list_held_twice(n: u64) -> Vec<u8> {
+    use crate::synthetic::{Builder, OBJECT};
+    let mut b = Builder::default();
+    let (object, class, list, node) = (0x100, 0x200, 0x300, 0x400);
+    let base = 0x10_0000u64;
+    let list_obj = base;
+    let node_at = |i: u64| base + 16 + 24 * i;
+    b.class(object, "java/lang/Object", 0, &[], &[]);
+    b.class(class, "java/lang/Class", object, &[], &[]);
+    b.class(
+        list,
+        "List",
+        object,
+        &[("first", OBJECT), ("last", OBJECT)],
+        &[("HEAD", OBJECT, list_obj)],
+    );
+    b.class(
+        node,
+        "Node",
+        object,
+        &[("next", OBJECT), ("prev", OBJECT)],
+        &[],
+    );
+    for boot in [object, class, list, node] {
+        b.sticky_class(boot);
+    }
+    b.instance(
+        list_obj,
+        list,
+        &[(OBJECT, node_at(0)), (OBJECT, node_at(n - 1))],
+    );
+    for i in 0..n {
+        let next = if i + 1 < n { node_at(i + 1) } else { 0 };
+        let prev = if i > 0 { node_at(i - 1) } else { 0 };
+        b.instance(node_at(i), node, &[(OBJECT, next), (OBJECT, prev)]);
+    }
+    b.jni_global(node_at(n - 1));
+    b.finish()
+}
+
+#[test]
+fn nodes_no_one_object_dominates_are_a_group_whose_paths_meet_at_their_list() {
+    let messages = crate::session_bytes("list.hprof", &list_held_twice(1000)).unwrap();
+    use memcity_proto::v1::stream_message::Kind;
+    let mut names = memcity_proto::strings::StringResolver::new();
+    let mut snapshot = None;
+    for m in &messages {
+        match &m.kind {
+            Some(Kind::Strings(t)) => names.apply(t).unwrap(),
+            Some(Kind::Snapshot(s)) => snapshot = Some(s.clone()),
+            _ => {}
+        }
+    }
+    let dump = snapshot.unwrap().dump.unwrap();
+    let group = dump
+        .retainers
+        .iter()
+        .find(|r| r.group_type != 0)
+        .expect("a group retainer");
+    assert_eq!(names.resolve(group.group_type), "Node");
+    assert_eq!(group.group_objects, 1000);
+    assert_eq!(group.retained_bytes, 1000 * 24);
+    // The static's paths reach every node first (the JNI global's tier comes later), through
+    // the list's two ends: the list is where they meet.
+    let holder = group.path.last().expect("a meeting point");
+    assert_eq!(names.resolve(holder.r#type), "List");
+}

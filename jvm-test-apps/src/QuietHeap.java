@@ -2,6 +2,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Builds a fixed heap, collects, then does nothing: a point where an agent's walk and
@@ -30,7 +31,9 @@ public class QuietHeap {
         System.out.println("READY");
         System.out.flush();
         long end = System.nanoTime() + (long) (seconds * 1e9);
-        while (System.nanoTime() < end) Thread.sleep(50);
+        // Parked, not Thread.sleep: on JDK 25 each sleep allocates a ThreadSleepEvent, JFR on or
+        // not, and a quiet heap allocates nothing.
+        while (System.nanoTime() < end) LockSupport.parkNanos(50_000_000L);
         System.out.println("DONE entries=" + INDEX.size());
     }
 }

@@ -1,27 +1,37 @@
-//! The `memcity` command, run as a user runs it.
+//! The `memcity` command and the JDK's tools, run as a user runs them, each within a timeout.
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::workspace::{ensure_built, memcity_bin};
 
-/// Runs the `memcity` CLI with a timeout. Both pipes are drained while it runs, so a large
-/// output cannot fill a pipe and stall the child.
+/// Runs the `memcity` CLI with a timeout (see [`output_within`]).
 pub fn memcity(args: &[&str], timeout: Duration) -> Output {
     ensure_built();
-    let mut child = Command::new(memcity_bin())
-        .args(args)
+    let mut command = Command::new(memcity_bin());
+    command.args(args);
+    output_within(&mut command, timeout)
+}
+
+/// Runs `command` to its end, or kills it and fails past `timeout`. Both pipes are drained
+/// while it runs, so a large output cannot fill a pipe and stall the child.
+pub fn output_within(command: &mut Command, timeout: Duration) -> Output {
+    let what = format!("{command:?}");
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run memcity");
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
+        std::thread::Builder::new()
+            .name("command-output".into())
+            .spawn(move || {
+                let mut buf = Vec::new();
+                let _ = pipe.read_to_end(&mut buf);
+                buf
+            })
+            .expect("a thread to drain a pipe")
     };
     let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
     let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
@@ -34,7 +44,7 @@ pub fn memcity(args: &[&str], timeout: Duration) -> Output {
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "memcity {args:?} did not finish within {timeout:?}; stderr: {}",
+                "{what} did not finish within {timeout:?}; stderr: {}",
                 String::from_utf8_lossy(&stderr.join().unwrap_or_default())
             );
         }

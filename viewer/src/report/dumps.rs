@@ -43,6 +43,12 @@ pub struct RetainerJson {
     pub share: f64,
     pub objects: u64,
     pub content: Vec<ContentJson>,
+    /// For a group of objects of one type that keep this together, none alone (MAT's group
+    /// suspects): the type, and how many; `trace` then leads to where their paths meet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_type: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub group_objects: u64,
     /// What the same retainer (same root, same holder type) kept at each dump of the window,
     /// `null` where it was not among that dump's retainers.
     pub retained_by_dump: Vec<Option<u64>>,
@@ -116,6 +122,8 @@ pub(super) fn retainers(session: &CityModel, start: usize, end: usize) -> Vec<Re
                     bytes: *bytes,
                 })
                 .collect(),
+            group_type: r.group.as_ref().map(|g| g.0.clone()),
+            group_objects: r.group.as_ref().map_or(0, |g| g.1),
             retained_by_dump: (start..=end)
                 .map(|i| {
                     let d = session.frames().get(i)?.dump.as_ref()?;
@@ -188,16 +196,36 @@ pub(super) fn render_retainers(out: &mut String, retainers: &[RetainerJson], ser
                 )
             })
             .collect();
+        let who = match &r.group_type {
+            Some(t) => format!("{} {t} together", count(r.group_objects)),
+            None => r.holder.clone(),
+        };
         let _ = writeln!(
             out,
-            "{}. {} keeps {} alive ({:.0} % of the reachable heap), {} objects: {}",
+            "{}. {who} {} {} alive ({:.0} % of the reachable heap), {} objects: {}",
             i + 1,
-            r.holder,
+            if r.group_type.is_some() {
+                "keep"
+            } else {
+                "keeps"
+            },
             human_bytes(r.retained_bytes),
             r.share * 100.0,
             count(r.objects),
             content.join(", ")
         );
+        if r.group_type.is_some() {
+            let _ = writeln!(
+                out,
+                "   {}",
+                if r.trace.is_empty() {
+                    "their paths from GC roots meet at no one object (none holds 80 % of them)"
+                        .to_owned()
+                } else {
+                    format!("their paths from GC roots meet at {}", r.holder)
+                }
+            );
+        }
         if !r.root.is_empty() {
             let _ = writeln!(out, "   GC root: {} [{}]", r.root, r.root_kind);
         }
@@ -214,4 +242,8 @@ pub(super) fn render_retainers(out: &mut String, retainers: &[RetainerJson], ser
         }
     }
     let _ = writeln!(out);
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

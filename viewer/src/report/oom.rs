@@ -80,10 +80,21 @@ pub(super) fn render_out_of_memory(
     out: &mut String,
     oom: &OutOfMemoryJson,
     suspects: &[SuspectJson],
+    retainers: &[super::RetainerJson],
 ) {
-    let held = match suspects.iter().find(|s| !s.holder.is_empty()) {
-        Some(s) => format!("held by {} ({})", s.holder, s.root),
-        None => "no holder named (see the suspects below)".to_string(),
+    // A heap dump at the error names no growth: what keeps most of it alive is the holder.
+    let retainer = retainers
+        .iter()
+        .find(|r| !r.holder.is_empty() && !r.root.is_empty());
+    let held = match (suspects.iter().find(|s| !s.holder.is_empty()), retainer) {
+        (Some(s), _) => format!("held by {} ({})", s.holder, s.root),
+        (None, Some(r)) => format!(
+            "held by {} ({}), which keeps {:.0} % of the reachable heap",
+            r.holder,
+            r.root,
+            r.share * 100.0
+        ),
+        (None, None) => "no holder named (see the suspects below)".to_string(),
     };
     if oom.seen {
         let _ = writeln!(

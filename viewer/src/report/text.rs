@@ -15,7 +15,7 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
     let mut out = String::new();
     render_header(&mut out, report, source);
     if let Some(oom) = &report.out_of_memory {
-        render_out_of_memory(&mut out, oom, &report.suspects);
+        render_out_of_memory(&mut out, oom, &report.suspects, &report.retainers);
     }
     if !report.dumps.is_empty() {
         render_retainers(&mut out, &report.retainers, report.dumps.len() > 1);
@@ -44,8 +44,13 @@ fn render_header(out: &mut String, report: &Report, source: &str) {
     if !report.dumps.is_empty() {
         let _ = writeln!(
             out,
-            "{source}: {} snapshots over {:.1} s, read from heap dumps",
+            "{source}: {} {} over {:.1} s, read from heap dumps",
             report.snapshots,
+            if report.snapshots == 1 {
+                "snapshot"
+            } else {
+                "snapshots"
+            },
             report.duration_ms as f64 / 1000.0,
         );
         render_dumps(out, &report.dumps);
