@@ -64,8 +64,13 @@ for m in $heaps; do
   /usr/bin/time -v "$tools/bin/hprof-slurp" "$dump" > /dev/null 2> "$out/slurp.time" || true
   measure "hprof-slurp" "$out/slurp.time" "$objects"
   if [ -x "$tools/bin/hprof-analyzer" ]; then
-    /usr/bin/time -v "$tools/bin/hprof-analyzer" "$dump" > "$out/analyzer.out" 2> "$out/analyzer.time" || true
+    /usr/bin/time -v "$tools/bin/hprof-analyzer" "$dump" "$out/analyzer.json" > /dev/null 2> "$out/analyzer.time" || true
     measure "hprof-analyzer" "$out/analyzer.time" "$objects"
+    echo "  top retained (top-level dominators), memcity | hprof-analyzer:"
+    paste -d'|' <("$target/release/examples/analyse" --top "$dump") \
+      <(python3 -c 'import json, sys
+for o in json.load(open(sys.argv[1]))["top"]["biggest_objects"][:5]:
+    print(o["retained"], o["display_class"])' "$out/analyzer.json") | sed 's/^/    /'
   fi
   rm -f "$dump"
 done

@@ -96,6 +96,12 @@ pub enum PprofError {
     )]
     NoSites { number: usize, classifiers: String },
     #[error(
+        "snapshot {number} is a heap dump, and heap dumps record no allocation sites (HotSpot \
+         writes none): a pprof profile is of sites. Export it with --memory-cities, read it with \
+         `memcity report`, or record the live JVM with the agent for its sites"
+    )]
+    DumpHasNoSites { number: usize },
+    #[error(
         "snapshot {since} takes its sites from {since_source} and snapshot {at} from \
          {at_source}: their numbers are not comparable; choose two snapshots grouped by the same \
          classifiers"
@@ -328,6 +334,9 @@ fn groups_at(model: &CityModel, index: usize) -> Result<(Groups<'_>, SiteSource)
     }
     if let Some(groups) = survivor_groups(model, index) {
         return Ok((groups, SiteSource::Survivors));
+    }
+    if model.frame(index).is_some_and(|f| f.dump.is_some()) {
+        return Err(PprofError::DumpHasNoSites { number: index + 1 });
     }
     let classifiers = model
         .frame(index)

@@ -361,6 +361,19 @@ fn a_series_of_dumps_names_the_leaks_holder() {
     assert!(stdout.contains("wrote 3 snapshots"), "{stdout}{stderr}");
     let files = count_files(&cities);
     assert!(files > 0, "export wrote nothing: {stdout}");
+    // A pprof profile is of allocation sites, which a dump has none of: said so.
+    let (done, _, stderr) = run(&[
+        "export",
+        path,
+        "--pprof",
+        out.path().join("p.pb.gz").to_str().unwrap(),
+    ]);
+    assert!(!done.status.success(), "a pprof export of dumps succeeded");
+    assert!(
+        stderr.contains("heap dumps record no allocation sites"),
+        "{stderr}"
+    );
+
     // The export carries each group's retained size where the format has its field.
     let retained = retained_sizes(&cities);
     assert!(
