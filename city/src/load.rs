@@ -34,6 +34,8 @@ pub enum LoadError {
     /// A recording read as it arrives that could not be read on (said when it stopped).
     #[error("{0}")]
     Stopped(String),
+    #[error("--group-by: {0} is no heap dump; a recording keeps the groups of the agent's classifiers= option")]
+    GroupedNotDump(PathBuf),
     /// A heap dump that could not be read (the error names the file and the offset).
     #[error(transparent)]
     Dump(#[from] memcity_dump::SeriesError),
@@ -45,25 +47,48 @@ pub enum LoadError {
 /// heap dumps (a series) or of a Memory Cities JSON export. Every command that reads a
 /// session takes them all.
 pub fn session(source: &Path) -> Result<CityModel, LoadError> {
+    session_grouped(source, None)
+}
+
+/// The heap dumps at `source` (a dump, or a folder of them); empty when it is neither.
+pub fn dumps_at(source: &Path) -> Vec<PathBuf> {
     if source.is_dir() {
-        let dumps = memcity_dump::dumps_in(source);
-        if dumps.is_empty() {
-            memory_cities_json(source)
-        } else {
-            heap_dumps(&dumps)
-        }
+        memcity_dump::dumps_in(source)
     } else if memcity_dump::is_dump(source) || memcity_dump::named_as_dump(source) {
         // A file named as a dump is read as one, so what is wrong with it is said of a dump.
-        heap_dumps(&[source.to_owned()])
+        vec![source.to_owned()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// As [`session`], heap dumps grouped by `levels` (default package and type); a grouping is
+/// refused for other sources, whose groups their recorder chose.
+pub fn session_grouped(
+    source: &Path,
+    levels: Option<&[memcity_dump::Level]>,
+) -> Result<CityModel, LoadError> {
+    let dumps = dumps_at(source);
+    if !dumps.is_empty() {
+        return heap_dumps(&dumps, levels.unwrap_or(&memcity_dump::DEFAULT_LEVELS));
+    }
+    if levels.is_some() {
+        return Err(LoadError::GroupedNotDump(source.to_owned()));
+    }
+    if source.is_dir() {
+        memory_cities_json(source)
     } else {
         recording(source)
     }
 }
 
 /// Loads heap dumps, one snapshot each in the order they were taken.
-pub fn heap_dumps(paths: &[PathBuf]) -> Result<CityModel, LoadError> {
+pub fn heap_dumps(
+    paths: &[PathBuf],
+    levels: &[memcity_dump::Level],
+) -> Result<CityModel, LoadError> {
     let mut model = CityModel::new();
-    for message in memcity_dump::session(paths)? {
+    for message in memcity_dump::session(paths, levels)? {
         model.apply(&message)?;
     }
     Ok(model)

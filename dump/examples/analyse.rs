@@ -26,10 +26,11 @@ fn main() {
         "usage: analyse DUMP... | analyse --top DUMP"
     );
     let started = std::time::Instant::now();
-    let messages = memcity_dump::session(&paths).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
+    let messages =
+        memcity_dump::session(&paths, &memcity_dump::DEFAULT_LEVELS).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(1)
+        });
     for m in &messages {
         if let Some(memcity_proto::v1::stream_message::Kind::Snapshot(s)) = &m.kind {
             let d = s.dump.as_ref().expect("a dump's snapshot");

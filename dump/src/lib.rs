@@ -7,6 +7,7 @@
 //! many gzip members, keeps the graph in dense arrays and knows HotSpot's mirrors and roots).
 
 pub mod dominators;
+mod grouping;
 mod heap;
 mod input;
 mod paths;
@@ -21,12 +22,13 @@ mod threads;
 
 use std::path::PathBuf;
 
+pub use grouping::{parse as parse_levels, Level};
 pub use heap::{read, read_bytes, Heap};
 pub use series::{
     dumps_in, is_dump, named_as_dump, recording, session, session_bytes, SeriesError,
 };
 pub use sizes::Sizes;
-pub use snapshot::Analysis;
+pub use snapshot::{Analysis, DEFAULT_LEVELS};
 
 /// Why a dump could not be read. Offsets are in the uncompressed stream.
 #[derive(Debug, thiserror::Error)]

@@ -156,8 +156,11 @@ pub fn search(heap: &Heap, roots: Vec<Root>) -> Reach {
         let tier = roots[at].tier;
         while at < roots.len() && roots[at].tier == tier {
             let o = roots[at].object;
-            // A root's own object is entered even if it is a class or a thread: it is the root.
-            if parent[o as usize] == NONE {
+            // A root's own object is entered even if it is a class: it is the root. A live
+            // thread held by a local or a static is not entered from there: it is a root of
+            // its own, and what it holds is its.
+            let own_thread = matches!(roots[at].kind, RootKind::Thread { .. });
+            if parent[o as usize] == NONE && (own_thread || !is_thread[o as usize]) {
                 parent[o as usize] = o;
                 owner[o as usize] = at as u32;
                 reached += 1;

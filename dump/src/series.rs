@@ -8,7 +8,8 @@ use std::time::Instant;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{stream_message::Kind, DumpInfo, Handshake, StreamMessage};
 
-use crate::snapshot::{self, Analysis};
+use crate::grouping::Level;
+use crate::snapshot::{self, Analysis, DEFAULT_LEVELS};
 use crate::{heap, DumpError};
 
 /// A dump that could not be read, named.
@@ -29,35 +30,42 @@ pub fn session_bytes(name: &str, data: &[u8]) -> Result<Vec<StreamMessage>, Dump
         kind: Some(Kind::Handshake(handshake(
             &[(time, PathBuf::from(name))],
             time,
+            &DEFAULT_LEVELS,
         ))),
     }];
-    messages.extend(analysed(
-        &heap,
-        name,
-        data.len() as u64,
-        &mut strings,
-        0,
-        0,
-        Instant::now(),
-    )?);
+    let place = Place {
+        file: name,
+        file_bytes: data.len() as u64,
+        seq: 0,
+        time_ms: 0,
+        started: Instant::now(),
+    };
+    messages.extend(analysed(&heap, place, &mut strings, &DEFAULT_LEVELS)?);
     Ok(messages)
+}
+
+/// Where a dump stands in its session: its file, number and time.
+struct Place<'a> {
+    file: &'a str,
+    file_bytes: u64,
+    seq: u64,
+    time_ms: u64,
+    /// When its reading began (for `DumpInfo.read_ms`).
+    started: Instant,
 }
 
 /// The messages of one read dump: its new names, then its snapshot.
 fn analysed(
     heap: &heap::Heap,
-    file: &str,
-    file_bytes: u64,
+    place: Place,
     strings: &mut StringInterner,
-    seq: u64,
-    time_ms: u64,
-    started: Instant,
+    levels: &[Level],
 ) -> Result<Vec<StreamMessage>, DumpError> {
     let analysis = Analysis::new(heap)?;
     let (unreachable_objects, unreachable_bytes) = analysis.unreachable();
     let mut info = DumpInfo {
-        file: file.to_owned(),
-        file_bytes,
+        file: place.file.to_owned(),
+        file_bytes: place.file_bytes,
         compressed: heap.compressed,
         objects: heap.objects() as u64,
         references: heap.edges.len() as u64,
@@ -70,11 +78,18 @@ fn analysed(
         retainers: Vec::new(),
     };
     let mut phases = crate::phases::Phases::start();
-    let mut snap = snapshot::snapshot(&analysis, strings, seq, time_ms, DumpInfo::default());
+    let mut snap = snapshot::snapshot(
+        &analysis,
+        strings,
+        place.seq,
+        place.time_ms,
+        DumpInfo::default(),
+        levels,
+    );
     phases.done("snapshot");
     info.retainers = snapshot::retainers(&analysis, strings);
     phases.done("retainers");
-    info.read_ms = started.elapsed().as_millis() as u64;
+    info.read_ms = place.started.elapsed().as_millis() as u64;
     snap.dump = Some(info);
     let mut out = Vec::new();
     if let Some(table) = strings.take_new() {
@@ -89,7 +104,7 @@ fn analysed(
 }
 
 /// Reads `paths` (dumps, in any order) into a session's messages.
-pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
+pub fn session(paths: &[PathBuf], levels: &[Level]) -> Result<Vec<StreamMessage>, SeriesError> {
     let mut heaps = Vec::with_capacity(paths.len());
     for path in paths {
         let at = |source| SeriesError {
@@ -105,7 +120,7 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
     let start = heaps.first().map_or(0, |(time, _)| *time);
     let mut strings = StringInterner::new();
     let mut messages = vec![StreamMessage {
-        kind: Some(Kind::Handshake(handshake(&heaps, start))),
+        kind: Some(Kind::Handshake(handshake(&heaps, start, levels))),
     }];
     for (seq, (time, path)) in heaps.iter().enumerate() {
         let at = |source| SeriesError {
@@ -119,12 +134,15 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
         messages.extend(
             analysed(
                 &heap,
-                &name,
-                file_bytes,
+                Place {
+                    file: &name,
+                    file_bytes,
+                    seq: seq as u64,
+                    time_ms: time - start,
+                    started,
+                },
                 &mut strings,
-                seq as u64,
-                time - start,
-                started,
+                levels,
             )
             .map_err(at)?,
         );
@@ -134,8 +152,8 @@ pub fn session(paths: &[PathBuf]) -> Result<Vec<StreamMessage>, SeriesError> {
 
 /// The session of `paths` as a recording's bytes (for the page, which reads recordings): the
 /// same messages, framed as `memcity record` frames them, and an end.
-pub fn recording(paths: &[PathBuf]) -> Result<Vec<u8>, SeriesError> {
-    let messages = session(paths)?;
+pub fn recording(paths: &[PathBuf], levels: &[Level]) -> Result<Vec<u8>, SeriesError> {
+    let messages = session(paths, levels)?;
     let Some(Kind::Handshake(handshake)) = messages.first().and_then(|m| m.kind.clone()) else {
         unreachable!("a session starts with its handshake")
     };
@@ -159,7 +177,7 @@ pub fn recording(paths: &[PathBuf]) -> Result<Vec<u8>, SeriesError> {
     Ok(written.expect("a recording is written to memory"))
 }
 
-fn handshake(heaps: &[(u64, PathBuf)], start: u64) -> Handshake {
+fn handshake(heaps: &[(u64, PathBuf)], start: u64, levels: &[Level]) -> Handshake {
     let files: Vec<String> = heaps.iter().map(|(_, p)| p.display().to_string()).collect();
     Handshake {
         protocol_version: memcity_proto::PROTOCOL_VERSION,
@@ -170,7 +188,7 @@ fn handshake(heaps: &[(u64, PathBuf)], start: u64) -> Handshake {
         jvm_name: String::new(),
         gc_name: String::new(),
         command_line: files.join(" "),
-        classifiers: vec!["package".into(), "type".into()],
+        classifiers: levels.iter().map(|l| l.name().to_owned()).collect(),
         sampling_interval: 0,
         start_time_unix_ms: start,
         pause_budget: 0.0,

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 /// Maps keyed by objects and types, hashed fast: a snapshot makes one lookup per reference.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-use memcity_proto::names;
 use memcity_proto::strings::StringInterner;
 use memcity_proto::v1::{
     exactness::Source, root::Kind, snapshot::Trigger, DumpInfo, Exactness, FieldEdge, HeapUsage,
@@ -17,9 +16,13 @@ use memcity_proto::v1::{
 };
 
 use crate::dominators::Dominators;
+use crate::grouping::{self, Grouping, Level};
 use crate::heap::{Heap, Shape, MIRROR, NONE, SLOT_ELEMENT, SLOT_LOADER, SLOT_SUPER};
 use crate::paths::{self, Reach, RootKind};
 use crate::sizes::Sizes;
+
+/// How a dump is grouped unless asked otherwise: as the agent's default classifiers.
+pub const DEFAULT_LEVELS: [Level; 2] = [Level::Package, Level::Type];
 
 /// Objects the paths lead to, at most: as many as the agent's searches look for, chosen in
 /// proportion to each type's bytes.
@@ -36,17 +39,10 @@ pub struct Analysis<'h> {
     /// Per type name: objects, bytes, and the retained size of those no other object of the
     /// type dominates.
     pub types: Vec<TypeTotals>,
-    /// Per package (by name): the same retained size over its types.
-    pub package_retained: HashMap<String, u64>,
+    /// The objects grouped by package and type, each group's retained size MAT's retained heap
+    /// of a class (`grouping.rs`).
+    pub grouping: Grouping,
     pub type_of_class: Vec<u32>,
-}
-
-/// The dominator tree's walk: objects of each type and package on the current branch.
-struct Open {
-    types: Vec<u32>,
-    packages: Vec<u32>,
-    type_retained: Vec<u64>,
-    package_retained: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -107,10 +103,27 @@ impl<'h> Analysis<'h> {
             retained,
             dominators,
             types,
-            package_retained: HashMap::new(),
+            grouping: Grouping { nodes: Vec::new() },
             type_of_class,
         };
-        analysis.type_retained();
+        analysis.grouping = grouping::group(&analysis, &DEFAULT_LEVELS);
+        // A type's retained size is its group's under its package.
+        let index: HashMap<&str, usize> = analysis
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        let kept: Vec<(usize, u64)> = analysis
+            .grouping
+            .nodes
+            .iter()
+            .filter(|g| g.parent != 0 && analysis.grouping.nodes[g.parent as usize].parent == 0)
+            .filter_map(|g| index.get(g.name.as_str()).map(|&t| (t, g.retained)))
+            .collect();
+        for (t, retained) in kept {
+            analysis.types[t].retained = retained;
+        }
         phases.done("types");
         Ok(analysis)
     }
@@ -121,77 +134,6 @@ impl<'h> Analysis<'h> {
             NONE
         } else {
             self.type_of_class[c as usize]
-        }
-    }
-
-    /// MAT's retained heap of a class: the retained sizes of its objects that have no object of
-    /// the same type above them in the dominator tree (a list's nodes count once, at the first);
-    /// and the same for packages.
-    fn type_retained(&mut self) {
-        let children = self.dominators.children();
-        let mut package_index: HashMap<String, usize> = HashMap::new();
-        let package_of: Vec<usize> = self
-            .types
-            .iter()
-            .map(|t| {
-                let next = package_index.len();
-                *package_index
-                    .entry(names::package_of(&t.name).to_owned())
-                    .or_insert(next)
-            })
-            .collect();
-        let mut open = Open {
-            types: vec![0; self.types.len()],
-            packages: vec![0; package_index.len()],
-            type_retained: vec![0; self.types.len()],
-            package_retained: vec![0; package_index.len()],
-        };
-        // Iterative: the tree of a long linked list is as deep as the list.
-        let mut stack: Vec<(u32, usize)> = Vec::new();
-        for &top in children.top() {
-            self.enter(top, &package_of, &mut open, 1);
-            stack.push((top, 0));
-            while let Some(&mut (v, ref mut next)) = stack.last_mut() {
-                let kids = children.of(v);
-                if *next < kids.len() {
-                    let child = kids[*next];
-                    *next += 1;
-                    self.enter(child, &package_of, &mut open, 1);
-                    stack.push((child, 0));
-                } else {
-                    stack.pop();
-                    self.enter(v, &package_of, &mut open, -1);
-                }
-            }
-        }
-        for (t, r) in self.types.iter_mut().zip(open.type_retained) {
-            t.retained = r;
-        }
-        self.package_retained = package_index
-            .into_iter()
-            .map(|(name, p)| (name, open.package_retained[p]))
-            .collect();
-    }
-
-    /// Entering (`step` 1) or leaving (-1) `v` in the dominator tree's walk.
-    fn enter(&self, v: u32, package_of: &[usize], open: &mut Open, step: i32) {
-        let t = self.type_of(v);
-        if t == NONE {
-            return;
-        }
-        let p = package_of[t as usize];
-        if step > 0 {
-            if open.types[t as usize] == 0 {
-                open.type_retained[t as usize] += self.retained[v as usize];
-            }
-            if open.packages[p] == 0 {
-                open.package_retained[p] += self.retained[v as usize];
-            }
-            open.types[t as usize] += 1;
-            open.packages[p] += 1;
-        } else {
-            open.types[t as usize] -= 1;
-            open.packages[p] -= 1;
         }
     }
 
@@ -268,9 +210,10 @@ pub fn snapshot(
     seq: u64,
     time_ms: u64,
     info: DumpInfo,
+    levels: &[Level],
 ) -> Snapshot {
     let mut phases = crate::phases::Phases::start();
-    let root = tree(analysis, strings);
+    let root = tree(analysis, levels, strings);
     phases.done("snapshot: tree");
     let (fields, references) = edges(analysis, strings);
     phases.done("snapshot: references");
@@ -288,7 +231,7 @@ pub fn snapshot(
         time_ms,
         gc_count: 0,
         trigger: Trigger::Dump as i32,
-        classifiers: vec!["package".into(), "type".into()],
+        classifiers: levels.iter().map(|l| l.name().to_owned()).collect(),
         root: Some(root),
         references,
         cost: None,
@@ -333,54 +276,40 @@ fn out_of_memory(heap: &Heap, time_ms: u64) -> Option<memcity_proto::v1::OutOfMe
     })
 }
 
-fn tree(analysis: &Analysis, strings: &mut StringInterner) -> Node {
-    let mut packages: HashMap<&str, Vec<&TypeTotals>> = HashMap::new();
-    for t in analysis.types.iter().filter(|t| t.objects > 0) {
-        packages
-            .entry(names::package_of(&t.name))
-            .or_default()
-            .push(t);
+/// The grouping tree of `levels` as the protocol's nodes, the biggest first.
+fn tree(analysis: &Analysis, levels: &[Level], strings: &mut StringInterner) -> Node {
+    let computed;
+    let grouping = if levels == DEFAULT_LEVELS {
+        &analysis.grouping
+    } else {
+        computed = grouping::group(analysis, levels);
+        &computed
+    };
+    let groups = &grouping.nodes;
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); groups.len()];
+    for (i, g) in groups.iter().enumerate().skip(1) {
+        children[g.parent as usize].push(i as u32);
     }
-    let mut children: Vec<Node> = packages
-        .into_iter()
-        .map(|(package, types)| {
-            let mut nodes: Vec<Node> = types
-                .iter()
-                .map(|t| Node {
-                    name: strings.intern(&t.name),
-                    objects: t.objects,
-                    bytes: t.bytes,
-                    retained_bytes: t.retained,
-                    ..Default::default()
-                })
-                .collect();
-            nodes.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
-            Node {
-                name: strings.intern(package),
-                objects: nodes.iter().map(|n| n.objects).sum(),
-                bytes: nodes.iter().map(|n| n.bytes).sum(),
-                retained_bytes: analysis.package_retained.get(package).copied().unwrap_or(0),
-                children: nodes,
-                ..Default::default()
-            }
-        })
-        .collect();
-    children.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
-    let reachable: u64 = analysis
-        .dominators
-        .children()
-        .top()
-        .iter()
-        .map(|&o| analysis.retained[o as usize])
-        .sum();
-    Node {
-        name: 0,
-        objects: children.iter().map(|n| n.objects).sum(),
-        bytes: children.iter().map(|n| n.bytes).sum(),
-        retained_bytes: reachable,
-        children,
-        ..Default::default()
+    // Built leaves first (every child comes after its parent), so no recursion.
+    let mut built: Vec<Option<Node>> = vec![None; groups.len()];
+    for i in (0..groups.len()).rev() {
+        let g = &groups[i];
+        let mut nodes: Vec<Node> = children[i]
+            .iter()
+            .filter_map(|&c| built[c as usize].take())
+            .filter(|n| n.objects > 0)
+            .collect();
+        nodes.sort_by(|a, b| b.objects.cmp(&a.objects).then(a.name.cmp(&b.name)));
+        built[i] = Some(Node {
+            name: if i == 0 { 0 } else { strings.intern(&g.name) },
+            objects: g.objects,
+            bytes: g.bytes,
+            retained_bytes: g.retained,
+            children: nodes,
+            ..Default::default()
+        });
     }
+    built[0].take().unwrap_or_default()
 }
 
 #[derive(Default)]

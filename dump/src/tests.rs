@@ -227,3 +227,46 @@ fn nodes_no_one_object_dominates_are_a_group_whose_paths_meet_at_their_list() {
     let holder = group.path.last().expect("a meeting point");
     assert_eq!(names.resolve(holder.r#type), "List");
 }
+
+#[test]
+fn a_dump_groups_by_loader_and_thread_and_says_it_has_no_sites() {
+    use crate::grouping::{group, parse, Level, BOOT_LOADER, NO_SITE, NO_THREAD, UNREACHABLE};
+    let heap = read_bytes(&small_heap()).unwrap();
+    let analysis = Analysis::new(&heap).unwrap();
+    let levels = parse("loader:thread:site:type").unwrap();
+    assert_eq!(
+        levels,
+        [Level::Loader, Level::Thread, Level::Site, Level::Type]
+    );
+    let grouping = group(&analysis, &levels);
+    let path_of = |name: &str| {
+        let at = grouping
+            .nodes
+            .iter()
+            .position(|g| g.name == name)
+            .unwrap_or_else(|| panic!("no group {name}"));
+        let mut path = Vec::new();
+        let mut i = at;
+        while i != 0 {
+            path.push(grouping.nodes[i].name.as_str());
+            i = grouping.nodes[i].parent as usize;
+        }
+        path.reverse();
+        (path, grouping.nodes[at].clone())
+    };
+    // Every class of the small heap is the boot loader's; statics hold the items (no thread).
+    let (path, items) = path_of("Item");
+    assert_eq!(path, [BOOT_LOADER, NO_THREAD, NO_SITE, "Item"]);
+    assert_eq!((items.objects, items.bytes), (3, 48));
+    // The last object no root reaches.
+    assert!(grouping
+        .nodes
+        .iter()
+        .any(|g| g.name == UNREACHABLE && g.objects == 1));
+    // The heap's node counts every object, and keeps what the roots reach.
+    assert_eq!(grouping.nodes[0].objects, heap.objects() as u64);
+    assert!(parse("package:nothing")
+        .unwrap_err()
+        .contains("package, type, loader, thread"));
+    assert!(parse("type:type").unwrap_err().contains("twice"));
+}

@@ -78,7 +78,8 @@ const APP_TYPES: [&str; 4] = [
     "java.util.HashMap$Node[]",
 ];
 
-/// Dumps QuietHeap on `jdk` (plain, and gzipped where the JDK can, 15 and later) right after a
+/// Dumps QuietHeap on `jdk` (plain, gzipped where the JDK can, 15 and later, and in parallel
+/// where it can, 22 and later) right after a
 /// class histogram, and compares each dump's types with it: every count equal, the app's bytes
 /// equal, the total bytes within 0.5 %. With `cds` the JVM maps the CDS archive (the default),
 /// else it runs with -Xshare:off.
@@ -103,6 +104,20 @@ fn dumps_equal_the_histogram(jdk: &Jdk, cds: bool) {
         heap_dump(jdk, pid, &dumps[1], &["-all", "-gz=1"]);
     } else {
         eprintln!("{label}: GC.heap_dump has no -gz before JDK 15: the plain dump only");
+    }
+    if jdk.major >= 22 {
+        // Parallel dumps (JDK 22 on): each worker writes a part of its own, merged into one
+        // file after the stop; objects, and in -gz the gzip members, come in no useful order.
+        for (name, extra) in [
+            ("parallel.hprof", None),
+            ("parallel.hprof.gz", Some("-gz=1")),
+        ] {
+            let file = dir.path().join(name);
+            let mut args = vec!["-all", "-parallel=4"];
+            args.extend(extra);
+            heap_dump(jdk, pid, &file, &args);
+            dumps.push(file);
+        }
     }
     let after = class_histogram(jdk, pid, &["-all"]);
     app.kill();
@@ -646,5 +661,92 @@ fn random_bytes_named_hprof_are_not_a_dump() {
     assert!(
         error.contains("x.hprof: not a Java heap dump (it does not start with \"JAVA PROFILE\")"),
         "{error}"
+    );
+}
+
+// Grouping a dump.
+
+/// `--group-by`: by the thread whose root holds an object (ThreadLocalLeak's records are its
+/// worker's, through its thread-locals), by class loader, and by site, which a dump has none of.
+#[test]
+fn a_dump_groups_by_thread_and_loader_as_asked() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = plain(&jdk, "ThreadLocalLeak", 300.0, &[], &[]);
+    // Not a wait for a signal: the time the worker has to fill its thread-local list.
+    std::thread::sleep(Duration::from_millis(1500));
+    let file = dir.path().join("threads.hprof");
+    heap_dump(&jdk, app.pid(), &file, &[]);
+    app.kill();
+    let path = file.to_str().unwrap();
+    let groups = |chain: &str| -> Vec<(Vec<String>, u64)> {
+        let text = report(&[path, "--json", "--top", "0", "--group-by", chain]);
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let names = g["path"].as_array().unwrap();
+                let names = names
+                    .iter()
+                    .map(|n| n.as_str().unwrap().to_owned())
+                    .collect();
+                (names, g["objects_last"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let records = |groups: &[(Vec<String>, u64)]| -> Vec<(Vec<String>, u64)> {
+        groups
+            .iter()
+            .filter(|(path, _)| path.last().is_some_and(|t| t == "ThreadLocalLeak$Record"))
+            .cloned()
+            .collect()
+    };
+    let by_thread = records(&groups("thread:type"));
+    let held: u64 = by_thread
+        .iter()
+        .filter(|(path, _)| path[0] == "thread \"leaky-worker\"")
+        .map(|(_, n)| n)
+        .sum();
+    let all: u64 = by_thread.iter().map(|(_, n)| n).sum();
+    assert!(
+        held > 1000 && held == all,
+        "the worker holds the records: {by_thread:?}"
+    );
+
+    let by_loader = records(&groups("loader:type"));
+    assert_eq!(by_loader.len(), 1, "{by_loader:?}");
+    assert_eq!(
+        by_loader[0].0[0], "jdk.internal.loader.ClassLoaders$AppClassLoader",
+        "{by_loader:?}"
+    );
+    let strings = groups("loader:type");
+    assert!(
+        strings
+            .iter()
+            .any(|(path, n)| path == &["(boot loader)", "java.lang.String"] && *n > 1000),
+        "the JDK's classes are the boot loader's"
+    );
+
+    let by_site = records(&groups("site:type"));
+    assert_eq!(
+        by_site[0].0[0], "(no allocation site: heap dumps record none)",
+        "{by_site:?}"
+    );
+
+    // A recording keeps its agent's groups.
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let (done, _, stderr) = run(&["report", golden.to_str().unwrap(), "--group-by", "thread"]);
+    assert!(!done.status.success(), "a recording was grouped anew");
+    assert!(
+        stderr.contains("--group-by: ") && stderr.contains("is no heap dump"),
+        "{stderr}"
+    );
+    let (done, _, stderr) = run(&["report", path, "--group-by", "package:colour"]);
+    assert!(!done.status.success());
+    assert!(
+        stderr.contains("\"colour\" is no level a heap dump can be grouped by"),
+        "{stderr}"
     );
 }

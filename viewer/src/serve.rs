@@ -48,19 +48,21 @@ pub enum Session {
 }
 
 impl Session {
-    /// The heap dumps at `path` (a dump, or a folder of them), read; `None` when it is neither.
-    pub fn dumps(path: &Path) -> anyhow::Result<Option<Session>> {
-        let files = if path.is_dir() {
-            memcity_dump::dumps_in(path)
-        } else if memcity_dump::is_dump(path) {
-            vec![path.to_path_buf()]
-        } else {
-            return Ok(None);
-        };
+    /// The heap dumps at `path` (a dump, or a folder of them), read and grouped by `levels`
+    /// (default package and type); `None` when it is neither.
+    pub fn dumps(
+        path: &Path,
+        levels: Option<&[memcity_dump::Level]>,
+    ) -> anyhow::Result<Option<Session>> {
+        let files = memcity_city::load::dumps_at(path);
         if files.is_empty() {
+            if levels.is_some() {
+                anyhow::bail!("--group-by: {} is no heap dump; a recording keeps the groups of the agent's classifiers= option", path.display());
+            }
             return Ok(None);
         }
-        let recording = memcity_dump::recording(&files)?;
+        let levels = levels.unwrap_or(&memcity_dump::DEFAULT_LEVELS);
+        let recording = memcity_dump::recording(&files, levels)?;
         Ok(Some(Session::Dumps {
             name: path
                 .file_name()

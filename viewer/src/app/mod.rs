@@ -39,6 +39,8 @@ pub enum Source {
 
 pub struct WindowOptions {
     pub camera: CameraView,
+    /// Heap dumps: the grouping chain asked for (`--group-by`); `None` the default.
+    pub group_by: Option<Vec<memcity_dump::Level>>,
     /// What the main area shows first.
     pub view: ViewKind,
     /// The snapshot to open at, counted from 1 as the status bar counts.
@@ -132,7 +134,7 @@ fn at_index(at: usize, len: usize, source: &Path) -> anyhow::Result<usize> {
 
 /// Opens a recording or JSON export.
 pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
-    let model = load_city(path)?;
+    let model = memcity_city::load::session_grouped(path, options.group_by.as_deref())?;
     for warning in &model.warnings {
         eprintln!("memcity: warning: {warning}");
     }

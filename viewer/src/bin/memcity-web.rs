@@ -115,6 +115,7 @@ mod page {
         }
         let options = WindowOptions {
             camera: CameraView::Overview,
+            group_by: None,
             view: look.view,
             at: None,
             screenshot: None,

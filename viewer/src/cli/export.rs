@@ -18,7 +18,8 @@ use memcity_viewer::units;
         .multiple(true)
 ))]
 pub struct ExportArgs {
-    /// A recording, or a Memory Cities JSON export folder
+    /// A recording, a heap dump (.hprof, .hprof.gz), a folder of heap dumps (a series), or a
+    /// Memory Cities JSON export folder
     source: PathBuf,
     /// Write the whole session as a Memory Cities JSON folder (created; its classifier folder
     /// is replaced file by file)
@@ -37,10 +38,12 @@ pub struct ExportArgs {
     /// --at less those here, negative where it shrank
     #[arg(long, requires = "pprof")]
     since: Option<At>,
+    #[command(flatten)]
+    dumps: super::dumps::DumpArgs,
 }
 
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let session = memcity_city::load::session(&args.source)?;
+    let session = args.dumps.load(&args.source)?;
     for warning in &session.warnings {
         eprintln!("memcity: warning: {warning}");
     }

@@ -85,6 +85,7 @@ impl Look {
     pub fn window(&self, size: Size) -> app::WindowOptions {
         app::WindowOptions {
             camera: app::CameraView::Overview,
+            group_by: None,
             view: self.view,
             drill: self.drill.clone(),
             scaled: self.heap_scaled,

@@ -7,6 +7,7 @@
 use anyhow::Context;
 
 pub mod agent;
+pub mod dumps;
 pub mod export;
 pub mod lifetimes;
 pub mod local;

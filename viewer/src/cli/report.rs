@@ -11,7 +11,8 @@ use memcity_viewer::report::{self, At};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// A recording, or a Memory Cities JSON export folder
+    /// A recording, a heap dump (.hprof, .hprof.gz), a folder of heap dumps (a series), or a
+    /// Memory Cities JSON export folder
     file: PathBuf,
     /// A second recording of the same application: report what grew from FILE's snapshot
     /// (`--from`, default its last) to this one's (`--to`, default its last)
@@ -33,10 +34,12 @@ pub struct ReportArgs {
     /// End of the growth window, as `--from`. Default: the last snapshot
     #[arg(long)]
     to: Option<At>,
+    #[command(flatten)]
+    dumps: super::dumps::DumpArgs,
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let session = memcity_city::load::session(&args.file)?;
+    let session = args.dumps.load(&args.file)?;
     let (session, source) = match &args.against {
         Some(other) => compare(&session, &args, other)?,
         None => (

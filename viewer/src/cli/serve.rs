@@ -31,11 +31,13 @@ pub struct ServeArgs {
     /// Serve a --bind beyond loopback without TLS (the page and its token in clear)
     #[arg(long)]
     insecure: bool,
+    #[command(flatten)]
+    dumps: super::dumps::DumpArgs,
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     serve::serve(ServeOptions {
-        session: served(args.source)?,
+        session: served(args.source, &args.dumps)?,
         bind: args.bind,
         port: args.port,
         tls: args.tls_cert.zip(args.tls_key),
@@ -47,10 +49,11 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// What `serve` serves: a folder or file SOURCE names, else the agent it names (or `--pid`'s).
 /// A missing `.mcrec` is a typo, not an address.
-fn served(source: Agent) -> anyhow::Result<Session> {
+fn served(source: Agent, dumps: &super::dumps::DumpArgs) -> anyhow::Result<Session> {
     if let Some(given) = &source.addr {
         let path = Path::new(given);
-        if let Some(dumps) = Session::dumps(path)? {
+        if let Some(dumps) = Session::dumps(path, dumps.group_by.as_ref().map(|c| c.0.as_slice()))?
+        {
             return Ok(dumps);
         }
         if path.is_dir() {

@@ -13,7 +13,8 @@ use crate::demo;
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
-    /// Recording file, or Memory Cities JSON export folder
+    /// A recording, a heap dump (.hprof, .hprof.gz), a folder of heap dumps (a series), or a
+    /// Memory Cities JSON export folder
     source: PathBuf,
     /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
     #[arg(long)]
@@ -48,6 +49,8 @@ pub struct ReplayArgs {
     hud: bool,
     #[command(flatten)]
     look: Look,
+    #[command(flatten)]
+    dumps: super::dumps::DumpArgs,
 }
 
 #[derive(clap::Args)]
@@ -111,6 +114,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             context: args.context,
             bench_frames: args.bench_frames,
             hud: args.hud,
+            group_by: args.dumps.group_by.map(|c| c.0),
             ..args.look.window(args.size)
         },
     )?;
