@@ -186,6 +186,8 @@ pub(super) enum Source {
     Recording,
     /// A Memory Cities export: no handshake, and no place in the format for paths.
     Export,
+    /// Heap dumps: exact paths, to objects chosen evenly, not samples.
+    Dumps,
 }
 
 /// Leak suspects as traces from the root down, one line per step (LeakCanary's leak trace is
@@ -240,7 +242,7 @@ pub(super) fn render_suspects(
         if s.holder.is_empty() {
             render_holder_not_seen(out, number, s, source);
         } else {
-            render_held(out, number, s);
+            render_held(out, number, s, source);
         }
         let _ = writeln!(out);
     }
@@ -276,7 +278,7 @@ fn render_holder_not_seen(out: &mut String, number: usize, s: &SuspectJson, sour
 /// A suspect numbered `number` with a holder. The leak is the accumulation point: what it
 /// keeps alive leads, its types follow; then its roots, the trace down from them, what it
 /// holds and where that is allocated, and the paths the holder rests on.
-fn render_held(out: &mut String, number: usize, s: &SuspectJson) {
+fn render_held(out: &mut String, number: usize, s: &SuspectJson, source: Source) {
     let _ = writeln!(
         out,
         "{number}. {} ({}{}, confidence {}) holds a growth of {} objects, {}: {}",
@@ -310,7 +312,7 @@ fn render_held(out: &mut String, number: usize, s: &SuspectJson) {
     render_steps(out, &s.steps);
     render_holds(out, s);
     if let Some(e) = &s.evidence {
-        render_evidence(out, s, e);
+        render_evidence(out, s, e, source);
     }
 }
 
@@ -422,7 +424,7 @@ fn render_holds(out: &mut String, s: &SuspectJson) {
 
 /// The object-level paths the holder rests on: how many sampled paths pass through it, how
 /// many counted objects it reaches, and how old the paths are.
-fn render_evidence(out: &mut String, s: &SuspectJson, e: &EvidenceJson) {
+fn render_evidence(out: &mut String, s: &SuspectJson, e: &EvidenceJson, source: Source) {
     let types = match s.leaking.len() {
         0 | 1 => s.leaking.first().cloned().unwrap_or_default(),
         2 => s.leaking.join(" and "),
@@ -430,9 +432,14 @@ fn render_evidence(out: &mut String, s: &SuspectJson, e: &EvidenceJson) {
     };
     let _ = writeln!(
         out,
-        "   evidence: {} of {} sampled paths to {} pass through this {} ({}@{}){}",
+        "   evidence: {} of {} {} to {} pass through this {} ({}@{}){}",
         count(e.through_holder),
         count(e.samples),
+        if source == Source::Dumps {
+            "shortest paths (to objects chosen evenly in the dump)"
+        } else {
+            "sampled paths"
+        },
         types,
         s.holder,
         e.holder_in,

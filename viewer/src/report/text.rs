@@ -21,7 +21,9 @@ pub fn render_text(report: &Report, source: &str, references: usize) -> String {
         render_retainers(&mut out, &report.retainers, report.dumps.len() > 1);
     }
     // No handshake: a Memory Cities export (as the header says).
-    let source = if report.jvm.is_empty() && report.pid == 0 {
+    let source = if !report.dumps.is_empty() {
+        Source::Dumps
+    } else if report.jvm.is_empty() && report.pid == 0 {
         Source::Export
     } else {
         Source::Recording
