@@ -234,47 +234,7 @@ impl Dominators {
             );
         }
 
-        // Phase 1: iterative DFS from R, numbering objects in preorder and counting each
-        // vertex's predecessors other than its DFS parent, so that phase 2 can place them without
-        // a third call of `successors`. The DFS parent is left out because it is the initial
-        // semidominator anyway, which saves one stored u32 per reached object.
-        let mut dfs = Dfs {
-            pre: vec![0; n],
-            // Grown as objects are reached rather than reserved for all of them, which on a huge
-            // dump with few reached objects could ask for more address space than overcommit
-            // allows. Large blocks grow by remapping, without copying, in glibc.
-            vertices: Vec::new(),
-            stack: Vec::new(),
-            stored: 0,
-        };
-        let none = Vertex { parent: 0, pos: 0 };
-        dfs.vertices.extend([none, none]);
-        for &root in &roots {
-            let p = dfs.pre[root as usize];
-            if p != 0 {
-                // Already reached through another root's references: R -> root is then a
-                // non-tree edge like any other.
-                if dfs.vertices[p as usize].parent != R {
-                    dfs.count_predecessor(p).map_err(|()| too_big)?;
-                }
-                continue;
-            }
-            let mut current = dfs.visit(root, R, &mut successors);
-            while let Some(w) = dfs.stack.pop() {
-                if w == END {
-                    current = dfs.vertices[current as usize].parent;
-                    continue;
-                }
-                let p = dfs.pre[w as usize];
-                if p == 0 {
-                    current = dfs.visit(w, current, &mut successors);
-                } else if p != current && dfs.vertices[p as usize].parent != current {
-                    // Self-loops and repeats of a tree edge are skipped: neither can lower a
-                    // semidominator.
-                    dfs.count_predecessor(p).map_err(|()| too_big)?;
-                }
-            }
-        }
+        let dfs = dfs(n, &roots, &mut successors).map_err(|()| too_big)?;
         let Dfs {
             pre,
             mut vertices,
@@ -283,119 +243,11 @@ impl Dominators {
         } = dfs;
         drop(stack);
         vertices.shrink_to_fit();
-        // The highest DFS number; vertices are 2..=last (1 is R).
-        let last = vertices.len() - 1;
-
-        // Phase 2: predecessors by DFS number, as CSR. Each `pos` starts as the exclusive prefix
-        // sum of the counts and advances as its vertex's list fills, ending at the end of that
-        // list: vertex w's predecessors are then pred[vertices[w - 1].pos..vertices[w].pos].
-        // Counting in phase 1
-        // and filling here keeps the peak at one u32 per stored predecessor, where collecting
-        // (vertex, predecessor) pairs and sorting them would take two.
-        let mut sum = 0u32;
-        for vertex in vertices.iter_mut() {
-            let count = vertex.pos;
-            vertex.pos = sum;
-            sum += count;
-        }
-        let mut pred = vec![0u32; stored as usize];
-        let mut filled = 0u32;
-        for &root in &roots {
-            let vertex = &mut vertices[pre[root as usize] as usize];
-            if vertex.parent != R {
-                pred[vertex.pos as usize] = R;
-                vertex.pos += 1;
-                filled += 1;
-            }
-        }
-        for (obj, &d) in pre.iter().enumerate() {
-            if d == 0 {
-                continue;
-            }
-            successors(obj as u32, &mut |w| {
-                let p = pre[w as usize];
-                assert!(
-                    p != 0,
-                    "successors({obj}) reported {w} only on its second call"
-                );
-                let vertex = &mut vertices[p as usize];
-                if p != d && vertex.parent != d {
-                    pred[vertex.pos as usize] = d;
-                    vertex.pos += 1;
-                    filled += 1;
-                }
-            });
-        }
-        assert_eq!(
-            filled, stored,
-            "successors reported different references on its two calls"
-        );
-
-        // Phase 3: semidominators, in decreasing DFS number. A vertex is linked into the forest
-        // right after its semidominator is known, so the vertices above the current one are
-        // exactly the linked ones: that test replaces a "not linked" 0 in `ancestor`, which can
-        // therefore start as the parent and needs no separate link step.
-        let mut forest: Vec<Forest> = vertices
-            .iter()
-            .map(|vertex| Forest {
-                ancestor: vertex.parent,
-                best: 0,
-            })
-            .collect();
-        for w in (2..=last).rev() {
-            let mut semi = vertices[w].parent;
-            for &v in &pred[vertices[w - 1].pos as usize..vertices[w].pos as usize] {
-                // A vertex not linked yet still has its own number as semidominator.
-                let candidate = if v as usize <= w {
-                    v
-                } else {
-                    eval(&mut forest, v, w as u32)
-                };
-                semi = semi.min(candidate);
-            }
-            // Where w's predecessors end is read by no later (smaller) vertex, so that field
-            // takes the semidominator, sparing an array.
-            vertices[w].pos = semi;
-            forest[w].best = semi;
-        }
+        let pred = predecessors(&mut vertices, &pre, &roots, stored, &mut successors);
+        semidominators(&mut vertices, &pred);
         drop(pred);
-        drop(forest);
-
-        // Phase 4: the immediate dominator is the nearest common ancestor, in the dominator tree
-        // of the smaller vertices, of the DFS parent and the semidominator: walk up from the
-        // parent until at or above the semidominator. Done in place over the `parent` fields,
-        // each read only before being overwritten.
-        for w in 2..=last {
-            let Vertex { parent, pos: semi } = vertices[w];
-            let mut x = parent;
-            while x > semi {
-                x = vertices[x as usize].parent;
-            }
-            vertices[w].parent = x;
-        }
-
-        // Phase 5: back to object indices. `pre` becomes the result in place, and the preorder is
-        // rebuilt from it only now, since nothing before needed number -> object.
-        let mut preorder = vec![0u32; last - 1];
-        for (obj, &d) in pre.iter().enumerate() {
-            if d != 0 {
-                preorder[d as usize - 2] = obj as u32;
-            }
-        }
-        let mut result = pre;
-        for entry in result.iter_mut() {
-            *entry = match *entry {
-                0 => UNREACHED,
-                d => match vertices[d as usize].parent {
-                    R => ROOT,
-                    i => preorder[i as usize - 2],
-                },
-            };
-        }
-        Ok(Dominators {
-            idom: result,
-            preorder,
-        })
+        nearest_common_ancestors(&mut vertices);
+        Ok(to_objects(pre, &vertices))
     }
 
     /// The immediate dominator of object `v`: the object nearest to `v` on every path from the GC
@@ -472,6 +324,181 @@ impl Dominators {
 /// the linked ones. The path is walked up by reversing its `ancestor` links and back down along the
 /// reversed links (pointer reversal), instead of keeping a stack, since it can be millions of
 /// vertices long.
+/// Phase 1: iterative DFS from R, numbering objects in preorder and counting each vertex's
+/// predecessors other than its DFS parent, so that phase 2 can place them without a third call
+/// of `successors`. The DFS parent is left out because it is the initial semidominator anyway,
+/// which saves one stored u32 per reached object. Err: more stored predecessors than a u32
+/// counts.
+fn dfs(
+    n: usize,
+    roots: &[u32],
+    successors: &mut impl FnMut(u32, &mut dyn FnMut(u32)),
+) -> Result<Dfs, ()> {
+    let mut dfs = Dfs {
+        pre: vec![0; n],
+        // Grown as objects are reached rather than reserved for all of them, which on a huge
+        // dump with few reached objects could ask for more address space than overcommit
+        // allows. Large blocks grow by remapping, without copying, in glibc.
+        vertices: Vec::new(),
+        stack: Vec::new(),
+        stored: 0,
+    };
+    let none = Vertex { parent: 0, pos: 0 };
+    dfs.vertices.extend([none, none]);
+    for &root in roots {
+        let p = dfs.pre[root as usize];
+        if p != 0 {
+            // Already reached through another root's references: R -> root is then a non-tree
+            // edge like any other.
+            if dfs.vertices[p as usize].parent != R {
+                dfs.count_predecessor(p)?;
+            }
+            continue;
+        }
+        let mut current = dfs.visit(root, R, successors);
+        while let Some(w) = dfs.stack.pop() {
+            if w == END {
+                current = dfs.vertices[current as usize].parent;
+                continue;
+            }
+            let p = dfs.pre[w as usize];
+            if p == 0 {
+                current = dfs.visit(w, current, successors);
+            } else if p != current && dfs.vertices[p as usize].parent != current {
+                // Self-loops and repeats of a tree edge are skipped: neither can lower a
+                // semidominator.
+                dfs.count_predecessor(p)?;
+            }
+        }
+    }
+    Ok(dfs)
+}
+
+/// Phase 2: predecessors by DFS number, as CSR. Each `pos` starts as the exclusive prefix sum
+/// of the counts and advances as its vertex's list fills, ending at the end of that list:
+/// vertex w's predecessors are then pred[vertices[w - 1].pos..vertices[w].pos]. Counting in
+/// phase 1 and filling here keeps the peak at one u32 per stored predecessor, where collecting
+/// (vertex, predecessor) pairs and sorting them would take two.
+fn predecessors(
+    vertices: &mut [Vertex],
+    pre: &[u32],
+    roots: &[u32],
+    stored: u32,
+    successors: &mut impl FnMut(u32, &mut dyn FnMut(u32)),
+) -> Vec<u32> {
+    let mut sum = 0u32;
+    for vertex in vertices.iter_mut() {
+        let count = vertex.pos;
+        vertex.pos = sum;
+        sum += count;
+    }
+    let mut pred = vec![0u32; stored as usize];
+    let mut filled = 0u32;
+    for &root in roots {
+        let vertex = &mut vertices[pre[root as usize] as usize];
+        if vertex.parent != R {
+            pred[vertex.pos as usize] = R;
+            vertex.pos += 1;
+            filled += 1;
+        }
+    }
+    for (obj, &d) in pre.iter().enumerate() {
+        if d == 0 {
+            continue;
+        }
+        successors(obj as u32, &mut |w| {
+            let p = pre[w as usize];
+            assert!(
+                p != 0,
+                "successors({obj}) reported {w} only on its second call"
+            );
+            let vertex = &mut vertices[p as usize];
+            if p != d && vertex.parent != d {
+                pred[vertex.pos as usize] = d;
+                vertex.pos += 1;
+                filled += 1;
+            }
+        });
+    }
+    assert_eq!(
+        filled, stored,
+        "successors reported different references on its two calls"
+    );
+    pred
+}
+
+/// Phase 3: semidominators, in decreasing DFS number, left in each vertex's `pos`. A vertex is
+/// linked into the forest right after its semidominator is known, so the vertices above the
+/// current one are exactly the linked ones: that test replaces a "not linked" 0 in `ancestor`,
+/// which can therefore start as the parent and needs no separate link step.
+fn semidominators(vertices: &mut [Vertex], pred: &[u32]) {
+    let last = vertices.len() - 1;
+    let mut forest: Vec<Forest> = vertices
+        .iter()
+        .map(|vertex| Forest {
+            ancestor: vertex.parent,
+            best: 0,
+        })
+        .collect();
+    for w in (2..=last).rev() {
+        let mut semi = vertices[w].parent;
+        for &v in &pred[vertices[w - 1].pos as usize..vertices[w].pos as usize] {
+            // A vertex not linked yet still has its own number as semidominator.
+            let candidate = if v as usize <= w {
+                v
+            } else {
+                eval(&mut forest, v, w as u32)
+            };
+            semi = semi.min(candidate);
+        }
+        // Where w's predecessors end is read by no later (smaller) vertex, so that field takes
+        // the semidominator, sparing an array.
+        vertices[w].pos = semi;
+        forest[w].best = semi;
+    }
+}
+
+/// Phase 4: the immediate dominator is the nearest common ancestor, in the dominator tree of
+/// the smaller vertices, of the DFS parent and the semidominator: walk up from the parent until
+/// at or above the semidominator. Done in place over the `parent` fields, each read only
+/// before being overwritten.
+fn nearest_common_ancestors(vertices: &mut [Vertex]) {
+    for w in 2..vertices.len() {
+        let Vertex { parent, pos: semi } = vertices[w];
+        let mut x = parent;
+        while x > semi {
+            x = vertices[x as usize].parent;
+        }
+        vertices[w].parent = x;
+    }
+}
+
+/// Phase 5: back to object indices. `pre` becomes the result in place, and the preorder is
+/// rebuilt from it only now, since nothing before needed number -> object.
+fn to_objects(pre: Vec<u32>, vertices: &[Vertex]) -> Dominators {
+    let last = vertices.len() - 1;
+    let mut preorder = vec![0u32; last - 1];
+    for (obj, &d) in pre.iter().enumerate() {
+        if d != 0 {
+            preorder[d as usize - 2] = obj as u32;
+        }
+    }
+    let mut result = pre;
+    for entry in result.iter_mut() {
+        *entry = match *entry {
+            0 => UNREACHED,
+            d => match vertices[d as usize].parent {
+                R => ROOT,
+                i => preorder[i as usize - 2],
+            },
+        };
+    }
+    Dominators {
+        idom: result,
+        preorder,
+    }
+}
+
 fn eval(forest: &mut [Forest], v: u32, w: u32) -> u32 {
     // 0, the number no vertex has, ends the reversed links.
     let mut below = 0u32;

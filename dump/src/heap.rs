@@ -279,7 +279,64 @@ impl Scan {
         if objects >= NONE as usize - 1 {
             return Err(DumpError::TooBig { objects });
         }
-        let mut order: Vec<u32> = (0..objects as u32).collect();
+        let (order, sorted_ids) = self.sorted()?;
+        let index_of = |id: u64| sorted_ids.binary_search(&id).ok().map(|at| order[at]);
+        let (mut classes, class_by_id) = self.classes(&index_of);
+        self.lay_out(&mut classes);
+        let class_class = match classes.iter().position(|c| c.name == "java.lang.Class") {
+            Some(c) => c as u32,
+            None => {
+                classes.push(synthetic("java.lang.Class", Shape::Instance));
+                (classes.len() - 1) as u32
+            }
+        };
+        // Primitive arrays name no class: each is the class of its element type's name.
+        for ty in 4u8..=11 {
+            let name = java_name(records::primitive_array_name(ty));
+            if self.primitive_types[ty as usize] && !classes.iter().any(|c| c.name == name) {
+                classes.push(synthetic(&name, Shape::PrimitiveArray(ty)));
+            }
+        }
+        let (roots, thread_objects, stacks) = self.roots(&index_of);
+        let mut mirrors: Vec<(u32, u32)> = classes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.object != NONE)
+            .map(|(i, c)| (c.object, i as u32))
+            .collect();
+        mirrors.sort_unstable();
+        let undumped = self
+            .class_names
+            .keys()
+            .filter(|id| !class_by_id.contains_key(id))
+            .count() as u64;
+        Ok(Heap {
+            id_size: self.id_size,
+            time_ms: self.time_ms,
+            classes,
+            class_class,
+            class_of: vec![NONE; objects],
+            length: vec![0; objects],
+            edge_start: Vec::with_capacity(objects + 1),
+            edges: Vec::new(),
+            slots: Vec::new(),
+            sorted_ids,
+            by_address: order,
+            roots,
+            mirrors,
+            stacks,
+            thread_objects,
+            thread_names: HashMap::new(),
+            undumped_classes: undumped,
+            dangling: 0,
+            compressed,
+        })
+    }
+
+    /// The objects in id (address) order, and their ids in that order; two objects of one id
+    /// are damage.
+    fn sorted(&self) -> Result<(Vec<u32>, Vec<u64>), DumpError> {
+        let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
         order.sort_unstable_by_key(|&o| self.ids[o as usize]);
         let sorted_ids: Vec<u64> = order.iter().map(|&o| self.ids[o as usize]).collect();
         if let Some(w) = sorted_ids.windows(2).find(|w| w[0] == w[1]) {
@@ -288,8 +345,12 @@ impl Scan {
                 what: format!("two objects with the id 0x{:x}", w[0]),
             });
         }
-        let index_of = |id: u64| sorted_ids.binary_search(&id).ok().map(|at| order[at]);
+        Ok((order, sorted_ids))
+    }
 
+    /// The classes the dump describes, named, with their superclasses; and each one's index by
+    /// its id.
+    fn classes(&self, index_of: &dyn Fn(u64) -> Option<u32>) -> (Vec<Class>, HashMap<u64, u32>) {
         let mut classes = Vec::with_capacity(self.class_dumps.len() + 8);
         let mut class_by_id: HashMap<u64, u32> = HashMap::new();
         for dump in &self.class_dumps {
@@ -320,7 +381,11 @@ impl Scan {
         for (c, dump) in self.class_dumps.iter().enumerate() {
             classes[c].super_class = class_by_id.get(&dump.super_id).copied().unwrap_or(NONE);
         }
-        // Instance layouts: own fields first, then each superclass's, as INSTANCE_DUMP orders them.
+        (classes, class_by_id)
+    }
+
+    /// Instance layouts: own fields first, then each superclass's, as INSTANCE_DUMP orders them.
+    fn lay_out(&self, classes: &mut [Class]) {
         for c in 0..classes.len() {
             let mut offset = 0u32;
             let mut bytes = [0u32; 2];
@@ -355,28 +420,24 @@ impl Scan {
             class.field_bytes = bytes;
             class.referent = referent;
         }
-        let class_class = match classes.iter().position(|c| c.name == "java.lang.Class") {
-            Some(c) => c as u32,
-            None => {
-                classes.push(synthetic("java.lang.Class", Shape::Instance));
-                (classes.len() - 1) as u32
-            }
-        };
-        // Primitive arrays name no class: each is the class of its element type's name.
-        for ty in 4u8..=11 {
-            let name = java_name(records::primitive_array_name(ty));
-            if self.primitive_types[ty as usize] && !classes.iter().any(|c| c.name == name) {
-                classes.push(synthetic(&name, Shape::PrimitiveArray(ty)));
-            }
-        }
+    }
 
-        let mut roots = Vec::with_capacity(self.roots.len());
-        for &(kind, id) in &self.roots {
-            // A root whose object is not in the dump (a masked CDS object) roots nothing.
-            if let Some(object) = index_of(id) {
-                roots.push(RootEntry { kind, object });
-            }
-        }
+    /// The roots whose objects the dump holds (a masked CDS object roots nothing), each thread's
+    /// object by its serial, and each thread's stack, named.
+    #[allow(clippy::type_complexity)] // three tables read together, each named by its use
+    fn roots(
+        &self,
+        index_of: &dyn Fn(u64) -> Option<u32>,
+    ) -> (
+        Vec<RootEntry>,
+        HashMap<u32, u32>,
+        HashMap<u32, Vec<FrameName>>,
+    ) {
+        let roots: Vec<RootEntry> = self
+            .roots
+            .iter()
+            .filter_map(|&(kind, id)| index_of(id).map(|object| RootEntry { kind, object }))
+            .collect();
         let mut thread_objects = HashMap::new();
         let mut stacks = HashMap::new();
         for root in &roots {
@@ -388,41 +449,7 @@ impl Scan {
                 }
             }
         }
-        let mut mirrors: Vec<(u32, u32)> = classes
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.object != NONE)
-            .map(|(i, c)| (c.object, i as u32))
-            .collect();
-        mirrors.sort_unstable();
-        let by_address = order;
-        let length = vec![0; objects];
-        let undumped = self
-            .class_names
-            .keys()
-            .filter(|id| !class_by_id.contains_key(id))
-            .count() as u64;
-        Ok(Heap {
-            id_size: self.id_size,
-            time_ms: self.time_ms,
-            classes,
-            class_class,
-            class_of: vec![NONE; objects],
-            length,
-            edge_start: Vec::with_capacity(objects + 1),
-            edges: Vec::new(),
-            slots: Vec::new(),
-            sorted_ids,
-            by_address,
-            roots,
-            mirrors,
-            stacks,
-            thread_objects,
-            thread_names: HashMap::new(),
-            undumped_classes: undumped,
-            dangling: 0,
-            compressed,
-        })
+        (roots, thread_objects, stacks)
     }
 
     fn frame_name(&self, frame: u64) -> FrameName {

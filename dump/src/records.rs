@@ -334,124 +334,164 @@ fn segment(input: &mut Input, visitor: &mut dyn Visitor, length: u64) -> Result<
             return Err(malformed(at, "a sub-record running past its segment"));
         }
         match tag {
-            ROOT_UNKNOWN | ROOT_STICKY_CLASS | ROOT_MONITOR_USED => {
-                let object = input.id("a root")?;
-                let kind = match tag {
-                    ROOT_UNKNOWN => RootRecord::Unknown,
-                    ROOT_STICKY_CLASS => RootRecord::StickyClass,
-                    _ => RootRecord::MonitorUsed,
-                };
-                visitor.root(kind, object);
-            }
-            ROOT_JNI_GLOBAL => {
-                let object = input.id("a JNI global")?;
-                input.id("a JNI global's handle")?;
-                visitor.root(RootRecord::JniGlobal, object);
-            }
-            ROOT_JNI_LOCAL | ROOT_JAVA_FRAME => {
-                let object = input.id("a local")?;
-                let thread = input.u32("a local's thread")?;
-                let frame = input.u32("a local's frame")?;
-                let kind = if tag == ROOT_JNI_LOCAL {
-                    RootRecord::JniLocal { thread, frame }
-                } else {
-                    RootRecord::JavaFrame { thread, frame }
-                };
-                visitor.root(kind, object);
-            }
-            ROOT_THREAD_OBJECT => {
-                let object = input.id("a thread")?;
-                let thread = input.u32("a thread's serial")?;
-                let trace = input.u32("a thread's trace")?;
-                visitor.root(RootRecord::Thread { thread, trace }, object);
-            }
-            ROOT_NATIVE_STACK | ROOT_THREAD_BLOCK => {
-                let object = input.id("a root")?;
-                let thread = input.u32("a root's thread")?;
-                let kind = if tag == ROOT_NATIVE_STACK {
-                    RootRecord::NativeStack { thread }
-                } else {
-                    RootRecord::ThreadBlock { thread }
-                };
-                visitor.root(kind, object);
-            }
             CLASS_DUMP => class_dump(input, visitor, at, end)?,
-            INSTANCE_DUMP => {
-                let object = input.id("an object's id")?;
-                input.u32("an object's trace")?;
-                let class = input.id("an object's class")?;
-                let n = input.u32("an object's size")? as u64;
-                if n > end - input.offset() {
-                    return Err(malformed(at, "an object whose fields run past its segment"));
-                }
-                if bodies && n <= 1 << 20 {
-                    let values = input.bytes(n as usize, "an object's fields")?;
-                    visitor.instance(object, class, values);
-                } else {
-                    // An instance of over a MiB of fields does not exist; the pass still counts it.
-                    input.skip(n, "an object's fields")?;
-                    visitor.instance(object, class, &[]);
-                }
-            }
-            OBJ_ARRAY_DUMP => {
-                let object = input.id("an array's id")?;
-                input.u32("an array's trace")?;
-                let length = input.u32("an array's length")?;
-                let class = input.id("an array's class")?;
-                let n = length as u64 * id;
-                if n > end - input.offset() {
-                    return Err(malformed(
-                        at,
-                        "an array whose elements run past its segment",
-                    ));
-                }
-                visitor.object_array(object, class, length);
-                if bodies {
-                    let chunk = (1 << 16) * id as usize;
-                    let mut rest = n as usize;
-                    while rest > 0 {
-                        let step = rest.min(chunk);
-                        let ids = input.bytes(step, "an array's elements")?;
-                        visitor.elements(ids);
-                        rest -= step;
-                    }
-                } else {
-                    input.skip(n, "an array's elements")?;
-                }
-            }
+            INSTANCE_DUMP => instance(input, visitor, at, end, bodies)?,
+            OBJ_ARRAY_DUMP => object_array(input, visitor, at, end, bodies)?,
             PRIM_ARRAY_DUMP => {
-                let object = input.id("an array's id")?;
-                input.u32("an array's trace")?;
-                let length = input.u32("an array's length")?;
-                let ty = input.u8("an array's type")?;
-                let Some(size) = type_size(ty, id as usize).filter(|_| ty >= TYPE_BOOLEAN) else {
-                    return Err(malformed(at, &format!("a primitive array of type {ty}")));
-                };
-                let n = length as u64 * size as u64;
-                if n > end - input.offset() {
-                    return Err(malformed(
-                        at,
-                        "an array whose elements run past its segment",
-                    ));
-                }
-                if n <= 1 << 20 && visitor.wants_primitive(object) {
-                    let data = input.bytes(n as usize, "an array's elements")?;
-                    visitor.primitive_data(object, data);
-                } else {
-                    input.skip(n, "an array's elements")?;
-                }
-                visitor.primitive_array(object, ty, length);
-                if visitor.done() {
+                if primitive_array(input, visitor, at, end)? {
                     return Ok(());
                 }
             }
-            _ => unreachable!("tags are matched above"),
+            _ => root(input, visitor, tag)?,
         }
     }
     if input.offset() != end {
         return Err(malformed(end, "a sub-record running past its segment"));
     }
     Ok(())
+}
+
+/// A root sub-record, its tag read.
+fn root(input: &mut Input, visitor: &mut dyn Visitor, tag: u8) -> Result<(), DumpError> {
+    match tag {
+        ROOT_UNKNOWN | ROOT_STICKY_CLASS | ROOT_MONITOR_USED => {
+            let object = input.id("a root")?;
+            let kind = match tag {
+                ROOT_UNKNOWN => RootRecord::Unknown,
+                ROOT_STICKY_CLASS => RootRecord::StickyClass,
+                _ => RootRecord::MonitorUsed,
+            };
+            visitor.root(kind, object);
+        }
+        ROOT_JNI_GLOBAL => {
+            let object = input.id("a JNI global")?;
+            input.id("a JNI global's handle")?;
+            visitor.root(RootRecord::JniGlobal, object);
+        }
+        ROOT_JNI_LOCAL | ROOT_JAVA_FRAME => {
+            let object = input.id("a local")?;
+            let thread = input.u32("a local's thread")?;
+            let frame = input.u32("a local's frame")?;
+            let kind = if tag == ROOT_JNI_LOCAL {
+                RootRecord::JniLocal { thread, frame }
+            } else {
+                RootRecord::JavaFrame { thread, frame }
+            };
+            visitor.root(kind, object);
+        }
+        ROOT_THREAD_OBJECT => {
+            let object = input.id("a thread")?;
+            let thread = input.u32("a thread's serial")?;
+            let trace = input.u32("a thread's trace")?;
+            visitor.root(RootRecord::Thread { thread, trace }, object);
+        }
+        ROOT_NATIVE_STACK | ROOT_THREAD_BLOCK => {
+            let object = input.id("a root")?;
+            let thread = input.u32("a root's thread")?;
+            let kind = if tag == ROOT_NATIVE_STACK {
+                RootRecord::NativeStack { thread }
+            } else {
+                RootRecord::ThreadBlock { thread }
+            };
+            visitor.root(kind, object);
+        }
+        _ => unreachable!("sub-record tags are checked before"),
+    }
+    Ok(())
+}
+
+/// An INSTANCE DUMP, its tag read at `at`.
+fn instance(
+    input: &mut Input,
+    visitor: &mut dyn Visitor,
+    at: u64,
+    end: u64,
+    bodies: bool,
+) -> Result<(), DumpError> {
+    let object = input.id("an object's id")?;
+    input.u32("an object's trace")?;
+    let class = input.id("an object's class")?;
+    let n = input.u32("an object's size")? as u64;
+    if n > end - input.offset() {
+        return Err(malformed(at, "an object whose fields run past its segment"));
+    }
+    if bodies && n <= 1 << 20 {
+        let values = input.bytes(n as usize, "an object's fields")?;
+        visitor.instance(object, class, values);
+    } else {
+        // An instance of over a MiB of fields does not exist; the pass still counts it.
+        input.skip(n, "an object's fields")?;
+        visitor.instance(object, class, &[]);
+    }
+    Ok(())
+}
+
+/// An OBJ ARRAY DUMP, its tag read at `at`.
+fn object_array(
+    input: &mut Input,
+    visitor: &mut dyn Visitor,
+    at: u64,
+    end: u64,
+    bodies: bool,
+) -> Result<(), DumpError> {
+    let id = input.id_size() as u64;
+    let object = input.id("an array's id")?;
+    input.u32("an array's trace")?;
+    let length = input.u32("an array's length")?;
+    let class = input.id("an array's class")?;
+    let n = length as u64 * id;
+    if n > end - input.offset() {
+        return Err(malformed(
+            at,
+            "an array whose elements run past its segment",
+        ));
+    }
+    visitor.object_array(object, class, length);
+    if bodies {
+        let chunk = (1 << 16) * id as usize;
+        let mut rest = n as usize;
+        while rest > 0 {
+            let step = rest.min(chunk);
+            let ids = input.bytes(step, "an array's elements")?;
+            visitor.elements(ids);
+            rest -= step;
+        }
+    } else {
+        input.skip(n, "an array's elements")?;
+    }
+    Ok(())
+}
+
+/// A PRIM ARRAY DUMP, its tag read at `at`; whether the visitor has all it wanted.
+fn primitive_array(
+    input: &mut Input,
+    visitor: &mut dyn Visitor,
+    at: u64,
+    end: u64,
+) -> Result<bool, DumpError> {
+    let id = input.id_size() as u64;
+    let object = input.id("an array's id")?;
+    input.u32("an array's trace")?;
+    let length = input.u32("an array's length")?;
+    let ty = input.u8("an array's type")?;
+    let Some(size) = type_size(ty, id as usize).filter(|_| ty >= TYPE_BOOLEAN) else {
+        return Err(malformed(at, &format!("a primitive array of type {ty}")));
+    };
+    let n = length as u64 * size as u64;
+    if n > end - input.offset() {
+        return Err(malformed(
+            at,
+            "an array whose elements run past its segment",
+        ));
+    }
+    if n <= 1 << 20 && visitor.wants_primitive(object) {
+        let data = input.bytes(n as usize, "an array's elements")?;
+        visitor.primitive_data(object, data);
+    } else {
+        input.skip(n, "an array's elements")?;
+    }
+    visitor.primitive_array(object, ty, length);
+    Ok(visitor.done())
 }
 
 fn class_dump(

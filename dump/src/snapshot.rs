@@ -17,7 +17,7 @@ use memcity_proto::v1::{
 
 use crate::dominators::Dominators;
 use crate::grouping::{self, Grouping, Level};
-use crate::heap::{Heap, Shape, MIRROR, NONE, SLOT_ELEMENT, SLOT_LOADER, SLOT_SUPER};
+use crate::heap::{Heap, Shape, NONE, SLOT_ELEMENT, SLOT_LOADER, SLOT_SUPER};
 use crate::paths::{self, Reach, RootKind};
 use crate::sizes::Sizes;
 
@@ -320,67 +320,25 @@ struct FieldTotals {
     max_length: u64,
 }
 
+/// A reference's key: (from type, field name id, static, to type).
+type FieldKey = (u32, u32, bool, u32);
+
 /// References by field and by pair of types, every object's counted once per key.
 fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, Vec<Reference>) {
     let heap = analysis.heap;
-    // (from type, field name id, static, to type)
-    let mut by_field: FastMap<(u32, u32, bool, u32), FieldTotals> = FastMap::default();
+    let mut by_field: FastMap<FieldKey, FieldTotals> = FastMap::default();
     let mut by_type: FastMap<(u32, u32), (u64, u64)> = FastMap::default();
     let mut field_names: FastMap<(u32, u8), u32> = FastMap::default();
-    let mut local: Vec<((u32, u32, bool, u32), u64)> = Vec::new();
+    let mut local: Vec<(FieldKey, u64)> = Vec::new();
+    let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
     for o in 0..heap.objects() as u32 {
-        let (targets, slots) = heap.references(o);
-        if targets.is_empty() {
+        if !object_keys(analysis, strings, &mut field_names, o, &mut local) {
             continue;
-        }
-        let mirror = heap.is_mirror(o);
-        let (from, statik) = if mirror {
-            match heap.mirror_class(o) {
-                Some(c) => (analysis.type_of_class[c as usize], true),
-                None => continue,
-            }
-        } else {
-            (analysis.type_of(o), false)
-        };
-        if from == NONE {
-            continue;
-        }
-        local.clear();
-        for (&t, &slot) in targets.iter().zip(slots) {
-            if mirror && (slot == SLOT_SUPER || slot == SLOT_LOADER) {
-                continue;
-            }
-            let to = analysis.type_of(t);
-            if to == NONE {
-                continue;
-            }
-            let field = if statik {
-                let c = heap.mirror_class(o).expect("checked above");
-                let name = heap.classes[c as usize]
-                    .statics
-                    .iter()
-                    .filter(|s| s.1 == crate::records::TYPE_OBJECT)
-                    .nth(slot as usize)
-                    .map(|s| s.0.clone())
-                    .unwrap_or_else(|| "<static>".into());
-                strings.intern(&name)
-            } else {
-                let class = heap.class_of[o as usize];
-                *field_names
-                    .entry((class, slot))
-                    .or_insert_with(|| strings.intern(&heap.field_name(o, slot)))
-            };
-            let key = (from, field, statik, to);
-            match local.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, n)) => *n += 1,
-                None => local.push((key, 1)),
-            }
         }
         let length = heap.length[o as usize];
-        let is_array = !mirror
-            && heap.classes[heap.class_of[o as usize] as usize].shape == Shape::ObjectArray
-            && length != MIRROR;
-        let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
+        let is_array = !heap.is_mirror(o)
+            && heap.classes[heap.class_of[o as usize] as usize].shape == Shape::ObjectArray;
+        pairs.clear();
         for &(key, n) in &local {
             let f = by_field.entry(key).or_default();
             f.referrers += 1;
@@ -394,12 +352,82 @@ fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, 
                 None => pairs.push((key.0, key.3, n)),
             }
         }
-        for (a, b, n) in pairs {
+        for &(a, b, n) in &pairs {
             let r = by_type.entry((a, b)).or_default();
             r.0 += 1;
             r.1 += n;
         }
     }
+    edge_protos(analysis, strings, by_field, by_type)
+}
+
+/// Object `o`'s references by key into `local`, with how many of each; false when it has none
+/// that count (no references, or no type).
+fn object_keys(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    field_names: &mut FastMap<(u32, u8), u32>,
+    o: u32,
+    local: &mut Vec<(FieldKey, u64)>,
+) -> bool {
+    let heap = analysis.heap;
+    let (targets, slots) = heap.references(o);
+    if targets.is_empty() {
+        return false;
+    }
+    // A class's references are its statics, keyed by the class itself.
+    let mirror_of = heap.is_mirror(o).then(|| heap.mirror_class(o));
+    let from = match mirror_of {
+        Some(Some(c)) => analysis.type_of_class[c as usize],
+        Some(None) => return false,
+        None => analysis.type_of(o),
+    };
+    if from == NONE {
+        return false;
+    }
+    local.clear();
+    for (&t, &slot) in targets.iter().zip(slots) {
+        if mirror_of.is_some() && (slot == SLOT_SUPER || slot == SLOT_LOADER) {
+            continue;
+        }
+        let to = analysis.type_of(t);
+        if to == NONE {
+            continue;
+        }
+        let field = match mirror_of {
+            Some(Some(c)) => {
+                let name = heap.classes[c as usize]
+                    .statics
+                    .iter()
+                    .filter(|s| s.1 == crate::records::TYPE_OBJECT)
+                    .nth(slot as usize)
+                    .map_or("<static>", |s| s.0.as_str());
+                strings.intern(name)
+            }
+            _ => {
+                let class = heap.class_of[o as usize];
+                *field_names
+                    .entry((class, slot))
+                    .or_insert_with(|| strings.intern(&heap.field_name(o, slot)))
+            }
+        };
+        let key = (from, field, mirror_of.is_some(), to);
+        match local.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => local.push((key, 1)),
+        }
+    }
+    true
+}
+
+/// The counted references as the protocol's, the most referenced first, as the agent sends
+/// them: the report prints the first few.
+fn edge_protos(
+    analysis: &Analysis,
+    strings: &mut StringInterner,
+    by_field: FastMap<FieldKey, FieldTotals>,
+    by_type: FastMap<(u32, u32), (u64, u64)>,
+) -> (Vec<FieldEdge>, Vec<Reference>) {
     let type_name =
         |strings: &mut StringInterner, t: u32| strings.intern(&analysis.types[t as usize].name);
     let mut fields: Vec<FieldEdge> = by_field
@@ -415,7 +443,6 @@ fn edges(analysis: &Analysis, strings: &mut StringInterner) -> (Vec<FieldEdge>, 
             max_length: f.max_length,
         })
         .collect();
-    // The most referenced first, as the agent sends them: the report prints the first few.
     fields.sort_by_key(|f| {
         (
             std::cmp::Reverse(f.references),
@@ -702,19 +729,10 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
     let heap = analysis.heap;
     let reach = &analysis.reach;
     let chosen = targets(analysis);
-    let mut nodes: Vec<PathNode> = Vec::new();
-    // Per node: the field its run follows (None until its second object), and whether it is a
-    // root's own object (which never starts a run).
-    let mut links: Vec<(Option<u8>, bool)> = Vec::new();
-    // Per object: its node (NONE until a path meets it) and its position in the node's run.
-    // Dense, as a list's every node is met: 8 bytes an object for this phase only.
-    let mut memo_node = vec![NONE; heap.objects()];
-    let mut memo_pos = vec![0u32; heap.objects()];
-    let mut children: FastMap<(u32, u32), u32> = FastMap::default();
+    let mut merge = Merge::new(heap.objects());
     let mut targeted: HashMap<u32, (u64, f64)> = HashMap::new();
     let mut unreached: HashMap<u32, (u64, f64)> = HashMap::new();
     let mut found = 0;
-    let mut climb = Vec::new();
     for &(o, t, weight) in &chosen {
         let e = targeted.entry(t).or_default();
         e.0 += 1;
@@ -726,40 +744,107 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
             continue;
         }
         found += 1;
-        climb.clear();
+        merge.add(analysis, strings, o, t, weight);
+    }
+    let mut counted: HashMap<u32, (u64, f64)> = HashMap::new();
+    for o in 0..heap.objects() as u32 {
+        if reach.parent[o as usize] != NONE && !heap.is_mirror(o) {
+            let t = analysis.type_of(o);
+            if targeted.contains_key(&t) {
+                counted.entry(t).or_default().0 += 1;
+            }
+        }
+    }
+    PathTree {
+        started_ms: time_ms,
+        finished_ms: time_ms,
+        targets: chosen.len() as u64,
+        found,
+        objects_visited: reach.reached,
+        search_ns: 0,
+        roots_pause_ns: 0,
+        incomplete: String::new(),
+        nodes: merge.nodes,
+        stopped_early: false,
+        focused: false,
+        targeted: type_counts(analysis, targeted, strings),
+        unreached: type_counts(analysis, unreached, strings),
+        counted: type_counts(analysis, counted, strings),
+    }
+}
+
+/// Per type, objects and weight as the protocol's counts, by type id.
+fn type_counts(
+    analysis: &Analysis,
+    counts: HashMap<u32, (u64, f64)>,
+    strings: &mut StringInterner,
+) -> Vec<TypeCount> {
+    let mut v: Vec<TypeCount> = counts
+        .into_iter()
+        .map(|(t, (objects, weight))| TypeCount {
+            r#type: strings.intern(&analysis.types[t as usize].name),
+            objects,
+            weight,
+        })
+        .collect();
+    v.sort_by_key(|c| c.r#type);
+    v
+}
+
+/// The targets' paths merged into `PathNode`s as they are added.
+struct Merge {
+    nodes: Vec<PathNode>,
+    /// Per node: the field its run follows (None until its second object), and whether it is
+    /// a root's own object (which never starts a run).
+    links: Vec<(Option<u8>, bool)>,
+    /// Per object: its node (NONE until a path meets it) and its position in the node's run.
+    /// Dense, as a list's every node is met: 8 bytes an object for this phase only.
+    node_of: Vec<u32>,
+    pos: Vec<u32>,
+    children: FastMap<(u32, u32), u32>,
+    climb: Vec<u32>,
+}
+
+impl Merge {
+    fn new(objects: usize) -> Self {
+        Merge {
+            nodes: Vec::new(),
+            links: Vec::new(),
+            node_of: vec![NONE; objects],
+            pos: vec![0; objects],
+            children: FastMap::default(),
+            climb: Vec::new(),
+        }
+    }
+
+    /// Adds the path to target `o` of type `t`, standing for `weight` objects.
+    fn add(
+        &mut self,
+        analysis: &Analysis,
+        strings: &mut StringInterner,
+        o: u32,
+        t: u32,
+        weight: f64,
+    ) {
+        let reach = &analysis.reach;
+        self.climb.clear();
         let mut x = o;
-        while memo_node[x as usize] == NONE && reach.parent[x as usize] != x {
-            climb.push(x);
+        while self.node_of[x as usize] == NONE && reach.parent[x as usize] != x {
+            self.climb.push(x);
             x = reach.parent[x as usize];
         }
-        if memo_node[x as usize] == NONE {
-            nodes.push(path_node(analysis, strings, None, x, 0));
-            links.push((None, true));
-            memo_node[x as usize] = nodes.len() as u32 - 1;
+        if self.node_of[x as usize] == NONE {
+            self.nodes.push(path_node(analysis, strings, None, x, 0));
+            self.links.push((None, true));
+            self.node_of[x as usize] = self.nodes.len() as u32 - 1;
         }
         let mut prev = x;
-        for &y in climb.iter().rev() {
-            let (at, pos) = (memo_node[prev as usize], u64::from(memo_pos[prev as usize]));
-            let slot = slot_between(heap, prev, y);
-            let same_type = analysis.type_of(y) == analysis.type_of(prev);
-            let (link, is_root) = links[at as usize];
-            if same_type && !is_root && link.is_none_or(|l| l == slot) {
-                links[at as usize].0 = Some(slot);
-                let node = &mut nodes[at as usize];
-                node.chain = node.chain.max(pos + 2);
-                memo_node[y as usize] = at;
-                memo_pos[y as usize] = (pos + 1).min(u64::from(u32::MAX)) as u32;
-            } else {
-                let child = *children.entry((at, y)).or_insert_with(|| {
-                    nodes.push(path_node(analysis, strings, Some((prev, slot)), y, at + 1));
-                    links.push((None, false));
-                    nodes.len() as u32 - 1
-                });
-                memo_node[y as usize] = child;
-            }
+        for i in (0..self.climb.len()).rev() {
+            let y = self.climb[i];
+            self.step(analysis, strings, prev, y);
             prev = y;
         }
-        let node = &mut nodes[memo_node[o as usize] as usize];
+        let node = &mut self.nodes[self.node_of[o as usize] as usize];
         let name = strings.intern(&analysis.types[t as usize].name);
         match node.targets.iter_mut().find(|x| x.r#type == name) {
             Some(x) => {
@@ -774,51 +859,32 @@ fn path_tree(analysis: &Analysis, strings: &mut StringInterner, time_ms: u64) ->
             }),
         }
     }
-    let counts = |m: HashMap<u32, (u64, f64)>, strings: &mut StringInterner| {
-        let mut v: Vec<TypeCount> = m
-            .into_iter()
-            .map(|(t, (objects, weight))| TypeCount {
-                r#type: strings.intern(&analysis.types[t as usize].name),
-                objects,
-                weight,
-            })
-            .collect();
-        v.sort_by_key(|c| c.r#type);
-        v
-    };
-    let mut counted: HashMap<u32, u64> = HashMap::new();
-    for o in 0..heap.objects() as u32 {
-        if reach.parent[o as usize] != NONE && !heap.is_mirror(o) {
-            let t = analysis.type_of(o);
-            if targeted.contains_key(&t) {
-                *counted.entry(t).or_default() += 1;
-            }
+
+    /// Object `y`, reached from `prev`: on `prev`'s run when it continues it, else a node below.
+    fn step(&mut self, analysis: &Analysis, strings: &mut StringInterner, prev: u32, y: u32) {
+        let (at, pos) = (
+            self.node_of[prev as usize],
+            u64::from(self.pos[prev as usize]),
+        );
+        let slot = slot_between(analysis.heap, prev, y);
+        let same_type = analysis.type_of(y) == analysis.type_of(prev);
+        let (link, is_root) = self.links[at as usize];
+        if same_type && !is_root && link.is_none_or(|l| l == slot) {
+            self.links[at as usize].0 = Some(slot);
+            let node = &mut self.nodes[at as usize];
+            node.chain = node.chain.max(pos + 2);
+            self.node_of[y as usize] = at;
+            self.pos[y as usize] = (pos + 1).min(u64::from(u32::MAX)) as u32;
+        } else {
+            let nodes = &mut self.nodes;
+            let links = &mut self.links;
+            let child = *self.children.entry((at, y)).or_insert_with(|| {
+                nodes.push(path_node(analysis, strings, Some((prev, slot)), y, at + 1));
+                links.push((None, false));
+                nodes.len() as u32 - 1
+            });
+            self.node_of[y as usize] = child;
         }
-    }
-    let mut counted: Vec<TypeCount> = counted
-        .into_iter()
-        .map(|(t, objects)| TypeCount {
-            r#type: strings.intern(&analysis.types[t as usize].name),
-            objects,
-            weight: 0.0,
-        })
-        .collect();
-    counted.sort_by_key(|c| c.r#type);
-    PathTree {
-        started_ms: time_ms,
-        finished_ms: time_ms,
-        targets: chosen.len() as u64,
-        found,
-        objects_visited: reach.reached,
-        search_ns: 0,
-        roots_pause_ns: 0,
-        incomplete: String::new(),
-        nodes,
-        stopped_early: false,
-        focused: false,
-        targeted: counts(targeted, strings),
-        unreached: counts(unreached, strings),
-        counted,
     }
 }
 

@@ -56,26 +56,14 @@ pub fn class_histogram(jdk: &Jdk, pid: u32, options: &[&str]) -> HashMap<String,
 }
 
 /// `[J` -> `long[]`, `[Ljava.lang.String;` -> `java.lang.String[]`: the histogram's spelling
-/// (the JVM's) in memcity's (Java's).
+/// (the JVM's) in memcity's (Java's), by memcity's own rule for arrays' signatures. Other names
+/// are already Java's (and must not be read as signatures: `LinkedListLeak` is no `L...;`).
 pub fn histogram_name(name: &str) -> String {
-    let dims = name.bytes().take_while(|&b| b == b'[').count();
-    if dims == 0 {
-        return name.to_string();
+    if name.starts_with('[') {
+        memcity_proto::names::java_name(name)
+    } else {
+        name.to_owned()
     }
-    let element = &name[dims..];
-    let base = match element.as_bytes().first() {
-        Some(b'L') => element[1..element.len() - 1].to_string(),
-        Some(b'Z') => "boolean".into(),
-        Some(b'B') => "byte".into(),
-        Some(b'C') => "char".into(),
-        Some(b'S') => "short".into(),
-        Some(b'I') => "int".into(),
-        Some(b'J') => "long".into(),
-        Some(b'F') => "float".into(),
-        Some(b'D') => "double".into(),
-        _ => element.to_string(),
-    };
-    format!("{base}{}", "[]".repeat(dims))
 }
 
 /// `jcmd PID GC.heap_dump OPTIONS... FILE`, after failing unless the dump was written. `file`
