@@ -8,7 +8,6 @@
 //! reference its target (4) and field slot (1). Nothing per object is a map.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use memcity_proto::names;
 
@@ -169,18 +168,9 @@ impl Heap {
 /// any JVM's array limit).
 pub const MIRROR: u32 = u32::MAX;
 
-/// Reads a dump from `path`.
-pub fn read(path: &Path) -> Result<Heap, DumpError> {
-    read_with(&|| Input::open(path))
-}
-
-/// Reads a dump held in memory (the fuzz targets'; a dump dropped on the page).
-pub fn read_bytes(data: &[u8]) -> Result<Heap, DumpError> {
-    read_with(&|| Ok(Input::from_bytes(data)))
-}
-
-/// Reads the dump `open` gives, twice.
-fn read_with(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpError> {
+/// Reads the objects and references of the dump `open` gives, in two passes (its threads'
+/// names are a third, `threads.rs`).
+pub fn read_graph(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpError> {
     let mut phases = crate::phases::Phases::start();
     let mut input = open()?;
     let mut scan = Scan::default();
@@ -195,8 +185,6 @@ fn read_with(open: &dyn Fn() -> Result<Input, DumpError>) -> Result<Heap, DumpEr
     records::read(&mut input, &mut graph)?;
     graph.finish()?;
     phases.done("pass 2");
-    heap.thread_names = crate::threads::thread_names(&heap, open)?;
-    phases.done("threads' names");
     Ok(heap)
 }
 

@@ -20,15 +20,34 @@ mod snapshot;
 pub mod synthetic;
 mod threads;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use grouping::{parse as parse_levels, Level};
-pub use heap::{read, read_bytes, Heap};
+pub use heap::Heap;
 pub use series::{
     dumps_in, is_dump, named_as_dump, recording, session, session_bytes, SeriesError,
 };
 pub use sizes::Sizes;
 pub use snapshot::{Analysis, DEFAULT_LEVELS};
+
+/// Reads a dump from `path`: its objects, references, roots and threads' names.
+pub fn read(path: &Path) -> Result<Heap, DumpError> {
+    read_with(&|| input::Input::open(path))
+}
+
+/// Reads a dump held in memory (the fuzz targets'; a dump dropped on the page).
+pub fn read_bytes(data: &[u8]) -> Result<Heap, DumpError> {
+    read_with(&|| Ok(input::Input::from_bytes(data)))
+}
+
+/// Reads the dump `open` gives: two passes for the graph, a third for the threads' names.
+fn read_with(open: &dyn Fn() -> Result<input::Input, DumpError>) -> Result<Heap, DumpError> {
+    let mut heap = heap::read_graph(open)?;
+    let mut phases = phases::Phases::start();
+    heap.thread_names = threads::thread_names(&heap, open)?;
+    phases.done("threads' names");
+    Ok(heap)
+}
 
 /// Why a dump could not be read. Offsets are in the uncompressed stream.
 #[derive(Debug, thiserror::Error)]

@@ -24,7 +24,7 @@ pub struct SeriesError {
 /// Reads one dump held in memory into a session's messages (`name` stands for it).
 pub fn session_bytes(name: &str, data: &[u8]) -> Result<Vec<StreamMessage>, DumpError> {
     let time = crate::records::header_time(&mut crate::input::Input::from_bytes(data))?;
-    let heap = heap::read_bytes(data)?;
+    let heap = crate::read_bytes(data)?;
     let mut strings = StringInterner::new();
     let mut messages = vec![StreamMessage {
         kind: Some(Kind::Handshake(handshake(
@@ -128,7 +128,7 @@ pub fn session(paths: &[PathBuf], levels: &[Level]) -> Result<Vec<StreamMessage>
             source,
         };
         let started = Instant::now();
-        let heap = heap::read(path).map_err(at)?;
+        let heap = crate::read(path).map_err(at)?;
         let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let name = path.display().to_string();
         messages.extend(

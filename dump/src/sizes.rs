@@ -143,11 +143,17 @@ impl Sizes {
                 }
                 let class = &heap.classes[k];
                 let up = class.super_class;
-                let inherited = if up == NONE { 0 } else { extra[up as usize] };
+                // A superclass not worked out (a chain past 64 classes, or a cycle only a
+                // damaged dump has) gives nothing.
+                let inherited = match up {
+                    NONE => 0,
+                    up if extra[up as usize] == u64::MAX => 0,
+                    up => extra[up as usize],
+                };
                 let formula = layout.instance(class.field_bytes) + inherited;
                 let measured = min_gap[k];
-                let credible = measured <= formula + SLACK
-                    || (measured <= formula + CONTENDED && gapped[k] >= 2);
+                let credible = measured <= formula.saturating_add(SLACK)
+                    || (measured <= formula.saturating_add(CONTENDED) && gapped[k] >= 2);
                 instance[k] = if credible { measured } else { formula };
                 extra[k] = if credible {
                     inherited.max(measured.saturating_sub(formula - inherited))
