@@ -12,9 +12,22 @@ use std::collections::HashMap;
 
 use memcity_proto::names;
 
+use crate::dominators::Dominators;
+use crate::heap::Heap;
 use crate::heap::NONE;
+use crate::paths::Reach;
 use crate::paths::RootKind;
-use crate::snapshot::Analysis;
+use crate::sizes::Sizes;
+
+/// What grouping reads of an analysed dump (the analysis's own parts, lent).
+pub struct Parts<'a> {
+    pub heap: &'a Heap,
+    pub sizes: &'a Sizes,
+    pub reach: &'a Reach,
+    pub dominators: &'a Dominators,
+    /// Per object, its retained size.
+    pub retained: &'a [u64],
+}
 
 /// One level of a grouping chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +106,7 @@ pub struct Group {
 }
 
 /// Groups `analysis`'s objects by `levels`.
-pub fn group(analysis: &Analysis, levels: &[Level]) -> Grouping {
+pub fn group(analysis: &Parts, levels: &[Level]) -> Grouping {
     let heap = analysis.heap;
     let labels = Labels::new(analysis);
     let mut nodes = vec![Group::default()];
@@ -177,7 +190,7 @@ pub fn group(analysis: &Analysis, levels: &[Level]) -> Grouping {
 
 /// Each group's retained size, in one walk of the dominator tree with, per group, the number of
 /// its objects on the branch walked.
-fn retained(analysis: &Analysis, leaf: &[u32], nodes: &mut [Group]) {
+fn retained(analysis: &Parts, leaf: &[u32], nodes: &mut [Group]) {
     let children = analysis.dominators.children();
     let mut open = vec![0u32; nodes.len()];
     let mut kept = vec![0u64; nodes.len()];
@@ -226,7 +239,7 @@ fn retained(analysis: &Analysis, leaf: &[u32], nodes: &mut [Group]) {
 
 /// The names of a dump's groups.
 struct Labels<'a> {
-    analysis: &'a Analysis<'a>,
+    analysis: &'a Parts<'a>,
     /// Loader id -> its label.
     loaders: HashMap<u64, String>,
     /// Root index -> its thread's label index in `threads`; per object through `reach.root`.
@@ -235,7 +248,7 @@ struct Labels<'a> {
 }
 
 impl<'a> Labels<'a> {
-    fn new(analysis: &'a Analysis<'a>) -> Self {
+    fn new(analysis: &'a Parts<'a>) -> Self {
         let heap = analysis.heap;
         // Loaders by their class's name; two loaders of one class are told apart by order.
         let mut ids: Vec<u64> = heap.classes.iter().map(|c| c.loader).collect();

@@ -106,7 +106,7 @@ impl<'h> Analysis<'h> {
             grouping: Grouping { nodes: Vec::new() },
             type_of_class,
         };
-        analysis.grouping = grouping::group(&analysis, &DEFAULT_LEVELS);
+        analysis.grouping = grouping::group(&analysis.parts(), &DEFAULT_LEVELS);
         // A type's retained size is its group's under its package.
         let index: HashMap<&str, usize> = analysis
             .types
@@ -126,6 +126,17 @@ impl<'h> Analysis<'h> {
         }
         phases.done("types");
         Ok(analysis)
+    }
+
+    /// The parts grouping reads.
+    pub fn parts(&self) -> grouping::Parts<'_> {
+        grouping::Parts {
+            heap: self.heap,
+            sizes: &self.sizes,
+            reach: &self.reach,
+            dominators: &self.dominators,
+            retained: &self.retained,
+        }
     }
 
     pub fn type_of(&self, o: u32) -> u32 {
@@ -282,7 +293,7 @@ fn tree(analysis: &Analysis, levels: &[Level], strings: &mut StringInterner) -> 
     let grouping = if levels == DEFAULT_LEVELS {
         &analysis.grouping
     } else {
-        computed = grouping::group(analysis, levels);
+        computed = grouping::group(&analysis.parts(), levels);
         &computed
     };
     let groups = &grouping.nodes;

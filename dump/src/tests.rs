@@ -238,7 +238,7 @@ fn a_dump_groups_by_loader_and_thread_and_says_it_has_no_sites() {
         levels,
         [Level::Loader, Level::Thread, Level::Site, Level::Type]
     );
-    let grouping = group(&analysis, &levels);
+    let grouping = group(&analysis.parts(), &levels);
     let path_of = |name: &str| {
         let at = grouping
             .nodes
