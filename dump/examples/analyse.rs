@@ -3,6 +3,10 @@
 //! `analyse --top DUMP` prints the five top-level dominators that retain most instead (MAT's
 //! "biggest objects"), to hold memcity's retained sizes against another tool's.
 
+/// As `memcity` reads dumps: big arrays in files when memory is short.
+#[global_allocator]
+static ALLOCATOR: memcity_dump::spill::Spill = memcity_dump::spill::Spill;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == "--top") {

@@ -1,6 +1,10 @@
 //! Prints a dump's classes as `jcmd GC.class_histogram` does: `count bytes name`, by bytes.
 //! A development aid, and what `scripts/bench-dump.sh` times for the shallow pass.
 
+/// As `memcity` reads dumps: big arrays in files when memory is short.
+#[global_allocator]
+static ALLOCATOR: memcity_dump::spill::Spill = memcity_dump::spill::Spill;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: histogram DUMP");
     let started = std::time::Instant::now();

@@ -196,6 +196,14 @@ impl Input {
     }
 }
 
+/// Whether the file at `path` starts with gzip's magic.
+pub fn is_gzip(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    File::open(path)
+        .and_then(|mut f| read_full(&mut f, &mut magic))
+        .is_ok_and(|n| n == 2 && magic == [0x1f, 0x8b])
+}
+
 /// Reads until `buf` is full or the file ends: how many bytes it holds.
 fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;

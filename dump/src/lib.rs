@@ -16,6 +16,8 @@ mod records;
 mod series;
 mod sizes;
 mod snapshot;
+#[cfg(unix)]
+pub mod spill;
 #[doc(hidden)]
 pub mod synthetic;
 mod threads;

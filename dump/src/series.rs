@@ -76,6 +76,7 @@ fn analysed(
         dangling_references: heap.dangling,
         read_ms: 0,
         retainers: Vec::new(),
+        spilled_bytes: 0,
     };
     let mut phases = crate::phases::Phases::start();
     let mut snap = snapshot::snapshot(
@@ -128,6 +129,11 @@ pub fn session(paths: &[PathBuf], levels: &[Level]) -> Result<Vec<StreamMessage>
             source,
         };
         let started = Instant::now();
+        #[cfg(unix)]
+        let (_spilling, spilled_before) = (
+            crate::spill::prepare(path, crate::input::is_gzip(path)),
+            crate::spill::spilled_bytes(),
+        );
         let heap = crate::read(path).map_err(at)?;
         let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let name = path.display().to_string();
@@ -146,6 +152,12 @@ pub fn session(paths: &[PathBuf], levels: &[Level]) -> Result<Vec<StreamMessage>
             )
             .map_err(at)?,
         );
+        #[cfg(unix)]
+        if let Some(Kind::Snapshot(s)) = messages.last_mut().and_then(|m| m.kind.as_mut()) {
+            if let Some(d) = s.dump.as_mut() {
+                d.spilled_bytes = crate::spill::spilled_bytes() - spilled_before;
+            }
+        }
     }
     Ok(messages)
 }

@@ -270,3 +270,33 @@ fn a_dump_groups_by_loader_and_thread_and_says_it_has_no_sites() {
         .contains("package, type, loader, thread"));
     assert!(parse("type:type").unwrap_err().contains("twice"));
 }
+
+/// The allocator of the binaries that read dumps, here too, so its spilling is tested.
+#[global_allocator]
+static ALLOCATOR: crate::spill::Spill = crate::spill::Spill;
+
+#[test]
+fn a_spilled_array_is_a_file_beside_the_dump_that_reads_back_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("small.hprof");
+    std::fs::write(&dump, small_heap()).unwrap();
+    let before = crate::spill::spilled_bytes();
+    {
+        // Only this test reads the variable, between this line and the next but one.
+        std::env::set_var("MEMCITY_SPILL", "always");
+        let prepared = crate::spill::prepare(&dump, false);
+        std::env::remove_var("MEMCITY_SPILL");
+        assert_eq!(prepared.dir.as_deref(), Some(dir.path()));
+        let mut big: Vec<u32> = vec![7; 1 << 20];
+        big.extend(0..1000);
+        assert!(crate::spill::spilled_bytes() >= before + (4 << 20));
+        assert_eq!(big[12345], 7);
+        assert_eq!(big[(1 << 20) + 999], 999);
+        // A dump read while spilling reads as any other.
+        let heap = crate::read(&dump).unwrap();
+        assert_eq!(heap.objects(), 16);
+    }
+    // The files were unlinked from the start: nothing is left beside the dump.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}

@@ -750,3 +750,86 @@ fn a_dump_groups_by_thread_and_loader_as_asked() {
         "{stderr}"
     );
 }
+
+// A dump larger than the memory memcity may use.
+
+/// A control group (v1) that holds memcity's process to `limit` bytes, when this machine lets
+/// one be made (root, the memory controller writable); `None` otherwise.
+fn memory_group(limit: u64) -> Option<PathBuf> {
+    let base = Path::new("/sys/fs/cgroup/memory");
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    })?;
+    let group = base
+        .join(path.trim_start_matches('/'))
+        .join(format!("memcity-test-{}", std::process::id()));
+    std::fs::create_dir(&group).ok()?;
+    std::fs::write(group.join("memory.limit_in_bytes"), limit.to_string()).ok()?;
+    // No swap to fall back on: what does not fit is written to files, or the process is killed.
+    let _ = std::fs::write(group.join("memory.swappiness"), "0");
+    Some(group)
+}
+
+/// A dump that needs more memory than memcity may use is read all the same: its big arrays in
+/// files beside it (memcity_dump::spill), as the report says; without them, the same read in
+/// the same group is killed.
+#[test]
+fn a_dump_larger_than_the_memory_memcity_may_use_still_reads() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let mut app = plain(&jdk, "BigHeap", 300.0, &["3000000"], &["-Xmx1g"]);
+    let file = dir.path().join("big.hprof");
+    heap_dump(&jdk, app.pid(), &file, &[]);
+    app.kill();
+    // About 75 bytes an object at the peak: 225 MB for 3 M; the group allows 120 MB.
+    let limit = 120u64 << 20;
+    let Some(group) = memory_group(limit) else {
+        skip(
+            "cgroup",
+            "a dump larger than memory: no memory control group can be made here (needs root and cgroup v1's memory controller)",
+        );
+        return;
+    };
+    let in_group = |spill: &str| -> Output {
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec {} report {} --top 3",
+            group.display(),
+            memcity_bin().display(),
+            file.display()
+        );
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", &script]).env("MEMCITY_SPILL", spill);
+        output_within(&mut command, REPORT)
+    };
+    let never = in_group("never");
+    let auto = in_group("");
+    let _ = std::fs::remove_dir(&group);
+    assert!(
+        !never.status.success(),
+        "the read fit in {limit} bytes without files: the test proves nothing; make the dump bigger"
+    );
+    let text = String::from_utf8_lossy(&auto.stdout);
+    assert!(
+        auto.status.success(),
+        "the read in files failed: {}\n{text}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    assert!(
+        text.contains("of its arrays were kept in files beside it"),
+        "{text}"
+    );
+    assert!(text.contains("BigHeap$Item"), "{text}");
+    // The files were unlinked from the start: nothing is left beside the dump.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("big.hprof")], "{left:?}");
+}

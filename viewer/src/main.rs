@@ -107,6 +107,11 @@ fn cli() -> Cli {
     Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
 }
 
+// Heap dumps larger than memory keep their big arrays in files while they are read
+// (memcity_dump::spill); every other allocation goes to the system allocator as before.
+#[global_allocator]
+static ALLOCATOR: memcity_dump::spill::Spill = memcity_dump::spill::Spill;
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let cli = cli();

@@ -17,6 +17,8 @@ pub struct DumpFacts {
     pub sizes_confirmed: f64,
     pub dangling_references: u64,
     pub read_ms: u64,
+    /// Bytes kept in files while it was read (it needed more memory than was free).
+    pub spilled_bytes: u64,
     pub retainers: Vec<Retainer>,
 }
 
@@ -79,6 +81,7 @@ impl DumpFacts {
             sizes_confirmed: info.sizes_confirmed,
             dangling_references: info.dangling_references,
             read_ms: info.read_ms,
+            spilled_bytes: info.spilled_bytes,
             retainers: info
                 .retainers
                 .iter()

@@ -26,6 +26,9 @@ pub struct DumpJson {
     pub layout: String,
     pub sizes_confirmed: f64,
     pub read_ms: u64,
+    /// Bytes of arrays kept in files while it was read, for want of free memory.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spilled_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -79,6 +82,7 @@ pub(super) fn dumps(session: &CityModel, start: usize, end: usize) -> Vec<DumpJs
                 layout: d.layout.clone(),
                 sizes_confirmed: d.sizes_confirmed,
                 read_ms: d.read_ms,
+                spilled_bytes: d.spilled_bytes,
             })
         })
         .collect()
@@ -155,9 +159,17 @@ pub(super) fn render_dumps(out: &mut String, dumps: &[DumpJson]) {
         } else {
             String::new()
         };
+        let spilled = if d.spilled_bytes > 0 {
+            format!(
+                "; it needed more memory than was free, so {} of its arrays were kept in files beside it",
+                human_bytes(d.spilled_bytes)
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  {}. {}: {} objects, {} references{unreachable}; {} ({:.0} % of sizes confirmed by a neighbour); read in {:.1} s",
+            "  {}. {}: {} objects, {} references{unreachable}; {} ({:.0} % of sizes confirmed by a neighbour); read in {:.1} s{spilled}",
             d.snapshot,
             d.file,
             count(d.objects),
