@@ -62,6 +62,15 @@ pub fn dumps_at(source: &Path) -> Vec<PathBuf> {
     }
 }
 
+/// Several heap dump files given one by one: a series, in the order they were taken. `None`
+/// when any of `paths` is not a dump file (a folder, a recording).
+pub fn dump_files(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    paths
+        .iter()
+        .all(|p| p.is_file() && (memcity_dump::is_dump(p) || memcity_dump::named_as_dump(p)))
+        .then(|| paths.to_vec())
+}
+
 /// As [`session`], heap dumps grouped by `levels` (default package and type); a grouping is
 /// refused for other sources, whose groups their recorder chose.
 pub fn session_grouped(

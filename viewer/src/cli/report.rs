@@ -15,8 +15,9 @@ pub struct ReportArgs {
     /// Memory Cities JSON export folder
     file: PathBuf,
     /// A second recording of the same application: report what grew from FILE's snapshot
-    /// (`--from`, default its last) to this one's (`--to`, default its last)
-    against: Option<PathBuf>,
+    /// (`--from`, default its last) to this one's (`--to`, default its last). Heap dumps: more
+    /// of them, read with FILE as one series
+    against: Vec<PathBuf>,
     /// Show the K strongest growers (0 or a large K shows every group)
     #[arg(long, default_value_t = 20)]
     top: usize,
@@ -39,12 +40,22 @@ pub struct ReportArgs {
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let session = args.dumps.load(&args.file)?;
-    let (session, source) = match &args.against {
-        Some(other) => compare(&session, &args, other)?,
-        None => (
-            windowed(session, args.from, args.to)?,
-            args.file.display().to_string(),
+    let mut all = vec![args.file.clone()];
+    all.extend(args.against.iter().cloned());
+    let series = args.against.is_empty() || memcity_city::load::dump_files(&all).is_some();
+    let (session, source) = match args.against.as_slice() {
+        [other] if !series => compare(&args.dumps.load(&args.file)?, &args, other)?,
+        _ if series => {
+            let session = args.dumps.load_all(&args.file, &args.against)?;
+            let name = all
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            (windowed(session, args.from, args.to)?, name)
+        }
+        _ => anyhow::bail!(
+            "FILE AGAINST compares two recordings; more files than two are read as a series of heap dumps, and not all of these are"
         ),
     };
     let top = if args.top == 0 { usize::MAX } else { args.top };

@@ -16,6 +16,8 @@ pub struct ReplayArgs {
     /// A recording, a heap dump (.hprof, .hprof.gz), a folder of heap dumps (a series), or a
     /// Memory Cities JSON export folder
     source: PathBuf,
+    /// Heap dumps: more of them, read with SOURCE as one series
+    more: Vec<PathBuf>,
     /// Snapshot to show first, counted from 1 as the status bar counts (default the last)
     #[arg(long)]
     at: Option<usize>,
@@ -103,8 +105,10 @@ pub struct ViewArgs {
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     check_hud(args.screenshot.as_deref(), args.hud)?;
-    app::replay(
+    let model = args.dumps.load_all(&args.source, &args.more)?;
+    app::replay_model(
         &args.source,
+        model,
         app::WindowOptions {
             camera: args.camera,
             at: args.at,

@@ -65,6 +65,39 @@ pub struct ContentJson {
     pub bytes: u64,
 }
 
+/// A suspect of a series of dumps, its holder checked in each dump's own paths: whether they
+/// reach an object of the holder's type from the same root. Unchanged for other sessions.
+pub(super) fn checked_in_dumps(
+    session: &CityModel,
+    start: usize,
+    end: usize,
+    mut suspect: super::SuspectJson,
+) -> super::SuspectJson {
+    let frames = &session.frames()[start..=end.min(session.len() - 1)];
+    if suspect.holder.is_empty() || frames.iter().any(|f| f.dump.is_none()) {
+        return suspect;
+    }
+    suspect.in_dumps = frames
+        .iter()
+        .map(|f| {
+            let Some(paths) = f.paths.as_deref() else {
+                return false;
+            };
+            paths.nodes.iter().any(|n| {
+                if n.type_name != suspect.holder {
+                    return false;
+                }
+                let mut at = n;
+                while let Some(up) = at.parent {
+                    at = &paths.nodes[up];
+                }
+                at.root.as_ref().is_some_and(|r| r.name == suspect.root)
+            })
+        })
+        .collect();
+    suspect
+}
+
 /// The dumps of snapshots `start` to `end` (empty for sessions from an agent).
 pub(super) fn dumps(session: &CityModel, start: usize, end: usize) -> Vec<DumpJson> {
     (start..=end)

@@ -190,7 +190,10 @@ pub fn build(session: &CityModel, top: usize) -> Result<Report, ReportError> {
             from_ms: first_snap.time_ms,
             to_ms: last_snap.time_ms,
         },
-        suspects: backed.into_iter().map(SuspectJson::from).collect(),
+        suspects: backed
+            .into_iter()
+            .map(|s| dumps::checked_in_dumps(session, window.start, window.end, s.into()))
+            .collect(),
         rising: rising.into_iter().map(SuspectJson::from).collect(),
         walks_in_window: memcity_city::leak::suspects::walks_in_window(session),
         out_of_memory: oom::out_of_memory(session),

@@ -46,6 +46,11 @@ pub struct SuspectJson {
     pub held_bytes: i64,
     /// Per growing type (see `memcity_city::leak::Held`), most bytes first.
     pub holds: Vec<HeldJson>,
+    /// Sessions read from heap dumps: whether each dump of the window, first to last, has its
+    /// own paths reach an object of the holder's type from the same root (the holder named
+    /// from the last dump's paths, checked against the earlier ones).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub in_dumps: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -121,6 +126,7 @@ impl From<Suspect> for SuspectJson {
             backed,
             held_objects,
             held_bytes,
+            in_dumps: Vec::new(),
             holds: s
                 .holds
                 .into_iter()
@@ -314,6 +320,7 @@ fn render_held(out: &mut String, number: usize, s: &SuspectJson, source: Source)
     if let Some(e) = &s.evidence {
         render_evidence(out, s, e, source);
     }
+    render_in_dumps(out, s);
 }
 
 /// The suspect's GC root, the other threads that hold it the same way, and the other roots
@@ -424,6 +431,37 @@ fn render_holds(out: &mut String, s: &SuspectJson) {
 
 /// The object-level paths the holder rests on: how many sampled paths pass through it, how
 /// many counted objects it reaches, and how old the paths are.
+/// A series of dumps: the holder checked in each dump's own paths.
+fn render_in_dumps(out: &mut String, s: &SuspectJson) {
+    if s.in_dumps.is_empty() {
+        return;
+    }
+    let missing: Vec<String> = s
+        .in_dumps
+        .iter()
+        .enumerate()
+        .filter(|(_, &seen)| !seen)
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    let _ = if missing.is_empty() {
+        writeln!(
+            out,
+            "   in every dump: the paths of each of the {} reach a {} from {}",
+            s.in_dumps.len(),
+            s.holder,
+            s.root
+        )
+    } else {
+        writeln!(
+            out,
+            "   not in every dump: the paths of dump {} reach no {} from {} (the holder may be newer, or the leak elsewhere then)",
+            missing.join(", "),
+            s.holder,
+            s.root
+        )
+    };
+}
+
 fn render_evidence(out: &mut String, s: &SuspectJson, e: &EvidenceJson, source: Source) {
     let types = match s.leaking.len() {
         0 | 1 => s.leaking.first().cloned().unwrap_or_default(),
