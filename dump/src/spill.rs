@@ -37,6 +37,10 @@ static BLOCKS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// Bytes spilled so far, for the report.
 static SPILLED: AtomicUsize = AtomicUsize::new(0);
+/// Big blocks in memory now, and how many bytes of them fit before new ones spill: what is
+/// free stays in use, and only the excess goes to files.
+static IN_MEMORY: AtomicUsize = AtomicUsize::new(0);
+static BUDGET: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 /// The global allocator of a binary that reads dumps.
 pub struct Spill;
@@ -49,6 +53,7 @@ unsafe impl GlobalAlloc for Spill {
         if let Some(p) = spilled(layout) {
             return p;
         }
+        counted(layout.size(), true);
         // SAFETY: the caller's contract for `alloc`, passed on.
         unsafe { System.alloc(layout) }
     }
@@ -58,6 +63,7 @@ unsafe impl GlobalAlloc for Spill {
         if let Some(p) = spilled(layout) {
             return p;
         }
+        counted(layout.size(), true);
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -69,6 +75,7 @@ unsafe impl GlobalAlloc for Spill {
             unsafe { libc::munmap(ptr.cast(), layout.size()) };
             return;
         }
+        counted(layout.size(), false);
         // SAFETY: not a spilled block, so the system allocator's, with the caller's layout.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -77,6 +84,8 @@ unsafe impl GlobalAlloc for Spill {
         let was_spilled = layout.size() >= THRESHOLD && is_registered(ptr);
         let spill_now = new_size >= THRESHOLD && ON.load(Ordering::Relaxed);
         if !was_spilled && !spill_now {
+            counted(layout.size(), false);
+            counted(new_size, true);
             // SAFETY: the caller's contract for `realloc`, on a system block.
             return unsafe { System.realloc(ptr, layout, new_size) };
         }
@@ -94,9 +103,25 @@ unsafe impl GlobalAlloc for Spill {
     }
 }
 
-/// A new spilled block for `layout`, when spilling is on and it is big enough.
+/// Keeps the count of big blocks in memory (`add`: one more of `size`, else one less).
+fn counted(size: usize, add: bool) {
+    if size >= THRESHOLD {
+        if add {
+            IN_MEMORY.fetch_add(size, Ordering::Relaxed);
+        } else {
+            IN_MEMORY.fetch_sub(size, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A new spilled block for `layout`, when spilling is on, it is big enough and memory's share
+/// is used up.
 fn spilled(layout: Layout) -> Option<*mut u8> {
     if layout.size() < THRESHOLD || layout.align() > 4096 || !ON.load(Ordering::Relaxed) {
+        return None;
+    }
+    let in_memory = IN_MEMORY.load(Ordering::Relaxed);
+    if in_memory.saturating_add(layout.size()) <= BUDGET.load(Ordering::Relaxed) {
         return None;
     }
     let dir = DIR.load(Ordering::Acquire);
@@ -111,7 +136,9 @@ fn spilled(layout: Layout) -> Option<*mut u8> {
         if fd < 0 {
             return None;
         }
-        let sized = libc::ftruncate(fd, layout.size() as libc::off_t) == 0;
+        // Reserved, not just sized: a sparse file whose disk fills would make a later write
+        // to the mapping a SIGBUS; a refusal now is memory instead.
+        let sized = libc::posix_fallocate(fd, 0, layout.size() as libc::off_t) == 0;
         let p = if sized {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -190,10 +217,11 @@ pub fn prepare(dump: &Path, compressed: bool) -> Prepared {
     let choice = std::env::var("MEMCITY_SPILL").unwrap_or_default();
     let size = std::fs::metadata(dump).map_or(0, |m| m.len());
     let need = size * NEED_PER_DUMP_BYTE * if compressed { GZ_RATIO } else { 1 };
+    let free = available_memory();
     let spill = match choice.as_str() {
         "always" => true,
         "never" => false,
-        _ => available_memory().is_some_and(|free| need > free),
+        _ => free.is_some_and(|free| need > free),
     };
     if !spill {
         return Prepared {
@@ -215,6 +243,16 @@ pub fn prepare(dump: &Path, compressed: bool) -> Prepared {
     };
     // Leaked: a few bytes per spilled read, and the allocator may read it at any time.
     DIR.store(c.into_raw(), Ordering::Release);
+    // Half of what is free now is memory's share (the rest is for what is not a big array,
+    // and for the spilled pages the kernel keeps); `always` spills every big block.
+    let budget = match (choice.as_str(), free) {
+        ("always", _) | (_, None) => 0,
+        (_, Some(free)) => (free / 2) as usize,
+    };
+    BUDGET.store(
+        IN_MEMORY.load(Ordering::Relaxed).saturating_add(budget),
+        Ordering::Release,
+    );
     ON.store(true, Ordering::Release);
     start_flusher();
     Prepared {
