@@ -15,7 +15,9 @@
 #                     printed beside memcity's.
 # Wall time and peak memory (`/usr/bin/time -v`), and bytes per object.
 #
-# Usage: scripts/bench-dump.sh      HEAPS="1 10 25" (millions of objects), JAVA=/path/to/java,
+# Usage: scripts/bench-dump.sh      HEAPS="1 10 25" (millions of objects; "380" makes a dump
+#        larger than half of a 24 GiB machine's memory: 12.7 GB, and about 30 GB of disk for
+#        the dump and memcity's files), JAVA=/path/to/java,
 #        WITH_ANALYZER=1, DUMPS=/big/disk (where the dumps go; default a temporary folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,9 +48,10 @@ measure() {
 }
 for m in $heaps; do
   n=$((m * 1000000))
-  # Enough heap for the objects and a full GC's copy of them.
-  xmx=$((m * 100 + 256))m
-  "$java" -Xmx"$xmx" -cp "$target/jvm-test-apps" BigHeap 3600 "$n" > "$out/app.log" 2>&1 &
+  # BigHeap keeps 24 bytes an object live; Parallel's full GC compacts in place, so the heap
+  # needs little more (380 M objects, a 12.7 GB dump, fit in 15.7 GB).
+  xmx=$((m * 40 + 512))m
+  "$java" -Xmx"$xmx" -XX:+UseParallelGC -cp "$target/jvm-test-apps" BigHeap 3600 "$n" > "$out/app.log" 2>&1 &
   app=$!
   for _ in $(seq 600); do grep -q READY "$out/app.log" && break; sleep 0.5; done
   grep -q READY "$out/app.log" || { echo "BigHeap $m M did not start: $(cat "$out/app.log")"; exit 1; }
