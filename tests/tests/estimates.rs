@@ -1124,9 +1124,13 @@ fn a_string_leak_on_jdk25_zgc_is_estimated_within_its_doubt() {
             path[1],
             (estimate as f64 / truth as f64 - 1.0) * 100.0
         );
+        // The error is a 95 % half-width: checked on two types, a true estimate falls outside
+        // one of them about one run in ten (seen once, 0.45 % outside, 2026-12-07). The test
+        // holds it to the 99 % interval instead (2.576 / 1.96 of it), one run in fifty.
+        let error = (error as f64 * 2.576 / 1.96).round() as u64;
         assert!(
             estimate.saturating_sub(error + unconfirmed) <= truth && truth <= estimate + error,
-            "{}: {truth} held, outside the estimate's doubt",
+            "{}: {truth} held, outside the estimate's 99 % doubt",
             path[1]
         );
         assert!(
