@@ -50,8 +50,6 @@ pub struct Class {
     /// Reference fields of an instance, in the dump's value order (own fields, then the
     /// superclass's): byte offset into the values and the field's name.
     pub ref_fields: Vec<(u32, String)>,
-    /// Bytes of an instance's values in the dump (refs at id size).
-    pub values: u32,
     /// Sum of the instance fields' sizes in the JVM with references at 4 and at 8 bytes:
     /// the sizes' layouts need both.
     pub field_bytes: [u32; 2],
@@ -73,7 +71,6 @@ pub struct RootEntry {
 pub struct FrameName {
     /// `Class.method(File.java:line)`.
     pub name: String,
-    pub class: String,
 }
 
 pub struct Heap {
@@ -356,7 +353,6 @@ impl Scan {
                 super_class: NONE,
                 loader: dump.loader,
                 ref_fields: Vec::new(),
-                values: dump.instance_size,
                 field_bytes: [0, 0],
                 statics: dump
                     .statics
@@ -444,7 +440,6 @@ impl Scan {
         let Some(&(method, file, class_serial, line)) = self.frames.get(&frame) else {
             return FrameName {
                 name: "(unknown frame)".into(),
-                class: String::new(),
             };
         };
         let class = self
@@ -457,7 +452,6 @@ impl Scan {
         let line = (line > 0).then_some(line);
         FrameName {
             name: names::frame_name(&class, &self.name(method), file.as_deref(), line),
-            class,
         }
     }
 }
@@ -471,7 +465,6 @@ fn synthetic(name: &str, shape: Shape) -> Class {
         super_class: NONE,
         loader: 0,
         ref_fields: Vec::new(),
-        values: 0,
         field_bytes: [0, 0],
         statics: Vec::new(),
         referent: None,

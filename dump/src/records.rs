@@ -102,8 +102,6 @@ pub struct ClassDump {
     pub id: u64,
     pub super_id: u64,
     pub loader: u64,
-    /// Bytes of an INSTANCE_DUMP's values (refs at id size): not the object's size in the JVM.
-    pub instance_size: u32,
     pub statics: Vec<Static>,
     pub fields: Vec<Field>,
 }
@@ -509,7 +507,8 @@ fn class_dump(
         // Signers, protection domain and two reserved ids: nothing a heap's picture needs.
         input.id("a class's header")?;
     }
-    let instance_size = input.u32("a class's instance size")?;
+    // The values' length of an instance, which each INSTANCE_DUMP says again.
+    input.u32("a class's instance size")?;
     let constants = input.u16("a class's constant pool size")?;
     for _ in 0..constants {
         input.u16("a constant's index")?;
@@ -550,7 +549,6 @@ fn class_dump(
         id,
         super_id,
         loader,
-        instance_size,
         statics,
         fields,
     });

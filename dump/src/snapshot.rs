@@ -82,20 +82,6 @@ impl<'h> Analysis<'h> {
                 })
             })
             .collect();
-        for o in 0..heap.objects() as u32 {
-            let c = heap.class_of[o as usize];
-            if c == NONE {
-                continue;
-            }
-            let t = &mut types[type_of_class[c as usize] as usize];
-            t.objects += 1;
-            t.bytes += sizes.of(heap, o);
-        }
-        if let Some(&t) = type_of_class.get(heap.class_class as usize) {
-            let mirrors = &mut types[t as usize];
-            mirrors.objects += heap.undumped_classes;
-            mirrors.bytes += heap.undumped_classes * sizes.bare_mirror();
-        }
         let mut analysis = Analysis {
             heap,
             sizes,
@@ -107,22 +93,29 @@ impl<'h> Analysis<'h> {
             type_of_class,
         };
         analysis.grouping = grouping::group(&analysis.parts(), &DEFAULT_LEVELS);
-        // A type's retained size is its group's under its package.
+        // A type's totals are its group's under its package (a name is in one package): the
+        // grouping counted every object, and the mirrors the dump lists without describing.
         let index: HashMap<&str, usize> = analysis
             .types
             .iter()
             .enumerate()
             .map(|(i, t)| (t.name.as_str(), i))
             .collect();
-        let kept: Vec<(usize, u64)> = analysis
-            .grouping
-            .nodes
+        let groups = &analysis.grouping.nodes;
+        let totals: Vec<(usize, &grouping::Group)> = groups
             .iter()
-            .filter(|g| g.parent != 0 && analysis.grouping.nodes[g.parent as usize].parent == 0)
-            .filter_map(|g| index.get(g.name.as_str()).map(|&t| (t, g.retained)))
+            .filter(|g| g.parent != 0 && groups[g.parent as usize].parent == 0)
+            .filter_map(|g| index.get(g.name.as_str()).map(|&t| (t, g)))
             .collect();
-        for (t, retained) in kept {
-            analysis.types[t].retained = retained;
+        let totals: Vec<(usize, u64, u64, u64)> = totals
+            .into_iter()
+            .map(|(t, g)| (t, g.objects, g.bytes, g.retained))
+            .collect();
+        for (t, objects, bytes, retained) in totals {
+            let totals = &mut analysis.types[t];
+            totals.objects = objects;
+            totals.bytes = bytes;
+            totals.retained = retained;
         }
         phases.done("types");
         Ok(analysis)
