@@ -35,6 +35,9 @@ const SLOTS: usize = 4096;
 static BLOCKS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// Their sizes, for the flusher (set before the address, cleared after).
 static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+/// Spilled blocks alive now: while none is, freeing a big block (the window's, a recording's)
+/// looks in no registry.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 /// Bytes spilled so far, for the report.
 static SPILLED: AtomicUsize = AtomicUsize::new(0);
 /// Big blocks in memory now, and how many bytes of them fit before new ones spill: what is
@@ -168,7 +171,8 @@ fn spilled(layout: Layout) -> Option<*mut u8> {
 }
 
 fn register(p: *mut u8, size: usize) -> bool {
-    BLOCKS.iter().zip(&SIZES).any(|(slot, bytes)| {
+    LIVE.fetch_add(1, Ordering::AcqRel);
+    let registered = BLOCKS.iter().zip(&SIZES).any(|(slot, bytes)| {
         let taken = slot
             .compare_exchange(0, p as usize, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok();
@@ -176,20 +180,32 @@ fn register(p: *mut u8, size: usize) -> bool {
             bytes.store(size, Ordering::Release);
         }
         taken
-    })
+    });
+    if !registered {
+        LIVE.fetch_sub(1, Ordering::AcqRel);
+    }
+    registered
 }
 
 fn unregister(p: *mut u8) -> bool {
-    BLOCKS.iter().any(|slot| {
+    if LIVE.load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    let found = BLOCKS.iter().any(|slot| {
         slot.compare_exchange(p as usize, 0, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
-    })
+    });
+    if found {
+        LIVE.fetch_sub(1, Ordering::AcqRel);
+    }
+    found
 }
 
 fn is_registered(p: *mut u8) -> bool {
-    BLOCKS
-        .iter()
-        .any(|slot| slot.load(Ordering::Acquire) == p as usize)
+    LIVE.load(Ordering::Acquire) != 0
+        && BLOCKS
+            .iter()
+            .any(|slot| slot.load(Ordering::Acquire) == p as usize)
 }
 
 /// Reads of dumps that spill, one at a time (the switch and folder are global).
@@ -274,6 +290,9 @@ fn start_flusher() {
         .name("memcity-spill-flush".into())
         .spawn(|| loop {
             std::thread::sleep(std::time::Duration::from_millis(50));
+            if LIVE.load(Ordering::Acquire) == 0 {
+                continue;
+            }
             for (slot, bytes) in BLOCKS.iter().zip(&SIZES) {
                 let (p, size) = (slot.load(Ordering::Acquire), bytes.load(Ordering::Acquire));
                 if p != 0 && size != 0 {
