@@ -196,7 +196,8 @@ impl Input {
     }
 }
 
-/// Whether the file at `path` starts with gzip's magic.
+/// Whether the file at `path` starts with gzip's magic (for spilling's estimate, Unix only).
+#[cfg(unix)]
 pub fn is_gzip(path: &Path) -> bool {
     let mut magic = [0u8; 2];
     File::open(path)
